@@ -1,0 +1,55 @@
+// vpoc/errors.hpp — the typed exceptions every vpoc layer throws, and the one macro that throws them.
+// Contract: nothing in vpoc calls exit/abort; failures are vpoc::Error subclasses stamped with file:line.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace vpoc {
+
+// Base of every vpoc failure. `where()` is the throwing source location ("file:line").
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& msg, const char* file, int line)
+      : std::runtime_error(msg), where_(std::string(file) + ":" + std::to_string(line)) {}
+  const std::string& where() const noexcept { return where_; }
+
+ private:
+  std::string where_;
+};
+
+// Bad argument value (Python ValueError).
+class ValueError : public Error {
+  using Error::Error;
+};
+// Bad argument type or dtype (Python TypeError).
+class TypeError : public Error {
+  using Error::Error;
+};
+// A device or host allocation failed (Python vpoc.OutOfMemoryError, a MemoryError).
+class OutOfMemoryError : public Error {
+  using Error::Error;
+};
+// A GPU runtime call failed; the message carries the runtime's error name (Python RuntimeError).
+class DeviceError : public Error {
+  using Error::Error;
+};
+
+namespace detail {
+template <class... Parts>
+std::string concat(Parts&&... parts) {
+  std::ostringstream os;
+  os.precision(17);
+  (os << ... << std::forward<Parts>(parts));
+  return os.str();
+}
+}  // namespace detail
+
+}  // namespace vpoc
+
+// VPOC_THROW(ValueError, "tick_size must be > 0, got ", x): builds the message from its parts
+// and stamps the throwing file:line.
+#define VPOC_THROW(kind, ...) \
+  throw ::vpoc::kind(::vpoc::detail::concat(__VA_ARGS__), __FILE__, __LINE__)

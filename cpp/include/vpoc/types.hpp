@@ -1,0 +1,43 @@
+// vpoc/types.hpp — inputs and options shared by every backend (no pybind, no vendor headers).
+// Contract: docs/contract.md; enums parse from the exact strings of the Python API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace vpoc {
+
+// Element types the engines read without a copy; everything else is converted by the caller.
+enum class DType : int { f32 = 0, f64 = 1, i32 = 2, i64 = 3 };
+
+// A borrowed, contiguous 1-D array. `name` is the argument name used in error messages.
+struct Array {
+  const void* data = nullptr;
+  int64_t size = 0;
+  DType dtype = DType::f64;
+  const char* name = "";
+};
+
+enum class Distribute : int { close = 0, hlc3 = 1, uniform = 2, legacy = 3 };
+enum class VaMethod : int { cbot = 0, single = 1, greedy = 2 };
+enum class PocTie : int { center = 0, low = 1, high = 2 };
+
+Distribute parse_distribute(const std::string& s);
+VaMethod parse_va_method(const std::string& s);
+PocTie parse_poc_tie(const std::string& s);
+
+// Everything but the data: the price ladder and the POC/value-area rules.
+struct Options {
+  double tick_size = 0.25;
+  int64_t ticks_per_row = 1;
+  double value_area = 0.70;
+  VaMethod va_method = VaMethod::cbot;
+  PocTie poc_tie = PocTie::center;
+  int64_t max_rows = 1000000;  // a session wider than this is almost surely a wrong tick_size
+  int threads = 0;             // 0: all cores
+};
+
+// Throws ValueError naming the first option that is out of range.
+void validate(const Options& opt);
+
+}  // namespace vpoc

@@ -1,0 +1,41 @@
+// core/ladder.hpp — price -> tick -> row arithmetic of the contract, shared by the CPU and GPU code.
+// Contract: t = rint(p / tick_size) (half to even), r = floor(t / ticks_per_row); host and device alike.
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define VPOC_HD __host__ __device__ inline
+#else
+#define VPOC_HD inline
+#endif
+
+namespace vpoc::ladder {
+
+// |p / tick_size| must stay below 2**52 so that every tick is an exact integer in float64.
+constexpr double kMaxTicks = 4503599627370496.0;
+
+// floor(a / b) for b >= 1, also for negative a.
+VPOC_HD int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// Tick of price p; false when p is NaN/inf or too far from zero for this tick size.
+VPOC_HD bool to_tick(double p, double tick_size, int64_t& t) {
+  const double q = p / tick_size;
+  if (!(fabs(q) < kMaxTicks)) return false;  // also rejects NaN and inf
+  t = static_cast<int64_t>(rint(q));
+  return true;
+}
+
+VPOC_HD int64_t tick_to_row(int64_t t, int64_t ticks_per_row) {
+  return ticks_per_row == 1 ? t : floor_div(t, ticks_per_row);
+}
+
+// Lowest price of row r.
+VPOC_HD double row_price(int64_t r, double row_size) { return static_cast<double>(r) * row_size; }
+
+}  // namespace vpoc::ladder

@@ -1,0 +1,44 @@
+// core/options.cpp — parsing of the string options and range checks of Options.
+// Contract: every message names the argument, the accepted values and what was given.
+#include <cmath>
+
+#include "vpoc/errors.hpp"
+#include "vpoc/types.hpp"
+
+namespace vpoc {
+
+Distribute parse_distribute(const std::string& s) {
+  if (s == "close") return Distribute::close;
+  if (s == "hlc3") return Distribute::hlc3;
+  if (s == "uniform") return Distribute::uniform;
+  if (s == "legacy") return Distribute::legacy;
+  VPOC_THROW(ValueError, "distribute must be one of 'close', 'hlc3', 'uniform', 'legacy'; got '", s,
+             "'");
+}
+
+VaMethod parse_va_method(const std::string& s) {
+  if (s == "cbot") return VaMethod::cbot;
+  if (s == "single") return VaMethod::single;
+  if (s == "greedy") return VaMethod::greedy;
+  VPOC_THROW(ValueError, "va_method must be one of 'cbot', 'single', 'greedy'; got '", s, "'");
+}
+
+PocTie parse_poc_tie(const std::string& s) {
+  if (s == "center") return PocTie::center;
+  if (s == "low") return PocTie::low;
+  if (s == "high") return PocTie::high;
+  VPOC_THROW(ValueError, "poc_tie must be one of 'center', 'low', 'high'; got '", s, "'");
+}
+
+void validate(const Options& opt) {
+  if (!(std::isfinite(opt.tick_size) && opt.tick_size > 0.0))
+    VPOC_THROW(ValueError, "tick_size must be a finite number > 0, got ", opt.tick_size);
+  if (opt.ticks_per_row < 1)
+    VPOC_THROW(ValueError, "ticks_per_row must be an integer >= 1, got ", opt.ticks_per_row);
+  if (!(opt.value_area > 0.0 && opt.value_area <= 1.0))
+    VPOC_THROW(ValueError, "value_area must be in (0, 1], got ", opt.value_area);
+  if (opt.max_rows < 1) VPOC_THROW(ValueError, "max_rows must be >= 1, got ", opt.max_rows);
+  if (opt.threads < 0) VPOC_THROW(ValueError, "threads must be >= 1 (or None), got ", opt.threads);
+}
+
+}  // namespace vpoc

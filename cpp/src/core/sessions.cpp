@@ -1,0 +1,37 @@
+// core/sessions.cpp — session boundaries: offsets validation and per-row ids -> offsets.
+// Contract: offsets[0] == 0, non-decreasing, offsets[S] == N; ids non-decreasing; first bad index named.
+#include "vpoc/engine.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc {
+
+void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
+  const int64_t* o = sessions.offsets;
+  const int64_t s = sessions.n_sessions;
+  if (o == nullptr || s < 0) VPOC_THROW(ValueError, "offsets must have at least one element (0)");
+  if (o[0] != 0) VPOC_THROW(ValueError, "offsets[0] must be 0, got ", o[0]);
+  for (int64_t i = 1; i <= s; ++i)
+    if (o[i] < o[i - 1])
+      VPOC_THROW(ValueError, "offsets must be non-decreasing: offsets[", i, "]=", o[i], " < offsets[",
+                 i - 1, "]=", o[i - 1]);
+  if (o[s] != n_rows)
+    VPOC_THROW(ValueError, "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s]);
+}
+
+void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vector<int64_t>& offsets,
+                      std::vector<int64_t>& labels) {
+  offsets.assign(1, 0);
+  labels.clear();
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0 && ids[i] < ids[i - 1])
+      VPOC_THROW(ValueError, name, " must be non-decreasing: ", name, "[", i, "]=", ids[i], " < ",
+                 name, "[", i - 1, "]=", ids[i - 1]);
+    if (i == 0 || ids[i] != ids[i - 1]) {
+      if (i > 0) offsets.push_back(i);
+      labels.push_back(ids[i]);
+    }
+  }
+  if (n > 0) offsets.push_back(n);
+}
+
+}  // namespace vpoc

@@ -1,0 +1,110 @@
+// cpu/engine.cpp — CPU backend: bin every session in parallel, then lay out and level the profiles.
+// Contract: one pass over the input; worker-local scratch only; output identical for any thread count.
+#include "cpu/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/ladder.hpp"
+#include "cpu/histogram.hpp"
+#include "cpu/levels.hpp"
+#include "cpu/parallel.hpp"
+#include "cpu/row_window.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc::cpu {
+namespace {
+
+// Where a binned session's rows wait (in its worker's buffer) until the output is laid out.
+struct Binned {
+  int worker = 0;
+  int64_t start = 0;  // into that worker's buffer
+  int64_t n_rows = 0;
+  int64_t low_row = kNoRow;
+};
+
+// bin(s, window, failure) -> bool bins session s into the window. Returns the laid-out Profiles.
+template <class Bin>
+Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
+  const int64_t S = sessions.n_sessions;
+  const int64_t* off = sessions.offsets;
+  const int workers = resolve_threads(opt.threads, S);
+  std::vector<RowWindow> windows(static_cast<size_t>(workers), RowWindow(opt.max_rows));
+  std::vector<std::vector<double>> buffers(static_cast<size_t>(workers));
+  std::vector<Binned> binned(static_cast<size_t>(S));
+  FirstFailure failure;
+
+  parallel_for(S, workers, [&](int64_t s, int worker) {
+    if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
+    RowWindow& w = windows[static_cast<size_t>(worker)];
+    w.begin();
+    if (!bin(s, w, failure)) return;
+    if (w.too_wide()) {
+      failure.record(off[s], detail::concat("session ", s, " spans ", w.hi() - w.lo() + 1,
+                                            " rows, more than max_rows=", opt.max_rows,
+                                            "; use a larger tick_size or ticks_per_row",
+                                            " (or raise max_rows)"));
+      w.drain(buffers[static_cast<size_t>(worker)]);  // leave the window clean
+      return;
+    }
+    Binned& b = binned[static_cast<size_t>(s)];
+    b.worker = worker;
+    b.start = static_cast<int64_t>(buffers[static_cast<size_t>(worker)].size());
+    b.low_row = w.empty() ? kNoRow : w.lo();
+    b.n_rows = w.drain(buffers[static_cast<size_t>(worker)]);
+  });
+  if (failure.failed()) throw ValueError(failure.message(), __FILE__, __LINE__);
+
+  Profiles out;
+  out.tick_size = opt.tick_size;
+  out.ticks_per_row = opt.ticks_per_row;
+  out.resize_sessions(S);
+  for (int64_t s = 0; s < S; ++s) out.offsets[s + 1] = out.offsets[s] + binned[s].n_rows;
+  out.volume.assign(static_cast<size_t>(out.offsets[S]), 0.0);
+
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
+  parallel_for(S, workers, [&](int64_t s, int worker) {
+    const Binned& b = binned[static_cast<size_t>(s)];
+    out.n_rows[s] = b.n_rows;
+    out.low_row[s] = b.low_row;
+    if (b.n_rows == 0) {
+      out.poc_row[s] = out.vah_row[s] = out.val_row[s] = kNoRow;
+      out.poc[s] = out.vah[s] = out.val[s] = std::numeric_limits<double>::quiet_NaN();
+      out.total_volume[s] = out.va_volume[s] = 0.0;
+      return;
+    }
+    double* v = out.volume.data() + out.offsets[s];
+    const double* src = buffers[static_cast<size_t>(b.worker)].data() + b.start;
+    std::copy(src, src + b.n_rows, v);
+    const SessionLevels L = session_levels(v, b.n_rows, opt, order[static_cast<size_t>(worker)]);
+    out.poc_row[s] = b.low_row + L.poc;
+    out.val_row[s] = b.low_row + L.val;
+    out.vah_row[s] = b.low_row + L.vah;
+    out.poc[s] = ladder::row_price(out.poc_row[s], row_size);
+    out.val[s] = ladder::row_price(out.val_row[s], row_size);
+    out.vah[s] = ladder::row_price(out.vah_row[s], row_size);
+    out.total_volume[s] = L.total;
+    out.va_volume[s] = L.va_volume;
+  });
+  return out;
+}
+
+}  // namespace
+
+Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                        const Options& opt) {
+  return run(sessions, opt, [&](int64_t s, RowWindow& w, FirstFailure& f) {
+    return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, w, f);
+  });
+}
+
+Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
+                      const Options& opt) {
+  return run(sessions, opt, [&](int64_t s, RowWindow& w, FirstFailure& f) {
+    return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, w, f);
+  });
+}
+
+}  // namespace vpoc::cpu

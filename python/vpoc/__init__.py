@@ -1,0 +1,21 @@
+"""vpoc: exact, fast volume profiles (POC, value area) for futures sessions.
+
+Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``synth`` data.
+"""
+
+from . import synth
+from ._api import backends, from_bars, from_trades
+from ._core import OutOfMemoryError
+from ._profiles import NO_ROW, Profiles
+from ._version import __version__
+
+__all__ = [
+    "NO_ROW",
+    "OutOfMemoryError",
+    "Profiles",
+    "__version__",
+    "backends",
+    "from_bars",
+    "from_trades",
+    "synth",
+]
