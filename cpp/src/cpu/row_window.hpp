@@ -9,7 +9,8 @@
 
 namespace vpoc::cpu {
 
-class RowWindow {
+// Cache-line aligned: each worker updates its own window on every row, so windows never share a line.
+class alignas(64) RowWindow {
  public:
   explicit RowWindow(int64_t max_rows) : max_rows_(max_rows) {}
 
