@@ -7,6 +7,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "vpoc/errors.hpp"
 
@@ -82,54 +83,6 @@ struct BarPtrs {
   const P* open;  // nullptr when absent
 };
 
-// Per-session legacy ladder: levels L_k = base * tick + k * tick, k = 0..K.
-struct LegacyLadder {
-  double base_price;  // floor(lo / tick) as float64
-  int64_t base;
-  int64_t K;
-  double tick;
-  double level(int64_t k) const { return base_price * tick + static_cast<double>(k) * tick; }
-};
-
-// Adds one bar's legacy share to w: weights 1 + 1/(1 + |L_k - close|) over levels in [mn, mx].
-bool legacy_bar(const LegacyLadder& L, double mn, double mx, double c, double v, int64_t tpr,
-                RowWindow& w) {
-  int64_t ka = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(mn / L.tick)) - L.base, 0, L.K + 1);
-  while (ka > 0 && L.level(ka - 1) >= mn) --ka;
-  while (ka <= L.K && L.level(ka) < mn) ++ka;
-  int64_t kb = std::clamp<int64_t>(static_cast<int64_t>(std::floor(mx / L.tick)) - L.base, -1, L.K);
-  while (kb < L.K && L.level(kb + 1) <= mx) ++kb;
-  while (kb >= 0 && L.level(kb) > mx) --kb;
-  if (ka > kb) {  // no level inside an off-grid bar: all of it on the close's tick
-    int64_t t;
-    ladder::to_tick(c, L.tick, t);
-    return w.add(ladder::tick_to_row(t, tpr), v);
-  }
-  double wsum = 0.0;
-  for (int64_t k = ka; k <= kb; ++k) wsum += 1.0 + 1.0 / (1.0 + std::fabs(L.level(k) - c));
-  for (int64_t k = ka; k <= kb; ++k) {
-    const double wk = 1.0 + 1.0 / (1.0 + std::fabs(L.level(k) - c));
-    if (!w.add(ladder::tick_to_row(L.base + k, tpr), v * wk / wsum)) return false;
-  }
-  return true;
-}
-
-// Adds one bar's uniform share to w: v / n on each of the n ticks t(low)..t(high), per row.
-bool uniform_bar(int64_t tl, int64_t th, double v, int64_t tpr, RowWindow& w) {
-  const double share = v / static_cast<double>(th - tl + 1);
-  if (tpr == 1) {
-    for (int64_t t = tl; t <= th; ++t)
-      if (!w.add(t, share)) return false;
-    return true;
-  }
-  const int64_t rl = ladder::floor_div(tl, tpr), rh = ladder::floor_div(th, tpr);
-  for (int64_t r = rl; r <= rh; ++r) {
-    const int64_t n = std::min(th, r * tpr + tpr - 1) - std::max(tl, r * tpr) + 1;
-    if (!w.add(r, share * static_cast<double>(n))) return false;
-  }
-  return true;
-}
-
 template <class P, class V>
 bool bars_kernel(const BarPtrs<P>& b, const V* vol, int64_t begin, int64_t end, Distribute dist,
                  const Options& opt, const BarsInput& in, RowWindow& w, FirstFailure& f) {
@@ -159,13 +112,9 @@ bool bars_kernel(const BarPtrs<P>& b, const V* vol, int64_t begin, int64_t end, 
       hi = std::max(hi, std::max({o, c, h}));
     }
   }
-  LegacyLadder L{};
-  if (dist == Distribute::legacy && end > begin) {
-    L.tick = tick;
-    L.base_price = std::floor(lo / tick);
-    L.base = static_cast<int64_t>(L.base_price);
-    L.K = static_cast<int64_t>(std::ceil(hi / tick)) - L.base;
-  }
+  distribute::LegacyLadder L;
+  if (dist == Distribute::legacy && end > begin) L = distribute::LegacyLadder::make(lo, hi, tick);
+  const auto add = [&w](int64_t r, double x) { return w.add(r, x); };
   // Pass 2: distribute.
   for (int64_t i = begin; i < end; ++i) {
     const double h = b.high[i], l = b.low[i], c = b.close[i];
@@ -184,11 +133,11 @@ bool bars_kernel(const BarPtrs<P>& b, const V* vol, int64_t begin, int64_t end, 
       case Distribute::uniform:
         ladder::to_tick(l, tick, tl);
         ladder::to_tick(h, tick, th);
-        ok = uniform_bar(tl, th, v, tpr, w);
+        ok = distribute::uniform(tl, th, v, tpr, add);
         break;
       case Distribute::legacy: {
         const double o = b.open ? static_cast<double>(b.open[i]) : c;
-        ok = legacy_bar(L, std::min({o, c, l}), std::max({o, c, h}), c, v, tpr, w);
+        ok = distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, v, tpr, add);
         break;
       }
     }

@@ -1,0 +1,85 @@
+// core/distribute.hpp — how one bar's volume is put on the ladder ("uniform", "legacy"), shared by
+// the CPU and GPU backends. Contract: docs/contract.md; add(row, volume) returns false to stop.
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+
+#include "core/ladder.hpp"
+
+namespace vpoc::distribute {
+
+// Uniform: v / n on each of the n ticks tl..th, summed per row (ticks_per_row tpr).
+template <class Add>
+VPOC_HD bool uniform(int64_t tl, int64_t th, double v, int64_t tpr, Add&& add) {
+  const double share = v / static_cast<double>(th - tl + 1);
+  if (tpr == 1) {
+    for (int64_t t = tl; t <= th; ++t)
+      if (!add(t, share)) return false;
+    return true;
+  }
+  const int64_t rl = ladder::floor_div(tl, tpr), rh = ladder::floor_div(th, tpr);
+  for (int64_t r = rl; r <= rh; ++r) {
+    const int64_t lo = tl > r * tpr ? tl : r * tpr;
+    const int64_t hi = th < r * tpr + tpr - 1 ? th : r * tpr + tpr - 1;
+    if (!add(r, share * static_cast<double>(hi - lo + 1))) return false;
+  }
+  return true;
+}
+
+// A session's legacy level ladder: L_k = base * tick + k * tick for k = 0..K (this exact float64
+// expression), level k on tick base + k. lo/hi: the session's min(open, close, low) and
+// max(open, close, high).
+struct LegacyLadder {
+  double base_price = 0.0;  // floor(lo / tick)
+  int64_t base = 0;
+  int64_t K = -1;
+  double tick = 1.0;
+
+  VPOC_HD static LegacyLadder make(double lo, double hi, double tick) {
+    LegacyLadder L;
+    L.tick = tick;
+    L.base_price = floor(lo / tick);
+    L.base = static_cast<int64_t>(L.base_price);
+    L.K = static_cast<int64_t>(ceil(hi / tick)) - L.base;
+    return L;
+  }
+  VPOC_HD double level(int64_t k) const { return base_price * tick + static_cast<double>(k) * tick; }
+
+  // Levels ka..kb inside [mn, mx] (ka > kb when none is).
+  VPOC_HD void range(double mn, double mx, int64_t& ka, int64_t& kb) const {
+    ka = static_cast<int64_t>(ceil(mn / tick)) - base;
+    ka = ka < 0 ? 0 : (ka > K + 1 ? K + 1 : ka);
+    while (ka > 0 && level(ka - 1) >= mn) --ka;
+    while (ka <= K && level(ka) < mn) ++ka;
+    kb = static_cast<int64_t>(floor(mx / tick)) - base;
+    kb = kb < -1 ? -1 : (kb > K ? K : kb);
+    while (kb < K && level(kb + 1) <= mx) ++kb;
+    while (kb >= 0 && level(kb) > mx) --kb;
+  }
+};
+
+VPOC_HD double legacy_weight(double level, double close) { return 1.0 + 1.0 / (1.0 + fabs(level - close)); }
+
+// Legacy: weights 1 + 1/(1 + |L_k - close|) over the levels in [mn, mx], normalised; a bar holding
+// no level puts everything on the close's tick.
+template <class Add>
+VPOC_HD bool legacy(const LegacyLadder& L, double mn, double mx, double close, double v, int64_t tpr,
+                    Add&& add) {
+  int64_t ka, kb;
+  L.range(mn, mx, ka, kb);
+  if (ka > kb) {
+    int64_t t = 0;
+    ladder::to_tick(close, L.tick, t);
+    return add(ladder::tick_to_row(t, tpr), v);
+  }
+  double wsum = 0.0;
+  for (int64_t k = ka; k <= kb; ++k) wsum += legacy_weight(L.level(k), close);
+  for (int64_t k = ka; k <= kb; ++k)
+    if (!add(ladder::tick_to_row(L.base + k, tpr), v * legacy_weight(L.level(k), close) / wsum))
+      return false;
+  return true;
+}
+
+}  // namespace vpoc::distribute
