@@ -4,13 +4,18 @@ Workloads (all on the ES ladder, tick_size 0.25, ticks_per_row 1, per-session pr
 
 * ``bars``       es_bars(1014, 1380), ``distribute="uniform"`` (every bar spread over its ticks)
 * ``bars_close`` the same bars, ``distribute="close"``
-* ``ticks``      es_trades(50_000_000, 1014) (float64 price, int64 volume; ``--ticks N``)
+* ``ticks``      es_trades(50_000_000, 1014) (float32 price, float32 volume by default, the
+  GUIDE section 3 layout; ``--ticks N``, ``--price-dtype``, ``--volume-dtype``)
+
+The bars are float64 prices and int64 volume (``vpoc.synth.es_bars``); the dtypes of every
+workload are recorded in the JSON.
 
 Peers (each computes the per-session volume histogram and the first-argmax POC):
 
-* ``numpy_loop``: a Python loop over sessions, one ``np.bincount`` per session (uniform bars
-  first expand every bar over ``t(low)..t(high)`` with ``np.repeat``, weights ``v/n``).
-  ``np.bincount`` is the faster choice over ``np.histogram`` for integer ticks.
+* ``numpy_loop``: a Python loop over sessions, one ``np.histogram`` per session over the
+  session's integer ticks ``t`` (``bins=hi - lo + 1``, ``range=(lo - 0.5, hi + 0.5)``,
+  ``weights``); uniform bars first expand every bar over ``t(low)..t(high)`` with
+  ``np.repeat``, weights ``v/n``.
 * ``numpy_vec``: one ``np.bincount`` over a flattened dense ``(session, row)`` index (per-session
   low tick via ``np.minimum.reduceat``), then ``argmax`` over the dense ``[S, B]`` layout.
 
@@ -24,6 +29,7 @@ Usage::
     python benchmarks/bench_cpu.py                      # full size
     python benchmarks/bench_cpu.py --ticks 2000000 --repeat 2
     python benchmarks/bench_cpu.py --workloads ticks --out /tmp/cpu.json
+    python benchmarks/bench_cpu.py --workloads ticks --price-dtype float64 --volume-dtype int64
 """
 
 from __future__ import annotations
@@ -124,8 +130,8 @@ def trades_numpy_loop(
             hists.append(np.zeros(0))
             continue
         t = _ticks(price[a:b])
-        lo = int(t.min())
-        h = np.bincount(t - lo, weights=volume[a:b])
+        lo, hi = int(t.min()), int(t.max())
+        h, _ = np.histogram(t, bins=hi - lo + 1, range=(lo - 0.5, hi + 0.5), weights=volume[a:b])
         low[s], n_rows[s], poc[s] = lo, h.shape[0], lo + int(h.argmax())
         hists.append(h)
     return PeerResult(low, n_rows, hists, poc)
@@ -168,8 +174,8 @@ def bars_uniform_numpy_loop(
             continue
         tl, th = _ticks(low[a:b]), _ticks(high[a:b])
         t, w, _ = _expand_uniform(tl, th, volume[a:b])
-        lo = int(tl.min())
-        h = np.bincount(t - lo, weights=w)
+        lo, hi = int(tl.min()), int(th.max())
+        h, _ = np.histogram(t, bins=hi - lo + 1, range=(lo - 0.5, hi + 0.5), weights=w)
         lows[s], n_rows[s], poc[s] = lo, h.shape[0], lo + int(h.argmax())
         hists.append(h)
     return PeerResult(lows, n_rows, hists, poc)
@@ -438,6 +444,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=os.cpu_count() or 1,
         help="thread count for the multi-threaded vpoc run (default cpu_count)",
     )
+    ap.add_argument(
+        "--price-dtype",
+        choices=("float32", "float64"),
+        default="float32",
+        help="ticks workload price dtype (default float32, GUIDE section 3)",
+    )
+    ap.add_argument(
+        "--volume-dtype",
+        choices=("float32", "float64", "int32", "int64"),
+        default="float32",
+        help="ticks workload volume dtype (default float32, GUIDE section 3)",
+    )
     ap.add_argument("--no-ticks-loop", action="store_true", help="skip numpy_loop on ticks")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
@@ -492,18 +510,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             pf = {k: (lambda f=f: f(h, lo, c, v, off)) for k, f in peers.items()}
             results[wl] = run_workload(wl, len(bars), nbytes, vfn, pf, threads, args.repeat)
             results[wl]["distribute"] = dist
+            results[wl]["price_dtype"] = str(h.dtype)
+            results[wl]["volume_dtype"] = str(v.dtype)
             if not results[wl]["correct"]:
                 break
         del bars, h, lo, c, v, off
 
     if "ticks" in wls and all(r["correct"] for r in results.values()):
         t0 = time.perf_counter()
-        tr = es_trades(args.ticks, args.sessions, seed=args.seed)
+        tr = es_trades(
+            args.ticks,
+            args.sessions,
+            seed=args.seed,
+            price_dtype=args.price_dtype,
+            volume_dtype=args.volume_dtype,
+        )
         print(
-            f"es_trades({args.ticks:,}, {args.sessions}): {time.perf_counter() - t0:.2f}s",
+            f"es_trades({args.ticks:,}, {args.sessions}, price {args.price_dtype}, "
+            f"volume {args.volume_dtype}): {time.perf_counter() - t0:.2f}s",
             flush=True,
         )
         p, v, off = tr.price, tr.volume, tr.offsets
+        assert p.dtype == np.dtype(args.price_dtype) and v.dtype == np.dtype(args.volume_dtype)
 
         def tfn(nt: int) -> Any:
             return vpoc.from_trades(p, v, offsets=off, tick_size=TICK_SIZE, threads=nt)
@@ -515,6 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             tpeers["numpy_loop"] = lambda: trades_numpy_loop(p, v, off)
         nbytes = p.nbytes + v.nbytes + off.nbytes
         results["ticks"] = run_workload("ticks", len(tr), nbytes, tfn, tpeers, threads, args.repeat)
+        results["ticks"]["price_dtype"] = str(p.dtype)
+        results["ticks"]["volume_dtype"] = str(v.dtype)
         del tr, p, v, off
 
     ok = all(r["correct"] for r in results.values())

@@ -140,7 +140,7 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
         step = 2 if va_method == "cbot" else 1
         lo = hi = p
         running = float(hist[p])
-        if _near(running, target, scale) and running != target:
+        if _near(running, target, scale) and running != target and n > 1:
             fragile = True
         while running < target:
             up_rows = list(range(hi + 1, min(hi + step, n - 1) + 1))
@@ -167,8 +167,8 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
             else:
                 running += D
                 lo = dn_rows[-1]
-            if _near(running, target, scale):
-                fragile = True
+            if _near(running, target, scale) and (lo > 0 or hi < n - 1):
+                fragile = True  # rows remain: stopping here or not could differ
         return dict(poc_row=low_row + p, vah_row=low_row + hi, val_row=low_row + lo,
                     va_volume=running, total_volume=total, fragile=fragile)
 
@@ -181,8 +181,8 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
         for j in order:
             running += float(hist[j])
             m += 1
-            if _near(running, target, scale):
-                fragile = True
+            if _near(running, target, scale) and m < n:
+                fragile = True  # rows remain: stopping here or not could differ
             if running >= target:
                 break
         sel = order[:m]

@@ -259,3 +259,47 @@ def test_no_sessions_given_is_one_session(n, seed, va_method):
         for k in ("poc_row", "vah_row", "val_row", "low_row", "n_rows", "volume",
                   "va_volume", "total_volume"):
             np.testing.assert_array_equal(getattr(a, k), getattr(other, k), err_msg=k)
+
+
+# --------------------------------------------------------------------------------------
+# larger inputs (engine paths for big sessions / many sessions / runs of equal prices)
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layout", ["many", "one_big", "runs"])
+@pytest.mark.parametrize("integer", [True, False])
+def test_large_trades_vs_reference(layout, integer):
+    rng = np.random.default_rng(42)
+    n = 60_000
+    price = np.round(rng.normal(4000, 15, n) * 4) / 4
+    if layout == "runs":  # long runs of one price, as in real tick data
+        price = np.repeat(price[: n // 50], 50)
+    off = (np.array([0, n]) if layout == "one_big" else
+           np.concatenate([[0], np.sort(rng.integers(0, n, 40)), [n]]))
+    vol = rng.integers(0, 30, n) if integer else rng.exponential(5.0, n)
+    for va_method, poc_tie in COMBOS:
+        for tpr in (1, 3):
+            kw = dict(tick_size=0.25, ticks_per_row=tpr, va_method=va_method, poc_tie=poc_tie)
+            ref = ref_trades(price, vol, off, **kw)
+            prof = vpoc.from_trades(price, vol, offsets=off, **kw)
+            assert_matches_reference(prof, ref, exact=integer, value_area=0.7,
+                                     va_method=va_method, poc_tie=poc_tie,
+                                     ctx=f"{layout} {va_method}/{poc_tie} tpr={tpr}")
+
+
+@pytest.mark.parametrize("distribute", ["close", "hlc3", "uniform", "legacy"])
+def test_large_bars_vs_reference(distribute):
+    rng = np.random.default_rng(43)
+    n = 8_000
+    low = np.round(rng.normal(4000, 10, n) * 4) / 4 + (rng.random(n) < 0.2) * 0.1
+    high = low + rng.integers(0, 16, n) * 0.25
+    close = low + rng.random(n) * (high - low)
+    open_ = low + rng.random(n) * (high - low)
+    vol = rng.integers(0, 500, n)
+    off = np.concatenate([[0], np.sort(rng.integers(0, n, 12)), [n]])
+    for va_method in VA_METHODS:
+        kw = dict(tick_size=0.25, ticks_per_row=2, va_method=va_method,
+                  distribute=distribute)
+        ref = ref_bars(high, low, close, vol, open_, off, **kw)
+        prof = vpoc.from_bars(high, low, close, vol, open=open_, offsets=off, **kw)
+        assert_matches_reference(prof, ref, exact=distribute in ("close", "hlc3"),
+                                 value_area=0.7, va_method=va_method, poc_tie="center",
+                                 ctx=f"{distribute} {va_method}")

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device_array.hpp"
 #include "vpoc/vpoc.hpp"
 
 namespace py = pybind11;
@@ -173,4 +174,9 @@ PYBIND11_MODULE(_core, m) {
     return b;
   });
   m.attr("NO_ROW") = vpoc::kNoRow;
+
+  vpoc_bind::register_device_array(m);
+  // Test-only: a host-memory (kDLCPU) DeviceArray over a copy of a 1-D array, for CPU-only DLPack tests.
+  m.def("_host_device_array", &vpoc_bind::host_device_array, py::arg("array"),
+        py::arg("device_type") = 1, py::arg("device_id") = 0);
 }

@@ -30,10 +30,52 @@ VPOC_HD double round_half_even(double q) {
   return q >= 0.0 ? (q + kMaxTicks) - kMaxTicks : (q - kMaxTicks) + kMaxTicks;
 }
 
+// round_half_even without a branch on the sign (vectorises): copysign puts 2**52 on q's side.
+VPOC_HD double round_half_even_nb(double q) {
+  const double m = copysign(kMaxTicks, q);
+  return (q + m) - m;
+}
+
 // Tick of price p; false when p is NaN/inf or too far from zero for this tick size.
 VPOC_HD bool to_tick(double p, double tick_size, int64_t& t) {
   const double q = p / tick_size;
   if (!(fabs(q) < kMaxTicks)) return false;  // also rejects NaN and inf
+  t = static_cast<int64_t>(round_half_even(q));
+  return true;
+}
+
+// p / tick_size in ticks, computed as p * (1 / tick_size). When tick_size is a power of two
+// (ES: 0.25) the product equals the quotient exactly. Otherwise the product is within 2.3e-16
+// relative of the quotient, so their roundings can differ only when the product lies that close to
+// a half-integer: then the quotient itself is returned. Either way rint() of the result equals
+// rint(p / tick_size), at the cost of a multiply instead of a divide.
+struct TickScale {
+  double tick = 1.0;
+  double inv = 1.0;
+  bool exact = true;  // tick_size is a power of two
+
+  VPOC_HD static TickScale make(double tick_size) {
+    TickScale s;
+    s.tick = tick_size;
+    s.inv = 1.0 / tick_size;
+    int e = 0;
+    s.exact = frexp(tick_size, &e) == 0.5;
+    return s;
+  }
+  template <bool Exact>
+  VPOC_HD double ticks(double p) const {
+    const double q = p * inv;
+    if (Exact) return q;
+    const double d = fabs(q - round_half_even(q));  // distance to the nearest integer, exact
+    return (0.5 - d <= fabs(q) * 4.5e-16) ? p / tick : q;
+  }
+};
+
+// Tick of price p through a TickScale; false when p is NaN/inf or too large.
+template <bool Exact>
+VPOC_HD bool to_tick(double p, const TickScale& s, int64_t& t) {
+  const double q = s.ticks<Exact>(p);
+  if (!(fabs(q) < kMaxTicks)) return false;
   t = static_cast<int64_t>(round_half_even(q));
   return true;
 }

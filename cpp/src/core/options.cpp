@@ -37,7 +37,9 @@ void validate(const Options& opt) {
     VPOC_THROW(ValueError, "ticks_per_row must be an integer >= 1, got ", opt.ticks_per_row);
   if (!(opt.value_area > 0.0 && opt.value_area <= 1.0))
     VPOC_THROW(ValueError, "value_area must be in (0, 1], got ", opt.value_area);
-  if (opt.max_rows < 1) VPOC_THROW(ValueError, "max_rows must be >= 1, got ", opt.max_rows);
+  // Rows within a session are addressed with 32-bit offsets by the binning kernels.
+  if (opt.max_rows < 1 || opt.max_rows > 1000000000)
+    VPOC_THROW(ValueError, "max_rows must be in [1, 1_000_000_000], got ", opt.max_rows);
   if (opt.threads < 0) VPOC_THROW(ValueError, "threads must be >= 1 (or None), got ", opt.threads);
 }
 

@@ -24,35 +24,39 @@ struct Binned {
   int64_t low_row = kNoRow;
 };
 
-// bin(s, window, failure) -> bool bins session s into the window. Returns the laid-out Profiles.
-template <class Bin>
+// bin(s, bins, failure) -> bool bins session s. Returns the laid-out Profiles. Acc: the
+// accumulator type (int64_t: exact integer volumes; double).
+template <class Acc, class Bin>
 Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
-  std::vector<RowWindow> windows(static_cast<size_t>(workers), RowWindow(opt.max_rows));
+  std::vector<RowWindow<Acc>> windows(static_cast<size_t>(workers), RowWindow<Acc>(opt.max_rows));
   std::vector<std::vector<double>> buffers(static_cast<size_t>(workers));
   std::vector<Binned> binned(static_cast<size_t>(S));
   FirstFailure failure;
 
   parallel_for(S, workers, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
-    RowWindow& w = windows[static_cast<size_t>(worker)];
-    w.begin();
-    if (!bin(s, w, failure)) return;
-    if (w.too_wide()) {
-      failure.record(off[s], detail::concat("session ", s, " spans ", w.hi() - w.lo() + 1,
+    Bins<Acc> bins(windows[static_cast<size_t>(worker)]);
+    std::vector<double>& buffer = buffers[static_cast<size_t>(worker)];
+    const bool ok = bin(s, bins, failure);
+    if (ok && bins.too_wide())
+      failure.record(off[s], detail::concat("session ", s, " spans ", bins.hi() - bins.lo() + 1,
                                             " rows, more than max_rows=", opt.max_rows,
                                             "; use a larger tick_size or ticks_per_row",
                                             " (or raise max_rows)"));
-      w.drain(buffers[static_cast<size_t>(worker)]);  // leave the window clean
+    if (!ok || bins.too_wide()) {
+      const auto keep = buffer.size();
+      bins.drain(buffer);  // leaves the window zeroed for the next session
+      buffer.resize(keep);
       return;
     }
     Binned& b = binned[static_cast<size_t>(s)];
     b.worker = worker;
-    b.start = static_cast<int64_t>(buffers[static_cast<size_t>(worker)].size());
-    b.low_row = w.empty() ? kNoRow : w.lo();
-    b.n_rows = w.drain(buffers[static_cast<size_t>(worker)]);
+    b.start = static_cast<int64_t>(buffer.size());
+    b.low_row = bins.empty() ? kNoRow : bins.lo();
+    b.n_rows = bins.drain(buffer);
   });
   if (failure.failed()) throw ValueError(failure.message(), __FILE__, __LINE__);
 
@@ -95,16 +99,25 @@ Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt) {
-  return run(sessions, opt, [&](int64_t s, RowWindow& w, FirstFailure& f) {
-    return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, w, f);
-  });
+  const auto go = [&](auto acc) {
+    using Acc = decltype(acc);
+    return run<Acc>(sessions, opt, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+      return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
+    });
+  };
+  return integer_accumulation(volume, false) ? go(int64_t{}) : go(double{});
 }
 
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
                       const Options& opt) {
-  return run(sessions, opt, [&](int64_t s, RowWindow& w, FirstFailure& f) {
-    return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, w, f);
-  });
+  const auto go = [&](auto acc) {
+    using Acc = decltype(acc);
+    return run<Acc>(sessions, opt, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+      return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f);
+    });
+  };
+  const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
+  return integer_accumulation(bars.volume, splits) ? go(int64_t{}) : go(double{});
 }
 
 }  // namespace vpoc::cpu

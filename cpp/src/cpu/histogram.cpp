@@ -1,18 +1,22 @@
-// cpu/histogram.cpp — per-session binning of trades and bars into a RowWindow (CPU backend).
-// Contract: docs/contract.md; float32/int inputs are widened to float64 before any arithmetic.
+// cpu/histogram.cpp — per-session binning of trades and bars into a worker's window (CPU backend).
+// Contract: docs/contract.md; inputs widen to float64; hot loops only detect bad rows, a precise
+// rescan then names the first one.
 #include "cpu/histogram.hpp"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <type_traits>
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
+#include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::cpu {
 namespace {
+
+using ladder::kMaxTicks;
+using ladder::TickScale;
 
 template <class V>
 bool valid_volume(V v) {
@@ -22,6 +26,8 @@ bool valid_volume(V v) {
     return v >= V(0);
 }
 
+bool valid_ticks(double q) { return fabs(q) < kMaxTicks; }  // also rejects NaN and inf
+
 std::string bad_price(const char* name, int64_t i, double p, double tick) {
   if (!std::isfinite(p)) return detail::concat(name, "[", i, "] is not finite (", p, ")");
   return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick,
@@ -30,6 +36,11 @@ std::string bad_price(const char* name, int64_t i, double p, double tick) {
 
 std::string bad_volume(const char* name, int64_t i, double v) {
   return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+}
+
+std::string too_wide(const char* what, int64_t i, int64_t max_rows) {
+  return detail::concat("the session holding ", what, " ", i, " spans more than max_rows=", max_rows,
+                        " rows; use a larger tick_size or ticks_per_row (or raise max_rows)");
 }
 
 // Calls fn(const P*) with the typed pointer of a float32/float64 price array.
@@ -53,27 +64,102 @@ void with_volume(const Array& a, F&& fn) {
   }
 }
 
-// Rows [begin, end) of the trades: one pass, validation fused with binning.
-template <class P, class V>
-bool trades_kernel(const P* price, const V* vol, int64_t begin, int64_t end, const Options& opt,
-                   const Array& pa, const Array& va, RowWindow& w, FirstFailure& f) {
-  const double tick = opt.tick_size;
-  const int64_t tpr = opt.ticks_per_row;
-  for (int64_t i = begin; i < end; ++i) {
-    const double p = static_cast<double>(price[i]);
-    int64_t t;
-    if (!ladder::to_tick(p, tick, t)) return f.record(i, bad_price(pa.name, i, p, tick)), false;
-    if (!valid_volume(vol[i]))
-      return f.record(i, bad_volume(va.name, i, static_cast<double>(vol[i]))), false;
-    if (!w.add(ladder::tick_to_row(t, tpr), static_cast<double>(vol[i]))) {
-      f.record(i, detail::concat("the session holding row ", i, " spans more than max_rows=",
-                                 opt.max_rows, " rows; use a larger tick_size or ticks_per_row",
-                                 " (or raise max_rows)"));
-      return false;
-    }
-  }
-  return true;
+// Calls fn(bool_constant<Exact>, bool_constant<OneTickPerRow>): the hot loops' fast paths.
+template <class F>
+void with_ladder(const TickScale& s, int64_t ticks_per_row, F&& fn) {
+  using T = std::true_type;
+  using N = std::false_type;
+  if (s.exact && ticks_per_row == 1) return fn(T{}, T{});
+  if (s.exact) return fn(T{}, N{});
+  if (ticks_per_row == 1) return fn(N{}, T{});
+  return fn(N{}, N{});
 }
+
+// ---- trades ------------------------------------------------------------------------------------
+
+// Hot loop over rows [b, e). Returns e when all went well, else the row where it stopped (a bad
+// price, or the session outgrowing max_rows); a bad volume anywhere returns e - 1.
+template <bool Exact, bool OneTick, class P, class V, class Acc>
+int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
+                    int64_t tpr, Bins<Acc>& out) {
+  Bins<Acc> bins = out;
+  bool volume_ok = true;
+  int64_t i = b;
+  for (; i < e; ++i) {
+    const double q = s.ticks<Exact>(static_cast<double>(price[i]));
+    if (!valid_ticks(q)) break;
+    const auto t = static_cast<int64_t>(ladder::round_half_even(q));
+    const int64_t r = OneTick ? t : ladder::floor_div(t, tpr);
+    volume_ok &= valid_volume(vol[i]);
+    if (!bins.add(r, static_cast<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
+  }
+  out = bins;
+  return i < e ? i : (volume_ok ? e : e - 1);
+}
+
+// Trades in blocks: phase A turns a block of prices into window slots (a loop the compiler
+// vectorises), phase B adds the volumes into the slots (a scatter). Exact tick sizes and one tick
+// per row only (the common case); everything else takes trades_loop.
+constexpr int kBlock = 1024;  // 4 KiB of slots: stays in L1 beside the window
+
+template <class V>
+bool block_volumes_ok(const V* v, int n) {
+  if constexpr (std::is_floating_point_v<V>) {
+    int bad = 0;
+    for (int j = 0; j < n; ++j) bad |= !(v[j] >= V(0) && v[j] <= std::numeric_limits<V>::max());
+    return bad == 0;
+  } else {
+    V any = 0;
+    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR
+    return any >= 0;
+  }
+}
+
+// Phase B: h[slot[j]] += v[j] in lane j % kLanes.
+template <class V, class Acc>
+void block_scatter(const int32_t* slot, const V* v, int n, Acc* h) {
+  int j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      h[int64_t(slot[j + l]) * kLanes + l] += static_cast<Acc>(v[j + l]);
+  for (; j < n; ++j) h[int64_t(slot[j]) * kLanes + (j % kLanes)] += static_cast<Acc>(v[j]);
+}
+
+template <class P, class V, class Acc>
+int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
+                       Bins<Acc>& bins) {
+  alignas(64) int32_t slot[kBlock];
+  for (int64_t i0 = b; i0 < e; i0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
+    const int64_t last = i0 + n - 1;
+    double mn, mx;
+    for (;;) {
+      const auto origin = static_cast<double>(bins.origin());
+      if (!block_slots(price + i0, n, s.inv, origin, slot, mn, mx)) return last;
+      if (mn >= 0.0 && mx < static_cast<double>(bins.rows())) break;
+      if (!bins.reserve(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx)))
+        return last;
+    }
+    if (!block_volumes_ok(vol + i0, n)) return last;
+    block_scatter(slot, vol + i0, n, bins.data());
+    bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
+  }
+  return e;
+}
+
+// The first bad trade in [b, stop], or stop itself when none is bad (then it was max_rows).
+template <class P, class V>
+void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const Options& opt,
+                   const Array& pa, const Array& va, FirstFailure& f) {
+  for (int64_t i = b; i <= stop; ++i) {
+    const double p = static_cast<double>(price[i]);
+    if (!valid_ticks(p / opt.tick_size)) return f.record(i, bad_price(pa.name, i, p, opt.tick_size));
+    if (!valid_volume(vol[i])) return f.record(i, bad_volume(va.name, i, static_cast<double>(vol[i])));
+  }
+  f.record(stop, too_wide("row", stop, opt.max_rows));
+}
+
+// ---- bars --------------------------------------------------------------------------------------
 
 template <class P>
 struct BarPtrs {
@@ -83,97 +169,154 @@ struct BarPtrs {
   const P* open;  // nullptr when absent
 };
 
-template <class P, class V>
-bool bars_kernel(const BarPtrs<P>& b, const V* vol, int64_t begin, int64_t end, Distribute dist,
-                 const Options& opt, const BarsInput& in, RowWindow& w, FirstFailure& f) {
-  const double tick = opt.tick_size;
-  const int64_t tpr = opt.ticks_per_row;
-  // Pass 1: validate every bar (and find the session's legacy price range).
+// True when bar i is valid: finite, in-range prices, high >= low, volume finite and >= 0.
+template <bool Exact, class P, class V>
+bool bar_ok(const BarPtrs<P>& b, const V* vol, int64_t i, const TickScale& s) {
+  const double h = b.high[i], l = b.low[i];
+  bool ok = valid_ticks(s.ticks<Exact>(h)) & valid_ticks(s.ticks<Exact>(l)) &
+            valid_ticks(s.ticks<Exact>(static_cast<double>(b.close[i]))) & (h >= l) &
+            valid_volume(vol[i]);
+  if (b.open) ok &= valid_ticks(s.ticks<Exact>(static_cast<double>(b.open[i])));
+  return ok;
+}
+
+// Hot loop over bars [b, e) for close/hlc3/uniform. Returns e, or the bar where it stopped.
+template <bool Exact, bool OneTick, Distribute D, class P, class V, class Acc>
+int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
+                  int64_t tpr, Bins<Acc>& out) {
+  Bins<Acc> bins = out;
+  int64_t i = b;
+  for (; i < e; ++i) {
+    if (!bar_ok<Exact>(bp, vol, i, s)) break;
+    const auto lane = static_cast<unsigned>(i - b);
+    const auto row = [tpr](double q) {
+      const auto t = static_cast<int64_t>(ladder::round_half_even(q));
+      return OneTick ? t : ladder::floor_div(t, tpr);
+    };
+    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
+    bool ok;
+    if constexpr (D == Distribute::close) {
+      ok = bins.add(row(s.ticks<Exact>(c)), static_cast<Acc>(vol[i]), lane);
+    } else if constexpr (D == Distribute::hlc3) {
+      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), static_cast<Acc>(vol[i]), lane);
+    } else {
+      const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
+      const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
+      ok = distribute::uniform(tl, th, static_cast<double>(vol[i]), OneTick ? 1 : tpr,
+                               [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); });
+    }
+    if (!ok) break;
+  }
+  out = bins;
+  return i;
+}
+
+// Legacy needs the session's price range first, so it validates in a pass of its own.
+template <bool Exact, class P, class V, class Acc>
+int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
+                    int64_t tpr, Bins<Acc>& bins) {
   double lo = INFINITY, hi = -INFINITY;
-  for (int64_t i = begin; i < end; ++i) {
-    int64_t t;
+  for (int64_t i = b; i < e; ++i) {
+    if (!bar_ok<Exact>(bp, vol, i, s)) return i;
+    const double c = bp.close[i], o = bp.open ? static_cast<double>(bp.open[i]) : c;
+    lo = std::min({lo, o, c, static_cast<double>(bp.low[i])});
+    hi = std::max({hi, o, c, static_cast<double>(bp.high[i])});
+  }
+  if (e == b) return e;
+  const auto L = distribute::LegacyLadder::make(lo, hi, s.tick);
+  for (int64_t i = b; i < e; ++i) {
+    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
+    const double o = bp.open ? static_cast<double>(bp.open[i]) : c;
+    const auto lane = static_cast<unsigned>(i - b);
+    if (!distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, static_cast<double>(vol[i]),
+                            tpr, [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); }))
+      return i;
+  }
+  return e;
+}
+
+// The first bad bar in [b, stop], or stop itself when none is bad (then it was max_rows).
+template <class P, class V>
+void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, const Options& opt,
+                 const BarsInput& in, FirstFailure& f) {
+  for (int64_t i = b; i <= stop; ++i) {
     const std::pair<const P*, const Array*> prices[4] = {
-        {b.high, &in.high}, {b.low, &in.low}, {b.close, &in.close}, {b.open, &in.open}};
+        {bp.high, &in.high}, {bp.low, &in.low}, {bp.close, &in.close}, {bp.open, &in.open}};
     for (const auto& [ptr, arr] : prices) {
       if (ptr == nullptr) continue;
       const double p = static_cast<double>(ptr[i]);
-      if (!ladder::to_tick(p, tick, t)) return f.record(i, bad_price(arr->name, i, p, tick)), false;
+      if (!valid_ticks(p / opt.tick_size)) return f.record(i, bad_price(arr->name, i, p, opt.tick_size));
     }
-    const double h = b.high[i], l = b.low[i], c = b.close[i];
-    if (h < l)
+    if (!(bp.high[i] >= bp.low[i]))
       return f.record(i, detail::concat(in.high.name, "[", i, "] < ", in.low.name, "[", i, "] (",
-                                        h, " < ", l, ")")),
-             false;
+                                        static_cast<double>(bp.high[i]), " < ",
+                                        static_cast<double>(bp.low[i]), ")"));
     if (!valid_volume(vol[i]))
-      return f.record(i, bad_volume(in.volume.name, i, static_cast<double>(vol[i]))), false;
-    if (dist == Distribute::legacy) {
-      const double o = b.open ? static_cast<double>(b.open[i]) : c;
-      lo = std::min(lo, std::min({o, c, l}));
-      hi = std::max(hi, std::max({o, c, h}));
-    }
+      return f.record(i, bad_volume(in.volume.name, i, static_cast<double>(vol[i])));
   }
-  distribute::LegacyLadder L;
-  if (dist == Distribute::legacy && end > begin) L = distribute::LegacyLadder::make(lo, hi, tick);
-  const auto add = [&w](int64_t r, double x) { return w.add(r, x); };
-  // Pass 2: distribute.
-  for (int64_t i = begin; i < end; ++i) {
-    const double h = b.high[i], l = b.low[i], c = b.close[i];
-    const double v = static_cast<double>(vol[i]);
-    bool ok = true;
-    int64_t t = 0, tl = 0, th = 0;
-    switch (dist) {
-      case Distribute::close:
-        ladder::to_tick(c, tick, t);
-        ok = w.add(ladder::tick_to_row(t, tpr), v);
-        break;
-      case Distribute::hlc3:
-        ladder::to_tick((h + l + c) / 3.0, tick, t);
-        ok = w.add(ladder::tick_to_row(t, tpr), v);
-        break;
-      case Distribute::uniform:
-        ladder::to_tick(l, tick, tl);
-        ladder::to_tick(h, tick, th);
-        ok = distribute::uniform(tl, th, v, tpr, add);
-        break;
-      case Distribute::legacy: {
-        const double o = b.open ? static_cast<double>(b.open[i]) : c;
-        ok = distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, v, tpr, add);
-        break;
-      }
-    }
-    if (!ok) {
-      f.record(i, detail::concat("the session holding bar ", i, " spans more than max_rows=",
-                                 opt.max_rows, " rows; use a larger tick_size or ticks_per_row",
-                                 " (or raise max_rows)"));
-      return false;
-    }
-  }
-  return true;
+  f.record(stop, too_wide("bar", stop, opt.max_rows));
 }
 
 }  // namespace
 
+bool integer_accumulation(const Array& volume, bool splits_volume) {
+  return !splits_volume && (volume.dtype == DType::i32 || volume.dtype == DType::i64);
+}
+
+template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, RowWindow& w, FirstFailure& f) {
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
+  const auto s = TickScale::make(opt.tick_size);
   bool ok = true;
   with_price(price, [&](auto p) {
-    with_volume(volume, [&](auto v) { ok = trades_kernel(p, v, begin, end, opt, price, volume, w, f); });
+    with_volume(volume, [&](auto v) {
+      with_ladder(s, opt.ticks_per_row, [&](auto exact, auto one_tick) {
+        constexpr bool E = decltype(exact)::value, O = decltype(one_tick)::value;
+        const int64_t stop = E && O ? trades_blocked(p, v, begin, end, s, bins)
+                                    : trades_loop<E, O>(p, v, begin, end, s, opt.ticks_per_row, bins);
+        ok = stop == end;
+        if (!ok) report_trades(p, v, begin, stop, opt, price, volume, f);
+      });
+    });
   });
   return ok;
 }
 
+template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
-              const Options& opt, RowWindow& w, FirstFailure& f) {
+              const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
+  const auto s = TickScale::make(opt.tick_size);
   bool ok = true;
   with_price(bars.high, [&](auto high) {
     using P = std::remove_const_t<std::remove_pointer_t<decltype(high)>>;
-    const BarPtrs<P> b{high, static_cast<const P*>(bars.low.data),
-                       static_cast<const P*>(bars.close.data),
-                       bars.has_open ? static_cast<const P*>(bars.open.data) : nullptr};
-    with_volume(bars.volume,
-                [&](auto v) { ok = bars_kernel(b, v, begin, end, distribute, opt, bars, w, f); });
+    const BarPtrs<P> bp{high, static_cast<const P*>(bars.low.data), static_cast<const P*>(bars.close.data),
+                        bars.has_open ? static_cast<const P*>(bars.open.data) : nullptr};
+    with_volume(bars.volume, [&](auto v) {
+      with_ladder(s, opt.ticks_per_row, [&](auto exact, auto one_tick) {
+        constexpr bool E = decltype(exact)::value, O = decltype(one_tick)::value;
+        const int64_t tpr = opt.ticks_per_row;
+        int64_t stop = end;
+        switch (distribute) {
+          case Distribute::close: stop = bars_loop<E, O, Distribute::close>(bp, v, begin, end, s, tpr, bins); break;
+          case Distribute::hlc3: stop = bars_loop<E, O, Distribute::hlc3>(bp, v, begin, end, s, tpr, bins); break;
+          case Distribute::uniform: stop = bars_loop<E, O, Distribute::uniform>(bp, v, begin, end, s, tpr, bins); break;
+          case Distribute::legacy: stop = legacy_loop<E>(bp, v, begin, end, s, tpr, bins); break;
+        }
+        ok = stop == end;
+        if (!ok) report_bars(bp, v, begin, stop, opt, bars, f);
+      });
+    });
   });
   return ok;
 }
+
+template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, const Options&,
+                                  Bins<int64_t>&, FirstFailure&);
+template bool bin_trades<double>(const Array&, const Array&, int64_t, int64_t, const Options&,
+                                 Bins<double>&, FirstFailure&);
+template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
+                                Bins<int64_t>&, FirstFailure&);
+template bool bin_bars<double>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
+                               Bins<double>&, FirstFailure&);
 
 }  // namespace vpoc::cpu

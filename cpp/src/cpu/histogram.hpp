@@ -35,12 +35,18 @@ class FirstFailure {
   std::string msg_;
 };
 
-// Bins rows [begin, end) of the trades into w. False (and f recorded) on a bad row.
-bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, RowWindow& w, FirstFailure& f);
+// True when every row's volume lands whole on one ladder row and is an integer, so the int64
+// accumulators are exact (trades, and bars with "close"/"hlc3", of integer volumes).
+bool integer_accumulation(const Array& volume, bool splits_volume);
 
-// Bins bars [begin, end) into w with the given distribution. False (and f recorded) on a bad row.
+// Bins rows [begin, end) of the trades. False (and f recorded) on a bad row.
+template <class Acc>
+bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f);
+
+// Bins bars [begin, end) with the given distribution. False (and f recorded) on a bad row.
+template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
-              const Options& opt, RowWindow& w, FirstFailure& f);
+              const Options& opt, Bins<Acc>& bins, FirstFailure& f);
 
 }  // namespace vpoc::cpu

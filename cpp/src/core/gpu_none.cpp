@@ -1,0 +1,25 @@
+// core/gpu_none.cpp — vpoc::gpu for builds without a GPU backend (VPOC_GPU_BACKEND=none).
+// Contract: nothing is available; every call that needs a GPU throws a ValueError saying how to build one.
+#include "vpoc/errors.hpp"
+#include "vpoc/gpu.hpp"
+
+namespace vpoc::gpu {
+namespace {
+[[noreturn]] void no_backend() {
+  VPOC_THROW(ValueError,
+             "this vpoc build has no GPU backend; rebuild it with "
+             "pip install . -Ccmake.define.VPOC_GPU_BACKEND=cuda (NVIDIA) or "
+             "-Ccmake.define.VPOC_GPU_BACKEND=hip (AMD ROCm)");
+}
+}  // namespace
+
+const char* backend() { return "none"; }
+bool available() { return false; }
+int device_count() { return 0; }
+void require_device(int) { no_backend(); }
+int dlpack_device_type() { return 1; }
+void wait(const Ready&, std::uintptr_t) { no_backend(); }
+void copy_to_host(void*, const void*, size_t, int, const Ready&) { no_backend(); }
+MemoryStats memory_stats(int) { no_backend(); }
+
+}  // namespace vpoc::gpu

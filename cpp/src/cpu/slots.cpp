@@ -1,0 +1,108 @@
+// cpu/slots.cpp — phase A of trade binning: scalar and SSE2 variants and the runtime dispatch.
+// Contract: block_slots() picks AVX2 when the CPU has it and it was compiled in, else SSE2/scalar.
+#include "cpu/slots.hpp"
+
+#include <cmath>
+
+#include "cpu/slots_impl.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace vpoc::cpu::simd {
+
+// One double per "vector": the portable fallback.
+struct Scalar {
+  using D = double;
+  static constexpr int kWidth = 1;
+  static D set(double x) { return x; }
+  static D all_ones() { return 1.0; }  // "true"
+  static D load(const double* p) { return *p; }
+  static D load(const float* p) { return static_cast<double>(*p); }
+  static D mul(D a, D b) { return a * b; }
+  static D add(D a, D b) { return a + b; }
+  static D sub(D a, D b) { return a - b; }
+  static D abs(D a) { return std::fabs(a); }
+  static D lt(D a, D b) { return a < b ? 1.0 : 0.0; }
+  static D and_(D a, D mask) { return mask != 0.0 ? a : 0.0; }
+  static D copysign(D mag, D sign) { return std::copysign(mag, sign); }
+  static D min(D a, D b) { return b < a ? b : a; }
+  static D max(D a, D b) { return b > a ? b : a; }
+  static double hmin(D a) { return a; }
+  static double hmax(D a) { return a; }
+  static bool all(D a) { return a != 0.0; }
+  static void store_i32(int32_t* out, D k) { *out = static_cast<int32_t>(k); }
+};
+
+template <class P>
+bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+  return slots_run<Scalar>(p, n, inv, origin, slot, mn, mx);
+}
+template bool slots_scalar<double>(const double*, int, double, double, int32_t*, double&, double&);
+template bool slots_scalar<float>(const float*, int, double, double, int32_t*, double&, double&);
+
+#if defined(__SSE2__)
+// Two doubles per vector (x86-64 baseline).
+struct Sse2 {
+  using D = __m128d;
+  static constexpr int kWidth = 2;
+  static D set(double x) { return _mm_set1_pd(x); }
+  static D all_ones() { return _mm_castsi128_pd(_mm_set1_epi32(-1)); }
+  static D load(const double* p) { return _mm_loadu_pd(p); }
+  static D load(const float* p) {
+    return _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static D mul(D a, D b) { return _mm_mul_pd(a, b); }
+  static D add(D a, D b) { return _mm_add_pd(a, b); }
+  static D sub(D a, D b) { return _mm_sub_pd(a, b); }
+  static D abs(D a) { return _mm_andnot_pd(_mm_set1_pd(-0.0), a); }
+  static D lt(D a, D b) { return _mm_cmplt_pd(a, b); }
+  static D and_(D a, D mask) { return _mm_and_pd(a, mask); }
+  static D copysign(D mag, D sign) {
+    return _mm_or_pd(_mm_and_pd(sign, _mm_set1_pd(-0.0)), mag);
+  }
+  static D min(D a, D b) { return _mm_min_pd(a, b); }
+  static D max(D a, D b) { return _mm_max_pd(a, b); }
+  static double hmin(D a) { return _mm_cvtsd_f64(_mm_min_sd(a, _mm_unpackhi_pd(a, a))); }
+  static double hmax(D a) { return _mm_cvtsd_f64(_mm_max_sd(a, _mm_unpackhi_pd(a, a))); }
+  static bool all(D a) { return _mm_movemask_pd(a) == 3; }
+  static void store_i32(int32_t* out, D k) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_cvttpd_epi32(k));
+  }
+};
+#endif
+
+namespace {
+template <class P>
+bool dispatch(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+#if defined(VPOC_HAVE_AVX2)
+  static const bool avx2 = have_avx2();
+  if (avx2) return slots_avx2(p, n, inv, origin, slot, mn, mx);
+#endif
+#if defined(__SSE2__)
+  return slots_run<Sse2>(p, n, inv, origin, slot, mn, mx);
+#else
+  return slots_scalar(p, n, inv, origin, slot, mn, mx);
+#endif
+}
+}  // namespace
+
+bool have_avx2() {
+#if defined(VPOC_HAVE_AVX2) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+}  // namespace vpoc::cpu::simd
+
+namespace vpoc::cpu {
+bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+  return simd::dispatch(p, n, inv, origin, slot, mn, mx);
+}
+bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+  return simd::dispatch(p, n, inv, origin, slot, mn, mx);
+}
+}  // namespace vpoc::cpu

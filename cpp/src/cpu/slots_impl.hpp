@@ -1,0 +1,51 @@
+// cpu/slots_impl.hpp — the body of phase A, written once over a tiny vector abstraction (V).
+// Contract: included by slots.cpp (SSE2 / scalar) and slots_avx2.cpp (AVX2); same results from each.
+#pragma once
+
+#include <cstdint>
+
+#include "core/ladder.hpp"
+
+namespace vpoc::cpu::simd {
+
+// Lane-wise body shared by every width: q = p * inv; valid = |q| < 2**52; k = rint(q) - origin
+// (0 when invalid), clamped to +-2e9 (a session is at most 1e9 rows wide, so clamped slots are only
+// ever out of the window); running min / max of k.
+template <class V>
+inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin, typename V::D& lo,
+                       typename V::D& hi, typename V::D& valid_all, int32_t* out) {
+  const auto q = V::mul(p, inv);
+  const auto valid = V::lt(V::abs(q), V::set(ladder::kMaxTicks));
+  valid_all = V::and_(valid_all, valid);
+  const auto m = V::copysign(V::set(ladder::kMaxTicks), q);
+  auto k = V::sub(V::sub(V::add(q, m), m), origin);
+  k = V::and_(k, valid);  // invalid -> +0.0
+  k = V::min(V::max(k, V::set(-2e9)), V::set(2e9));
+  lo = V::min(lo, k);
+  hi = V::max(hi, k);
+  V::store_i32(out, k);
+}
+
+template <class V, class P>
+inline bool slots_run(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+  auto lo = V::set(INFINITY), hi = V::set(-INFINITY), valid = V::all_ones();
+  const auto vinv = V::set(inv), vorg = V::set(origin);
+  int j = 0;
+  for (; j + V::kWidth <= n; j += V::kWidth) slots_body<V>(V::load(p + j), vinv, vorg, lo, hi, valid, slot + j);
+  mn = V::hmin(lo);
+  mx = V::hmax(hi);
+  bool ok = V::all(valid);
+  for (; j < n; ++j) {  // tail, scalar
+    const double q = static_cast<double>(p[j]) * inv;
+    const bool v = fabs(q) < ladder::kMaxTicks;
+    ok &= v;
+    double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
+    k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
+    mn = k < mn ? k : mn;
+    mx = k > mx ? k : mx;
+    slot[j] = static_cast<int32_t>(k);
+  }
+  return ok;
+}
+
+}  // namespace vpoc::cpu::simd
