@@ -593,3 +593,135 @@ def test_price_limit_and_max_rows_boundary():
     assert one(prof, "n_rows") == 10
     prof = vpoc.from_trades([0.0, 19.0], [1, 1], tick_size=1.0, ticks_per_row=2, max_rows=10)
     assert one(prof, "n_rows") == 10
+
+
+# --------------------------------------------------------------------------------------
+# tick rounding is exactly rint(p / tick_size) in float64 (adversarial prices)
+# --------------------------------------------------------------------------------------
+def _adversarial_prices(rng, tick, n=20_000, max_k=10**6):
+    k = rng.integers(-max_k, max_k, n).astype(np.float64)
+    on = k * tick
+    half = (k + 0.5) * tick
+    out = [on, half, np.nextafter(on, np.inf), np.nextafter(on, -np.inf),
+           np.nextafter(half, np.inf), np.nextafter(half, -np.inf),
+           (k + rng.uniform(-0.5, 0.5, n)) * tick]
+    # prices whose quotient is within a few ulps of a .5 boundary
+    q = k + 0.5
+    for ulps in (1, 2, 3):
+        out.append(np.nextafter(q, np.inf) * tick)
+        out.append(q * tick * (1 + ulps * 2.0**-52))
+        out.append(q * tick * (1 - ulps * 2.0**-52))
+    p = np.concatenate(out)
+    return p[np.isfinite(p) & (np.abs(p / tick) < 2.0**52)]
+
+
+@pytest.mark.parametrize("tick", [0.25, 0.1, 0.01, 0.03, 1 / 3, 7.3, 1e-7, 1e-4, 12.5, 0.2,
+                                  0.05, 0.005, 3.0, 2.0**-10, 0.3])
+@pytest.mark.parametrize("magnitude", [10**6, 2**36])
+def test_tick_rounding_is_rint(tick, magnitude):
+    rng = np.random.default_rng(int(tick * 1e9) % 2**32 + magnitude % 1000)
+    # sorted: one trade per session, neighbouring sessions at neighbouring prices
+    p = np.sort(_adversarial_prices(rng, tick, max_k=magnitude))
+    n = p.size
+    off = np.arange(n + 1, dtype=np.int64)  # one trade per session: poc_row is its row
+    expected = np.rint(p / tick).astype(np.int64)
+    prof = vpoc.from_trades(p, np.ones(n), offsets=off, tick_size=tick)
+    got = np.asarray(prof.poc_row)
+    bad = np.flatnonzero(got != expected)
+    assert bad.size == 0, (
+        f"{bad.size} prices map to the wrong tick, e.g. price={p[bad[0]]!r} "
+        f"tick_size={tick!r}: got {got[bad[0]]}, rint(p / tick_size) = {expected[bad[0]]}")
+    prof = vpoc.from_trades(p, np.ones(n), offsets=off, tick_size=tick, ticks_per_row=3)
+    np.testing.assert_array_equal(prof.poc_row, np.floor_divide(expected, 3))
+    # float32 prices are widened exactly before dividing
+    p32 = p.astype(np.float32)
+    prof = vpoc.from_trades(p32, np.ones(n), offsets=off, tick_size=tick)
+    np.testing.assert_array_equal(prof.poc_row,
+                                  np.rint(p32.astype(np.float64) / tick).astype(np.int64))
+
+
+@pytest.mark.parametrize("tick", [0.1, 1 / 3, 0.25])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_tick_rounding_near_the_limit(tick, sign):
+    # prices about 2**51 ticks from zero (ulp of p / tick = 0.5: halves still exist), in one
+    # narrow session; integer volumes make the histogram exact
+    rng = np.random.default_rng(17)
+    k = 2.0**51 - 3000 + rng.integers(0, 2000, 500)
+    p = sign * np.concatenate([k * tick, (k + 0.5) * tick, np.nextafter((k + 0.5) * tick, 0)])
+    vol = rng.integers(1, 1000, p.size)
+    prof = vpoc.from_trades(p, vol, tick_size=tick)
+    ref = ref_trades(p, vol, tick_size=tick)
+    assert_matches_reference(prof, ref, exact=True, value_area=0.7, va_method="cbot",
+                             poc_tie="center")
+
+
+@pytest.mark.parametrize("tick", [0.25, 0.1, 0.01, 1 / 3, 7.3])
+def test_bar_tick_rounding_is_rint(tick):
+    rng = np.random.default_rng(99)
+    p = _adversarial_prices(rng, tick, n=3000)
+    rng.shuffle(p)
+    m = p.size // 3 * 3
+    a, b, c = p[:m].reshape(3, -1)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    high = np.minimum(high, low + 40 * tick)  # keep the uniform spans small
+    close = np.clip(c, low, high)
+    n = low.size
+    off = np.arange(n + 1)
+    t = lambda x: np.rint(x / tick).astype(np.int64)  # noqa: E731
+    prof = vpoc.from_bars(high, low, close, np.ones(n), offsets=off, tick_size=tick,
+                          distribute="close")
+    np.testing.assert_array_equal(prof.poc_row, t(close))
+    prof = vpoc.from_bars(high, low, close, np.ones(n), offsets=off, tick_size=tick,
+                          distribute="hlc3")
+    np.testing.assert_array_equal(prof.poc_row, t((high + low + close) / 3.0))
+    prof = vpoc.from_bars(high, low, close, np.ones(n), offsets=off, tick_size=tick,
+                          distribute="uniform")
+    np.testing.assert_array_equal(prof.low_row, t(low))
+    np.testing.assert_array_equal(prof.n_rows, t(high) - t(low) + 1)
+
+
+# --------------------------------------------------------------------------------------
+# integer volumes beyond int64 / float64 accumulation
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("api", ["trades", "close", "hlc3", "uniform"])
+def test_huge_integer_volumes_do_not_overflow(dtype, api):
+    # The contract accumulates volumes in float64: 2**62 + 2**62 = 2**63 exactly. An int64
+    # accumulator would wrap to -2**63 (negative volume, wrong POC).
+    p = np.array([1.0, 1.0, 2.0])
+    v = np.array([2**62, 2**62, 3], dtype=dtype)
+    if api == "trades":
+        prof = vpoc.from_trades(p, v, tick_size=1.0)
+    else:
+        prof = vpoc.from_bars(p, p, p, v, tick_size=1.0, distribute=api)
+    assert np.asarray(prof.volume).tolist() == [2.0**63, 3.0]
+    assert one(prof, "total_volume") == 2.0**63 + 3.0
+    assert one(prof, "poc_row") == 1
+    assert np.all(np.asarray(prof.volume) >= 0)
+
+
+def test_int32_volumes_sum_beyond_int32():
+    v = np.full(4, 2**31 - 1, dtype=np.int32)
+    prof = vpoc.from_trades(np.ones(4), v, tick_size=1.0)
+    assert np.asarray(prof.volume).tolist() == [4.0 * (2**31 - 1)]
+
+
+def test_bars_mixed_price_dtypes():
+    rng = np.random.default_rng(1)
+    n = 200
+    low = np.round(rng.normal(100, 2, n), 3)
+    high = low + rng.uniform(0, 1, n)
+    h32 = high.astype(np.float32)
+    ok = h32.astype(np.float64) >= low
+    h32, low = h32[ok], low[ok]
+    n = int(ok.sum())
+    close = low + (h32.astype(np.float64) - low) * rng.random(n)
+    open32 = close.astype(np.float32)
+    vol = rng.integers(0, 100, n)
+    off = [0, 50, n]
+    for dist in DISTRIBUTES:
+        prof = vpoc.from_bars(h32, low, close, vol, open=open32, offsets=off, tick_size=0.01,
+                              distribute=dist)
+        ref = ref_bars(h32, low, close, vol, open32, off, tick_size=0.01, distribute=dist)
+        assert_matches_reference(prof, ref, exact=dist in ("close", "hlc3"), value_area=0.7,
+                                 va_method="cbot", poc_tie="center", ctx=dist)

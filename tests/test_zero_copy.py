@@ -71,6 +71,26 @@ def test_torch_from_dlpack_shares_memory():
         assert tt["volume"].data_ptr() == prof.volume.ctypes.data
 
 
+def test_torch_tensor_outlives_profiles_object():
+    torch = pytest.importorskip("torch")
+    prof = make_profiles()
+    expected = prof.volume.copy()
+    t = torch.from_dlpack(prof.volume)
+    del prof
+    gc.collect()
+    junk = [np.full(200_000, -1.0) for _ in range(10)]
+    np.testing.assert_array_equal(t.numpy(), expected)
+    del junk
+
+
+def test_empty_results_export():
+    prof = vpoc.from_trades(np.zeros(0), np.zeros(0), offsets=[0], tick_size=1.0)
+    for k in RESULT_FIELDS:
+        a = getattr(prof, k)
+        assert a.shape == ((1,) if k == "offsets" else (0,)), k
+        assert np.from_dlpack(a).shape == a.shape
+
+
 def test_arrays_outlive_profiles_object():
     prof = make_profiles()
     keep = {k: getattr(prof, k) for k in RESULT_FIELDS}

@@ -105,7 +105,11 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
       return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
     });
   };
-  return integer_accumulation(volume, false) ? go(int64_t{}) : go(double{});
+  if (integer_accumulation(volume, false)) try {
+      return go(int64_t{});
+    } catch (const NeedsFloat64&) {
+    }
+  return go(double{});
 }
 
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
@@ -117,7 +121,11 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
     });
   };
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
-  return integer_accumulation(bars.volume, splits) ? go(int64_t{}) : go(double{});
+  if (integer_accumulation(bars.volume, splits)) try {
+      return go(int64_t{});
+    } catch (const NeedsFloat64&) {
+    }
+  return go(double{});
 }
 
 }  // namespace vpoc::cpu

@@ -26,6 +26,23 @@ bool valid_volume(V v) {
     return v >= V(0);
 }
 
+// int64 row sums stay exact and cannot overflow while every volume is < 2**31 (a session would
+// need 2**32 rows to overflow). Larger int64 volumes make the call bin in float64 instead.
+template <class V, class Acc>
+void require_int64_safe(V v) {
+  if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>)
+    if (v >> 31) throw NeedsFloat64{};
+}
+
+template <class V, class Acc>
+void require_int64_safe_block(const V* v, int n) {
+  if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>) {
+    V any = 0;
+    for (int j = 0; j < n; ++j) any |= v[j];
+    if (any >> 31) throw NeedsFloat64{};
+  }
+}
+
 bool valid_ticks(double q) { return fabs(q) < kMaxTicks; }  // also rejects NaN and inf
 
 std::string bad_price(const char* name, int64_t i, double p, double tick) {
@@ -91,6 +108,7 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
     const auto t = static_cast<int64_t>(ladder::round_half_even(q));
     const int64_t r = OneTick ? t : ladder::floor_div(t, tpr);
     volume_ok &= valid_volume(vol[i]);
+    require_int64_safe<V, Acc>(vol[i]);
     if (!bins.add(r, static_cast<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
   }
   out = bins;
@@ -102,26 +120,23 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
 // per row only (the common case); everything else takes trades_loop.
 constexpr int kBlock = 1024;  // 4 KiB of slots: stays in L1 beside the window
 
-template <class V>
-bool block_volumes_ok(const V* v, int n) {
-  if constexpr (std::is_floating_point_v<V>) {
-    int bad = 0;
-    for (int j = 0; j < n; ++j) bad |= !(v[j] >= V(0) && v[j] <= std::numeric_limits<V>::max());
-    return bad == 0;
-  } else {
-    V any = 0;
-    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR
-    return any >= 0;
-  }
-}
-
-// Phase B: h[slot[j]] += v[j] in lane j % kLanes.
-template <class V, class Acc>
-void block_scatter(const int32_t* slot, const V* v, int n, Acc* h) {
+// Phase B: h[slot[j]] += v[j] in lane j % kLanes. Meanwhile it prefetches the next block's prices
+// and volumes (next_p / next_v, may be null), so phase A of that block finds them in cache: phase B
+// is compute-bound and phase A memory-bound, this overlaps the two.
+template <class P, class V, class Acc>
+void block_scatter(const int32_t* slot, const V* v, int n, Acc* h, const P* next_p, const V* next_v) {
+  constexpr int kLine = 64;
   int j = 0;
-  for (; j + kLanes <= n; j += kLanes)
+  for (; j + kLanes <= n; j += kLanes) {
+    if (next_p != nullptr && (j * int(sizeof(P))) % kLine == 0) {
+      __builtin_prefetch(reinterpret_cast<const char*>(next_p) + j * sizeof(P));
+      __builtin_prefetch(reinterpret_cast<const char*>(next_v) + j * sizeof(V));
+      if (sizeof(V) > sizeof(P))
+        __builtin_prefetch(reinterpret_cast<const char*>(next_v) + j * sizeof(V) + kLine);
+    }
     for (int l = 0; l < kLanes; ++l)
       h[int64_t(slot[j + l]) * kLanes + l] += static_cast<Acc>(v[j + l]);
+  }
   for (; j < n; ++j) h[int64_t(slot[j]) * kLanes + (j % kLanes)] += static_cast<Acc>(v[j]);
 }
 
@@ -129,19 +144,35 @@ template <class P, class V, class Acc>
 int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
                        Bins<Acc>& bins) {
   alignas(64) int32_t slot[kBlock];
+  // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
+  const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
   for (int64_t i0 = b; i0 < e; i0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
     const int64_t last = i0 + n - 1;
     double mn, mx;
     for (;;) {
-      const auto origin = static_cast<double>(bins.origin());
-      if (!block_slots(price + i0, n, s.inv, origin, slot, mn, mx)) return last;
-      if (mn >= 0.0 && mx < static_cast<double>(bins.rows())) break;
-      if (!bins.reserve(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx)))
+      bool done = false;
+      if constexpr (std::is_same_v<P, float>)
+        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx);
+      if (!done && !block_slots(price + i0, n, s.inv, static_cast<double>(bins.origin()), slot, mn, mx))
         return last;
+      if (mn >= 0.0 && mx < static_cast<double>(bins.rows())) break;
+      int64_t lo = bins.origin() + static_cast<int64_t>(mn), hi = bins.origin() + static_cast<int64_t>(mx);
+      if (mn <= -2e9 || mx >= 2e9) {  // slots were clamped: find the block's true rows (rare)
+        lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+        for (int j = 0; j < n; ++j) {
+          int64_t t = 0;
+          ladder::to_tick<true>(static_cast<double>(price[i0 + j]), s, t);
+          lo = std::min(lo, t), hi = std::max(hi, t);
+        }
+      }
+      if (!bins.reserve(lo, hi)) return last;
     }
-    if (!block_volumes_ok(vol + i0, n)) return last;
-    block_scatter(slot, vol + i0, n, bins.data());
+    if (!volumes_ok(vol + i0, n)) return last;
+    require_int64_safe_block<V, Acc>(vol + i0, n);
+    const bool more = i0 + n < e;
+    block_scatter(slot, vol + i0, n, bins.data(), more ? price + i0 + n : static_cast<const P*>(nullptr),
+                  more ? vol + i0 + n : static_cast<const V*>(nullptr));
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
   }
   return e;
@@ -188,6 +219,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   int64_t i = b;
   for (; i < e; ++i) {
     if (!bar_ok<Exact>(bp, vol, i, s)) break;
+    require_int64_safe<V, Acc>(vol[i]);
     const auto lane = static_cast<unsigned>(i - b);
     const auto row = [tpr](double q) {
       const auto t = static_cast<int64_t>(ladder::round_half_even(q));

@@ -35,6 +35,10 @@ class FirstFailure {
   std::string msg_;
 };
 
+// Thrown by the int64 binning when a volume is so large (>= 2**31) that int64 row sums could
+// overflow; the engine then bins the whole call again in float64.
+struct NeedsFloat64 {};
+
 // True when every row's volume lands whole on one ladder row and is an integer, so the int64
 // accumulators are exact (trades, and bars with "close"/"hlc3", of integer volumes).
 bool integer_accumulation(const Array& volume, bool splits_volume);

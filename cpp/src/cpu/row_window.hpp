@@ -17,7 +17,7 @@ namespace vpoc::cpu {
 
 // Consecutive rows of a session usually hit the same price row; spreading them over independent
 // accumulators (row i goes to lane i % kLanes) breaks the store-to-load dependency between them.
-constexpr int kLanes = 4;
+constexpr int kLanes = 8;
 
 // Acc: int64_t for integer volumes (exact), double otherwise.
 template <class Acc>

@@ -12,7 +12,24 @@ namespace vpoc::cpu {
 bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
 bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
 
+// Phase A for float32 prices when tick_size is a power of two <= 1 (p * inv is then exact in
+// float32): eight at a time. Same slots as block_slots; returns false (slot contents unspecified)
+// when the block must take block_slots instead: no AVX2, |p * inv| >= 2**23, NaN/inf, or an origin
+// beyond +-2**30.
+bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
+                     double& mx);
+
+// True when every v[j], j < n, is finite and >= 0 (vectorised; AVX2 when the CPU has it).
+bool volumes_ok(const float* v, int n);
+bool volumes_ok(const double* v, int n);
+bool volumes_ok(const int32_t* v, int n);
+bool volumes_ok(const int64_t* v, int n);
+
 namespace simd {
+bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
+                    double& mx);
+template <class V>
+bool volumes_ok_avx2(const V* v, int n);
 // The same, one per instruction set; every variant returns identical results.
 template <class P>
 bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);

@@ -2,6 +2,10 @@
 // Contract: identical results to the SSE2/scalar variants; only called when the CPU reports AVX2.
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "cpu/slots.hpp"
 #include "cpu/slots_impl.hpp"
 
@@ -46,5 +50,56 @@ bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, dou
 }
 template bool slots_avx2<double>(const double*, int, double, double, int32_t*, double&, double&);
 template bool slots_avx2<float>(const float*, int, double, double, int32_t*, double&, double&);
+
+template <class V>
+bool volumes_ok_avx2(const V* v, int n) {
+  return volumes_ok_impl(v, n);
+}
+template bool volumes_ok_avx2<float>(const float*, int);
+template bool volumes_ok_avx2<double>(const double*, int);
+template bool volumes_ok_avx2<int32_t>(const int32_t*, int);
+template bool volumes_ok_avx2<int64_t>(const int64_t*, int);
+
+bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
+                    double& mx) {
+  constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
+  if (origin <= -(int64_t(1) << 30) || origin >= (int64_t(1) << 30)) return false;
+  const auto org = static_cast<int32_t>(origin);
+  const __m256 vinv = _mm256_set1_ps(inv), lim = _mm256_set1_ps(kLim), sign = _mm256_set1_ps(-0.0f);
+  const __m256i vorg = _mm256_set1_epi32(org);
+  __m256i lo = _mm256_set1_epi32(std::numeric_limits<int32_t>::max());
+  __m256i hi = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
+  __m256 valid = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(p + j), vinv);
+    valid = _mm256_and_ps(valid, _mm256_cmp_ps(_mm256_andnot_ps(sign, q), lim, _CMP_LT_OQ));
+    const __m256 m = _mm256_or_ps(_mm256_and_ps(q, sign), lim);
+    const __m256i k = _mm256_sub_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(q, m), m)), vorg);
+    lo = _mm256_min_epi32(lo, k);
+    hi = _mm256_max_epi32(hi, k);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), k);
+  }
+  if (_mm256_movemask_ps(valid) != 0xFF) return false;
+  // Horizontal min / max in registers (a stack array here made GCC keep lo/hi in memory).
+  __m128i l4 = _mm_min_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+  __m128i h4 = _mm_max_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(1, 0, 3, 2)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(1, 0, 3, 2)));
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
+  int32_t l = _mm_cvtsi128_si32(l4), h = _mm_cvtsi128_si32(h4);
+  for (; j < n; ++j) {
+    const float q = p[j] * inv;
+    if (!(std::fabs(q) < kLim)) return false;
+    const float m = std::copysign(kLim, q);
+    const int32_t k = static_cast<int32_t>((q + m) - m) - org;
+    l = std::min(l, k), h = std::max(h, k);
+    slot[j] = k;
+  }
+  mn = l;
+  mx = h;
+  return true;
+}
 
 }  // namespace vpoc::cpu::simd

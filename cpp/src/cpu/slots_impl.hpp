@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "core/ladder.hpp"
 
@@ -24,6 +26,20 @@ inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin,
   lo = V::min(lo, k);
   hi = V::max(hi, k);
   V::store_i32(out, k);
+}
+
+// Volume check written so that it vectorises (bitwise &, no early exit).
+template <class T>
+inline bool volumes_ok_impl(const T* v, int n) {
+  if constexpr (std::is_floating_point_v<T>) {
+    int ok = 1;
+    for (int j = 0; j < n; ++j) ok &= (v[j] >= T(0)) & (v[j] <= std::numeric_limits<T>::max());
+    return ok != 0;
+  } else {
+    T any = 0;
+    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR
+    return any >= 0;
+  }
 }
 
 template <class V, class P>
