@@ -244,17 +244,6 @@ VPOC_ALWAYS_INLINE void add_group(Acc* row, double share, int64_t n) {
   for (int k = 0; k < kGroup; ++k) row[k] += static_cast<Acc>(share * m[k]);
 }
 
-// 1/n for n < kRecips: bars up to 63 ticks wide take a multiply instead of a divide.
-constexpr int kRecips = 64;
-struct Recips {
-  double r[kRecips];
-  Recips() {
-    r[0] = 0.0;
-    for (int n = 1; n < kRecips; ++n) r[n] = 1.0 / n;
-  }
-};
-const Recips recips;
-
 // Hot loop over bars [b, e) for close/hlc3/uniform. Returns e, or the bar where it stopped.
 template <bool Exact, bool OneTick, Distribute D, class P, class V, class Acc>
 int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
@@ -283,12 +272,9 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
       if (ok) {
         bins.touch(tl, th);
         const int64_t n = th - tl + 1;
-        // v * (1/n) from a table for narrow bars (a divide's latency stalls this loop otherwise):
-        // within 1 ulp of v / n, well inside the contract's tolerance for split volumes.
-        const double share = n < kRecips ? static_cast<double>(vol[i]) * recips.r[n]
-                                         : static_cast<double>(vol[i]) / static_cast<double>(n);
-        Acc* row = bins.lane(lane) + (tl - bins.origin());
-        for (int64_t k0 = 0; k0 < n; k0 += kGroup, row += kGroup) add_group(row, share, n - k0);
+        const double share = static_cast<double>(vol[i]) / static_cast<double>(n);
+        Acc* acc = bins.lane(lane) + (tl - bins.origin());
+        for (int64_t k0 = 0; k0 < n; k0 += kGroup, acc += kGroup) add_group(acc, share, n - k0);
       }
     } else {
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
