@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/ladder.hpp"
+#include "core/messages.hpp"
 #include "cpu/histogram.hpp"
 #include "cpu/levels.hpp"
 #include "cpu/parallel.hpp"
@@ -42,10 +43,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
     std::vector<double>& buffer = buffers[static_cast<size_t>(worker)];
     const bool ok = bin(s, bins, failure);
     if (ok && bins.too_wide())
-      failure.record(off[s], detail::concat("session ", s, " spans ", bins.hi() - bins.lo() + 1,
-                                            " rows, more than max_rows=", opt.max_rows,
-                                            "; use a larger tick_size or ticks_per_row",
-                                            " (or raise max_rows)"));
+      failure.record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
     if (!ok || bins.too_wide()) {
       const auto keep = buffer.size();
       bins.drain(buffer);  // leaves the window zeroed for the next session

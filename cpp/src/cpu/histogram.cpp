@@ -9,6 +9,7 @@
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
+#include "core/messages.hpp"
 #include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
 
@@ -44,21 +45,6 @@ void require_int64_safe_block(const V* v, int n) {
 }
 
 bool valid_ticks(double q) { return fabs(q) < kMaxTicks; }  // also rejects NaN and inf
-
-std::string bad_price(const char* name, int64_t i, double p, double tick) {
-  if (!std::isfinite(p)) return detail::concat(name, "[", i, "] is not finite (", p, ")");
-  return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick,
-                        " (|price / tick_size| must be < 2**52)");
-}
-
-std::string bad_volume(const char* name, int64_t i, double v) {
-  return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
-}
-
-std::string too_wide(const char* what, int64_t i, int64_t max_rows) {
-  return detail::concat("the session holding ", what, " ", i, " spans more than max_rows=", max_rows,
-                        " rows; use a larger tick_size or ticks_per_row (or raise max_rows)");
-}
 
 // Calls fn(const P*) with the typed pointer of a float32/float64 price array.
 template <class F>
@@ -185,11 +171,11 @@ template <class P, class V>
 void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const Options& opt,
                    const Array& pa, const Array& va, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
-    const double p = static_cast<double>(price[i]);
-    if (!valid_ticks(p / opt.tick_size)) return f.record(i, bad_price(pa.name, i, p, opt.tick_size));
-    if (!valid_volume(vol[i])) return f.record(i, bad_volume(va.name, i, static_cast<double>(vol[i])));
+    std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va,
+                                            static_cast<double>(vol[i]), opt.tick_size);
+    if (!m.empty()) return f.record(i, std::move(m));
   }
-  f.record(stop, too_wide("row", stop, opt.max_rows));
+  f.record(stop, messages::too_wide("row", stop, opt.max_rows));
 }
 
 // ---- bars --------------------------------------------------------------------------------------
@@ -317,21 +303,12 @@ template <class P, class V>
 void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, const Options& opt,
                  const BarsInput& in, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
-    const std::pair<const P*, const Array*> prices[4] = {
-        {bp.high, &in.high}, {bp.low, &in.low}, {bp.close, &in.close}, {bp.open, &in.open}};
-    for (const auto& [ptr, arr] : prices) {
-      if (ptr == nullptr) continue;
-      const double p = static_cast<double>(ptr[i]);
-      if (!valid_ticks(p / opt.tick_size)) return f.record(i, bad_price(arr->name, i, p, opt.tick_size));
-    }
-    if (!(bp.high[i] >= bp.low[i]))
-      return f.record(i, detail::concat(in.high.name, "[", i, "] < ", in.low.name, "[", i, "] (",
-                                        static_cast<double>(bp.high[i]), " < ",
-                                        static_cast<double>(bp.low[i]), ")"));
-    if (!valid_volume(vol[i]))
-      return f.record(i, bad_volume(in.volume.name, i, static_cast<double>(vol[i])));
+    const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
+    std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o,
+                                          static_cast<double>(vol[i]), opt.tick_size);
+    if (!m.empty()) return f.record(i, std::move(m));
   }
-  f.record(stop, too_wide("bar", stop, opt.max_rows));
+  f.record(stop, messages::too_wide("bar", stop, opt.max_rows));
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+// core/messages.hpp — what is wrong with one input row, worded once for every backend.
+// Contract: empty string when the row is valid; else a message naming the argument and the index.
+#pragma once
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "vpoc/engine.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc::messages {
+
+inline std::string bad_price(const char* name, int64_t i, double p, double tick) {
+  if (!std::isfinite(p)) return detail::concat(name, "[", i, "] is not finite (", p, ")");
+  if (!(std::fabs(p / tick) < 4503599627370496.0))
+    return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick,
+                          " (|price / tick_size| must be < 2**52)");
+  return {};
+}
+
+inline std::string bad_volume(const char* name, int64_t i, double v) {
+  if (v >= 0.0 && v <= DBL_MAX) return {};
+  return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+}
+
+inline std::string too_wide(const char* what, int64_t i, int64_t max_rows) {
+  return detail::concat("the session holding ", what, " ", i, " spans more than max_rows=", max_rows,
+                        " rows; use a larger tick_size or ticks_per_row (or raise max_rows)");
+}
+
+inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
+  return detail::concat("session ", s, " spans ", rows, " rows, more than max_rows=", max_rows,
+                        "; use a larger tick_size or ticks_per_row (or raise max_rows)");
+}
+
+// Trade i with price p and volume v (widened to float64).
+inline std::string trade_problem(int64_t i, const Array& price, double p, const Array& volume,
+                                 double v, double tick) {
+  std::string m = bad_price(price.name, i, p, tick);
+  return m.empty() ? bad_volume(volume.name, i, v) : m;
+}
+
+// Bar i; o is ignored unless bars.has_open.
+inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c,
+                               double o, double v, double tick) {
+  for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.high, h}, {&bars.low, l},
+                               {&bars.close, c}, {&bars.open, o}}) {
+    if (arr == &bars.open && !bars.has_open) continue;
+    std::string m = bad_price(arr->name, i, p, tick);
+    if (!m.empty()) return m;
+  }
+  if (!(h >= l))
+    return detail::concat(bars.high.name, "[", i, "] < ", bars.low.name, "[", i, "] (", h, " < ", l, ")");
+  return bad_volume(bars.volume.name, i, v);
+}
+
+}  // namespace vpoc::messages
