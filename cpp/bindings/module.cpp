@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_array.hpp"
+#include "vpoc/gpu.hpp"
 #include "vpoc/vpoc.hpp"
 
 namespace py = pybind11;
@@ -32,6 +33,47 @@ vpoc::Array borrow(const py::array& a, const char* name) {
   else if (kind == 'i' && size == 8) out.dtype = vpoc::DType::i64;
   else VPOC_THROW(TypeError, name, " must be float32, float64, int32 or int64 for the engine");
   return out;
+}
+
+// Host numpy array, or (pointer, size, typestr, device) for an array in GPU memory.
+vpoc::Array borrow_any(const py::object& obj, const char* name) {
+  if (!py::isinstance<py::tuple>(obj)) return borrow(obj.cast<py::array>(), name);
+  const auto t = obj.cast<py::tuple>();
+  if (t.size() != 4) VPOC_THROW(ValueError, name, ": expected (pointer, size, typestr, device)");
+  vpoc::Array out;
+  out.data = reinterpret_cast<const void*>(t[0].cast<std::uintptr_t>());
+  out.size = t[1].cast<int64_t>();
+  out.device = t[3].cast<int>();
+  out.name = name;
+  const auto ts = t[2].cast<std::string>();
+  if (ts == "f4") out.dtype = vpoc::DType::f32;
+  else if (ts == "f8") out.dtype = vpoc::DType::f64;
+  else if (ts == "i4") out.dtype = vpoc::DType::i32;
+  else if (ts == "i8") out.dtype = vpoc::DType::i64;
+  else VPOC_THROW(TypeError, name, " on the GPU must be float32, float64, int32 or int64, got '", ts, "'");
+  return out;
+}
+
+// A GPU result: vpoc::gpu::DeviceProfiles, whose columns Python sees as DeviceArrays.
+struct DeviceResult {
+  vpoc::gpu::DeviceProfiles p;
+};
+
+py::object column(const DeviceResult& r, const vpoc::gpu::DeviceColumn vpoc::gpu::DeviceProfiles::*member) {
+  const auto& c = r.p.*member;
+  const auto& owner = (member == &vpoc::gpu::DeviceProfiles::volume) ? r.p.volume_mem : r.p.sessions_mem;
+  return vpoc_bind::make_device_array(owner, c.data, c.size, c.dtype, vpoc::gpu::dlpack_device_type(),
+                                      r.p.device, r.p.ready);
+}
+
+vpoc::gpu::GpuOptions gpu_options(int device, int64_t memory_budget, std::uintptr_t stream, bool user_stream) {
+  if (memory_budget < 1) VPOC_THROW(ValueError, "memory_budget must be > 0 bytes, got ", memory_budget);
+  vpoc::gpu::GpuOptions g;
+  g.device = device;
+  g.memory_budget = memory_budget;
+  g.stream = stream;
+  g.user_stream = user_stream;
+  return g;
 }
 
 vpoc::SessionSpan span_of(const py::array_t<int64_t, py::array::c_style>& offsets) {
@@ -150,6 +192,101 @@ PYBIND11_MODULE(_core, m) {
       py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
       py::arg("threads"));
 
+  using DP = vpoc::gpu::DeviceProfiles;
+  py::class_<DeviceResult, std::shared_ptr<DeviceResult>>(m, "DeviceResult")
+      .def_property_readonly("n_sessions", [](const DeviceResult& r) { return r.p.n_sessions; })
+      .def_property_readonly("tick_size", [](const DeviceResult& r) { return r.p.tick_size; })
+      .def_property_readonly("ticks_per_row", [](const DeviceResult& r) { return r.p.ticks_per_row; })
+      .def_property_readonly("device", [](const DeviceResult& r) { return r.p.device; })
+      .def_property_readonly("offsets", [](const DeviceResult& r) { return column(r, &DP::offsets); })
+      .def_property_readonly("volume", [](const DeviceResult& r) { return column(r, &DP::volume); })
+      .def_property_readonly("poc_row", [](const DeviceResult& r) { return column(r, &DP::poc_row); })
+      .def_property_readonly("vah_row", [](const DeviceResult& r) { return column(r, &DP::vah_row); })
+      .def_property_readonly("val_row", [](const DeviceResult& r) { return column(r, &DP::val_row); })
+      .def_property_readonly("low_row", [](const DeviceResult& r) { return column(r, &DP::low_row); })
+      .def_property_readonly("n_rows", [](const DeviceResult& r) { return column(r, &DP::n_rows); })
+      .def_property_readonly("poc", [](const DeviceResult& r) { return column(r, &DP::poc); })
+      .def_property_readonly("vah", [](const DeviceResult& r) { return column(r, &DP::vah); })
+      .def_property_readonly("val", [](const DeviceResult& r) { return column(r, &DP::val); })
+      .def_property_readonly("total_volume", [](const DeviceResult& r) { return column(r, &DP::total_volume); })
+      .def_property_readonly("va_volume", [](const DeviceResult& r) { return column(r, &DP::va_volume); });
+
+  m.def(
+      "profile_trades_gpu",
+      [](const py::object& price, const py::object& volume,
+         const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
+         int64_t ticks_per_row, double value_area, const std::string& va_method,
+         const std::string& poc_tie, int64_t max_rows, int device, int64_t memory_budget,
+         std::uintptr_t stream, bool user_stream) {
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
+        const auto g = gpu_options(device, memory_budget, stream, user_stream);
+        const auto p = borrow_any(price, "price"), v = borrow_any(volume, "volume");
+        const auto s = span_of(offsets);
+        auto r = std::make_shared<DeviceResult>();
+        {
+          py::gil_scoped_release nogil;
+          r->p = vpoc::gpu::profile_trades(p, v, s, opt, g);
+        }
+        return r;
+      },
+      py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("tick_size"),
+      py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
+      py::arg("max_rows"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"),
+      py::arg("user_stream"));
+
+  m.def(
+      "profile_bars_gpu",
+      [](const py::object& high, const py::object& low, const py::object& close,
+         const py::object& volume, const py::object& open,
+         const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
+         int64_t ticks_per_row, const std::string& distribute, double value_area,
+         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int device,
+         int64_t memory_budget, std::uintptr_t stream, bool user_stream) {
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
+        const auto g = gpu_options(device, memory_budget, stream, user_stream);
+        const auto dist = vpoc::parse_distribute(distribute);
+        vpoc::BarsInput b;
+        b.high = borrow_any(high, "high");
+        b.low = borrow_any(low, "low");
+        b.close = borrow_any(close, "close");
+        b.volume = borrow_any(volume, "volume");
+        if (!open.is_none()) {
+          b.open = borrow_any(open, "open");
+          b.has_open = true;
+        }
+        const auto s = span_of(offsets);
+        auto r = std::make_shared<DeviceResult>();
+        {
+          py::gil_scoped_release nogil;
+          r->p = vpoc::gpu::profile_bars(b, s, dist, opt, g);
+        }
+        return r;
+      },
+      py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"),
+      py::arg("offsets"), py::arg("tick_size"), py::arg("ticks_per_row"), py::arg("distribute"),
+      py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
+      py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"));
+
+  m.def("gpu_backend", []() { return std::string(vpoc::gpu::backend()); });
+  m.def("gpu_device_count", []() { return vpoc::gpu::device_count(); });
+  m.def("gpu_require_device", [](int d) { vpoc::gpu::require_device(d); });
+  m.def("gpu_synchronize_stream", [](int d, std::uintptr_t s) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::synchronize_stream(d, s);
+  });
+  m.def("memory_stats", [](int device) {
+    const auto st = vpoc::gpu::memory_stats(device);
+    py::dict d;
+    d["workspace_bytes"] = st.workspace_bytes;
+    d["peak_bytes"] = st.peak_bytes;
+    d["allocs"] = st.allocs;
+    d["frees"] = st.frees;
+    d["output_allocs"] = st.output_allocs;
+    d["output_frees"] = st.output_frees;
+    d["output_bytes"] = st.output_bytes;
+    return d;
+  });
+
   m.def(
       "offsets_from_ids",
       [](const py::array_t<int64_t, py::array::c_style>& ids, const std::string& name) {
@@ -166,11 +303,7 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("backends", []() {
     std::vector<std::string> b{"cpu"};
-#if defined(VPOC_BACKEND_CUDA)
-    b.emplace_back("cuda");
-#elif defined(VPOC_BACKEND_HIP)
-    b.emplace_back("hip");
-#endif
+    if (std::string(vpoc::gpu::backend()) != "none") b.emplace_back(vpoc::gpu::backend());
     return b;
   });
   m.attr("NO_ROW") = vpoc::kNoRow;

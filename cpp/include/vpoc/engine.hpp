@@ -29,6 +29,11 @@ void validate_offsets(const SessionSpan& sessions, int64_t n_rows);
 void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vector<int64_t>& offsets,
                       std::vector<int64_t>& labels);
 
+// Backend-neutral checks every engine runs first: options, lengths, dtypes, offsets.
+void validate_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                     const Options& opt);
+void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt);
+
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt);
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
 
 namespace vpoc::gpu {
@@ -37,6 +38,9 @@ struct Ready {
 };
 // Makes `consumer_stream` (a raw stream handle; 0 = legacy default) wait for `ready`.
 void wait(const Ready& ready, std::uintptr_t consumer_stream);
+// Blocks the host until the work queued so far on a caller's stream (raw handle) is complete:
+// producers of input arrays hand their stream over with the data (CUDA array interface).
+void synchronize_stream(int device, std::uintptr_t stream);
 // Blocks the host until `ready`, then copies `bytes` from device memory to host memory.
 void copy_to_host(void* dst, const void* src, size_t bytes, int device, const Ready& ready);
 
@@ -50,5 +54,40 @@ struct MemoryStats {
   int64_t output_bytes = 0;     // result bytes alive now
 };
 MemoryStats memory_stats(int device);
+
+// How a GPU call runs: on which device, within which scratch budget, on which stream.
+struct GpuOptions {
+  int device = 0;
+  int64_t memory_budget = int64_t(256) << 20;  // device scratch + staging bytes, outputs excluded
+  std::uintptr_t stream = 0;                   // raw stream handle; 0: vpoc's own stream
+  bool user_stream = false;                    // stream was given by the caller
+};
+
+// One result column in device memory.
+struct DeviceColumn {
+  void* data = nullptr;
+  int64_t size = 0;
+  DType dtype = DType::f64;
+};
+
+// Profiles (same fields and meaning as vpoc::Profiles) whose arrays live on the device. The
+// columns view `sessions_mem` / `volume_mem`; `ready` completes when they are written.
+struct DeviceProfiles {
+  int device = 0;
+  int64_t n_sessions = 0;
+  double tick_size = 0.0;
+  int64_t ticks_per_row = 1;
+  BufferPtr sessions_mem, volume_mem;
+  DeviceColumn offsets, volume, poc_row, vah_row, val_row, low_row, n_rows, poc, vah, val,
+      total_volume, va_volume;
+  Ready ready;
+};
+
+// The GPU engines. Inputs may be host arrays (streamed in chunks through staging buffers) or
+// arrays on opt.device (Array::device == that index: read in place).
+DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                              const Options& opt, const GpuOptions& gopt);
+DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
+                            Distribute distribute, const Options& opt, const GpuOptions& gopt);
 
 }  // namespace vpoc::gpu

@@ -16,6 +16,7 @@ struct Array {
   int64_t size = 0;
   DType dtype = DType::f64;
   const char* name = "";
+  int device = -1;  // -1: host memory; >= 0: memory of that GPU (read in place by the GPU backend)
 };
 
 enum class Distribute : int { close = 0, hlc3 = 1, uniform = 2, legacy = 3 };

@@ -37,17 +37,15 @@ void require_price_dtype(const Array& a) {
 
 }  // namespace
 
-Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                        const Options& opt) {
+void validate_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                     const Options& opt) {
   validate(opt);
   require_same_length(volume, price);
   require_price_dtype(price);
   validate_offsets(sessions, price.size);
-  return cpu::profile_trades(price, volume, sessions, opt);
 }
 
-Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
-                      const Options& opt) {
+void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt) {
   validate(opt);
   for (const Array* a : {&bars.low, &bars.close, &bars.volume}) require_same_length(*a, bars.high);
   if (bars.has_open) require_same_length(bars.open, bars.high);
@@ -59,6 +57,17 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
   if (bars.has_open && bars.open.dtype != bars.high.dtype)
     VPOC_THROW(TypeError, bars.open.name, " must have the dtype of ", bars.high.name);
   validate_offsets(sessions, bars.high.size);
+}
+
+Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                        const Options& opt) {
+  validate_trades(price, volume, sessions, opt);
+  return cpu::profile_trades(price, volume, sessions, opt);
+}
+
+Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
+                      const Options& opt) {
+  validate_bars(bars, sessions, opt);
   return cpu::profile_bars(bars, sessions, distribute, opt);
 }
 

@@ -19,7 +19,16 @@ int device_count() { return 0; }
 void require_device(int) { no_backend(); }
 int dlpack_device_type() { return 1; }
 void wait(const Ready&, std::uintptr_t) { no_backend(); }
+void synchronize_stream(int, std::uintptr_t) { no_backend(); }
 void copy_to_host(void*, const void*, size_t, int, const Ready&) { no_backend(); }
 MemoryStats memory_stats(int) { no_backend(); }
+DeviceProfiles profile_trades(const Array&, const Array&, const SessionSpan&, const Options&,
+                              const GpuOptions&) {
+  no_backend();
+}
+DeviceProfiles profile_bars(const BarsInput&, const SessionSpan&, Distribute, const Options&,
+                            const GpuOptions&) {
+  no_backend();
+}
 
 }  // namespace vpoc::gpu

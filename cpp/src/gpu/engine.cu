@@ -1,0 +1,489 @@
+// gpu/engine.cu — GPU backend: plan groups of whole sessions, stream them through the workspace,
+// range -> lay out -> bin each group, then level every session. Device inputs are read in place.
+// Contract: bounded scratch (memory_budget), one reusable workspace, results equal the CPU engine.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/messages.hpp"
+#include "gpu/histogram.hpp"
+#include "gpu/levels.hpp"
+#include "gpu/prim.hpp"
+#include "gpu/runtime.hpp"
+#include "vpoc/engine.hpp"
+#include "vpoc/gpu.hpp"
+
+namespace vpoc::gpu {
+namespace {
+
+constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
+
+size_t itemsize(DType t) { return (t == DType::f32 || t == DType::i32) ? 4 : 8; }
+
+// The input arrays of a call, in a fixed order, with where they live.
+struct Inputs {
+  std::vector<const Array*> arrays;  // trades: price, volume; bars: high, low, close, volume[, open]
+  bool on_device = false;
+  bool pinned = false;  // host arrays already page-locked: copied straight from them
+  int64_t n = 0;
+  size_t row_bytes = 0;
+};
+
+Inputs classify(std::vector<const Array*> arrays, int device) {
+  Inputs in;
+  in.arrays = std::move(arrays);
+  in.n = in.arrays[0]->size;
+  int n_device = 0, n_pinned = 0;
+  for (const Array* a : in.arrays) {
+    in.row_bytes += itemsize(a->dtype);
+    if (a->device >= 0) {
+      if (a->device != device)
+        VPOC_THROW(ValueError, a->name, " is on cuda:", a->device, " but device=cuda:", device,
+                   " was asked for; pass device='cuda:", a->device, "' or move the data");
+      ++n_device;
+    } else if (a->size > 0) {
+      int d = -1;
+      if (gpuPointerKind(a->data, &d) == 1) ++n_pinned;
+    }
+  }
+  if (n_device != 0 && n_device != static_cast<int>(in.arrays.size()))
+    VPOC_THROW(ValueError, "inputs must all be on the GPU or all in host memory, not mixed");
+  in.on_device = n_device > 0;
+  in.pinned = !in.on_device && n_pinned == static_cast<int>(in.arrays.size());
+  return in;
+}
+
+// A group: sessions [s0, s1) over rows [r0, r1). `split`: one session larger than a slot, streamed
+// in slot-sized pieces once per pass.
+struct Group {
+  int64_t s0, s1, r0, r1;
+  bool split;
+};
+
+// Per-session scratch bytes of a group of n sessions (7 arrays of n + offsets n+1, 8 bytes each).
+size_t group_bytes(int64_t n) { return align_up(static_cast<size_t>(n + 1) * 8) * 8 + 256; }
+
+std::vector<Group> plan(const SessionSpan& s, int64_t slot_rows, int64_t max_sessions) {
+  std::vector<Group> groups;
+  int64_t i = 0;
+  while (i < s.n_sessions) {
+    const int64_t r0 = s.offsets[i];
+    if (s.offsets[i + 1] - r0 > slot_rows) {  // a session larger than a slot: alone, split
+      groups.push_back({i, i + 1, r0, s.offsets[i + 1], true});
+      ++i;
+      continue;
+    }
+    int64_t j = i + 1;
+    while (j < s.n_sessions && j - i < max_sessions && s.offsets[j + 1] - r0 <= slot_rows) ++j;
+    groups.push_back({i, j, r0, s.offsets[j], false});
+    i = j;
+  }
+  return groups;
+}
+
+// Carves aligned pieces out of the workspace.
+struct Carver {
+  char* p;
+  template <class T>
+  T* take(size_t count) {
+    T* out = reinterpret_cast<T*>(p);
+    p += align_up(count * sizeof(T));
+    return out;
+  }
+};
+
+class Run {
+ public:
+  Run(const Inputs& in, InputView view, const SessionSpan& sessions, const Options& opt,
+      const GpuOptions& gopt, bool integer_acc, const BarsInput* bars)
+      : in_(in), view_(view), sessions_(sessions), opt_(opt), gopt_(gopt), st_(state(gopt.device)),
+        integer_acc_(integer_acc), bars_(bars) {
+    stream_ = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st_.stream();
+  }
+
+  DeviceProfiles run();
+
+ private:
+  void layout_workspace();
+  void upload(const Group& g, int64_t a, int64_t b, int slot);
+  InputView view_at(int slot, int64_t base) const;
+  void process(const Group& g, int slot);
+  void fail_at(int64_t row);
+  void grow_volume(int64_t need, int64_t used);
+  void finish(DeviceProfiles& out);
+
+  const Inputs& in_;
+  InputView view_;
+  const SessionSpan& sessions_;
+  const Options& opt_;
+  const GpuOptions& gopt_;
+  DeviceState& st_;
+  bool integer_acc_;
+  const BarsInput* bars_;
+  gpuStream_t stream_;
+  std::vector<Group> groups_;
+  int64_t slot_rows_ = 0, max_sessions_ = 0;
+  // workspace pieces
+  char* slot_mem_[kSlots] = {nullptr, nullptr};
+  size_t slot_bytes_ = 0;
+  char* pinned_[kSlots] = {nullptr, nullptr};
+  GroupScratch scratch_;
+  int64_t* g_offsets_ = nullptr;
+  int64_t* g_out_off_ = nullptr;
+  int64_t* g_low_ = nullptr;
+  int64_t* g_width_ = nullptr;
+  gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
+  // results
+  std::vector<int64_t> offsets_, low_row_, n_rows_;
+  BufferPtr volume_mem_;
+  int64_t volume_cap_ = 0;
+};
+
+void Run::layout_workspace() {
+  const auto budget = static_cast<size_t>(gopt_.memory_budget);
+  // Sessions per group: bounded so that the per-session scratch takes at most 1/8 of the budget.
+  max_sessions_ = std::max<int64_t>(1, static_cast<int64_t>(budget / 8 / 64));
+  const size_t fixed = group_bytes(std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions)));
+  if (in_.on_device) {
+    slot_rows_ = std::max<int64_t>(in_.n, 1);  // read in place: a group may hold every row
+  } else {
+    if (budget <= fixed + 2 * 4096)
+      VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small: at least ",
+                 fixed + 2 * 4096 + 1, " bytes are needed");
+    const size_t per_slot = (budget - fixed) / kSlots;
+    slot_rows_ = static_cast<int64_t>(per_slot / (in_.row_bytes + 8 * in_.arrays.size()));
+    slot_rows_ = std::min<int64_t>(slot_rows_, std::max<int64_t>(in_.n, 1));
+    slot_bytes_ = 0;
+    for (const Array* a : in_.arrays) slot_bytes_ += align_up(static_cast<size_t>(slot_rows_) * itemsize(a->dtype));
+  }
+  groups_ = plan(sessions_, slot_rows_, max_sessions_);
+  const size_t ws_bytes = fixed + kSlots * slot_bytes_;
+  Carver c{static_cast<char*>(st_.workspace(ws_bytes))};
+  for (int k = 0; k < kSlots && slot_bytes_ > 0; ++k) slot_mem_[k] = c.take<char>(slot_bytes_);
+  const auto n = static_cast<size_t>(std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions)));
+  g_offsets_ = c.take<int64_t>(n + 1);
+  scratch_.lo = c.take<unsigned long long>(n);
+  scratch_.hi = c.take<unsigned long long>(n);
+  scratch_.plo = c.take<unsigned long long>(n);
+  scratch_.phi = c.take<unsigned long long>(n);
+  scratch_.err = c.take<unsigned long long>(1);
+  g_out_off_ = c.take<int64_t>(n);
+  g_low_ = c.take<int64_t>(n);
+  g_width_ = c.take<int64_t>(n);
+  scratch_.offsets = g_offsets_;
+  scratch_.out_off = g_out_off_;
+  scratch_.low_row = g_low_;
+  scratch_.width = g_width_;
+  if (!in_.on_device && !in_.pinned) {  // pageable host input: stage through pinned buffers
+    char* p = static_cast<char*>(st_.pinned(kSlots * slot_bytes_));
+    for (int k = 0; k < kSlots; ++k) pinned_[k] = p + k * slot_bytes_;
+  }
+}
+
+InputView Run::view_at(int slot, int64_t /*base*/) const {
+  InputView v = view_;
+  if (in_.on_device) return v;  // original device pointers, base 0
+  char* p = slot_mem_[slot];
+  const void** fields[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+  if (v.bars) {
+    fields[0] = &v.high;
+    fields[1] = &v.low;
+    fields[2] = &v.close;
+    fields[3] = &v.volume;
+    fields[4] = &v.open;
+  } else {
+    fields[0] = &v.price;
+    fields[1] = &v.volume;
+  }
+  for (size_t k = 0; k < in_.arrays.size(); ++k) {
+    *fields[k] = p;
+    p += align_up(static_cast<size_t>(slot_rows_) * itemsize(in_.arrays[k]->dtype));
+  }
+  return v;
+}
+
+// Rows [a, b) of every input into `slot` (element 0 = row a), on the copy stream.
+void Run::upload(const Group& /*g*/, int64_t a, int64_t b, int slot) {
+  const gpuStream_t cs = st_.copy_stream();
+  VPOC_GPU_CHECK(gpuStreamWaitEvent(cs, released_[slot]));
+  if (pinned_[slot] != nullptr) VPOC_GPU_CHECK(gpuEventSynchronize(uploaded_[slot]));  // staging reuse
+  char* dst = slot_mem_[slot];
+  char* stage = pinned_[slot];
+  for (const Array* arr : in_.arrays) {
+    const size_t sz = itemsize(arr->dtype);
+    const char* src = static_cast<const char*>(arr->data) + static_cast<size_t>(a) * sz;
+    const size_t bytes = static_cast<size_t>(b - a) * sz;
+    if (stage != nullptr) {
+      std::memcpy(stage, src, bytes);
+      src = stage;
+      stage += align_up(static_cast<size_t>(slot_rows_) * sz);
+    }
+    VPOC_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyHostToDevice, cs));
+    dst += align_up(static_cast<size_t>(slot_rows_) * sz);
+  }
+  VPOC_GPU_CHECK(gpuEventRecord(uploaded_[slot], cs));
+}
+
+// Reads row `row` of every input back and throws the CPU engine's message for it.
+void Run::fail_at(int64_t row) {
+  double vals[5] = {0, 0, 0, 0, 0};
+  for (size_t k = 0; k < in_.arrays.size(); ++k) {
+    const Array* a = in_.arrays[k];
+    const size_t sz = itemsize(a->dtype);
+    unsigned char raw[8] = {0};
+    const char* src = static_cast<const char*>(a->data) + static_cast<size_t>(row) * sz;
+    if (in_.on_device) {
+      VPOC_GPU_CHECK(gpuMemcpyAsync(raw, src, sz, gpuMemcpyDeviceToHost, stream_));
+      VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    } else {
+      std::memcpy(raw, src, sz);
+    }
+    switch (a->dtype) {
+      case DType::f32: { float x; std::memcpy(&x, raw, 4); vals[k] = x; break; }
+      case DType::f64: { double x; std::memcpy(&x, raw, 8); vals[k] = x; break; }
+      case DType::i32: { int32_t x; std::memcpy(&x, raw, 4); vals[k] = static_cast<double>(x); break; }
+      case DType::i64: { int64_t x; std::memcpy(&x, raw, 8); vals[k] = static_cast<double>(x); break; }
+    }
+  }
+  std::string m = bars_ ? messages::bar_problem(row, *bars_, vals[0], vals[1], vals[2], vals[4], vals[3],
+                                                opt_.tick_size)
+                        : messages::trade_problem(row, *in_.arrays[0], vals[0], *in_.arrays[1], vals[1],
+                                                  opt_.tick_size);
+  if (m.empty()) m = detail::concat("row ", row, " of the input is invalid");
+  throw ValueError(m, __FILE__, __LINE__);
+}
+
+// Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy).
+void Run::grow_volume(int64_t need, int64_t used) {
+  if (need <= volume_cap_) return;
+  const int64_t cap = std::max<int64_t>({need, 2 * volume_cap_, 1024});
+  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8);
+  if (volume_mem_ && used > 0)
+    VPOC_GPU_CHECK(gpuMemcpyAsync(next->data, volume_mem_->data, static_cast<size_t>(used) * 8,
+                                  gpuMemcpyDeviceToDevice, stream_));
+  volume_mem_ = std::move(next);  // the old buffer goes once the copy above is queued (freeing syncs)
+  volume_cap_ = cap;
+}
+
+void Run::process(const Group& g, int slot) {
+  const int64_t n = g.s1 - g.s0;
+  if (!in_.on_device && !g.split) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[slot]));
+  // Group session offsets and fresh scratch.
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, sessions_.offsets + g.s0, static_cast<size_t>(n + 1) * 8,
+                                gpuMemcpyHostToDevice, stream_));
+  scratch_.n = n;
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.lo, 0xFF, static_cast<size_t>(n) * 8, stream_));
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.hi, 0x00, static_cast<size_t>(n) * 8, stream_));
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
+
+  // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
+  const auto pass = [&](auto&& launch) {
+    if (in_.on_device) return launch(view_at(0, 0), RowSpan{g.r0, g.r1, 0});
+    if (!g.split) return launch(view_at(slot, g.r0), RowSpan{g.r0, g.r1, g.r0});
+    for (int64_t a = g.r0; a < g.r1; a += slot_rows_) {
+      const int64_t b = std::min(g.r1, a + slot_rows_);
+      upload(g, a, b, 0);
+      VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
+      launch(view_at(0, a), RowSpan{a, b, a});
+      VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
+    }
+  };
+  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
+  if (legacy) pass([&](const InputView& v, RowSpan r) { launch_price_range(v, r, scratch_, opt_, stream_); });
+  pass([&](const InputView& v, RowSpan r) { launch_row_range(v, r, scratch_, opt_, stream_); });
+
+  // Row ranges back to the host: lay the group's sessions out in the output.
+  std::vector<unsigned long long> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n));
+  unsigned long long err = 0;
+  VPOC_GPU_CHECK(gpuMemcpyAsync(lo.data(), scratch_.lo, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(hi.data(), scratch_.hi, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(&err, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  if (err != kEncNone) fail_at(static_cast<int64_t>(err));
+  std::vector<int64_t> out_off(static_cast<size_t>(n)), low(static_cast<size_t>(n)), width(static_cast<size_t>(n));
+  int64_t at = offsets_[static_cast<size_t>(g.s0)];
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t s = g.s0 + k;
+    const bool empty = lo[k] == kEncNone;
+    const int64_t l = empty ? kNoRow : decode_row(lo[k]);
+    const int64_t w = empty ? 0 : decode_row(hi[k]) - l + 1;
+    if (w > opt_.max_rows) VPOC_THROW(ValueError, messages::session_too_wide(s, w, opt_.max_rows));
+    out_off[k] = at;
+    low[k] = empty ? 0 : l;
+    width[k] = w;
+    low_row_[static_cast<size_t>(s)] = l;
+    n_rows_[static_cast<size_t>(s)] = w;
+    at += w;
+    offsets_[static_cast<size_t>(s + 1)] = at;
+  }
+  if (g.s0 == 0 && groups_.size() > 1) {  // first group: estimate the whole output from it
+    const double per_session = static_cast<double>(at) / static_cast<double>(std::max<int64_t>(n, 1));
+    grow_volume(static_cast<int64_t>(per_session * static_cast<double>(sessions_.n_sessions) * 1.25) + 1024,
+                offsets_[static_cast<size_t>(g.s0)]);
+  }
+  grow_volume(at, offsets_[static_cast<size_t>(g.s0)]);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_out_off_, out_off.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_low_, low.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_width_, width.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
+  const int64_t first = offsets_[static_cast<size_t>(g.s0)];
+  if (at > first)
+    VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + first * 8, 0,
+                                  static_cast<size_t>(at - first) * 8, stream_));
+  void* out = volume_mem_->data;
+  pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, integer_acc_, out, stream_); });
+  // The host vectors above were copied from pageable memory: the copies completed on return.
+  VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
+}
+
+DeviceProfiles Run::run() {
+  const int64_t S = sessions_.n_sessions;
+  offsets_.assign(static_cast<size_t>(S + 1), 0);
+  low_row_.assign(static_cast<size_t>(S), kNoRow);
+  n_rows_.assign(static_cast<size_t>(S), 0);
+  for (int k = 0; k < kSlots; ++k) {
+    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&uploaded_[k], gpuEventDisableTiming));
+    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&released_[k], gpuEventDisableTiming));
+    VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
+    VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
+  }
+  struct Events {
+    gpuEvent_t* e;
+    ~Events() {
+      for (int k = 0; k < 2 * kSlots; ++k) (void)gpuEventDestroy(e[k]);
+    }
+  };
+  gpuEvent_t all[2 * kSlots] = {uploaded_[0], uploaded_[1], released_[0], released_[1]};
+  Events guard{all};
+
+  layout_workspace();
+  // Upload the first group, then overlap: upload group k+1 while group k computes.
+  const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
+  if (!groups_.empty() && resident(0)) upload(groups_[0], groups_[0].r0, groups_[0].r1, 0);
+  for (size_t k = 0; k < groups_.size(); ++k) {
+    const int slot = static_cast<int>(k % kSlots);
+    if (k + 1 < groups_.size() && resident(k + 1) && resident(k))
+      upload(groups_[k + 1], groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
+    process(groups_[k], groups_[k].split ? 0 : slot);
+    if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
+      upload(groups_[k + 1], groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
+  }
+  DeviceProfiles out;
+  finish(out);
+  return out;
+}
+
+void Run::finish(DeviceProfiles& out) {
+  const int64_t S = sessions_.n_sessions;
+  const int64_t R = offsets_.back();
+  grow_volume(std::max<int64_t>(R, 1), R);
+  // Session columns: one allocation, 11 aligned pieces.
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  out.sessions_mem = st_.output(col * 11);
+  char* base = static_cast<char*>(out.sessions_mem->data);
+  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
+  out.offsets = column(0, S + 1, DType::i64);
+  out.n_rows = column(1, S, DType::i64);
+  out.low_row = column(2, S, DType::i64);
+  out.poc_row = column(3, S, DType::i64);
+  out.vah_row = column(4, S, DType::i64);
+  out.val_row = column(5, S, DType::i64);
+  out.poc = column(6, S, DType::f64);
+  out.vah = column(7, S, DType::f64);
+  out.val = column(8, S, DType::f64);
+  out.total_volume = column(9, S, DType::f64);
+  out.va_volume = column(10, S, DType::f64);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(out.offsets.data, offsets_.data(), static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(out.n_rows.data, n_rows_.data(), static_cast<size_t>(S) * 8, gpuMemcpyHostToDevice, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(out.low_row.data, low_row_.data(), static_cast<size_t>(S) * 8, gpuMemcpyHostToDevice, stream_));
+  if (integer_acc_) launch_u64_to_double(volume_mem_->data, R, stream_);
+  const auto* volume = static_cast<const double*>(volume_mem_->data);
+  const int32_t* order = nullptr;
+  if (opt_.va_method == VaMethod::greedy && R > 0) {
+    if (R > (int64_t(1) << 31) - 1) VPOC_THROW(ValueError, "va_method='greedy' on the GPU supports up to 2**31 rows");
+    size_t temp = 0;
+    VPOC_GPU_CHECK(prim::segmented_sort_desc(nullptr, temp, volume, nullptr, nullptr, nullptr, static_cast<int>(R),
+                                             static_cast<int>(S), static_cast<const int64_t*>(out.offsets.data),
+                                             static_cast<const int64_t*>(out.offsets.data) + 1, stream_));
+    const size_t need = align_up(static_cast<size_t>(R) * 8) + 2 * align_up(static_cast<size_t>(R) * 4) + align_up(temp);
+    if (need > static_cast<size_t>(gopt_.memory_budget))
+      VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for va_method='greedy' over ", R,
+                 " rows (needs ", need, " bytes)");
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));  // the workspace may move below
+    Carver c{static_cast<char*>(st_.workspace(need))};
+    auto* keys_out = c.take<double>(static_cast<size_t>(R));
+    auto* vals_in = c.take<int32_t>(static_cast<size_t>(R));
+    auto* vals_out = c.take<int32_t>(static_cast<size_t>(R));
+    void* tmp = c.take<char>(temp);
+    launch_iota(vals_in, R, stream_);
+    VPOC_GPU_CHECK(prim::segmented_sort_desc(tmp, temp, volume, keys_out, vals_in, vals_out, static_cast<int>(R),
+                                             static_cast<int>(S), static_cast<const int64_t*>(out.offsets.data),
+                                             static_cast<const int64_t*>(out.offsets.data) + 1, stream_));
+    order = vals_out;
+  }
+  LevelColumns cols{static_cast<const int64_t*>(out.offsets.data), static_cast<const int64_t*>(out.n_rows.data),
+                    static_cast<const int64_t*>(out.low_row.data), static_cast<int64_t*>(out.poc_row.data),
+                    static_cast<int64_t*>(out.vah_row.data), static_cast<int64_t*>(out.val_row.data),
+                    static_cast<double*>(out.poc.data), static_cast<double*>(out.vah.data),
+                    static_cast<double*>(out.val.data), static_cast<double*>(out.total_volume.data),
+                    static_cast<double*>(out.va_volume.data)};
+  launch_levels(volume, order, cols, S, opt_, stream_);
+  out.device = gopt_.device;
+  out.n_sessions = S;
+  out.tick_size = opt_.tick_size;
+  out.ticks_per_row = opt_.ticks_per_row;
+  out.volume_mem = volume_mem_;
+  out.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
+  out.ready = record_ready(stream_, gopt_.device);
+  // The host vectors copied above came from pageable memory (copied on return); the greedy
+  // scratch lives in the workspace, which the next call on this device reuses only after
+  // taking the mutex held by this call; its kernels are ordered on the same stream.
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+}
+
+DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSpan& sessions,
+                        const Options& opt, const GpuOptions& gopt, bool integer_acc, const BarsInput* bars) {
+  require_device(gopt.device);
+  DeviceGuard guard(gopt.device);
+  DeviceState& st = state(gopt.device);
+  std::lock_guard<std::mutex> lock(st.mutex());
+  Run run(in, view, sessions, opt, gopt, integer_acc, bars);
+  return run.run();
+}
+
+}  // namespace
+
+DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                              const Options& opt, const GpuOptions& gopt) {
+  validate_trades(price, volume, sessions, opt);
+  const Inputs in = classify({&price, &volume}, gopt.device);
+  InputView v;
+  v.price_dtype = price.dtype;
+  v.volume_dtype = volume.dtype;
+  v.price = price.data;
+  v.volume = volume.data;
+  return dispatch(in, v, sessions, opt, gopt, volume.dtype == DType::i32, nullptr);
+}
+
+DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
+                            const Options& opt, const GpuOptions& gopt) {
+  validate_bars(bars, sessions, opt);
+  std::vector<const Array*> arrays{&bars.high, &bars.low, &bars.close, &bars.volume};
+  if (bars.has_open) arrays.push_back(&bars.open);
+  const Inputs in = classify(arrays, gopt.device);
+  InputView v;
+  v.bars = true;
+  v.distribute = distribute;
+  v.price_dtype = bars.high.dtype;
+  v.volume_dtype = bars.volume.dtype;
+  v.high = bars.high.data;
+  v.low = bars.low.data;
+  v.close = bars.close.data;
+  v.open = bars.has_open ? bars.open.data : nullptr;
+  v.volume = bars.volume.data;
+  const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
+  return dispatch(in, v, sessions, opt, gopt, !splits && bars.volume.dtype == DType::i32, &bars);
+}
+
+}  // namespace vpoc::gpu

@@ -1,0 +1,97 @@
+// gpu/levels.cu — per-session POC, value area and totals on the device (one thread per session).
+// Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
+#include "gpu/levels.hpp"
+
+#include "core/ladder.hpp"
+#include "core/levels.hpp"
+#include "vpoc/profiles.hpp"
+
+namespace vpoc::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+// [n] elementwise.
+__global__ void u64_to_double_kernel(void* volume, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const unsigned long long bits = static_cast<unsigned long long*>(volume)[i];
+  static_cast<double*>(volume)[i] = static_cast<double>(bits);
+}
+
+// [n] elementwise.
+__global__ void iota_kernel(int32_t* iota, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < n) iota[i] = static_cast<int32_t>(i);
+}
+
+// [S] one thread per session.
+__global__ void levels_kernel(const double* volume, const int32_t* order, LevelColumns c, int64_t S,
+                              double value_area, VaMethod method, PocTie tie, double row_size) {
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (s >= S) return;
+  const int64_t n = c.n_rows[s];
+  if (n == 0) {
+    const double nan = __longlong_as_double(0x7ff8000000000000LL);
+    c.poc_row[s] = c.vah_row[s] = c.val_row[s] = kNoRow;
+    c.poc[s] = c.vah[s] = c.val[s] = nan;
+    c.total_volume[s] = c.va_volume[s] = 0.0;
+    return;
+  }
+  const double* v = volume + c.offsets[s];
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += v[i];
+  const int64_t poc = levels::poc_index(v, n, tie);
+  const double target = value_area * total;
+  int64_t lo = poc, hi = poc;
+  double running = 0.0;
+  if (method == VaMethod::greedy) {
+    const int32_t* o = order + c.offsets[s];
+    lo = hi = o[0] - c.offsets[s];
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = o[k] - c.offsets[s];
+      running += v[i];
+      lo = i < lo ? i : lo;
+      hi = i > hi ? i : hi;
+      if (running >= target) break;
+    }
+  } else {
+    levels::expand(v, n, poc, target, method == VaMethod::cbot ? 2 : 1, lo, hi, running);
+  }
+  const int64_t low = c.low_row[s];
+  c.poc_row[s] = low + poc;
+  c.val_row[s] = low + lo;
+  c.vah_row[s] = low + hi;
+  c.poc[s] = ladder::row_price(low + poc, row_size);
+  c.val[s] = ladder::row_price(low + lo, row_size);
+  c.vah[s] = ladder::row_price(low + hi, row_size);
+  c.total_volume[s] = total;
+  c.va_volume[s] = running;
+}
+
+}  // namespace
+
+void launch_u64_to_double(void* volume, int64_t n, gpuStream_t stream) {
+  if (n <= 0) return;
+  u64_to_double_kernel<<<blocks(n), kThreads, 0, stream>>>(volume, n);
+  VPOC_GPU_CHECK_LAUNCH("u64_to_double_kernel");
+}
+
+void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream) {
+  if (n <= 0) return;
+  iota_kernel<<<blocks(n), kThreads, 0, stream>>>(iota, n);
+  VPOC_GPU_CHECK_LAUNCH("iota_kernel");
+}
+
+void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
+                   const Options& opt, gpuStream_t stream) {
+  if (S <= 0) return;
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  levels_kernel<<<blocks(S), kThreads, 0, stream>>>(volume, order, c, S, opt.value_area, opt.va_method,
+                                                    opt.poc_tie, row_size);
+  VPOC_GPU_CHECK_LAUNCH("levels_kernel");
+}
+
+}  // namespace vpoc::gpu

@@ -1,0 +1,31 @@
+// gpu/levels.hpp — launchers for the per-session POC / value-area pass and its helpers.
+// Contract: the same rules as the CPU (core/levels.hpp), so equal histograms give equal levels.
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/vendor.hpp"
+#include "vpoc/gpu.hpp"
+#include "vpoc/types.hpp"
+
+namespace vpoc::gpu {
+
+// Output columns of the sessions (device pointers, [S] each).
+struct LevelColumns {
+  const int64_t* offsets;  // [S+1]
+  const int64_t* n_rows;
+  const int64_t* low_row;
+  int64_t *poc_row, *vah_row, *val_row;
+  double *poc, *vah, *val, *total_volume, *va_volume;
+};
+
+// out[i] = double(bits of out[i] as uint64) for i < n: integer accumulators become volumes.
+void launch_u64_to_double(void* volume, int64_t n, gpuStream_t stream);
+// iota[i] = i for i < n (the values the greedy sort carries).
+void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream);
+// One thread per session: POC, value area, totals. `order` (greedy only) holds each session's
+// global row indices sorted by volume descending, lower row first on ties.
+void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
+                   const Options& opt, gpuStream_t stream);
+
+}  // namespace vpoc::gpu
