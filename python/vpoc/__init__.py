@@ -4,7 +4,7 @@ Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``sy
 """
 
 from . import synth
-from ._api import backends, from_bars, from_trades
+from ._api import backends, from_bars, from_trades, gpu_available, memory_stats
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
@@ -17,5 +17,7 @@ __all__ = [
     "backends",
     "from_bars",
     "from_trades",
+    "gpu_available",
+    "memory_stats",
     "synth",
 ]

@@ -5,15 +5,73 @@ Contract: no copy when the input is already a contiguous array of a dtype the en
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["as_array", "as_prices", "as_volume", "as_index"]
+from . import _core
+
+__all__ = ["as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view"]
 
 #: dtypes the C++ engine reads without conversion, per role.
 PRICE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 VOLUME_DTYPES = PRICE_DTYPES + (np.dtype(np.int32), np.dtype(np.int64))
+
+
+_GPU_TYPESTRS = {"f4", "f8", "i4", "i8"}
+
+
+def gpu_location(x: Any) -> Optional[int]:
+    """The GPU index of an array in GPU memory (``__cuda_array_interface__`` or a DLPack device
+    of type CUDA/ROCm), or None for host data."""
+    if isinstance(x, np.ndarray):
+        return None
+    if hasattr(x, "__cuda_array_interface__"):
+        return _device_index(x)
+    if hasattr(x, "__dlpack_device__"):
+        kind, index = x.__dlpack_device__()
+        if int(kind) in (2, 10):  # kDLCUDA, kDLROCM
+            return int(index)
+    return None
+
+
+def _device_index(x: Any) -> int:
+    dev = getattr(x, "device", None)
+    for attr in ("index", "id"):  # torch.device.index, cupy.cuda.Device.id
+        value = getattr(dev, attr, None)
+        if isinstance(value, int):
+            return value
+    return 0
+
+
+def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
+    """(pointer, size, typestr, device) of a 1-D contiguous array in GPU memory, read in place.
+
+    ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The producer's stream
+    (CUDA array interface v3) is synchronised first, so its pending writes are visible.
+    """
+    if not hasattr(x, "__cuda_array_interface__"):
+        raise TypeError(f"{name} is a GPU array without __cuda_array_interface__; pass a torch "
+                        "or cupy array (or copy it to the host)")
+    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
+        x = x.detach()
+    cai = x.__cuda_array_interface__
+    shape = tuple(cai["shape"])
+    if len(shape) != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {shape}")
+    typestr = cai["typestr"][1:]
+    if typestr not in _GPU_TYPESTRS or typestr[0] not in kinds:
+        allowed = "float32 or float64" if kinds == "f" else "float32, float64, int32 or int64"
+        raise TypeError(f"{name} on the GPU must be {allowed} (got typestr {cai['typestr']!r}); "
+                        "convert it on the device first, e.g. x.float()")
+    strides = cai.get("strides")
+    if strides is not None and shape[0] > 1 and tuple(strides) != (int(typestr[1]),):
+        raise ValueError(f"{name} must be contiguous on the GPU; call .contiguous() first")
+    device = _device_index(x)
+    stream = cai.get("stream")
+    if stream is not None and stream != -1:
+        _core.gpu_synchronize_stream(device, int(stream))
+    return int(cai["data"][0]), int(shape[0]), typestr, device
 
 
 def _to_numpy(x: Any, name: str) -> np.ndarray:

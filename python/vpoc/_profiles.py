@@ -24,6 +24,17 @@ _PER_SESSION = (
 )
 
 
+class _HostResult:
+    """Host copies of a GPU result's arrays, shaped like the engine's result object."""
+
+    def __init__(self, prof: "Profiles") -> None:
+        self.n_sessions = prof.n_sessions
+        self.tick_size = prof.tick_size
+        self.ticks_per_row = prof.ticks_per_row
+        for name in _PER_SESSION + ("offsets", "volume"):
+            setattr(self, name, np.asarray(getattr(prof, name)))
+
+
 class Profiles:
     """Per-session volume profiles, POC and value area.
 
@@ -31,6 +42,10 @@ class Profiles:
     ``poc_row``, ``vah_row``, ``val_row``, ``low_row``, ``n_rows`` (int64 absolute ladder rows),
     ``total_volume``, ``va_volume`` (float64). Histograms: ``offsets`` (int64, S+1) into
     ``volume`` (float64). Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
+
+    On the CPU the arrays are numpy views of the result's memory; on a GPU (``device`` is
+    "cuda:N") they are ``DeviceArray`` objects in device memory, exported zero-copy through
+    ``__dlpack__`` / ``__cuda_array_interface__`` (``to_torch()``), and ``cpu()`` copies them.
     """
 
     poc: np.ndarray
@@ -68,11 +83,23 @@ class Profiles:
 
     @property
     def high_row(self) -> np.ndarray:
-        """Highest row of each session (``NO_ROW`` for empty sessions)."""
+        """Highest row of each session (``NO_ROW`` for empty sessions; a host array)."""
+        if self.device != "cpu":
+            return self.cpu().high_row
         return np.where(self.n_rows > 0, self.low_row + self.n_rows - 1, NO_ROW)
 
+    def cpu(self) -> "Profiles":
+        """These profiles with every array copied to host memory (self when already there)."""
+        if self.device == "cpu":
+            return self
+        host = _HostResult(self)
+        return Profiles(host, session_labels=self.session_labels)
+
     def dense(self, fill: float = 0.0) -> np.ndarray:
-        """[S, max(n_rows)] float64 matrix, row s aligned at session s's low row, padded with fill."""
+        """[S, max(n_rows)] float64 matrix, row s aligned at session s's low row, padded with fill
+        (a host array; GPU profiles are copied first)."""
+        if self.device != "cpu":
+            return self.cpu().dense(fill)
         width = int(self.n_rows.max()) if self.n_sessions else 0
         out = np.full((self.n_sessions, width), fill, dtype=np.float64)
         sessions = np.repeat(np.arange(self.n_sessions), self.n_rows)
@@ -81,7 +108,9 @@ class Profiles:
         return out
 
     def session(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
-        """(row prices, row volumes) of session i (negative i counts from the end)."""
+        """(row prices, row volumes) of session i (negative i counts from the end; host arrays)."""
+        if self.device != "cpu":
+            return self.cpu().session(i)
         if not -self.n_sessions <= i < self.n_sessions:
             raise IndexError(f"session index {i} out of range for {self.n_sessions} sessions")
         i %= self.n_sessions
@@ -92,6 +121,8 @@ class Profiles:
 
     def to_pandas(self) -> "pd.DataFrame":
         """One row per session with every per-session field (index: session labels or 0..S-1)."""
+        if self.device != "cpu":
+            return self.cpu().to_pandas()
         try:
             import pandas as pd
         except ImportError as e:  # pragma: no cover - depends on the environment
