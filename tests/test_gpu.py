@@ -20,6 +20,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import warnings
 from functools import lru_cache
 
@@ -99,6 +100,8 @@ def to_torch(a, *, price: bool = False):
     a = np.ascontiguousarray(a)
     if price and a.dtype.kind in "iu":
         a = a.astype(np.float64)
+    if not a.flags.writeable:  # torch warns on read-only arrays (warnings are errors here)
+        a = a.copy()
     assert a.dtype.type in _ENGINE_DTYPES, a.dtype
     return torch.from_numpy(a).to("cuda")
 
@@ -169,20 +172,25 @@ def assert_gpu_matches_cpu(g, c, *, exact: bool, value_area: float = 0.70,
     for k in ("volume", "total_volume"):
         assert G[k].dtype == np.float64
         np.testing.assert_allclose(G[k], C[k], rtol=1e-9, atol=0, err_msg=f"field {k}{c_}")
+    # decisions: equal rows wherever the CPU's decisions are not within rounding of flipping
+    rows = ("poc_row", "vah_row", "val_row", "poc", "vah", "val")
+    differ = np.zeros(C["n_rows"].shape, dtype=bool)
+    for k in rows:
+        same = G[k] == C[k]
+        if G[k].dtype.kind == "f":
+            same |= np.isnan(G[k]) & np.isnan(C[k])
+        differ |= ~same
+    va_far = ~np.isclose(G["va_volume"], C["va_volume"], rtol=1e-9, atol=0)
     off = C["offsets"]
-    for s in np.flatnonzero(C["n_rows"] > 0):
+    for s in np.flatnonzero(differ | va_far):
         hist = C["volume"][off[s]:off[s + 1]]
         ref = profile_stats(hist, int(C["low_row"][s]), value_area=value_area,
                             va_method=va_method, poc_tie=poc_tie,
                             total=float(C["total_volume"][s]))
-        if ref["fragile"]:
-            continue  # a last-bit difference in the sums may legitimately flip a decision
-        for k in ("poc_row", "vah_row", "val_row", "poc", "vah", "val"):
-            assert G[k][s] == C[k][s], (
-                f"session {s}: {k} GPU {G[k][s]!r} != CPU {C[k][s]!r}{c_}\n"
-                f"cpu hist={hist.tolist()}\ngpu hist={G['volume'][off[s]:off[s + 1]].tolist()}")
-        np.testing.assert_allclose(G["va_volume"][s], C["va_volume"][s], rtol=1e-9, atol=0,
-                                   err_msg=f"session {s} va_volume{c_}")
+        assert ref["fragile"], (
+            f"session {s}: GPU " + ", ".join(f"{k}={G[k][s]!r}" for k in rows + ("va_volume",))
+            + "\n       CPU " + ", ".join(f"{k}={C[k][s]!r}" for k in rows + ("va_volume",))
+            + f"{c_}\ncpu hist={hist.tolist()}\ngpu hist={G['volume'][off[s]:off[s + 1]].tolist()}")
 
 
 def both(api: str, arrays: dict, where: str = "host", **kw):
@@ -213,9 +221,9 @@ def es_like(n: int, n_sessions: int = 7, seed: int = 0, *, bars: bool = False):
     d = {"volume": rng.integers(0, 60, n).astype(np.int64)}
     if bars:
         low = t * 0.25
-        high = low + rng.integers(0, 7, n) * 0.25
-        d.update(high=high, low=low, close=low + rng.integers(0, 7, n) % (
-            (high - low) / 0.25 + 1).astype(np.int64) * 0.25, open=low.copy())
+        w = rng.integers(0, 7, n)
+        d.update(high=low + w * 0.25, low=low, close=low + rng.integers(0, w + 1) * 0.25,
+                 open=low + rng.integers(0, w + 1) * 0.25)
     else:
         d["price"] = t * 0.25
     cuts = np.sort(rng.integers(0, n, n_sessions - 1)) if n_sessions > 1 else np.zeros(0, int)
@@ -252,6 +260,7 @@ class FreeMemoryMonitor:
     def _run(self):
         while not self._stop.is_set():
             self.min_free = min(self.min_free, torch.cuda.mem_get_info(0)[0])
+            time.sleep(50e-6)  # lets the caller's thread take the GIL back
 
     def __exit__(self, *exc):
         torch.cuda.synchronize()
@@ -356,7 +365,7 @@ def test_device_auto():
 @needs_torch
 def test_cpu_device_rejects_gpu_inputs():
     d, _ = es_like(100, 1)
-    with pytest.raises(ValueError, match="price"):
+    with pytest.raises(ValueError, match=r"(?i)gpu|device|price"):
         vpoc.from_trades(to_torch(d["price"]), d["volume"], tick_size=0.25, device="cpu")
     assert_still_works()
 
@@ -448,7 +457,6 @@ def test_bars_gpu_equals_cpu(where, distribute, ticks_per_row, layout, ps, vs, v
     ([0, 5], 5),                    # zero volume everywhere (all rows tie)
 ])
 def test_empty_sessions_and_zero_volume(where, api, offsets, n):
-    rng = np.random.default_rng(5)
     d, _ = es_like(n, 1, bars=api != "trades")
     if n == 5:
         d["volume"] = np.zeros(n, np.int64)
@@ -461,7 +469,6 @@ def test_empty_sessions_and_zero_volume(where, api, offsets, n):
         empty = np.asarray(h.n_rows) == 0
         assert np.all(np.asarray(h.poc_row)[empty] == NO_ROW)
         assert np.all(np.isnan(np.asarray(h.poc)[empty]))
-    del rng
 
 
 @pytest.mark.parametrize("where", WHERE)
@@ -493,9 +500,7 @@ def test_large_shapes(where, layout, api):
             for k in ("close", "open"):
                 d[k] = d[k] + jumps
             d["low"] = d["low"] + jumps
-            d["high"] = d["high"] + jumps
-            if api == "uniform":  # keep the tick expansion bounded
-                pass
+            d["high"] = d["high"] + jumps  # bars keep their width
     for va_method, poc_tie in (("cbot", "center"), ("greedy", "high"), ("single", "low")):
         for tpr in (1, 4):
             c, g = both(api, d, where, **_offkw(off), tick_size=0.25, ticks_per_row=tpr,
@@ -509,8 +514,10 @@ def test_large_shapes(where, layout, api):
 def test_large_int64_volumes(where, api):
     # volumes >= 2**31 switch the integer path to float64 sums (still exact below 2**53)
     d, off = es_like(50_000, 5, bars=api != "trades")
-    d["volume"] = d["volume"] * (2**33 + 1)
-    assert d["volume"].sum() < 2**53
+    v = d["volume"].copy()
+    v[::97] += 3 * 2**31
+    d["volume"] = v
+    assert v.max() >= 2**31 and v.sum() < 2**53
     c, g = both(api, d, where, offsets=off, tick_size=0.25)
     assert_gpu_matches_cpu(g, c, exact=exact_for(api, d["volume"]))
 
@@ -567,23 +574,17 @@ def test_session_ids(where, api, datetime_ids):
 def test_device_offsets_and_session_ids(api):
     """Assumption: offsets / session_ids may be GPU tensors too (like the data)."""
     d, off = es_like(20_000, 6, bars=api != "trades")
-    c = (vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25) if api == "trades"
-         else vpoc.from_bars(d["high"], d["low"], d["close"], d["volume"], offsets=off,
-                             tick_size=0.25))
     ids = np.repeat(np.arange(off.size - 1) * 10, np.diff(off)).astype(np.int64)
-    D = place("torch", d)
-    for sess in ({"offsets": to_torch(off)}, {"session_ids": to_torch(ids)}):
+    for name, sess in (("offsets", off), ("session_ids", ids)):
+        c, g = both(api, d, "torch", tick_size=0.25, **{name: sess})
+        assert_gpu_matches_cpu(g, c, exact=exact_for(api, d["volume"]), ctx=f"host {name}")
+        D = place("torch", d)
+        kw = {name: to_torch(sess), "tick_size": 0.25, "device": "cuda"}
         if api == "trades":
-            g = vpoc.from_trades(D["price"], D["volume"], tick_size=0.25, device="cuda", **sess)
+            g = vpoc.from_trades(D["price"], D["volume"], **kw)
         else:
-            g = vpoc.from_bars(D["high"], D["low"], D["close"], D["volume"], tick_size=0.25,
-                               device="cuda", **sess)
-        h = g.cpu()
-        for k in ALL_FIELDS:
-            if k in ("volume", "total_volume", "va_volume") and api != "trades":
-                np.testing.assert_allclose(getattr(h, k), getattr(c, k), rtol=1e-9, err_msg=k)
-            else:
-                np.testing.assert_array_equal(getattr(h, k), getattr(c, k), err_msg=k)
+            g = vpoc.from_bars(D["high"], D["low"], D["close"], D["volume"], distribute=api, **kw)
+        assert_gpu_matches_cpu(g, c, exact=exact_for(api, d["volume"]), ctx=f"device {name}")
 
 
 # --------------------------------------------------------------------------------------
@@ -705,8 +706,8 @@ def test_device_input_is_read_in_place():
     budget = 64 * MiB
     gen = torch.Generator(device="cuda").manual_seed(1)
     # float32 ES-like prices on the 0.25 grid and float32 integer volumes, made on the GPU
-    price = torch.randint(-400, 400, (n,), device="cuda", generator=gen, dtype=torch.int32)
-    price = price.cumsum(0, dtype=torch.int32).remainder_(2000).add_(16000).float().mul_(0.25)
+    price = torch.randint(15200, 16800, (n,), device="cuda", generator=gen,
+                          dtype=torch.int32).float().mul_(0.25)
     vol = torch.randint(1, 100, (n,), device="cuda", generator=gen, dtype=torch.int32).float()
     off = np.linspace(0, n, 1015).astype(np.int64)
     input_bytes = price.nbytes + vol.nbytes
@@ -759,12 +760,12 @@ def test_host_streaming_with_tiny_budget(api):
         assert_gpu_matches_cpu(g, c, exact=exact_for(api, d["volume"]), va_method=va_method,
                                poc_tie=poc_tie, ctx=f"streamed {api} {va_method}")
     after = vpoc.memory_stats()
-    assert after["workspace_bytes"] == before["workspace_bytes"] or (
-        after["workspace_bytes"] <= max(before["workspace_bytes"], 1 * MiB))
+    assert (after["workspace_bytes"] == before["workspace_bytes"]
+            or after["workspace_bytes"] <= 1 * MiB), (before, after)
 
 
 _BUDGET_SCRIPT = textwrap.dedent("""
-    import json, sys, threading
+    import json, sys, threading, time
     import numpy as np, torch, vpoc
     budget, n = int(sys.argv[1]), int(sys.argv[2])
     torch.zeros(1, device="cuda"); torch.cuda.synchronize()
@@ -777,6 +778,7 @@ _BUDGET_SCRIPT = textwrap.dedent("""
     def poll():
         while not state["stop"]:
             state["min"] = min(state["min"], torch.cuda.mem_get_info(0)[0])
+            time.sleep(50e-6)
     t = threading.Thread(target=poll, daemon=True); t.start()
     prof = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, device="cuda",
                             memory_budget=budget)
@@ -1019,7 +1021,6 @@ def _late_inputs(d, stream):
 @pytest.mark.parametrize("how", ["torch_stream", "int_handle"])
 def test_stream_argument(how):
     d, off = es_like(200_000, 7, seed=2)
-    d["price"] = d["price"] + 1000.0  # a zero price would be a valid but different answer
     c = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25)
     s = torch.cuda.Stream()
     D = _late_inputs(d, s)
@@ -1041,7 +1042,6 @@ def test_inputs_pending_on_the_current_stream_are_awaited(current):
     """No stream= argument: data still being written on torch's current stream must be
     waited for (DLPack's stream handshake), not read early."""
     d, off = es_like(200_000, 7, seed=3)
-    d["price"] = d["price"] + 1000.0
     c = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25)
     s = torch.cuda.current_stream() if current == "default" else torch.cuda.Stream()
     with torch.cuda.stream(s):

@@ -2,9 +2,10 @@
 // Contract: nothing in vpoc calls exit/abort; failures are vpoc::Error subclasses stamped with file:line.
 #pragma once
 
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace vpoc {
@@ -38,12 +39,27 @@ class DeviceError : public Error {
 };
 
 namespace detail {
+// Message building without iostreams: no locale machinery, which some toolchains (a statically
+// linked libstdc++ in a CUDA build, seen) leave uninitialised inside a Python extension.
+inline void append(std::string& s, const std::string& x) { s += x; }
+inline void append(std::string& s, const char* x) { s += x; }
+inline void append(std::string& s, char x) { s += x; }
+inline void append(std::string& s, double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  s += buf;
+}
+inline void append(std::string& s, float x) { append(s, static_cast<double>(x)); }
+template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+void append(std::string& s, T x) {
+  s += std::to_string(x);
+}
+
 template <class... Parts>
-std::string concat(Parts&&... parts) {
-  std::ostringstream os;
-  os.precision(17);
-  (os << ... << std::forward<Parts>(parts));
-  return os.str();
+std::string concat(const Parts&... parts) {
+  std::string s;
+  (append(s, parts), ...);
+  return s;
 }
 }  // namespace detail
 
