@@ -110,7 +110,8 @@ class Run {
   void process(const Group& g, int slot);
   void fail_at(int64_t row);
   void grow_volume(int64_t need, int64_t used);
-  void finish(DeviceProfiles& out);
+  void allocate_sessions();
+  void finish();
 
   const Inputs& in_;
   InputView view_;
@@ -132,9 +133,14 @@ class Run {
   int64_t* g_out_off_ = nullptr;
   int64_t* g_low_ = nullptr;
   int64_t* g_width_ = nullptr;
+  void* scan_temp_ = nullptr;
+  size_t scan_bytes_ = 0;
+  long long* summary_ = nullptr;      // device: [rows of the group, widest session]
+  long long* host_small_ = nullptr;   // pinned: summary + err read back, then group offsets
   gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
   // results
-  std::vector<int64_t> offsets_, low_row_, n_rows_;
+  DeviceProfiles out_;
+  int64_t laid_out_ = 0;  // output rows of the groups done so far
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
 };
@@ -157,7 +163,9 @@ void Run::layout_workspace() {
     for (const Array* a : in_.arrays) slot_bytes_ += align_up(static_cast<size_t>(slot_rows_) * itemsize(a->dtype));
   }
   groups_ = plan(sessions_, slot_rows_, max_sessions_);
-  const size_t ws_bytes = fixed + kSlots * slot_bytes_;
+  const auto n_max = std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions));
+  scan_bytes_ = layout_temp_bytes(n_max);
+  const size_t ws_bytes = fixed + kSlots * slot_bytes_ + align_up(scan_bytes_) + 256;
   Carver c{static_cast<char*>(st_.workspace(ws_bytes))};
   for (int k = 0; k < kSlots && slot_bytes_ > 0; ++k) slot_mem_[k] = c.take<char>(slot_bytes_);
   const auto n = static_cast<size_t>(std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions)));
@@ -170,6 +178,9 @@ void Run::layout_workspace() {
   g_out_off_ = c.take<int64_t>(n);
   g_low_ = c.take<int64_t>(n);
   g_width_ = c.take<int64_t>(n);
+  scan_temp_ = c.take<char>(scan_bytes_);
+  summary_ = c.take<long long>(2);
+  host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
   scratch_.out_off = g_out_off_;
   scratch_.low_row = g_low_;
@@ -268,15 +279,22 @@ void Run::grow_volume(int64_t need, int64_t used) {
 void Run::process(const Group& g, int slot) {
   const int64_t n = g.s1 - g.s0;
   if (!in_.on_device && !g.split) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[slot]));
-  // Group session offsets and fresh scratch.
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, sessions_.offsets + g.s0, static_cast<size_t>(n + 1) * 8,
-                                gpuMemcpyHostToDevice, stream_));
+  // Group session offsets (through pinned memory when they fit) and fresh scratch.
+  const size_t off_bytes = static_cast<size_t>(n + 1) * 8;
+  const int64_t* off_src = sessions_.offsets + g.s0;
+  if (off_bytes + 64 <= DeviceState::kSmallPinned) {
+    auto* staged = reinterpret_cast<int64_t*>(host_small_ + 8);
+    std::memcpy(staged, off_src, off_bytes);  // free: the previous group's copy finished at its sync
+    off_src = staged;
+  }
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
   scratch_.n = n;
   VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.lo, 0xFF, static_cast<size_t>(n) * 8, stream_));
   VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.hi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
+  if (view_.bars && view_.distribute == Distribute::legacy) {
+    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
+    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
+  }
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -294,54 +312,71 @@ void Run::process(const Group& g, int slot) {
   if (legacy) pass([&](const InputView& v, RowSpan r) { launch_price_range(v, r, scratch_, opt_, stream_); });
   pass([&](const InputView& v, RowSpan r) { launch_row_range(v, r, scratch_, opt_, stream_); });
 
-  // Row ranges back to the host: lay the group's sessions out in the output.
-  std::vector<unsigned long long> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n));
-  unsigned long long err = 0;
-  VPOC_GPU_CHECK(gpuMemcpyAsync(lo.data(), scratch_.lo, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(hi.data(), scratch_.hi, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(&err, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
+  // Layout on the device; the host reads back only the group's size, widest session and error.
+  auto* n_rows_col = static_cast<int64_t*>(out_.n_rows.data) + g.s0;
+  auto* low_col = static_cast<int64_t*>(out_.low_row.data) + g.s0;
+  auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
+  launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
+                LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 16, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-  if (err != kEncNone) fail_at(static_cast<int64_t>(err));
-  std::vector<int64_t> out_off(static_cast<size_t>(n)), low(static_cast<size_t>(n)), width(static_cast<size_t>(n));
-  int64_t at = offsets_[static_cast<size_t>(g.s0)];
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t s = g.s0 + k;
-    const bool empty = lo[k] == kEncNone;
-    const int64_t l = empty ? kNoRow : decode_row(lo[k]);
-    const int64_t w = empty ? 0 : decode_row(hi[k]) - l + 1;
-    if (w > opt_.max_rows) VPOC_THROW(ValueError, messages::session_too_wide(s, w, opt_.max_rows));
-    out_off[k] = at;
-    low[k] = empty ? 0 : l;
-    width[k] = w;
-    low_row_[static_cast<size_t>(s)] = l;
-    n_rows_[static_cast<size_t>(s)] = w;
-    at += w;
-    offsets_[static_cast<size_t>(s + 1)] = at;
+  const int64_t rows = host_small_[0], widest = host_small_[1];
+  const auto err = static_cast<unsigned long long>(host_small_[2]);
+  // g.err holds the smallest bad row so far: a bad volume of an earlier group (found by its bin
+  // pass) or a bad price of this one, before which a bad volume may still hide.
+  if (err != kEncNone) {
+    if (static_cast<int64_t>(err) >= g.r0 && (in_.on_device || !g.split)) {
+      const RowSpan before{g.r0, static_cast<int64_t>(err), in_.on_device ? 0 : g.r0};
+      launch_volume_check(view_at(slot, g.r0), before, scratch_, stream_);
+      VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
+      VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    }
+    fail_at(host_small_[2]);
+  }
+  if (widest > opt_.max_rows) {
+    std::vector<int64_t> w(static_cast<size_t>(n));
+    VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    const auto k = std::max_element(w.begin(), w.end()) - w.begin();
+    VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
   }
   if (g.s0 == 0 && groups_.size() > 1) {  // first group: estimate the whole output from it
-    const double per_session = static_cast<double>(at) / static_cast<double>(std::max<int64_t>(n, 1));
-    grow_volume(static_cast<int64_t>(per_session * static_cast<double>(sessions_.n_sessions) * 1.25) + 1024,
-                offsets_[static_cast<size_t>(g.s0)]);
+    const double per_session = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(n, 1));
+    grow_volume(static_cast<int64_t>(per_session * static_cast<double>(sessions_.n_sessions) * 1.25) + 1024, 0);
   }
-  grow_volume(at, offsets_[static_cast<size_t>(g.s0)]);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_out_off_, out_off.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_low_, low.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_width_, width.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
-  const int64_t first = offsets_[static_cast<size_t>(g.s0)];
-  if (at > first)
-    VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + first * 8, 0,
-                                  static_cast<size_t>(at - first) * 8, stream_));
-  void* out = volume_mem_->data;
+  grow_volume(laid_out_ + rows, laid_out_);
+  if (rows > 0)
+    VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + laid_out_ * 8, 0,
+                                  static_cast<size_t>(rows) * 8, stream_));
+  void* out = static_cast<char*>(volume_mem_->data) + laid_out_ * 8;
   pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, integer_acc_, out, stream_); });
-  // The host vectors above were copied from pageable memory: the copies completed on return.
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
+  laid_out_ += rows;  // bad volumes found by this bin pass are read back with the next summary
+}
+
+// Session columns: one allocation, 11 aligned pieces, filled by the layout and levels kernels.
+void Run::allocate_sessions() {
+  const int64_t S = sessions_.n_sessions;
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  out_.sessions_mem = st_.output(col * 11);
+  char* base = static_cast<char*>(out_.sessions_mem->data);
+  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
+  out_.offsets = column(0, S + 1, DType::i64);
+  out_.n_rows = column(1, S, DType::i64);
+  out_.low_row = column(2, S, DType::i64);
+  out_.poc_row = column(3, S, DType::i64);
+  out_.vah_row = column(4, S, DType::i64);
+  out_.val_row = column(5, S, DType::i64);
+  out_.poc = column(6, S, DType::f64);
+  out_.vah = column(7, S, DType::f64);
+  out_.val = column(8, S, DType::f64);
+  out_.total_volume = column(9, S, DType::f64);
+  out_.va_volume = column(10, S, DType::f64);
+  VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));  // offsets[0] (also when S == 0)
 }
 
 DeviceProfiles Run::run() {
-  const int64_t S = sessions_.n_sessions;
-  offsets_.assign(static_cast<size_t>(S + 1), 0);
-  low_row_.assign(static_cast<size_t>(S), kNoRow);
-  n_rows_.assign(static_cast<size_t>(S), 0);
   for (int k = 0; k < kSlots; ++k) {
     VPOC_GPU_CHECK(gpuEventCreateWithFlags(&uploaded_[k], gpuEventDisableTiming));
     VPOC_GPU_CHECK(gpuEventCreateWithFlags(&released_[k], gpuEventDisableTiming));
@@ -358,6 +393,8 @@ DeviceProfiles Run::run() {
   Events guard{all};
 
   layout_workspace();
+  allocate_sessions();
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
   // Upload the first group, then overlap: upload group k+1 while group k computes.
   const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
   if (!groups_.empty() && resident(0)) upload(groups_[0], groups_[0].r0, groups_[0].r1, 0);
@@ -369,77 +406,55 @@ DeviceProfiles Run::run() {
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
       upload(groups_[k + 1], groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
-  DeviceProfiles out;
-  finish(out);
-  return out;
+  finish();
+  return std::move(out_);
 }
 
-void Run::finish(DeviceProfiles& out) {
+void Run::finish() {
   const int64_t S = sessions_.n_sessions;
-  const int64_t R = offsets_.back();
+  const int64_t R = laid_out_;
   grow_volume(std::max<int64_t>(R, 1), R);
-  // Session columns: one allocation, 11 aligned pieces.
-  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  out.sessions_mem = st_.output(col * 11);
-  char* base = static_cast<char*>(out.sessions_mem->data);
-  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
-  out.offsets = column(0, S + 1, DType::i64);
-  out.n_rows = column(1, S, DType::i64);
-  out.low_row = column(2, S, DType::i64);
-  out.poc_row = column(3, S, DType::i64);
-  out.vah_row = column(4, S, DType::i64);
-  out.val_row = column(5, S, DType::i64);
-  out.poc = column(6, S, DType::f64);
-  out.vah = column(7, S, DType::f64);
-  out.val = column(8, S, DType::f64);
-  out.total_volume = column(9, S, DType::f64);
-  out.va_volume = column(10, S, DType::f64);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(out.offsets.data, offsets_.data(), static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(out.n_rows.data, n_rows_.data(), static_cast<size_t>(S) * 8, gpuMemcpyHostToDevice, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(out.low_row.data, low_row_.data(), static_cast<size_t>(S) * 8, gpuMemcpyHostToDevice, stream_));
   if (integer_acc_) launch_u64_to_double(volume_mem_->data, R, stream_);
   const auto* volume = static_cast<const double*>(volume_mem_->data);
   const int32_t* order = nullptr;
+  const auto* offsets = static_cast<const int64_t*>(out_.offsets.data);
   if (opt_.va_method == VaMethod::greedy && R > 0) {
     if (R > (int64_t(1) << 31) - 1) VPOC_THROW(ValueError, "va_method='greedy' on the GPU supports up to 2**31 rows");
     size_t temp = 0;
     VPOC_GPU_CHECK(prim::segmented_sort_desc(nullptr, temp, volume, nullptr, nullptr, nullptr, static_cast<int>(R),
-                                             static_cast<int>(S), static_cast<const int64_t*>(out.offsets.data),
-                                             static_cast<const int64_t*>(out.offsets.data) + 1, stream_));
+                                             static_cast<int>(S), offsets, offsets + 1, stream_));
     const size_t need = align_up(static_cast<size_t>(R) * 8) + 2 * align_up(static_cast<size_t>(R) * 4) + align_up(temp);
     if (need > static_cast<size_t>(gopt_.memory_budget))
       VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for va_method='greedy' over ", R,
                  " rows (needs ", need, " bytes)");
-    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));  // the workspace may move below
-    Carver c{static_cast<char*>(st_.workspace(need))};
+    Carver c{static_cast<char*>(st_.workspace(need))};  // grows only if needed (syncs first)
     auto* keys_out = c.take<double>(static_cast<size_t>(R));
     auto* vals_in = c.take<int32_t>(static_cast<size_t>(R));
     auto* vals_out = c.take<int32_t>(static_cast<size_t>(R));
     void* tmp = c.take<char>(temp);
     launch_iota(vals_in, R, stream_);
     VPOC_GPU_CHECK(prim::segmented_sort_desc(tmp, temp, volume, keys_out, vals_in, vals_out, static_cast<int>(R),
-                                             static_cast<int>(S), static_cast<const int64_t*>(out.offsets.data),
-                                             static_cast<const int64_t*>(out.offsets.data) + 1, stream_));
+                                             static_cast<int>(S), offsets, offsets + 1, stream_));
     order = vals_out;
   }
-  LevelColumns cols{static_cast<const int64_t*>(out.offsets.data), static_cast<const int64_t*>(out.n_rows.data),
-                    static_cast<const int64_t*>(out.low_row.data), static_cast<int64_t*>(out.poc_row.data),
-                    static_cast<int64_t*>(out.vah_row.data), static_cast<int64_t*>(out.val_row.data),
-                    static_cast<double*>(out.poc.data), static_cast<double*>(out.vah.data),
-                    static_cast<double*>(out.val.data), static_cast<double*>(out.total_volume.data),
-                    static_cast<double*>(out.va_volume.data)};
+  LevelColumns cols{offsets, static_cast<const int64_t*>(out_.n_rows.data),
+                    static_cast<const int64_t*>(out_.low_row.data), static_cast<int64_t*>(out_.poc_row.data),
+                    static_cast<int64_t*>(out_.vah_row.data), static_cast<int64_t*>(out_.val_row.data),
+                    static_cast<double*>(out_.poc.data), static_cast<double*>(out_.vah.data),
+                    static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
+                    static_cast<double*>(out_.va_volume.data)};
   launch_levels(volume, order, cols, S, opt_, stream_);
-  out.device = gopt_.device;
-  out.n_sessions = S;
-  out.tick_size = opt_.tick_size;
-  out.ticks_per_row = opt_.ticks_per_row;
-  out.volume_mem = volume_mem_;
-  out.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
-  out.ready = record_ready(stream_, gopt_.device);
-  // The host vectors copied above came from pageable memory (copied on return); the greedy
-  // scratch lives in the workspace, which the next call on this device reuses only after
-  // taking the mutex held by this call; its kernels are ordered on the same stream.
-  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  // The last bin pass's bad volumes.
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
+  out_.ready = record_ready(stream_, gopt_.device);
+  out_.device = gopt_.device;
+  out_.n_sessions = S;
+  out_.tick_size = opt_.tick_size;
+  out_.ticks_per_row = opt_.ticks_per_row;
+  out_.volume_mem = volume_mem_;
+  out_.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
+  VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(out_.ready.event.get())));
+  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
 }
 
 DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSpan& sessions,

@@ -2,10 +2,13 @@
 // Contract: the same ladder and distribution code as the CPU (core/*.hpp); atomics only, no sorting.
 #include "gpu/histogram.hpp"
 
+#include <algorithm>
 #include <cfloat>
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
+#include "gpu/prim.hpp"
+#include "vpoc/profiles.hpp"
 
 namespace vpoc::gpu {
 namespace {
@@ -18,6 +21,7 @@ constexpr int kTile = kThreads * 8;
 constexpr int kSmemRows = 4096;
 
 __device__ inline unsigned long long enc_row(int64_t r) { return static_cast<unsigned long long>(r) ^ (1ull << 63); }
+__device__ inline int64_t dec_row(unsigned long long e) { return static_cast<int64_t>(e ^ (1ull << 63)); }
 // Order-preserving encoding of a double (for atomicMin / atomicMax on unsigned 64-bit).
 __device__ inline unsigned long long enc_price(double x) {
   const auto b = static_cast<unsigned long long>(__double_as_longlong(x));
@@ -57,14 +61,17 @@ struct Source {
   __device__ double volume(int64_t i) const { return load<V>(in.volume, i - base); }
   __device__ double open_or(int64_t i, double c) const { return in.open ? load<P>(in.open, i - base) : c; }
 
-  __device__ bool valid(int64_t i) const {
-    const double v = volume(i);
-    const bool v_ok = v >= 0.0 && v <= DBL_MAX;
-    if (!in.bars) return v_ok && valid_price(load<P>(in.price, i - base));
+  // Finite, in-range prices (and high >= low).
+  __device__ bool valid_prices(int64_t i) const {
+    if (!in.bars) return valid_price(load<P>(in.price, i - base));
     const double h = load<P>(in.high, i - base), l = load<P>(in.low, i - base);
-    bool ok = v_ok && valid_price(h) && valid_price(l) && valid_price(load<P>(in.close, i - base)) && h >= l;
+    bool ok = valid_price(h) && valid_price(l) && valid_price(load<P>(in.close, i - base)) && h >= l;
     if (in.open) ok = ok && valid_price(load<P>(in.open, i - base));
     return ok;
+  }
+  __device__ bool valid_volume(int64_t i) const {
+    const double v = volume(i);
+    return v >= 0.0 && v <= DBL_MAX;
   }
 
   // Lowest and highest row row i touches (L: its session's legacy ladder, legacy only).
@@ -146,7 +153,7 @@ __global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch 
   tile_sessions(g, t0, t1, s, last);
   for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
     while (g.offsets[s + 1] <= i) ++s;
-    if (!src.valid(i)) continue;  // reported by the row-range pass
+    if (!src.valid_prices(i)) continue;  // reported by the row-range pass
     const double h = load<P>(src.in.high, i - src.base), l = load<P>(src.in.low, i - src.base);
     const double c = load<P>(src.in.close, i - src.base), o = src.open_or(i, c);
     atomicMin(&g.plo[s], enc_price(fmin(fmin(o, c), l)));
@@ -177,7 +184,7 @@ __global__ void row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
       while (g.offsets[s + 1] <= i) ++s;
       if (s != before) L = ladder_of(g, s, tick, legacy);
     }
-    if (!src.valid(i)) {
+    if (!src.valid_prices(i)) {
       atomicMin(g.err, static_cast<unsigned long long>(i));
       continue;
     }
@@ -208,8 +215,11 @@ __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
 __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, static_cast<unsigned long long>(v)); }
 
 // [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
+// Each thread bins kItems consecutive rows and merges runs of equal rows before its atomics
+// (consecutive trades mostly repeat the last price).
 template <class P, class V, class Acc>
 __global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, Acc* out, double tick, bool legacy) {
+  constexpr int kItems = kTile / kThreads;
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
@@ -221,26 +231,87 @@ __global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, Acc* 
     for (int64_t k = threadIdx.x; k < g.width[first]; k += kThreads) shared_rows[k] = Acc(0);
     __syncthreads();
   }
-  distribute::LegacyLadder L = ladder_of(g, first, tick, legacy);
+  const int64_t i0 = t0 + static_cast<int64_t>(threadIdx.x) * kItems;
   int64_t s = first;
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (!privatized) {
-      const int64_t before = s;
-      while (g.offsets[s + 1] <= i) ++s;
-      if (s != before) L = ladder_of(g, s, tick, legacy);
+  if (!privatized && i0 < t1)
+    while (g.offsets[s + 1] <= i0) ++s;
+  distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
+  Acc* dst = privatized ? shared_rows : out + g.out_off[s];
+  int64_t low = g.low_row[s];
+  int64_t run_row = 0;  // the pending run: rows run_row of dst, volume run_v
+  double run_v = 0.0;
+  bool pending = false;
+  const auto flush = [&]() {
+    if (pending) add_to(dst + (run_row - low), run_v);
+    pending = false;
+  };
+  const auto add = [&](int64_t r, double v) {
+    if (pending && r == run_row) {
+      run_v += v;
+    } else {
+      flush();
+      run_row = r;
+      run_v = v;
+      pending = true;
     }
-    const int64_t low = g.low_row[s];
-    Acc* dst = privatized ? shared_rows : out + g.out_off[s];
-    src.emit(i, L, [&](int64_t r, double v) {
-      add_to(dst + (r - low), v);
-      return true;
-    });
+    return true;
+  };
+  for (int64_t i = i0; i < min(i0 + kItems, t1); ++i) {
+    if (!privatized && g.offsets[s + 1] <= i) {
+      flush();
+      while (g.offsets[s + 1] <= i) ++s;
+      L = ladder_of(g, s, tick, legacy);
+      dst = out + g.out_off[s];
+      low = g.low_row[s];
+    }
+    if (!src.valid_volume(i)) {
+      atomicMin(g.err, static_cast<unsigned long long>(i));
+      continue;
+    }
+    src.emit(i, L, add);
   }
+  flush();
   if (privatized) {
     __syncthreads();
-    Acc* dst = out + g.out_off[first];
+    Acc* o = out + g.out_off[first];
     for (int64_t k = threadIdx.x; k < g.width[first]; k += kThreads)
-      if (shared_rows[k] != Acc(0)) atomicAdd(dst + k, shared_rows[k]);
+      if (shared_rows[k] != Acc(0)) atomicAdd(o + k, shared_rows[k]);
+  }
+}
+
+// [tiles] blocks x [kThreads]: first bad volume into g.err.
+template <class P, class V>
+__global__ void volume_check_kernel(Source<P, V> src, RowSpan rows, GroupScratch g) {
+  const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
+  const int64_t t1 = min(t0 + kTile, rows.end);
+  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads)
+    if (!src.valid_volume(i)) atomicMin(g.err, static_cast<unsigned long long>(i));
+}
+
+// [n] one thread per session of the group.
+__global__ void layout_widths_kernel(GroupScratch g, int64_t* width, int64_t* low, LayoutColumns cols,
+                                     long long* summary) {
+  const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (k >= g.n) return;
+  const bool empty = g.lo[k] == kEncNone;
+  const int64_t l = empty ? 0 : dec_row(g.lo[k]);
+  const int64_t w = empty ? 0 : dec_row(g.hi[k]) - l + 1;
+  width[k] = w;
+  low[k] = l;
+  cols.n_rows[k] = w;
+  cols.low_row[k] = empty ? kNoRow : l;
+  atomicMax(reinterpret_cast<unsigned long long*>(summary + 1), static_cast<unsigned long long>(w));
+}
+
+// [n] one thread per session of the group.
+__global__ void layout_offsets_kernel(int64_t n, const int64_t* width, const int64_t* out_off, LayoutColumns cols,
+                                      int64_t base, long long* summary) {
+  const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (k >= n) return;
+  cols.offsets[k] = base + out_off[k];
+  if (k == n - 1) {
+    summary[0] = out_off[k] + width[k];
+    cols.offsets[n] = base + summary[0];
   }
 }
 
@@ -310,6 +381,36 @@ void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const 
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
+}
+
+void launch_volume_check(const InputView& in, RowSpan rows, const GroupScratch& g, gpuStream_t stream) {
+  if (rows.end <= rows.begin) return;
+  Options opt;  // the volume check needs no ladder
+  with_types(in, [&](auto p, auto v) {
+    using P = decltype(p);
+    using V = decltype(v);
+    volume_check_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g);
+  });
+  VPOC_GPU_CHECK_LAUNCH("volume_check_kernel");
+}
+
+size_t layout_temp_bytes(int64_t n) {
+  size_t bytes = 0;
+  VPOC_GPU_CHECK(prim::exclusive_sum(nullptr, bytes, nullptr, nullptr, static_cast<int>(std::max<int64_t>(n, 1)), nullptr));
+  return bytes;
+}
+
+void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
+                   size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
+                   gpuStream_t stream) {
+  if (g.n <= 0) return;
+  const auto blocks = static_cast<unsigned>((g.n + kThreads - 1) / kThreads);
+  VPOC_GPU_CHECK(gpuMemsetAsync(summary, 0, 2 * sizeof(long long), stream));
+  layout_widths_kernel<<<blocks, kThreads, 0, stream>>>(g, width, low, cols, summary);
+  VPOC_GPU_CHECK_LAUNCH("layout_widths_kernel");
+  VPOC_GPU_CHECK(prim::exclusive_sum(temp, temp_bytes, width, out_off, static_cast<int>(g.n), stream));
+  layout_offsets_kernel<<<blocks, kThreads, 0, stream>>>(g.n, width, out_off, cols, base, summary);
+  VPOC_GPU_CHECK_LAUNCH("layout_offsets_kernel");
 }
 
 }  // namespace vpoc::gpu

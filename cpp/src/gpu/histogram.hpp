@@ -50,12 +50,30 @@ inline int64_t decode_row(unsigned long long e) { return static_cast<int64_t>(e 
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
 void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                         gpuStream_t stream);
-// Validates every row (first bad index into g.err) and accumulates touched rows into g.lo / g.hi.
+// Validates every row's prices (first bad index into g.err) and accumulates touched rows into
+// g.lo / g.hi (volumes are checked by launch_bin, which reads them anyway).
 void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                       gpuStream_t stream);
 // Adds the volume of every row into out (u64 when integer_acc, else double), at
-// out[g.out_off[s] + row - g.low_row[s]].
+// out[g.out_off[s] + row - g.low_row[s]]; a bad volume's row index goes into g.err instead.
 void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                 bool integer_acc, void* out, gpuStream_t stream);
+
+// First bad volume in rows (into g.err): the error path's check of rows before a bad price.
+void launch_volume_check(const InputView& in, RowSpan rows, const GroupScratch& g, gpuStream_t stream);
+
+// Result columns of one group, device pointers into the session outputs at the group's first session.
+struct LayoutColumns {
+  int64_t* n_rows;   // [n]
+  int64_t* low_row;  // [n]
+  int64_t* offsets;  // [n+1]: base + exclusive sum of widths
+};
+// Bytes of scan scratch launch_layout needs for n sessions.
+size_t layout_temp_bytes(int64_t n);
+// From g.lo / g.hi: widths and low rows into g (width / low_row / out_off, which launch_bin reads)
+// and the result columns; summary[0] = the group's rows, summary[1] = its widest session.
+void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
+                   size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
+                   gpuStream_t stream);
 
 }  // namespace vpoc::gpu

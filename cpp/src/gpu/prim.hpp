@@ -10,6 +10,7 @@
 #if defined(VPOC_BACKEND_HIP)
 #include <rocprim/rocprim.hpp>
 #else
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 #endif
 
@@ -30,6 +31,17 @@ inline gpuError_t segmented_sort_desc(void* temp, size_t& temp_bytes, const doub
   return cub::DeviceSegmentedRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out,
                                                             vals_in, vals_out, n, n_segments, begin,
                                                             end, 0, 64, stream);
+#endif
+}
+
+// out[i] = in[0] + ... + in[i-1] (out[0] = 0) for i < n.
+inline gpuError_t exclusive_sum(void* temp, size_t& temp_bytes, const int64_t* in, int64_t* out, int n,
+                                gpuStream_t stream) {
+#if defined(VPOC_BACKEND_HIP)
+  return rocprim::exclusive_scan(temp, temp_bytes, in, out, int64_t(0), static_cast<size_t>(n),
+                                 rocprim::plus<int64_t>(), stream);
+#else
+  return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, n, stream);
 #endif
 }
 

@@ -71,6 +71,14 @@ void* DeviceState::pinned(size_t bytes) {
   return pinned_;
 }
 
+void* DeviceState::small_pinned() {
+  if (small_pinned_ == nullptr) {
+    DeviceGuard guard(device_);
+    VPOC_GPU_CHECK(gpuMallocHost(&small_pinned_, kSmallPinned));
+  }
+  return small_pinned_;
+}
+
 BufferPtr DeviceState::output(size_t bytes) {
   DeviceGuard guard(device_);
   void* p = nullptr;

@@ -36,6 +36,9 @@ class DeviceState {
   void* workspace(size_t bytes);
   // Pinned host staging, at least `bytes` long (same policy).
   void* pinned(size_t bytes);
+  // kSmallPinned bytes of pinned host memory for small transfers (summaries, session offsets).
+  void* small_pinned();
+  static constexpr size_t kSmallPinned = size_t(1) << 20;
   // A result allocation, freed (and counted) when the last view of it goes.
   BufferPtr output(size_t bytes);
   MemoryStats stats();
@@ -49,6 +52,7 @@ class DeviceState {
   size_t ws_bytes_ = 0;
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
+  void* small_pinned_ = nullptr;
   std::shared_ptr<std::mutex> stats_mutex_ = std::make_shared<std::mutex>();
   std::shared_ptr<MemoryStats> stats_ = std::make_shared<MemoryStats>();
 };
