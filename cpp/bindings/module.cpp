@@ -66,13 +66,15 @@ py::object column(const DeviceResult& r, const vpoc::gpu::DeviceColumn vpoc::gpu
                                       r.p.device, r.p.ready);
 }
 
-vpoc::gpu::GpuOptions gpu_options(int device, int64_t memory_budget, std::uintptr_t stream, bool user_stream) {
+vpoc::gpu::GpuOptions gpu_options(int device, int64_t memory_budget, std::uintptr_t stream, bool user_stream,
+                                  const std::vector<std::uintptr_t>& wait_streams) {
   if (memory_budget < 1) VPOC_THROW(ValueError, "memory_budget must be > 0 bytes, got ", memory_budget);
   vpoc::gpu::GpuOptions g;
   g.device = device;
   g.memory_budget = memory_budget;
   g.stream = stream;
   g.user_stream = user_stream;
+  g.wait_streams = wait_streams;
   return g;
 }
 
@@ -217,9 +219,9 @@ PYBIND11_MODULE(_core, m) {
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, double value_area, const std::string& va_method,
          const std::string& poc_tie, int64_t max_rows, int device, int64_t memory_budget,
-         std::uintptr_t stream, bool user_stream) {
+         std::uintptr_t stream, bool user_stream, const std::vector<std::uintptr_t>& wait_streams) {
         const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
-        const auto g = gpu_options(device, memory_budget, stream, user_stream);
+        const auto g = gpu_options(device, memory_budget, stream, user_stream, wait_streams);
         const auto p = borrow_any(price, "price"), v = borrow_any(volume, "volume");
         const auto s = span_of(offsets);
         auto r = std::make_shared<DeviceResult>();
@@ -232,7 +234,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("tick_size"),
       py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
       py::arg("max_rows"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"),
-      py::arg("user_stream"));
+      py::arg("user_stream"), py::arg("wait_streams"));
 
   m.def(
       "profile_bars_gpu",
@@ -241,9 +243,10 @@ PYBIND11_MODULE(_core, m) {
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, const std::string& distribute, double value_area,
          const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int device,
-         int64_t memory_budget, std::uintptr_t stream, bool user_stream) {
+         int64_t memory_budget, std::uintptr_t stream, bool user_stream,
+         const std::vector<std::uintptr_t>& wait_streams) {
         const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
-        const auto g = gpu_options(device, memory_budget, stream, user_stream);
+        const auto g = gpu_options(device, memory_budget, stream, user_stream, wait_streams);
         const auto dist = vpoc::parse_distribute(distribute);
         vpoc::BarsInput b;
         b.high = borrow_any(high, "high");
@@ -265,7 +268,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"),
       py::arg("offsets"), py::arg("tick_size"), py::arg("ticks_per_row"), py::arg("distribute"),
       py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
-      py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"));
+      py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"),
+      py::arg("wait_streams"));
 
   m.def("gpu_backend", []() { return std::string(vpoc::gpu::backend()); });
   m.def("gpu_device_count", []() { return vpoc::gpu::device_count(); });

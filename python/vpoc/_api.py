@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import as_index, as_prices, as_volume, gpu_location, gpu_view
+from ._arrays import as_index, as_prices, as_volume, gpu_location, gpu_view, producer_stream
 from ._profiles import Profiles
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats"]
@@ -131,10 +131,11 @@ def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any,
     )
 
 
-def _gpu_options(gpu: int, memory_budget: Any, stream: Any) -> dict:
+def _gpu_options(gpu: int, memory_budget: Any, stream: Any, inputs: Sequence[Any]) -> dict:
     handle, user = _stream(stream)
+    producers = {producer_stream(x) for x in inputs if x is not None and gpu_location(x) is not None}
     return dict(device=gpu, memory_budget=_int(memory_budget, "memory_budget", 1), stream=handle,
-                user_stream=user)
+                user_stream=user, wait_streams=sorted(p for p in producers if p is not None))
 
 
 def _input(x: Any, name: str, gpu: Optional[int], prices: bool) -> Any:
@@ -174,7 +175,8 @@ def from_trades(price: Any, volume: Any, *, offsets: Any = None, session_ids: An
     p = _input(price, "price", gpu, True)
     v = _input(volume, "volume", gpu, False)
     offs, labels = _sessions(offsets, session_ids, _n(p))
-    result = _core.profile_trades_gpu(p, v, offs, **opts, **_gpu_options(gpu, memory_budget, stream))
+    result = _core.profile_trades_gpu(p, v, offs, **opts,
+                                      **_gpu_options(gpu, memory_budget, stream, (price, volume)))
     return Profiles(result, session_labels=labels, device=f"cuda:{gpu}")
 
 
@@ -216,5 +218,6 @@ def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
     v = _input(volume, "volume", gpu, False)
     offs, labels = _sessions(offsets, session_ids, _n(ins["high"]))
     result = _core.profile_bars_gpu(ins["high"], ins["low"], ins["close"], v, ins.get("open"), offs,
-                                    distribute=dist, **opts, **_gpu_options(gpu, memory_budget, stream))
+                                    distribute=dist, **opts,
+                                    **_gpu_options(gpu, memory_budget, stream, (high, low, close, volume, open)))
     return Profiles(result, session_labels=labels, device=f"cuda:{gpu}")

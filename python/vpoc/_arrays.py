@@ -9,9 +9,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from . import _core
 
-__all__ = ["as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view"]
+__all__ = [
+    "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
+]
 
 #: dtypes the C++ engine reads without conversion, per role.
 PRICE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -26,12 +27,34 @@ def gpu_location(x: Any) -> Optional[int]:
     of type CUDA/ROCm), or None for host data."""
     if isinstance(x, np.ndarray):
         return None
+    x = _detached(x)
     if hasattr(x, "__cuda_array_interface__"):
         return _device_index(x)
     if hasattr(x, "__dlpack_device__"):
         kind, index = x.__dlpack_device__()
         if int(kind) in (2, 10):  # kDLCUDA, kDLROCM
             return int(index)
+    return None
+
+
+def _detached(x: Any) -> Any:
+    """A torch tensor that tracks gradients, as its data (its array interfaces raise otherwise)."""
+    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
+        return x.detach()
+    return x
+
+
+def producer_stream(x: Any) -> Optional[int]:
+    """The stream a GPU array's pending writes are on: the CUDA array interface v3 'stream', else
+    torch's current stream for a torch tensor (its interface is v2, without one)."""
+    x = _detached(x)
+    stream = x.__cuda_array_interface__.get("stream")
+    if stream is not None:
+        return None if stream == -1 else int(stream)
+    if type(x).__module__.startswith("torch"):
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
     return None
 
 
@@ -47,14 +70,13 @@ def _device_index(x: Any) -> int:
 def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     """(pointer, size, typestr, device) of a 1-D contiguous array in GPU memory, read in place.
 
-    ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The producer's stream
-    (CUDA array interface v3) is synchronised first, so its pending writes are visible.
+    ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The caller orders its
+    work after ``producer_stream(x)``.
     """
     if not hasattr(x, "__cuda_array_interface__"):
         raise TypeError(f"{name} is a GPU array without __cuda_array_interface__; pass a torch "
                         "or cupy array (or copy it to the host)")
-    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
-        x = x.detach()
+    x = _detached(x)
     cai = x.__cuda_array_interface__
     shape = tuple(cai["shape"])
     if len(shape) != 1:
@@ -67,20 +89,17 @@ def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     strides = cai.get("strides")
     if strides is not None and shape[0] > 1 and tuple(strides) != (int(typestr[1]),):
         raise ValueError(f"{name} must be contiguous on the GPU; call .contiguous() first")
-    device = _device_index(x)
-    stream = cai.get("stream")
-    if stream is not None and stream != -1:
-        _core.gpu_synchronize_stream(device, int(stream))
-    return int(cai["data"][0]), int(shape[0]), typestr, device
+    return int(cai["data"][0]), int(shape[0]), typestr, _device_index(x)
 
 
 def _to_numpy(x: Any, name: str) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
-    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
-        x = x.detach()  # a torch tensor that tracks gradients: read its data, not the graph
+    x = _detached(x)  # a torch tensor that tracks gradients: read its data, not the graph
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         device_type = int(x.__dlpack_device__()[0])
+        if device_type == 3:  # kDLCUDAHost: pinned host memory, which numpy reads through __array__
+            return np.asarray(x)
         if device_type != 1:  # kDLCPU
             raise ValueError(
                 f"{name} lives on a GPU (DLPack device type {device_type}) but this call computes "

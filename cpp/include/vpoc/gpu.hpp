@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
@@ -61,6 +62,7 @@ struct GpuOptions {
   int64_t memory_budget = int64_t(256) << 20;  // device scratch + staging bytes, outputs excluded
   std::uintptr_t stream = 0;                   // raw stream handle; 0: vpoc's own stream
   bool user_stream = false;                    // stream was given by the caller
+  std::vector<std::uintptr_t> wait_streams;    // streams of the inputs' producers: work after theirs
 };
 
 // One result column in device memory.

@@ -149,7 +149,13 @@ void Run::layout_workspace() {
   const auto budget = static_cast<size_t>(gopt_.memory_budget);
   // Sessions per group: bounded so that the per-session scratch takes at most 1/8 of the budget.
   max_sessions_ = std::max<int64_t>(1, static_cast<int64_t>(budget / 8 / 64));
-  const size_t fixed = group_bytes(std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions)));
+  const auto n_max = std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions));
+  scan_bytes_ = layout_temp_bytes(n_max);
+  // Everything but the slots (which also hold the tile tables within their per-row slack).
+  const size_t fixed = group_bytes(n_max) + align_up(scan_bytes_) + 512;
+  if (budget <= fixed)
+    VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small: at least ", fixed + 1,
+               " bytes are needed for ", n_max, " sessions");
   if (in_.on_device) {
     slot_rows_ = std::max<int64_t>(in_.n, 1);  // read in place: a group may hold every row
   } else {
@@ -163,9 +169,7 @@ void Run::layout_workspace() {
     for (const Array* a : in_.arrays) slot_bytes_ += align_up(static_cast<size_t>(slot_rows_) * itemsize(a->dtype));
   }
   groups_ = plan(sessions_, slot_rows_, max_sessions_);
-  const auto n_max = std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions));
-  scan_bytes_ = layout_temp_bytes(n_max);
-  const size_t ws_bytes = fixed + kSlots * slot_bytes_ + align_up(scan_bytes_) + 256;
+  const size_t ws_bytes = fixed + kSlots * slot_bytes_ + align_up(static_cast<size_t>(2 * max_tiles(slot_rows_)) * 8);
   Carver c{static_cast<char*>(st_.workspace(ws_bytes))};
   for (int k = 0; k < kSlots && slot_bytes_ > 0; ++k) slot_mem_[k] = c.take<char>(slot_bytes_);
   const auto n = static_cast<size_t>(std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions)));
@@ -179,6 +183,7 @@ void Run::layout_workspace() {
   g_low_ = c.take<int64_t>(n);
   g_width_ = c.take<int64_t>(n);
   scan_temp_ = c.take<char>(scan_bytes_);
+  scratch_.tiles = c.take<int64_t>(static_cast<size_t>(2 * max_tiles(slot_rows_)));
   summary_ = c.take<long long>(2);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
@@ -392,6 +397,15 @@ DeviceProfiles Run::run() {
   gpuEvent_t all[2 * kSlots] = {uploaded_[0], uploaded_[1], released_[0], released_[1]};
   Events guard{all};
 
+  // Inputs still being written on their producers' streams: order this call after that work.
+  for (const std::uintptr_t producer : gopt_.wait_streams) {
+    gpuEvent_t ev = nullptr;
+    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&ev, gpuEventDisableTiming));
+    const gpuError_t e1 = gpuEventRecord(ev, reinterpret_cast<gpuStream_t>(producer));
+    const gpuError_t e2 = e1 == gpuSuccess ? gpuStreamWaitEvent(stream_, ev) : e1;
+    (void)gpuEventDestroy(ev);
+    VPOC_GPU_CHECK(e2);
+  }
   layout_workspace();
   allocate_sessions();
   VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));

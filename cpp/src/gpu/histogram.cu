@@ -45,7 +45,13 @@ __device__ inline int64_t find_session(const GroupScratch& g, int64_t i) {
 template <class T>
 __device__ inline double load(const void* p, int64_t k) { return static_cast<double>(static_cast<const T*>(p)[k]); }
 
-// One input row as the ladder sees it. P / V: price and volume element types.
+// One input row, loaded: trades use a (price) and v; bars a, b, c, d = high, low, close, open
+// (open = close when absent).
+struct Item {
+  double a = 0.0, b = 0.0, c = 0.0, d = 0.0, v = 0.0;
+};
+
+// How an input row meets the ladder. P / V: price and volume element types.
 template <class P, class V>
 struct Source {
   InputView in;
@@ -53,44 +59,47 @@ struct Source {
   int64_t tpr;
   int64_t base;
 
+  __device__ Item item(int64_t i) const {
+    Item it;
+    const int64_t k = i - base;
+    it.v = load<V>(in.volume, k);
+    if (!in.bars) {
+      it.a = load<P>(in.price, k);
+      return it;
+    }
+    it.a = load<P>(in.high, k);
+    it.b = load<P>(in.low, k);
+    it.c = load<P>(in.close, k);
+    it.d = in.open ? load<P>(in.open, k) : it.c;
+    return it;
+  }
   __device__ double ticks(double p) const { return scale.exact ? scale.ticks<true>(p) : scale.ticks<false>(p); }
   __device__ bool valid_price(double p) const { return fabs(ticks(p)) < ladder::kMaxTicks; }
   __device__ int64_t row_of(double p) const {
     return ladder::tick_to_row(static_cast<int64_t>(ladder::round_half_even(ticks(p))), tpr);
   }
-  __device__ double volume(int64_t i) const { return load<V>(in.volume, i - base); }
-  __device__ double open_or(int64_t i, double c) const { return in.open ? load<P>(in.open, i - base) : c; }
-
   // Finite, in-range prices (and high >= low).
-  __device__ bool valid_prices(int64_t i) const {
-    if (!in.bars) return valid_price(load<P>(in.price, i - base));
-    const double h = load<P>(in.high, i - base), l = load<P>(in.low, i - base);
-    bool ok = valid_price(h) && valid_price(l) && valid_price(load<P>(in.close, i - base)) && h >= l;
-    if (in.open) ok = ok && valid_price(load<P>(in.open, i - base));
-    return ok;
+  __device__ bool valid_prices(const Item& it) const {
+    if (!in.bars) return valid_price(it.a);
+    return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b;
   }
-  __device__ bool valid_volume(int64_t i) const {
-    const double v = volume(i);
-    return v >= 0.0 && v <= DBL_MAX;
-  }
+  __device__ static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= DBL_MAX; }
 
-  // Lowest and highest row row i touches (L: its session's legacy ladder, legacy only).
-  __device__ void rows(int64_t i, const distribute::LegacyLadder& L, int64_t& lo, int64_t& hi) const {
+  // Lowest and highest row the item touches (L: its session's legacy ladder, legacy only).
+  __device__ void rows(const Item& it, const distribute::LegacyLadder& L, int64_t& lo, int64_t& hi) const {
     if (!in.bars) {
-      lo = hi = row_of(load<P>(in.price, i - base));
+      lo = hi = row_of(it.a);
       return;
     }
-    const double h = load<P>(in.high, i - base), l = load<P>(in.low, i - base), c = load<P>(in.close, i - base);
     switch (in.distribute) {
-      case Distribute::close: lo = hi = row_of(c); return;
-      case Distribute::hlc3: lo = hi = row_of((h + l + c) / 3.0); return;
-      case Distribute::uniform: lo = row_of(l); hi = row_of(h); return;
+      case Distribute::close: lo = hi = row_of(it.c); return;
+      case Distribute::hlc3: lo = hi = row_of((it.a + it.b + it.c) / 3.0); return;
+      case Distribute::uniform: lo = row_of(it.b); hi = row_of(it.a); return;
       case Distribute::legacy: {
-        const double o = open_or(i, c);
         int64_t ka, kb;
-        L.range(fmin(fmin(o, c), l), fmax(fmax(o, c), h), ka, kb);
+        L.range(fmin(fmin(it.d, it.c), it.b), fmax(fmax(it.d, it.c), it.a), ka, kb);
         if (ka > kb) {
-          lo = hi = row_of(c);
+          lo = hi = row_of(it.c);
         } else {
           lo = ladder::tick_to_row(L.base + ka, tpr);
           hi = ladder::tick_to_row(L.base + kb, tpr);
@@ -100,29 +109,25 @@ struct Source {
     }
   }
 
-  // Calls add(row, volume) for every share of row i.
+  // Calls add(row, volume) for every share of the item.
   template <class Add>
-  __device__ void emit(int64_t i, const distribute::LegacyLadder& L, Add&& add) const {
-    const double v = volume(i);
+  __device__ void emit(const Item& it, const distribute::LegacyLadder& L, Add&& add) const {
     if (!in.bars) {
-      add(row_of(load<P>(in.price, i - base)), v);
+      add(row_of(it.a), it.v);
       return;
     }
-    const double h = load<P>(in.high, i - base), l = load<P>(in.low, i - base), c = load<P>(in.close, i - base);
     switch (in.distribute) {
-      case Distribute::close: add(row_of(c), v); return;
-      case Distribute::hlc3: add(row_of((h + l + c) / 3.0), v); return;
+      case Distribute::close: add(row_of(it.c), it.v); return;
+      case Distribute::hlc3: add(row_of((it.a + it.b + it.c) / 3.0), it.v); return;
       case Distribute::uniform: {
-        const auto tl = static_cast<int64_t>(ladder::round_half_even(ticks(l)));
-        const auto th = static_cast<int64_t>(ladder::round_half_even(ticks(h)));
-        distribute::uniform(tl, th, v, tpr, add);
+        const auto tl = static_cast<int64_t>(ladder::round_half_even(ticks(it.b)));
+        const auto th = static_cast<int64_t>(ladder::round_half_even(ticks(it.a)));
+        distribute::uniform(tl, th, it.v, tpr, add);
         return;
       }
-      case Distribute::legacy: {
-        const double o = open_or(i, c);
-        distribute::legacy(L, fmin(fmin(o, c), l), fmax(fmax(o, c), h), c, v, tpr, add);
+      case Distribute::legacy:
+        distribute::legacy(L, fmin(fmin(it.d, it.c), it.b), fmax(fmax(it.d, it.c), it.a), it.c, it.v, tpr, add);
         return;
-      }
     }
   }
 };
@@ -132,82 +137,97 @@ __device__ inline distribute::LegacyLadder ladder_of(const GroupScratch& g, int6
   return distribute::LegacyLadder::make(dec_price(g.plo[s]), dec_price(g.phi[s]), tick);
 }
 
-// The sessions of tile [t0, t1): first and last (equal when the tile lies in one session).
-__device__ inline void tile_sessions(const GroupScratch& g, int64_t t0, int64_t t1, int64_t& first, int64_t& last) {
-  __shared__ int64_t sh[2];
-  if (threadIdx.x == 0) {
-    sh[0] = find_session(g, t0);
-    sh[1] = find_session(g, t1 - 1);
-  }
-  __syncthreads();
-  first = sh[0];
-  last = sh[1];
+// [tiles] one thread per tile: the sessions of its first and last row (so that no block searches).
+__global__ void tile_table_kernel(RowSpan rows, GroupScratch g, int64_t* table, int64_t n_tiles) {
+  const int64_t b = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (b >= n_tiles) return;
+  const int64_t t0 = rows.begin + b * kTile;
+  const int64_t t1 = min(t0 + kTile, rows.end);
+  table[2 * b] = find_session(g, t0);
+  table[2 * b + 1] = find_session(g, t1 - 1);
 }
 
 // [tiles] blocks x [kThreads]: per-session min(open, close, low) / max(open, close, high).
 template <class P, class V>
-__global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g) {
+__global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table) {
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
-  int64_t s, last;
-  tile_sessions(g, t0, t1, s, last);
+  int64_t s = table[2 * blockIdx.x];
   for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
     while (g.offsets[s + 1] <= i) ++s;
-    if (!src.valid_prices(i)) continue;  // reported by the row-range pass
-    const double h = load<P>(src.in.high, i - src.base), l = load<P>(src.in.low, i - src.base);
-    const double c = load<P>(src.in.close, i - src.base), o = src.open_or(i, c);
-    atomicMin(&g.plo[s], enc_price(fmin(fmin(o, c), l)));
-    atomicMax(&g.phi[s], enc_price(fmax(fmax(o, c), h)));
+    const Item it = src.item(i);
+    if (!src.valid_prices(it)) continue;  // reported by the row-range pass
+    atomicMin(&g.plo[s], enc_price(fmin(fmin(it.d, it.c), it.b)));
+    atomicMax(&g.phi[s], enc_price(fmax(fmax(it.d, it.c), it.a)));
   }
 }
 
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err) and touched-row ranges.
+// A tile inside one session loads its rows up front (kItems per thread, striped), reduces in
+// registers and issues two atomics per block.
 template <class P, class V>
-__global__ void row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, double tick, bool legacy) {
+__global__ void row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table,
+                                 double tick, bool legacy) {
+  constexpr int kItems = kTile / kThreads;
   __shared__ unsigned long long block_lo, block_hi;
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
-  int64_t first, last;
-  tile_sessions(g, t0, t1, first, last);
+  const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
+  if (first != last) {  // a tile across sessions: per-row atomics (few such tiles)
+    int64_t s = first;
+    distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
+    for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
+      if (g.offsets[s + 1] <= i) {
+        while (g.offsets[s + 1] <= i) ++s;
+        L = ladder_of(g, s, tick, legacy);
+      }
+      const Item it = src.item(i);
+      if (!src.valid_prices(it)) {
+        atomicMin(g.err, static_cast<unsigned long long>(i));
+        continue;
+      }
+      int64_t lo, hi;
+      src.rows(it, L, lo, hi);
+      atomicMin(&g.lo[s], enc_row(lo));
+      atomicMax(&g.hi[s], enc_row(hi));
+    }
+    return;
+  }
   if (threadIdx.x == 0) {
     block_lo = kEncNone;
     block_hi = 0;
   }
-  __syncthreads();
-  const bool one = first == last;
-  distribute::LegacyLadder L = ladder_of(g, first, tick, legacy);
-  int64_t s = first;
-  unsigned long long my_lo = kEncNone, my_hi = 0;
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (!one) {
-      const int64_t before = s;
-      while (g.offsets[s + 1] <= i) ++s;
-      if (s != before) L = ladder_of(g, s, tick, legacy);
-    }
-    if (!src.valid_prices(i)) {
-      atomicMin(g.err, static_cast<unsigned long long>(i));
+  const distribute::LegacyLadder L = ladder_of(g, first, tick, legacy);
+  Item items[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int64_t i = t0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+    if (i < t1) items[k] = src.item(i);
+  }
+  unsigned long long my_lo = kEncNone, my_hi = 0, bad = kEncNone;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int64_t i = t0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
+    if (i >= t1) continue;
+    if (!src.valid_prices(items[k])) {
+      bad = min(bad, static_cast<unsigned long long>(i));
       continue;
     }
     int64_t lo, hi;
-    src.rows(i, L, lo, hi);
-    if (one) {
-      my_lo = min(my_lo, enc_row(lo));
-      my_hi = max(my_hi, enc_row(hi));
-    } else {
-      atomicMin(&g.lo[s], enc_row(lo));
-      atomicMax(&g.hi[s], enc_row(hi));
-    }
+    src.rows(items[k], L, lo, hi);
+    my_lo = min(my_lo, enc_row(lo));
+    my_hi = max(my_hi, enc_row(hi));
   }
-  if (one) {
-    if (my_lo != kEncNone) {
-      atomicMin(&block_lo, my_lo);
-      atomicMax(&block_hi, my_hi);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0 && block_lo != kEncNone) {
-      atomicMin(&g.lo[first], block_lo);
-      atomicMax(&g.hi[first], block_hi);
-    }
+  if (bad != kEncNone) atomicMin(g.err, bad);
+  __syncthreads();
+  if (my_lo != kEncNone) {
+    atomicMin(&block_lo, my_lo);
+    atomicMax(&block_hi, my_hi);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && block_lo != kEncNone) {
+    atomicMin(&g.lo[first], block_lo);
+    atomicMax(&g.hi[first], block_hi);
   }
 }
 
@@ -215,32 +235,37 @@ __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
 __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, static_cast<unsigned long long>(v)); }
 
 // [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
-// Each thread bins kItems consecutive rows and merges runs of equal rows before its atomics
-// (consecutive trades mostly repeat the last price).
+// Each thread loads kItems consecutive rows up front, then bins them, merging runs of equal rows
+// before its atomics (consecutive trades mostly repeat the last price).
 template <class P, class V, class Acc>
-__global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, Acc* out, double tick, bool legacy) {
+__global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table, Acc* out,
+                           double tick, bool legacy) {
   constexpr int kItems = kTile / kThreads;
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
-  int64_t first, last;
-  tile_sessions(g, t0, t1, first, last);
+  const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
   const bool privatized = first == last && g.width[first] <= kSmemRows;
+  const int64_t i0 = t0 + static_cast<int64_t>(threadIdx.x) * kItems;
+  Item items[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if (i0 + k < t1) items[k] = src.item(i0 + k);
   if (privatized) {
     for (int64_t k = threadIdx.x; k < g.width[first]; k += kThreads) shared_rows[k] = Acc(0);
     __syncthreads();
   }
-  const int64_t i0 = t0 + static_cast<int64_t>(threadIdx.x) * kItems;
   int64_t s = first;
   if (!privatized && i0 < t1)
     while (g.offsets[s + 1] <= i0) ++s;
   distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
   Acc* dst = privatized ? shared_rows : out + g.out_off[s];
   int64_t low = g.low_row[s];
-  int64_t run_row = 0;  // the pending run: rows run_row of dst, volume run_v
+  int64_t run_row = 0;  // the pending run: row run_row of dst, volume run_v
   double run_v = 0.0;
   bool pending = false;
+  unsigned long long bad = kEncNone;
   const auto flush = [&]() {
     if (pending) add_to(dst + (run_row - low), run_v);
     pending = false;
@@ -256,7 +281,10 @@ __global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, Acc* 
     }
     return true;
   };
-  for (int64_t i = i0; i < min(i0 + kItems, t1); ++i) {
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int64_t i = i0 + k;
+    if (i >= t1) continue;
     if (!privatized && g.offsets[s + 1] <= i) {
       flush();
       while (g.offsets[s + 1] <= i) ++s;
@@ -264,13 +292,14 @@ __global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, Acc* 
       dst = out + g.out_off[s];
       low = g.low_row[s];
     }
-    if (!src.valid_volume(i)) {
-      atomicMin(g.err, static_cast<unsigned long long>(i));
+    if (!Source<P, V>::valid_volume(items[k])) {
+      bad = min(bad, static_cast<unsigned long long>(i));
       continue;
     }
-    src.emit(i, L, add);
+    src.emit(items[k], L, add);
   }
   flush();
+  if (bad != kEncNone) atomicMin(g.err, bad);
   if (privatized) {
     __syncthreads();
     Acc* o = out + g.out_off[first];
@@ -285,7 +314,7 @@ __global__ void volume_check_kernel(Source<P, V> src, RowSpan rows, GroupScratch
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
   for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads)
-    if (!src.valid_volume(i)) atomicMin(g.err, static_cast<unsigned long long>(i));
+    if (!Source<P, V>::valid_volume(src.item(i))) atomicMin(g.err, static_cast<unsigned long long>(i));
 }
 
 // [n] one thread per session of the group.
@@ -337,15 +366,25 @@ Source<P, V> source(const InputView& in, RowSpan rows, const Options& opt) {
 
 unsigned tiles(RowSpan rows) { return static_cast<unsigned>((rows.end - rows.begin + kTile - 1) / kTile); }
 
+// The tile -> (first session, last session) table of rows, in g.tiles.
+void tile_table(RowSpan rows, const GroupScratch& g, gpuStream_t stream) {
+  const int64_t n = tiles(rows);
+  tile_table_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(rows, g, g.tiles, n);
+  VPOC_GPU_CHECK_LAUNCH("tile_table_kernel");
+}
+
 }  // namespace
+
+int64_t max_tiles(int64_t rows) { return (rows + kTile - 1) / kTile; }
 
 void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                         gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
+  tile_table(rows, g, stream);
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    price_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g);
+    price_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles);
   });
   VPOC_GPU_CHECK_LAUNCH("price_range_kernel");
 }
@@ -353,11 +392,12 @@ void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g
 void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                       gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
+  tile_table(rows, g, stream);
   const bool legacy = in.bars && in.distribute == Distribute::legacy;
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    row_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g,
+    row_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles,
                                                                  opt.tick_size, legacy);
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
@@ -366,6 +406,7 @@ void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, 
 void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                 bool integer_acc, void* out, gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
+  tile_table(rows, g, stream);
   const bool legacy = in.bars && in.distribute == Distribute::legacy;
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
@@ -374,10 +415,10 @@ void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const 
     if (integer_acc) {
       using Acc = unsigned long long;
       bin_kernel<P, V, Acc><<<tiles(rows), kThreads, kSmemRows * sizeof(Acc), stream>>>(
-          src, rows, g, static_cast<Acc*>(out), opt.tick_size, legacy);
+          src, rows, g, g.tiles, static_cast<Acc*>(out), opt.tick_size, legacy);
     } else {
       bin_kernel<P, V, double><<<tiles(rows), kThreads, kSmemRows * sizeof(double), stream>>>(
-          src, rows, g, static_cast<double*>(out), opt.tick_size, legacy);
+          src, rows, g, g.tiles, static_cast<double*>(out), opt.tick_size, legacy);
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");

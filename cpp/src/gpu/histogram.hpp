@@ -22,7 +22,11 @@ struct GroupScratch {
   const int64_t* out_off = nullptr;   // [n] first output row of each session
   const int64_t* low_row = nullptr;   // [n] each session's low row
   const int64_t* width = nullptr;     // [n] each session's rows
+  int64_t* tiles = nullptr;           // [2 * max_tiles] first / last session of each tile of a pass
 };
+
+// Tiles (blocks) a pass over `rows` rows uses: the size of GroupScratch::tiles / 2.
+int64_t max_tiles(int64_t rows);
 
 // Absolute rows [begin, end) of the inputs; element 0 of the views is row `base`.
 struct RowSpan {
