@@ -95,9 +95,9 @@ struct Carver {
 class Run {
  public:
   Run(const Inputs& in, InputView view, const SessionSpan& sessions, const Options& opt,
-      const GpuOptions& gopt, bool integer_acc, const BarsInput* bars)
+      const GpuOptions& gopt, bool splits, const BarsInput* bars)
       : in_(in), view_(view), sessions_(sessions), opt_(opt), gopt_(gopt), st_(state(gopt.device)),
-        integer_acc_(integer_acc), bars_(bars) {
+        splits_(splits), bars_(bars) {
     stream_ = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st_.stream();
   }
 
@@ -119,7 +119,7 @@ class Run {
   const Options& opt_;
   const GpuOptions& gopt_;
   DeviceState& st_;
-  bool integer_acc_;
+  bool splits_;  // the distribution splits volumes into fractions (uniform, legacy)
   const BarsInput* bars_;
   gpuStream_t stream_;
   std::vector<Group> groups_;
@@ -179,6 +179,7 @@ void Run::layout_workspace() {
   scratch_.plo = c.take<unsigned long long>(n);
   scratch_.phi = c.take<unsigned long long>(n);
   scratch_.err = c.take<unsigned long long>(1);
+  scratch_.fractional = c.take<unsigned>(1);
   g_out_off_ = c.take<int64_t>(n);
   g_low_ = c.take<int64_t>(n);
   g_width_ = c.take<int64_t>(n);
@@ -296,10 +297,12 @@ void Run::process(const Group& g, int slot) {
   scratch_.n = n;
   VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.lo, 0xFF, static_cast<size_t>(n) * 8, stream_));
   VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.hi, 0x00, static_cast<size_t>(n) * 8, stream_));
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
   if (view_.bars && view_.distribute == Distribute::legacy) {
     VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
     VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
   }
+  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.fractional, 0, sizeof(unsigned), stream_));
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -325,20 +328,13 @@ void Run::process(const Group& g, int slot) {
                 LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
   VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 16, gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
+  host_small_[3] = 0;
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 3, scratch_.fractional, sizeof(unsigned), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[0], widest = host_small_[1];
-  const auto err = static_cast<unsigned long long>(host_small_[2]);
-  // g.err holds the smallest bad row so far: a bad volume of an earlier group (found by its bin
-  // pass) or a bad price of this one, before which a bad volume may still hide.
-  if (err != kEncNone) {
-    if (static_cast<int64_t>(err) >= g.r0 && (in_.on_device || !g.split)) {
-      const RowSpan before{g.r0, static_cast<int64_t>(err), in_.on_device ? 0 : g.r0};
-      launch_volume_check(view_at(slot, g.r0), before, scratch_, stream_);
-      VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
-      VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-    }
-    fail_at(host_small_[2]);
-  }
+  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
+  // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
+  const bool integer_acc = !splits_ && host_small_[3] == 0;
   if (widest > opt_.max_rows) {
     std::vector<int64_t> w(static_cast<size_t>(n));
     VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
@@ -355,9 +351,10 @@ void Run::process(const Group& g, int slot) {
     VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + laid_out_ * 8, 0,
                                   static_cast<size_t>(rows) * 8, stream_));
   void* out = static_cast<char*>(volume_mem_->data) + laid_out_ * 8;
-  pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, integer_acc_, out, stream_); });
+  pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, integer_acc, out, stream_); });
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
-  laid_out_ += rows;  // bad volumes found by this bin pass are read back with the next summary
+  if (integer_acc) launch_u64_to_double(out, rows, stream_);
+  laid_out_ += rows;
 }
 
 // Session columns: one allocation, 11 aligned pieces, filled by the layout and levels kernels.
@@ -397,6 +394,7 @@ DeviceProfiles Run::run() {
   gpuEvent_t all[2 * kSlots] = {uploaded_[0], uploaded_[1], released_[0], released_[1]};
   Events guard{all};
 
+  if (st_.last_call) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
   // Inputs still being written on their producers' streams: order this call after that work.
   for (const std::uintptr_t producer : gopt_.wait_streams) {
     gpuEvent_t ev = nullptr;
@@ -408,7 +406,6 @@ DeviceProfiles Run::run() {
   }
   layout_workspace();
   allocate_sessions();
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
   // Upload the first group, then overlap: upload group k+1 while group k computes.
   const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
   if (!groups_.empty() && resident(0)) upload(groups_[0], groups_[0].r0, groups_[0].r1, 0);
@@ -428,7 +425,6 @@ void Run::finish() {
   const int64_t S = sessions_.n_sessions;
   const int64_t R = laid_out_;
   grow_volume(std::max<int64_t>(R, 1), R);
-  if (integer_acc_) launch_u64_to_double(volume_mem_->data, R, stream_);
   const auto* volume = static_cast<const double*>(volume_mem_->data);
   const int32_t* order = nullptr;
   const auto* offsets = static_cast<const int64_t*>(out_.offsets.data);
@@ -458,26 +454,23 @@ void Run::finish() {
                     static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
                     static_cast<double*>(out_.va_volume.data)};
   launch_levels(volume, order, cols, S, opt_, stream_);
-  // The last bin pass's bad volumes.
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
   out_.ready = record_ready(stream_, gopt_.device);
+  st_.last_call = out_.ready.event;
   out_.device = gopt_.device;
   out_.n_sessions = S;
   out_.tick_size = opt_.tick_size;
   out_.ticks_per_row = opt_.ticks_per_row;
   out_.volume_mem = volume_mem_;
   out_.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
-  VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(out_.ready.event.get())));
-  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
 }
 
 DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSpan& sessions,
-                        const Options& opt, const GpuOptions& gopt, bool integer_acc, const BarsInput* bars) {
+                        const Options& opt, const GpuOptions& gopt, bool splits, const BarsInput* bars) {
   require_device(gopt.device);
   DeviceGuard guard(gopt.device);
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
-  Run run(in, view, sessions, opt, gopt, integer_acc, bars);
+  Run run(in, view, sessions, opt, gopt, splits, bars);
   return run.run();
 }
 
@@ -492,7 +485,7 @@ DeviceProfiles profile_trades(const Array& price, const Array& volume, const Ses
   v.volume_dtype = volume.dtype;
   v.price = price.data;
   v.volume = volume.data;
-  return dispatch(in, v, sessions, opt, gopt, volume.dtype == DType::i32, nullptr);
+  return dispatch(in, v, sessions, opt, gopt, false, nullptr);
 }
 
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
@@ -512,7 +505,7 @@ DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, 
   v.open = bars.has_open ? bars.open.data : nullptr;
   v.volume = bars.volume.data;
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
-  return dispatch(in, v, sessions, opt, gopt, !splits && bars.volume.dtype == DType::i32, &bars);
+  return dispatch(in, v, sessions, opt, gopt, splits, &bars);
 }
 
 }  // namespace vpoc::gpu

@@ -162,159 +162,115 @@ __global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch 
   }
 }
 
-// [tiles] blocks x [kThreads]: validation (first bad row -> g.err) and touched-row ranges.
-// A tile inside one session loads its rows up front (kItems per thread, striped), reduces in
-// registers and issues two atomics per block.
+// True when v is a whole number below 2**31: such volumes sum exactly in 64-bit integers.
+__device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
+
+// [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges, and
+// g.fractional |= 1 when a volume is not a whole number below 2**31.
 template <class P, class V>
 __global__ void row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table,
                                  double tick, bool legacy) {
-  constexpr int kItems = kTile / kThreads;
-  __shared__ unsigned long long block_lo, block_hi;
+  __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
   const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  if (first != last) {  // a tile across sessions: per-row atomics (few such tiles)
-    int64_t s = first;
-    distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-    for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-      if (g.offsets[s + 1] <= i) {
-        while (g.offsets[s + 1] <= i) ++s;
-        L = ladder_of(g, s, tick, legacy);
-      }
-      const Item it = src.item(i);
-      if (!src.valid_prices(it)) {
-        atomicMin(g.err, static_cast<unsigned long long>(i));
-        continue;
-      }
-      int64_t lo, hi;
-      src.rows(it, L, lo, hi);
-      atomicMin(&g.lo[s], enc_row(lo));
-      atomicMax(&g.hi[s], enc_row(hi));
-    }
-    return;
-  }
-  if (threadIdx.x == 0) {
-    block_lo = kEncNone;
-    block_hi = 0;
-  }
-  const distribute::LegacyLadder L = ladder_of(g, first, tick, legacy);
-  Item items[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int64_t i = t0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
-    if (i < t1) items[k] = src.item(i);
-  }
+  const bool one = first == last;
+  int64_t s = first;
+  distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
   unsigned long long my_lo = kEncNone, my_hi = 0, bad = kEncNone;
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int64_t i = t0 + threadIdx.x + static_cast<int64_t>(k) * kThreads;
-    if (i >= t1) continue;
-    if (!src.valid_prices(items[k])) {
+  bool fractional = false;
+  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
+    if (!one && g.offsets[s + 1] <= i) {
+      while (g.offsets[s + 1] <= i) ++s;
+      L = ladder_of(g, s, tick, legacy);
+    }
+    const Item it = src.item(i);
+    if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
       bad = min(bad, static_cast<unsigned long long>(i));
       continue;
     }
+    fractional |= !whole(it.v);
     int64_t lo, hi;
-    src.rows(items[k], L, lo, hi);
-    my_lo = min(my_lo, enc_row(lo));
-    my_hi = max(my_hi, enc_row(hi));
+    src.rows(it, L, lo, hi);
+    if (one) {
+      my_lo = min(my_lo, enc_row(lo));
+      my_hi = max(my_hi, enc_row(hi));
+    } else {  // a tile across sessions (few): per-row atomics
+      atomicMin(&g.lo[s], enc_row(lo));
+      atomicMax(&g.hi[s], enc_row(hi));
+    }
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
+  if (fractional) atomicOr(g.fractional, 1u);
+  if (!one) return;
+  // Tree reduction of the block's range (no contended shared atomics).
+  red_lo[threadIdx.x] = my_lo;
+  red_hi[threadIdx.x] = my_hi;
   __syncthreads();
-  if (my_lo != kEncNone) {
-    atomicMin(&block_lo, my_lo);
-    atomicMax(&block_hi, my_hi);
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      red_lo[threadIdx.x] = min(red_lo[threadIdx.x], red_lo[threadIdx.x + half]);
+      red_hi[threadIdx.x] = max(red_hi[threadIdx.x], red_hi[threadIdx.x + half]);
+    }
+    __syncthreads();
   }
-  __syncthreads();
-  if (threadIdx.x == 0 && block_lo != kEncNone) {
-    atomicMin(&g.lo[first], block_lo);
-    atomicMax(&g.hi[first], block_hi);
+  if (threadIdx.x == 0 && red_lo[0] != kEncNone) {
+    atomicMin(&g.lo[first], red_lo[0]);
+    atomicMax(&g.hi[first], red_hi[0]);
   }
 }
 
 __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
 __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, static_cast<unsigned long long>(v)); }
 
+// Shared-memory copies of a narrow session's rows in the bin kernel: thread groups of 32 add into
+// their own copy, so fewer threads contend for the same row (consecutive rows share prices).
+constexpr int kCopies = kThreads / 32;
+
 // [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
-// Each thread loads kItems consecutive rows up front, then bins them, merging runs of equal rows
-// before its atomics (consecutive trades mostly repeat the last price).
+// A tile inside one session no wider than kSmemRows bins into shared memory (kCopies copies when
+// it is narrow enough) and flushes once; other tiles add straight to global memory.
 template <class P, class V, class Acc>
 __global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table, Acc* out,
                            double tick, bool legacy) {
-  constexpr int kItems = kTile / kThreads;
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
   const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  const bool privatized = first == last && g.width[first] <= kSmemRows;
-  const int64_t i0 = t0 + static_cast<int64_t>(threadIdx.x) * kItems;
-  Item items[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k)
-    if (i0 + k < t1) items[k] = src.item(i0 + k);
+  const int64_t width = g.width[first];
+  const bool privatized = first == last && width <= kSmemRows;
+  const int copies = privatized && width * kCopies <= kSmemRows ? kCopies : 1;
   if (privatized) {
-    for (int64_t k = threadIdx.x; k < g.width[first]; k += kThreads) shared_rows[k] = Acc(0);
+    for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
     __syncthreads();
   }
   int64_t s = first;
-  if (!privatized && i0 < t1)
-    while (g.offsets[s + 1] <= i0) ++s;
   distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-  Acc* dst = privatized ? shared_rows : out + g.out_off[s];
+  Acc* dst = privatized ? shared_rows + (threadIdx.x / 32) % copies * width : out + g.out_off[s];
   int64_t low = g.low_row[s];
-  int64_t run_row = 0;  // the pending run: row run_row of dst, volume run_v
-  double run_v = 0.0;
-  bool pending = false;
-  unsigned long long bad = kEncNone;
-  const auto flush = [&]() {
-    if (pending) add_to(dst + (run_row - low), run_v);
-    pending = false;
-  };
   const auto add = [&](int64_t r, double v) {
-    if (pending && r == run_row) {
-      run_v += v;
-    } else {
-      flush();
-      run_row = r;
-      run_v = v;
-      pending = true;
-    }
+    add_to(dst + (r - low), v);
     return true;
   };
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int64_t i = i0 + k;
-    if (i >= t1) continue;
+  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
     if (!privatized && g.offsets[s + 1] <= i) {
-      flush();
       while (g.offsets[s + 1] <= i) ++s;
       L = ladder_of(g, s, tick, legacy);
       dst = out + g.out_off[s];
       low = g.low_row[s];
     }
-    if (!Source<P, V>::valid_volume(items[k])) {
-      bad = min(bad, static_cast<unsigned long long>(i));
-      continue;
-    }
-    src.emit(items[k], L, add);
+    src.emit(src.item(i), L, add);
   }
-  flush();
-  if (bad != kEncNone) atomicMin(g.err, bad);
   if (privatized) {
     __syncthreads();
     Acc* o = out + g.out_off[first];
-    for (int64_t k = threadIdx.x; k < g.width[first]; k += kThreads)
-      if (shared_rows[k] != Acc(0)) atomicAdd(o + k, shared_rows[k]);
+    for (int64_t k = threadIdx.x; k < width; k += kThreads) {
+      Acc sum = shared_rows[k];
+      for (int c = 1; c < copies; ++c) sum += shared_rows[c * width + k];
+      if (sum != Acc(0)) atomicAdd(o + k, sum);
+    }
   }
-}
-
-// [tiles] blocks x [kThreads]: first bad volume into g.err.
-template <class P, class V>
-__global__ void volume_check_kernel(Source<P, V> src, RowSpan rows, GroupScratch g) {
-  const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
-  const int64_t t1 = min(t0 + kTile, rows.end);
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads)
-    if (!Source<P, V>::valid_volume(src.item(i))) atomicMin(g.err, static_cast<unsigned long long>(i));
 }
 
 // [n] one thread per session of the group.
@@ -422,17 +378,6 @@ void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const 
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
-}
-
-void launch_volume_check(const InputView& in, RowSpan rows, const GroupScratch& g, gpuStream_t stream) {
-  if (rows.end <= rows.begin) return;
-  Options opt;  // the volume check needs no ladder
-  with_types(in, [&](auto p, auto v) {
-    using P = decltype(p);
-    using V = decltype(v);
-    volume_check_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g);
-  });
-  VPOC_GPU_CHECK_LAUNCH("volume_check_kernel");
 }
 
 size_t layout_temp_bytes(int64_t n) {

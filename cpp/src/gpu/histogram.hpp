@@ -19,6 +19,7 @@ struct GroupScratch {
   unsigned long long* plo = nullptr;  // [n] legacy: lowest price (order-preserving encoding)
   unsigned long long* phi = nullptr;  // [n] legacy: highest price
   unsigned long long* err = nullptr;  // [1] smallest bad row index (~0: none)
+  unsigned* fractional = nullptr;     // [1] set when a volume is not a whole number below 2**31
   const int64_t* out_off = nullptr;   // [n] first output row of each session
   const int64_t* low_row = nullptr;   // [n] each session's low row
   const int64_t* width = nullptr;     // [n] each session's rows
@@ -54,17 +55,14 @@ inline int64_t decode_row(unsigned long long e) { return static_cast<int64_t>(e 
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
 void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                         gpuStream_t stream);
-// Validates every row's prices (first bad index into g.err) and accumulates touched rows into
-// g.lo / g.hi (volumes are checked by launch_bin, which reads them anyway).
+// Validates every row (first bad index into g.err), accumulates touched rows into g.lo / g.hi,
+// and flags volumes that are not whole numbers below 2**31 in g.fractional.
 void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                       gpuStream_t stream);
 // Adds the volume of every row into out (u64 when integer_acc, else double), at
-// out[g.out_off[s] + row - g.low_row[s]]; a bad volume's row index goes into g.err instead.
+// out[g.out_off[s] + row - g.low_row[s]] (rows validated by launch_row_range).
 void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
                 bool integer_acc, void* out, gpuStream_t stream);
-
-// First bad volume in rows (into g.err): the error path's check of rows before a bad price.
-void launch_volume_check(const InputView& in, RowSpan rows, const GroupScratch& g, gpuStream_t stream);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
 struct LayoutColumns {

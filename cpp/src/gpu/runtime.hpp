@@ -42,6 +42,9 @@ class DeviceState {
   // A result allocation, freed (and counted) when the last view of it goes.
   BufferPtr output(size_t bytes);
   MemoryStats stats();
+  // The end of the last call on this device: the next call's stream waits for it before it
+  // touches the shared workspace (calls may run on different streams).
+  std::shared_ptr<void> last_call;
 
  private:
   int device_;
