@@ -17,10 +17,14 @@ namespace vpoc::ladder {
 // |p / tick_size| must stay below 2**52 so that every tick is an exact integer in float64.
 constexpr double kMaxTicks = 4503599627370496.0;
 
-// floor(a / b) for b >= 1, also for negative a.
+// floor(a / b) for b >= 1, also for negative a. Estimated through float64 and corrected exactly:
+// 64-bit integer division is a long software routine on GPUs (and a slow instruction on CPUs).
 VPOC_HD int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
+  if (b == 1) return a;
+  int64_t q = static_cast<int64_t>(floor(static_cast<double>(a) / static_cast<double>(b)));
+  while (q * b > a) --q;
+  while ((q + 1) * b <= a) ++q;
+  return q;
 }
 
 // rint(q) (round half to even) for |q| < 2**52 without a libm call: adding then removing 2**52
@@ -80,9 +84,7 @@ VPOC_HD bool to_tick(double p, const TickScale& s, int64_t& t) {
   return true;
 }
 
-VPOC_HD int64_t tick_to_row(int64_t t, int64_t ticks_per_row) {
-  return ticks_per_row == 1 ? t : floor_div(t, ticks_per_row);
-}
+VPOC_HD int64_t tick_to_row(int64_t t, int64_t ticks_per_row) { return floor_div(t, ticks_per_row); }
 
 // Lowest price of row r.
 VPOC_HD double row_price(int64_t r, double row_size) { return static_cast<double>(r) * row_size; }

@@ -9,7 +9,7 @@
 namespace vpoc::gpu {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 128;
 
 unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
@@ -27,12 +27,23 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
   if (i < n) iota[i] = static_cast<int32_t>(i);
 }
 
-// [S] one thread per session.
+// Rows of a session staged in shared memory by the levels kernel (32 KiB of doubles).
+constexpr int kLevelRows = 4096;
+
+// [S] blocks x [kThreads]: the block stages its session's rows in shared memory (when they fit),
+// then one thread applies the sequential rules (the same code and order as the CPU engine).
 __global__ void levels_kernel(const double* volume, const int32_t* order, LevelColumns c, int64_t S,
                               double value_area, VaMethod method, PocTie tie, double row_size) {
-  const int64_t s = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (s >= S) return;
+  __shared__ double rows[kLevelRows];
+  const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
+  const double* v = volume + c.offsets[s];
+  if (n > 0 && n <= kLevelRows) {
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) rows[i] = v[i];
+    __syncthreads();
+    v = rows;
+  }
+  if (threadIdx.x != 0) return;
   if (n == 0) {
     const double nan = __longlong_as_double(0x7ff8000000000000LL);
     c.poc_row[s] = c.vah_row[s] = c.val_row[s] = kNoRow;
@@ -40,7 +51,6 @@ __global__ void levels_kernel(const double* volume, const int32_t* order, LevelC
     c.total_volume[s] = c.va_volume[s] = 0.0;
     return;
   }
-  const double* v = volume + c.offsets[s];
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) total += v[i];
   const int64_t poc = levels::poc_index(v, n, tie);
@@ -89,8 +99,8 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
                    const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
-  levels_kernel<<<blocks(S), kThreads, 0, stream>>>(volume, order, c, S, opt.value_area, opt.va_method,
-                                                    opt.poc_tie, row_size);
+  levels_kernel<<<static_cast<unsigned>(S), kThreads, 0, stream>>>(volume, order, c, S, opt.value_area,
+                                                                  opt.va_method, opt.poc_tie, row_size);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }
 
