@@ -168,7 +168,7 @@ __device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges, and
 // g.fractional |= 1 when a volume is not a whole number below 2**31.
 template <class P, class V>
-__global__ void row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table,
+__global__ void __launch_bounds__(kThreads, 8) row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table,
                                  double tick, bool legacy) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
@@ -231,7 +231,7 @@ constexpr int kCopies = kThreads / 32;
 // A tile inside one session no wider than kSmemRows bins into shared memory (kCopies copies when
 // it is narrow enough) and flushes once; other tiles add straight to global memory.
 template <class P, class V, class Acc>
-__global__ void bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table, Acc* out,
+__global__ void __launch_bounds__(kThreads, 8) bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table, Acc* out,
                            double tick, bool legacy) {
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# On an NVIDIA GPU machine (no network needed): build vpoc with the CUDA backend, run the whole
+# test suite, compute-sanitizer memcheck + racecheck over the GPU tests (quick sizes), then the
+# GPU benchmark. Everything goes to $OUT/device_run.log; a failing step is recorded and the next
+# one still runs; a summary block ends the log. Exit status: 0 when every step that ran passed.
+#
+#   OUT=/tmp/out bash benchmarks/device_run.sh          # from anywhere; runs in the repo root
+#
+# Environment (all optional):
+#   OUT                 output folder (default $TMPDIR/vpoc_device_out): device_run.log (everything),
+#                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
+#   PYTHON              interpreter (default python3: the one that has torch)
+#   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
+#                       env,build,import,pytest,memcheck,racecheck,bench)
+#   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
+#   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
+#                       timeout is cut to what is left, keeping VPOC_BENCH_RESERVE_S seconds for
+#                       the benchmark (150)
+#   VPOC_SAN_K          pytest -k expression for the sanitizer runs
+#                       (default "not 500M and not 1000 and not oom")
+#   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
+#   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
+#   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+ROOT=$PWD
+export OUT=${OUT:-${TMPDIR:-/tmp}/vpoc_device_out}
+mkdir -p "$OUT"
+LOG=$OUT/device_run.log
+: >"$LOG"
+exec > >(tee -a "$LOG") 2>&1
+TEE_PID=$!
+
+export PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+ARCH=${VPOC_CUDA_ARCH:-90}
+STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,bench},"
+DEADLINE=${VPOC_DEADLINE_S:-580}
+BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
+export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
+export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
+WORK=$(mktemp -d)
+export WORK
+T0=$SECONDS
+
+if ! command -v nvcc >/dev/null 2>&1; then
+  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+    [[ -x $d/nvcc ]] && export PATH=$d:$PATH && break
+  done
+fi
+command -v nvcc >/dev/null 2>&1 && export CUDACXX=${CUDACXX:-$(command -v nvcc)}
+SAN=$(command -v compute-sanitizer 2>/dev/null ||
+      ls /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer \
+         2>/dev/null | head -n1 || true)
+export SAN
+if [[ -z ${VPOC_GIT_COMMIT:-} ]]; then
+  VPOC_GIT_COMMIT=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || true)
+fi
+export VPOC_GIT_COMMIT
+
+declare -A RC DUR
+ORDER=()
+
+left() { echo $((DEADLINE - (SECONDS - T0))); }
+min() { if (($1 < $2)); then echo "$1"; else echo "$2"; fi; }
+
+# step NAME MAX_SECONDS 'shell command'  -- runs under timeout, records rc and duration
+step() {
+  local name=$1 limit=$2 cmd=$3 t rc
+  ORDER+=("$name")
+  if [[ $STEPS != *",$name,"* ]]; then
+    RC[$name]="not run"
+    DUR[$name]=0
+    return 0
+  fi
+  if ((limit < 15)); then
+    echo "### [$name] not run: no time left (budget ${DEADLINE}s)"
+    RC[$name]="not run (no time left)"
+    DUR[$name]=0
+    return 0
+  fi
+  echo
+  echo "### [$name] $(date -u +%H:%M:%S) (limit ${limit}s): $cmd"
+  t=$SECONDS
+  timeout -k 15 "$limit" bash -c "set -o pipefail; $cmd"
+  rc=$?
+  DUR[$name]=$((SECONDS - t))
+  RC[$name]=$rc
+  ((rc == 124 || rc == 137)) && RC[$name]="$rc (timed out after ${limit}s)"
+  echo "### [$name] rc=${RC[$name]} after ${DUR[$name]}s"
+  return 0
+}
+
+# ------------------------------------------------------------------ steps
+step env 60 '
+  nvidia-smi
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+  echo "python: $($PY -c "import sys; print(sys.version)")"
+  $PY -c "import torch, numpy; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"numpy\", numpy.__version__, torch.cuda.get_device_name(0))"
+  $PY -c "import cupy; print(\"cupy\", cupy.__version__)" 2>&1 | tail -n1
+  nvcc --version | tail -n2; cmake --version | head -n1; ninja --version
+  echo "compute-sanitizer: ${SAN:-not found}"; nproc; free -g | head -n2'
+
+step build "$(min 420 $(($(left) - BENCH_RESERVE - 60)))" '
+  $PY -m pip install --no-build-isolation --no-deps --no-index -v . \
+    -Ccmake.define.VPOC_GPU_BACKEND=cuda -Ccmake.define.CMAKE_CUDA_ARCHITECTURES='"$ARCH"' \
+    2>&1 | tee "$OUT/build.log"'
+
+step import 60 '
+  cd "$WORK" && $PY -c "import vpoc; print(vpoc.__file__); print(vpoc.backends(), vpoc.gpu_available())" |
+    tee "$WORK/import.txt" && grep -q "True$" "$WORK/import.txt"'
+
+step pytest "$(min 240 $(($(left) - BENCH_RESERVE - 60)))" '
+  $PY -m pytest -q -x -p no:cacheprovider --junitxml="$OUT/pytest.xml" 2>&1 | tee "$WORK/pytest.txt"'
+
+for tool in memcheck racecheck; do
+  if [[ -z $SAN ]]; then
+    ORDER+=("$tool")
+    RC[$tool]="not run (compute-sanitizer not found)"
+    DUR[$tool]=0
+    continue
+  fi
+  step "$tool" "$(min 150 $(($(left) - BENCH_RESERVE)))" '
+    VPOC_GPU_TEST_QUICK=1 HYPOTHESIS_PROFILE=dev "$SAN" --tool '"$tool"' --error-exitcode 1 \
+      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "$SAN_K" \
+      2>&1 | tee "$OUT/'"$tool"'.log"'
+done
+
+step bench "$(min 330 $(($(left) - 5)))" '
+  $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
+
+# ------------------------------------------------------------------ summary
+san_summary() {  # tool -> one line, plus the most frequent reports
+  local log=$OUT/$1.log
+  [[ -f $log ]] || { echo "no log"; return; }
+  local line
+  line=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$log" | tail -n2 | sed -E 's/^=+ *//' | paste -sd ';' -)
+  echo "${line:-no summary line (crashed or timed out?)}"
+  grep -E '^=+ +(Invalid|Program hit|Error|Race|Warning|Uninitialized|Barrier|Malloc|Leaked)' "$log" |
+    sed -E 's/^=+ +//; s/0x[0-9a-f]+/0x_/g' | sort | uniq -c | sort -rn | head -n 6 | sed -E 's/^ +/      /'
+  grep -E '^=+ +at ' "$log" | sed -E 's/^=+ +at //; s/\+0x[0-9a-f]+//; s/ in .*//' |
+    sort | uniq -c | sort -rn | head -n 6 | sed -E 's/^ +/      at: /'
+}
+
+echo
+echo "==================== device_run summary ($((SECONDS - T0))s) ===================="
+echo "device:    $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)"
+echo "commit:    ${VPOC_GIT_COMMIT:-unknown}"
+for s in "${ORDER[@]}"; do
+  printf '%-10s rc=%s (%ss)\n' "$s:" "${RC[$s]}" "${DUR[$s]}"
+done
+echo "build:     $([[ ${RC[build]:-} == 0 ]] && echo ok || echo "FAILED or not run (see $OUT/build.log)")"
+[[ -f $WORK/import.txt ]] && echo "import:    $(tail -n1 "$WORK/import.txt")"
+if [[ -f $WORK/pytest.txt ]]; then
+  echo "pytest:    $(grep -E '^[0-9]+ (passed|failed|errors?|skipped)' "$WORK/pytest.txt" | tail -n1)"
+  grep -E '^(FAILED|ERROR) ' "$WORK/pytest.txt" | head -n 10 | sed 's/^/      /'
+fi
+for tool in memcheck racecheck; do
+  [[ ${RC[$tool]:-} == "not run"* ]] && { echo "$tool: ${RC[$tool]}"; continue; }
+  echo "$tool: $(san_summary "$tool")"
+  [[ -f $OUT/$tool.log ]] &&
+    echo "      tests: $(grep -E '^[0-9]+ (passed|failed|errors?|skipped|deselected)' "$OUT/$tool.log" | tail -n1)"
+done
+if [[ -f $WORK/bench.txt ]]; then
+  echo "bench:     $(grep -E '^wrote ' "$WORK/bench.txt" | tail -n1)"
+  grep -E '^(PASS|FAIL) ' "$WORK/bench.txt" | sed 's/^/  /'
+  grep -E '^  ERROR ' "$WORK/bench.txt" | head -n 10
+fi
+echo "files:     $(cd "$OUT" && ls | paste -sd ' ' -)"
+
+status=0
+for s in "${ORDER[@]}"; do
+  [[ ${RC[$s]} == 0 || ${RC[$s]} == "not run"* ]] || status=1
+done
+echo "overall:   $([[ $status == 0 ]] && echo 'every step that ran passed' || echo 'some step failed')"
+rm -rf "$WORK"
+exec 1>&- 2>&-
+wait "$TEE_PID" 2>/dev/null
+exit $status
