@@ -272,7 +272,7 @@ void Run::fail_at(int64_t row) {
 
 // Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy).
 void Run::grow_volume(int64_t need, int64_t used) {
-  if (need <= volume_cap_) return;
+  if (volume_mem_ && need <= volume_cap_) return;
   const int64_t cap = std::max<int64_t>({need, 2 * volume_cap_, 1024});
   BufferPtr next = st_.output(static_cast<size_t>(cap) * 8);
   if (volume_mem_ && used > 0)
