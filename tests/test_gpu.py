@@ -473,7 +473,9 @@ def test_empty_sessions_and_zero_volume(where, api, offsets, n):
     for va_method, poc_tie in COMBOS:
         c, g = both(api, d, where, **_offkw(off), tick_size=0.25, va_method=va_method,
                     poc_tie=poc_tie)
-        assert_gpu_matches_cpu(g, c, exact=True, ctx=f"{api} {offsets}")
+        # uniform / legacy split volumes into fractions, summed by atomics in any order on the GPU
+        assert_gpu_matches_cpu(g, c, exact=api not in ("uniform", "legacy") or n == 5,
+                               ctx=f"{api} {offsets}")
         h = g.cpu()
         empty = np.asarray(h.n_rows) == 0
         assert np.all(np.asarray(h.poc_row)[empty] == NO_ROW)
@@ -573,9 +575,8 @@ def test_session_ids(where, api, datetime_ids):
     # the same sessions as offsets
     off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     _, g2 = both(api, d, where, offsets=off, tick_size=0.25)
-    h, h2 = g.cpu(), g2.cpu()
-    for k in ALL_FIELDS:
-        np.testing.assert_array_equal(getattr(h, k), getattr(h2, k), err_msg=k)
+    # the same sessions give the same result (up to atomics' summation order for split volumes)
+    assert_gpu_matches_cpu(g2, c, exact=exact_for(api, d["volume"]))
 
 
 @needs_torch

@@ -73,10 +73,10 @@ def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The caller orders its
     work after ``producer_stream(x)``.
     """
+    x = _detached(x)
     if not hasattr(x, "__cuda_array_interface__"):
         raise TypeError(f"{name} is a GPU array without __cuda_array_interface__; pass a torch "
                         "or cupy array (or copy it to the host)")
-    x = _detached(x)
     cai = x.__cuda_array_interface__
     shape = tuple(cai["shape"])
     if len(shape) != 1:
