@@ -165,22 +165,44 @@ __global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch 
 // True when v is a whole number below 2**31: such volumes sum exactly in 64-bit integers.
 __device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
 
+// Block-wide min (of lo) and max (of hi) by tree reduction in red_lo / red_hi ([kThreads] each);
+// thread 0 folds them into *glo / *ghi. Every thread of the block must call it.
+__device__ inline void reduce_range(unsigned long long lo, unsigned long long hi, unsigned long long* red_lo,
+                                    unsigned long long* red_hi, unsigned long long* glo, unsigned long long* ghi) {
+  red_lo[threadIdx.x] = lo;
+  red_hi[threadIdx.x] = hi;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      red_lo[threadIdx.x] = min(red_lo[threadIdx.x], red_lo[threadIdx.x + half]);
+      red_hi[threadIdx.x] = max(red_hi[threadIdx.x], red_hi[threadIdx.x + half]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0 && red_lo[0] != kEncNone) {
+    atomicMin(glo, red_lo[0]);
+    atomicMax(ghi, red_hi[0]);
+  }
+  __syncthreads();
+}
+
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges, and
-// g.fractional |= 1 when a volume is not a whole number below 2**31.
+// g.fractional |= 1 when a volume is not a whole number below 2**31. The tile's first and last
+// sessions (which other tiles share) are reduced in the block and updated once; sessions wholly
+// inside the tile take per-row atomics (only this block touches them).
 template <class P, class V>
-__global__ void __launch_bounds__(kThreads, 8) row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table,
-                                 double tick, bool legacy) {
+__global__ void __launch_bounds__(kThreads, 8) row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
+                                                                const int64_t* table, double tick, bool legacy) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
   const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  const bool one = first == last;
   int64_t s = first;
   distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-  unsigned long long my_lo = kEncNone, my_hi = 0, bad = kEncNone;
+  unsigned long long lo_first = kEncNone, hi_first = 0, lo_last = kEncNone, hi_last = 0, bad = kEncNone;
   bool fractional = false;
   for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (!one && g.offsets[s + 1] <= i) {
+    if (s != last && g.offsets[s + 1] <= i) {
       while (g.offsets[s + 1] <= i) ++s;
       L = ladder_of(g, s, tick, legacy);
     }
@@ -192,32 +214,21 @@ __global__ void __launch_bounds__(kThreads, 8) row_range_kernel(Source<P, V> src
     fractional |= !whole(it.v);
     int64_t lo, hi;
     src.rows(it, L, lo, hi);
-    if (one) {
-      my_lo = min(my_lo, enc_row(lo));
-      my_hi = max(my_hi, enc_row(hi));
-    } else {  // a tile across sessions (few): per-row atomics
+    if (s == first) {
+      lo_first = min(lo_first, enc_row(lo));
+      hi_first = max(hi_first, enc_row(hi));
+    } else if (s == last) {
+      lo_last = min(lo_last, enc_row(lo));
+      hi_last = max(hi_last, enc_row(hi));
+    } else {
       atomicMin(&g.lo[s], enc_row(lo));
       atomicMax(&g.hi[s], enc_row(hi));
     }
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
   if (fractional) atomicOr(g.fractional, 1u);
-  if (!one) return;
-  // Tree reduction of the block's range (no contended shared atomics).
-  red_lo[threadIdx.x] = my_lo;
-  red_hi[threadIdx.x] = my_hi;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      red_lo[threadIdx.x] = min(red_lo[threadIdx.x], red_lo[threadIdx.x + half]);
-      red_hi[threadIdx.x] = max(red_hi[threadIdx.x], red_hi[threadIdx.x + half]);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0 && red_lo[0] != kEncNone) {
-    atomicMin(&g.lo[first], red_lo[0]);
-    atomicMax(&g.hi[first], red_hi[0]);
-  }
+  reduce_range(lo_first, hi_first, red_lo, red_hi, &g.lo[first], &g.hi[first]);
+  if (last != first) reduce_range(lo_last, hi_last, red_lo, red_hi, &g.lo[last], &g.hi[last]);
 }
 
 __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
@@ -228,47 +239,51 @@ __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, st
 constexpr int kCopies = kThreads / 32;
 
 // [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
-// A tile inside one session no wider than kSmemRows bins into shared memory (kCopies copies when
-// it is narrow enough) and flushes once; other tiles add straight to global memory.
+// A tile within one or two sessions whose rows fit in kSmemRows bins into shared memory (kCopies
+// copies when narrow enough, to spread contention) and flushes once; other tiles add straight
+// to global memory.
 template <class P, class V, class Acc>
-__global__ void __launch_bounds__(kThreads, 8) bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table, Acc* out,
-                           double tick, bool legacy) {
+__global__ void __launch_bounds__(kThreads, 8) bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
+                                                          const int64_t* table, Acc* out, double tick, bool legacy) {
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
   const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
   const int64_t t1 = min(t0 + kTile, rows.end);
   const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  const int64_t width = g.width[first];
-  const bool privatized = first == last && width <= kSmemRows;
+  // Shared layout: [copy][first's rows | last's rows].
+  const int64_t w_first = g.width[first], w_last = last == first ? 0 : g.width[last];
+  const int64_t width = w_first + w_last;
+  const bool privatized = last - first <= 1 && width <= kSmemRows;
   const int copies = privatized && width * kCopies <= kSmemRows ? kCopies : 1;
   if (privatized) {
     for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
     __syncthreads();
   }
+  Acc* mine = shared_rows + (threadIdx.x / 32) % copies * width;
   int64_t s = first;
   distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-  Acc* dst = privatized ? shared_rows + (threadIdx.x / 32) % copies * width : out + g.out_off[s];
+  Acc* dst = privatized ? mine : out + g.out_off[s];
   int64_t low = g.low_row[s];
   const auto add = [&](int64_t r, double v) {
     add_to(dst + (r - low), v);
     return true;
   };
   for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (!privatized && g.offsets[s + 1] <= i) {
+    if (s != last && g.offsets[s + 1] <= i) {
       while (g.offsets[s + 1] <= i) ++s;
       L = ladder_of(g, s, tick, legacy);
-      dst = out + g.out_off[s];
+      dst = privatized ? mine + w_first : out + g.out_off[s];
       low = g.low_row[s];
     }
     src.emit(src.item(i), L, add);
   }
   if (privatized) {
     __syncthreads();
-    Acc* o = out + g.out_off[first];
     for (int64_t k = threadIdx.x; k < width; k += kThreads) {
       Acc sum = shared_rows[k];
       for (int c = 1; c < copies; ++c) sum += shared_rows[c * width + k];
-      if (sum != Acc(0)) atomicAdd(o + k, sum);
+      Acc* o = k < w_first ? out + g.out_off[first] + k : out + g.out_off[last] + (k - w_first);
+      if (sum != Acc(0)) atomicAdd(o, sum);
     }
   }
 }
