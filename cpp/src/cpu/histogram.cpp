@@ -258,9 +258,19 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
       if (ok) {
         bins.touch(tl, th);
         const int64_t n = th - tl + 1;
-        const double share = static_cast<double>(vol[i]) / static_cast<double>(n);
-        Acc* acc = bins.lane(lane) + (tl - bins.origin());
-        for (int64_t k0 = 0; k0 < n; k0 += kGroup, acc += kGroup) add_group(acc, share, n - k0);
+        if (std::is_integral_v<V> && std::is_same_v<Acc, double> && n <= RowWindow<Acc>::kSpreadMax &&
+            static_cast<int64_t>(vol[i]) < (int64_t(1) << 31)) {  // sums of these cannot overflow
+          // whole volumes: +v at tl and -v past th in plane n (exact; folded into rows on drain)
+          auto& w = bins.window();
+          int64_t* d = w.spread_row(tl) + n;
+          d[0] += static_cast<int64_t>(vol[i]);
+          d[n * RowWindow<Acc>::kSpreadStride] -= static_cast<int64_t>(vol[i]);
+          w.mark_spread(static_cast<int>(n));
+        } else {
+          const double share = static_cast<double>(vol[i]) / static_cast<double>(n);
+          Acc* acc = bins.lane(lane) + (tl - bins.origin());
+          for (int64_t k0 = 0; k0 < n; k0 += kGroup, acc += kGroup) add_group(acc, share, n - k0);
+        }
       }
     } else {
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));

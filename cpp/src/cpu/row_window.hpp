@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -35,6 +36,36 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   int64_t rows() const { return rows_; }
   int64_t max_rows() const { return max_rows_; }
 
+  // Difference planes for spreading whole-number volumes evenly over n = 1..kSpreadMax ticks:
+  // plane n gets +v at the first tick and -v past the last, in exact int64; fold_spreads() turns
+  // their running sums into rows (sum / n) in lane 0. Two stores per bar instead of one per tick.
+  // Row-major ([row][n]): neighbouring bars start near the same row, so they share cache lines.
+  static constexpr int kSpreadMax = 31;
+  static constexpr int kSpreadStride = kSpreadMax + 1;
+  // Plane n's counter of row origin() (consecutive rows are kSpreadStride apart).
+  int64_t* spread_row(int64_t r) { return spread_.data() + (r - origin_) * kSpreadStride; }
+  void mark_spread(int n) { spread_used_ |= uint64_t(1) << n; }
+
+  // Adds the spread planes' rows lo..hi into lane 0 (as running sum / n) and zeroes them.
+  void fold_spreads(int64_t lo, int64_t hi) {
+    if (spread_used_ == 0 || lo > hi) return;
+    int64_t running[kSpreadStride] = {0};
+    double inv[kSpreadStride] = {0.0};
+    for (int n = 1; n < kSpreadStride; ++n) inv[n] = 1.0 / n;
+    const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);
+    for (int64_t r = lo; r <= end; ++r) {
+      int64_t* d = spread_row(r);
+      double sum = 0.0;
+      for (int n = 1; n < kSpreadStride; ++n) {
+        running[n] += d[n];
+        sum += static_cast<double>(running[n]) * inv[n];
+        d[n] = 0;
+      }
+      if (r <= hi) buf_[static_cast<size_t>(r - origin_)] += static_cast<Acc>(sum);
+    }
+    spread_used_ = 0;
+  }
+
   // Makes the window hold rows want_lo..want_hi + kPad beside the occupied rows lo..hi (lo > hi:
   // none yet). False when lo..hi and want_lo..want_hi together span more than max_rows rows. May
   // move the contents: callers reload data(), origin() and rows().
@@ -47,6 +78,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if (nlo >= origin_ && nhi + kPad < origin_ + rows_) return true;
     // Twice the span leaves room to grow on both sides; 1024 rows cover a typical ES session at once.
     const int64_t cap = std::max<int64_t>({rows_, 2 * span + kPad, 1024});
+    fold_spreads(lo, hi);  // the planes restart empty in the moved window
     std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc(0));
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)
@@ -54,6 +86,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         std::copy(buf_.begin() + l * rows_ + (lo - origin_), buf_.begin() + l * rows_ + (hi - origin_) + 1,
                   next.begin() + l * cap + (lo - origin));
     buf_.swap(next);
+    if (std::is_same_v<Acc, double>) spread_.assign(static_cast<size_t>(kSpreadStride * cap), 0);
     origin_ = origin;
     rows_ = cap;
     return true;
@@ -62,6 +95,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // Appends the lane sums of rows lo..hi to out as float64 and zeroes rows lo..hi + kPad here.
   void drain(int64_t lo, int64_t hi, std::vector<double>& out) {
     if (lo > hi) return;
+    fold_spreads(lo, hi);
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const size_t at = out.size();
     out.resize(at + static_cast<size_t>(n), 0.0);
@@ -75,6 +109,8 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
+  std::vector<int64_t> spread_;  // [rows_][kSpreadStride] difference planes (double windows only)
+  uint64_t spread_used_ = 0;     // bit n: plane n holds something
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator
   int64_t rows_ = 0;    // accumulators per lane
 };
@@ -111,6 +147,7 @@ class Bins {
   }
   // Lane l's accumulator of row origin().
   Acc* lane(unsigned l) const { return h_ + (l % kLanes) * rows_; }
+  RowWindow<Acc>& window() const { return *w_; }
   int64_t origin() const { return origin_; }
   int64_t rows() const { return rows_; }
   bool empty() const { return lo_ > hi_; }
