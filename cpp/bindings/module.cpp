@@ -54,6 +54,21 @@ vpoc::Array borrow_any(const py::object& obj, const char* name) {
   return out;
 }
 
+// The bars of a call (host numpy arrays or GPU array tuples, see borrow_any); open may be None.
+vpoc::BarsInput bars_input(const py::object& high, const py::object& low, const py::object& close,
+                           const py::object& volume, const py::object& open) {
+  vpoc::BarsInput b;
+  b.high = borrow_any(high, "high");
+  b.low = borrow_any(low, "low");
+  b.close = borrow_any(close, "close");
+  b.volume = borrow_any(volume, "volume");
+  if (!open.is_none()) {
+    b.open = borrow_any(open, "open");
+    b.has_open = true;
+  }
+  return b;
+}
+
 // A GPU result: vpoc::gpu::DeviceProfiles, whose columns Python sees as DeviceArrays.
 struct DeviceResult {
   vpoc::gpu::DeviceProfiles p;
@@ -170,21 +185,13 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "profile_bars",
       [](const py::array& high, const py::array& low, const py::array& close,
-         const py::array& volume, const std::optional<py::array>& open,
+         const py::array& volume, const py::object& open,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, const std::string& distribute, double value_area,
          const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int threads) {
         const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads);
         const auto dist = vpoc::parse_distribute(distribute);
-        vpoc::BarsInput b;
-        b.high = borrow(high, "high");
-        b.low = borrow(low, "low");
-        b.close = borrow(close, "close");
-        b.volume = borrow(volume, "volume");
-        if (open) {
-          b.open = borrow(*open, "open");
-          b.has_open = true;
-        }
+        const vpoc::BarsInput b = bars_input(high, low, close, volume, open);
         const auto s = span_of(offsets);
         py::gil_scoped_release nogil;
         return std::make_shared<vpoc::Profiles>(vpoc::profile_bars(b, s, dist, opt));
@@ -248,15 +255,7 @@ PYBIND11_MODULE(_core, m) {
         const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
         const auto g = gpu_options(device, memory_budget, stream, user_stream, wait_streams);
         const auto dist = vpoc::parse_distribute(distribute);
-        vpoc::BarsInput b;
-        b.high = borrow_any(high, "high");
-        b.low = borrow_any(low, "low");
-        b.close = borrow_any(close, "close");
-        b.volume = borrow_any(volume, "volume");
-        if (!open.is_none()) {
-          b.open = borrow_any(open, "open");
-          b.has_open = true;
-        }
+        const vpoc::BarsInput b = bars_input(high, low, close, volume, open);
         const auto s = span_of(offsets);
         auto r = std::make_shared<DeviceResult>();
         {
