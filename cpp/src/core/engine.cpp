@@ -35,6 +35,12 @@ void require_price_dtype(const Array& a) {
     VPOC_THROW(TypeError, a.name, " must be float32 or float64 for the engine");
 }
 
+// The CPU engine reads host memory only.
+void require_host(const Array& a) {
+  if (a.device >= 0)
+    VPOC_THROW(ValueError, a.name, " is in GPU memory (cuda:", a.device, "); the CPU engine needs host arrays");
+}
+
 }  // namespace
 
 void validate_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
@@ -62,12 +68,16 @@ void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Opt
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt) {
   validate_trades(price, volume, sessions, opt);
+  require_host(price);
+  require_host(volume);
   return cpu::profile_trades(price, volume, sessions, opt);
 }
 
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
                       const Options& opt) {
   validate_bars(bars, sessions, opt);
+  for (const Array* a : {&bars.high, &bars.low, &bars.close, &bars.volume}) require_host(*a);
+  if (bars.has_open) require_host(bars.open);
   return cpu::profile_bars(bars, sessions, distribute, opt);
 }
 
