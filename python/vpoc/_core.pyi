@@ -1,6 +1,6 @@
 """Type stubs of the private C++ extension (use the vpoc package, not this module)."""
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +52,64 @@ def profile_bars(
     ticks_per_row: int, distribute: str, value_area: float, va_method: str, poc_tie: str,
     max_rows: int, threads: int,
 ) -> Result: ...
+class DeviceArray:
+    """A 1-D result array in GPU (or host) memory, exported zero-copy."""
+
+    @property
+    def shape(self) -> Tuple[int]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def data_ptr(self) -> int: ...
+    def __len__(self) -> int: ...
+    def __dlpack__(self, *, stream: Optional[int] = ..., max_version: Optional[Tuple[int, int]] = ...,
+                   dl_device: Optional[Tuple[int, int]] = ..., copy: Optional[bool] = ...) -> object: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def numpy(self) -> np.ndarray: ...
+    def __array__(self, dtype: Optional[np.dtype] = ..., copy: Optional[bool] = ...) -> np.ndarray: ...
+
+class DeviceResult:
+    n_sessions: int
+    tick_size: float
+    ticks_per_row: int
+    device: int
+    offsets: DeviceArray
+    volume: DeviceArray
+    poc_row: DeviceArray
+    vah_row: DeviceArray
+    val_row: DeviceArray
+    low_row: DeviceArray
+    n_rows: DeviceArray
+    poc: DeviceArray
+    vah: DeviceArray
+    val: DeviceArray
+    total_volume: DeviceArray
+    va_volume: DeviceArray
+
+GpuArg = Union[np.ndarray, Tuple[int, int, str, int]]  # host array, or (pointer, size, typestr, device)
+
+def profile_trades_gpu(
+    price: GpuArg, volume: GpuArg, offsets: npt.NDArray[np.int64], tick_size: float,
+    ticks_per_row: int, value_area: float, va_method: str, poc_tie: str, max_rows: int,
+    device: int, memory_budget: int, stream: int, user_stream: bool, wait_streams: List[int],
+) -> DeviceResult: ...
+def profile_bars_gpu(
+    high: GpuArg, low: GpuArg, close: GpuArg, volume: GpuArg, open: Optional[GpuArg],
+    offsets: npt.NDArray[np.int64], tick_size: float, ticks_per_row: int, distribute: str,
+    value_area: float, va_method: str, poc_tie: str, max_rows: int, device: int,
+    memory_budget: int, stream: int, user_stream: bool, wait_streams: List[int],
+) -> DeviceResult: ...
+def gpu_backend() -> str: ...
+def gpu_device_count() -> int: ...
+def gpu_require_device(device: int) -> None: ...
+def gpu_synchronize_stream(device: int, stream: int) -> None: ...
+def memory_stats(device: int) -> Dict[str, int]: ...
+def _host_device_array(array: np.ndarray, device_type: int = ..., device_id: int = ...) -> DeviceArray: ...
+
 def offsets_from_ids(
     ids: npt.NDArray[np.int64], name: str
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
