@@ -116,9 +116,10 @@ def trades_numpy_vec(price: npt.NDArray[Any], volume: npt.NDArray[Any], offsets:
     return _dense_hist(t, volume, offsets, np.diff(offsets))
 
 
-def trades_numpy_loop(
-    price: npt.NDArray[Any], volume: npt.NDArray[Any], offsets: I64
-) -> PeerResult:
+def _loop_peer(offsets: I64, session: Callable[[int, int], tuple[I64, npt.NDArray[Any], int, int]]
+               ) -> PeerResult:
+    """The numpy_loop pattern: per session, ``session(a, b)`` gives (ticks, weights, lo, hi) and
+    one np.histogram bins them."""
     S = offsets.shape[0] - 1
     low = np.zeros(S, dtype=np.int64)
     n_rows = np.zeros(S, dtype=np.int64)
@@ -129,12 +130,21 @@ def trades_numpy_loop(
         if b == a:
             hists.append(np.zeros(0))
             continue
-        t = _ticks(price[a:b])
-        lo, hi = int(t.min()), int(t.max())
-        h, _ = np.histogram(t, bins=hi - lo + 1, range=(lo - 0.5, hi + 0.5), weights=volume[a:b])
+        t, w, lo, hi = session(a, b)
+        h, _ = np.histogram(t, bins=hi - lo + 1, range=(lo - 0.5, hi + 0.5), weights=w)
         low[s], n_rows[s], poc[s] = lo, h.shape[0], lo + int(h.argmax())
         hists.append(h)
     return PeerResult(low, n_rows, hists, poc)
+
+
+def trades_numpy_loop(
+    price: npt.NDArray[Any], volume: npt.NDArray[Any], offsets: I64
+) -> PeerResult:
+    def session(a: int, b: int) -> tuple[I64, npt.NDArray[Any], int, int]:
+        t = _ticks(price[a:b])
+        return t, volume[a:b], int(t.min()), int(t.max())
+
+    return _loop_peer(offsets, session)
 
 
 def _expand_uniform(low_t: I64, high_t: I64, vol: npt.NDArray[Any]) -> tuple[I64, F64, I64]:
@@ -162,23 +172,12 @@ def bars_uniform_numpy_vec(
 def bars_uniform_numpy_loop(
     high: F64, low: F64, close: F64, volume: npt.NDArray[Any], offsets: I64
 ) -> PeerResult:
-    S = offsets.shape[0] - 1
-    lows = np.zeros(S, dtype=np.int64)
-    n_rows = np.zeros(S, dtype=np.int64)
-    poc = np.zeros(S, dtype=np.int64)
-    hists: list[npt.NDArray[Any]] = []
-    for s in range(S):
-        a, b = int(offsets[s]), int(offsets[s + 1])
-        if b == a:
-            hists.append(np.zeros(0))
-            continue
+    def session(a: int, b: int) -> tuple[I64, npt.NDArray[Any], int, int]:
         tl, th = _ticks(low[a:b]), _ticks(high[a:b])
         t, w, _ = _expand_uniform(tl, th, volume[a:b])
-        lo, hi = int(tl.min()), int(th.max())
-        h, _ = np.histogram(t, bins=hi - lo + 1, range=(lo - 0.5, hi + 0.5), weights=w)
-        lows[s], n_rows[s], poc[s] = lo, h.shape[0], lo + int(h.argmax())
-        hists.append(h)
-    return PeerResult(lows, n_rows, hists, poc)
+        return t, w, int(tl.min()), int(th.max())
+
+    return _loop_peer(offsets, session)
 
 
 def bars_close_numpy_vec(

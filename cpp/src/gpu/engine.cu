@@ -105,8 +105,8 @@ class Run {
 
  private:
   void layout_workspace();
-  void upload(const Group& g, int64_t a, int64_t b, int slot);
-  InputView view_at(int slot, int64_t base) const;
+  void upload(int64_t a, int64_t b, int slot);
+  InputView view_at(int slot) const;
   void process(const Group& g, int slot);
   void fail_at(int64_t row);
   void grow_volume(int64_t need, int64_t used);
@@ -197,7 +197,7 @@ void Run::layout_workspace() {
   }
 }
 
-InputView Run::view_at(int slot, int64_t /*base*/) const {
+InputView Run::view_at(int slot) const {
   InputView v = view_;
   if (in_.on_device) return v;  // original device pointers, base 0
   char* p = slot_mem_[slot];
@@ -220,7 +220,7 @@ InputView Run::view_at(int slot, int64_t /*base*/) const {
 }
 
 // Rows [a, b) of every input into `slot` (element 0 = row a), on the copy stream.
-void Run::upload(const Group& /*g*/, int64_t a, int64_t b, int slot) {
+void Run::upload(int64_t a, int64_t b, int slot) {
   const gpuStream_t cs = st_.copy_stream();
   VPOC_GPU_CHECK(gpuStreamWaitEvent(cs, released_[slot]));
   if (pinned_[slot] != nullptr) VPOC_GPU_CHECK(gpuEventSynchronize(uploaded_[slot]));  // staging reuse
@@ -306,13 +306,13 @@ void Run::process(const Group& g, int slot) {
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
-    if (in_.on_device) return launch(view_at(0, 0), RowSpan{g.r0, g.r1, 0});
-    if (!g.split) return launch(view_at(slot, g.r0), RowSpan{g.r0, g.r1, g.r0});
+    if (in_.on_device) return launch(view_at(0), RowSpan{g.r0, g.r1, 0});
+    if (!g.split) return launch(view_at(slot), RowSpan{g.r0, g.r1, g.r0});
     for (int64_t a = g.r0; a < g.r1; a += slot_rows_) {
       const int64_t b = std::min(g.r1, a + slot_rows_);
-      upload(g, a, b, 0);
+      upload(a, b, 0);
       VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
-      launch(view_at(0, a), RowSpan{a, b, a});
+      launch(view_at(0), RowSpan{a, b, a});
       VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
     }
   };
@@ -408,14 +408,14 @@ DeviceProfiles Run::run() {
   allocate_sessions();
   // Upload the first group, then overlap: upload group k+1 while group k computes.
   const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
-  if (!groups_.empty() && resident(0)) upload(groups_[0], groups_[0].r0, groups_[0].r1, 0);
+  if (!groups_.empty() && resident(0)) upload(groups_[0].r0, groups_[0].r1, 0);
   for (size_t k = 0; k < groups_.size(); ++k) {
     const int slot = static_cast<int>(k % kSlots);
     if (k + 1 < groups_.size() && resident(k + 1) && resident(k))
-      upload(groups_[k + 1], groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
+      upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
     process(groups_[k], groups_[k].split ? 0 : slot);
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
-      upload(groups_[k + 1], groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
+      upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
   finish();
   return std::move(out_);

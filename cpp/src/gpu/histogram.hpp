@@ -47,10 +47,9 @@ struct InputView {
   const void* volume = nullptr;
 };
 
-// Order-preserving encodings for unsigned atomics.
-inline constexpr unsigned long long kEncNone = ~0ull;  // "no minimum yet" / "no error"
-inline unsigned long long encode_row(int64_t r) { return static_cast<unsigned long long>(r) ^ (1ull << 63); }
-inline int64_t decode_row(unsigned long long e) { return static_cast<int64_t>(e ^ (1ull << 63)); }
+// Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",
+// "no error".
+inline constexpr unsigned long long kEncNone = ~0ull;
 
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
 void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,

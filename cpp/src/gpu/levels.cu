@@ -32,7 +32,7 @@ constexpr int kLevelRows = 4096;
 
 // [S] blocks x [kThreads]: the block stages its session's rows in shared memory (when they fit),
 // then one thread applies the sequential rules (the same code and order as the CPU engine).
-__global__ void levels_kernel(const double* volume, const int32_t* order, LevelColumns c, int64_t S,
+__global__ void levels_kernel(const double* volume, const int32_t* order, LevelColumns c,
                               double value_area, VaMethod method, PocTie tie, double row_size) {
   __shared__ double rows[kLevelRows];
   const int64_t s = blockIdx.x;
@@ -99,7 +99,7 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
                    const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
-  levels_kernel<<<static_cast<unsigned>(S), kThreads, 0, stream>>>(volume, order, c, S, opt.value_area,
+  levels_kernel<<<static_cast<unsigned>(S), kThreads, 0, stream>>>(volume, order, c, opt.value_area,
                                                                   opt.va_method, opt.poc_tie, row_size);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }
