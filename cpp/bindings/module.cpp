@@ -101,7 +101,7 @@ vpoc::SessionSpan span_of(const py::array_t<int64_t, py::array::c_style>& offset
 
 vpoc::Options options(double tick_size, int64_t ticks_per_row, double value_area,
                       const std::string& va_method, const std::string& poc_tie, int64_t max_rows,
-                      int threads) {
+                      int threads, bool developing) {
   vpoc::Options o;
   o.tick_size = tick_size;
   o.ticks_per_row = ticks_per_row;
@@ -110,6 +110,7 @@ vpoc::Options options(double tick_size, int64_t ticks_per_row, double value_area
   o.poc_tie = vpoc::parse_poc_tie(poc_tie);
   o.max_rows = max_rows;
   o.threads = threads;
+  o.developing = developing;
   vpoc::validate(o);
   return o;
 }
@@ -164,15 +165,18 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("vah", field(&vpoc::Profiles::vah))
       .def_property_readonly("val", field(&vpoc::Profiles::val))
       .def_property_readonly("total_volume", field(&vpoc::Profiles::total_volume))
-      .def_property_readonly("va_volume", field(&vpoc::Profiles::va_volume));
+      .def_property_readonly("va_volume", field(&vpoc::Profiles::va_volume))
+      .def_property_readonly("dev_poc", field(&vpoc::Profiles::dev_poc))
+      .def_property_readonly("dev_vah", field(&vpoc::Profiles::dev_vah))
+      .def_property_readonly("dev_val", field(&vpoc::Profiles::dev_val));
 
   m.def(
       "profile_trades",
       [](const py::array& price, const py::array& volume,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, double value_area, const std::string& va_method,
-         const std::string& poc_tie, int64_t max_rows, int threads) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads);
+         const std::string& poc_tie, int64_t max_rows, int threads, bool developing) {
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
         const auto p = borrow(price, "price"), v = borrow(volume, "volume");
         const auto s = span_of(offsets);
         py::gil_scoped_release nogil;
@@ -180,7 +184,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("tick_size"),
       py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
-      py::arg("max_rows"), py::arg("threads"));
+      py::arg("max_rows"), py::arg("threads"), py::arg("developing"));
 
   m.def(
       "profile_bars",
@@ -188,8 +192,8 @@ PYBIND11_MODULE(_core, m) {
          const py::array& volume, const py::object& open,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, const std::string& distribute, double value_area,
-         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int threads) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads);
+         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int threads, bool developing) {
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
         const auto dist = vpoc::parse_distribute(distribute);
         const vpoc::BarsInput b = bars_input(high, low, close, volume, open);
         const auto s = span_of(offsets);
@@ -199,7 +203,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"),
       py::arg("offsets"), py::arg("tick_size"), py::arg("ticks_per_row"), py::arg("distribute"),
       py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
-      py::arg("threads"));
+      py::arg("threads"), py::arg("developing"));
 
   using DP = vpoc::gpu::DeviceProfiles;
   py::class_<DeviceResult, std::shared_ptr<DeviceResult>>(m, "DeviceResult")
@@ -225,9 +229,9 @@ PYBIND11_MODULE(_core, m) {
       [](const py::object& price, const py::object& volume,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, double value_area, const std::string& va_method,
-         const std::string& poc_tie, int64_t max_rows, int device, int64_t memory_budget,
+         const std::string& poc_tie, int64_t max_rows, bool developing, int device, int64_t memory_budget,
          std::uintptr_t stream, bool user_stream, const std::vector<std::uintptr_t>& wait_streams) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0, developing);
         const auto g = gpu_options(device, memory_budget, stream, user_stream, wait_streams);
         const auto p = borrow_any(price, "price"), v = borrow_any(volume, "volume");
         const auto s = span_of(offsets);
@@ -240,7 +244,7 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("tick_size"),
       py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
-      py::arg("max_rows"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"),
+      py::arg("max_rows"), py::arg("developing"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"),
       py::arg("user_stream"), py::arg("wait_streams"));
 
   m.def(
@@ -249,10 +253,10 @@ PYBIND11_MODULE(_core, m) {
          const py::object& volume, const py::object& open,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, const std::string& distribute, double value_area,
-         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int device,
+         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, bool developing, int device,
          int64_t memory_budget, std::uintptr_t stream, bool user_stream,
          const std::vector<std::uintptr_t>& wait_streams) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0);
+        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 0, developing);
         const auto g = gpu_options(device, memory_budget, stream, user_stream, wait_streams);
         const auto dist = vpoc::parse_distribute(distribute);
         const vpoc::BarsInput b = bars_input(high, low, close, volume, open);
@@ -267,7 +271,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"),
       py::arg("offsets"), py::arg("tick_size"), py::arg("ticks_per_row"), py::arg("distribute"),
       py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
-      py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"),
+      py::arg("developing"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"),
       py::arg("wait_streams"));
 
   m.def("gpu_backend", []() { return std::string(vpoc::gpu::backend()); });

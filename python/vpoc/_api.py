@@ -99,6 +99,12 @@ def _int(x: Any, name: str, minimum: int) -> int:
     return int(x)
 
 
+def _bool(x: Any, name: str) -> bool:
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
+    return bool(x)
+
+
 def _str(x: Any, name: str) -> str:
     if not isinstance(x, str):
         raise TypeError(f"{name} must be a string, got {type(x).__name__}")
@@ -120,7 +126,7 @@ def _sessions(offsets: Any, session_ids: Any, n: int) -> Tuple[np.ndarray, Optio
 
 
 def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any, poc_tie: Any,
-            max_rows: Any) -> dict:
+            max_rows: Any, developing: Any) -> dict:
     return dict(
         tick_size=_real(tick_size, "tick_size"),
         ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1),
@@ -128,6 +134,7 @@ def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any,
         va_method=_str(va_method, "va_method"),
         poc_tie=_str(poc_tie, "poc_tie"),
         max_rows=_int(max_rows, "max_rows", 1),
+        developing=_bool(developing, "developing"),
     )
 
 
@@ -153,7 +160,8 @@ def from_trades(price: Any, volume: Any, *, offsets: Any = None, session_ids: An
                 tick_size: float, ticks_per_row: int = 1, value_area: float = 0.70,
                 va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
                 threads: Optional[int] = None, max_rows: int = 1_000_000,
-                memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None) -> Profiles:
+                memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
+                developing: bool = False) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -162,22 +170,25 @@ def from_trades(price: Any, volume: Any, *, offsets: Any = None, session_ids: An
     ``device``: "cpu" (default), "cuda" / "cuda:N" (NVIDIA or AMD ROCm builds), or "auto" (the
     inputs' GPU, else a GPU if one is built and present, else the CPU). On a GPU,
     ``memory_budget`` caps vpoc's device scratch + staging bytes and ``stream`` (an int handle or
-    a torch/cupy stream) is the stream vpoc works on. See docs/contract.md for every rule.
+    a torch/cupy stream) is the stream vpoc works on. ``developing=True`` also computes
+    ``dev_poc`` / ``dev_vah`` / ``dev_val`` [N]: for every trade, the levels of its session's
+    profile up to and including it (no lookahead). See docs/contract.md for every rule.
     """
-    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows)
+    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
     gpu = _device(device, (price, volume))
     if gpu is None:
         threads_n = 0 if threads is None else _int(threads, "threads", 1)
         p = as_prices(price, "price")
         v = as_volume(volume, "volume")
         offs, labels = _sessions(offsets, session_ids, p.shape[0])
-        return Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels)
+        return Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels,
+                        developing=opts["developing"])
     p = _input(price, "price", gpu, True)
     v = _input(volume, "volume", gpu, False)
     offs, labels = _sessions(offsets, session_ids, _n(p))
     result = _core.profile_trades_gpu(p, v, offs, **opts,
                                       **_gpu_options(gpu, memory_budget, stream, (price, volume)))
-    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}")
+    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
 
 
 def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
@@ -185,15 +196,17 @@ def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
               ticks_per_row: int = 1, distribute: str = "uniform", value_area: float = 0.70,
               va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
               threads: Optional[int] = None, max_rows: int = 1_000_000,
-              memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None) -> Profiles:
+              memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
+              developing: bool = False) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
     ``"hlc3"`` put it on one price, ``"legacy"`` reproduces the legacy analyzer's weighting
-    (uses ``open`` when given). ``device``, ``memory_budget``, ``stream``: as in from_trades.
+    (uses ``open`` when given). ``device``, ``memory_budget``, ``stream``, ``developing``: as in
+    from_trades (the developing series has one entry per bar).
     See docs/contract.md for every rule.
     """
-    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows)
+    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
     dist = _str(distribute, "distribute")
     gpu = _device(device, (high, low, close, volume, open))
     prices = {"high": high, "low": low, "close": close}
@@ -208,7 +221,7 @@ def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
         offs, labels = _sessions(offsets, session_ids, arrs["high"].shape[0])
         result = _core.profile_bars(arrs["high"], arrs["low"], arrs["close"], v, arrs.get("open"),
                                     offs, distribute=dist, threads=threads_n, **opts)
-        return Profiles(result, session_labels=labels)
+        return Profiles(result, session_labels=labels, developing=opts["developing"])
     ins = {k: _input(x, k, gpu, True) for k, x in prices.items()}
     on_gpu = [k for k, a in ins.items() if isinstance(a, tuple)]
     if on_gpu and len({a[2] for a in ins.values() if isinstance(a, tuple)}) > 1:
@@ -220,4 +233,4 @@ def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
     result = _core.profile_bars_gpu(ins["high"], ins["low"], ins["close"], v, ins.get("open"), offs,
                                     distribute=dist, **opts,
                                     **_gpu_options(gpu, memory_budget, stream, (high, low, close, volume, open)))
-    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}")
+    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])

@@ -40,17 +40,23 @@ class Result:
     def total_volume(self) -> npt.NDArray[np.float64]: ...
     @property
     def va_volume(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def dev_poc(self) -> npt.NDArray[np.float64]: ...  # empty unless developing=True
+    @property
+    def dev_vah(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def dev_val(self) -> npt.NDArray[np.float64]: ...
 
 def profile_trades(
     price: np.ndarray, volume: np.ndarray, offsets: npt.NDArray[np.int64], tick_size: float,
     ticks_per_row: int, value_area: float, va_method: str, poc_tie: str, max_rows: int,
-    threads: int,
+    threads: int, developing: bool,
 ) -> Result: ...
 def profile_bars(
     high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray,
     open: Optional[np.ndarray], offsets: npt.NDArray[np.int64], tick_size: float,
     ticks_per_row: int, distribute: str, value_area: float, va_method: str, poc_tie: str,
-    max_rows: int, threads: int,
+    max_rows: int, threads: int, developing: bool,
 ) -> Result: ...
 class DeviceArray:
     """A 1-D result array in GPU (or host) memory, exported zero-copy."""
@@ -89,18 +95,21 @@ class DeviceResult:
     val: DeviceArray
     total_volume: DeviceArray
     va_volume: DeviceArray
+    dev_poc: DeviceArray  # empty unless developing=True
+    dev_vah: DeviceArray
+    dev_val: DeviceArray
 
 GpuArg = Union[np.ndarray, Tuple[int, int, str, int]]  # host array, or (pointer, size, typestr, device)
 
 def profile_trades_gpu(
     price: GpuArg, volume: GpuArg, offsets: npt.NDArray[np.int64], tick_size: float,
     ticks_per_row: int, value_area: float, va_method: str, poc_tie: str, max_rows: int,
-    device: int, memory_budget: int, stream: int, user_stream: bool, wait_streams: List[int],
+    developing: bool, device: int, memory_budget: int, stream: int, user_stream: bool, wait_streams: List[int],
 ) -> DeviceResult: ...
 def profile_bars_gpu(
     high: GpuArg, low: GpuArg, close: GpuArg, volume: GpuArg, open: Optional[GpuArg],
     offsets: npt.NDArray[np.int64], tick_size: float, ticks_per_row: int, distribute: str,
-    value_area: float, va_method: str, poc_tie: str, max_rows: int, device: int,
+    value_area: float, va_method: str, poc_tie: str, max_rows: int, developing: bool, device: int,
     memory_budget: int, stream: int, user_stream: bool, wait_streams: List[int],
 ) -> DeviceResult: ...
 def gpu_backend() -> str: ...

@@ -18,6 +18,9 @@ __all__ = ["Profiles", "NO_ROW"]
 #: Row index reported for an empty session's poc/vah/val/low rows.
 NO_ROW: int = -(2**63)
 
+#: Per-input-row developing series (present when computed with ``developing=True``).
+_DEVELOPING = ("dev_poc", "dev_vah", "dev_val")
+
 _PER_SESSION = (
     "poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
     "total_volume", "va_volume",
@@ -33,6 +36,9 @@ class _HostResult:
         self.ticks_per_row = prof.ticks_per_row
         for name in _PER_SESSION + ("offsets", "volume"):
             setattr(self, name, np.asarray(getattr(prof, name)))
+        for name in _DEVELOPING:
+            value = getattr(prof, name)
+            setattr(self, name, None if value is None else np.asarray(value))
 
 
 class Profiles:
@@ -41,7 +47,8 @@ class Profiles:
     Per session (length ``n_sessions``): ``poc``, ``vah``, ``val`` (float64 row prices),
     ``poc_row``, ``vah_row``, ``val_row``, ``low_row``, ``n_rows`` (int64 absolute ladder rows),
     ``total_volume``, ``va_volume`` (float64). Histograms: ``offsets`` (int64, S+1) into
-    ``volume`` (float64). Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
+    ``volume`` (float64). With ``developing=True``: ``dev_poc``, ``dev_vah``, ``dev_val`` (float64,
+    one per input row: the levels of the row's session up to and including it), else None. Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
 
     On the CPU the arrays are numpy views of the result's memory; on a GPU (``device`` is
     "cuda:N") they are ``DeviceArray`` objects in device memory, exported zero-copy through
@@ -60,9 +67,12 @@ class Profiles:
     va_volume: np.ndarray
     offsets: np.ndarray
     volume: np.ndarray
+    dev_poc: Optional[np.ndarray]
+    dev_vah: Optional[np.ndarray]
+    dev_val: Optional[np.ndarray]
 
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", developing: Optional[bool] = None) -> None:
         self._result = result
         self.n_sessions: int = int(result.n_sessions)
         self.tick_size: float = float(result.tick_size)
@@ -72,6 +82,10 @@ class Profiles:
         self.device: str = device
         for name in _PER_SESSION + ("offsets", "volume"):
             setattr(self, name, getattr(result, name))
+        if developing is None:  # a host copy: has the series when its source had them
+            developing = getattr(result, "dev_poc", None) is not None
+        for name in _DEVELOPING:
+            setattr(self, name, getattr(result, name) if developing else None)
 
     def __len__(self) -> int:
         return self.n_sessions
@@ -135,5 +149,7 @@ class Profiles:
         """Every array as a torch tensor sharing this result's memory (via DLPack)."""
         import torch
 
-        return {name: torch.from_dlpack(getattr(self, name))
-                for name in _PER_SESSION + ("offsets", "volume")}
+        names = _PER_SESSION + ("offsets", "volume")
+        if self.dev_poc is not None:
+            names += _DEVELOPING
+        return {name: torch.from_dlpack(getattr(self, name)) for name in names}

@@ -20,6 +20,7 @@ struct Profiles {
   std::vector<int64_t> poc_row, vah_row, val_row, low_row, n_rows;  // [S] absolute ladder rows
   std::vector<double> poc, vah, val;                               // [S] row prices
   std::vector<double> total_volume, va_volume;                     // [S]
+  std::vector<double> dev_poc, dev_vah, dev_val;  // [N] developing series (empty unless asked for)
 
   // Sizes every per-session vector for S sessions (contents unspecified).
   void resize_sessions(int64_t s);

@@ -36,6 +36,7 @@ struct Options {
   PocTie poc_tie = PocTie::center;
   int64_t max_rows = 1000000;  // a session wider than this is almost surely a wrong tick_size
   int threads = 0;             // 0: all cores
+  bool developing = false;     // also the developing (prefix) POC / VAH / VAL of every input row
 };
 
 // Throws ValueError naming the first option that is out of range.

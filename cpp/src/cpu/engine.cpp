@@ -8,6 +8,7 @@
 
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
+#include "cpu/developing.hpp"
 #include "cpu/histogram.hpp"
 #include "cpu/levels.hpp"
 #include "cpu/parallel.hpp"
@@ -103,11 +104,15 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
       return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
     });
   };
-  if (integer_accumulation(volume, false)) try {
-      return go(int64_t{});
-    } catch (const NeedsFloat64&) {
-    }
-  return go(double{});
+  Profiles out = [&] {
+    if (integer_accumulation(volume, false)) try {
+        return go(int64_t{});
+      } catch (const NeedsFloat64&) {
+      }
+    return go(double{});
+  }();
+  if (opt.developing) developing(view_of(price, volume), sessions, opt, out);
+  return out;
 }
 
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
@@ -119,11 +124,15 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
     });
   };
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
-  if (integer_accumulation(bars.volume, splits)) try {
-      return go(int64_t{});
-    } catch (const NeedsFloat64&) {
-    }
-  return go(double{});
+  Profiles out = [&] {
+    if (integer_accumulation(bars.volume, splits)) try {
+        return go(int64_t{});
+      } catch (const NeedsFloat64&) {
+      }
+    return go(double{});
+  }();
+  if (opt.developing) developing(view_of(bars, distribute), sessions, opt, out);
+  return out;
 }
 
 }  // namespace vpoc::cpu

@@ -19,7 +19,7 @@ SessionLevels session_levels(const double* v, int64_t n, const Options& opt,
     order.resize(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), int64_t(0));
     std::sort(order.begin(), order.end(),
-              [v](int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
+              [v](int64_t a, int64_t b) { return levels::greedy_before(v, a, b); });
     double running = 0.0;
     int64_t lo = order[0], hi = order[0];
     for (int64_t k = 0; k < n; ++k) {

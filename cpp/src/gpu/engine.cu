@@ -480,12 +480,7 @@ DeviceProfiles profile_trades(const Array& price, const Array& volume, const Ses
                               const Options& opt, const GpuOptions& gopt) {
   validate_trades(price, volume, sessions, opt);
   const Inputs in = classify({&price, &volume}, gopt.device);
-  InputView v;
-  v.price_dtype = price.dtype;
-  v.volume_dtype = volume.dtype;
-  v.price = price.data;
-  v.volume = volume.data;
-  return dispatch(in, v, sessions, opt, gopt, false, nullptr);
+  return dispatch(in, view_of(price, volume), sessions, opt, gopt, false, nullptr);
 }
 
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
@@ -494,18 +489,8 @@ DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, 
   std::vector<const Array*> arrays{&bars.high, &bars.low, &bars.close, &bars.volume};
   if (bars.has_open) arrays.push_back(&bars.open);
   const Inputs in = classify(arrays, gopt.device);
-  InputView v;
-  v.bars = true;
-  v.distribute = distribute;
-  v.price_dtype = bars.high.dtype;
-  v.volume_dtype = bars.volume.dtype;
-  v.high = bars.high.data;
-  v.low = bars.low.data;
-  v.close = bars.close.data;
-  v.open = bars.has_open ? bars.open.data : nullptr;
-  v.volume = bars.volume.data;
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
-  return dispatch(in, v, sessions, opt, gopt, splits, &bars);
+  return dispatch(in, view_of(bars, distribute), sessions, opt, gopt, splits, &bars);
 }
 
 }  // namespace vpoc::gpu

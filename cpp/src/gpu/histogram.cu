@@ -7,6 +7,7 @@
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
+#include "core/source.hpp"
 #include "gpu/prim.hpp"
 #include "vpoc/profiles.hpp"
 
@@ -42,96 +43,6 @@ __device__ inline int64_t find_session(const GroupScratch& g, int64_t i) {
   return lo;
 }
 
-template <class T>
-__device__ inline double load(const void* p, int64_t k) { return static_cast<double>(static_cast<const T*>(p)[k]); }
-
-// One input row, loaded: trades use a (price) and v; bars a, b, c, d = high, low, close, open
-// (open = close when absent).
-struct Item {
-  double a = 0.0, b = 0.0, c = 0.0, d = 0.0, v = 0.0;
-};
-
-// How an input row meets the ladder. P / V: price and volume element types.
-template <class P, class V>
-struct Source {
-  InputView in;
-  ladder::TickScale scale;
-  int64_t tpr;
-  int64_t base;
-
-  __device__ Item item(int64_t i) const {
-    Item it;
-    const int64_t k = i - base;
-    it.v = load<V>(in.volume, k);
-    if (!in.bars) {
-      it.a = load<P>(in.price, k);
-      return it;
-    }
-    it.a = load<P>(in.high, k);
-    it.b = load<P>(in.low, k);
-    it.c = load<P>(in.close, k);
-    it.d = in.open ? load<P>(in.open, k) : it.c;
-    return it;
-  }
-  __device__ double ticks(double p) const { return scale.exact ? scale.ticks<true>(p) : scale.ticks<false>(p); }
-  __device__ bool valid_price(double p) const { return fabs(ticks(p)) < ladder::kMaxTicks; }
-  __device__ int64_t row_of(double p) const {
-    return ladder::tick_to_row(static_cast<int64_t>(ladder::round_half_even(ticks(p))), tpr);
-  }
-  // Finite, in-range prices (and high >= low).
-  __device__ bool valid_prices(const Item& it) const {
-    if (!in.bars) return valid_price(it.a);
-    return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b;
-  }
-  __device__ static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= DBL_MAX; }
-
-  // Lowest and highest row the item touches (L: its session's legacy ladder, legacy only).
-  __device__ void rows(const Item& it, const distribute::LegacyLadder& L, int64_t& lo, int64_t& hi) const {
-    if (!in.bars) {
-      lo = hi = row_of(it.a);
-      return;
-    }
-    switch (in.distribute) {
-      case Distribute::close: lo = hi = row_of(it.c); return;
-      case Distribute::hlc3: lo = hi = row_of((it.a + it.b + it.c) / 3.0); return;
-      case Distribute::uniform: lo = row_of(it.b); hi = row_of(it.a); return;
-      case Distribute::legacy: {
-        int64_t ka, kb;
-        L.range(fmin(fmin(it.d, it.c), it.b), fmax(fmax(it.d, it.c), it.a), ka, kb);
-        if (ka > kb) {
-          lo = hi = row_of(it.c);
-        } else {
-          lo = ladder::tick_to_row(L.base + ka, tpr);
-          hi = ladder::tick_to_row(L.base + kb, tpr);
-        }
-        return;
-      }
-    }
-  }
-
-  // Calls add(row, volume) for every share of the item.
-  template <class Add>
-  __device__ void emit(const Item& it, const distribute::LegacyLadder& L, Add&& add) const {
-    if (!in.bars) {
-      add(row_of(it.a), it.v);
-      return;
-    }
-    switch (in.distribute) {
-      case Distribute::close: add(row_of(it.c), it.v); return;
-      case Distribute::hlc3: add(row_of((it.a + it.b + it.c) / 3.0), it.v); return;
-      case Distribute::uniform: {
-        const auto tl = static_cast<int64_t>(ladder::round_half_even(ticks(it.b)));
-        const auto th = static_cast<int64_t>(ladder::round_half_even(ticks(it.a)));
-        distribute::uniform(tl, th, it.v, tpr, add);
-        return;
-      }
-      case Distribute::legacy:
-        distribute::legacy(L, fmin(fmin(it.d, it.c), it.b), fmax(fmax(it.d, it.c), it.a), it.c, it.v, tpr, add);
-        return;
-    }
-  }
-};
-
 __device__ inline distribute::LegacyLadder ladder_of(const GroupScratch& g, int64_t s, double tick, bool legacy) {
   if (!legacy) return distribute::LegacyLadder{};
   return distribute::LegacyLadder::make(dec_price(g.plo[s]), dec_price(g.phi[s]), tick);
@@ -157,8 +68,8 @@ __global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch 
     while (g.offsets[s + 1] <= i) ++s;
     const Item it = src.item(i);
     if (!src.valid_prices(it)) continue;  // reported by the row-range pass
-    atomicMin(&g.plo[s], enc_price(fmin(fmin(it.d, it.c), it.b)));
-    atomicMax(&g.phi[s], enc_price(fmax(fmax(it.d, it.c), it.a)));
+    atomicMin(&g.plo[s], enc_price(Source<P, V>::legacy_lo(it)));
+    atomicMax(&g.phi[s], enc_price(Source<P, V>::legacy_hi(it)));
   }
 }
 
@@ -315,24 +226,9 @@ __global__ void layout_offsets_kernel(int64_t n, const int64_t* width, const int
   }
 }
 
-// Calls fn(P{}, V{}) for the input's element types.
-template <class F>
-void with_types(const InputView& in, F&& fn) {
-  const auto with_v = [&](auto p) {
-    switch (in.volume_dtype) {
-      case DType::f32: return fn(p, float{});
-      case DType::f64: return fn(p, double{});
-      case DType::i32: return fn(p, int32_t{});
-      case DType::i64: return fn(p, int64_t{});
-    }
-  };
-  if (in.price_dtype == DType::f32) with_v(float{});
-  else with_v(double{});
-}
-
 template <class P, class V>
 Source<P, V> source(const InputView& in, RowSpan rows, const Options& opt) {
-  return Source<P, V>{in, ladder::TickScale::make(opt.tick_size), opt.ticks_per_row, rows.base};
+  return make_source<P, V>(in, opt, rows.base);
 }
 
 unsigned tiles(RowSpan rows) { return static_cast<unsigned>((rows.end - rows.begin + kTile - 1) / kTile); }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/source.hpp"
 #include "gpu/vendor.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
@@ -32,19 +33,6 @@ int64_t max_tiles(int64_t rows);
 // Absolute rows [begin, end) of the inputs; element 0 of the views is row `base`.
 struct RowSpan {
   int64_t begin = 0, end = 0, base = 0;
-};
-
-// The inputs of one call as device pointers (element 0 = row base of the current RowSpan).
-struct InputView {
-  bool bars = false;
-  Distribute distribute = Distribute::close;
-  DType price_dtype = DType::f64, volume_dtype = DType::f64;
-  const void* price = nullptr;  // trades
-  const void* high = nullptr;   // bars
-  const void* low = nullptr;
-  const void* close = nullptr;
-  const void* open = nullptr;  // nullptr when absent
-  const void* volume = nullptr;
 };
 
 // Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",

@@ -1,0 +1,76 @@
+// cpu/developing.cpp — developing series on the CPU: sessions in parallel, rows in order within one.
+// Contract: core/developing.hpp does the work; per-worker scratch only, results independent of threads.
+#include "cpu/developing.hpp"
+
+#include <limits>
+#include <vector>
+
+#include "core/developing.hpp"
+#include "core/ladder.hpp"
+#include "cpu/parallel.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc::cpu {
+namespace {
+
+// One worker's scratch, grown to the widest session it meets.
+struct WorkerScratch {
+  std::vector<double> v, run;
+  std::vector<int32_t> lo, hi, order, pos;
+
+  developing::Scratch for_session(int64_t n_rows, int64_t origin) {
+    const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
+    v.assign(W, 0.0);
+    run.resize(W + 1);
+    lo.resize(W + 1);
+    hi.resize(W + 1);
+    order.resize(W);
+    pos.resize(W);
+    developing::Scratch sc;
+    sc.v = v.data();
+    sc.path_lo = lo.data();
+    sc.path_hi = hi.data();
+    sc.path_run = run.data();
+    sc.order = order.data();
+    sc.pos = pos.data();
+    sc.W = static_cast<int64_t>(W);
+    sc.origin = origin;
+    return sc;
+  }
+};
+
+}  // namespace
+
+void developing(const InputView& in, const SessionSpan& sessions, const Options& opt, Profiles& prof) {
+  const int64_t S = sessions.n_sessions;
+  const int64_t* off = sessions.offsets;
+  const int64_t N = off[S];
+  prof.dev_poc.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
+  prof.dev_vah.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
+  prof.dev_val.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const int workers = resolve_threads(opt.threads, S);
+  std::vector<WorkerScratch> scratch(static_cast<size_t>(workers));
+  std::vector<char> lost(static_cast<size_t>(S), 0);
+
+  with_types(in, [&](auto p, auto v) {
+    const auto src = make_source<decltype(p), decltype(v)>(in, opt, 0);
+    parallel_for(S, workers, [&](int64_t s, int worker) {
+      if (prof.n_rows[s] == 0) return;
+      const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(
+          prof.n_rows[s], prof.low_row[s] - developing::kMargin);
+      developing::Session session(sc, opt);
+      const bool ok = session.run(src, off[s], off[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+        prof.dev_poc[i] = ladder::row_price(poc, row_size);
+        prof.dev_val[i] = ladder::row_price(val, row_size);
+        prof.dev_vah[i] = ladder::row_price(vah, row_size);
+      });
+      if (!ok) lost[static_cast<size_t>(s)] = 1;
+    });
+  });
+  for (int64_t s = 0; s < S; ++s)
+    if (lost[static_cast<size_t>(s)])
+      VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");
+}
+
+}  // namespace vpoc::cpu
