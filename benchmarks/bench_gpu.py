@@ -391,6 +391,40 @@ def bars_uniform_torch_loop(high: Any, low: Any, volume: Any, offsets_host: np.n
 # --------------------------------------------------------------------------------------
 # one workload
 # --------------------------------------------------------------------------------------
+def bars_developing(h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray, off: np.ndarray,
+                    H: Any, L: Any, C: Any, V: Any, voff: Any, k: int,
+                    plain_s: Optional[float]) -> Dict[str, Any]:
+    """developing=True on the bars workload: equal to the CPU pass (same core code), and its time
+    against the plain profile's."""
+    r: Dict[str, Any] = {}
+    try:
+        cpu = vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=TICK, distribute="uniform",
+                             developing=True)
+        run = lambda: vpoc.from_bars(H, L, C, V, offsets=voff, tick_size=TICK,  # noqa: E731
+                                     distribute="uniform", device="cuda", developing=True)
+        t_first, prof = timed(run)
+        same = all(np.array_equal(np.asarray(getattr(prof, f)), getattr(cpu, f))
+                   for f in ("dev_poc", "dev_vah", "dev_val"))
+        log(f"  check developing GPU vs CPU pass: {'ok' if same else 'MISMATCH'}")
+        del prof
+        r["developing_s"] = best_of(run, k)
+        r["developing_correct"] = same
+        t0 = time.perf_counter()
+        vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=TICK, distribute="uniform",
+                       developing=True)
+        r["developing_cpu_s"] = time.perf_counter() - t0
+        if plain_s:
+            r["developing_ratio"] = r["developing_s"] / plain_s
+        log(f"  developing {r['developing_s'] * 1e3:.3f} ms (first call {t_first * 1e3:.1f} ms, "
+            f"{r.get('developing_ratio', 0):.2f}x the plain profile; CPU pass "
+            f"{r['developing_cpu_s'] * 1e3:.0f} ms)")
+    except Exception as e:  # recorded, the run goes on
+        r["developing_correct"] = False
+        r["developing_error"] = f"{type(e).__name__}: {e}"
+        log(traceback.format_exc())
+    return r
+
+
 def run_workload(name: str, *, rows: int, input_bytes: int, vpoc_fn: Callable[[], Any],
                  cpu_fields: Dict[str, np.ndarray], exact: bool,
                  peers: Dict[str, Tuple[Callable[[], Any], Callable[[Any], PeerSummary], float,
@@ -534,6 +568,10 @@ def acceptance(res: Dict[str, Dict[str, Any]], h2d: float) -> List[Dict[str, Any
         check("bars vpoc >= 10x torch_vec", x is not None and x >= 10, f"{x or 0:.1f}x")
         x = g("bars", "speedup_vs_torch_loop")
         check("bars vpoc >= 200x torch_loop", x is not None and x >= 200, f"{x or 0:.1f}x")
+        check("bars developing GPU == CPU", g("bars", "developing_correct"),
+              str(g("bars", "developing_correct")))
+        x = g("bars", "developing_ratio")
+        check("bars developing <= 5x plain profile", x is not None and x <= 5, f"{x or 0:.2f}x")
     if "ticks_500M_host" in res:
         r = res["ticks_500M_host"]
         v = r.get("vpoc_s")
@@ -621,6 +659,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             h2d_bw=h2d_bw, copy_bw=copy_bw)
         results["bars"].update(distribute="uniform", price_dtype="float32", volume_dtype="float32",
                                vpoc_offsets="device" if args.device_offsets else "host")
+        results["bars"].update(bars_developing(h, lo, c, v, off, H, L, C, V, voff, args.repeat,
+                                               results["bars"].get("vpoc_s")))
         del b, H, L, C, V, off_dev, voff, cpu
         torch.cuda.empty_cache()
 

@@ -1085,3 +1085,43 @@ def test_inputs_pending_on_the_current_stream_are_awaited(current):
     s.synchronize()
     np.testing.assert_array_equal(t.cpu().numpy(), np.asarray(c.poc_row))
     assert_gpu_matches_cpu(g, c, exact=True, ctx=f"pending on {current} stream")
+
+
+# --------------------------------------------------------------------------------------
+# developing series on the GPU: the same core code as the CPU pass, so equal bit for bit
+# --------------------------------------------------------------------------------------
+def _dev_host(prof):
+    return np.vstack([np.asarray(prof.dev_poc), np.asarray(prof.dev_vah), np.asarray(prof.dev_val)])
+
+
+@pytest.mark.parametrize("distribute", ["uniform", "close", "hlc3", "legacy"])
+@pytest.mark.parametrize("va_method", ["cbot", "single", "greedy"])
+def test_developing_gpu_equals_cpu(distribute, va_method):
+    bars = vpoc.synth.es_bars(n_sessions=7, bars_per_session=300, seed=11)
+    off = np.r_[0, bars.offsets[1:3], bars.offsets[2], bars.offsets[3:]].astype(np.int64)  # an empty session
+    for tie, tick, budget in (("center", 0.25, 256 << 20), ("low", 0.1, 1 << 20), ("high", 0.25, 300_000)):
+        kw = dict(offsets=off, tick_size=tick, distribute=distribute, va_method=va_method, poc_tie=tie,
+                  developing=True)
+        cpu = vpoc.from_bars(bars.high, bars.low, bars.close, bars.volume, open=bars.open, **kw)
+        gpu = vpoc.from_bars(bars.high, bars.low, bars.close, bars.volume, open=bars.open, device="cuda",
+                             memory_budget=budget, **kw)
+        assert gpu.device.startswith("cuda")
+        np.testing.assert_array_equal(_dev_host(gpu), _dev_host(cpu), err_msg=f"{tie} {tick} {budget}")
+
+
+@needs_torch
+def test_developing_gpu_device_inputs_and_trades():
+    import torch
+
+    trades = vpoc.synth.es_trades(200_000, 20, seed=4)
+    for va_method in ("cbot", "greedy"):
+        kw = dict(offsets=trades.offsets, tick_size=0.25, va_method=va_method, developing=True)
+        cpu = vpoc.from_trades(trades.price, trades.volume, **kw)
+        p = torch.as_tensor(trades.price, device="cuda")
+        v = torch.as_tensor(trades.volume, device="cuda")
+        gpu = vpoc.from_trades(p, v, device="auto", **kw)
+        np.testing.assert_array_equal(_dev_host(gpu), _dev_host(cpu))
+        t = gpu.to_torch()
+        assert t["dev_poc"].device.type == "cuda" and t["dev_poc"].shape == (len(trades),)
+    plain = vpoc.from_trades(p, v, offsets=trades.offsets, tick_size=0.25, device="auto")
+    assert plain.dev_poc is None and "dev_poc" not in plain.to_torch()

@@ -76,7 +76,9 @@ struct DeviceResult {
 
 py::object column(const DeviceResult& r, const vpoc::gpu::DeviceColumn vpoc::gpu::DeviceProfiles::*member) {
   const auto& c = r.p.*member;
-  const auto& owner = (member == &vpoc::gpu::DeviceProfiles::volume) ? r.p.volume_mem : r.p.sessions_mem;
+  using DP = vpoc::gpu::DeviceProfiles;
+  const bool dev = member == &DP::dev_poc || member == &DP::dev_vah || member == &DP::dev_val;
+  const auto& owner = member == &DP::volume ? r.p.volume_mem : dev ? r.p.developing_mem : r.p.sessions_mem;
   return vpoc_bind::make_device_array(owner, c.data, c.size, c.dtype, vpoc::gpu::dlpack_device_type(),
                                       r.p.device, r.p.ready);
 }
@@ -222,7 +224,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("vah", [](const DeviceResult& r) { return column(r, &DP::vah); })
       .def_property_readonly("val", [](const DeviceResult& r) { return column(r, &DP::val); })
       .def_property_readonly("total_volume", [](const DeviceResult& r) { return column(r, &DP::total_volume); })
-      .def_property_readonly("va_volume", [](const DeviceResult& r) { return column(r, &DP::va_volume); });
+      .def_property_readonly("va_volume", [](const DeviceResult& r) { return column(r, &DP::va_volume); })
+      .def_property_readonly("dev_poc", [](const DeviceResult& r) { return column(r, &DP::dev_poc); })
+      .def_property_readonly("dev_vah", [](const DeviceResult& r) { return column(r, &DP::dev_vah); })
+      .def_property_readonly("dev_val", [](const DeviceResult& r) { return column(r, &DP::dev_val); });
 
   m.def(
       "profile_trades_gpu",

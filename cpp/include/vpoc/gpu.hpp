@@ -79,9 +79,10 @@ struct DeviceProfiles {
   int64_t n_sessions = 0;
   double tick_size = 0.0;
   int64_t ticks_per_row = 1;
-  BufferPtr sessions_mem, volume_mem;
+  BufferPtr sessions_mem, volume_mem, developing_mem;
   DeviceColumn offsets, volume, poc_row, vah_row, val_row, low_row, n_rows, poc, vah, val,
       total_volume, va_volume;
+  DeviceColumn dev_poc, dev_vah, dev_val;  // [N] in developing_mem; empty unless opt.developing
   Ready ready;
 };
 

@@ -75,7 +75,7 @@ class Session {
   // volume or membership in the prefix changed.
   template <class Src>
   VPOC_HD bool add(const Src& src, const distribute::LegacyLadder& L, const Item& it) {
-    int64_t a, b;
+    int64_t a = 0, b = -1;
     src.rows(it, L, a, b);
     a -= sc_.origin;
     b -= sc_.origin;

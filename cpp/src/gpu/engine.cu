@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/messages.hpp"
+#include "core/developing.hpp"
+#include "gpu/developing.hpp"
 #include "gpu/histogram.hpp"
 #include "gpu/levels.hpp"
 #include "gpu/prim.hpp"
@@ -111,6 +113,7 @@ class Run {
   void fail_at(int64_t row);
   void grow_volume(int64_t need, int64_t used);
   void allocate_sessions();
+  void developing();
   void finish();
 
   const Inputs& in_;
@@ -141,24 +144,35 @@ class Run {
   // results
   DeviceProfiles out_;
   int64_t laid_out_ = 0;  // output rows of the groups done so far
+  size_t dev_bytes_ = 0;  // the developing series' share of the workspace
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
 };
 
 void Run::layout_workspace() {
-  const auto budget = static_cast<size_t>(gopt_.memory_budget);
+  auto budget = static_cast<size_t>(gopt_.memory_budget);
   // Sessions per group: bounded so that the per-session scratch takes at most 1/8 of the budget.
   max_sessions_ = std::max<int64_t>(1, static_cast<int64_t>(budget / 8 / 64));
   const auto n_max = std::min(max_sessions_, std::max<int64_t>(1, sessions_.n_sessions));
   scan_bytes_ = layout_temp_bytes(n_max);
   // Everything but the slots (which also hold the tile tables within their per-row slack).
-  const size_t fixed = group_bytes(n_max) + align_up(scan_bytes_) + 512;
+  size_t fixed = group_bytes(n_max) + align_up(scan_bytes_) + 512;
+  if (opt_.developing) fixed += align_up(static_cast<size_t>(n_max) * 8) + 256;
   if (budget <= fixed)
     VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small: at least ", fixed + 1,
                " bytes are needed for ", n_max, " sessions");
+  // The developing series' scratch takes what the slots leave (device inputs), or half.
+  const size_t dev_min = static_cast<size_t>(developing::scratch_rows(1) + 1) * kDevelopingRowBytes + 512;
+  if (opt_.developing && budget <= fixed + 2 * dev_min)
+    VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small for developing=True");
   if (in_.on_device) {
     slot_rows_ = std::max<int64_t>(in_.n, 1);  // read in place: a group may hold every row
+    if (opt_.developing) dev_bytes_ = (budget - fixed) & ~size_t(255);
   } else {
+    if (opt_.developing) {  // the slots get half of what is left; the series' scratch the rest
+      dev_bytes_ = ((budget - fixed) / 2) & ~size_t(255);
+      budget -= dev_bytes_;
+    }
     if (budget <= fixed + 2 * 4096)
       VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small: at least ",
                  fixed + 2 * 4096 + 1, " bytes are needed");
@@ -378,6 +392,96 @@ void Run::allocate_sessions() {
   VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));  // offsets[0] (also when S == 0)
 }
 
+// The developing series, after the profiles: batches of whole sessions whose scratch fits in
+// dev_bytes_ (and, for host inputs, whose rows fit in a slot), one thread per session.
+// [S] n_rows read back once; [N] dev_poc / dev_vah / dev_val written in place.
+void Run::developing() {
+  const int64_t S = sessions_.n_sessions, N = in_.n;
+  const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(N, 1)) * 8);
+  out_.developing_mem = st_.output(3 * col);
+  char* base = static_cast<char*>(out_.developing_mem->data);
+  out_.dev_poc = DeviceColumn{base, N, DType::f64};
+  out_.dev_vah = DeviceColumn{base + col, N, DType::f64};
+  out_.dev_val = DeviceColumn{base + 2 * col, N, DType::f64};
+  if (S == 0 || N == 0) return;
+  std::vector<int64_t> n_rows(static_cast<size_t>(S));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(n_rows.data(), out_.n_rows.data, static_cast<size_t>(S) * 8, gpuMemcpyDeviceToHost,
+                                stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  // The workspace is carved afresh: the greedy sort may have grown (moved) it.
+  const int64_t n_max = std::min(max_sessions_, S);
+  const size_t slot = in_.on_device ? 0 : slot_bytes_;
+  // Scratch: what every session needs, at most dev_bytes_ (6 aligned arrays).
+  int64_t all_rows = 0;
+  for (const int64_t r : n_rows) all_rows += r > 0 ? developing::scratch_rows(r) + 1 : 0;
+  const size_t slack = 6 * 256;
+  const size_t scratch_bytes = std::min(dev_bytes_, static_cast<size_t>(all_rows) * kDevelopingRowBytes + slack);
+  Carver c{static_cast<char*>(st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 + scratch_bytes))};
+  if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
+  auto* offsets = c.take<int64_t>(static_cast<size_t>(n_max + 1));
+  auto* start = c.take<int64_t>(static_cast<size_t>(n_max));
+  auto* failed = c.take<unsigned>(1);
+  char* scratch = c.take<char>(scratch_bytes);
+  const int64_t cap_rows = static_cast<int64_t>((scratch_bytes - slack) / kDevelopingRowBytes);
+  VPOC_GPU_CHECK(gpuMemsetAsync(failed, 0, sizeof(unsigned), stream_));
+  std::vector<int64_t> starts;
+  int64_t s0 = 0;
+  while (s0 < S) {
+    // [s0, s1): as many sessions as the scratch (and a slot) holds
+    int64_t s1 = s0, rows = 0, widest = 0;
+    starts.clear();
+    while (s1 < S && s1 - s0 < n_max) {
+      const int64_t w = n_rows[static_cast<size_t>(s1)] > 0 ? developing::scratch_rows(n_rows[static_cast<size_t>(s1)]) + 1 : 0;
+      const int64_t in_rows = sessions_.offsets[s1 + 1] - sessions_.offsets[s0];
+      if (rows + w > cap_rows || (!in_.on_device && in_rows > slot_rows_)) break;
+      starts.push_back(rows);
+      rows += w;
+      widest = std::max(widest, w);
+      ++s1;
+    }
+    if (s1 == s0)
+      VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for developing=True on session ", s0,
+                 " (", n_rows[static_cast<size_t>(s0)], " rows, ", sessions_.offsets[s0 + 1] - sessions_.offsets[s0],
+                 " input rows); raise memory_budget", in_.on_device ? "" : " or pass the inputs as GPU arrays");
+    const int64_t n = s1 - s0;
+    VPOC_GPU_CHECK(gpuMemcpyAsync(offsets, sessions_.offsets + s0, static_cast<size_t>(n + 1) * 8, gpuMemcpyHostToDevice, stream_));
+    VPOC_GPU_CHECK(gpuMemcpyAsync(start, starts.data(), static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice, stream_));
+    DevelopingBatch b;
+    b.n = n;
+    b.offsets = offsets;
+    b.n_rows = static_cast<const int64_t*>(out_.n_rows.data) + s0;
+    b.low_row = static_cast<const int64_t*>(out_.low_row.data) + s0;
+    b.start = start;
+    b.scratch_rows = rows;
+    b.widest = widest;
+    Carver sc{scratch};
+    b.v = sc.take<double>(static_cast<size_t>(rows));
+    b.run = sc.take<double>(static_cast<size_t>(rows));
+    b.lo = sc.take<int32_t>(static_cast<size_t>(rows));
+    b.hi = sc.take<int32_t>(static_cast<size_t>(rows));
+    b.order = sc.take<int32_t>(static_cast<size_t>(rows));
+    b.pos = sc.take<int32_t>(static_cast<size_t>(rows));
+    b.dev_poc = static_cast<double*>(out_.dev_poc.data);
+    b.dev_vah = static_cast<double*>(out_.dev_vah.data);
+    b.dev_val = static_cast<double*>(out_.dev_val.data);
+    int64_t first_row = 0;
+    if (!in_.on_device) {
+      first_row = sessions_.offsets[s0];
+      upload(first_row, sessions_.offsets[s1], 0);
+      VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
+    }
+    launch_developing(view_at(0), first_row, b, opt_, failed, stream_);
+    if (!in_.on_device) VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
+    // the next batch rewrites offsets / start: let this one's kernel read them first
+    if (s1 < S) VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    s0 = s1;
+  }
+  unsigned lost = 0;
+  VPOC_GPU_CHECK(gpuMemcpyAsync(&lost, failed, sizeof(unsigned), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  if (lost) VPOC_THROW(Error, "developing series: a row fell outside its session's final row range");
+}
+
 DeviceProfiles Run::run() {
   for (int k = 0; k < kSlots; ++k) {
     VPOC_GPU_CHECK(gpuEventCreateWithFlags(&uploaded_[k], gpuEventDisableTiming));
@@ -454,6 +558,7 @@ void Run::finish() {
                     static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
                     static_cast<double*>(out_.va_volume.data)};
   launch_levels(volume, order, cols, S, opt_, stream_);
+  if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;
   out_.device = gopt_.device;

@@ -1,0 +1,71 @@
+// gpu/developing.cu — developing series kernel: each session's rows in order, one thread per session.
+// Contract: core/developing.hpp does the work (the CPU pass runs the same code); scratch in global memory.
+#include "gpu/developing.hpp"
+
+#include "core/developing.hpp"
+#include "core/ladder.hpp"
+
+namespace vpoc::gpu {
+namespace {
+
+// A session's scratch goes to shared memory when the batch's widest fits in the 48 KiB every
+// target gives a block without opting in (1536 rows: ES sessions have a few hundred): its
+// dependent chain of loads then waits ~30 cycles each instead of an L2 round trip.
+constexpr int64_t kSmemBytes = 48 * 1024;
+
+// [n] blocks x [1] thread: a session is a sequential chain of dependent updates, so one thread
+// each, every thread its own warp (lanes of one warp would serialise on their divergent branches).
+template <class P, class V>
+__global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options opt, bool in_smem, unsigned* failed) {
+  const int64_t s = blockIdx.x;
+  if (s >= b.n || b.n_rows[s] == 0) return;
+  const int64_t w = developing::scratch_rows(b.n_rows[s]);
+  developing::Scratch sc;
+  if (in_smem) {  // [widest] of each array, one after the other
+    extern __shared__ double smem[];
+    sc.v = smem;
+    sc.path_run = smem + b.widest;
+    sc.path_lo = reinterpret_cast<int32_t*>(smem + 2 * b.widest);
+    sc.path_hi = sc.path_lo + b.widest;
+    sc.order = sc.path_hi + b.widest;
+    sc.pos = sc.order + b.widest;
+    for (int64_t k = 0; k < w; ++k) sc.v[k] = 0.0;
+  } else {
+    const int64_t at = b.start[s];
+    sc.v = b.v + at;
+    sc.path_run = b.run + at;
+    sc.path_lo = b.lo + at;
+    sc.path_hi = b.hi + at;
+    sc.order = b.order + at;
+    sc.pos = b.pos + at;
+  }
+  sc.W = w;
+  sc.origin = b.low_row[s] - developing::kMargin;
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  developing::Session session(sc, opt);
+  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+    b.dev_poc[i] = ladder::row_price(poc, row_size);
+    b.dev_val[i] = ladder::row_price(val, row_size);
+    b.dev_vah[i] = ladder::row_price(vah, row_size);
+  });
+  if (!ok) atomicExch(failed, 1u);
+}
+
+}  // namespace
+
+void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
+                       unsigned* failed, gpuStream_t stream) {
+  if (b.n <= 0) return;
+  const int64_t smem = b.widest * kDevelopingRowBytes;
+  const bool in_smem = smem <= kSmemBytes;
+  if (!in_smem) VPOC_GPU_CHECK(gpuMemsetAsync(b.v, 0, static_cast<size_t>(b.scratch_rows) * sizeof(double), stream));
+  with_types(in, [&](auto p, auto v) {
+    using P = decltype(p);
+    using V = decltype(v);
+    developing_kernel<P, V><<<static_cast<unsigned>(b.n), 1, in_smem ? static_cast<size_t>(smem) : 0, stream>>>(
+        make_source<P, V>(in, opt, base), b, opt, in_smem, failed);
+  });
+  VPOC_GPU_CHECK_LAUNCH("developing_kernel");
+}
+
+}  // namespace vpoc::gpu

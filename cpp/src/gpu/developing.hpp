@@ -1,0 +1,36 @@
+// gpu/developing.hpp — launcher of the developing (no-lookahead) series kernel.
+// Contract: the rules of core/developing.hpp (the CPU pass runs the same code), one thread per session.
+#pragma once
+
+#include <cstdint>
+
+#include "core/source.hpp"
+#include "gpu/vendor.hpp"
+#include "vpoc/types.hpp"
+
+namespace vpoc::gpu {
+
+// A batch of n sessions, all device pointers.
+struct DevelopingBatch {
+  int64_t n = 0;
+  const int64_t* offsets = nullptr;  // [n+1] absolute input rows of the sessions
+  const int64_t* n_rows = nullptr;   // [n] profile rows of each session (0: empty)
+  const int64_t* low_row = nullptr;  // [n]
+  const int64_t* start = nullptr;    // [n] first scratch row of each session: sum of (W + 1) before it
+  int64_t scratch_rows = 0;          // sum of (W + 1) over the batch
+  int64_t widest = 0;                // max (W + 1) over the batch
+  double* v = nullptr;               // [scratch_rows] zeroed by the launcher
+  double* run = nullptr;             // [scratch_rows]
+  int32_t *lo = nullptr, *hi = nullptr, *order = nullptr, *pos = nullptr;  // [scratch_rows] each
+  double *dev_poc = nullptr, *dev_vah = nullptr, *dev_val = nullptr;        // [N] by absolute input row
+};
+
+// Bytes of scratch per scratch row (v, run, lo, hi, order, pos).
+inline constexpr int64_t kDevelopingRowBytes = 8 + 8 + 4 * 4;
+
+// Runs the developing series of the batch; the inputs are `in` with element 0 = absolute row base.
+// *failed (device) is set to 1 when a row falls outside its session's scratch (internal error).
+void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
+                       unsigned* failed, gpuStream_t stream);
+
+}  // namespace vpoc::gpu
