@@ -3,21 +3,26 @@
 Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``synth`` data.
 """
 
-from . import synth
+from . import features, synth
 from ._api import backends, from_bars, from_trades, gpu_available, memory_stats
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
+from .features import FeatureTable, bar_features, session_features
 
 __all__ = [
+    "FeatureTable",
     "NO_ROW",
     "OutOfMemoryError",
     "Profiles",
     "__version__",
     "backends",
+    "bar_features",
+    "features",
     "from_bars",
     "from_trades",
     "gpu_available",
     "memory_stats",
+    "session_features",
     "synth",
 ]
