@@ -3,7 +3,7 @@
 Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``synth`` data.
 """
 
-from . import features, synth
+from . import features, io, sessions, synth
 from ._api import backends, from_bars, from_trades, gpu_available, memory_stats
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
@@ -22,7 +22,9 @@ __all__ = [
     "from_bars",
     "from_trades",
     "gpu_available",
+    "io",
     "memory_stats",
     "session_features",
+    "sessions",
     "synth",
 ]
