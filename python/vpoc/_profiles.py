@@ -145,6 +145,13 @@ class Profiles:
                  else pd.RangeIndex(self.n_sessions, name="session"))
         return pd.DataFrame({name: getattr(self, name) for name in _PER_SESSION}, index=index)
 
+    def plot(self, session: int, ax: Any = None, **kwargs: Any) -> Any:
+        """Horizontal volume bars of one session with its POC line and value-area band
+        (matplotlib; returns the Axes). Options: see ``vpoc._plot.plot_profile``."""
+        from ._plot import plot_profile
+
+        return plot_profile(self, session, ax=ax, **kwargs)
+
     def to_torch(self) -> dict:
         """Every array as a torch tensor sharing this result's memory (via DLPack)."""
         import torch

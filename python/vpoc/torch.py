@@ -1,0 +1,12 @@
+"""vpoc.torch: PyTorch helpers (datasets over feature tables, session sharding for torch.distributed).
+
+Contract: imports torch (vpoc itself never does); tensors stay on the device they were computed on
+unless a ``device=`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from ._torch_data import BarWindowDataset, SessionFeatureDataset
+from ._torch_dist import gather_shards, shard_offsets, shard_sessions
+
+__all__ = ["BarWindowDataset", "SessionFeatureDataset", "gather_shards", "shard_offsets", "shard_sessions"]
