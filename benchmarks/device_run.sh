@@ -11,7 +11,10 @@
 #                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
-#                       env,build,import,pytest,memcheck,racecheck,bench)
+#                       env,build,import,pytest,memcheck,racecheck,bench,train)
+#   VPOC_PYTEST_ARGS    what the pytest step runs (default: the whole suite, stopping at the first
+#                       failure); e.g. the GPU-relevant files when the machine lacks the I/O extras
+#   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
 #   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
 #   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
 #                       timeout is cut to what is left, keeping VPOC_BENCH_RESERVE_S seconds for
@@ -36,7 +39,8 @@ export PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
-STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,bench},"
+STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,bench,train},"
+export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
@@ -113,7 +117,7 @@ step import 60 '
     tee "$WORK/import.txt" && grep -q "True$" "$WORK/import.txt"'
 
 step pytest "$(min 240 $(($(left) - BENCH_RESERVE - 60)))" '
-  $PY -m pytest -q -x -p no:cacheprovider --junitxml="$OUT/pytest.xml" 2>&1 | tee "$WORK/pytest.txt"'
+  $PY -m pytest -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" $PYTEST_ARGS 2>&1 | tee "$WORK/pytest.txt"'
 
 for tool in memcheck racecheck; do
   if [[ -z $SAN ]]; then
@@ -130,6 +134,12 @@ done
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
+
+# examples/train.py on the GPU (synthetic ES data): features with vpoc on the device, an MLP with AMP.
+step train "$(min 180 $(($(left) - 5)))" '
+  $PY examples/train.py --data synthetic --device cuda --use_mixed_precision --epochs 5 \
+    --output "$WORK/train" ${VPOC_TRAIN_ARGS:-} 2>&1 | tee "$OUT/train.log" &&
+  cp "$(ls -d "$WORK"/train/train_*/ | tail -n1)best_model_metadata.json" "$OUT/train_metadata.json"'
 
 # ------------------------------------------------------------------ summary
 san_summary() {  # tool -> one line, plus the most frequent reports
