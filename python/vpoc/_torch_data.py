@@ -1,0 +1,414 @@
+"""PyTorch datasets over feature tables: one item per session, or sliding windows over bars.
+
+Contract: each dataset stores its features as one tensor and an item is a view of it (no per-item
+copy); tensors stay on the device the input lives on unless ``device=`` is given.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+__all__ = ["SessionFeatureDataset", "BarWindowDataset"]
+
+#: What ``target=`` may be: a column name, ``f(values, idx) -> targets``, or per-row targets.
+Target = Union[None, str, Callable[[torch.Tensor, torch.Tensor], Any], torch.Tensor, np.ndarray]
+
+_DROPNA = ("target", "any", "none")
+
+
+# --------------------------------------------------------------------------- input handling
+
+
+def _is_feature_table(x: Any) -> bool:
+    """A vpoc FeatureTable, duck-typed: anything with ``values``, ``columns`` and ``to_torch``."""
+    return hasattr(x, "to_torch") and hasattr(x, "columns") and hasattr(x, "values")
+
+
+def _as_feature_tensor(features: Any, columns: Optional[Sequence[str]], device: Any,
+                       dtype: Optional[torch.dtype]) -> Tuple[torch.Tensor, Optional[Tuple[str, ...]]]:
+    """``features`` as one 2-D tensor [rows, F] on its own device (or ``device``) and its column
+    names. A FeatureTable goes through its ``to_torch`` (zero-copy on the CPU), a pandas
+    DataFrame through ``to_numpy``, a numpy array through ``torch.from_numpy`` (zero-copy when
+    writable and C-contiguous), a tensor as it is."""
+    names: Optional[Tuple[str, ...]] = None
+    if _is_feature_table(features):
+        t = features.to_torch(None if device is None else str(device))
+        names = tuple(str(c) for c in features.columns)
+    elif type(features).__module__.startswith("pandas") and hasattr(features, "to_numpy"):
+        names = tuple(str(c) for c in features.columns)
+        try:
+            arr = np.array(features.to_numpy(dtype=np.float64, na_value=np.nan))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"features: every DataFrame column must be numeric ({e})") from None
+        t = torch.from_numpy(arr)
+    elif isinstance(features, torch.Tensor):
+        t = features.detach()
+    elif isinstance(features, np.ndarray):
+        if features.dtype.kind not in "biuf":
+            raise TypeError(f"features must be a numeric array, got dtype {features.dtype}")
+        shared = features.flags.writeable and features.flags.c_contiguous
+        arr = features if shared else np.array(features, order="C")  # one copy, then stored
+        t = torch.from_numpy(arr)
+    else:
+        raise TypeError("features must be a vpoc FeatureTable, a pandas DataFrame, a numpy array "
+                        f"or a torch tensor, got {type(features).__name__}")
+    if t.dim() != 2:
+        raise ValueError(f"features must be 2-D [rows, features], got shape {tuple(t.shape)}")
+    if columns is not None:
+        if names is not None and tuple(columns) != names:
+            raise ValueError("columns must not be given for a FeatureTable or DataFrame "
+                             "(they carry their own column names)")
+        names = tuple(str(c) for c in columns)
+        if len(names) != t.shape[1]:
+            raise ValueError(f"columns has {len(names)} names but features has {t.shape[1]} columns")
+    if names is not None and len(set(names)) != len(names):
+        raise ValueError(f"columns must be unique, got {names}")
+    if dtype is not None and t.dtype != dtype:
+        t = t.to(dtype)
+    if device is not None:
+        t = t.to(device)
+    return t, names
+
+
+def _column_index(name: Any, names: Optional[Tuple[str, ...]], arg: str) -> int:
+    if not isinstance(name, str):
+        raise TypeError(f"{arg} must name a column (str), got {type(name).__name__}")
+    if names is None:
+        raise ValueError(f"{arg}={name!r} names a column but the features have no column names; "
+                         "pass columns=[...] with a numpy array or tensor")
+    if name not in names:
+        raise ValueError(f"{arg}={name!r} is not a column; columns are {list(names)}")
+    return names.index(name)
+
+
+def _int_arg(x: Any, name: str, minimum: int) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
+    if int(x) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
+    return int(x)
+
+
+def _dropna_arg(dropna: Any) -> str:
+    if dropna not in _DROPNA:
+        raise ValueError(f"dropna must be one of {_DROPNA}, got {dropna!r}")
+    return str(dropna)
+
+
+def _keep_columns(names: Optional[Tuple[str, ...]], n: int, drop_columns: Sequence[str]
+                  ) -> Tuple[Optional[torch.Tensor], Optional[Tuple[str, ...]]]:
+    """(column indices to keep or None for all, kept names)."""
+    if isinstance(drop_columns, str):
+        raise TypeError("drop_columns must be a sequence of column names, not one string")
+    drop = [_column_index(c, names, "drop_columns") for c in drop_columns]
+    if not drop:
+        return None, names
+    keep = [j for j in range(n) if j not in set(drop)]
+    kept_names = None if names is None else tuple(names[j] for j in keep)
+    return torch.tensor(keep, dtype=torch.int64), kept_names
+
+
+def _targets(target: Target, values: torch.Tensor, names: Optional[Tuple[str, ...]],
+             idx: torch.Tensor) -> torch.Tensor:
+    """Targets read at rows ``idx`` (int64, CPU) of ``values``: a column, a callable's output, or
+    rows of a per-row target array; on ``values``' device, shape [len(idx)] or [len(idx), T]."""
+    rows = values.shape[0]
+    dev_idx = idx.to(values.device)
+    if isinstance(target, str):
+        y = values[dev_idx, _column_index(target, names, "target")]
+    elif isinstance(target, (torch.Tensor, np.ndarray)):
+        t = torch.from_numpy(np.array(target)) if isinstance(target, np.ndarray) else target.detach()
+        if t.dim() not in (1, 2) or t.shape[0] != rows:
+            raise ValueError(f"target must have shape [{rows}] or [{rows}, T] (one entry per "
+                             f"feature row), got {tuple(t.shape)}")
+        y = t.to(values.device)[dev_idx]
+    elif callable(target):
+        out = target(values, dev_idx)
+        y = (torch.from_numpy(np.array(out)) if not isinstance(out, torch.Tensor)
+             else out).to(values.device)
+        if y.dim() not in (1, 2) or y.shape[0] != idx.shape[0]:
+            raise ValueError(f"target callable must return shape [{idx.shape[0]}] or "
+                             f"[{idx.shape[0]}, T] (one target per index), got {tuple(y.shape)}")
+    else:
+        raise TypeError("target must be None, a column name, a callable f(values, idx) or a "
+                        f"per-row tensor/array, got {type(target).__name__}")
+    return y
+
+
+def _nan_rows(t: torch.Tensor) -> torch.Tensor:
+    """Bool [len(t)]: rows of t (1-D or 2-D) holding a NaN (never for integer tensors)."""
+    if not t.is_floating_point():
+        return torch.zeros(t.shape[0], dtype=torch.bool, device=t.device)
+    nan = torch.isnan(t)
+    return nan if nan.dim() == 1 else nan.any(dim=1)
+
+
+def _item_index(indices: Any, n: int) -> torch.Tensor:
+    """Batch indices (sequence, numpy or tensor of ints; negative counts from the end) as a
+    checked int64 CPU tensor."""
+    if isinstance(indices, torch.Tensor):
+        idx = indices.detach().to("cpu")
+    else:
+        arr = np.asarray(indices)
+        idx = torch.as_tensor(arr if arr.size else arr.astype(np.int64))  # [] reads as float64
+    if idx.dtype == torch.bool or idx.is_floating_point() or idx.is_complex():
+        raise TypeError(f"indices must be integers, got dtype {idx.dtype}")
+    idx = idx.to(torch.int64).reshape(-1)
+    if idx.numel() and (int(idx.min()) < -n or int(idx.max()) >= n):
+        raise IndexError(f"index out of range for a dataset of {n} items")
+    return torch.where(idx < 0, idx + n, idx)
+
+
+def _one_index(i: Any, n: int) -> int:
+    if isinstance(i, torch.Tensor) and i.dim() == 0:
+        i = int(i)
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral):
+        raise TypeError(f"index must be an integer or a sequence of integers, got {type(i).__name__}")
+    i = int(i)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} out of range for a dataset of {n} items")
+    return i % n
+
+
+def _is_batch_index(i: Any) -> bool:
+    if isinstance(i, torch.Tensor):
+        return i.dim() > 0
+    return isinstance(i, (list, tuple, range, np.ndarray))
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+class SessionFeatureDataset(torch.utils.data.Dataset):
+    """One item per session: ``(x, y)`` with ``x`` the session's feature row [F] (a view).
+
+    Parameters
+    ----------
+    features : FeatureTable, pandas DataFrame, numpy array or tensor, [S, F]
+        One row per session in chronological order (``vpoc.session_features(...)``).
+    target : None, str, callable or tensor/array
+        ``None``: items are ``x`` alone. A column name: that feature of session
+        ``s + target_shift``. A tensor/array of one value (or a row of T values) per session:
+        its entry ``s + target_shift``. A callable ``target(values, idx)`` gets the full feature
+        tensor [S, F] (before ``drop_columns``) and the int64 tensor of target rows
+        ``idx = s + target_shift`` and returns one target (or T) per index.
+    target_shift : int, default 1
+        Which session's target belongs to session s: 1 (default) is the *next* session, the
+        common "predict tomorrow from today" setup; 0 is the same session (then a column target
+        must be listed in ``drop_columns``, else it would be an input). Sessions whose target
+        row ``s + target_shift`` does not exist are dropped.
+    columns : sequence of str, optional
+        Column names of a numpy array or tensor (FeatureTable/DataFrame carry their own).
+    drop_columns : sequence of str
+        Columns left out of ``x`` (the target may still read them).
+    dropna : {"target", "any", "none"}, default "target"
+        Drop sessions whose target has a NaN ("target"), whose target or ``x`` has a NaN
+        ("any"), or none.
+    device : torch device, optional
+        Where the tensors live; default: where ``features`` lives (a FeatureTable's own
+        ``device``; a CUDA tensor stays on CUDA).
+    dtype : torch dtype or None, default torch.float32
+        dtype of the stored features (None keeps the input's).
+
+    ``ds[i]`` returns views of the stored tensors; ``ds[list_of_indices]`` returns the batch
+    ``(x [B, F], y [B])`` gathered in one copy (use it with a ``BatchSampler`` and
+    ``DataLoader(batch_size=None)``). ``session_index[i]`` is item i's row in ``features``.
+    CPU datasets work with ``DataLoader(num_workers>0)`` and ``DistributedSampler``; a dataset
+    on a GPU needs ``num_workers=0``.
+    """
+
+    def __init__(self, features: Any, target: Target = None, *, target_shift: int = 1,
+                 columns: Optional[Sequence[str]] = None, drop_columns: Sequence[str] = (),
+                 dropna: str = "target", device: Any = None,
+                 dtype: Optional[torch.dtype] = torch.float32) -> None:
+        values, names = _as_feature_tensor(features, columns, device, dtype)
+        shift = _int_arg(target_shift, "target_shift", 0)
+        dropna = _dropna_arg(dropna)
+        keep, kept_names = _keep_columns(names, values.shape[1], drop_columns)
+        if isinstance(target, str) and shift == 0 and target not in (drop_columns or ()):
+            raise ValueError(f"target={target!r} with target_shift=0 would also be an input; "
+                             "list it in drop_columns or use target_shift >= 1")
+        n_rows = values.shape[0]
+        rows = torch.arange(max(n_rows - shift, 0) if target is not None else n_rows)
+        x = values if keep is None else values.index_select(1, keep.to(values.device))
+        y: Optional[torch.Tensor] = None
+        if target is not None:
+            y_all = _targets(target, values, names, rows + shift)
+            bad = _nan_rows(y_all) if dropna != "none" else None
+            if dropna == "any":
+                bad = bad | _nan_rows(x[rows.to(x.device)])
+            if bad is not None:
+                ok = ~bad
+                rows, y_all = rows[ok.cpu()], y_all[ok]
+            y = y_all.contiguous()
+        elif dropna == "any":
+            rows = rows[~_nan_rows(x).cpu()]
+        self.x: torch.Tensor = x.contiguous()
+        self.y: Optional[torch.Tensor] = y
+        self.session_index: torch.Tensor = rows.contiguous()
+        self.columns: Optional[Tuple[str, ...]] = kept_names
+        self.target_shift: int = shift
+        labels = getattr(features, "session_labels", None) if _is_feature_table(features) else None
+        self.session_labels: Optional[np.ndarray] = (
+            None if labels is None else np.asarray(labels)[rows.numpy()])
+
+    def __len__(self) -> int:
+        return int(self.session_index.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        n = len(self)
+        if _is_batch_index(i):
+            idx = _item_index(i, n)
+            x = self.x.index_select(0, self.session_index[idx].to(self.x.device))
+            if self.y is None:
+                return x
+            return x, self.y.index_select(0, idx.to(self.y.device))
+        k = _one_index(i, n)
+        x = self.x[int(self.session_index[k])]
+        return x if self.y is None else (x, self.y[k])
+
+    @property
+    def device(self) -> torch.device:
+        """Device of the stored tensors."""
+        return self.x.device
+
+    def __repr__(self) -> str:
+        return (f"SessionFeatureDataset(items={len(self)}, features={self.x.shape[1]}, "
+                f"target={'none' if self.y is None else tuple(self.y.shape[1:]) or 'scalar'}, "
+                f"target_shift={self.target_shift}, device='{self.x.device}')")
+
+
+class BarWindowDataset(torch.utils.data.Dataset):
+    """Sliding windows over per-bar features: item i is ``(x [window, F], y)``, ``x`` a view.
+
+    The window of item i ends at bar ``last`` (rows ``last-window+1 .. last``) and its target
+    is read at bar ``last + horizon``.
+
+    Parameters
+    ----------
+    features : FeatureTable, pandas DataFrame, numpy array or tensor, [N, F]
+        One row per bar in time order (``vpoc.bar_features(...)``).
+    window : int >= 1
+        Bars per window.
+    target : None, str, callable or tensor/array
+        ``None``: items are ``x`` alone (and ``horizon`` is not used). A column name: that
+        feature at bar ``last + horizon``. A tensor/array with one entry (or a row of T) per
+        bar: its entry ``last + horizon``. A callable ``target(values, idx)`` gets the full
+        feature tensor [N, F] and the int64 tensor of target bars ``idx = last + horizon`` and
+        returns one target (or T) per index.
+    horizon : int >= 0, default 1
+        Bars from the window's last bar to its target bar (1: the next bar). With 0 a column
+        target must be in ``drop_columns``, else it would be an input.
+    session_offsets : int array [S+1], optional
+        CSR session boundaries of the rows; when given, a window and its target bar always lie
+        in one session (sessions shorter than ``window + horizon`` give no item). None: the
+        rows are one sequence.
+    stride : int >= 1, default 1
+        Bars between the ends of consecutive windows (counted from each session's first window).
+    columns, drop_columns, dropna, device, dtype
+        As for :class:`SessionFeatureDataset`; ``dropna="any"`` drops windows with a NaN in any
+        of their bars or in the target.
+
+    ``ds[list_of_indices]`` returns the batch ``(x [B, window, F], y [B])`` gathered in one copy.
+    ``window_end[i]`` is the last bar of item i.
+    """
+
+    def __init__(self, features: Any, window: int, *, target: Target = None, horizon: int = 1,
+                 session_offsets: Any = None, stride: int = 1,
+                 columns: Optional[Sequence[str]] = None, drop_columns: Sequence[str] = (),
+                 dropna: str = "target", device: Any = None,
+                 dtype: Optional[torch.dtype] = torch.float32) -> None:
+        values, names = _as_feature_tensor(features, columns, device, dtype)
+        window = _int_arg(window, "window", 1)
+        horizon = _int_arg(horizon, "horizon", 0)
+        stride = _int_arg(stride, "stride", 1)
+        dropna = _dropna_arg(dropna)
+        keep, kept_names = _keep_columns(names, values.shape[1], drop_columns)
+        if isinstance(target, str) and horizon == 0 and target not in (drop_columns or ()):
+            raise ValueError(f"target={target!r} with horizon=0 would also be an input; list it "
+                             "in drop_columns or use horizon >= 1")
+        n = values.shape[0]
+        offsets = self._offsets(session_offsets, n)
+        ahead = horizon if target is not None else 0
+        ends = []
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            first, last = a + window - 1, b - 1 - ahead
+            if last >= first:
+                ends.append(torch.arange(first, last + 1, stride, dtype=torch.int64))
+        end = torch.cat(ends) if ends else torch.zeros(0, dtype=torch.int64)
+        x = values if keep is None else values.index_select(1, keep.to(values.device))
+        y: Optional[torch.Tensor] = None
+        if target is not None:
+            y = _targets(target, values, names, end + horizon)
+        if dropna != "none":
+            bad = torch.zeros(end.shape[0], dtype=torch.bool)
+            if y is not None:
+                bad |= _nan_rows(y).cpu()
+            if dropna == "any":  # NaN bars inside a window, by prefix sums over the rows
+                nan_bar = _nan_rows(x).cpu().to(torch.int64)
+                csum = torch.cat([torch.zeros(1, dtype=torch.int64), nan_bar.cumsum(0)])
+                bad |= (csum[end + 1] - csum[end + 1 - window]) > 0
+            end = end[~bad]
+            if y is not None:
+                y = y[(~bad).to(y.device)]
+        self.x: torch.Tensor = x.contiguous()
+        self.y: Optional[torch.Tensor] = None if y is None else y.contiguous()
+        self.window_end: torch.Tensor = end.contiguous()
+        self.window: int = window
+        self.horizon: int = horizon
+        self.stride: int = stride
+        self.columns: Optional[Tuple[str, ...]] = kept_names
+        self._steps = torch.arange(-window + 1, 1, dtype=torch.int64)
+
+    @staticmethod
+    def _offsets(session_offsets: Any, n: int) -> torch.Tensor:
+        if session_offsets is None:
+            return torch.tensor([0, n], dtype=torch.int64)
+        if isinstance(session_offsets, torch.Tensor):
+            arr = session_offsets.detach().cpu().numpy()
+        else:
+            arr = np.asarray(session_offsets)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"session_offsets must be an integer array, got dtype {arr.dtype}")
+        if arr.ndim != 1 or arr.shape[0] < 1:
+            raise ValueError(f"session_offsets must be 1-D with S+1 >= 1 entries, got shape {arr.shape}")
+        arr = arr.astype(np.int64)
+        if arr[0] != 0 or arr[-1] != n:
+            raise ValueError(f"session_offsets must start at 0 and end at the number of rows {n}, "
+                             f"got {arr[0]} .. {arr[-1]}")
+        dec = np.flatnonzero(np.diff(arr) < 0)
+        if dec.size:
+            raise ValueError(f"session_offsets must be non-decreasing; session_offsets[{dec[0] + 1}]"
+                             f"={arr[dec[0] + 1]} < session_offsets[{dec[0]}]={arr[dec[0]]}")
+        return torch.from_numpy(arr)
+
+    def __len__(self) -> int:
+        return int(self.window_end.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        n = len(self)
+        if _is_batch_index(i):
+            idx = _item_index(i, n)
+            rows = (self.window_end[idx].unsqueeze(1) + self._steps).to(self.x.device)
+            x = self.x[rows]
+            if self.y is None:
+                return x
+            return x, self.y.index_select(0, idx.to(self.y.device))
+        k = _one_index(i, n)
+        last = int(self.window_end[k])
+        x = self.x[last - self.window + 1:last + 1]
+        return x if self.y is None else (x, self.y[k])
+
+    @property
+    def device(self) -> torch.device:
+        """Device of the stored tensors."""
+        return self.x.device
+
+    def __repr__(self) -> str:
+        return (f"BarWindowDataset(items={len(self)}, window={self.window}, "
+                f"features={self.x.shape[1]}, horizon={self.horizon}, stride={self.stride}, "
+                f"device='{self.x.device}')")
