@@ -1,0 +1,315 @@
+"""Per-session volume profiles of a time-partitioned dask DataFrame: ``from_bars``, ``from_trades``.
+
+Contract: the result equals ``vpoc.from_bars`` / ``from_trades`` on the whole frame in one process;
+partitions are re-aligned at session boundaries (carry-over, see below), so no session is split.
+
+Re-alignment: every partition's rows are labelled with their session (a ``session`` column, or a
+rule of :mod:`vpoc.sessions` applied to the timestamps). Each partition then keeps the sessions
+that *start* in it: its trailing session is carried to the next partition, which profiles it
+together with its own leading rows of that session (a session spanning several partitions is
+carried along until it ends). Each carry step runs beside its partition, so only the carried
+rows (at most one session per partition) move between workers; the carry steps form a chain
+(cheap: a scan of the labels), everything else runs in parallel. The result
+has one row per session (index ``session``, the columns of :data:`vpoc.cli.PROFILE_COLUMNS`),
+as many partitions as the input (some may be empty) and unknown divisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _api
+from .cli import empty_profile_table, profile_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import dask.dataframe as dd
+    import pandas as pd
+
+__all__ = ["from_bars", "from_trades"]
+
+SessionRule = Union[str, Callable[[np.ndarray], Any]]
+_SESSION_RULES = ("globex", "rth", "daily")
+
+
+@dataclass
+class _Spec:
+    """Everything a partition task needs (picklable)."""
+
+    kind: str  # "bars" or "trades"
+    columns: Dict[str, str]  # role -> column name (high/low/close/volume[/open] or price/volume)
+    timestamp: Optional[str]  # column (or index) name, or None
+    timestamp_is_index: bool
+    session: Optional[str]  # session-label column
+    rule: Optional[SessionRule]
+    rule_kwargs: Dict[str, Any]
+    tz: Optional[str]
+    options: Dict[str, Any]  # engine keyword arguments
+    label_dtype: Any
+
+
+@dataclass
+class _Part:
+    """One partition's rows that belong to a session: per-row labels, timestamps, values."""
+
+    labels: np.ndarray
+    timestamp: Optional[np.ndarray]
+    values: Dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+    def slice(self, a: int, b: int) -> "_Part":
+        return _Part(self.labels[a:b], None if self.timestamp is None else self.timestamp[a:b],
+                     {k: v[a:b] for k, v in self.values.items()})
+
+    @staticmethod
+    def concat(a: Optional["_Part"], b: "_Part") -> "_Part":
+        if a is None or len(a) == 0:
+            return b
+        if len(b) == 0:
+            return a
+        values = {}
+        for k in b.values:
+            dtype = np.result_type(a.values[k].dtype, b.values[k].dtype)
+            values[k] = np.concatenate([a.values[k].astype(dtype, copy=False),
+                                        b.values[k].astype(dtype, copy=False)])
+        ts = None if b.timestamp is None else np.concatenate([a.timestamp, b.timestamp])
+        return _Part(np.concatenate([a.labels, b.labels]), ts, values)
+
+
+def _utc_ns(values: Any, tz: Optional[str], name: str) -> np.ndarray:
+    """A timestamp column/index as int64 ns UTC (naive datetimes are localized to ``tz``)."""
+    import pandas as pd
+
+    dtype = values.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+        idx = pd.DatetimeIndex(values)
+        if idx.tz is None:
+            if tz is None:
+                raise ValueError(f"timestamp column {name!r} is timezone-naive; pass tz= (the zone "
+                                 "the data was recorded in, e.g. 'America/Chicago')")
+            idx = idx.tz_localize(tz)
+        return np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return np.asarray(values, dtype=np.int64)
+    raise TypeError(f"timestamp column {name!r} must be datetime64 or int64 ns since the epoch (UTC), "
+                    f"got dtype {dtype}")
+
+
+def _check_sorted(labels: np.ndarray, name: str) -> None:
+    """Session labels must not decrease (every session is one contiguous run of rows)."""
+    if labels.shape[0] > 1:
+        down = np.flatnonzero(labels[1:] < labels[:-1])
+        if down.size:
+            i = int(down[0]) + 1
+            raise ValueError(f"session labels ({name}) must not decrease, but {labels[i]!r} follows "
+                             f"{labels[i - 1]!r}; sort the frame by time")
+
+
+def _runs(labels: np.ndarray) -> np.ndarray:
+    """CSR offsets of the runs of equal labels."""
+    n = labels.shape[0]
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    starts = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+    return np.concatenate([[0], starts, [n]]).astype(np.int64)
+
+
+def _session_rule(rule: SessionRule, kwargs: Mapping[str, Any]) -> Callable[[np.ndarray], Any]:
+    if callable(rule):
+        return lambda ts: rule(ts, **kwargs)
+    from . import sessions as vs
+
+    return lambda ts: getattr(vs, rule)(ts, **kwargs)
+
+
+def _prepare(df: "pd.DataFrame", spec: _Spec) -> _Part:
+    """Label one partition's rows with their sessions (rows outside every session are dropped)."""
+    values = {role: df[col].to_numpy() for role, col in spec.columns.items()}
+    ts = None
+    if spec.timestamp is not None:
+        raw = df.index if spec.timestamp_is_index else df[spec.timestamp]
+        ts = _utc_ns(raw, spec.tz, spec.timestamp)
+    if spec.session is not None:
+        labels = df[spec.session].to_numpy()
+        _check_sorted(labels, f"column {spec.session!r}")
+        return _Part(labels, ts, values)
+    assert ts is not None and spec.rule is not None
+    sess = _session_rule(spec.rule, spec.rule_kwargs)(ts)
+    offsets = np.asarray(sess.offsets, dtype=np.int64)
+    labels = np.repeat(np.asarray(sess.labels, dtype=spec.label_dtype), np.diff(offsets))
+    if sess.index is not None:
+        keep = np.asarray(sess.index, dtype=np.int64)
+        ts = ts[keep]
+        values = {k: v[keep] for k, v in values.items()}
+    _check_sorted(labels, "from the session rule")
+    return _Part(labels, ts, values)
+
+
+def _step(carry: Optional[_Part], part: _Part, last: bool) -> Tuple[Optional[_Part], Optional[_Part], int, Optional[_Part]]:
+    """Split ``carry + part`` into whole sessions and the trailing session to carry on.
+
+    Returns ``(carry, part, k, new_carry)``: the sessions that end here are ``carry`` followed by
+    ``part[:k]`` (concatenated by the profiling task, in parallel), ``new_carry`` goes to the next
+    partition.
+    """
+    if carry is not None and len(carry) and len(part):
+        if part.labels[0] < carry.labels[-1]:
+            raise ValueError(f"session labels must not decrease across partitions: "
+                             f"{part.labels[0]!r} follows {carry.labels[-1]!r}; sort the frame by time")
+    if last:
+        return carry, part, len(part), None
+    if len(part) == 0:
+        return None, None, 0, carry
+    lab = part.labels
+    k = int(np.flatnonzero(lab != lab[-1])[-1]) + 1 if lab[0] != lab[-1] else 0
+    if k == 0 and carry is not None and len(carry) and carry.labels[-1] == lab[-1]:
+        return None, None, 0, _Part.concat(carry, part)  # the carried session goes on
+    return carry, part, k, part.slice(k, len(part))
+
+
+def _profile_part(step: Tuple[Optional[_Part], Optional[_Part], int, Optional[_Part]],
+                  spec: _Spec) -> "pd.DataFrame":
+    """The session table of the whole sessions a step hands over (index ``session``)."""
+    carry, part, k, _ = step
+    rows = _Part.concat(carry, part.slice(0, k)) if part is not None else carry
+    if rows is None or len(rows) == 0:
+        return empty_profile_table(spec.label_dtype).set_index("session")
+    offsets = _runs(rows.labels)
+    v = rows.values
+    if spec.kind == "trades":
+        prof = _api.from_trades(v["price"], v["volume"], offsets=offsets, **spec.options)
+    else:
+        prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
+                              offsets=offsets, **spec.options)
+    labels = rows.labels[offsets[:-1]].astype(spec.label_dtype, copy=False)
+    return profile_table(prof, labels, offsets, rows.timestamp).set_index("session")
+
+
+def _get(step: Tuple[Any, ...], i: int) -> Any:
+    return step[i]
+
+
+def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: Optional[str],
+           session: Optional[str], sessions: Optional[SessionRule],
+           session_kwargs: Optional[Mapping[str, Any]], tz: Optional[str],
+           options: Dict[str, Any]) -> "dd.DataFrame":
+    import dask
+    import dask.dataframe as dd
+
+    if not isinstance(ddf, dd.DataFrame):
+        raise TypeError(f"ddf must be a dask.dataframe.DataFrame, got {type(ddf).__name__}")
+    names = set(ddf.columns)
+    for role, col in columns.items():
+        if col not in names:
+            raise ValueError(f"{role}={col!r} is not a column of ddf (columns: {sorted(map(str, names))})")
+    if session is not None and sessions is not None:
+        raise ValueError("give either session= (a column of session labels) or sessions= (a rule), not both")
+    if session is not None and session not in names:
+        raise ValueError(f"session={session!r} is not a column of ddf")
+    if session is not None and session_kwargs:
+        raise ValueError("session_kwargs apply to sessions= (a rule), not to a session= column")
+    rule: Optional[SessionRule] = None
+    if session is None:
+        rule = "globex" if sessions is None else sessions
+        if not callable(rule) and rule not in _SESSION_RULES:
+            raise ValueError(f"sessions must be one of {_SESSION_RULES} or a callable ts -> Sessions, "
+                             f"got {rule!r}")
+    ts_is_index = False
+    if timestamp is not None:
+        if timestamp not in names:
+            if ddf.index.name != timestamp:
+                raise ValueError(f"timestamp={timestamp!r} is neither a column nor the index of ddf; "
+                                 "pass timestamp=<column name>" +
+                                 (" or timestamp=None" if session is not None else ""))
+            ts_is_index = True
+    elif rule is not None:
+        raise ValueError("sessions= needs timestamps: pass timestamp=<column name> (or session=<column>)")
+    label_dtype = ddf[session].dtype if session is not None else np.dtype(np.int64)
+    if session is not None and not isinstance(label_dtype, np.dtype):
+        raise TypeError(f"session column {session!r} must have a numpy dtype (integers, datetimes), "
+                        f"got {label_dtype}")
+    spec = _Spec(kind, dict(columns), timestamp, ts_is_index, session, rule,
+                 dict(session_kwargs or {}), tz, options, label_dtype)
+    meta = empty_profile_table(label_dtype).set_index("session")
+    parts = ddf.to_delayed()
+    n = len(parts)
+    prepare = dask.delayed(_prepare, pure=True)
+    step_fn = dask.delayed(_step, pure=True)
+    get = dask.delayed(_get, pure=True)
+    profile = dask.delayed(_profile_part, pure=True)
+    outs = []
+    carry: Any = None
+    for i, p in enumerate(parts):
+        step = step_fn(carry, prepare(p, spec), i == n - 1)
+        carry = get(step, 3)
+        outs.append(profile(step, spec))
+    return dd.from_delayed(outs, meta=meta, verify_meta=True)
+
+
+def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_method: str,
+                    poc_tie: str, device: Any, threads: Optional[int], max_rows: int,
+                    memory_budget: int) -> Dict[str, Any]:
+    # fail early (on the client) on bad options: the engine checks them on an empty CPU call (the
+    # device is checked by the workers, which may have GPUs the client lacks)
+    opts = dict(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
+                va_method=va_method, poc_tie=poc_tie, threads=threads, max_rows=max_rows,
+                memory_budget=memory_budget)
+    _api.from_trades(np.zeros(0), np.zeros(0), **opts)
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string such as 'cpu' or 'cuda:0', got {type(device).__name__}")
+    return dict(opts, device=device)
+
+
+def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
+              sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
+              timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
+              high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
+              open: Optional[str] = "open", ticks_per_row: int = 1, distribute: str = "uniform",
+              value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+              device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
+              memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
+    """Per-session profiles of OHLCV bars in a dask DataFrame (rows in time order), lazily.
+
+    Sessions: ``session=`` names a column of non-decreasing session labels, or ``sessions=`` is a
+    rule of :mod:`vpoc.sessions` ("globex", the default, "rth", "daily"; ``session_kwargs`` are
+    passed to it, e.g. ``{"tz": "America/Chicago"}``) or a callable ``ts -> Sessions`` applied to the
+    int64 ns UTC timestamps. ``timestamp``: the column (or index) of bar times, datetime64 (naive
+    ones are in ``tz``) or int64 ns UTC; it gives ``start`` / ``end`` (``timestamp=None`` with
+    ``session=``: NaT). ``open`` is used when ddf has that column (``distribute="legacy"`` reads it).
+    ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
+    Other options as in :func:`vpoc.from_bars`. Returns a dask DataFrame indexed by session label
+    with the columns of :data:`vpoc.cli.PROFILE_COLUMNS`; ``compute()`` it.
+    """
+    opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
+                           threads, max_rows, memory_budget)
+    if not isinstance(distribute, str):
+        raise TypeError(f"distribute must be a string, got {type(distribute).__name__}")
+    _api.from_bars(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), distribute=distribute,
+                   **dict(opts, device="cpu"))
+    opts["distribute"] = distribute
+    columns = {"high": high, "low": low, "close": close, "volume": volume}
+    if open is not None and open in getattr(ddf, "columns", ()):
+        columns["open"] = open
+    return _build(ddf, "bars", columns, timestamp, session, sessions, session_kwargs, tz, opts)
+
+
+def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
+                sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
+                timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
+                price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
+                value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+                device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
+                memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
+    """Per-session profiles of trades (``price``, ``volume`` columns) in a dask DataFrame, lazily.
+
+    Sessions, timestamps, ``threads`` and the result: as in :func:`from_bars`; other options as in
+    :func:`vpoc.from_trades`.
+    """
+    opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
+                           threads, max_rows, memory_budget)
+    return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, session, sessions,
+                  session_kwargs, tz, opts)
