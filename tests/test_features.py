@@ -438,7 +438,7 @@ def test_bad_input():
         (dict(tpo_minutes=0), ValueError, "tpo_minutes"),
         (dict(timestamp=d["timestamp"][:-1]), ValueError, "timestamp"),
         (dict(timestamp=d["timestamp"].astype(np.float64)), TypeError, "timestamp"),
-        (dict(timestamp=np.full(12, np.datetime64("NaT"), dtype="datetime64[ns]")), ValueError, "NaT"),
+        (dict(timestamp=np.full(12, np.datetime64("NaT", "ns"), dtype="datetime64[ns]")), ValueError, "NaT"),
         (dict(tick_size=0.0), ValueError, "tick_size"),
         (dict(distribute="middle"), ValueError, "distribute"),
         (dict(offsets=[0, 5, 4, 12]), ValueError, "offsets"),
