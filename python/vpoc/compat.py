@@ -61,7 +61,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("vpoc.compat needs pandas: pip install 'vpoc[pandas]'") from e
 
-from ._api import from_bars, gpu_available
+from ._api import _bool, _int, from_bars, gpu_available
 from ._arrays import as_prices, as_volume
 
 __all__ = [
@@ -136,20 +136,6 @@ def _choice(x: Any, name: str, allowed: Sequence[str]) -> str:
     if x not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {x!r}")
     return x
-
-
-def _bool(x: Any, name: str) -> bool:
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
-    return bool(x)
-
-
-def _int(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
-    return int(x)
 
 
 def _device_ids(x: Any) -> List[int]:

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from .io import _zone
+
 if TYPE_CHECKING:  # pragma: no cover
     from pandas_market_calendars import MarketCalendar
 
@@ -496,21 +498,6 @@ def _time_of_day(x: Any, name: str, allow_24: bool = False) -> int:
             return ((h * 60 + mi) * 60 + s) * _NS_PER_SECOND
     extra = " or '24:00'" if allow_24 else ""
     raise ValueError(f"{name} must be a time of day 'HH:MM' or 'HH:MM:SS'{extra}, got {x!r}")
-
-
-def _zone(tz: Any) -> Any:
-    import zoneinfo
-
-    if isinstance(tz, _dt.tzinfo):
-        return tz
-    if not isinstance(tz, str):
-        raise TypeError(f"tz must be a time zone name such as 'America/Chicago' or a tzinfo, "
-                        f"got {type(tz).__name__}")
-    try:
-        return zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"tz={tz!r} is not a known time zone (IANA name such as "
-                         "'America/Chicago', 'UTC')") from None
 
 
 def _localize_wall(wall_ns: Int64Array, zone: Any) -> Int64Array:
