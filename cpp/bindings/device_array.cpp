@@ -116,9 +116,10 @@ py::object export_dlpack(const DeviceArray& a, const py::object& stream, const p
       VPOC_THROW(ValueError, "__dlpack__: stream must be None for host (kDLCPU) memory");
   } else {
     const auto s = consumer_stream(a, stream);
-    if (s && a.ready.event) {
+    if (s) {
       py::gil_scoped_release nogil;
-      vpoc::gpu::wait(a.ready, *s);  // the consumer's stream waits for our result; host does not block
+      if (a.ready.event) vpoc::gpu::wait(a.ready, *s);  // the consumer's stream waits; host does not block
+      vpoc::gpu::note_stream(*a.owner, *s);  // reused only after the consumer's work on it so far
     }
   }
   PyObject* capsule = dl::make_capsule(a.owner, a.data, a.size, a.dtype, a.device_type, a.device_id,

@@ -19,6 +19,7 @@ namespace vpoc::gpu {
 namespace {
 
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
+static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
 size_t itemsize(DType t) { return (t == DType::f32 || t == DType::i32) ? 4 : 8; }
 
@@ -288,7 +289,7 @@ void Run::fail_at(int64_t row) {
 void Run::grow_volume(int64_t need, int64_t used) {
   if (volume_mem_ && need <= volume_cap_) return;
   const int64_t cap = std::max<int64_t>({need, 2 * volume_cap_, 1024});
-  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8);
+  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8, stream_);
   if (volume_mem_ && used > 0)
     VPOC_GPU_CHECK(gpuMemcpyAsync(next->data, volume_mem_->data, static_cast<size_t>(used) * 8,
                                   gpuMemcpyDeviceToDevice, stream_));
@@ -375,7 +376,7 @@ void Run::process(const Group& g, int slot) {
 void Run::allocate_sessions() {
   const int64_t S = sessions_.n_sessions;
   const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  out_.sessions_mem = st_.output(col * 11);
+  out_.sessions_mem = st_.output(col * 11, stream_);
   char* base = static_cast<char*>(out_.sessions_mem->data);
   const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
   out_.offsets = column(0, S + 1, DType::i64);
@@ -398,7 +399,7 @@ void Run::allocate_sessions() {
 void Run::developing() {
   const int64_t S = sessions_.n_sessions, N = in_.n;
   const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(N, 1)) * 8);
-  out_.developing_mem = st_.output(3 * col);
+  out_.developing_mem = st_.output(3 * col, stream_);
   char* base = static_cast<char*>(out_.developing_mem->data);
   out_.dev_poc = DeviceColumn{base, N, DType::f64};
   out_.dev_vah = DeviceColumn{base + col, N, DType::f64};
@@ -483,30 +484,21 @@ void Run::developing() {
 }
 
 DeviceProfiles Run::run() {
+  // The state's events (calls on a device are serialized): no event is created per call.
   for (int k = 0; k < kSlots; ++k) {
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&uploaded_[k], gpuEventDisableTiming));
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&released_[k], gpuEventDisableTiming));
+    uploaded_[k] = st_.slot_event(k);
+    released_[k] = st_.slot_event(kSlots + k);
     VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
     VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }
-  struct Events {
-    gpuEvent_t* e;
-    ~Events() {
-      for (int k = 0; k < 2 * kSlots; ++k) (void)gpuEventDestroy(e[k]);
-    }
-  };
-  gpuEvent_t all[2 * kSlots] = {uploaded_[0], uploaded_[1], released_[0], released_[1]};
-  Events guard{all};
 
   if (st_.last_call) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
   // Inputs still being written on their producers' streams: order this call after that work.
   for (const std::uintptr_t producer : gopt_.wait_streams) {
-    gpuEvent_t ev = nullptr;
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&ev, gpuEventDisableTiming));
-    const gpuError_t e1 = gpuEventRecord(ev, reinterpret_cast<gpuStream_t>(producer));
-    const gpuError_t e2 = e1 == gpuSuccess ? gpuStreamWaitEvent(stream_, ev) : e1;
-    (void)gpuEventDestroy(ev);
-    VPOC_GPU_CHECK(e2);
+    const std::shared_ptr<void> ev = st_.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, e));
   }
   layout_workspace();
   allocate_sessions();
