@@ -11,7 +11,7 @@
 #                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
-#                       env,build,import,pytest,memcheck,racecheck,bench,train)
+#                       env,build,import,pytest,memcheck,racecheck,profile,bench,train)
 #   VPOC_PYTEST_ARGS    what the pytest step runs (default: the whole suite, stopping at the first
 #                       failure); e.g. the GPU-relevant files when the machine lacks the I/O extras
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
@@ -39,7 +39,7 @@ export PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
-STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,bench,train},"
+STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,profile,bench,train},"
 export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
@@ -131,6 +131,10 @@ for tool in memcheck racecheck; do
       --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "$SAN_K" \
       2>&1 | tee "$OUT/'"$tool"'.log"'
 done
+
+# torch.profiler per-kernel / per-API-call breakdown: $OUT/gpu_profile.json
+step profile "$(min 90 $(($(left) - BENCH_RESERVE)))" '
+  $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} 2>&1 | tee "$OUT/profile.log"'
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
