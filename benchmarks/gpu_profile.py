@@ -63,10 +63,13 @@ def main() -> None:
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(args.calls):
-                fn()
-            torch.cuda.synchronize()
+                r = fn()
+            # wait through the stream the result names (a device-wide sync here would be ours)
+            torch.from_dlpack(r if isinstance(r, torch.Tensor) else r.poc)
+            torch.cuda.current_stream().synchronize()
         print(f"== {name} ({args.calls} calls)")
         print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=14, max_name_column_width=60))
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=14, max_name_column_width=60))
         gpu: Dict[str, float] = {}
         api: Dict[str, float] = {}
         for e in prof.key_averages():

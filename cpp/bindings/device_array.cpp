@@ -144,6 +144,9 @@ py::dict cuda_array_interface(const DeviceArray& a) {
     }
     stream = py::int_(1);
   }
+  // The interface names no consumer stream: the pool orders reuse after the legacy default stream
+  // (where cupy and numba work unless told otherwise); other streams must keep the result alive.
+  if (a.owner) vpoc::gpu::note_stream(*a.owner, 0);
   py::dict d;
   d["shape"] = py::make_tuple(a.size);
   d["typestr"] = numpy_dtype(a.dtype).attr("str");

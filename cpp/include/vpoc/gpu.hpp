@@ -36,7 +36,8 @@ struct Buffer {
   std::mutex streams_mutex;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
-// Records that `stream` (a raw handle) may use `buffer` from now on (a DLPack consumer's stream).
+// Records that `stream` (a raw handle, 0 = legacy default) may use `buffer` from now on (a DLPack
+// consumer's stream): when the buffer returns to the pool, its reuse waits for that stream's work.
 void note_stream(Buffer& buffer, std::uintptr_t stream);
 
 // The point in a stream after which a result is complete (an event); null when already complete.

@@ -139,8 +139,8 @@ class Run {
   int64_t* g_width_ = nullptr;
   void* scan_temp_ = nullptr;
   size_t scan_bytes_ = 0;
-  long long* summary_ = nullptr;      // device: [rows of the group, widest session]
-  long long* host_small_ = nullptr;   // pinned: summary + err read back, then group offsets
+  long long* summary_ = nullptr;      // device: [rows of the group, widest session, err, fractional]
+  long long* host_small_ = nullptr;   // pinned: summary read back, then group offsets
   gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
   // results
   DeviceProfiles out_;
@@ -193,14 +193,15 @@ void Run::layout_workspace() {
   scratch_.hi = c.take<unsigned long long>(n);
   scratch_.plo = c.take<unsigned long long>(n);
   scratch_.phi = c.take<unsigned long long>(n);
-  scratch_.err = c.take<unsigned long long>(1);
-  scratch_.fractional = c.take<unsigned>(1);
   g_out_off_ = c.take<int64_t>(n);
   g_low_ = c.take<int64_t>(n);
   g_width_ = c.take<int64_t>(n);
   scan_temp_ = c.take<char>(scan_bytes_);
   scratch_.tiles = c.take<int64_t>(static_cast<size_t>(2 * max_tiles(slot_rows_)));
-  summary_ = c.take<long long>(2);
+  // [rows of the group, widest session, first bad row, fractional flag]: read back in one copy
+  summary_ = c.take<long long>(4);
+  scratch_.err = reinterpret_cast<unsigned long long*>(summary_ + 2);
+  scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
   scratch_.out_off = g_out_off_;
@@ -310,14 +311,8 @@ void Run::process(const Group& g, int slot) {
   }
   VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
   scratch_.n = n;
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.lo, 0xFF, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.hi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
-  if (view_.bars && view_.distribute == Distribute::legacy) {
-    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
-    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  }
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.fractional, 0, sizeof(unsigned), stream_));
+  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
+  launch_init_group(scratch_, legacy, summary_, stream_);
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -331,7 +326,6 @@ void Run::process(const Group& g, int slot) {
       VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
     }
   };
-  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   if (legacy) pass([&](const InputView& v, RowSpan r) { launch_price_range(v, r, scratch_, opt_, stream_); });
   pass([&](const InputView& v, RowSpan r) { launch_row_range(v, r, scratch_, opt_, stream_); });
 
@@ -341,10 +335,7 @@ void Run::process(const Group& g, int slot) {
   auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
   launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                 LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 16, gpuMemcpyDeviceToHost, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
-  host_small_[3] = 0;
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 3, scratch_.fractional, sizeof(unsigned), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 4 * sizeof(long long), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[0], widest = host_small_[1];
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
@@ -488,6 +479,7 @@ DeviceProfiles Run::run() {
   for (int k = 0; k < kSlots; ++k) {
     uploaded_[k] = st_.slot_event(k);
     released_[k] = st_.slot_event(kSlots + k);
+    if (in_.on_device) continue;  // device inputs are read in place: no uploads to order
     VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
     VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }

@@ -201,7 +201,8 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
   buffer->data = p;
   buffer->bytes = n;
   buffer->device = device_;
-  if (stream != nullptr) buffer->streams.push_back(reinterpret_cast<std::uintptr_t>(stream));
+  // vpoc's own stream needs no event at release: every call waits for the previous one (last_call).
+  if (stream != stream_) buffer->streams.push_back(reinterpret_cast<std::uintptr_t>(stream));
   return BufferPtr(buffer, [this](Buffer* b) { release(b); });
 }
 
@@ -219,7 +220,17 @@ void DeviceState::release(Buffer* b) {
     std::lock_guard<std::mutex> lock(b->streams_mutex);
     streams = b->streams;
   }
-  streams.push_back(0);  // the legacy default stream: consumers that did not name a stream
+  if (streams.empty()) {  // never left vpoc's stream: reusable in stream order as it is
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.output_frees += 1;
+    stats_.output_bytes -= static_cast<int64_t>(b->bytes);
+    cached_bytes_ += b->bytes;
+    cached_.push_back(Cached{b->data, b->bytes, {}});
+    if (cached_bytes_ > pool_limit_) trim(pool_limit_);
+    stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+    (void)gpuSetDevice(previous);
+    return;
+  }
   std::sort(streams.begin(), streams.end());
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
   {
@@ -330,7 +341,7 @@ Ready record_ready(gpuStream_t stream, int device) {
 }
 
 void note_stream(Buffer& buffer, std::uintptr_t stream) {
-  if (buffer.device < 0 || stream == 0) return;  // host memory; the legacy stream is always included
+  if (buffer.device < 0) return;  // host memory
   std::lock_guard<std::mutex> lock(buffer.streams_mutex);
   if (std::find(buffer.streams.begin(), buffer.streams.end(), stream) == buffer.streams.end())
     buffer.streams.push_back(stream);
