@@ -381,7 +381,8 @@ void Run::allocate_sessions() {
   out_.val = column(8, S, DType::f64);
   out_.total_volume = column(9, S, DType::f64);
   out_.va_volume = column(10, S, DType::f64);
-  VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));  // offsets[0] (also when S == 0)
+  // offsets[0]: written by the first group's layout, or here when there is no session
+  if (S == 0) VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));
 }
 
 // The developing series, after the profiles: batches of whole sessions whose scratch fits in

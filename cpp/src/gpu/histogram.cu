@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <type_traits>
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
@@ -15,8 +16,10 @@ namespace vpoc::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-// Rows each thread loads before it works on them (independent loads in flight hide latency).
-constexpr int kUnroll = 4;
+// Rows each thread loads before it works on them (independent loads in flight hide latency):
+// trades hold two values per row in registers, bars five.
+template <bool Bars>
+constexpr int kUnroll = Bars ? 4 : 8;
 // Tile (block) sizes: at least one row per thread, at most 64 Ki rows (a block sweeping more
 // would leave the last wave unbalanced); in between, about kBlocksPerSm blocks per SM.
 constexpr int64_t kMinTile = kThreads;
@@ -67,20 +70,29 @@ __global__ void tile_table_kernel(RowSpan rows, GroupScratch g, int64_t* table, 
   table[2 * b + 1] = find_session(g, t1 - 1);
 }
 
+// src with its kind fixed at compile time, so that a trades kernel keeps no bar fields in registers.
+template <bool Bars, class Src>
+__device__ inline Src fixed_kind(Src src) {
+  src.in.bars = Bars;
+  if (!Bars) src.in.open = nullptr;
+  return src;
+}
+
 // Calls body(i, item) for rows [a, e) of a block's session: thread k takes rows a + k,
 // a + k + kThreads, ..., loading kUnroll rows before working on them. Rows are validated by the
 // caller's body.
-template <class Src, class Body>
+template <bool Bars, class Src, class Body>
 __device__ inline void sweep(const Src& src, int64_t a, int64_t e, Body&& body) {
-  for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * kUnroll) {
-    Item it[kUnroll];
+  constexpr int U = kUnroll<Bars>;
+  for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+    Item it[U];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = i0 + int64_t(u) * kThreads;
       if (i < e) it[u] = src.item(i);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t i = i0 + int64_t(u) * kThreads;
       if (i < e) body(i, it[u]);
     }
@@ -122,14 +134,15 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
 }
 
 // [tiles] blocks x [kThreads]: per-session min(open, close, low) / max(open, close, high).
-template <class P, class V>
-__global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
+template <class P, class V, bool Bars>
+__global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   for (int64_t s = t.first; s <= t.last; ++s) {
     unsigned long long lo = kEncNone, hi = 0;
-    sweep(src, t.begin(g, s), t.end(g, s), [&](int64_t, const Item& it) {
+    sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t, const Item& it) {
       if (!src.valid_prices(it)) return;  // reported by the row-range pass
       lo = min(lo, enc_price(Source<P, V>::legacy_lo(it)));
       hi = max(hi, enc_price(Source<P, V>::legacy_hi(it)));
@@ -144,17 +157,18 @@ __device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges (one block
 // reduction and one atomic pair per session of the tile), and g.fractional |= 1 when a volume is
 // not a whole number below 2**31.
-template <class P, class V>
-__global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
+template <class P, class V, bool Bars>
+__global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                              const int64_t* table, double tick, bool legacy) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   unsigned long long bad = kEncNone;
   bool fractional = false;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     unsigned long long lo = kEncNone, hi = 0;
-    sweep(src, t.begin(g, s), t.end(g, s), [&](int64_t i, const Item& it) {
+    sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t i, const Item& it) {
       if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
         bad = min(bad, static_cast<unsigned long long>(i));
         return;
@@ -178,11 +192,12 @@ __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, st
 // Session by session through the tile: a session no wider than kSmemRows bins into shared memory
 // (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one atomic
 // per row; a wider one adds straight to global memory.
-template <class P, class V, class Acc>
-__global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
+template <class P, class V, bool Bars, class Acc>
+__global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Acc* out, double tick, bool legacy) {
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
@@ -197,12 +212,22 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> src, RowSpan
       for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
       __syncthreads();
     }
-    Acc* const dst = privatized ? shared_rows + (threadIdx.x / kCopyThreads) % copies * width : global_rows;
-    const auto add = [&](int64_t r, double v) {
-      add_to(dst + (r - low), v);
-      return true;
-    };
-    sweep(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    // Two sweeps, so that each add's address space is known at compile time (shared-memory atomics
+    // instead of generic ones).
+    if (privatized) {
+      Acc* const mine = shared_rows + (threadIdx.x / kCopyThreads) % copies * width;
+      const auto add = [&](int64_t r, double v) {
+        add_to(mine + (r - low), v);
+        return true;
+      };
+      sweep<Bars>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    } else {
+      const auto add = [&](int64_t r, double v) {
+        add_to(global_rows + (r - low), v);
+        return true;
+      };
+      sweep<Bars>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    }
     if (privatized) {
       __syncthreads();
       for (int64_t k = threadIdx.x; k < width; k += kThreads) {
@@ -363,7 +388,8 @@ void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, cons
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    price_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles);
+    // legacy is a bar distribution: trades never get here
+    price_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles);
   });
   VPOC_GPU_CHECK_LAUNCH("price_range_kernel");
 }
@@ -376,8 +402,11 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    row_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles,
-                                                                    opt.tick_size, legacy);
+    const auto src = source<P, V>(in, rows, opt);
+    if (in.bars)
+      row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
+    else
+      row_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }
@@ -391,13 +420,18 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     using P = decltype(p);
     using V = decltype(v);
     const auto src = source<P, V>(in, rows, opt);
-    if (integer_acc) {
-      using Acc = unsigned long long;
-      bin_kernel<P, V, Acc><<<tiles(rows, g), kThreads, kSmemRows * sizeof(Acc), stream>>>(
+    const auto go = [&](auto bars, auto acc) {
+      constexpr bool Bars = decltype(bars)::value;
+      using Acc = decltype(acc);
+      bin_kernel<P, V, Bars, Acc><<<tiles(rows, g), kThreads, kSmemRows * sizeof(Acc), stream>>>(
           src, rows, g, g.tiles, static_cast<Acc*>(out), opt.tick_size, legacy);
+    };
+    using Yes = std::true_type;
+    using No = std::false_type;
+    if (in.bars) {
+      if (integer_acc) go(Yes{}, 0ull); else go(Yes{}, 0.0);
     } else {
-      bin_kernel<P, V, double><<<tiles(rows, g), kThreads, kSmemRows * sizeof(double), stream>>>(
-          src, rows, g, g.tiles, static_cast<double*>(out), opt.tick_size, legacy);
+      if (integer_acc) go(No{}, 0ull); else go(No{}, 0.0);
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");

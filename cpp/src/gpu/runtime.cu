@@ -146,7 +146,7 @@ size_t size_class(size_t bytes) {
 }  // namespace
 
 BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
-  const size_t n = size_class(std::max<size_t>(bytes, 1));
+  size_t n = size_class(std::max<size_t>(bytes, 1));
   void* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(pool_mutex_);
@@ -172,6 +172,7 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
         }
       }
       p = c.data;
+      n = c.bytes;  // the buffer's real size: it returns to the pool as that
       stats_.pool_hits += 1;
       stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
     }
