@@ -470,6 +470,13 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
         log(f"  vpoc {per_call * 1e6:.1f} us per call; driver allocs/frees after warm-up "
             f"{r['driver_allocs_after_warmup']}/{r['driver_frees_after_warmup']}, pool hits "
             f"{r['pool_hits']}, pool {r['pool_bytes'] / MiB:.1f} MiB")
+        # The machine's floor for a call: one tiny torch kernel per iteration, same loop.
+        one = torch.zeros(1, device="cuda")
+        loop(lambda k: one.add_(1), 100)
+        r["launch_floor_s"] = loop(lambda k: one.add_(1), calls)
+        log(f"  launch floor (one torch.add_ on 1 element per iteration) "
+            f"{r['launch_floor_s'] * 1e6:.1f} us: a vpoc call is "
+            f"{per_call / r['launch_floor_s']:.1f} such launches")
         loop(torch_call, 20)
         r["torch_vec_s"] = loop(torch_call, max(100, calls // 5))
         r["speedup_vs_torch_vec"] = r["torch_vec_s"] / per_call

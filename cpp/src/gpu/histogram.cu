@@ -20,6 +20,10 @@ constexpr int kThreads = 256;
 // trades hold two values per row in registers, bars five.
 template <bool Bars>
 constexpr int kUnroll = Bars ? 4 : 8;
+// The binning pass keeps fewer rows in flight (its atomics, not its loads, set its pace).
+constexpr int kBinUnroll = 4;
+// Input rows per histogram row above which a session's rows are binned in shared memory.
+constexpr int64_t kPrivateRowsPerRow = 4;
 // Tile (block) sizes: at least one row per thread, at most 64 Ki rows (a block sweeping more
 // would leave the last wave unbalanced); in between, about kBlocksPerSm blocks per SM.
 constexpr int64_t kMinTile = kThreads;
@@ -81,9 +85,8 @@ __device__ inline Src fixed_kind(Src src) {
 // Calls body(i, item) for rows [a, e) of a block's session: thread k takes rows a + k,
 // a + k + kThreads, ..., loading kUnroll rows before working on them. Rows are validated by the
 // caller's body.
-template <bool Bars, class Src, class Body>
+template <bool Bars, int U = kUnroll<Bars>, class Src, class Body>
 __device__ inline void sweep(const Src& src, int64_t a, int64_t e, Body&& body) {
-  constexpr int U = kUnroll<Bars>;
   for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
     Item it[U];
 #pragma unroll
@@ -205,29 +208,21 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     const int64_t width = g.width[s], low = g.low_row[s];
     Acc* const global_rows = out + g.out_off[s];
-    const bool privatized = width <= kSmemRows;
+    // Shared rows pay off when the session has many of the tile's rows per row of width (ticks);
+    // a few bars per row (each spread over several rows) add straight to L2 faster.
+    const bool privatized = width <= kSmemRows && e - a >= kPrivateRowsPerRow * width;
     int copies = 1;
     while (privatized && copies < kMaxCopies && width * copies * 2 <= kSmemRows) copies *= 2;
     if (privatized) {
       for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
       __syncthreads();
     }
-    // Two sweeps, so that each add's address space is known at compile time (shared-memory atomics
-    // instead of generic ones).
-    if (privatized) {
-      Acc* const mine = shared_rows + (threadIdx.x / kCopyThreads) % copies * width;
-      const auto add = [&](int64_t r, double v) {
-        add_to(mine + (r - low), v);
-        return true;
-      };
-      sweep<Bars>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
-    } else {
-      const auto add = [&](int64_t r, double v) {
-        add_to(global_rows + (r - low), v);
-        return true;
-      };
-      sweep<Bars>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
-    }
+    Acc* const dst = privatized ? shared_rows + (threadIdx.x / kCopyThreads) % copies * width : global_rows;
+    const auto add = [&](int64_t r, double v) {
+      add_to(dst + (r - low), v);
+      return true;
+    };
+    sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     if (privatized) {
       __syncthreads();
       for (int64_t k = threadIdx.x; k < width; k += kThreads) {
