@@ -21,6 +21,8 @@
 #                       the benchmark (150)
 #   VPOC_SAN_K          pytest -k expression for the sanitizer runs
 #                       (default "not 500M and not 1000 and not oom")
+#   VPOC_RACE_K         racecheck only: the tests it runs, and-ed with VPOC_SAN_K (default: the
+#                       GPU-vs-CPU equality, developing, empty-session and large-shape tests)
 #   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
 #   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
 #   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
@@ -44,6 +46,8 @@ export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
+# racecheck is ~10x slower than memcheck: the kernels' shared-memory users, in quick sizes
+export RACE_K=${VPOC_RACE_K:-gpu_equals_cpu or developing or empty_sessions or large_shapes}
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 WORK=$(mktemp -d)
 export WORK
@@ -128,7 +132,8 @@ for tool in memcheck racecheck; do
   fi
   step "$tool" "$(min 150 $(($(left) - BENCH_RESERVE)))" '
     VPOC_GPU_TEST_QUICK=1 HYPOTHESIS_PROFILE=dev "$SAN" --tool '"$tool"' --error-exitcode 1 \
-      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "$SAN_K" \
+      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py \
+      -k "$([[ '"$tool"' == racecheck ]] && echo "($RACE_K) and ($SAN_K)" || echo "$SAN_K")" \
       2>&1 | tee "$OUT/'"$tool"'.log"'
 done
 

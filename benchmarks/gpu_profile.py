@@ -85,6 +85,20 @@ def main() -> None:
                                   "api_calls_per_call": dict(sorted(api.items()))}
         print(f"   GPU time per call {sum(gpu.values()):.1f} us; API calls per call: "
               + ", ".join(f"{k} {v:g}" for k, v in sorted(api.items())))
+    if "batch" in fns:  # where the host time of a small call goes (Python and C++ alike)
+        import cProfile
+        import pstats
+
+        fn = fns["batch"]
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        pr.disable()
+        print("== batch: host time of 200 calls (cProfile, by own time)")
+        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
     out = Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).parent / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_profile.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
