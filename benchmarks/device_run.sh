@@ -11,7 +11,7 @@
 #                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
-#                       env,build,import,pytest,memcheck,racecheck,bench,train)
+#                       env,build,import,pytest,memcheck,racecheck,profile,bench,train)
 #   VPOC_PYTEST_ARGS    what the pytest step runs (default: the whole suite, stopping at the first
 #                       failure); e.g. the GPU-relevant files when the machine lacks the I/O extras
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
@@ -21,6 +21,8 @@
 #                       the benchmark (150)
 #   VPOC_SAN_K          pytest -k expression for the sanitizer runs
 #                       (default "not 500M and not 1000 and not oom")
+#   VPOC_RACE_K         racecheck only: the tests it runs, and-ed with VPOC_SAN_K (default: the
+#                       GPU-vs-CPU equality, developing, empty-session and large-shape tests)
 #   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
 #   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
 #   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
@@ -39,11 +41,13 @@ export PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
-STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,bench,train},"
+STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,profile,bench,train},"
 export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
+# racecheck is ~10x slower than memcheck: the kernels' shared-memory users, in quick sizes
+export RACE_K=${VPOC_RACE_K:-gpu_equals_cpu or developing or empty_sessions or large_shapes}
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 WORK=$(mktemp -d)
 export WORK
@@ -128,9 +132,14 @@ for tool in memcheck racecheck; do
   fi
   step "$tool" "$(min 150 $(($(left) - BENCH_RESERVE)))" '
     VPOC_GPU_TEST_QUICK=1 HYPOTHESIS_PROFILE=dev "$SAN" --tool '"$tool"' --error-exitcode 1 \
-      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py -k "$SAN_K" \
+      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py \
+      -k "$([[ '"$tool"' == racecheck ]] && echo "($RACE_K) and ($SAN_K)" || echo "$SAN_K")" \
       2>&1 | tee "$OUT/'"$tool"'.log"'
 done
+
+# torch.profiler per-kernel / per-API-call breakdown: $OUT/gpu_profile.json
+step profile "$(min 90 $(($(left) - BENCH_RESERVE)))" '
+  $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} 2>&1 | tee "$OUT/profile.log"'
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'

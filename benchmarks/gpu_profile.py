@@ -1,9 +1,22 @@
 """Per-kernel and per-API-call breakdown of vpoc GPU calls (torch.profiler over CUPTI).
 
-Usage: python benchmarks/gpu_profile.py   (needs a GPU build and torch with CUDA)
+Workloads as in bench_gpu.py: ``ticks`` (50 M float32 trades on the GPU), ``bars`` (1014 x 1380
+uniform bars on the GPU), ``developing`` (the same bars, developing=True) and ``batch`` (32 x 390
+bars, results to torch). Each is warmed up, then ``--calls`` calls are profiled. Prints the tables
+and writes ``gpu_profile.json`` (``$OUT`` or benchmarks/results): per workload the GPU time per call
+of each kernel / memset / memcpy, and the count per call of every runtime API call (so
+``cudaMalloc`` / ``cudaFree`` / ``cudaDeviceSynchronize`` show up if a call makes them).
+
+Usage: python benchmarks/gpu_profile.py [--calls 5] [--workloads ticks,bars,developing,batch]
 """
 
 from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict
 
 import numpy as np
 import torch
@@ -11,26 +24,84 @@ from torch.profiler import ProfilerActivity, profile
 
 import vpoc
 
+TICK = 0.25
 
-def main() -> None:
+
+def workloads() -> Dict[str, Callable[[], Any]]:
     big = vpoc.synth.es_trades(50_000_000, 1014, price_dtype=np.float32, volume_dtype=np.float32)
     bp, bv = torch.from_numpy(big.price).cuda(), torch.from_numpy(big.volume).cuda()
     bb = vpoc.synth.es_bars()
-    args = [torch.from_numpy(a.astype(np.float32)).cuda() for a in (bb.high, bb.low, bb.close, bb.volume)]
-    for name, fn in (
-        ("ticks", lambda: vpoc.from_trades(bp, bv, offsets=big.offsets, tick_size=0.25, device="cuda")),
-        ("bars", lambda: vpoc.from_bars(*args, offsets=bb.offsets, tick_size=0.25, device="cuda")),
-    ):
+    bars = [torch.from_numpy(a.astype(np.float32)).cuda() for a in (bb.high, bb.low, bb.close, bb.volume)]
+    sb = vpoc.synth.es_bars(32, 390, seed=5)
+    small = [torch.from_numpy(a.astype(np.float32)).cuda() for a in (sb.high, sb.low, sb.close, sb.volume)]
+
+    def batch() -> Any:
+        p = vpoc.from_bars(*small, offsets=sb.offsets, tick_size=TICK, device="cuda")
+        return torch.stack([torch.from_dlpack(p.poc), torch.from_dlpack(p.vah), torch.from_dlpack(p.val)], 1)
+
+    return {
+        "ticks": lambda: vpoc.from_trades(bp, bv, offsets=big.offsets, tick_size=TICK, device="cuda"),
+        "bars": lambda: vpoc.from_bars(*bars, offsets=bb.offsets, tick_size=TICK, device="cuda"),
+        "developing": lambda: vpoc.from_bars(*bars, offsets=bb.offsets, tick_size=TICK, device="cuda",
+                                             developing=True),
+        "batch": batch,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--workloads", default="ticks,bars,developing,batch")
+    args = ap.parse_args()
+    fns = workloads()
+    doc: Dict[str, Any] = {"device": torch.cuda.get_device_name(0), "calls": args.calls,
+                           "git_commit": os.environ.get("VPOC_GIT_COMMIT"), "workloads": {}}
+    for name in [w for w in args.workloads.split(",") if w]:
+        fn = fns[name]
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(5):
-                fn()
-            torch.cuda.synchronize()
-        print(f"== {name} (5 calls)")
-        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=12, max_name_column_width=50))
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12, max_name_column_width=50))
+            for _ in range(args.calls):
+                r = fn()
+            # wait through the stream the result names (a device-wide sync here would be ours)
+            torch.from_dlpack(r if isinstance(r, torch.Tensor) else r.poc)
+            torch.cuda.current_stream().synchronize()
+        print(f"== {name} ({args.calls} calls)")
+        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=14, max_name_column_width=60))
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=14, max_name_column_width=60))
+        gpu: Dict[str, float] = {}
+        api: Dict[str, float] = {}
+        for e in prof.key_averages():
+            dev_us = getattr(e, "self_device_time_total", None)
+            if dev_us is None:
+                dev_us = getattr(e, "self_cuda_time_total", 0)
+            if dev_us > 0:
+                gpu[e.key] = dev_us / args.calls
+            elif e.key.startswith(("cuda", "cu", "hip")):
+                api[e.key] = e.count / args.calls
+        doc["workloads"][name] = {"gpu_us_per_call": dict(sorted(gpu.items(), key=lambda kv: -kv[1])),
+                                  "gpu_us_total_per_call": sum(gpu.values()),
+                                  "api_calls_per_call": dict(sorted(api.items()))}
+        print(f"   GPU time per call {sum(gpu.values()):.1f} us; API calls per call: "
+              + ", ".join(f"{k} {v:g}" for k, v in sorted(api.items())))
+    if "batch" in fns:  # where the host time of a small call goes (Python and C++ alike)
+        import cProfile
+        import pstats
+
+        fn = fns["batch"]
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        pr.disable()
+        print("== batch: host time of 200 calls (cProfile, by own time)")
+        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
+    out = Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).parent / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gpu_profile.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -302,11 +302,13 @@ def test_memory_stats_keys():
     for dev in ("cuda:0", "cuda"):
         s = vpoc.memory_stats(device=dev)
         for k in ("workspace_bytes", "peak_bytes", "allocs", "frees", "output_allocs",
-                  "output_frees", "output_bytes"):
+                  "output_frees", "output_bytes", "pool_bytes", "pool_cached_bytes",
+                  "pool_limit_bytes", "pool_hits", "driver_allocs", "driver_frees"):
             assert k in s, (k, s)
             assert isinstance(s[k], int) and s[k] >= 0, (k, s[k])
         assert s["peak_bytes"] >= s["workspace_bytes"]
         assert s["allocs"] >= s["frees"] and s["output_allocs"] >= s["output_frees"]
+        assert s["pool_bytes"] >= s["pool_cached_bytes"] and s["driver_allocs"] >= s["driver_frees"]
     assert vpoc.memory_stats() == vpoc.memory_stats(device="cuda:0")
 
 
@@ -926,6 +928,157 @@ def test_workspace_reused_over_1000_calls():
     assert s1["output_allocs"] - s1["output_frees"] == live0  # ...and all released
     c, g = both("trades", d, offsets=off, tick_size=0.25)
     assert_gpu_matches_cpu(g, c, exact=True)
+
+
+# --------------------------------------------------------------------------------------
+# result pool: no driver allocation, free or device-wide synchronize in the steady state
+# --------------------------------------------------------------------------------------
+def _training_batch(seed: int):
+    """32 sessions x 390 one-minute bars (float32 on the GPU), host offsets: one training batch."""
+    b = vpoc.synth.es_bars(32, 390, seed=seed)
+    arrs = [torch.from_numpy(x.astype(np.float32)).cuda() for x in (b.high, b.low, b.close, b.volume)]
+    return arrs, b.offsets.astype(np.int64), b
+
+
+def _batch_call(arrs, off):
+    prof = vpoc.from_bars(*arrs, offsets=off, tick_size=0.25, distribute="uniform", device="cuda")
+    feats = torch.stack([torch.from_dlpack(prof.poc), torch.from_dlpack(prof.vah),
+                         torch.from_dlpack(prof.val)], 1)
+    vol = torch.from_dlpack(prof.volume)
+    return feats, vol
+
+
+@needs_torch
+def test_10000_calls_make_no_driver_allocations_after_warmup():
+    batches = [_training_batch(seed) for seed in range(4)]
+    n_calls = 200 if QUICK else 10_000
+    for k in range(20):  # warm-up: workspace, pool, torch's cache
+        _batch_call(*batches[k % 4][:2])
+    torch.cuda.synchronize()
+    gc.collect()
+    s0 = vpoc.memory_stats()
+    acc = torch.zeros((), dtype=torch.float64, device="cuda")
+    for k in range(n_calls):
+        feats, vol = _batch_call(*batches[k % 4][:2])
+        acc += vol.sum()  # consumed by torch on its stream, then dropped
+        del feats, vol
+    torch.cuda.synchronize()
+    gc.collect()
+    s1 = vpoc.memory_stats()
+    assert s1["driver_allocs"] == s0["driver_allocs"], (s0, s1)
+    assert s1["driver_frees"] == s0["driver_frees"], (s0, s1)
+    assert s1["allocs"] == s0["allocs"] and s1["workspace_bytes"] == s0["workspace_bytes"]
+    assert s1["pool_hits"] - s0["pool_hits"] >= 2 * n_calls  # sessions + volume, every call
+    assert s1["output_allocs"] - s1["output_frees"] == s0["output_allocs"] - s0["output_frees"]
+    assert s1["pool_bytes"] == s0["pool_bytes"]
+    expected = sum(float(np.sum(b[2].volume, dtype=np.float64)) for b in batches) * (n_calls // 4)
+    assert float(acc) == pytest.approx(expected, rel=1e-9)
+    # and the results are still right
+    arrs, off, b = batches[1]
+    feats, _ = _batch_call(arrs, off)
+    c = vpoc.from_bars(b.high.astype(np.float32), b.low.astype(np.float32),
+                       b.close.astype(np.float32), b.volume.astype(np.float32), offsets=off,
+                       tick_size=0.25, distribute="uniform")
+    np.testing.assert_array_equal(feats.cpu().numpy(), np.stack([c.poc, c.vah, c.val], 1))
+
+
+@needs_torch
+@pytest.mark.skipif(QUICK, reason="the profiler (CUPTI) does not run under compute-sanitizer")
+def test_profiler_trace_of_steady_state_calls_has_no_malloc_free_or_device_sync():
+    from torch.profiler import ProfilerActivity, profile
+
+    batches = [_training_batch(seed) for seed in range(2)]
+    d, off = es_like(300_000, 9, seed=21)
+    D = place("torch", d)
+
+    def calls():
+        for k in range(10):
+            _batch_call(*batches[k % 2][:2])
+            g = vpoc.from_trades(D["price"], D["volume"], offsets=off, tick_size=0.25,
+                                 device="cuda")
+            torch.from_dlpack(g.volume).sum()
+            del g
+
+    calls()
+    torch.cuda.synchronize()
+    gc.collect()
+    # The profiler itself synchronizes the device when it starts and stops: only API calls made
+    # inside the "steady" range count.
+    with warnings.catch_warnings():  # the profiler's own notices are not under test
+        warnings.simplefilter("ignore")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            with torch.profiler.record_function("vpoc_steady_state"):
+                calls()
+                gc.collect()
+            torch.cuda.current_stream().synchronize()
+        events = list(prof.events())
+    steady = [e for e in events if e.name == "vpoc_steady_state"]
+    assert len(steady) == 1, [e.name for e in events][:20]
+    t0, t1 = steady[0].time_range.start, steady[0].time_range.end
+    names = [e.name for e in events]
+    inside = [e.name for e in events if e.device_type == torch.autograd.DeviceType.CPU
+              and t0 <= e.time_range.start <= t1]
+    assert any("bin_kernel" in n for n in names), sorted(set(names))[:50]  # the trace saw vpoc
+    assert any(n.startswith(("cudaLaunchKernel", "cuLaunchKernel")) for n in inside), inside[:50]
+    banned = [n for n in inside if re.match(
+        r"^(cudaMalloc|cudaFree|cuMemAlloc|cuMemFree|cudaDeviceSynchronize|cuCtxSynchronize"
+        r"|hipMalloc|hipFree|hipDeviceSynchronize)", n)]
+    assert not banned, sorted(set(banned))
+
+
+@needs_torch
+def test_pooled_buffer_is_not_reused_before_the_consumer_stream_is_done():
+    d, off = es_like(400_000, 5, seed=31)
+    g = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25, device="cuda")
+    expected = np.asarray(g.cpu().volume).copy()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        t = torch.from_dlpack(g.volume)  # torch names stream s: vpoc notes it
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time on s before the read below
+        copy = t.clone()
+    hits0 = vpoc.memory_stats()["pool_hits"]
+    del t, g
+    gc.collect()  # the buffer goes back to the pool while s still has to read it
+    d2 = dict(d, volume=d["volume"] * 3 + 1)  # same rows, other volumes: same buffer sizes
+    g2 = vpoc.from_trades(d2["price"], d2["volume"], offsets=off, tick_size=0.25, device="cuda")
+    assert vpoc.memory_stats()["pool_hits"] > hits0  # the new result did reuse pooled memory
+    s.synchronize()
+    np.testing.assert_array_equal(copy.cpu().numpy(), expected)
+    c2 = vpoc.from_trades(d2["price"], d2["volume"], offsets=off, tick_size=0.25)
+    np.testing.assert_array_equal(np.asarray(g2.cpu().volume), np.asarray(c2.volume))
+
+
+def test_empty_cache_and_pool_limit():
+    d, off = es_like(100_000, 6, seed=41)
+    c = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25)
+    g = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25, device="cuda")
+    g.cpu()
+    del g
+    gc.collect()
+    s = vpoc.memory_stats()
+    assert s["pool_cached_bytes"] > 0 and s["pool_limit_bytes"] == 1 << 30
+    vpoc.empty_cache()
+    s = vpoc.memory_stats()
+    assert s["pool_cached_bytes"] == 0 and s["workspace_bytes"] == 0, s
+    assert s["pool_bytes"] == s["output_bytes"], s  # only live results hold pool memory now
+    try:
+        vpoc.set_pool_limit(0)
+        assert vpoc.memory_stats()["pool_limit_bytes"] == 0
+        frees0 = vpoc.memory_stats()["driver_frees"]
+        g = vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25, device="cuda")
+        assert_gpu_matches_cpu(g, c, exact=True, ctx="after empty_cache")
+        del g
+        gc.collect()
+        s = vpoc.memory_stats()
+        assert s["pool_cached_bytes"] == 0 and s["driver_frees"] > frees0, s
+    finally:
+        vpoc.set_pool_limit(1 << 30)
+    assert vpoc.memory_stats()["pool_limit_bytes"] == 1 << 30
+    for bad in (-1, 1.5, "big", None):
+        with pytest.raises((ValueError, TypeError), match="nbytes"):
+            vpoc.set_pool_limit(bad)
+    with pytest.raises(ValueError, match="device"):
+        vpoc.empty_cache(device="cuda:99")
 
 
 # --------------------------------------------------------------------------------------

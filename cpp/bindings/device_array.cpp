@@ -116,9 +116,10 @@ py::object export_dlpack(const DeviceArray& a, const py::object& stream, const p
       VPOC_THROW(ValueError, "__dlpack__: stream must be None for host (kDLCPU) memory");
   } else {
     const auto s = consumer_stream(a, stream);
-    if (s && a.ready.event) {
+    if (s) {
       py::gil_scoped_release nogil;
-      vpoc::gpu::wait(a.ready, *s);  // the consumer's stream waits for our result; host does not block
+      if (a.ready.event) vpoc::gpu::wait(a.ready, *s);  // the consumer's stream waits; host does not block
+      vpoc::gpu::note_stream(*a.owner, *s);  // reused only after the consumer's work on it so far
     }
   }
   PyObject* capsule = dl::make_capsule(a.owner, a.data, a.size, a.dtype, a.device_type, a.device_id,
@@ -143,6 +144,9 @@ py::dict cuda_array_interface(const DeviceArray& a) {
     }
     stream = py::int_(1);
   }
+  // The interface names no consumer stream: the pool orders reuse after the legacy default stream
+  // (where cupy and numba work unless told otherwise); other streams must keep the result alive.
+  if (a.owner) vpoc::gpu::note_stream(*a.owner, 0);
   py::dict d;
   d["shape"] = py::make_tuple(a.size);
   d["typestr"] = numpy_dtype(a.dtype).attr("str");

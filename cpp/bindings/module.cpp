@@ -297,7 +297,21 @@ PYBIND11_MODULE(_core, m) {
     d["output_allocs"] = st.output_allocs;
     d["output_frees"] = st.output_frees;
     d["output_bytes"] = st.output_bytes;
+    d["pool_bytes"] = st.pool_bytes;
+    d["pool_cached_bytes"] = st.pool_cached_bytes;
+    d["pool_limit_bytes"] = st.pool_limit_bytes;
+    d["pool_hits"] = st.pool_hits;
+    d["driver_allocs"] = st.driver_allocs;
+    d["driver_frees"] = st.driver_frees;
     return d;
+  });
+  m.def("empty_cache", [](int device) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::empty_cache(device);
+  });
+  m.def("set_pool_limit", [](int device, int64_t bytes) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::set_pool_limit(device, bytes);
   });
 
   // Read-only facts about this build and the GPUs the runtime sees (vpoc doctor).

@@ -4,7 +4,8 @@ Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``sy
 """
 
 from . import features, io, sessions, synth
-from ._api import backends, from_bars, from_trades, gpu_available, memory_stats
+from ._api import (backends, empty_cache, from_bars, from_trades, gpu_available, memory_stats,
+                   set_pool_limit)
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
@@ -18,6 +19,7 @@ __all__ = [
     "__version__",
     "backends",
     "bar_features",
+    "empty_cache",
     "features",
     "from_bars",
     "from_trades",
@@ -26,5 +28,6 @@ __all__ = [
     "memory_stats",
     "session_features",
     "sessions",
+    "set_pool_limit",
     "synth",
 ]

@@ -14,7 +14,8 @@ from . import _core
 from ._arrays import as_index, as_prices, as_volume, gpu_location, gpu_view, producer_stream
 from ._profiles import Profiles
 
-__all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats"]
+__all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
+           "set_pool_limit"]
 
 _DEVICES = "'cpu', 'auto', 'cuda' or 'cuda:N'"
 
@@ -61,9 +62,30 @@ def _device(device: Any, inputs: Sequence[Any]) -> Optional[int]:
 
 
 def memory_stats(device: Any = "cuda") -> dict:
-    """GPU memory counters of one device: workspace_bytes, peak_bytes, allocs and frees (of the
-    reusable workspace), output_allocs, output_frees, output_bytes (results alive now)."""
+    """GPU memory counters of one device.
+
+    ``workspace_bytes``, ``peak_bytes``, ``allocs``, ``frees``: the reusable scratch workspace.
+    ``output_allocs`` / ``output_frees``: result buffers handed out / given back to the pool;
+    ``output_bytes``: result bytes alive now. ``pool_bytes``: device bytes the result pool holds
+    (alive + cached), ``pool_cached_bytes``: of those, free for reuse, ``pool_limit_bytes``: the
+    cap on cached bytes, ``pool_hits``: results served from the cache. ``driver_allocs`` /
+    ``driver_frees``: every allocation / free vpoc asked the GPU driver for (zero growth in a
+    steady-state loop).
+    """
     return dict(_core.memory_stats(_gpu_index(str(device))))
+
+
+def empty_cache(device: Any = "cuda") -> None:
+    """Give the cached result buffers, the workspace and the pinned staging of ``device`` back to
+    the driver (like ``torch.cuda.empty_cache``). Results still alive stay valid."""
+    _core.empty_cache(_gpu_index(str(device)))
+
+
+def set_pool_limit(nbytes: int, device: Any = "cuda") -> None:
+    """Keep at most ``nbytes`` of free result buffers cached on ``device`` for reuse (default
+    1 GiB). Buffers released beyond the limit go back to the driver (which synchronizes the device);
+    0 disables caching."""
+    _core.set_pool_limit(_gpu_index(str(device)), _int(nbytes, "nbytes", 0))
 
 
 def _stream(stream: Any) -> Tuple[int, bool]:

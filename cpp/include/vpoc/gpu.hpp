@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,20 @@ int driver_version();
 // DLPack device type of this backend's memory: kDLCUDA (2) on NVIDIA, kDLROCM (10) on AMD.
 int dlpack_device_type();
 
-// Memory that stays alive while any array views it (the device frees it with the last view).
+// Memory that stays alive while any array views it. Device memory goes back to vpoc's result pool
+// with the last view, and is handed out again only after the work queued so far on every stream
+// that may still use it (its producer's, each DLPack consumer's, the legacy default stream).
 struct Buffer {
   void* data = nullptr;
   size_t bytes = 0;
   int device = -1;  // -1: host memory
+  std::vector<std::uintptr_t> streams;  // raw stream handles that used it (besides the legacy default)
+  std::mutex streams_mutex;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
+// Records that `stream` (a raw handle, 0 = legacy default) may use `buffer` from now on (a DLPack
+// consumer's stream): when the buffer returns to the pool, its reuse waits for that stream's work.
+void note_stream(Buffer& buffer, std::uintptr_t stream);
 
 // The point in a stream after which a result is complete (an event); null when already complete.
 struct Ready {
@@ -64,11 +72,23 @@ struct MemoryStats {
   int64_t peak_bytes = 0;       // most workspace bytes ever held
   int64_t allocs = 0;           // workspace device allocations so far
   int64_t frees = 0;            // workspace device frees so far
-  int64_t output_allocs = 0;    // result allocations (one or two per call)
-  int64_t output_frees = 0;
+  int64_t output_allocs = 0;    // result buffers handed out (from the pool or the driver)
+  int64_t output_frees = 0;     // result buffers given back (to the pool)
   int64_t output_bytes = 0;     // result bytes alive now
+  int64_t pool_bytes = 0;       // device bytes the result pool holds (alive + cached)
+  int64_t pool_cached_bytes = 0;  // of those, free and ready for reuse
+  int64_t pool_limit_bytes = 0;   // most cached bytes kept; beyond it freed buffers go to the driver
+  int64_t pool_hits = 0;          // result buffers served from the cache
+  int64_t driver_allocs = 0;  // every device/pinned allocation vpoc asked the driver for
+  int64_t driver_frees = 0;   // every free vpoc gave the driver (each one syncs the device)
 };
 MemoryStats memory_stats(int device);
+// Gives every cached (free) result buffer, the workspace and the pinned staging of `device` back
+// to the driver. Live results stay valid.
+void empty_cache(int device);
+// Most bytes of free result buffers the pool of `device` keeps for reuse (default kPoolLimit).
+void set_pool_limit(int device, int64_t bytes);
+constexpr int64_t kPoolLimit = int64_t(1) << 30;  // 1 GiB: a few hundred results of a training loop
 
 // How a GPU call runs: on which device, within which scratch budget, on which stream.
 struct GpuOptions {

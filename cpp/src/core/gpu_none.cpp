@@ -25,6 +25,9 @@ void wait(const Ready&, std::uintptr_t) { no_backend(); }
 void synchronize_stream(int, std::uintptr_t) { no_backend(); }
 void copy_to_host(void*, const void*, size_t, int, const Ready&) { no_backend(); }
 MemoryStats memory_stats(int) { no_backend(); }
+void empty_cache(int) { no_backend(); }
+void set_pool_limit(int, int64_t) { no_backend(); }
+void note_stream(Buffer&, std::uintptr_t) {}
 DeviceProfiles profile_trades(const Array&, const Array&, const SessionSpan&, const Options&,
                               const GpuOptions&) {
   no_backend();

@@ -19,6 +19,7 @@ namespace vpoc::gpu {
 namespace {
 
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
+static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
 size_t itemsize(DType t) { return (t == DType::f32 || t == DType::i32) ? 4 : 8; }
 
@@ -138,8 +139,8 @@ class Run {
   int64_t* g_width_ = nullptr;
   void* scan_temp_ = nullptr;
   size_t scan_bytes_ = 0;
-  long long* summary_ = nullptr;      // device: [rows of the group, widest session]
-  long long* host_small_ = nullptr;   // pinned: summary + err read back, then group offsets
+  long long* summary_ = nullptr;      // device: [rows of the group, widest session, err, fractional]
+  long long* host_small_ = nullptr;   // pinned: summary read back, then group offsets
   gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
   // results
   DeviceProfiles out_;
@@ -192,14 +193,15 @@ void Run::layout_workspace() {
   scratch_.hi = c.take<unsigned long long>(n);
   scratch_.plo = c.take<unsigned long long>(n);
   scratch_.phi = c.take<unsigned long long>(n);
-  scratch_.err = c.take<unsigned long long>(1);
-  scratch_.fractional = c.take<unsigned>(1);
   g_out_off_ = c.take<int64_t>(n);
   g_low_ = c.take<int64_t>(n);
   g_width_ = c.take<int64_t>(n);
   scan_temp_ = c.take<char>(scan_bytes_);
   scratch_.tiles = c.take<int64_t>(static_cast<size_t>(2 * max_tiles(slot_rows_)));
-  summary_ = c.take<long long>(2);
+  // [rows of the group, widest session, first bad row, fractional flag]: read back in one copy
+  summary_ = c.take<long long>(4);
+  scratch_.err = reinterpret_cast<unsigned long long*>(summary_ + 2);
+  scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
   scratch_.out_off = g_out_off_;
@@ -288,7 +290,7 @@ void Run::fail_at(int64_t row) {
 void Run::grow_volume(int64_t need, int64_t used) {
   if (volume_mem_ && need <= volume_cap_) return;
   const int64_t cap = std::max<int64_t>({need, 2 * volume_cap_, 1024});
-  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8);
+  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8, stream_);
   if (volume_mem_ && used > 0)
     VPOC_GPU_CHECK(gpuMemcpyAsync(next->data, volume_mem_->data, static_cast<size_t>(used) * 8,
                                   gpuMemcpyDeviceToDevice, stream_));
@@ -309,14 +311,8 @@ void Run::process(const Group& g, int slot) {
   }
   VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
   scratch_.n = n;
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.lo, 0xFF, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.hi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.err, 0xFF, 8, stream_));
-  if (view_.bars && view_.distribute == Distribute::legacy) {
-    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.plo, 0xFF, static_cast<size_t>(n) * 8, stream_));
-    VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.phi, 0x00, static_cast<size_t>(n) * 8, stream_));
-  }
-  VPOC_GPU_CHECK(gpuMemsetAsync(scratch_.fractional, 0, sizeof(unsigned), stream_));
+  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
+  launch_init_group(scratch_, legacy, summary_, stream_);
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -330,7 +326,6 @@ void Run::process(const Group& g, int slot) {
       VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
     }
   };
-  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   if (legacy) pass([&](const InputView& v, RowSpan r) { launch_price_range(v, r, scratch_, opt_, stream_); });
   pass([&](const InputView& v, RowSpan r) { launch_row_range(v, r, scratch_, opt_, stream_); });
 
@@ -340,10 +335,7 @@ void Run::process(const Group& g, int slot) {
   auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
   launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                 LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 16, gpuMemcpyDeviceToHost, stream_));
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 2, scratch_.err, 8, gpuMemcpyDeviceToHost, stream_));
-  host_small_[3] = 0;
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + 3, scratch_.fractional, sizeof(unsigned), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 4 * sizeof(long long), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[0], widest = host_small_[1];
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
@@ -375,7 +367,7 @@ void Run::process(const Group& g, int slot) {
 void Run::allocate_sessions() {
   const int64_t S = sessions_.n_sessions;
   const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  out_.sessions_mem = st_.output(col * 11);
+  out_.sessions_mem = st_.output(col * 11, stream_);
   char* base = static_cast<char*>(out_.sessions_mem->data);
   const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
   out_.offsets = column(0, S + 1, DType::i64);
@@ -389,7 +381,8 @@ void Run::allocate_sessions() {
   out_.val = column(8, S, DType::f64);
   out_.total_volume = column(9, S, DType::f64);
   out_.va_volume = column(10, S, DType::f64);
-  VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));  // offsets[0] (also when S == 0)
+  // offsets[0]: written by the first group's layout, or here when there is no session
+  if (S == 0) VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));
 }
 
 // The developing series, after the profiles: batches of whole sessions whose scratch fits in
@@ -398,7 +391,7 @@ void Run::allocate_sessions() {
 void Run::developing() {
   const int64_t S = sessions_.n_sessions, N = in_.n;
   const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(N, 1)) * 8);
-  out_.developing_mem = st_.output(3 * col);
+  out_.developing_mem = st_.output(3 * col, stream_);
   char* base = static_cast<char*>(out_.developing_mem->data);
   out_.dev_poc = DeviceColumn{base, N, DType::f64};
   out_.dev_vah = DeviceColumn{base + col, N, DType::f64};
@@ -483,30 +476,22 @@ void Run::developing() {
 }
 
 DeviceProfiles Run::run() {
+  // The state's events (calls on a device are serialized): no event is created per call.
   for (int k = 0; k < kSlots; ++k) {
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&uploaded_[k], gpuEventDisableTiming));
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&released_[k], gpuEventDisableTiming));
+    uploaded_[k] = st_.slot_event(k);
+    released_[k] = st_.slot_event(kSlots + k);
+    if (in_.on_device) continue;  // device inputs are read in place: no uploads to order
     VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
     VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }
-  struct Events {
-    gpuEvent_t* e;
-    ~Events() {
-      for (int k = 0; k < 2 * kSlots; ++k) (void)gpuEventDestroy(e[k]);
-    }
-  };
-  gpuEvent_t all[2 * kSlots] = {uploaded_[0], uploaded_[1], released_[0], released_[1]};
-  Events guard{all};
 
   if (st_.last_call) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
   // Inputs still being written on their producers' streams: order this call after that work.
   for (const std::uintptr_t producer : gopt_.wait_streams) {
-    gpuEvent_t ev = nullptr;
-    VPOC_GPU_CHECK(gpuEventCreateWithFlags(&ev, gpuEventDisableTiming));
-    const gpuError_t e1 = gpuEventRecord(ev, reinterpret_cast<gpuStream_t>(producer));
-    const gpuError_t e2 = e1 == gpuSuccess ? gpuStreamWaitEvent(stream_, ev) : e1;
-    (void)gpuEventDestroy(ev);
-    VPOC_GPU_CHECK(e2);
+    const std::shared_ptr<void> ev = st_.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, e));
   }
   layout_workspace();
   allocate_sessions();

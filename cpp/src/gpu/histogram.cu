@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <type_traits>
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
@@ -14,12 +15,27 @@
 namespace vpoc::gpu {
 namespace {
 
-// Rows per block tile: 256 threads x 8 rows each.
 constexpr int kThreads = 256;
-constexpr int kTile = kThreads * 8;
-// A tile that lies in one session no wider than this bins into shared memory (32 KiB of 8-byte
-// accumulators, under the 48 KiB every target has) and flushes once per tile.
+// Rows each thread loads before it works on them (independent loads in flight hide latency):
+// trades hold two values per row in registers, bars five.
+template <bool Bars>
+constexpr int kUnroll = Bars ? 4 : 8;
+// The binning pass keeps fewer rows in flight (its atomics, not its loads, set its pace).
+constexpr int kBinUnroll = 4;
+// Input rows per histogram row above which a session's rows are binned in shared memory.
+constexpr int64_t kPrivateRowsPerRow = 4;
+// Tile (block) sizes: at least one row per thread, at most 64 Ki rows (a block sweeping more
+// would leave the last wave unbalanced); in between, about kBlocksPerSm blocks per SM.
+constexpr int64_t kMinTile = kThreads;
+constexpr int64_t kMaxTile = int64_t(1) << 16;
+constexpr int64_t kBlocksPerSm = 8;
+// A session no wider than this bins into shared memory (32 KiB of 8-byte accumulators, under the
+// 48 KiB every target has) and is flushed once per tile.
 constexpr int kSmemRows = 4096;
+// Shared copies of a narrow session's rows: each group of kCopyThreads threads adds into its own
+// copy, so fewer threads contend for the same row (consecutive rows often share a price).
+constexpr int kCopyThreads = 32;
+constexpr int kMaxCopies = kThreads / kCopyThreads;
 
 __device__ inline unsigned long long enc_row(int64_t r) { return static_cast<unsigned long long>(r) ^ (1ull << 63); }
 __device__ inline int64_t dec_row(unsigned long long e) { return static_cast<int64_t>(e ^ (1ull << 63)); }
@@ -52,29 +68,52 @@ __device__ inline distribute::LegacyLadder ladder_of(const GroupScratch& g, int6
 __global__ void tile_table_kernel(RowSpan rows, GroupScratch g, int64_t* table, int64_t n_tiles) {
   const int64_t b = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (b >= n_tiles) return;
-  const int64_t t0 = rows.begin + b * kTile;
-  const int64_t t1 = min(t0 + kTile, rows.end);
+  const int64_t t0 = rows.begin + b * g.tile_rows;
+  const int64_t t1 = min(t0 + g.tile_rows, rows.end);
   table[2 * b] = find_session(g, t0);
   table[2 * b + 1] = find_session(g, t1 - 1);
 }
 
-// [tiles] blocks x [kThreads]: per-session min(open, close, low) / max(open, close, high).
-template <class P, class V>
-__global__ void price_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g, const int64_t* table) {
-  const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
-  const int64_t t1 = min(t0 + kTile, rows.end);
-  int64_t s = table[2 * blockIdx.x];
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    while (g.offsets[s + 1] <= i) ++s;
-    const Item it = src.item(i);
-    if (!src.valid_prices(it)) continue;  // reported by the row-range pass
-    atomicMin(&g.plo[s], enc_price(Source<P, V>::legacy_lo(it)));
-    atomicMax(&g.phi[s], enc_price(Source<P, V>::legacy_hi(it)));
+// src with its kind fixed at compile time, so that a trades kernel keeps no bar fields in registers.
+template <bool Bars, class Src>
+__device__ inline Src fixed_kind(Src src) {
+  src.in.bars = Bars;
+  if (!Bars) src.in.open = nullptr;
+  return src;
+}
+
+// Calls body(i, item) for rows [a, e) of a block's session: thread k takes rows a + k,
+// a + k + kThreads, ..., loading kUnroll rows before working on them. Rows are validated by the
+// caller's body.
+template <bool Bars, int U = kUnroll<Bars>, class Src, class Body>
+__device__ inline void sweep(const Src& src, int64_t a, int64_t e, Body&& body) {
+  for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+    Item it[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = i0 + int64_t(u) * kThreads;
+      if (i < e) it[u] = src.item(i);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t i = i0 + int64_t(u) * kThreads;
+      if (i < e) body(i, it[u]);
+    }
   }
 }
 
-// True when v is a whole number below 2**31: such volumes sum exactly in 64-bit integers.
-__device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
+// The tile of this block and its sessions: rows [t0, t1), sessions first..last.
+struct Tile {
+  int64_t t0, t1, first, last;
+  __device__ Tile(const RowSpan& rows, const GroupScratch& g, const int64_t* table) {
+    t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * g.tile_rows;
+    t1 = min(t0 + g.tile_rows, rows.end);
+    first = table[2 * blockIdx.x];
+    last = table[2 * blockIdx.x + 1];
+  }
+  __device__ int64_t begin(const GroupScratch& g, int64_t s) const { return max(t0, g.offsets[s]); }
+  __device__ int64_t end(const GroupScratch& g, int64_t s) const { return min(t1, g.offsets[s + 1]); }
+};
 
 // Block-wide min (of lo) and max (of hi) by tree reduction in red_lo / red_hi ([kThreads] each);
 // thread 0 folds them into *glo / *ghi. Every thread of the block must call it.
@@ -97,105 +136,172 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
   __syncthreads();
 }
 
-// [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges, and
-// g.fractional |= 1 when a volume is not a whole number below 2**31. The tile's first and last
-// sessions (which other tiles share) are reduced in the block and updated once; sessions wholly
-// inside the tile take per-row atomics (only this block touches them).
-template <class P, class V>
-__global__ void __launch_bounds__(kThreads, 8) row_range_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
-                                                                const int64_t* table, double tick, bool legacy) {
+// [tiles] blocks x [kThreads]: per-session min(open, close, low) / max(open, close, high).
+template <class P, class V, bool Bars>
+__global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+                                                               const int64_t* table) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
-  const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
-  const int64_t t1 = min(t0 + kTile, rows.end);
-  const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  int64_t s = first;
-  distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-  unsigned long long lo_first = kEncNone, hi_first = 0, lo_last = kEncNone, hi_last = 0, bad = kEncNone;
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
+  const Tile t(rows, g, table);
+  for (int64_t s = t.first; s <= t.last; ++s) {
+    unsigned long long lo = kEncNone, hi = 0;
+    sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t, const Item& it) {
+      if (!src.valid_prices(it)) return;  // reported by the row-range pass
+      lo = min(lo, enc_price(Source<P, V>::legacy_lo(it)));
+      hi = max(hi, enc_price(Source<P, V>::legacy_hi(it)));
+    });
+    reduce_range(lo, hi, red_lo, red_hi, &g.plo[s], &g.phi[s]);
+  }
+}
+
+// True when v is a whole number below 2**31: such volumes sum exactly in 64-bit integers.
+__device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
+
+// [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges (one block
+// reduction and one atomic pair per session of the tile), and g.fractional |= 1 when a volume is
+// not a whole number below 2**31.
+template <class P, class V, bool Bars>
+__global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+                                                             const int64_t* table, double tick, bool legacy) {
+  __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
+  const Tile t(rows, g, table);
+  unsigned long long bad = kEncNone;
   bool fractional = false;
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (s != last && g.offsets[s + 1] <= i) {
-      while (g.offsets[s + 1] <= i) ++s;
-      L = ladder_of(g, s, tick, legacy);
-    }
-    const Item it = src.item(i);
-    if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
-      bad = min(bad, static_cast<unsigned long long>(i));
-      continue;
-    }
-    fractional |= !whole(it.v);
-    int64_t lo, hi;
-    src.rows(it, L, lo, hi);
-    if (s == first) {
-      lo_first = min(lo_first, enc_row(lo));
-      hi_first = max(hi_first, enc_row(hi));
-    } else if (s == last) {
-      lo_last = min(lo_last, enc_row(lo));
-      hi_last = max(hi_last, enc_row(hi));
-    } else {
-      atomicMin(&g.lo[s], enc_row(lo));
-      atomicMax(&g.hi[s], enc_row(hi));
-    }
+  for (int64_t s = t.first; s <= t.last; ++s) {
+    const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
+    unsigned long long lo = kEncNone, hi = 0;
+    sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t i, const Item& it) {
+      if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
+        bad = min(bad, static_cast<unsigned long long>(i));
+        return;
+      }
+      fractional |= !whole(it.v);
+      int64_t r0, r1;
+      src.rows(it, L, r0, r1);
+      lo = min(lo, enc_row(r0));
+      hi = max(hi, enc_row(r1));
+    });
+    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
-  if (fractional) atomicOr(g.fractional, 1u);
-  reduce_range(lo_first, hi_first, red_lo, red_hi, &g.lo[first], &g.hi[first]);
-  if (last != first) reduce_range(lo_last, hi_last, red_lo, red_hi, &g.lo[last], &g.hi[last]);
+  if (fractional) atomicOr(g.fractional, 1ull);
 }
 
 __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
 __device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, static_cast<unsigned long long>(v)); }
 
-// Shared-memory copies of a narrow session's rows in the bin kernel: thread groups of 32 add into
-// their own copy, so fewer threads contend for the same row (consecutive rows share prices).
-constexpr int kCopies = kThreads / 32;
-
 // [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
-// A tile within one or two sessions whose rows fit in kSmemRows bins into shared memory (kCopies
-// copies when narrow enough, to spread contention) and flushes once; other tiles add straight
-// to global memory.
-template <class P, class V, class Acc>
-__global__ void __launch_bounds__(kThreads, 8) bin_kernel(Source<P, V> src, RowSpan rows, GroupScratch g,
-                                                          const int64_t* table, Acc* out, double tick, bool legacy) {
+// Session by session through the tile: a session no wider than kSmemRows bins into shared memory
+// (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one atomic
+// per row; a wider one adds straight to global memory.
+template <class P, class V, bool Bars, class Acc>
+__global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+                                                       const int64_t* table, Acc* out, double tick, bool legacy) {
   extern __shared__ unsigned char smem_raw[];
   Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
-  const int64_t t0 = rows.begin + static_cast<int64_t>(blockIdx.x) * kTile;
-  const int64_t t1 = min(t0 + kTile, rows.end);
-  const int64_t first = table[2 * blockIdx.x], last = table[2 * blockIdx.x + 1];
-  // Shared layout: [copy][first's rows | last's rows].
-  const int64_t w_first = g.width[first], w_last = last == first ? 0 : g.width[last];
-  const int64_t width = w_first + w_last;
-  const bool privatized = last - first <= 1 && width <= kSmemRows;
-  const int copies = privatized && width * kCopies <= kSmemRows ? kCopies : 1;
-  if (privatized) {
-    for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
+  const Source<P, V> src = fixed_kind<Bars>(any_src);
+  const Tile t(rows, g, table);
+  for (int64_t s = t.first; s <= t.last; ++s) {
+    const int64_t a = t.begin(g, s), e = t.end(g, s);
+    if (a >= e) continue;  // block-uniform: every thread skips together
+    const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
+    const int64_t width = g.width[s], low = g.low_row[s];
+    Acc* const global_rows = out + g.out_off[s];
+    // Shared rows pay off when the session has many of the tile's rows per row of width (ticks);
+    // a few bars per row (each spread over several rows) add straight to L2 faster.
+    const bool privatized = width <= kSmemRows && e - a >= kPrivateRowsPerRow * width;
+    int copies = 1;
+    while (privatized && copies < kMaxCopies && width * copies * 2 <= kSmemRows) copies *= 2;
+    if (privatized) {
+      for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
+      __syncthreads();
+    }
+    Acc* const dst = privatized ? shared_rows + (threadIdx.x / kCopyThreads) % copies * width : global_rows;
+    const auto add = [&](int64_t r, double v) {
+      add_to(dst + (r - low), v);
+      return true;
+    };
+    sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    if (privatized) {
+      __syncthreads();
+      for (int64_t k = threadIdx.x; k < width; k += kThreads) {
+        Acc sum = shared_rows[k];
+        for (int c = 1; c < copies; ++c) sum += shared_rows[c * width + k];
+        if (sum != Acc(0)) atomicAdd(global_rows + k, sum);
+      }
+      __syncthreads();  // the next session reuses the shared rows
+    }
+  }
+}
+
+// [n] blocks of kThreads: fresh per-group scratch.
+__global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summary) {
+  const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (k == 0) {
+    *g.err = kEncNone;
+    *g.fractional = 0ull;
+    summary[0] = summary[1] = 0;
+  }
+  if (k >= g.n) return;
+  g.lo[k] = kEncNone;
+  g.hi[k] = 0;
+  if (legacy) {
+    g.plo[k] = kEncNone;
+    g.phi[k] = 0;
+  }
+}
+
+// Sessions up to which the layout runs as one block (a scan in shared memory, chunk by chunk);
+// beyond, three launches with the library's device-wide scan.
+constexpr int64_t kOneBlockLayout = 16384;
+constexpr int kLayoutThreads = 1024;
+
+// Width and low row of session k from the row ranges; the result columns.
+__device__ inline int64_t lay_out_session(const GroupScratch& g, int64_t k, int64_t* width, int64_t* low,
+                                          const LayoutColumns& cols) {
+  const bool empty = g.lo[k] == kEncNone;
+  const int64_t l = empty ? 0 : dec_row(g.lo[k]);
+  const int64_t w = empty ? 0 : dec_row(g.hi[k]) - l + 1;
+  width[k] = w;
+  low[k] = l;
+  cols.n_rows[k] = w;
+  cols.low_row[k] = empty ? kNoRow : l;
+  return w;
+}
+
+// [1] block x [kLayoutThreads]: the whole layout of a group of at most kOneBlockLayout sessions.
+__global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupScratch g, int64_t* width,
+                                                                          int64_t* low, int64_t* out_off,
+                                                                          LayoutColumns cols, int64_t base,
+                                                                          long long* summary) {
+  __shared__ int64_t scan[kLayoutThreads];
+  __shared__ unsigned long long widest;
+  if (threadIdx.x == 0) widest = 0;
+  int64_t carry = 0;
+  for (int64_t c0 = 0; c0 < g.n; c0 += kLayoutThreads) {
+    const int64_t k = c0 + threadIdx.x;
+    const int64_t w = k < g.n ? lay_out_session(g, k, width, low, cols) : 0;
+    scan[threadIdx.x] = w;
+    __syncthreads();
+    if (w > 0) atomicMax(&widest, static_cast<unsigned long long>(w));
+    for (int d = 1; d < kLayoutThreads; d *= 2) {  // inclusive Hillis-Steele scan
+      const int64_t add = threadIdx.x >= d ? scan[threadIdx.x - d] : 0;
+      __syncthreads();
+      scan[threadIdx.x] += add;
+      __syncthreads();
+    }
+    if (k < g.n) {
+      out_off[k] = carry + scan[threadIdx.x] - w;
+      cols.offsets[k] = base + out_off[k];
+    }
+    carry += scan[kLayoutThreads - 1];
     __syncthreads();
   }
-  Acc* mine = shared_rows + (threadIdx.x / 32) % copies * width;
-  int64_t s = first;
-  distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
-  Acc* dst = privatized ? mine : out + g.out_off[s];
-  int64_t low = g.low_row[s];
-  const auto add = [&](int64_t r, double v) {
-    add_to(dst + (r - low), v);
-    return true;
-  };
-  for (int64_t i = t0 + threadIdx.x; i < t1; i += kThreads) {
-    if (s != last && g.offsets[s + 1] <= i) {
-      while (g.offsets[s + 1] <= i) ++s;
-      L = ladder_of(g, s, tick, legacy);
-      dst = privatized ? mine + w_first : out + g.out_off[s];
-      low = g.low_row[s];
-    }
-    src.emit(src.item(i), L, add);
-  }
-  if (privatized) {
-    __syncthreads();
-    for (int64_t k = threadIdx.x; k < width; k += kThreads) {
-      Acc sum = shared_rows[k];
-      for (int c = 1; c < copies; ++c) sum += shared_rows[c * width + k];
-      Acc* o = k < w_first ? out + g.out_off[first] + k : out + g.out_off[last] + (k - w_first);
-      if (sum != Acc(0)) atomicAdd(o, sum);
-    }
+  if (threadIdx.x == 0) {
+    summary[0] = carry;
+    summary[1] = static_cast<long long>(widest);
+    cols.offsets[g.n] = base + carry;
   }
 }
 
@@ -204,13 +310,7 @@ __global__ void layout_widths_kernel(GroupScratch g, int64_t* width, int64_t* lo
                                      long long* summary) {
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (k >= g.n) return;
-  const bool empty = g.lo[k] == kEncNone;
-  const int64_t l = empty ? 0 : dec_row(g.lo[k]);
-  const int64_t w = empty ? 0 : dec_row(g.hi[k]) - l + 1;
-  width[k] = w;
-  low[k] = l;
-  cols.n_rows[k] = w;
-  cols.low_row[k] = empty ? kNoRow : l;
+  const int64_t w = lay_out_session(g, k, width, low, cols);
   atomicMax(reinterpret_cast<unsigned long long*>(summary + 1), static_cast<unsigned long long>(w));
 }
 
@@ -231,32 +331,65 @@ Source<P, V> source(const InputView& in, RowSpan rows, const Options& opt) {
   return make_source<P, V>(in, opt, rows.base);
 }
 
-unsigned tiles(RowSpan rows) { return static_cast<unsigned>((rows.end - rows.begin + kTile - 1) / kTile); }
+// Rows per tile for a pass over `rows` rows of `sessions` sessions: about kBlocksPerSm blocks per
+// SM, kMinTile..kMaxTile, and at most about 4 sessions' worth of rows (a block goes session by
+// session, with a reduction per session).
+int64_t tile_rows_for(int64_t rows, int64_t sessions) {
+  static const int sms = [] {
+    int d = 0, n = 0;
+    if (gpuGetDevice(&d) != gpuSuccess || gpuMultiprocessorCount(&n, d) != gpuSuccess || n <= 0) {
+      (void)gpuGetLastError();
+      n = 64;  // unknown: a mid-size GPU
+    }
+    return n;
+  }();
+  const int64_t blocks = kBlocksPerSm * sms;
+  int64_t t = (rows + blocks - 1) / blocks;
+  t = std::min(t, 4 * rows / std::max<int64_t>(sessions, 1) + 1);
+  t = (t + kThreads - 1) / kThreads * kThreads;
+  return std::min(kMaxTile, std::max(kMinTile, t));
+}
 
-// The tile -> (first session, last session) table of rows, in g.tiles.
-void tile_table(RowSpan rows, const GroupScratch& g, gpuStream_t stream) {
-  const int64_t n = tiles(rows);
+unsigned tiles(RowSpan rows, const GroupScratch& g) {
+  return static_cast<unsigned>((rows.end - rows.begin + g.tile_rows - 1) / g.tile_rows);
+}
+
+// The tile -> (first session, last session) table of rows, in g.tiles (kept while the rows and the
+// group stay the same: the passes of a group share it).
+void tile_table(RowSpan rows, GroupScratch& g, gpuStream_t stream) {
+  if (g.tiled.begin == rows.begin && g.tiled.end == rows.end) return;
+  g.tile_rows = tile_rows_for(rows.end - rows.begin, g.n);
+  const int64_t n = tiles(rows, g);
   tile_table_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(rows, g, g.tiles, n);
   VPOC_GPU_CHECK_LAUNCH("tile_table_kernel");
+  g.tiled = rows;
 }
 
 }  // namespace
 
-int64_t max_tiles(int64_t rows) { return (rows + kTile - 1) / kTile; }
+int64_t max_tiles(int64_t rows) { return (rows + kMinTile - 1) / kMinTile; }
 
-void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, gpuStream_t stream) {
+  g.tiled = RowSpan{-1, -1, 0};
+  const auto blocks = static_cast<unsigned>(std::max<int64_t>(1, (g.n + kThreads - 1) / kThreads));
+  init_group_kernel<<<blocks, kThreads, 0, stream>>>(g, legacy, summary);
+  VPOC_GPU_CHECK_LAUNCH("init_group_kernel");
+}
+
+void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                         gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
   tile_table(rows, g, stream);
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    price_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles);
+    // legacy is a bar distribution: trades never get here
+    price_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles);
   });
   VPOC_GPU_CHECK_LAUNCH("price_range_kernel");
 }
 
-void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                       gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
   tile_table(rows, g, stream);
@@ -264,13 +397,16 @@ void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, 
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    row_range_kernel<P, V><<<tiles(rows), kThreads, 0, stream>>>(source<P, V>(in, rows, opt), rows, g, g.tiles,
-                                                                 opt.tick_size, legacy);
+    const auto src = source<P, V>(in, rows, opt);
+    if (in.bars)
+      row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
+    else
+      row_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }
 
-void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                 bool integer_acc, void* out, gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
   tile_table(rows, g, stream);
@@ -279,19 +415,25 @@ void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const 
     using P = decltype(p);
     using V = decltype(v);
     const auto src = source<P, V>(in, rows, opt);
-    if (integer_acc) {
-      using Acc = unsigned long long;
-      bin_kernel<P, V, Acc><<<tiles(rows), kThreads, kSmemRows * sizeof(Acc), stream>>>(
+    const auto go = [&](auto bars, auto acc) {
+      constexpr bool Bars = decltype(bars)::value;
+      using Acc = decltype(acc);
+      bin_kernel<P, V, Bars, Acc><<<tiles(rows, g), kThreads, kSmemRows * sizeof(Acc), stream>>>(
           src, rows, g, g.tiles, static_cast<Acc*>(out), opt.tick_size, legacy);
+    };
+    using Yes = std::true_type;
+    using No = std::false_type;
+    if (in.bars) {
+      if (integer_acc) go(Yes{}, 0ull); else go(Yes{}, 0.0);
     } else {
-      bin_kernel<P, V, double><<<tiles(rows), kThreads, kSmemRows * sizeof(double), stream>>>(
-          src, rows, g, g.tiles, static_cast<double*>(out), opt.tick_size, legacy);
+      if (integer_acc) go(No{}, 0ull); else go(No{}, 0.0);
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
 }
 
 size_t layout_temp_bytes(int64_t n) {
+  if (n <= kOneBlockLayout) return 0;
   size_t bytes = 0;
   VPOC_GPU_CHECK(prim::exclusive_sum(nullptr, bytes, nullptr, nullptr, static_cast<int>(std::max<int64_t>(n, 1)), nullptr));
   return bytes;
@@ -301,8 +443,12 @@ void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t*
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
                    gpuStream_t stream) {
   if (g.n <= 0) return;
+  if (g.n <= kOneBlockLayout) {
+    layout_one_block_kernel<<<1, kLayoutThreads, 0, stream>>>(g, width, low, out_off, cols, base, summary);
+    VPOC_GPU_CHECK_LAUNCH("layout_one_block_kernel");
+    return;
+  }
   const auto blocks = static_cast<unsigned>((g.n + kThreads - 1) / kThreads);
-  VPOC_GPU_CHECK(gpuMemsetAsync(summary, 0, 2 * sizeof(long long), stream));
   layout_widths_kernel<<<blocks, kThreads, 0, stream>>>(g, width, low, cols, summary);
   VPOC_GPU_CHECK_LAUNCH("layout_widths_kernel");
   VPOC_GPU_CHECK(prim::exclusive_sum(temp, temp_bytes, width, out_off, static_cast<int>(g.n), stream));

@@ -11,6 +11,11 @@
 
 namespace vpoc::gpu {
 
+// Absolute rows [begin, end) of the inputs; element 0 of the views is row `base`.
+struct RowSpan {
+  int64_t begin = 0, end = 0, base = 0;
+};
+
 // Per-session scratch of one group of sessions, all device pointers, n sessions.
 struct GroupScratch {
   const int64_t* offsets = nullptr;  // [n+1] absolute row offsets of the group's sessions
@@ -20,35 +25,36 @@ struct GroupScratch {
   unsigned long long* plo = nullptr;  // [n] legacy: lowest price (order-preserving encoding)
   unsigned long long* phi = nullptr;  // [n] legacy: highest price
   unsigned long long* err = nullptr;  // [1] smallest bad row index (~0: none)
-  unsigned* fractional = nullptr;     // [1] set when a volume is not a whole number below 2**31
+  unsigned long long* fractional = nullptr;  // [1] set when a volume is not a whole number below 2**31
   const int64_t* out_off = nullptr;   // [n] first output row of each session
   const int64_t* low_row = nullptr;   // [n] each session's low row
   const int64_t* width = nullptr;     // [n] each session's rows
   int64_t* tiles = nullptr;           // [2 * max_tiles] first / last session of each tile of a pass
+  int64_t tile_rows = 0;              // rows per tile (block) of the current tile table
+  RowSpan tiled{-1, -1, 0};           // host: the rows the tile table was built for (begin -1: none)
 };
 
-// Tiles (blocks) a pass over `rows` rows uses: the size of GroupScratch::tiles / 2.
+// Tiles (blocks) a pass over `rows` rows may use: the size of GroupScratch::tiles / 2.
 int64_t max_tiles(int64_t rows);
 
-// Absolute rows [begin, end) of the inputs; element 0 of the views is row `base`.
-struct RowSpan {
-  int64_t begin = 0, end = 0, base = 0;
-};
+// Resets the group's scratch for a new group of g.n sessions (row ranges, price ranges when
+// legacy, error, fractional flag, summary[2]); forgets the tile table. One launch.
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, gpuStream_t stream);
 
 // Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",
 // "no error".
 inline constexpr unsigned long long kEncNone = ~0ull;
 
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
-void launch_price_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                         gpuStream_t stream);
 // Validates every row (first bad index into g.err), accumulates touched rows into g.lo / g.hi,
 // and flags volumes that are not whole numbers below 2**31 in g.fractional.
-void launch_row_range(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                       gpuStream_t stream);
 // Adds the volume of every row into out (u64 when integer_acc, else double), at
 // out[g.out_off[s] + row - g.low_row[s]] (rows validated by launch_row_range).
-void launch_bin(const InputView& in, RowSpan rows, const GroupScratch& g, const Options& opt,
+void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                 bool integer_acc, void* out, gpuStream_t stream);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
@@ -60,7 +66,8 @@ struct LayoutColumns {
 // Bytes of scan scratch launch_layout needs for n sessions.
 size_t layout_temp_bytes(int64_t n);
 // From g.lo / g.hi: widths and low rows into g (width / low_row / out_off, which launch_bin reads)
-// and the result columns; summary[0] = the group's rows, summary[1] = its widest session.
+// and the result columns; summary[0] = the group's rows, summary[1] = its widest session
+// (summary zeroed by launch_init_group). One launch up to kOneBlockLayout sessions.
 void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
                    gpuStream_t stream);

@@ -1,4 +1,4 @@
-// gpu/levels.cu — per-session POC, value area and totals on the device (one thread per session).
+// gpu/levels.cu — per-session POC, value area and totals on the device (one block per session).
 // Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
 #include "gpu/levels.hpp"
 
@@ -29,31 +29,72 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
 
 // Rows of a session staged in shared memory by the levels kernel (32 KiB of doubles).
 constexpr int kLevelRows = 4096;
+constexpr int kLevelThreads = 256;
 
-// [S] blocks x [kThreads]: the block stages its session's rows in shared memory (when they fit),
-// then one thread applies the sequential rules (the same code and order as the CPU engine).
-__global__ void levels_kernel(const double* volume, const int32_t* order, LevelColumns c,
-                              double value_area, VaMethod method, PocTie tie, double row_size) {
+// The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
+// order, so a tree of these picks what the sequential scan picks.
+__device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return levels::poc_prefers(b, a, 0, n - 1, tie) ? b : a;
+}
+
+// [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
+// shared memory (when they fit), thread 0 sums them in row order (the CPU's order, so totals are
+// bit-equal) while the block finds the maximum and the POC by tree reductions; then thread 0
+// expands the value area (a sequential rule: each step depends on the last).
+__global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
+                                                               LevelColumns c, double value_area, VaMethod method,
+                                                               PocTie tie, double row_size) {
   __shared__ double rows[kLevelRows];
+  __shared__ double red_max[kLevelThreads];
+  __shared__ int64_t red_poc[kLevelThreads];
+  __shared__ double total_shared;
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
+  if (n == 0) {
+    if (threadIdx.x == 0) {
+      const double nan = __longlong_as_double(0x7ff8000000000000LL);
+      c.poc_row[s] = c.vah_row[s] = c.val_row[s] = kNoRow;
+      c.poc[s] = c.vah[s] = c.val[s] = nan;
+      c.total_volume[s] = c.va_volume[s] = 0.0;
+    }
+    return;
+  }
   const double* v = volume + c.offsets[s];
-  if (n > 0 && n <= kLevelRows) {
-    for (int64_t i = threadIdx.x; i < n; i += kThreads) rows[i] = v[i];
+  if (n <= kLevelRows) {
+    for (int64_t i = threadIdx.x; i < n; i += kLevelThreads) rows[i] = v[i];
     __syncthreads();
     v = rows;
   }
-  if (threadIdx.x != 0) return;
-  if (n == 0) {
-    const double nan = __longlong_as_double(0x7ff8000000000000LL);
-    c.poc_row[s] = c.vah_row[s] = c.val_row[s] = kNoRow;
-    c.poc[s] = c.vah[s] = c.val[s] = nan;
-    c.total_volume[s] = c.va_volume[s] = 0.0;
-    return;
+  // maximum
+  double mx = v[0];
+  for (int64_t i = threadIdx.x; i < n; i += kLevelThreads) mx = v[i] > mx ? v[i] : mx;
+  red_max[threadIdx.x] = mx;
+  __syncthreads();
+  for (int half = kLevelThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) red_max[threadIdx.x] = fmax(red_max[threadIdx.x], red_max[threadIdx.x + half]);
+    __syncthreads();
   }
-  double total = 0.0;
-  for (int64_t i = 0; i < n; ++i) total += v[i];
-  const int64_t poc = levels::poc_index(v, n, tie);
+  mx = red_max[0];
+  // POC among the rows at the maximum (1e-9 relative), by the tie rule
+  int64_t best = -1;
+  for (int64_t i = threadIdx.x; i < n; i += kLevelThreads)
+    if (levels::at_max(v[i], mx)) best = better_poc(best, i, n, tie);
+  red_poc[threadIdx.x] = best;
+  if (threadIdx.x == 0) {  // the total, in row order
+    double total = 0.0;
+    for (int64_t i = 0; i < n; ++i) total += v[i];
+    total_shared = total;
+  }
+  __syncthreads();
+  for (int half = kLevelThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) red_poc[threadIdx.x] = better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, tie);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  const int64_t poc = red_poc[0];
+  const double total = total_shared;
   const double target = value_area * total;
   int64_t lo = poc, hi = poc;
   double running = 0.0;
@@ -99,7 +140,7 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
                    const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
-  levels_kernel<<<static_cast<unsigned>(S), kThreads, 0, stream>>>(volume, order, c, opt.value_area,
+  levels_kernel<<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
                                                                   opt.va_method, opt.poc_tie, row_size);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }

@@ -1,5 +1,6 @@
-// gpu/runtime.cu — device discovery, per-device state and the vpoc::gpu public functions.
-// Contract: every runtime failure is a typed exception; device memory is taken with plain mallocs.
+// gpu/runtime.cu — device discovery, per-device state (workspace, result pool, events) and the
+// vpoc::gpu public functions. Contract: every runtime failure is a typed exception; device memory
+// is taken with plain mallocs (no stream-ordered driver pools) and reused in stream order.
 #include "gpu/runtime.hpp"
 
 #include <algorithm>
@@ -17,6 +18,26 @@ DeviceState::DeviceState(int device) : device_(device) {
   DeviceGuard guard(device);
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking));
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&copy_stream_, gpuStreamNonBlocking));
+  for (auto& e : slot_events_) VPOC_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
+  stats_.pool_limit_bytes = static_cast<int64_t>(pool_limit_);
+}
+
+void* DeviceState::driver_malloc(size_t bytes) {
+  void* p = nullptr;
+  if (gpuMalloc(&p, bytes) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  stats_.driver_allocs += 1;
+  return p;
+}
+
+void DeviceState::driver_free(void* p) {
+  (void)gpuFree(p);
+  (void)gpuGetLastError();
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  stats_.driver_frees += 1;
 }
 
 void* DeviceState::workspace(size_t bytes) {
@@ -26,26 +47,30 @@ void* DeviceState::workspace(size_t bytes) {
   if (ws_ != nullptr) {
     VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));  // kernels in flight may still read it
     VPOC_GPU_CHECK(gpuStreamSynchronize(copy_stream_));
-    VPOC_GPU_CHECK(gpuFree(ws_));
+    driver_free(ws_);
     ws_ = nullptr;
-    std::lock_guard<std::mutex> lock(*stats_mutex_);
-    stats_->frees += 1;
-    stats_->workspace_bytes = 0;
-  }
-  void* p = nullptr;
-  const gpuError_t e = gpuMalloc(&p, bytes);
-  if (e != gpuSuccess) {
-    (void)gpuGetLastError();
     ws_bytes_ = 0;
-    VPOC_THROW(OutOfMemoryError, "could not allocate the ", bytes, "-byte GPU workspace on device ",
-               device_, " (", gpuGetErrorName(e), "); lower memory_budget or free GPU memory");
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.frees += 1;
+    stats_.workspace_bytes = 0;
   }
+  void* p = driver_malloc(bytes);
+  if (p == nullptr) {  // cached results may be what fills the device: give them back, try again
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      trim(0);
+    }
+    p = driver_malloc(bytes);
+  }
+  if (p == nullptr)
+    VPOC_THROW(OutOfMemoryError, "could not allocate the ", bytes, "-byte GPU workspace on device ",
+               device_, "; lower memory_budget or free GPU memory");
   ws_ = p;
   ws_bytes_ = bytes;
-  std::lock_guard<std::mutex> lock(*stats_mutex_);
-  stats_->allocs += 1;
-  stats_->workspace_bytes = static_cast<int64_t>(bytes);
-  stats_->peak_bytes = std::max(stats_->peak_bytes, stats_->workspace_bytes);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  stats_.allocs += 1;
+  stats_.workspace_bytes = static_cast<int64_t>(bytes);
+  stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.workspace_bytes);
   return ws_;
 }
 
@@ -58,6 +83,8 @@ void* DeviceState::pinned(size_t bytes) {
     VPOC_GPU_CHECK(gpuFreeHost(pinned_));
     pinned_ = nullptr;
     pinned_bytes_ = 0;
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.driver_frees += 1;
   }
   void* p = nullptr;
   const gpuError_t e = gpuMallocHost(&p, bytes);
@@ -68,6 +95,8 @@ void* DeviceState::pinned(size_t bytes) {
   }
   pinned_ = p;
   pinned_bytes_ = bytes;
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  stats_.driver_allocs += 1;
   return pinned_;
 }
 
@@ -75,50 +104,224 @@ void* DeviceState::small_pinned() {
   if (small_pinned_ == nullptr) {
     DeviceGuard guard(device_);
     VPOC_GPU_CHECK(gpuMallocHost(&small_pinned_, kSmallPinned));
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.driver_allocs += 1;
   }
   return small_pinned_;
 }
 
-BufferPtr DeviceState::output(size_t bytes) {
-  DeviceGuard guard(device_);
-  void* p = nullptr;
-  const size_t n = std::max<size_t>(bytes, 256);
-  const gpuError_t e = gpuMalloc(&p, n);
-  if (e != gpuSuccess) {
-    (void)gpuGetLastError();
-    VPOC_THROW(OutOfMemoryError, "could not allocate ", n, " bytes for results on device ", device_,
-               " (", gpuGetErrorName(e), ")");
+gpuEvent_t DeviceState::take_event() {
+  if (!free_events_.empty()) {
+    gpuEvent_t e = free_events_.back();
+    free_events_.pop_back();
+    return e;
   }
+  gpuEvent_t e = nullptr;
+  VPOC_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
+  return e;
+}
+
+std::shared_ptr<void> DeviceState::event() {
+  gpuEvent_t e = nullptr;
   {
-    std::lock_guard<std::mutex> lock(*stats_mutex_);
-    stats_->output_allocs += 1;
-    stats_->output_bytes += static_cast<int64_t>(n);
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    e = take_event();
   }
-  const int device = device_;
-  auto stats = stats_;
-  auto mutex = stats_mutex_;
-  auto* buffer = new Buffer{p, n, device};
-  return BufferPtr(buffer, [stats, mutex](Buffer* b) {
-    int previous = 0;
-    // Errors are ignored here: at interpreter exit the runtime may already be gone.
-    if (gpuGetDevice(&previous) == gpuSuccess) {
-      (void)gpuSetDevice(b->device);
-      (void)gpuFree(b->data);
-      (void)gpuSetDevice(previous);
-    }
-    (void)gpuGetLastError();
-    {
-      std::lock_guard<std::mutex> lock(*mutex);
-      stats->output_frees += 1;
-      stats->output_bytes -= static_cast<int64_t>(b->bytes);
-    }
-    delete b;
+  return std::shared_ptr<void>(e, [this](void* ev) {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    free_events_.push_back(static_cast<gpuEvent_t>(ev));
   });
 }
 
+namespace {
+// Size classes, so that the varying sizes of a training loop's results reuse the same buffers:
+// powers of two up to 1 MiB (at least 512 bytes), then multiples of 1 MiB.
+size_t size_class(size_t bytes) {
+  constexpr size_t kMiB = size_t(1) << 20;
+  if (bytes >= kMiB) return (bytes + kMiB - 1) / kMiB * kMiB;
+  size_t c = 512;
+  while (c < bytes) c *= 2;
+  return c;
+}
+}  // namespace
+
+BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
+  size_t n = size_class(std::max<size_t>(bytes, 1));
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    // Best fit among cached buffers no more than 25% (+1 MiB) larger than asked for.
+    const size_t most = n + n / 4 + (size_t(1) << 20);
+    size_t best = cached_.size();
+    for (size_t k = 0; k < cached_.size(); ++k)
+      if (cached_[k].bytes >= n && cached_[k].bytes <= most &&
+          (best == cached_.size() || cached_[k].bytes < cached_[best].bytes))
+        best = k;
+    if (best != cached_.size()) {
+      Cached c = std::move(cached_[best]);
+      cached_[best] = std::move(cached_.back());
+      cached_.pop_back();
+      cached_bytes_ -= c.bytes;
+      for (gpuEvent_t e : c.after) {  // stream-ordered reuse: no host wait
+        const gpuError_t err = gpuStreamWaitEvent(stream, e);
+        free_events_.push_back(e);
+        if (err != gpuSuccess) {
+          cached_.push_back(std::move(c));
+          cached_bytes_ += cached_.back().bytes;
+          throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
+        }
+      }
+      p = c.data;
+      n = c.bytes;  // the buffer's real size: it returns to the pool as that
+      stats_.pool_hits += 1;
+      stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+    }
+  }
+  if (p == nullptr) {
+    DeviceGuard guard(device_);
+    p = driver_malloc(n);
+    if (p == nullptr) {
+      {
+        std::lock_guard<std::mutex> lock(pool_mutex_);
+        trim(0);
+      }
+      p = driver_malloc(n);
+    }
+    if (p == nullptr)
+      VPOC_THROW(OutOfMemoryError, "could not allocate ", n, " bytes for results on device ", device_,
+                 " (out of memory); free GPU memory (drop results, vpoc.empty_cache())");
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.pool_bytes += static_cast<int64_t>(n);
+  }
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.output_allocs += 1;
+    stats_.output_bytes += static_cast<int64_t>(n);
+  }
+  auto* buffer = new Buffer;
+  buffer->data = p;
+  buffer->bytes = n;
+  buffer->device = device_;
+  // vpoc's own stream needs no event at release: every call waits for the previous one (last_call).
+  if (stream != stream_) buffer->streams.push_back(reinterpret_cast<std::uintptr_t>(stream));
+  return BufferPtr(buffer, [this](Buffer* b) { release(b); });
+}
+
+void DeviceState::release(Buffer* b) {
+  std::unique_ptr<Buffer> owned(b);
+  int previous = 0;
+  // At interpreter exit the runtime may already be gone: then the memory goes with the process.
+  if (gpuGetDevice(&previous) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return;
+  }
+  (void)gpuSetDevice(device_);
+  std::vector<std::uintptr_t> streams;
+  {
+    std::lock_guard<std::mutex> lock(b->streams_mutex);
+    streams = b->streams;
+  }
+  if (streams.empty()) {  // never left vpoc's stream: reusable in stream order as it is
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.output_frees += 1;
+    stats_.output_bytes -= static_cast<int64_t>(b->bytes);
+    cached_bytes_ += b->bytes;
+    cached_.push_back(Cached{b->data, b->bytes, {}});
+    if (cached_bytes_ > pool_limit_) trim(pool_limit_);
+    stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+    (void)gpuSetDevice(previous);
+    return;
+  }
+  std::sort(streams.begin(), streams.end());
+  streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    Cached c{b->data, b->bytes, {}};
+    bool unordered = false;
+    for (const std::uintptr_t s : streams) {
+      gpuEvent_t e = nullptr;
+      try {
+        e = take_event();
+      } catch (const Error&) {
+        unordered = true;
+        break;
+      }
+      if (gpuEventRecord(e, reinterpret_cast<gpuStream_t>(s)) != gpuSuccess) {
+        (void)gpuGetLastError();  // a consumer stream destroyed since: order by a full wait instead
+        free_events_.push_back(e);
+        unordered = true;
+        continue;
+      }
+      c.after.push_back(e);
+    }
+    if (unordered) {
+      (void)gpuDeviceSynchronize();
+      (void)gpuGetLastError();
+    }
+    stats_.output_frees += 1;
+    stats_.output_bytes -= static_cast<int64_t>(c.bytes);
+    cached_bytes_ += c.bytes;
+    cached_.push_back(std::move(c));
+    if (cached_bytes_ > pool_limit_) trim(pool_limit_);
+    stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+  }
+  (void)gpuSetDevice(previous);
+}
+
+void DeviceState::trim(size_t keep) {
+  // Oldest first (the front of the cache); freeing syncs the device, so no event needs waiting.
+  size_t k = 0;
+  while (cached_bytes_ > keep && k < cached_.size()) {
+    Cached& c = cached_[k++];
+    (void)gpuFree(c.data);
+    (void)gpuGetLastError();
+    stats_.driver_frees += 1;
+    stats_.pool_bytes -= static_cast<int64_t>(c.bytes);
+    cached_bytes_ -= c.bytes;
+    for (gpuEvent_t e : c.after) free_events_.push_back(e);
+  }
+  cached_.erase(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(k));
+  stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+}
+
+void DeviceState::empty_cache() {
+  std::lock_guard<std::mutex> call(mutex_);  // no call is using the workspace meanwhile
+  DeviceGuard guard(device_);
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(copy_stream_));
+  if (ws_ != nullptr) {
+    driver_free(ws_);
+    ws_ = nullptr;
+    ws_bytes_ = 0;
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.frees += 1;
+    stats_.workspace_bytes = 0;
+  }
+  if (pinned_ != nullptr) {
+    (void)gpuFreeHost(pinned_);
+    pinned_ = nullptr;
+    pinned_bytes_ = 0;
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.driver_frees += 1;
+  }
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  trim(0);
+}
+
+void DeviceState::set_pool_limit(int64_t bytes) {
+  if (bytes < 0) VPOC_THROW(ValueError, "pool limit must be >= 0 bytes, got ", bytes);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_limit_ = static_cast<size_t>(bytes);
+  stats_.pool_limit_bytes = bytes;
+  if (cached_bytes_ > pool_limit_) {
+    DeviceGuard guard(device_);
+    trim(pool_limit_);
+  }
+}
+
 MemoryStats DeviceState::stats() {
-  std::lock_guard<std::mutex> lock(*stats_mutex_);
-  return *stats_;
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  return stats_;
 }
 
 DeviceState& state(int device) {
@@ -131,13 +334,18 @@ DeviceState& state(int device) {
 }
 
 Ready record_ready(gpuStream_t stream, int device) {
-  gpuEvent_t ev = nullptr;
-  VPOC_GPU_CHECK(gpuEventCreateWithFlags(&ev, gpuEventDisableTiming));
-  VPOC_GPU_CHECK(gpuEventRecord(ev, stream));
   Ready r;
   r.device = device;
-  r.event = std::shared_ptr<void>(ev, [](void* e) { (void)gpuEventDestroy(static_cast<gpuEvent_t>(e)); });
+  r.event = state(device).event();
+  VPOC_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(r.event.get()), stream));
   return r;
+}
+
+void note_stream(Buffer& buffer, std::uintptr_t stream) {
+  if (buffer.device < 0) return;  // host memory
+  std::lock_guard<std::mutex> lock(buffer.streams_mutex);
+  if (std::find(buffer.streams.begin(), buffer.streams.end(), stream) == buffer.streams.end())
+    buffer.streams.push_back(stream);
 }
 
 const char* backend() { return kBackend; }
@@ -185,6 +393,16 @@ void copy_to_host(void* dst, const void* src, size_t bytes, int device, const Re
 MemoryStats memory_stats(int device) {
   require_device(device);
   return state(device).stats();
+}
+
+void empty_cache(int device) {
+  require_device(device);
+  state(device).empty_cache();
+}
+
+void set_pool_limit(int device, int64_t bytes) {
+  require_device(device);
+  state(device).set_pool_limit(bytes);
 }
 
 }  // namespace vpoc::gpu

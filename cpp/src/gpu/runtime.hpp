@@ -1,11 +1,13 @@
-// gpu/runtime.hpp — per-device state: stream, the one reusable workspace, pinned staging, counters.
-// Contract: the workspace only grows (free + malloc, counted); nothing is allocated per chunk/session.
+// gpu/runtime.hpp — per-device state: streams, the one reusable workspace, pinned staging, the
+// result pool, pooled events, counters. Contract: in the steady state no call reaches the driver's
+// allocator (the workspace only grows; results come from the pool, reused in stream order).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "gpu/vendor.hpp"
 #include "vpoc/gpu.hpp"
@@ -39,25 +41,50 @@ class DeviceState {
   // kSmallPinned bytes of pinned host memory for small transfers (summaries, session offsets).
   void* small_pinned();
   static constexpr size_t kSmallPinned = size_t(1) << 20;
-  // A result allocation, freed (and counted) when the last view of it goes.
-  BufferPtr output(size_t bytes);
+  // kSlotEvents events owned by the state for one call's double buffering (callers hold mutex()).
+  static constexpr int kSlotEvents = 4;
+  gpuEvent_t slot_event(int k) const { return slot_events_[k]; }
+  // A result buffer of at least `bytes`, written on `stream`: a cached buffer when one fits (the
+  // stream first waits for the buffer's earlier users), else a new driver allocation. It returns
+  // to the pool with its last reference.
+  BufferPtr output(size_t bytes, gpuStream_t stream);
+  // An event from the pool; it goes back to the pool with the last reference.
+  std::shared_ptr<void> event();
   MemoryStats stats();
+  void empty_cache();
+  void set_pool_limit(int64_t bytes);
   // The end of the last call on this device: the next call's stream waits for it before it
   // touches the shared workspace (calls may run on different streams).
   std::shared_ptr<void> last_call;
 
  private:
+  struct Cached {
+    void* data;
+    size_t bytes;
+    std::vector<gpuEvent_t> after;  // recorded on the buffer's user streams when it was released
+  };
+  void release(Buffer* b);                // the deleter of output() buffers
+  gpuEvent_t take_event();                // pool_mutex_ held
+  void trim(size_t keep);                 // frees cached buffers down to `keep` bytes; pool_mutex_ held
+  void* driver_malloc(size_t bytes);      // counted; nullptr on failure (error cleared)
+  void driver_free(void* p);              // counted
+
   int device_;
   gpuStream_t stream_ = nullptr;       // vpoc's own compute stream (non-blocking)
   gpuStream_t copy_stream_ = nullptr;  // host-to-device staging copies
+  gpuEvent_t slot_events_[kSlotEvents] = {};
   std::mutex mutex_;
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
   void* small_pinned_ = nullptr;
-  std::shared_ptr<std::mutex> stats_mutex_ = std::make_shared<std::mutex>();
-  std::shared_ptr<MemoryStats> stats_ = std::make_shared<MemoryStats>();
+  std::mutex pool_mutex_;  // the cache, the event pool and the counters (deleters take only this)
+  std::vector<Cached> cached_;
+  size_t cached_bytes_ = 0;
+  size_t pool_limit_ = static_cast<size_t>(kPoolLimit);
+  std::vector<gpuEvent_t> free_events_;
+  MemoryStats stats_;
 };
 
 // The state of `device` (created on first use; lives until the process ends).

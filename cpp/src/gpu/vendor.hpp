@@ -45,6 +45,10 @@ inline gpuError_t gpuMemcpyAsync(void* d, const void* s, size_t n, hipMemcpyKind
 inline gpuError_t gpuMemsetAsync(void* d, int v, size_t n, gpuStream_t st) { return hipMemsetAsync(d, v, n, st); }
 inline gpuError_t gpuStreamCreateWithFlags(gpuStream_t* s, unsigned f) { return hipStreamCreateWithFlags(s, f); }
 inline gpuError_t gpuStreamSynchronize(gpuStream_t s) { return hipStreamSynchronize(s); }
+inline gpuError_t gpuDeviceSynchronize() { return hipDeviceSynchronize(); }
+inline gpuError_t gpuMultiprocessorCount(int* n, int d) {
+  return hipDeviceGetAttribute(n, hipDeviceAttributeMultiprocessorCount, d);
+}
 inline gpuError_t gpuStreamWaitEvent(gpuStream_t s, gpuEvent_t e) { return hipStreamWaitEvent(s, e, 0); }
 inline gpuError_t gpuEventCreateWithFlags(gpuEvent_t* e, unsigned f) { return hipEventCreateWithFlags(e, f); }
 inline gpuError_t gpuEventDestroy(gpuEvent_t e) { return hipEventDestroy(e); }
@@ -100,6 +104,10 @@ inline gpuError_t gpuMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKin
 inline gpuError_t gpuMemsetAsync(void* d, int v, size_t n, gpuStream_t st) { return cudaMemsetAsync(d, v, n, st); }
 inline gpuError_t gpuStreamCreateWithFlags(gpuStream_t* s, unsigned f) { return cudaStreamCreateWithFlags(s, f); }
 inline gpuError_t gpuStreamSynchronize(gpuStream_t s) { return cudaStreamSynchronize(s); }
+inline gpuError_t gpuDeviceSynchronize() { return cudaDeviceSynchronize(); }
+inline gpuError_t gpuMultiprocessorCount(int* n, int d) {
+  return cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, d);
+}
 inline gpuError_t gpuStreamWaitEvent(gpuStream_t s, gpuEvent_t e) { return cudaStreamWaitEvent(s, e, 0); }
 inline gpuError_t gpuEventCreateWithFlags(gpuEvent_t* e, unsigned f) { return cudaEventCreateWithFlags(e, f); }
 inline gpuError_t gpuEventDestroy(gpuEvent_t e) { return cudaEventDestroy(e); }
