@@ -345,6 +345,10 @@ PYBIND11_MODULE(_core, m) {
       d["name"] = info.name;
       d["arch"] = info.arch;
       d["total_memory"] = info.total_memory;
+      d["has_code"] = info.has_code;
+      d["binary_version"] = info.binary_version;
+      d["ptx_version"] = info.ptx_version;
+      d["code_error"] = info.code_error;
       out.append(d);
     }
     return out;

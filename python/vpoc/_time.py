@@ -1,7 +1,7 @@
 """Integer epoch timestamps to int64 nanoseconds UTC, with the unit check every timestamp input shares.
 
 Contract: integers are read in ``time_unit`` ("s", "ms", "us", "ns"; None = "ns"); values that all
-fall in 1990..2100 only when read in another unit raise ValueError naming that unit and ``time_unit=``.
+fall in 1990..2100 only when read in another unit raise ValueError naming that unit and how to pass it.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["TIME_UNITS", "check_time_unit", "epoch_ns"]
+__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "epoch_ns", "likely_unit"]
 
 #: Nanoseconds per unit.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 # 1990-01-01 and 2100-01-01 in ns since the epoch: the span a market timestamp is taken to lie in.
+# The spans of the four units do not overlap (each is < 1000x wide), so at most one unit fits.
 _LO_NS = 631_152_000 * 1_000_000_000
 _HI_NS = 4_102_444_800 * 1_000_000_000
 
@@ -35,33 +36,44 @@ def likely_unit(lo: int, hi: int) -> Optional[str]:
     return None
 
 
+def check_plausible(values: np.ndarray, name: str, time_unit: Optional[str], hint: str = "") -> None:
+    """Raises ValueError when integer ``values`` (read in ``time_unit``, None = "ns") are 1990..2100
+    times only in another unit: a microsecond array read as nanoseconds is a few minutes of 1970.
+
+    ``hint``: how the caller passes the unit (default "pass time_unit='<unit>'").
+    """
+    unit = time_unit or "ns"
+    if values.size == 0:
+        return
+    guess = likely_unit(int(values.min()), int(values.max()))
+    if guess is None or guess == unit:
+        return
+    first = int(values.reshape(-1)[0])
+    scale = TIME_UNITS[unit]
+    seen = (str(np.datetime64(first * scale, "ns")) if abs(first) <= np.iinfo(np.int64).max // scale
+            else "out of range")
+    how = hint.replace("{unit}", guess) if hint else f"pass time_unit={guess!r}"
+    raise ValueError(f"{name} looks like {_NAMES[guess]} since the epoch, not {_NAMES[unit]} "
+                     f"({name}[0] = {first} read as {_NAMES[unit]} is {seen}); {how}")
+
+
 def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: str = "") -> np.ndarray:
     """Integer epoch times (1-D) in ``time_unit`` (None: "ns") as a contiguous int64 ns array.
 
-    Raises ValueError when the values are 1990..2100 times only in another unit (a microsecond
-    array read as nanoseconds would be one 1970 session), or when scaling leaves int64.
-    ``hint``: how the caller passes the unit (default "pass time_unit='<unit>'").
+    Raises ValueError when the values are 1990..2100 times only in another unit (see
+    :func:`check_plausible`; ``hint`` as there, "{unit}" is replaced by the likely unit), or when
+    scaling leaves the int64 nanosecond range.
     """
     unit = check_time_unit(time_unit) or "ns"
     arr = np.asarray(values)
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} values must fit in int64")
     arr = arr.astype(np.int64, copy=False)
-    if arr.size == 0:
-        return np.ascontiguousarray(arr)
-    lo, hi = int(arr.min()), int(arr.max())
-    guess = likely_unit(lo, hi)
-    if guess is not None and guess != unit:
-        how = hint or f"pass time_unit={guess!r}"
-        first = int(arr.reshape(-1)[0])
-        seen = np.datetime64(first * TIME_UNITS[unit], "ns") if abs(first) <= np.iinfo(np.int64).max \
-            // TIME_UNITS[unit] else "out of range"
-        raise ValueError(f"{name} looks like {_NAMES[guess]} since the epoch, not {_NAMES[unit]} "
-                         f"({name}[0] = {first} read as {_NAMES[unit]} is {seen}); {how}")
+    check_plausible(arr, name, unit, hint)
     scale = TIME_UNITS[unit]
-    if scale > 1:
+    if scale > 1 and arr.size:
         limit = np.iinfo(np.int64).max // scale
-        bad = np.flatnonzero(np.abs(arr) > limit)
+        bad = np.flatnonzero(np.abs(arr.reshape(-1)) > limit)
         if bad.size:
             i = int(bad[0])
             raise ValueError(f"{name}[{i}] = {int(arr.reshape(-1)[i])} {unit} is out of the int64 "

@@ -226,9 +226,11 @@ def _read(path: str, index: int, args: argparse.Namespace) -> _Rows:
 
     reader = vio.read_trades if args.kind == "trades" else vio.read_bars
     try:
-        data = reader(path, tz=args.tz, format=args.format)
+        data = reader(path, tz=args.tz, format=args.format, time_unit=args.time_unit)
     except (OSError, ValueError, TypeError, KeyError) as e:
         detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip() or type(e).__name__
+        detail = re.sub(r"time_unit=('\w+')?", lambda m: "--time-unit" + (
+            " " + m.group(1).strip("'") if m.group(1) else ""), detail)  # the library's words, as flags
         raise UsageError(detail if path in detail else f"{path}: {detail}") from e
     fields = _TRADE_FIELDS if args.kind == "trades" else _BAR_FIELDS
     ts = np.asarray(data.timestamp)
@@ -719,6 +721,8 @@ def _add_profile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default=None, help="input format when the file name does not say "
                    "(legacy, csv, parquet; passed to vpoc.io)")
     p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps, e.g. America/Chicago")
+    p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,
+                   help="unit of integer epoch timestamps in the input (UTC); required for them")
     p.add_argument("--tick-size", type=float, required=True, help="price tick, e.g. 0.25 for ES")
     p.add_argument("--ticks-per-row", type=_positive_int, default=1, help="ticks per profile row (default 1)")
     p.add_argument("--session", choices=SESSION_KINDS, default="globex",

@@ -28,6 +28,12 @@ struct DeviceInfo {
   std::string name;          // e.g. "NVIDIA H200", "AMD Radeon RX 7900 XT"
   std::string arch;          // "sm_90" on NVIDIA; "gfx1100" on AMD (gcnArchName without ":feature" flags)
   int64_t total_memory = 0;  // bytes
+  // Whether this build's kernels load on it: the runtime found a code object for it (CUDA: SASS of
+  // a compatible sm, or PTX it can JIT; HIP: a code object for exactly this gfx target).
+  bool has_code = false;
+  int binary_version = 0;  // CUDA: the sm of the loaded kernel code (90 = sm_90); 0 unknown / HIP
+  int ptx_version = 0;     // CUDA: its PTX version when JIT-compiled from PTX; 0 otherwise / HIP
+  std::string code_error;  // the runtime's error when !has_code
 };
 // Every GPU the runtime sees; empty without a backend or a driver. Never throws.
 std::vector<DeviceInfo> devices();
