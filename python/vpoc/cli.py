@@ -622,6 +622,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import _doctor
+
+    return _doctor.main(json_output=args.json, gpu=not args.no_gpu_tests)
+
+
 def _best_of(fn: Callable[[], Any], repeat: int) -> float:
     fn()  # warm-up (thread pool, page faults, GPU workspace)
     best = float("inf")
@@ -770,6 +776,16 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="version, backends, devices and their memory")
     info.add_argument("--json", action="store_true", help="machine-readable output")
     info.set_defaults(run=_cmd_info)
+
+    doctor = sub.add_parser("doctor", help="check this install: build, runtime, driver, torch, GPUs; "
+                            "GPU-vs-CPU, DLPack and allocation self-tests",
+                            description="Prints the build and what it runs on, then runs small GPU "
+                            "self-tests. Exit 0: all checks passed; 1: a check failed (each FAIL line "
+                            "says what to do).")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument("--no-gpu-tests", action="store_true",
+                        help="report only; skip the GPU-vs-CPU, DLPack and allocation checks")
+    doctor.set_defaults(run=_cmd_doctor)
 
     bench = sub.add_parser("bench", help="quick benchmark on synthetic ES data")
     bench.add_argument("--full", action="store_true",
