@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -306,6 +307,46 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_pool_limit", [](int device, int64_t bytes) {
     py::gil_scoped_release nogil;
     vpoc::gpu::set_pool_limit(device, bytes);
+  });
+
+  // Read-only facts about this build and the GPUs the runtime sees (vpoc doctor).
+  m.def("build_info", []() {
+    py::dict d;
+    d["backend"] = std::string(vpoc::gpu::backend());
+    const std::string archs = VPOC_GPU_ARCHS;
+    py::list a;
+    for (size_t i = 0; i < archs.size();) {
+      const size_t j = std::min(archs.find(',', i), archs.size());
+      if (j > i) a.append(archs.substr(i, j - i));
+      i = j + 1;
+    }
+    d["gpu_archs"] = a;
+    d["gpu_compiler"] = std::string(VPOC_GPU_COMPILER);
+    d["cxx_compiler"] = std::string(VPOC_CXX_COMPILER);
+    d["sanitize"] = std::string(VPOC_BUILD_SANITIZE);
+    return d;
+  });
+  m.def("gpu_versions", []() {
+    py::dict d;
+    d["runtime"] = vpoc::gpu::runtime_version();
+    d["driver"] = vpoc::gpu::driver_version();
+    return d;
+  });
+  m.def("gpu_devices", []() {
+    py::list out;
+    for (const auto& info : vpoc::gpu::devices()) {
+      py::dict d;
+      d["index"] = info.index;
+      d["name"] = info.name;
+      d["arch"] = info.arch;
+      d["total_memory"] = info.total_memory;
+      d["has_code"] = info.has_code;
+      d["binary_version"] = info.binary_version;
+      d["ptx_version"] = info.ptx_version;
+      d["code_error"] = info.code_error;
+      out.append(d);
+    }
+    return out;
   });
 
   m.def(
