@@ -446,6 +446,19 @@ def test_bars_gpu_equals_cpu(where, distribute, ticks_per_row, layout, ps, vs, v
     exact = exact_for(distribute, volume)
     d = {"high": high, "low": low, "close": close, "volume": volume,
          "open": open_ if with_open else None}
+    h64, l64 = high.astype(np.float64), low.astype(np.float64)
+    outside_rows = [np.flatnonzero((x.astype(np.float64) < l64) | (x.astype(np.float64) > h64))
+                    for x in (close, open_ if with_open else None) if x is not None]
+    if any(i.size for i in outside_rows):  # rejected on both sides, with the same message
+        msgs = []
+        for dev, arrs in (("cpu", d), ("cuda", place(where, d))):
+            with pytest.raises(ValueError, match=r"(close|open)\[\d+\]=.* is outside") as e:
+                vpoc.from_bars(arrs["high"], arrs["low"], arrs["close"], arrs["volume"],
+                               open=arrs.get("open"), distribute=distribute, device=dev,
+                               tick_size=ps["tick"], ticks_per_row=ticks_per_row, **_offkw(off))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1], msgs
+        return
     for va_method, poc_tie in COMBOS:
         kw = dict(tick_size=ps["tick"], ticks_per_row=ticks_per_row, value_area=value_area,
                   va_method=va_method, poc_tie=poc_tie)
