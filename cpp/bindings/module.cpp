@@ -132,6 +132,35 @@ auto field(std::vector<T> vpoc::Profiles::*member) {
   };
 }
 
+// The float64 columns of one live append (None: absent), kept alive while it runs.
+struct Cols {
+  using A = py::array_t<double, py::array::c_style>;
+  std::vector<A> keep;
+  vpoc::LiveRows rows;
+
+  Cols(const py::object& price, const py::object& high, const py::object& low, const py::object& close,
+       const py::object& open, const py::object& volume) {
+    A v = volume.cast<A>();
+    if (v.ndim() != 1) VPOC_THROW(ValueError, "volume must be 1-D");
+    rows.n = static_cast<int64_t>(v.shape(0));
+    keep.push_back(v);
+    rows.volume = v.data();
+    rows.price = col(price, "price");
+    rows.high = col(high, "high");
+    rows.low = col(low, "low");
+    rows.close = col(close, "close");
+    rows.open = col(open, "open");
+  }
+  const double* col(const py::object& o, const char* name) {
+    if (o.is_none()) return nullptr;
+    A a = o.cast<A>();
+    if (a.ndim() != 1 || a.shape(0) != rows.n)
+      VPOC_THROW(ValueError, name, " must be 1-D with ", rows.n, " rows like volume");
+    keep.push_back(a);
+    return a.data();
+  }
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -324,35 +353,27 @@ PYBIND11_MODULE(_core, m) {
            })
       .def("append",
            [](LS& s, const py::object& price, const py::object& high, const py::object& low,
-              const py::object& close, const py::object& open, const py::array_t<double, py::array::c_style>& volume) {
-             using A = py::array_t<double, py::array::c_style>;
-             const auto n = static_cast<int64_t>(volume.shape(0));
-             std::vector<A> keep;
-             const auto col = [&](const py::object& o, const char* name) -> const double* {
-               if (o.is_none()) return nullptr;
-               A a = o.cast<A>();
-               if (a.ndim() != 1 || a.shape(0) != n)
-                 VPOC_THROW(ValueError, name, " must be 1-D with ", n, " rows like volume");
-               keep.push_back(a);
-               return a.data();
-             };
-             vpoc::LiveRows r;
-             r.price = col(price, "price");
-             r.high = col(high, "high");
-             r.low = col(low, "low");
-             r.close = col(close, "close");
-             r.open = col(open, "open");
-             r.volume = volume.data();
-             r.n = n;
-             A poc(n), vah(n), val(n);
+              const py::object& close, const py::object& open, const py::object& volume) {
+             Cols c(price, high, low, close, open, volume);
+             const int64_t n = c.rows.n;
+             py::array_t<double> poc(n), vah(n), val(n);
              {
                py::gil_scoped_release nogil;
-               s.append(r, poc.mutable_data(), vah.mutable_data(), val.mutable_data());
+               s.append(c.rows, poc.mutable_data(), vah.mutable_data(), val.mutable_data());
              }
              return py::make_tuple(poc, vah, val);
            },
            py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
            py::arg("volume"))
+      .def("check",
+           [](const LS& s, const py::object& price, const py::object& high, const py::object& low,
+              const py::object& close, const py::object& open, const py::object& volume, bool fresh) {
+             Cols c(price, high, low, close, open, volume);
+             py::gil_scoped_release nogil;
+             s.check(c.rows, fresh);
+           },
+           py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
+           py::arg("volume"), py::arg("fresh"))
       .def("clear", &LS::clear)
       .def_property_readonly("size", &LS::size)
       .def_property_readonly("bars", &LS::bars)

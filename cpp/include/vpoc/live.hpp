@@ -36,6 +36,8 @@ class LiveSession {
   // Appends rows; out_poc / out_vah / out_val (nullptr or n entries) receive each row's
   // developing levels as row prices.
   void append(const LiveRows& rows, double* out_poc, double* out_vah, double* out_val);
+  // Throws what append(rows) would throw (fresh: as if the session were empty), changing nothing.
+  void check(const LiveRows& rows, bool fresh) const;
   // Starts a new, empty session (the rules stay).
   void clear();
 

@@ -152,14 +152,15 @@ LiveSession::~LiveSession() = default;
 LiveSession::LiveSession(LiveSession&&) noexcept = default;
 LiveSession& LiveSession::operator=(LiveSession&&) noexcept = default;
 
-void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, double* out_val) {
-  Impl& s = *impl_;
-  s.validate(r);
-  if (r.n == 0) return;
-  int64_t lo, hi, span_lo, span_hi;
+namespace {
+
+// The rows' reach joined with the session's current range (unless fresh); throws when the
+// session would span more than max_rows rows.
+template <class Impl>
+void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, int64_t& hi) {
+  int64_t span_lo, span_hi;
   s.reach(r, lo, hi, span_lo, span_hi);
-  const int64_t old_n = s.size();
-  if (!s.empty_profile()) {
+  if (!fresh && !s.empty_profile()) {
     const int64_t first = s.sc.origin + s.session->first(), last = s.sc.origin + s.session->last();
     lo = std::min(lo, first);
     hi = std::max(hi, last);
@@ -167,7 +168,26 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     span_hi = std::max(span_hi, last);
   }
   if (span_hi - span_lo + 1 > s.opt.max_rows)
-    throw ValueError(messages::too_wide("row", old_n + r.n - 1, s.opt.max_rows), __FILE__, __LINE__);
+    throw ValueError(messages::too_wide("row", (fresh ? 0 : s.size()) + r.n - 1, s.opt.max_rows), __FILE__,
+                     __LINE__);
+}
+
+}  // namespace
+
+void LiveSession::check(const LiveRows& r, bool fresh) const {
+  impl_->validate(r);
+  if (r.n == 0) return;
+  int64_t lo, hi;
+  checked_reach(*impl_, r, fresh, lo, hi);
+}
+
+void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, double* out_val) {
+  Impl& s = *impl_;
+  s.validate(r);
+  if (r.n == 0) return;
+  int64_t lo, hi;
+  checked_reach(s, r, false, lo, hi);
+  const int64_t old_n = s.size();
 
   // Nothing has changed so far; from here on the rows are valid and the append cannot fail.
   const double* src_cols[5] = {s.bars ? r.high : r.price, r.low, r.close, r.open, r.volume};
