@@ -9,6 +9,7 @@ Contract (docs/live.md): after every row the current session's POC / VAH / VAL e
 from __future__ import annotations
 
 import math
+import re
 import numbers
 from bisect import bisect_left, bisect_right
 from types import SimpleNamespace
@@ -283,6 +284,7 @@ class Live:
         self.n_rows: int = 0  # rows kept (in a session) so far
         self._last_ts: Optional[int] = None
         self._label: Optional[int] = None
+        self._int_volume = True
         self._ts: List[int] = []  # timestamps of the current session's rows
         self._levels: Tuple[float, float, float, float, float] = (_NAN, _NAN, _NAN, 0.0, 0.0)
         # finished sessions
@@ -431,7 +433,10 @@ class Live:
             high, low, close, volume = args
             lv = core.append_bar(high, low, close, open, volume)
         else:
-            lv = core.append_trade(args[0], args[1])
+            volume = args[1]
+            lv = core.append_trade(args[0], volume)
+        if self._int_volume and not (type(volume) is int or isinstance(volume, np.integer)):
+            self._int_volume = False
         self._levels = lv
         self._last_ts = t
         self._ts.append(t)
@@ -457,6 +462,8 @@ class Live:
         from ._arrays import as_prices, as_volume
 
         names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
+        vol_in = args[-1]
+        int_volume = np.asarray(vol_in).dtype.kind in "iu" if not hasattr(vol_in, "__cuda_array_interface__") else False
         cols = [np.ascontiguousarray(as_prices(a, n) if n != "volume" else as_volume(a, n),
                                      dtype=np.float64) for a, n in zip(args, names)]
         n = cols[0].shape[0]
@@ -499,7 +506,7 @@ class Live:
             a, b = int(bounds[g]), int(bounds[g + 1])
             continues = g == 0 and self._label is not None and int(lab[a]) == self._label
             probe = self._core if continues else None
-            self._check_rows(cols, o, a, b, probe, offset=int(idx[a]))
+            self._check_rows(cols, o, a, b, probe, idx)
         self.n_dropped += int(n - idx.size)
         self._last_ts = int(ts[-1])
         for g in range(len(starts)):
@@ -512,10 +519,11 @@ class Live:
                     self._start_core(o is not None)
                 self._begin(label)
             self._append_rows(cols, o, ts_k, a, b)
+            self._int_volume = self._int_volume and int_volume
         return self._levels
 
     def _check_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], a: int, b: int,
-                    current: Any, offset: int) -> None:
+                    current: Any, positions: np.ndarray) -> None:
         """Raises what appending rows [a, b) would raise, changing nothing (current: the
         session they join, None for a new one)."""
         core = current if current is not None else \
@@ -527,8 +535,11 @@ class Live:
                            fresh=current is None)
             else:
                 core.check(sl(cols[0]), None, None, None, None, sl(cols[1]), fresh=current is None)
-        except ValueError as e:
-            raise ValueError(f"{e} (counting from row {offset} of this update)") from None
+        except ValueError as e:  # name the row by its position in this update
+            rows = positions[a:b]
+            msg = re.sub(r"\b(high|low|close|open|price|volume)\[(\d+)\]",
+                         lambda m: f"{m.group(1)}[{int(rows[int(m.group(2))])}]", str(e))
+            raise ValueError(msg) from None
 
     def _append_core(self, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
                      b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -553,6 +564,7 @@ class Live:
 
     def _begin(self, label: int) -> None:
         self._label = label
+        self._int_volume = True  # every volume of the session came as an integer so far
         self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
         self._run = None  # the running bar state starts with the session's first bar
 
@@ -571,13 +583,15 @@ class Live:
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
                   poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"])
+        # integer volumes are binned as integers (exactly), as the batch engine bins them
         if self._bars:
             h, lo, c, o, v = (core.column(k) for k in range(5))
             o = o if self._has_open else None
-            prof = from_bars(h, lo, c, v, open=o, distribute=self._distribute, **kw)
+            prof = from_bars(h, lo, c, v.astype(np.int64) if self._int_volume else v, open=o,
+                             distribute=self._distribute, **kw)
         else:
             p, v = core.column(0), core.column(4)
-            prof = from_trades(p, v, **kw)
+            prof = from_trades(p, v.astype(np.int64) if self._int_volume else v, **kw)
         one = {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
@@ -818,6 +832,7 @@ class Live:
         if self._core is not None and self._core.size:
             cur = {k: self._core.column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))}
             cur["ts"] = np.asarray(self._ts, dtype=np.int64)
+            cur["int_volume"] = self._int_volume
         return dict(
             version=_STATE_VERSION, config=self._config, has_open=self._has_open,
             n_dropped=self.n_dropped, n_rows=self.n_rows, last_ts=self._last_ts, label=self._label,
@@ -854,6 +869,7 @@ class Live:
             cols = [np.ascontiguousarray(cur[k]) for k in names]
             o = np.ascontiguousarray(cur["open"]) if self._has_open else None
             self._append_rows(cols, o, np.asarray(cur["ts"], dtype=np.int64), 0, cols[0].shape[0])
+            self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]
 
