@@ -29,6 +29,10 @@ _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
 _NS_PER_DAY = 1440 * _NS_PER_MINUTE
 _STATE_VERSION = 1
+# Finished sessions whose session_features rows may wait for session_table(): computing them is
+# the slow part of a session's end (milliseconds), so it stays off the update path, but at most
+# this many wait (they keep their sessions' bars alive).
+_MAX_PENDING = 256
 # Days of session windows computed at once past a timestamp the table does not cover: one
 # calendar lookup serves about a month of a live feed.
 _WINDOW_DAYS_AHEAD = 31
@@ -295,6 +299,7 @@ class Live:
         self._naked: List[Tuple[int, int, float]] = []  # untouched POCs: (session k, row, price)
         self._tail: List[Dict[str, np.ndarray]] = []  # bars of the last finished sessions
         self._session_rows: List[np.ndarray] = []
+        self._pending: List[Tuple[Any, ...]] = []  # finished sessions whose rows are still due
         self._session_columns: Optional[Tuple[str, ...]] = None
         self._ctx = self._next_context()
         self._run = None
@@ -632,18 +637,30 @@ class Live:
         self._tail.append(bars)
         if len(self._tail) > self._tail_n:
             self._tail.pop(0)
-        if self._with_session_rows:
-            self._session_row(e)
+        if self._with_session_rows:  # computed later, off the update path (session_table())
+            m = len(self._tail)
+            levels = self._naked_levels(e)
+            naked = (float(len(levels)),) + _nearest(levels, float(bars["close"][-1]))
+            self._pending.append((list(self._tail), self._comp[-m:], naked, e))
+            if len(self._pending) >= _MAX_PENDING:
+                self._flush()
         self._ctx = self._next_context()
 
     def _naked_levels(self, e: int) -> List[float]:
         age = self._rules.naked_max_age
         return sorted(p for (j, _, p) in self._naked if age is None or e - j < age)
 
-    def _session_row(self, e: int) -> None:
-        """session_features' row of finished session e, from the features module's own code over
-        the last sessions (all its lookbacks need) and the incremental naked POCs."""
-        tail = self._tail
+    def _flush(self) -> None:
+        """The session_features rows of the sessions finished since the last call."""
+        for record in self._pending:
+            self._session_row(*record)
+        self._pending = []
+
+    def _session_row(self, tail: List[Dict[str, Any]], comp_tail: List[Tuple[float, float, float]],
+                     naked_last: Tuple[float, float, float], e: int) -> None:
+        """session_features' row of the session that ended with ``tail`` (the bars of it and of
+        the sessions before it that its lookbacks need), from the features module's own code and
+        the naked POCs as they were when it ended."""
         m = len(tail)
         counts = [t["close"].shape[0] for t in tail]
         offs = np.zeros(m + 1, dtype=np.int64)
@@ -651,17 +668,16 @@ class Live:
         cat = lambda k: np.concatenate([t[k] for t in tail])  # noqa: E731
         data = _f._Data(high=cat("high"), low=cat("low"), close=cat("close"), volume=cat("volume"),
                         open=None if tail[-1]["open"] is None else cat("open"), ts=cat("ts"),
-                        offsets=offs, labels=np.asarray(self._done_labels[-m:], dtype=np.int64),
+                        offsets=offs, labels=np.asarray(self._done_labels[e - m + 1:e + 1], dtype=np.int64),
                         engine_inputs=())
-        prof = self._window_profiles(m)
+        prof = Profiles(_Concat(self._done[e - m + 1:e + 1], self._rules_kw["tick_size"],
+                                self._rules_kw["ticks_per_row"]))
         ctx = _f._context(data, self._rules, prof, None)
         nodes = _f._nodes(ctx)
         clock = _f._clock(data.ts, self._rules)
-        comp = tuple(np.array([c[i] for c in self._comp[-m:]]) for i in range(3))
-        levels = self._naked_levels(e)
-        up, dn = _nearest(levels, float(ctx.s_close[-1]))
+        comp = tuple(np.array([c[i] for c in comp_tail]) for i in range(3))
         naked = {k: np.full(m, np.nan) for k in ("count", "above", "below")}
-        naked["count"][-1], naked["above"][-1], naked["below"][-1] = float(len(levels)), up, dn
+        naked["count"][-1], naked["above"][-1], naked["below"][-1] = naked_last
         cols = _f._session_columns(ctx, nodes, comp, naked, clock)  # type: ignore[arg-type]
         values, names = cols.matrix()
         self._session_rows.append(values[-1].copy())
@@ -812,6 +828,7 @@ class Live:
         """The ``session_features`` rows of the finished sessions (a FeatureTable)."""
         if not self._with_session_rows:
             raise ValueError("session features are off (bars only; session_features=True)")
+        self._flush()
         S = len(self._session_rows)
         if S == 0:
             values = np.zeros((0, 0), dtype=np.float32)
@@ -828,6 +845,7 @@ class Live:
         """Everything needed to continue exactly: the rules, the finished sessions' results,
         the state their features carry, and the current session's rows (plain Python / numpy
         values; ``Live.from_state`` restores it)."""
+        self._flush()
         cur = None
         if self._core is not None and self._core.size:
             cur = {k: self._core.column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))}
