@@ -78,7 +78,7 @@ def tiny_checkpoint(args: argparse.Namespace, out_dir: str) -> Path:
 
 def load_model(path: Path) -> Dict[str, Any]:
     train = _train_module()
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
     cfg = ckpt["config"]
     if cfg["level"] != "bar":
         raise SystemExit(f"{path}: a --level bar checkpoint is needed, this one is {cfg['level']!r}")

@@ -86,8 +86,6 @@ class _Clock:
 
     def __init__(self, session: Any, session_options: Optional[dict], session_starts: Any) -> None:
         opts = dict(session_options or {})
-        self.spec = (session, dict(opts), None if session_starts is None
-                     else np.asarray(session_starts).tolist())
         self.closed = "left"
         self.defn: Optional[Any] = None
         self.starts: Optional[np.ndarray] = None
@@ -227,7 +225,9 @@ class Live:
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
     Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
-    State: ``pickle``, or ``state_dict()`` / ``Live.from_state()``.
+    ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
+    ends the current session at once (later rows start a new one).
+    State: ``pickle``, or ``state_dict()`` / ``Live.from_state()``. See docs/live.md.
     """
 
     def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,
