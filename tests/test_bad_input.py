@@ -146,6 +146,47 @@ def test_bars_high_below_low(dist):
         call_bars(d, distribute=dist)
 
 
+DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(
+    "not vpoc.gpu_available()", reason="needs a vpoc GPU build and a GPU")])]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dist", ["close", "hlc3", "uniform", "legacy"])
+@pytest.mark.parametrize("field, delta", [("close", 0.25), ("close", -0.25), ("open", 0.5),
+                                          ("open", -0.25)])
+def test_bars_close_or_open_outside_low_high(field, delta, dist, device):
+    """Rejected (not clipped): a close/open outside its bar's range is a data error upstream."""
+    d = bars_data()
+    d[field][7] = (d["high"][7] if delta > 0 else d["low"][7]) + delta
+    d[field][12] = d["high"][12] + 1.0
+    with expect(ValueError, rf"{field}\[7\]=[-\d.]+ is outside \[low\[7\], high\[7\]\]", 7):
+        call_bars(d, distribute=dist, device=device)
+    d[field][7] = d["low"][7]  # on the edges is fine
+    d[field][12] = d["high"][12]
+    call_bars(d, distribute=dist, device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("api", ["trades", "bars"])
+def test_volume_sum_overflow(api, device):
+    """Every volume finite but their sum past the float64 range: ValueError naming volume and the
+    session, never inf totals."""
+    d = bars_data()
+    d["volume"][:] = 1.0
+    d["volume"][[11, 13]] = 1e308
+    offsets = np.array([0, 10, N])
+    if api == "trades":
+        call = lambda: vpoc.from_trades(d["close"], d["volume"], offsets=offsets,  # noqa: E731
+                                        tick_size=0.25, device=device)
+    else:
+        call = lambda: call_bars(d, offsets=offsets, distribute="close", device=device)  # noqa: E731
+    with expect(ValueError, r"volume of session 1 sums to inf"):
+        call()
+    d["volume"][13] = 1.0
+    prof = call()
+    np.testing.assert_allclose(np.asarray(prof.cpu().total_volume), [10.0, 1e308 + 9.0])
+
+
 def test_bars_high_equal_low_is_fine():
     d = bars_data()
     d["high"] = d["low"].copy()

@@ -277,8 +277,10 @@ def test_bars_legacy_by_hand():
                           distribute="legacy")
     assert one(prof, "low_row") == 4
     np.testing.assert_allclose(prof.volume, [90 / 19, 100 / 19], rtol=1e-15, atol=0)
-    # open below the low extends the levels
-    prof = vpoc.from_bars([1.25], [1.0], [1.0], [1], open=[0.5], tick_size=0.25,
+    # open below the low: rejected (vpoc.compat widens such legacy bars to [min(o,c,l), max(o,c,h)])
+    with pytest.raises(ValueError, match=r"open\[0\]=0.5 is outside \[low\[0\], high\[0\]\] = \[1, 1.25\]"):
+        vpoc.from_bars([1.25], [1.0], [1.0], [1], open=[0.5], tick_size=0.25, distribute="legacy")
+    prof = vpoc.from_bars([1.25], [0.5], [1.0], [1], open=[0.5], tick_size=0.25,
                           distribute="legacy")
     w = np.array([1 + 1 / 1.5, 1.8, 2.0, 1.8])
     assert one(prof, "low_row") == 2

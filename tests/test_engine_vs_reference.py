@@ -157,7 +157,7 @@ def make_bars(rng, n, ps, outside: bool):
             close = np.clip(np.round(close / ps["tick"]) * ps["tick"], low, high)
             open_ = np.clip(np.round(open_ / ps["tick"]) * ps["tick"], low, high)
     if outside and n:
-        # the contract does not require low <= open/close <= high
+        # bars whose close or open lies outside [low, high]: rejected (see test_bars_vs_reference)
         k = rng.random(n) < 0.3
         close = np.where(k, close + rng.integers(-3, 4, size=n) * ps["tick"], close)
         open_ = np.where(rng.random(n) < 0.3, open_ - 2 * ps["tick"], open_)
@@ -180,6 +180,16 @@ def test_bars_vs_reference(distribute, ticks_per_row, layout, ps, vs, value_area
     o = open_ if with_open else None
     note(f"high={high.tolist()}\nlow={low.tolist()}\nclose={close.tolist()}\n"
          f"open={None if o is None else o.tolist()}\nvolume={volume.tolist()}\noffsets={off}")
+    h64, l64 = high.astype(np.float64), low.astype(np.float64)
+    out = [(name, np.flatnonzero((x.astype(np.float64) < l64) | (x.astype(np.float64) > h64)))
+           for name, x in (("close", close), ("open", o)) if x is not None]
+    first = min((int(i[0]), name) for name, i in out if i.size) if any(i.size for _, i in out) else None
+    if first is not None:  # a close/open outside [low, high] is a ValueError naming the first one
+        i, name = first
+        with pytest.raises(ValueError, match=rf"{name}\[{i}\]=.* is outside \[low\[{i}\], high"):
+            vpoc.from_bars(high, low, close, volume, open=o, **_call_kwargs(off),
+                           tick_size=ps["tick"], distribute=distribute)
+        return
     for va_method, poc_tie in COMBOS:
         kw = dict(tick_size=ps["tick"], ticks_per_row=ticks_per_row, value_area=value_area,
                   va_method=va_method, poc_tie=poc_tie, distribute=distribute)

@@ -528,8 +528,8 @@ def test_take_variants() -> None:
 
 @pytest.mark.parametrize("ts, exc, match", [
     (np.array([3, 2, 1], dtype=np.int64), ValueError, r"ts must be sorted .*ts\[1\]"),
-    (np.array([0.5, 1.0]), TypeError, "ts must be int64 nanoseconds"),
-    (np.array(["2025-01-01"], dtype=object), TypeError, "ts must be int64"),
+    (np.array([0.5, 1.0]), TypeError, "ts must be integer epoch times"),
+    (np.array(["2025-01-01"], dtype=object), TypeError, "ts must be integer epoch times"),
     (np.zeros((2, 2), dtype=np.int64), ValueError, "ts must be 1-D"),
     (np.array(["2025-01-01", "NaT"], dtype="datetime64[ns]"), ValueError, r"ts\[1\] is NaT"),
     (pd.Series(pd.to_datetime(["2025-01-01"])), ValueError, "timezone-naive"),

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -413,20 +414,15 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("memory_stats", [](int device) {
     const auto st = vpoc::gpu::memory_stats(device);
+    using S = vpoc::gpu::MemoryStats;
+    static const std::pair<const char*, int64_t S::*> fields[] = {
+        {"workspace_bytes", &S::workspace_bytes}, {"peak_bytes", &S::peak_bytes}, {"allocs", &S::allocs},
+        {"frees", &S::frees}, {"output_allocs", &S::output_allocs}, {"output_frees", &S::output_frees},
+        {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
+        {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
+        {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees}};
     py::dict d;
-    d["workspace_bytes"] = st.workspace_bytes;
-    d["peak_bytes"] = st.peak_bytes;
-    d["allocs"] = st.allocs;
-    d["frees"] = st.frees;
-    d["output_allocs"] = st.output_allocs;
-    d["output_frees"] = st.output_frees;
-    d["output_bytes"] = st.output_bytes;
-    d["pool_bytes"] = st.pool_bytes;
-    d["pool_cached_bytes"] = st.pool_cached_bytes;
-    d["pool_limit_bytes"] = st.pool_limit_bytes;
-    d["pool_hits"] = st.pool_hits;
-    d["driver_allocs"] = st.driver_allocs;
-    d["driver_frees"] = st.driver_frees;
+    for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;
   });
   m.def("empty_cache", [](int device) {
@@ -436,6 +432,46 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_pool_limit", [](int device, int64_t bytes) {
     py::gil_scoped_release nogil;
     vpoc::gpu::set_pool_limit(device, bytes);
+  });
+
+  // Read-only facts about this build and the GPUs the runtime sees (vpoc doctor).
+  m.def("build_info", []() {
+    py::dict d;
+    d["backend"] = std::string(vpoc::gpu::backend());
+    const std::string archs = VPOC_GPU_ARCHS;
+    py::list a;
+    for (size_t i = 0; i < archs.size();) {
+      const size_t j = std::min(archs.find(',', i), archs.size());
+      if (j > i) a.append(archs.substr(i, j - i));
+      i = j + 1;
+    }
+    d["gpu_archs"] = a;
+    d["gpu_compiler"] = std::string(VPOC_GPU_COMPILER);
+    d["cxx_compiler"] = std::string(VPOC_CXX_COMPILER);
+    d["sanitize"] = std::string(VPOC_BUILD_SANITIZE);
+    return d;
+  });
+  m.def("gpu_versions", []() {
+    py::dict d;
+    d["runtime"] = vpoc::gpu::runtime_version();
+    d["driver"] = vpoc::gpu::driver_version();
+    return d;
+  });
+  m.def("gpu_devices", []() {
+    py::list out;
+    for (const auto& info : vpoc::gpu::devices()) {
+      py::dict d;
+      d["index"] = info.index;
+      d["name"] = info.name;
+      d["arch"] = info.arch;
+      d["total_memory"] = info.total_memory;
+      d["has_code"] = info.has_code;
+      d["binary_version"] = info.binary_version;
+      d["ptx_version"] = info.ptx_version;
+      d["code_error"] = info.code_error;
+      out.append(d);
+    }
+    return out;
   });
 
   m.def(

@@ -6,7 +6,7 @@ is session s's histogram from its ``low_row`` up; nothing here copies the engine
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -28,17 +28,27 @@ _PER_SESSION = (
 
 
 class _HostResult:
-    """Host copies of a GPU result's arrays, shaped like the engine's result object."""
+    """Host arrays shaped like the engine's result object: copies of a GPU result, or the
+    state of an unpickled ``Profiles``."""
 
-    def __init__(self, prof: "Profiles") -> None:
-        self.n_sessions = prof.n_sessions
-        self.tick_size = prof.tick_size
-        self.ticks_per_row = prof.ticks_per_row
+    def __init__(self, fields: Dict[str, Any]) -> None:
+        self.__dict__.update(fields)
+
+    @staticmethod
+    def fields(prof: "Profiles") -> Dict[str, Any]:
+        """Every array of ``prof`` as a host numpy array, with its scalars."""
+        out: Dict[str, Any] = dict(n_sessions=prof.n_sessions, tick_size=prof.tick_size,
+                                   ticks_per_row=prof.ticks_per_row)
         for name in _PER_SESSION + ("offsets", "volume"):
-            setattr(self, name, np.asarray(getattr(prof, name)))
+            out[name] = np.asarray(getattr(prof, name))
         for name in _DEVELOPING:
             value = getattr(prof, name)
-            setattr(self, name, None if value is None else np.asarray(value))
+            out[name] = None if value is None else np.asarray(value)
+        return out
+
+
+def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray]) -> "Profiles":
+    return Profiles(_HostResult(fields), session_labels=session_labels)
 
 
 class Profiles:
@@ -53,6 +63,7 @@ class Profiles:
     On the CPU the arrays are numpy views of the result's memory; on a GPU (``device`` is
     "cuda:N") they are ``DeviceArray`` objects in device memory, exported zero-copy through
     ``__dlpack__`` / ``__cuda_array_interface__`` (``to_torch()``), and ``cpu()`` copies them.
+    Profiles pickle (multiprocessing, Dask) as host arrays; GPU profiles unpickle on the CPU.
     """
 
     poc: np.ndarray
@@ -106,8 +117,12 @@ class Profiles:
         """These profiles with every array copied to host memory (self when already there)."""
         if self.device == "cpu":
             return self
-        host = _HostResult(self)
-        return Profiles(host, session_labels=self.session_labels)
+        return _unpickle(_HostResult.fields(self), self.session_labels)
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles as host arrays (multiprocessing, Dask): GPU profiles are copied to the host
+        and unpickle as CPU profiles (``device == "cpu"``)."""
+        return (_unpickle, (_HostResult.fields(self), self.session_labels))
 
     def dense(self, fill: float = 0.0) -> np.ndarray:
         """[S, max(n_rows)] float64 matrix, row s aligned at session s's low row, padded with fill

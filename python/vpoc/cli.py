@@ -226,9 +226,11 @@ def _read(path: str, index: int, args: argparse.Namespace) -> _Rows:
 
     reader = vio.read_trades if args.kind == "trades" else vio.read_bars
     try:
-        data = reader(path, tz=args.tz, format=args.format)
+        data = reader(path, tz=args.tz, format=args.format, time_unit=args.time_unit)
     except (OSError, ValueError, TypeError, KeyError) as e:
         detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip() or type(e).__name__
+        detail = re.sub(r"time_unit=('\w+')?", lambda m: "--time-unit" + (
+            " " + m.group(1).strip("'") if m.group(1) else ""), detail)  # the library's words, as flags
         raise UsageError(detail if path in detail else f"{path}: {detail}") from e
     fields = _TRADE_FIELDS if args.kind == "trades" else _BAR_FIELDS
     ts = np.asarray(data.timestamp)
@@ -620,6 +622,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import _doctor
+
+    return _doctor.main(json_output=args.json, gpu=not args.no_gpu_tests)
+
+
 def _best_of(fn: Callable[[], Any], repeat: int) -> float:
     fn()  # warm-up (thread pool, page faults, GPU workspace)
     best = float("inf")
@@ -719,6 +727,8 @@ def _add_profile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default=None, help="input format when the file name does not say "
                    "(legacy, csv, parquet; passed to vpoc.io)")
     p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps, e.g. America/Chicago")
+    p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,
+                   help="unit of integer epoch timestamps in the input (UTC); required for them")
     p.add_argument("--tick-size", type=float, required=True, help="price tick, e.g. 0.25 for ES")
     p.add_argument("--ticks-per-row", type=_positive_int, default=1, help="ticks per profile row (default 1)")
     p.add_argument("--session", choices=SESSION_KINDS, default="globex",
@@ -766,6 +776,16 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="version, backends, devices and their memory")
     info.add_argument("--json", action="store_true", help="machine-readable output")
     info.set_defaults(run=_cmd_info)
+
+    doctor = sub.add_parser("doctor", help="check this install: build, runtime, driver, torch, GPUs; "
+                            "GPU-vs-CPU, DLPack and allocation self-tests",
+                            description="Prints the build and what it runs on, then runs small GPU "
+                            "self-tests. Exit 0: all checks passed; 1: a check failed (each FAIL line "
+                            "says what to do).")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument("--no-gpu-tests", action="store_true",
+                        help="report only; skip the GPU-vs-CPU, DLPack and allocation checks")
+    doctor.set_defaults(run=_cmd_doctor)
 
     bench = sub.add_parser("bench", help="quick benchmark on synthetic ES data")
     bench.add_argument("--full", action="store_true",

@@ -37,6 +37,8 @@ Deviations (the legacy defects, and what had no defined result):
   resolution of tie_rel x the session's largest volume, rint(v / vmax / tie_rel)), so float summation
   order (threads, GPU atomics) cannot flip a decision. ``tie_rel=0`` gives the legacy's exact
   comparisons.
+* A bar whose open or close lies outside [low, high] (which ``vpoc.from_bars`` rejects) is widened to
+  [min(open, close, low), max(open, close, high)] before the engine: the legacy's levels and weights.
 * A bar whose range holds no level (prices off the grid inside one level) added nothing in the legacy
   code; ``sub_tick_bars="drop"`` (default) keeps that, ``"close"`` puts its volume on the level nearest
   its close (the engine's rule), so no volume is lost.
@@ -451,6 +453,11 @@ def _legacy_profiles(o: np.ndarray, h: np.ndarray, l: np.ndarray, c: np.ndarray,
             unplaced &= np.isfinite(v) & (v >= 0)  # an invalid volume still reaches the engine
             if unplaced.any():
                 v = np.where(unplaced, v.dtype.type(0), v)  # the legacy added nothing for these bars
+        # vpoc rejects a close/open outside [low, high]; the legacy spread such a bar over
+        # [min(o,c,l), max(o,c,h)]: widen it to that range (same levels, same weights). Bars with
+        # NaN prices or high < low reach the engine as they are, to be reported by name.
+        ok = np.isfinite(mn) & np.isfinite(mx) & (h >= l)
+        l, h = np.where(ok, mn, l), np.where(ok, mx, h)
     try:
         prof = from_bars(h, l, c, v, open=o, offsets=offsets, tick_size=tick, distribute="legacy",
                          device=device).cpu()

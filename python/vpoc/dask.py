@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 import numpy as np
 
 from . import _api
+from ._time import check_time_unit, epoch_ns
 from .cli import empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,6 +47,7 @@ class _Spec:
     rule: Optional[SessionRule]
     rule_kwargs: Dict[str, Any]
     tz: Optional[str]
+    time_unit: Optional[str]  # unit of integer timestamps (None: ns)
     options: Dict[str, Any]  # engine keyword arguments
     label_dtype: Any
 
@@ -80,8 +82,9 @@ class _Part:
         return _Part(np.concatenate([a.labels, b.labels]), ts, values)
 
 
-def _utc_ns(values: Any, tz: Optional[str], name: str) -> np.ndarray:
-    """A timestamp column/index as int64 ns UTC (naive datetimes are localized to ``tz``)."""
+def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str]) -> np.ndarray:
+    """A timestamp column/index as int64 ns UTC (naive datetimes are localized to ``tz``; integers
+    are in ``time_unit``, None: ns, checked for plausibility)."""
     import pandas as pd
 
     dtype = values.dtype
@@ -94,8 +97,8 @@ def _utc_ns(values: Any, tz: Optional[str], name: str) -> np.ndarray:
             idx = idx.tz_localize(tz)
         return np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
-        return np.asarray(values, dtype=np.int64)
-    raise TypeError(f"timestamp column {name!r} must be datetime64 or int64 ns since the epoch (UTC), "
+        return epoch_ns(np.asarray(values), f"timestamp column {name!r}", time_unit)
+    raise TypeError(f"timestamp column {name!r} must be datetime64 or integer epoch times (UTC), "
                     f"got dtype {dtype}")
 
 
@@ -132,7 +135,7 @@ def _prepare(df: "pd.DataFrame", spec: _Spec) -> _Part:
     ts = None
     if spec.timestamp is not None:
         raw = df.index if spec.timestamp_is_index else df[spec.timestamp]
-        ts = _utc_ns(raw, spec.tz, spec.timestamp)
+        ts = _utc_ns(raw, spec.tz, spec.timestamp, spec.time_unit)
     if spec.session is not None:
         labels = df[spec.session].to_numpy()
         _check_sorted(labels, f"column {spec.session!r}")
@@ -196,12 +199,13 @@ def _get(step: Tuple[Any, ...], i: int) -> Any:
 def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: Optional[str],
            session: Optional[str], sessions: Optional[SessionRule],
            session_kwargs: Optional[Mapping[str, Any]], tz: Optional[str],
-           options: Dict[str, Any]) -> "dd.DataFrame":
+           options: Dict[str, Any], time_unit: Optional[str] = None) -> "dd.DataFrame":
     import dask
     import dask.dataframe as dd
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"ddf must be a dask.dataframe.DataFrame, got {type(ddf).__name__}")
+    check_time_unit(time_unit)
     names = set(ddf.columns)
     for role, col in columns.items():
         if col not in names:
@@ -233,7 +237,7 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
         raise TypeError(f"session column {session!r} must have a numpy dtype (integers, datetimes), "
                         f"got {label_dtype}")
     spec = _Spec(kind, dict(columns), timestamp, ts_is_index, session, rule,
-                 dict(session_kwargs or {}), tz, options, label_dtype)
+                 dict(session_kwargs or {}), tz, time_unit, options, label_dtype)
     meta = empty_profile_table(label_dtype).set_index("session")
     parts = ddf.to_delayed()
     n = len(parts)
@@ -267,7 +271,7 @@ def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_
 def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
               sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
               timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
-              high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
+              time_unit: Optional[str] = None, high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
               open: Optional[str] = "open", ticks_per_row: int = 1, distribute: str = "uniform",
               value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
               device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
@@ -278,7 +282,8 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] =
     rule of :mod:`vpoc.sessions` ("globex", the default, "rth", "daily"; ``session_kwargs`` are
     passed to it, e.g. ``{"tz": "America/Chicago"}``) or a callable ``ts -> Sessions`` applied to the
     int64 ns UTC timestamps. ``timestamp``: the column (or index) of bar times, datetime64 (naive
-    ones are in ``tz``) or int64 ns UTC; it gives ``start`` / ``end`` (``timestamp=None`` with
+    ones are in ``tz``) or integer epoch times UTC in ``time_unit`` ("s", "ms", "us", "ns"; None:
+    ns; integers that are 1990..2100 times only in another unit raise ValueError); it gives ``start`` / ``end`` (``timestamp=None`` with
     ``session=``: NaT). ``open`` is used when ddf has that column (``distribute="legacy"`` reads it).
     ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
     Other options as in :func:`vpoc.from_bars`. Returns a dask DataFrame indexed by session label
@@ -294,13 +299,14 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] =
     columns = {"high": high, "low": low, "close": close, "volume": volume}
     if open is not None and open in getattr(ddf, "columns", ()):
         columns["open"] = open
-    return _build(ddf, "bars", columns, timestamp, session, sessions, session_kwargs, tz, opts)
+    return _build(ddf, "bars", columns, timestamp, session, sessions, session_kwargs, tz, opts,
+                  time_unit)
 
 
 def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
                 sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
                 timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
-                price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
+                time_unit: Optional[str] = None, price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
                 value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
                 device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
                 memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
@@ -312,4 +318,4 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str]
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget)
     return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, session, sessions,
-                  session_kwargs, tz, opts)
+                  session_kwargs, tz, opts, time_unit)

@@ -16,6 +16,7 @@ import numpy as np
 from ._api import _sessions, from_bars, from_trades
 from ._arrays import as_prices, as_volume, gpu_location
 from ._profiles import Profiles
+from ._time import check_time_unit, epoch_ns
 from .synth import SynthBars
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -315,9 +316,9 @@ def _host(x: Any) -> Any:
     return x.cpu() if hasattr(x, "cpu") else x.get()
 
 
-def _timestamps_ns(x: Any, n: int) -> np.ndarray:
-    """Timestamps as int64 ns since the epoch, UTC: integers (ns), datetime64 (naive = UTC) or
-    pandas datetimes (tz-aware converted to UTC)."""
+def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
+    """Timestamps as int64 ns since the epoch, UTC: integers (in ``time_unit``, None: ns, checked
+    for plausibility), datetime64 (naive = UTC) or pandas datetimes (tz-aware converted to UTC)."""
     if type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "dtype") \
             and str(getattr(x, "dtype", "")).startswith("datetime64"):
         import pandas as pd
@@ -335,9 +336,9 @@ def _timestamps_ns(x: Any, n: int) -> np.ndarray:
             raise ValueError(f"timestamp[{int(np.argmax(np.isnat(arr)))}] is NaT")
         out = arr.astype("datetime64[ns]").view(np.int64)
     elif arr.dtype.kind in "iu":
-        out = arr.astype(np.int64)
+        out = epoch_ns(arr, "timestamp", time_unit)
     else:
-        raise TypeError("timestamp must be int64 nanoseconds since the epoch (UTC), datetime64 or "
+        raise TypeError("timestamp must be integer epoch times (ns, or time_unit=), datetime64 or "
                         f"pandas datetimes, got dtype {arr.dtype}")
     if out.shape[0] != n:
         raise ValueError(f"timestamp has length {out.shape[0]} but the data has {n} rows")
@@ -396,7 +397,7 @@ class _Data:
 
 
 def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: Any, offsets: Any,
-          session_ids: Any) -> _Data:
+          session_ids: Any, time_unit: Optional[str] = None) -> _Data:
     high, low, close, volume, open, timestamp, offsets, session_ids, labels = _unpack_frame(
         high, low, close, volume, open, timestamp, offsets, session_ids)
     h = as_prices(_host(high), "high")
@@ -407,7 +408,8 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
     o = None if open is None else as_prices(_host(open), "open")
     lo, c = as_prices(_host(low), "low"), as_prices(_host(close), "close")
     v = as_volume(_host(volume), "volume")
-    ts = None if timestamp is None else _timestamps_ns(timestamp, n)
+    check_time_unit(time_unit)
+    ts = None if timestamp is None else _timestamps_ns(timestamp, n, time_unit)
     S = int(offs.shape[0]) - 1 if offs.ndim == 1 else 0
     if labels is None:
         labels = np.arange(max(S, 0), dtype=np.int64)
@@ -1084,8 +1086,10 @@ _DOC_COMMON = """
         copied to the host), or a ``vpoc.synth.SynthBars`` / pandas DataFrame (columns high, low,
         close, volume, optional open, timestamp, session_id) as the first argument alone.
     open : [N], optional. Bar opens: the session open (NaN without it) and ``distribute="legacy"``.
-    timestamp : [N], optional. Bar open times: int64 ns since the epoch (UTC), datetime64 (naive =
-        UTC) or pandas datetimes. Adds the time-based columns.
+    timestamp : [N], optional. Bar open times: integer epoch times (UTC; ns unless ``time_unit``),
+        datetime64 (naive = UTC) or pandas datetimes. Adds the time-based columns.
+    time_unit : unit of integer timestamps, "s", "ms", "us" or "ns" (None: ns). Integers that are
+        1990..2100 times only in another unit raise ValueError naming it.
     offsets, session_ids, tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie,
     device, threads : as in ``vpoc.from_bars`` (one engine call computes every profile).
     composite_sessions : sessions in a composite profile (default 5).
@@ -1127,7 +1131,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      shape_b_valley: float = 0.5, tz: Union[str, _dt.tzinfo] = "America/Chicago",
                      rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
                      tpo_minutes: int = 30, device: Any = "cpu",
-                     threads: Optional[int] = None) -> FeatureTable:
+                     threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
     TPO (with ``timestamp``), profile shape and the close's place in the value area.
@@ -1139,7 +1143,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes)
-    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit)
     prof, where = _profiles(data, rules, device, threads, developing=False)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
@@ -1161,7 +1165,8 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
                  node_order: int = 3, hvn_threshold: float = 0.5, lvn_threshold: float = 0.5,
                  tz: Union[str, _dt.tzinfo] = "America/Chicago",
                  rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
-                 device: Any = "cpu", threads: Optional[int] = None) -> FeatureTable:
+                 device: Any = "cpu", threads: Optional[int] = None,
+                 time_unit: Optional[str] = None) -> FeatureTable:
     """One row per bar [N, F] (float32): the developing POC/VAH/VAL (``from_bars(...,
     developing=True)``), developing VWAP, range and volume, and levels of earlier sessions
     (previous session, composite, naked POCs, HVN/LVN), as distances from the bar's close.
@@ -1172,7 +1177,7 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (),
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, 30)
-    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit)
     prof, where = _profiles(data, rules, device, threads, developing=True)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)

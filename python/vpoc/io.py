@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._arrays import as_array
+from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns
 
 __all__ = [
     "Bars",
@@ -73,7 +74,6 @@ _TZ_SUFFIX_RE = r"(?:[zZ]|[+-]\d{2}:?\d{2})\s*$"
 _PARSER_LINE_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _AMBIGUOUS = ("raise", "infer", "earliest", "latest")
 _NONEXISTENT = ("raise", "shift_forward", "shift_backward")
-_TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
 # --------------------------------------------------------------------------- containers
@@ -91,7 +91,8 @@ def _as_ns(x: Any, name: str) -> Int64Array:
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be int64 nanoseconds since the epoch (UTC) or datetime64, "
                         f"got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return epoch_ns(arr, name, hint=f"give datetime64 values, e.g. "
+                    f"np.asarray({name}, dtype='datetime64[{{unit}}]')")
 
 
 def _as_f64(x: Any, name: str) -> Float64Array:
@@ -335,9 +336,7 @@ class _Options:
         if time_format is not None and not isinstance(time_format, str):
             raise TypeError(f"time_format must be a strftime string or None, got "
                             f"{type(time_format).__name__}")
-        if time_unit is not None and time_unit not in _TIME_UNITS:
-            raise ValueError(f"time_unit must be one of 's', 'ms', 'us', 'ns' or None, "
-                             f"got {time_unit!r}")
+        check_time_unit(time_unit)
         if ambiguous not in _AMBIGUOUS:
             raise ValueError(f"ambiguous must be one of {', '.join(map(repr, _AMBIGUOUS))}, "
                              f"got {ambiguous!r}")
@@ -869,7 +868,11 @@ def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if i is not None:
         raise ValueError(f"{where(i)}: timestamp is missing")
     vals = raw.to_numpy(dtype=np.int64)
-    scale = _TIME_UNITS[opts.time_unit]
+    try:
+        check_plausible(vals, "timestamp", opts.time_unit, hint="read it with time_unit='{unit}'")
+    except ValueError as e:
+        raise ValueError(f"{where.source}: {e}") from None
+    scale = TIME_UNITS[opts.time_unit]
     limit = np.iinfo(np.int64).max // scale
     i = _first(np.abs(vals) > limit)
     if i is not None:

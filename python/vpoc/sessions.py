@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._time import check_time_unit, epoch_ns
 from .io import _zone
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -195,7 +196,8 @@ class Sessions:
 
 def globex(ts: Any, *, calendar: CalendarLike = DEFAULT_CALENDAR, holidays: bool = True,
            trade_dates: CalendarLike = DEFAULT_TRADE_DATES, closed: str = "left",
-           keep_empty: bool = False, outside: str = "drop") -> Sessions:
+           keep_empty: bool = False, outside: str = "drop",
+           time_unit: Optional[str] = None) -> Sessions:
     """CME Globex sessions: 17:00 America/Chicago (previous evening) to 16:00, per trade date.
 
     ``calendar``: a ``pandas_market_calendars`` calendar (name or instance) giving each Globex
@@ -212,8 +214,11 @@ def globex(ts: Any, *, calendar: CalendarLike = DEFAULT_CALENDAR, holidays: bool
     ``keep_empty``: also return sessions with no rows (every trade date between the first and
     the last row's). ``outside``: "drop" (default; see ``Sessions.index``) or "raise" for rows
     in no window (the 16:00-17:00 halt, weekends, after an early close).
+    ``time_unit``: the unit of integer ``ts`` ("s", "ms", "us", "ns"; None = "ns"; datetimes carry
+    their own). Integers that are 1990..2100 times only in another unit raise ValueError naming it
+    (``pd.date_range(...).asi8`` is microseconds under pandas 3).
     """
-    t = _timestamps(ts)
+    t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
     return _run(t, _globex(calendar, holidays, trade_dates), opts)
 
@@ -245,7 +250,7 @@ def _globex(calendar: CalendarLike, holidays: bool, trade_dates: CalendarLike) -
 def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *,
         calendar: CalendarLike = DEFAULT_CALENDAR, holidays: bool = True,
         trade_dates: CalendarLike = DEFAULT_TRADE_DATES, closed: str = "left",
-        keep_empty: bool = False, outside: str = "drop") -> Sessions:
+        keep_empty: bool = False, outside: str = "drop", time_unit: Optional[str] = None) -> Sessions:
     """Regular trading hours: ``[start, end)`` local time in ``tz`` on each trade date.
 
     Defaults are ES futures RTH, 08:30-15:15 America/Chicago (the cash index is 08:30-15:00).
@@ -255,9 +260,9 @@ def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *
     half days included).
     ``calendar=None``: every Monday-Friday, no holidays or early closes. Overnight rows are
     outside every session: they are dropped (``Sessions.index``) unless ``outside="raise"``.
-    ``closed``, ``keep_empty``: as in :func:`globex`. Requires ``end > start``.
+    ``closed``, ``keep_empty``, ``time_unit``: as in :func:`globex`. Requires ``end > start``.
     """
-    t = _timestamps(ts)
+    t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
     return _run(t, _rth(start, end, tz, calendar, holidays, trade_dates), opts)
 
@@ -294,14 +299,14 @@ def _rth(start: Any, end: Any, tz: Any, calendar: CalendarLike, holidays: bool,
 
 
 def daily(ts: Any, tz: Any = "UTC", *, weekdays_only: bool = False, closed: str = "left",
-          keep_empty: bool = False, outside: str = "drop") -> Sessions:
+          keep_empty: bool = False, outside: str = "drop", time_unit: Optional[str] = None) -> Sessions:
     """Calendar days in ``tz``: ``[D 00:00, D+1 00:00)`` local time, labelled D.
 
     DST days are 23 or 25 hours long. ``weekdays_only``: Saturdays and Sundays have no
     session (their rows are outside). ``closed``, ``keep_empty`` (every day, or weekday,
-    between the first and last row's), ``outside``: as in :func:`globex`.
+    between the first and last row's), ``outside``, ``time_unit``: as in :func:`globex`.
     """
-    t = _timestamps(ts)
+    t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
     return _run(t, _daily(tz, weekdays_only), opts)
 
@@ -314,7 +319,8 @@ def _daily(tz: Any, weekdays_only: bool) -> "_Definition":
 
 
 def custom(ts: Any, start: Any, end: Any, tz: Any, *, weekdays_only: bool = False,
-           closed: str = "left", keep_empty: bool = False, outside: str = "drop") -> Sessions:
+           closed: str = "left", keep_empty: bool = False, outside: str = "drop",
+           time_unit: Optional[str] = None) -> Sessions:
     """A daily window from ``start`` to ``end`` local time in ``tz`` ("HH:MM[:SS]" or
     ``datetime.time``), labelled with the date on which it ends.
 
@@ -323,10 +329,10 @@ def custom(ts: Any, start: Any, end: Any, tz: Any, *, weekdays_only: bool = Fals
     date; ``start == end`` is a 24-hour session). ``end="24:00"`` is midnight at the end of D.
     Local times that do not exist (spring forward) move forward to the first valid instant;
     ambiguous ones (fall back) take the first occurrence. ``weekdays_only``: only dates D from
-    Monday to Friday have a session. ``closed``, ``keep_empty``, ``outside``: as in
+    Monday to Friday have a session. ``closed``, ``keep_empty``, ``outside``, ``time_unit``: as in
     :func:`globex`.
     """
-    t = _timestamps(ts)
+    t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
     return _run(t, _custom(start, end, tz, weekdays_only), opts)
 
@@ -446,8 +452,10 @@ def _empty(definition: str) -> Sessions:
 # --------------------------------------------------------------------------- helpers
 
 
-def _timestamps(ts: Any) -> Int64Array:
-    """``ts`` as a sorted int64 ns UTC array (see the module docs for accepted types)."""
+def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
+    """``ts`` as a sorted int64 ns UTC array (see the module docs for accepted types); integers
+    are in ``time_unit`` (None: ns, checked for plausibility)."""
+    check_time_unit(time_unit)
     if hasattr(ts, "timestamp") and not hasattr(ts, "dtype") and not hasattr(ts, "iloc"):
         ts = ts.timestamp  # vpoc.io.Bars / Trades, vpoc.synth bars
     module = type(ts).__module__
@@ -484,11 +492,9 @@ def _timestamps(ts: Any) -> Int64Array:
             raise ValueError(f"ts[{int(np.argmax(nat))}] is NaT")
         arr = arr.astype("datetime64[ns]").view(np.int64)
     elif arr.dtype.kind in "iu":
-        if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-            raise ValueError("ts values must fit in int64 nanoseconds")
-        arr = arr.astype(np.int64, copy=False)
+        arr = epoch_ns(arr, "ts", time_unit)
     else:
-        raise TypeError("ts must be int64 nanoseconds since the epoch (UTC), datetime64, or a "
+        raise TypeError("ts must be integer epoch times (ns, or time_unit=), datetime64, or a "
                         f"timezone-aware pandas Series/DatetimeIndex; got dtype {arr.dtype}")
     return _sorted(np.ascontiguousarray(arr))
 

@@ -22,6 +22,26 @@ int device_count();
 // Throws ValueError unless 0 <= device < device_count().
 void require_device(int device);
 
+// One GPU the runtime sees.
+struct DeviceInfo {
+  int index = 0;
+  std::string name;          // e.g. "NVIDIA H200", "AMD Radeon RX 7900 XT"
+  std::string arch;          // "sm_90" on NVIDIA; "gfx1100" on AMD (gcnArchName without ":feature" flags)
+  int64_t total_memory = 0;  // bytes
+  // Whether this build's kernels load on it: the runtime found a code object for it (CUDA: SASS of
+  // a compatible sm, or PTX it can JIT; HIP: a code object for exactly this gfx target).
+  bool has_code = false;
+  int binary_version = 0;  // CUDA: the sm of the loaded kernel code (90 = sm_90); 0 unknown / HIP
+  int ptx_version = 0;     // CUDA: its PTX version when JIT-compiled from PTX; 0 otherwise / HIP
+  std::string code_error;  // the runtime's error when !has_code
+};
+// Every GPU the runtime sees; empty without a backend or a driver. Never throws.
+std::vector<DeviceInfo> devices();
+// The runtime's and the driver's version as the vendor encodes them (CUDA: 1000*major + 10*minor,
+// e.g. 12040; HIP: 10000000*major + 100000*minor + patch); 0 without a driver, -1 unknown. Never throw.
+int runtime_version();
+int driver_version();
+
 // DLPack device type of this backend's memory: kDLCUDA (2) on NVIDIA, kDLROCM (10) on AMD.
 int dlpack_device_type();
 

@@ -18,6 +18,9 @@ bool available() { return false; }
 int device_count() { return 0; }
 void require_device(int) { no_backend(); }
 int dlpack_device_type() { return 1; }
+std::vector<DeviceInfo> devices() { return {}; }
+int runtime_version() { return -1; }
+int driver_version() { return -1; }
 void wait(const Ready&, std::uintptr_t) { no_backend(); }
 void synchronize_stream(int, std::uintptr_t) { no_backend(); }
 void copy_to_host(void*, const void*, size_t, int, const Ready&) { no_backend(); }

@@ -42,7 +42,7 @@ inline std::string trade_problem(int64_t i, const Array& price, double p, const 
   return m.empty() ? bad_volume(volume.name, i, v) : m;
 }
 
-// Bar i; o is ignored unless bars.has_open.
+// Bar i; o is ignored unless bars.has_open. Close and open must lie in [low, high].
 inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c,
                                double o, double v, double tick) {
   for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.high, h}, {&bars.low, l},
@@ -53,7 +53,19 @@ inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, doubl
   }
   if (!(h >= l))
     return detail::concat(bars.high.name, "[", i, "] < ", bars.low.name, "[", i, "] (", h, " < ", l, ")");
+  for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.close, c}, {&bars.open, o}}) {
+    if (arr == &bars.open && !bars.has_open) continue;
+    if (!(p >= l && p <= h))
+      return detail::concat(arr->name, "[", i, "]=", p, " is outside [", bars.low.name, "[", i, "], ",
+                            bars.high.name, "[", i, "]] = [", l, ", ", h, "]");
+  }
   return bad_volume(bars.volume.name, i, v);
+}
+
+// A session whose volumes sum past the float64 range (every single volume was finite).
+inline std::string volume_overflow(const char* name, int64_t s) {
+  return detail::concat(name, " of session ", s, " sums to inf (past the float64 range, ~1.8e308); "
+                        "scale ", name, " down");
 }
 
 }  // namespace vpoc::messages

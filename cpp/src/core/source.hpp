@@ -86,10 +86,11 @@ struct Source {
   VPOC_HD int64_t row_of(double p) const {
     return ladder::tick_to_row(static_cast<int64_t>(ladder::round_half_even(ticks(p))), tpr);
   }
-  // Finite, in-range prices (and high >= low).
+  // Finite, in-range prices; bars: high >= low and low <= close, open <= high.
   VPOC_HD bool valid_prices(const Item& it) const {
     if (!in.bars) return valid_price(it.a);
-    return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b;
+    return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b &&
+           it.c >= it.b && it.c <= it.a && it.d >= it.b && it.d <= it.a;
   }
   VPOC_HD static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= DBL_MAX; }
 

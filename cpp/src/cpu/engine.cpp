@@ -3,6 +3,7 @@
 #include "cpu/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -26,10 +27,11 @@ struct Binned {
   int64_t low_row = kNoRow;
 };
 
-// bin(s, bins, failure) -> bool bins session s. Returns the laid-out Profiles. Acc: the
+// bin(s, bins, failure) -> bool bins session s; a session whose volumes sum to inf is a ValueError
+// naming volume_name. Returns the laid-out Profiles. Acc: the
 // accumulator type (int64_t: exact integer volumes; double).
 template <class Acc, class Bin>
-Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
+Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume_name, Bin&& bin) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
@@ -68,6 +70,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
 
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
+  std::atomic<int64_t> overflow{S};  // the first session whose volumes sum to inf
   parallel_for(S, workers, [&](int64_t s, int worker) {
     const Binned& b = binned[static_cast<size_t>(s)];
     out.n_rows[s] = b.n_rows;
@@ -90,7 +93,13 @@ Profiles run(const SessionSpan& sessions, const Options& opt, Bin&& bin) {
     out.vah[s] = ladder::row_price(out.vah_row[s], row_size);
     out.total_volume[s] = L.total;
     out.va_volume[s] = L.va_volume;
+    if (!std::isfinite(L.total)) {
+      for (int64_t cur = overflow.load(); s < cur && !overflow.compare_exchange_weak(cur, s);) {
+      }
+    }
   });
+  if (overflow.load() < S)
+    throw ValueError(messages::volume_overflow(volume_name, overflow.load()), __FILE__, __LINE__);
   return out;
 }
 
@@ -100,7 +109,7 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
                         const Options& opt) {
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
-    return run<Acc>(sessions, opt, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, volume.name, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
     });
   };
@@ -119,7 +128,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
                       const Options& opt) {
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
-    return run<Acc>(sessions, opt, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, bars.volume.name, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f);
     });
   };

@@ -188,14 +188,17 @@ struct BarPtrs {
   const P* open;  // nullptr when absent
 };
 
-// True when bar i is valid: finite, in-range prices, high >= low, volume finite and >= 0.
+// True when bar i is valid: finite, in-range prices, low <= close, open <= high, volume finite
+// and >= 0.
 template <bool Exact, class P, class V>
 VPOC_ALWAYS_INLINE bool bar_ok(const BarPtrs<P>& b, const V* vol, int64_t i, const TickScale& s) {
-  const double h = b.high[i], l = b.low[i];
+  const double h = b.high[i], l = b.low[i], c = b.close[i];
   bool ok = valid_ticks(s.ticks<Exact>(h)) & valid_ticks(s.ticks<Exact>(l)) &
-            valid_ticks(s.ticks<Exact>(static_cast<double>(b.close[i]))) & (h >= l) &
-            valid_volume(vol[i]);
-  if (b.open) ok &= valid_ticks(s.ticks<Exact>(static_cast<double>(b.open[i])));
+            valid_ticks(s.ticks<Exact>(c)) & (h >= l) & (c >= l) & (c <= h) & valid_volume(vol[i]);
+  if (b.open) {
+    const double o = b.open[i];
+    ok &= valid_ticks(s.ticks<Exact>(o)) & (o >= l) & (o <= h);
+  }
   return ok;
 }
 

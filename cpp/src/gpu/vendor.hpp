@@ -57,6 +57,18 @@ inline gpuError_t gpuEventSynchronize(gpuEvent_t e) { return hipEventSynchronize
 inline gpuError_t gpuPointerGetAttributes(gpuPointerAttributes* a, const void* p) {
   return hipPointerGetAttributes(a, p);
 }
+// Device facts for vpoc doctor: properties, the architecture name the code objects are built for
+// ("gfx1100": gcnArchName without its ":sramecc+:xnack-" feature flags), versions, kernel images.
+using gpuDeviceProp = hipDeviceProp_t;
+using gpuFuncAttributes = hipFuncAttributes;
+inline gpuError_t gpuGetDeviceProperties(gpuDeviceProp* p, int d) { return hipGetDeviceProperties(p, d); }
+inline std::string gpuArchName(const gpuDeviceProp& p) {
+  const std::string full = p.gcnArchName;
+  return full.substr(0, full.find(':'));
+}
+inline gpuError_t gpuRuntimeGetVersion(int* v) { return hipRuntimeGetVersion(v); }
+inline gpuError_t gpuDriverGetVersion(int* v) { return hipDriverGetVersion(v); }
+inline gpuError_t gpuFuncGetAttributes(gpuFuncAttributes* a, const void* f) { return hipFuncGetAttributes(a, f); }
 // Where a pointer lives: 0 pageable host, 1 pinned host, 2 device (index in *device).
 inline int gpuPointerKind(const void* p, int* device) {
   gpuPointerAttributes a{};
@@ -113,6 +125,17 @@ inline gpuError_t gpuEventCreateWithFlags(gpuEvent_t* e, unsigned f) { return cu
 inline gpuError_t gpuEventDestroy(gpuEvent_t e) { return cudaEventDestroy(e); }
 inline gpuError_t gpuEventRecord(gpuEvent_t e, gpuStream_t s) { return cudaEventRecord(e, s); }
 inline gpuError_t gpuEventSynchronize(gpuEvent_t e) { return cudaEventSynchronize(e); }
+// Device facts for vpoc doctor: properties, the architecture name ("sm_90" from the compute
+// capability), versions, kernel images.
+using gpuDeviceProp = cudaDeviceProp;
+using gpuFuncAttributes = cudaFuncAttributes;
+inline gpuError_t gpuGetDeviceProperties(gpuDeviceProp* p, int d) { return cudaGetDeviceProperties(p, d); }
+inline std::string gpuArchName(const gpuDeviceProp& p) {
+  return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+}
+inline gpuError_t gpuRuntimeGetVersion(int* v) { return cudaRuntimeGetVersion(v); }
+inline gpuError_t gpuDriverGetVersion(int* v) { return cudaDriverGetVersion(v); }
+inline gpuError_t gpuFuncGetAttributes(gpuFuncAttributes* a, const void* f) { return cudaFuncGetAttributes(a, f); }
 // Where a pointer lives: 0 pageable host, 1 pinned host, 2 device (index in *device).
 inline int gpuPointerKind(const void* p, int* device) {
   cudaPointerAttributes a{};
