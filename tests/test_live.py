@@ -222,6 +222,7 @@ def _snapshot(live):
     (dict(high=4000.0, low=4001.0), "high\\[I\\] < low\\[I\\]"),
     (dict(volume=-1.0), "volume\\[I\\] must be finite and >= 0"),
     (dict(volume=np.nan), "volume\\[I\\] must be finite and >= 0"),
+    (dict(close=1.0), "close\\[I\\]=1 is outside"),
     (dict(timestamp=-1), "is before (the previous row's|timestamp)"),
 ])
 @pytest.mark.parametrize("chunked", [False, True])
@@ -339,3 +340,25 @@ def test_histogram_with_whole_volumes_on_one_row_is_exact():
     ref = vpoc.from_bars(b.high, b.low, b.close, b.volume, tick_size=0.25, distribute="close")
     assert np.array_equal(live.histogram(), ref.volume)
     assert live.total_volume == ref.total_volume[0] and live.va_volume == ref.va_volume[0]
+
+
+def test_time_units():
+    b, cols, ts = _es(n_sessions=2, bars=50)
+    kw = dict(tick_size=0.25, session="globex", session_options=dict(calendar=None))
+    ref = vpoc.Live(**kw)
+    sec = vpoc.Live(**kw, time_unit="s")
+    for i in range(100):
+        x = ref.update(b.high[i], b.low[i], b.close[i], b.volume[i], timestamp=int(ts[i]))
+        y = sec.update(b.high[i], b.low[i], b.close[i], b.volume[i], timestamp=int(ts[i]) // 10**9)
+        assert x == y and same(ref.bar_features_row(), sec.bar_features_row())
+    with pytest.raises(ValueError, match="looks like microseconds"):
+        vpoc.Live(**kw).update(b.high[0], b.low[0], b.close[0], b.volume[0], timestamp=int(ts[0]) // 1000)
+    with pytest.raises(ValueError, match="looks like milliseconds"):
+        vpoc.Live(**kw).update(b.high[:3], b.low[:3], b.close[:3], b.volume[:3], timestamp=ts[:3] // 10**6)
+    with pytest.raises(ValueError, match="time_unit"):
+        vpoc.Live(**kw, time_unit="minutes")
+    dt = vpoc.Live(**kw)  # datetime64 and pandas timestamps carry their unit
+    pd = pytest.importorskip("pandas")
+    dt.update(b.high[0], b.low[0], b.close[0], b.volume[0], timestamp=np.datetime64(int(ts[0]), "ns"))
+    dt.update(b.high[1], b.low[1], b.close[1], b.volume[1], timestamp=pd.Timestamp(int(ts[1]), tz="UTC"))
+    assert dt.session_rows == 2

@@ -22,6 +22,7 @@ from . import features as _f
 from . import sessions as _s
 from ._api import _bool, _int, _real, _str, from_bars, from_trades
 from ._profiles import NO_ROW, Profiles
+from ._time import TIME_UNITS, check_time_unit, epoch_ns
 
 __all__ = ["Live"]
 
@@ -29,6 +30,9 @@ _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
 _NS_PER_DAY = 1440 * _NS_PER_MINUTE
 _STATE_VERSION = 1
+# Integer timestamps in ns taken without further checks on the one-row path: 1990..2100, the span
+# vpoc._time accepts as nanoseconds (others go through its unit check).
+_PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
 # Finished sessions whose session_features rows may wait for session_table(): computing them is
 # the slow part of a session's end (milliseconds), so it stays off the update path, but at most
 # this many wait (they keep their sessions' bars alive).
@@ -84,7 +88,8 @@ class _Clock:
     """Assigns timestamps to sessions: a vpoc.sessions definition (windows computed a month at a
     time, exactly those a batch call would use), explicit session starts, or one session."""
 
-    def __init__(self, session: Any, session_options: Optional[dict], session_starts: Any) -> None:
+    def __init__(self, session: Any, session_options: Optional[dict], session_starts: Any,
+                 time_unit: Optional[str]) -> None:
         opts = dict(session_options or {})
         self.closed = "left"
         self.defn: Optional[Any] = None
@@ -118,7 +123,7 @@ class _Clock:
                 raise ValueError("session='custom' needs session_options start, end and tz")
             self.defn = build(**args)
         elif session_starts is not None:
-            starts = _f._timestamps_ns(session_starts, len(session_starts))
+            starts = _f._timestamps_ns(session_starts, len(session_starts), time_unit)
             if starts.shape[0] == 0 or np.any(np.diff(starts) <= 0):
                 raise ValueError("session_starts must be non-empty and strictly increasing")
             self.starts = starts
@@ -215,6 +220,8 @@ class Live:
         (``calendar``, ``holidays``, ``trade_dates``, ``start``, ``end``, ``tz``,
         ``weekdays_only``, ``closed``). Rows in no session are dropped and counted
         (``n_dropped``). A session ends when a row of a later session arrives (or ``close()``).
+    time_unit : unit of integer timestamps ("s", "ms", "us", "ns"; None: ns, with the unit check
+        of ``vpoc.sessions`` / ``bar_features``).
     session_starts : sorted timestamps; session k is ``[starts[k], starts[k+1])`` (label k).
     features : options of ``bar_features`` / ``session_features`` (``composite_sessions``,
         ``naked_max_age``, ``node_*``, ``*_threshold``, ``tz``, ``rth_start``, ``ib_minutes``,
@@ -234,7 +241,8 @@ class Live:
                  distribute: str = "uniform", value_area: float = 0.70, va_method: str = "cbot",
                  poc_tie: str = "center", max_rows: int = 1_000_000, session: Any = None,
                  session_options: Optional[dict] = None, session_starts: Any = None,
-                 features: Optional[dict] = None, session_features: Optional[bool] = None) -> None:
+                 features: Optional[dict] = None, session_features: Optional[bool] = None,
+                 time_unit: Optional[str] = None) -> None:
         kind = _str(kind, "kind")
         if kind not in ("bars", "trades"):
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
@@ -244,8 +252,10 @@ class Live:
                             session_options=None if session_options is None else dict(session_options),
                             session_starts=None if session_starts is None else np.asarray(session_starts),
                             features=None if features is None else dict(features),
-                            session_features=session_features)
+                            session_features=session_features, time_unit=time_unit)
         self._bars = kind == "bars"
+        self._time_unit = check_time_unit(time_unit)
+        self._ts_scale = TIME_UNITS[self._time_unit or "ns"]
         self._rules_kw = dict(tick_size=_real(tick_size, "tick_size"),
                               ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1),
                               value_area=_real(value_area, "value_area"),
@@ -270,7 +280,7 @@ class Live:
                                 fo["tpo_minutes"])
         self._with_session_rows = self._bars if session_features is None else \
             (_bool(session_features, "session_features") and self._bars)
-        self._clock = _Clock(session, session_options, session_starts)
+        self._clock = _Clock(session, session_options, session_starts, self._time_unit)
         self._tick = self._rules.tick_size
         self._tz = self._rules.tz
         self._ib_ns = self._rules.ib_minutes * _NS_PER_MINUTE
@@ -400,12 +410,14 @@ class Live:
         return self._update_many(args, open, timestamp)
 
     def _ts_one(self, t: Any) -> int:
-        if type(t) is int:
-            return t
-        if isinstance(t, np.integer) and not isinstance(t, np.timedelta64):
-            return int(t)
-        return int(_f._timestamps_ns(np.asarray([t]) if not hasattr(t, "value") else
-                                     np.asarray([t.value], dtype=np.int64), 1)[0])
+        if type(t) is int or isinstance(t, np.integer):
+            t = int(t)
+            if self._ts_scale == 1 and _PLAUSIBLE_NS[0] <= t <= _PLAUSIBLE_NS[1]:
+                return t
+            return int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
+        if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
+            t = np.datetime64(int(t.value), "ns")
+        return int(_f._timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
 
     def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any
                     ) -> Tuple[float, float, float, float, float]:
@@ -482,7 +494,7 @@ class Live:
             o = np.ascontiguousarray(as_prices(open, "open"), dtype=np.float64)
             if o.shape != (n,):
                 raise ValueError(f"open has {o.shape[0]} rows but high has {n}")
-        ts = _f._timestamps_ns(timestamp, n)
+        ts = _f._timestamps_ns(timestamp, n, self._time_unit)
         if n == 0:
             return self._levels
         if n > 1 and np.any(ts[1:] < ts[:-1]):
