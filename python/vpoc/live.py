@@ -24,7 +24,7 @@ from ._api import _bool, _int, _real, _str, from_bars, from_trades
 from ._profiles import NO_ROW, Profiles
 from ._time import TIME_UNITS, check_time_unit, epoch_ns
 
-__all__ = ["Live"]
+__all__ = ["BAR_COLUMNS", "Live"]
 
 _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
