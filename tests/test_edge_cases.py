@@ -461,6 +461,29 @@ def test_threads_bit_identical(kind, distribute):
         assert_profiles_identical(base, run(t), ctx=f"threads={t}")
 
 
+def test_integer_uniform_bars_independent_of_threads_and_neighbours():
+    """Whole volumes spread over ticks are summed exactly per tick count and folded into rows
+    once: a session's rows must not depend on which sessions its worker binned before (a wide
+    first session leaves a window that later ones never have to move) nor on the thread count."""
+    rng = np.random.default_rng(3)
+    n_s, per = 40, 600
+    n = n_s * per
+    close = 4000 + np.cumsum(rng.integers(-4, 5, n)) * 0.25
+    high = close + rng.integers(0, 12, n) * 0.25
+    low = close - rng.integers(0, 12, n) * 0.25
+    vol = rng.integers(1, 3000, n)
+    off = np.arange(0, n + 1, per, dtype=np.int64)
+    kw = dict(tick_size=0.25, distribute="uniform")
+    base = vpoc.from_bars(high, low, close, vol, offsets=off, threads=1, **kw)
+    for t in (2, 5):
+        assert_profiles_identical(base, vpoc.from_bars(high, low, close, vol, offsets=off, threads=t, **kw),
+                                  ctx=f"threads={t}")
+    for s in range(n_s):
+        a, b = off[s], off[s + 1]
+        one = vpoc.from_bars(high[a:b], low[a:b], close[a:b], vol[a:b], **kw)
+        assert np.array_equal(one.volume, base.volume[base.offsets[s]:base.offsets[s + 1]]), s
+
+
 # --------------------------------------------------------------------------------------
 # input kinds
 # --------------------------------------------------------------------------------------

@@ -347,3 +347,40 @@ def test_helpers_against_numpy():
     model = train.MLP(6, [4, 3], 0.5)
     assert model(torch.zeros(2, 6)).shape == (2,) and model(torch.zeros(2, 3, 2)).shape == (2,)
     assert [m.out_features for m in model.modules() if isinstance(m, torch.nn.Linear)] == [4, 3, 1]
+
+
+# --------------------------------------------------------------------------- live_replay.py
+
+LIVE_SCRIPT = ROOT / "examples" / "live_replay.py"
+
+
+@needs_features
+def test_live_replay_levels_and_predictions_equal_batch(tmp_path, capsys):
+    """The example's live POC/VA and model predictions equal the batch developing series and the
+    model applied to windows of the batch bar_features table."""
+    spec = importlib.util.spec_from_file_location("vpoc_example_live_replay", LIVE_SCRIPT)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    args = ex.parse_args(["--synthetic_sessions", "5", "--bars_per_session", "60", "--window", "4",
+                          "--train_epochs", "1", "--replay_sessions", "2", "--print_every", "25"])
+    model = ex.load_model(ex.tiny_checkpoint(args, str(tmp_path)))
+    res = ex.replay(args, model)
+    out = capsys.readouterr().out
+    assert "POC" in out and "replayed 120 bars of 2 sessions live" in out
+    d, a = res["data"], res["start"]
+    h, lo, c, v, o, ts = (d[k] for k in ("high", "low", "close", "volume", "open", "timestamp"))
+    dev = vpoc.from_bars(h, lo, c, v, open=o, offsets=d["offsets"], tick_size=0.25, developing=True)
+    assert np.array_equal(res["levels"][:, 0], dev.dev_poc[a:])
+    assert np.array_equal(res["levels"][:, 1], dev.dev_vah[a:])
+    assert np.array_equal(res["levels"][:, 2], dev.dev_val[a:])
+    table = vpoc.bar_features(h, lo, c, v, open=o, timestamp=ts, offsets=d["offsets"], tick_size=0.25)
+    x = ex._train_module().apply_standardization(table.values, model["mean"], model["std"])
+    W = model["window"]
+    expect = np.full(len(res["preds"]), np.nan)
+    for s in (3, 4):
+        for i in range(int(d["offsets"][s]) + W - 1, int(d["offsets"][s + 1])):
+            with torch.no_grad():
+                y = float(model["model"](torch.from_numpy(x[i - W + 1:i + 1][None]))[0])
+            expect[i - a] = 1.0 / (1.0 + np.exp(-y))
+    assert np.array_equal(np.isnan(res["preds"]), np.isnan(expect))
+    np.testing.assert_allclose(res["preds"], expect, rtol=0, atol=0)

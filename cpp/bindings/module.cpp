@@ -133,6 +133,35 @@ auto field(std::vector<T> vpoc::Profiles::*member) {
   };
 }
 
+// The float64 columns of one live append (None: absent), kept alive while it runs.
+struct Cols {
+  using A = py::array_t<double, py::array::c_style>;
+  std::vector<A> keep;
+  vpoc::LiveRows rows;
+
+  Cols(const py::object& price, const py::object& high, const py::object& low, const py::object& close,
+       const py::object& open, const py::object& volume) {
+    A v = volume.cast<A>();
+    if (v.ndim() != 1) VPOC_THROW(ValueError, "volume must be 1-D");
+    rows.n = static_cast<int64_t>(v.shape(0));
+    keep.push_back(v);
+    rows.volume = v.data();
+    rows.price = col(price, "price");
+    rows.high = col(high, "high");
+    rows.low = col(low, "low");
+    rows.close = col(close, "close");
+    rows.open = col(open, "open");
+  }
+  const double* col(const py::object& o, const char* name) {
+    if (o.is_none()) return nullptr;
+    A a = o.cast<A>();
+    if (a.ndim() != 1 || a.shape(0) != rows.n)
+      VPOC_THROW(ValueError, name, " must be 1-D with ", rows.n, " rows like volume");
+    keep.push_back(a);
+    return a.data();
+  }
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -279,6 +308,102 @@ PYBIND11_MODULE(_core, m) {
       py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"), py::arg("max_rows"),
       py::arg("developing"), py::arg("device"), py::arg("memory_budget"), py::arg("stream"), py::arg("user_stream"),
       py::arg("wait_streams"));
+
+  // Live sessions: scalar appends (one bar / trade) keep the GIL, since releasing it would cost
+  // more than the work; array appends release it.
+  using LS = vpoc::LiveSession;
+  const auto levels_tuple = [](const LS& s, double poc, double vah, double val) {
+    return py::make_tuple(poc, vah, val, s.total_volume(), s.va_volume());
+  };
+  py::class_<LS, std::shared_ptr<LS>>(m, "LiveSession")
+      .def(py::init([](bool bars, const std::string& distribute, bool has_open, double tick_size,
+                       int64_t ticks_per_row, double value_area, const std::string& va_method,
+                       const std::string& poc_tie, int64_t max_rows) {
+             const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 1, true);
+             return std::make_shared<LS>(bars, vpoc::parse_distribute(distribute), has_open, opt);
+           }),
+           py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),
+           py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
+           py::arg("max_rows"))
+      .def("append_bar",
+           [levels_tuple](LS& s, double high, double low, double close, const py::object& open, double volume) {
+             vpoc::LiveRows r;
+             double o = 0.0;
+             r.high = &high;
+             r.low = &low;
+             r.close = &close;
+             if (!open.is_none()) {
+               o = open.cast<double>();
+               r.open = &o;
+             }
+             r.volume = &volume;
+             r.n = 1;
+             double poc, vah, val;
+             s.append(r, &poc, &vah, &val);
+             return levels_tuple(s, poc, vah, val);
+           })
+      .def("append_trade",
+           [levels_tuple](LS& s, double price, double volume) {
+             vpoc::LiveRows r;
+             r.price = &price;
+             r.volume = &volume;
+             r.n = 1;
+             double poc, vah, val;
+             s.append(r, &poc, &vah, &val);
+             return levels_tuple(s, poc, vah, val);
+           })
+      .def("append",
+           [](LS& s, const py::object& price, const py::object& high, const py::object& low,
+              const py::object& close, const py::object& open, const py::object& volume) {
+             Cols c(price, high, low, close, open, volume);
+             const int64_t n = c.rows.n;
+             py::array_t<double> poc(n), vah(n), val(n);
+             {
+               py::gil_scoped_release nogil;
+               s.append(c.rows, poc.mutable_data(), vah.mutable_data(), val.mutable_data());
+             }
+             return py::make_tuple(poc, vah, val);
+           },
+           py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
+           py::arg("volume"))
+      .def("check",
+           [](const LS& s, const py::object& price, const py::object& high, const py::object& low,
+              const py::object& close, const py::object& open, const py::object& volume, bool fresh) {
+             Cols c(price, high, low, close, open, volume);
+             py::gil_scoped_release nogil;
+             s.check(c.rows, fresh);
+           },
+           py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
+           py::arg("volume"), py::arg("fresh"))
+      .def("clear", &LS::clear)
+      .def_property_readonly("size", &LS::size)
+      .def_property_readonly("bars", &LS::bars)
+      .def_property_readonly("has_open", &LS::has_open)
+      .def_property_readonly("low_row", &LS::low_row)
+      .def_property_readonly("n_rows", &LS::n_rows)
+      .def_property_readonly("poc_row", &LS::poc_row)
+      .def_property_readonly("vah_row", &LS::vah_row)
+      .def_property_readonly("val_row", &LS::val_row)
+      .def_property_readonly("total_volume", &LS::total_volume)
+      .def_property_readonly("va_volume", &LS::va_volume)
+      .def("histogram",
+           [](const LS& s) {
+             auto owner = std::make_shared<std::shared_ptr<const std::vector<double>>>();
+             const double* p = s.histogram(*owner);
+             const auto n = static_cast<py::ssize_t>(s.n_rows());
+             static const double kNone = 0.0;
+             py::capsule base(new std::shared_ptr<std::shared_ptr<const std::vector<double>>>(owner), [](void* q) {
+               delete static_cast<std::shared_ptr<std::shared_ptr<const std::vector<double>>>*>(q);
+             });
+             py::array out(py::dtype::of<double>(), {n}, {static_cast<py::ssize_t>(sizeof(double))}, p ? p : &kNone, base);
+             py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+             return out;
+           },
+           "The current histogram as a read-only view (n_rows() rows from low_row()).")
+      .def("column", [](const LS& s, int k) {
+        const auto& c = s.column(k);
+        return py::array_t<double>(static_cast<py::ssize_t>(c.size()), c.data());
+      });
 
   m.def("gpu_backend", []() { return std::string(vpoc::gpu::backend()); });
   m.def("gpu_device_count", []() { return vpoc::gpu::device_count(); });

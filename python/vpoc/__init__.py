@@ -1,18 +1,21 @@
 """vpoc: exact, fast volume profiles (POC, value area) for futures sessions.
 
-Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``backends()``; ``synth`` data.
+Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``Live`` (live feeds); ``backends()``;
+``synth`` data.
 """
 
-from . import features, io, sessions, synth
+from . import features, io, live, sessions, synth
 from ._api import (backends, empty_cache, from_bars, from_trades, gpu_available, memory_stats,
                    set_pool_limit)
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
 from .features import FeatureTable, bar_features, session_features
+from .live import Live
 
 __all__ = [
     "FeatureTable",
+    "Live",
     "NO_ROW",
     "OutOfMemoryError",
     "Profiles",
@@ -25,6 +28,7 @@ __all__ = [
     "from_trades",
     "gpu_available",
     "io",
+    "live",
     "memory_stats",
     "session_features",
     "sessions",

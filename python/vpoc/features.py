@@ -803,32 +803,39 @@ def _shapes(ctx: _Context, nodes: _Nodes) -> np.ndarray:
 # ---------------------------------------------------------------------------- time: IB, TPO
 
 
+def _zone_offset_s(s: int, tz: _dt.tzinfo) -> int:
+    """UTC offset (seconds) of ``tz`` at the instant ``s`` seconds after the epoch."""
+    delta = _dt.datetime.fromtimestamp(s, tz).utcoffset()
+    return 0 if delta is None else int(delta.total_seconds())
+
+
+def _offset_change(day: int, tz: _dt.tzinfo, before: int) -> int:
+    """The first second of UTC day ``day`` (days since the epoch) at which the offset is no
+    longer ``before`` (it differs at the next midnight): bisection to the second."""
+    lo, hi = day * 86400, (day + 1) * 86400
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _zone_offset_s(mid, tz) == before:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def _utc_offset_ns(ts: np.ndarray, tz: _dt.tzinfo) -> np.ndarray:
     """UTC offset (ns) of ``tz`` at each instant: the zone's offsets at every UTC midnight of
     the span, each change located to the second by bisection (at most one change a day)."""
     if ts.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     sec = np.floor_divide(ts, 10**9)
-
-    def off(s: int) -> int:
-        delta = _dt.datetime.fromtimestamp(s, tz).utcoffset()
-        return 0 if delta is None else int(delta.total_seconds())
-
     d0, d1 = int(sec.min()) // 86400, int(sec.max()) // 86400 + 1
     days = list(range(d0, d1 + 1))
-    offs = [off(d * 86400) for d in days]
+    offs = [_zone_offset_s(d * 86400, tz) for d in days]
     when: List[int] = []
     value: List[int] = [offs[0]]
     for i in range(len(days) - 1):
         if offs[i] != offs[i + 1]:
-            lo, hi = days[i] * 86400, days[i + 1] * 86400
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if off(mid) == offs[i]:
-                    lo = mid
-                else:
-                    hi = mid
-            when.append(hi)
+            when.append(_offset_change(days[i], tz, offs[i]))
             value.append(offs[i + 1])
     k = np.searchsorted(np.asarray(when, dtype=np.int64), sec, side="right")
     return np.asarray(value, dtype=np.int64)[k] * 10**9

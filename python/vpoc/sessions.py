@@ -220,27 +220,31 @@ def globex(ts: Any, *, calendar: CalendarLike = DEFAULT_CALENDAR, holidays: bool
     """
     t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
+    return _run(t, _globex(calendar, holidays, trade_dates), opts)
+
+
+def _globex(calendar: CalendarLike, holidays: bool, trade_dates: CalendarLike) -> "_Definition":
     holidays = _flag(holidays, "holidays")
     if calendar is None:
-        definition = "globex(calendar=None)"
-        return _clock_sessions(t, _GLOBEX_START, _GLOBEX_END, _CHICAGO, True, definition, **opts)
+        return _clock_definition(_GLOBEX_START, _GLOBEX_END, _CHICAGO, True, "globex(calendar=None)")
     cal = _calendar(calendar, "calendar")
     tdc = _calendar(trade_dates, "trade_dates") if holidays and trade_dates is not None else None
     definition = (f"globex(calendar={_cal_name(cal)!r}, holidays={holidays}, "
                   f"trade_dates={_cal_name(tdc) if tdc is None else repr(_cal_name(tdc))})")
-    if t.shape[0] == 0:
-        return _empty(definition)
-    d0, d1 = _date_span(t, _CHICAGO)
-    days, opens, closes = _schedule(cal, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
-    if tdc is not None:
-        tdates = _valid_days(tdc, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _TRADE_DATE_MARGIN_DAYS)
-        pos = np.searchsorted(tdates, days, side="left")
-        known = pos < tdates.shape[0]  # Globex days beyond the trade-date range lie past the data
-        days, opens, closes = days[known], opens[known], closes[known]
-        win_labels = tdates[pos[known]]
-    else:
-        win_labels = days
-    return _assign(t, opens, closes, _yyyymmdd(win_labels), definition, **opts)
+
+    def windows(d0: int, d1: int) -> Tuple[Int64Array, Int64Array, Int64Array]:
+        days, opens, closes = _schedule(cal, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
+        if tdc is not None:
+            tdates = _valid_days(tdc, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _TRADE_DATE_MARGIN_DAYS)
+            pos = np.searchsorted(tdates, days, side="left")
+            known = pos < tdates.shape[0]  # Globex days beyond the trade-date range lie past the data
+            days, opens, closes = days[known], opens[known], closes[known]
+            win_labels = tdates[pos[known]]
+        else:
+            win_labels = days
+        return opens, closes, _yyyymmdd(win_labels)
+
+    return _Definition(definition, _CHICAGO, windows)
 
 
 def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *,
@@ -260,6 +264,11 @@ def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *
     """
     t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
+    return _run(t, _rth(start, end, tz, calendar, holidays, trade_dates), opts)
+
+
+def _rth(start: Any, end: Any, tz: Any, calendar: CalendarLike, holidays: bool,
+         trade_dates: CalendarLike) -> "_Definition":
     holidays = _flag(holidays, "holidays")
     s_ns, e_ns = _time_of_day(start, "start"), _time_of_day(end, "end")
     if e_ns <= s_ns:
@@ -267,25 +276,26 @@ def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *
     zone = _zone(tz)
     if calendar is None:
         definition = f"rth(start={start!r}, end={end!r}, tz={str(zone)!r}, calendar=None)"
-        return _clock_sessions(t, start, end, zone, True, definition, **opts)
+        return _clock_definition(start, end, zone, True, definition)
     cal = _calendar(calendar, "calendar")
     tdc = _calendar(trade_dates, "trade_dates") if holidays and trade_dates is not None else None
     definition = (f"rth(start={start!r}, end={end!r}, tz={str(zone)!r}, "
                   f"calendar={_cal_name(cal)!r}, holidays={holidays}, "
                   f"trade_dates={_cal_name(tdc) if tdc is None else repr(_cal_name(tdc))})")
-    if t.shape[0] == 0:
-        return _empty(definition)
-    d0, d1 = _date_span(t, zone)
-    days, _, closes = _schedule(cal, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
-    if tdc is not None:
-        tdates = _valid_days(tdc, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
-        keep = np.isin(days, tdates)  # a trade date the hours calendar calls closed has no RTH
-        days, closes = days[keep], closes[keep]
-    opens = _localize_wall(days.astype(np.int64) * _NS_PER_DAY + s_ns, zone)
-    ends = _localize_wall(days.astype(np.int64) * _NS_PER_DAY + e_ns, zone)
-    ends = np.minimum(ends, closes)
-    ok = ends > opens  # an early close before the RTH start leaves no window
-    return _assign(t, opens[ok], ends[ok], _yyyymmdd(days[ok]), definition, **opts)
+
+    def windows(d0: int, d1: int) -> Tuple[Int64Array, Int64Array, Int64Array]:
+        days, _, closes = _schedule(cal, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
+        if tdc is not None:
+            tdates = _valid_days(tdc, d0 - _SCHEDULE_MARGIN_DAYS, d1 + _SCHEDULE_MARGIN_DAYS)
+            keep = np.isin(days, tdates)  # a trade date the hours calendar calls closed has no RTH
+            days, closes = days[keep], closes[keep]
+        opens = _localize_wall(days.astype(np.int64) * _NS_PER_DAY + s_ns, zone)
+        ends = _localize_wall(days.astype(np.int64) * _NS_PER_DAY + e_ns, zone)
+        ends = np.minimum(ends, closes)
+        ok = ends > opens  # an early close before the RTH start leaves no window
+        return opens[ok], ends[ok], _yyyymmdd(days[ok])
+
+    return _Definition(definition, zone, windows)
 
 
 def daily(ts: Any, tz: Any = "UTC", *, weekdays_only: bool = False, closed: str = "left",
@@ -298,10 +308,14 @@ def daily(ts: Any, tz: Any = "UTC", *, weekdays_only: bool = False, closed: str 
     """
     t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
+    return _run(t, _daily(tz, weekdays_only), opts)
+
+
+def _daily(tz: Any, weekdays_only: bool) -> "_Definition":
     weekdays_only = _flag(weekdays_only, "weekdays_only")
     zone = _zone(tz)
     definition = f"daily(tz={str(zone)!r}, weekdays_only={weekdays_only})"
-    return _clock_sessions(t, "00:00", "24:00", zone, weekdays_only, definition, **opts)
+    return _clock_definition("00:00", "24:00", zone, weekdays_only, definition)
 
 
 def custom(ts: Any, start: Any, end: Any, tz: Any, *, weekdays_only: bool = False,
@@ -320,13 +334,17 @@ def custom(ts: Any, start: Any, end: Any, tz: Any, *, weekdays_only: bool = Fals
     """
     t = _timestamps(ts, time_unit)
     opts = _options(closed, keep_empty, outside)
+    return _run(t, _custom(start, end, tz, weekdays_only), opts)
+
+
+def _custom(start: Any, end: Any, tz: Any, weekdays_only: bool) -> "_Definition":
     weekdays_only = _flag(weekdays_only, "weekdays_only")
     _time_of_day(start, "start")
     _time_of_day(end, "end", allow_24=True)
     zone = _zone(tz)
     definition = (f"custom(start={start!r}, end={end!r}, tz={str(zone)!r}, "
                   f"weekdays_only={weekdays_only})")
-    return _clock_sessions(t, start, end, zone, weekdays_only, definition, **opts)
+    return _clock_definition(start, end, zone, weekdays_only, definition)
 
 
 # --------------------------------------------------------------------------- window assignment
@@ -387,23 +405,42 @@ def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64A
     )
 
 
-def _clock_sessions(t: Int64Array, start: Any, end: Any, tz: Any, weekdays_only: bool,
-                    definition: str, **opts: Any) -> Sessions:
-    """Windows from local wall-clock times on every date (or weekday) around the data."""
+@dataclass(frozen=True)
+class _Definition:
+    """A session definition: ``windows(d0, d1)`` gives the sorted windows ``(opens, closes,
+    labels)`` (UTC ns, YYYYMMDD) that can hold rows whose local dates in ``zone`` lie in
+    ``d0 .. d1`` (days since 1970-01-01); the margins each builder adds make every such window
+    the one a call over a wider span would give. Used by the public functions and vpoc.Live."""
+
+    definition: str
+    zone: Any
+    windows: Callable[[int, int], Tuple[Int64Array, Int64Array, Int64Array]]
+
+
+def _run(t: Int64Array, defn: _Definition, opts: dict) -> Sessions:
     if t.shape[0] == 0:
-        return _empty(definition)
+        return _empty(defn.definition)
+    return _assign(t, *defn.windows(*_date_span(t, defn.zone)), defn.definition, **opts)
+
+
+def _clock_definition(start: Any, end: Any, tz: Any, weekdays_only: bool,
+                      definition: str) -> _Definition:
+    """Windows from local wall-clock times on every date (or weekday) around the data."""
     zone = _zone(tz)
     s_ns = _time_of_day(start, "start")
     e_ns = _time_of_day(end, "end", allow_24=True)
-    d0, d1 = _date_span(t, zone)
-    days = np.arange(d0 - 2, d1 + 3, dtype=np.int64)  # day numbers since 1970-01-01
-    if weekdays_only:
-        days = days[(days + 3) % 7 < 5]  # 1970-01-01 was a Thursday: Monday is (d + 3) % 7 == 0
-    day_ns = days * _NS_PER_DAY
-    open_wall = day_ns + s_ns - (_NS_PER_DAY if e_ns <= s_ns else 0)
-    opens = _localize_wall(open_wall, zone)
-    closes = _localize_wall(day_ns + e_ns, zone)
-    return _assign(t, opens, closes, _yyyymmdd(days), definition, **opts)
+
+    def windows(d0: int, d1: int) -> Tuple[Int64Array, Int64Array, Int64Array]:
+        days = np.arange(d0 - 2, d1 + 3, dtype=np.int64)  # day numbers since 1970-01-01
+        if weekdays_only:
+            days = days[(days + 3) % 7 < 5]  # 1970-01-01 was a Thursday: Monday is (d + 3) % 7 == 0
+        day_ns = days * _NS_PER_DAY
+        open_wall = day_ns + s_ns - (_NS_PER_DAY if e_ns <= s_ns else 0)
+        opens = _localize_wall(open_wall, zone)
+        closes = _localize_wall(day_ns + e_ns, zone)
+        return opens, closes, _yyyymmdd(days)
+
+    return _Definition(definition, zone, windows)
 
 
 def _empty(definition: str) -> Sessions:

@@ -4,5 +4,6 @@
 
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
+#include "vpoc/live.hpp"
 #include "vpoc/profiles.hpp"
 #include "vpoc/types.hpp"

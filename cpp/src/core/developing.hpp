@@ -45,30 +45,46 @@ class Session {
   // each. False when a row falls outside the scratch (an internal error: the caller reports it).
   template <class Src, class Out>
   VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, Out&& out) {
+    return extend(src, begin, begin, end, out);
+  }
+
+  // Rows [from, end) of a session whose first row is `begin`, rows [begin, from) having been run
+  // by this Session already (live updates). False, as in run(), when a row falls outside the
+  // scratch; the caller then replays the session into a wider scratch.
+  template <class Src, class Out>
+  VPOC_HD bool extend(const Src& src, int64_t begin, int64_t from, int64_t end, Out&& out) {
     const bool legacy = src.in.bars && src.in.distribute == Distribute::legacy;
-    distribute::LegacyLadder L;
-    double price_lo = 0.0, price_hi = 0.0;
-    for (int64_t i = begin; i < end; ++i) {
+    for (int64_t i = from; i < end; ++i) {
       const Item it = src.item(i);
       if (legacy) {
         // The prefix's own ladder (no lookahead). With a power-of-two tick every level price is
         // exact whatever the ladder's base, so earlier bars keep their shares; otherwise a new
         // ladder re-distributes the prefix.
-        price_lo = i == begin ? Src::legacy_lo(it) : fmin(price_lo, Src::legacy_lo(it));
-        price_hi = i == begin ? Src::legacy_hi(it) : fmax(price_hi, Src::legacy_hi(it));
-        const auto next = distribute::LegacyLadder::make(price_lo, price_hi, src.scale.tick);
-        const bool moved = next.base != L.base || next.K != L.K;
-        L = next;
+        price_lo_ = i == begin ? Src::legacy_lo(it) : fmin(price_lo_, Src::legacy_lo(it));
+        price_hi_ = i == begin ? Src::legacy_hi(it) : fmax(price_hi_, Src::legacy_hi(it));
+        const auto next = distribute::LegacyLadder::make(price_lo_, price_hi_, src.scale.tick);
+        const bool moved = next.base != L_.base || next.K != L_.K;
+        L_ = next;
         if (moved && i > begin && !src.scale.exact) {
-          if (!rebuild(src, L, begin, i)) return false;
+          if (!rebuild(src, L_, begin, i)) return false;
         }
       }
-      if (!add(src, L, it)) return false;
+      if (!add(src, L_, it)) return false;
       levels();
       out(i, sc_.origin + poc_, sc_.origin + val_, sc_.origin + vah_);
     }
     return true;
   }
+
+  // The prefix so far: its rows [first, last] as scratch indices (first > last when empty), its
+  // volume, the value area's volume, and the POC / VAL / VAH scratch indices of the last row run.
+  VPOC_HD int64_t first() const { return first_; }
+  VPOC_HD int64_t last() const { return last_; }
+  VPOC_HD double total() const { return total_; }
+  VPOC_HD double va_volume() const { return va_volume_; }
+  VPOC_HD int64_t poc() const { return poc_; }
+  VPOC_HD int64_t val() const { return val_; }
+  VPOC_HD int64_t vah() const { return vah_; }
 
  private:
   // Puts item `it` on the ladder and updates the POC candidates; m_lo..m_hi: the rows whose
@@ -201,6 +217,7 @@ class Session {
       }
       val_ = lo;
       vah_ = hi;
+      va_volume_ = running;
       return;
     }
     // Expansion states 0..n_path_-1 are kept. Step k's choice reads only rows within step_ of
@@ -234,6 +251,7 @@ class Session {
     n_path_ = k + 1;
     val_ = lo;
     vah_ = hi;
+    va_volume_ = running;
   }
 
   VPOC_HD void store(int64_t k, int64_t lo, int64_t hi, double running) {
@@ -247,12 +265,14 @@ class Session {
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
   int64_t m_lo_ = 0, m_hi_ = -1;   // rows changed by the last item
-  double total_ = 0.0, mx_ = 0.0;
+  double total_ = 0.0, mx_ = 0.0, va_volume_ = 0.0;
   int64_t tied_[kTiedCap] = {};
   int n_tied_ = 0;
   bool overflow_ = false;
   int64_t poc_ = -1, val_ = -1, vah_ = -1;
   int64_t n_path_ = 0;
+  distribute::LegacyLadder L_;             // legacy: the prefix's ladder and price range
+  double price_lo_ = 0.0, price_hi_ = 0.0;
 };
 
 }  // namespace vpoc::developing

@@ -5,41 +5,32 @@
 #include <limits>
 #include <vector>
 
-#include "core/developing.hpp"
 #include "core/ladder.hpp"
 #include "cpu/parallel.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::cpu {
-namespace {
 
-// One worker's scratch, grown to the widest session it meets.
-struct WorkerScratch {
-  std::vector<double> v, run;
-  std::vector<int32_t> lo, hi, order, pos;
-
-  developing::Scratch for_session(int64_t n_rows, int64_t origin) {
-    const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
-    v.assign(W, 0.0);
-    run.resize(W + 1);
-    lo.resize(W + 1);
-    hi.resize(W + 1);
-    order.resize(W);
-    pos.resize(W);
-    developing::Scratch sc;
-    sc.v = v.data();
-    sc.path_lo = lo.data();
-    sc.path_hi = hi.data();
-    sc.path_run = run.data();
-    sc.order = order.data();
-    sc.pos = pos.data();
-    sc.W = static_cast<int64_t>(W);
-    sc.origin = origin;
-    return sc;
-  }
-};
-
-}  // namespace
+developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) {
+  const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
+  if (!v || v.use_count() > 1) v = std::make_shared<std::vector<double>>();
+  v->assign(W, 0.0);
+  run.resize(W + 1);
+  lo.resize(W + 1);
+  hi.resize(W + 1);
+  order.resize(W);
+  pos.resize(W);
+  developing::Scratch sc;
+  sc.v = v->data();
+  sc.path_lo = lo.data();
+  sc.path_hi = hi.data();
+  sc.path_run = run.data();
+  sc.order = order.data();
+  sc.pos = pos.data();
+  sc.W = static_cast<int64_t>(W);
+  sc.origin = origin;
+  return sc;
+}
 
 void developing(const InputView& in, const SessionSpan& sessions, const Options& opt, Profiles& prof) {
   const int64_t S = sessions.n_sessions;
@@ -50,7 +41,7 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
   prof.dev_val.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   const int workers = resolve_threads(opt.threads, S);
-  std::vector<WorkerScratch> scratch(static_cast<size_t>(workers));
+  std::vector<ScratchBuffers> scratch(static_cast<size_t>(workers));
   std::vector<char> lost(static_cast<size_t>(S), 0);
 
   with_types(in, [&](auto p, auto v) {

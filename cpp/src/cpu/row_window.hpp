@@ -78,7 +78,6 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if (nlo >= origin_ && nhi + kPad < origin_ + rows_) return true;
     // Twice the span leaves room to grow on both sides; 1024 rows cover a typical ES session at once.
     const int64_t cap = std::max<int64_t>({rows_, 2 * span + kPad, 1024});
-    fold_spreads(lo, hi);  // the planes restart empty in the moved window
     std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc(0));
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)
@@ -86,7 +85,19 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         std::copy(buf_.begin() + l * rows_ + (lo - origin_), buf_.begin() + l * rows_ + (hi - origin_) + 1,
                   next.begin() + l * cap + (lo - origin));
     buf_.swap(next);
-    if (std::is_same_v<Acc, double>) spread_.assign(static_cast<size_t>(kSpreadStride * cap), 0);
+    if (std::is_same_v<Acc, double>) {
+      // The planes move with the rows (folded once, at drain): folding them here would round
+      // the session's sums differently depending on the window this worker had before, i.e. on
+      // the thread count and on the other sessions of the call.
+      std::vector<int64_t> planes(static_cast<size_t>(kSpreadStride * cap), 0);
+      if (!empty && spread_used_) {
+        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);  // the -v past hi
+        std::copy(spread_.begin() + (lo - origin_) * kSpreadStride,
+                  spread_.begin() + (end - origin_ + 1) * kSpreadStride,
+                  planes.begin() + (lo - origin) * kSpreadStride);
+      }
+      spread_.swap(planes);
+    }
     origin_ = origin;
     rows_ = cap;
     return true;

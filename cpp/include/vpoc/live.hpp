@@ -1,0 +1,69 @@
+// vpoc/live.hpp — one session grown row by row (live data): its developing POC / value area now.
+// Contract: after each appended row the levels equal the batch developing series of the same rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vpoc/types.hpp"
+
+namespace vpoc {
+
+// The rows of one append: bars (high, low, close, open [nullptr: absent], volume) or trades
+// (price, volume), n rows each, float64. Argument names are used in error messages.
+struct LiveRows {
+  const double* price = nullptr;  // trades
+  const double* high = nullptr;   // bars
+  const double* low = nullptr;
+  const double* close = nullptr;
+  const double* open = nullptr;
+  const double* volume = nullptr;
+  int64_t n = 0;
+};
+
+// The current session of a live feed. append() validates every new row before it changes
+// anything (a bad row throws ValueError naming it and leaves the session as it was), then runs
+// the new rows through core/developing.hpp, the code of the batch developing series.
+class LiveSession {
+ public:
+  // bars: OHLC bars distributed by `distribute` (has_open: bars carry an open), else trades.
+  LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt);
+  ~LiveSession();
+  LiveSession(LiveSession&&) noexcept;
+  LiveSession& operator=(LiveSession&&) noexcept;
+
+  // Appends rows; out_poc / out_vah / out_val (nullptr or n entries) receive each row's
+  // developing levels as row prices.
+  void append(const LiveRows& rows, double* out_poc, double* out_vah, double* out_val);
+  // Throws what append(rows) would throw (fresh: as if the session were empty), changing nothing.
+  void check(const LiveRows& rows, bool fresh) const;
+  // Starts a new, empty session (the rules stay).
+  void clear();
+
+  int64_t size() const;  // rows appended since the session began
+  bool bars() const;
+  bool has_open() const;
+  Distribute distribute() const;
+  const Options& options() const;
+  // The current profile: absolute rows low_row() .. low_row() + n_rows() - 1 (n_rows() == 0 and
+  // kNoRow levels while empty), POC / VAH / VAL rows, total and value-area volume.
+  int64_t low_row() const;
+  int64_t n_rows() const;
+  int64_t poc_row() const;
+  int64_t vah_row() const;
+  int64_t val_row() const;
+  double total_volume() const;
+  double va_volume() const;
+  // n_rows() row volumes from low_row() up, inside `owner` (which stays valid after the session
+  // grows or is cleared: a buffer still shared is replaced, never rewritten).
+  const double* histogram(std::shared_ptr<const std::vector<double>>& owner) const;
+  // The session's rows so far (column k: 0 high or price, 1 low, 2 close, 3 open, 4 volume).
+  const std::vector<double>& column(int k) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vpoc

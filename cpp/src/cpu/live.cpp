@@ -1,0 +1,253 @@
+// cpu/live.cpp — vpoc::LiveSession: one session's rows kept as they arrive, run through the
+// developing code of the batch series. Contract: vpoc/live.hpp; rows are validated before any change.
+#include "vpoc/live.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/developing.hpp"
+#include "core/ladder.hpp"
+#include "core/messages.hpp"
+#include "core/source.hpp"
+#include "cpu/developing.hpp"
+#include "vpoc/errors.hpp"
+#include "vpoc/profiles.hpp"
+
+namespace vpoc {
+
+namespace {
+
+// Rows of slack kept on each side of a session's row range when its scratch is laid out again,
+// at least this many (and at most the range itself): the scratch doubles as the range grows, so
+// the replays it costs add up to O(rows) per session.
+constexpr int64_t kMinSlack = 8;
+// Wider layouts tried when a legacy ladder steps past the estimated range before giving up.
+constexpr int kLayoutTries = 4;
+
+enum Col : int { kPrice = 0, kHigh = 0, kLow = 1, kClose = 2, kOpen = 3, kVolume = 4 };
+
+}  // namespace
+
+struct LiveSession::Impl {
+  bool bars;
+  Distribute distribute;
+  bool has_open;
+  Options opt;
+  std::vector<double> cols[5];
+  cpu::ScratchBuffers buf;
+  developing::Scratch sc;
+  std::optional<developing::Session> session;
+
+  InputView view() const {
+    InputView in;
+    in.bars = bars;
+    in.distribute = distribute;
+    in.price_dtype = in.volume_dtype = DType::f64;
+    in.volume = cols[kVolume].data();
+    if (!bars) {
+      in.price = cols[kPrice].data();
+      return in;
+    }
+    in.high = cols[kHigh].data();
+    in.low = cols[kLow].data();
+    in.close = cols[kClose].data();
+    in.open = has_open ? cols[kOpen].data() : nullptr;
+    return in;
+  }
+  Source<double, double> source() const { return make_source<double, double>(view(), opt, 0); }
+  int64_t size() const { return static_cast<int64_t>(cols[kVolume].size()); }
+  bool empty_profile() const { return !session || session->first() > session->last(); }
+
+  // Throws ValueError naming the first bad row (indices are positions within `rows`).
+  void validate(const LiveRows& r) const {
+    if (r.n < 0) VPOC_THROW(ValueError, "the number of rows must be >= 0, got ", r.n);
+    if (r.n == 0) return;
+    if (!r.volume) VPOC_THROW(ValueError, "volume is required");
+    if (!bars) {
+      if (!r.price) VPOC_THROW(ValueError, "price is required for trades");
+      Array price, volume;
+      price.name = "price";
+      volume.name = "volume";
+      for (int64_t i = 0; i < r.n; ++i) {
+        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size);
+        if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
+      }
+      return;
+    }
+    if (!r.high || !r.low || !r.close) VPOC_THROW(ValueError, "high, low and close are required for bars");
+    if (has_open != (r.open != nullptr))
+      VPOC_THROW(ValueError, has_open ? "open is required: this live profile's bars carry an open"
+                                      : "open was given but this live profile's bars carry none");
+    BarsInput b;
+    b.high.name = "high";
+    b.low.name = "low";
+    b.close.name = "close";
+    b.open.name = "open";
+    b.volume.name = "volume";
+    b.has_open = has_open;
+    for (int64_t i = 0; i < r.n; ++i) {
+      const double o = has_open ? r.open[i] : r.close[i];
+      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size);
+      if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
+    }
+  }
+
+  // Absolute rows [lo, hi] that the rows of `r` can touch (legacy: one row more on each side,
+  // where a prefix's ladder may place a level) and, in span_lo / span_hi, the rows they surely
+  // touch (for the max_rows check).
+  void reach(const LiveRows& r, int64_t& lo, int64_t& hi, int64_t& span_lo, int64_t& span_hi) const {
+    const auto src = source();
+    const distribute::LegacyLadder L;
+    lo = span_lo = INT64_MAX;
+    hi = span_hi = INT64_MIN;
+    for (int64_t i = 0; i < r.n; ++i) {
+      Item it;
+      it.v = r.volume[i];
+      int64_t a, b, pad = 0;
+      if (bars) {
+        it.a = r.high[i];
+        it.b = r.low[i];
+        it.c = r.close[i];
+        it.d = r.open ? r.open[i] : it.c;
+      } else {
+        it.a = r.price[i];
+      }
+      if (bars && distribute == Distribute::legacy) {
+        a = src.row_of(Source<double, double>::legacy_lo(it));
+        b = src.row_of(Source<double, double>::legacy_hi(it));
+        pad = 1;
+      } else {
+        src.rows(it, L, a, b);
+      }
+      span_lo = std::min(span_lo, a);
+      span_hi = std::max(span_hi, b);
+      lo = std::min(lo, a - pad);
+      hi = std::max(hi, b + pad);
+    }
+  }
+
+  // A scratch around absolute rows [lo, hi] with `slack` more rows on each side, the session's
+  // rows [0, n) replayed into it (calling out for rows >= from).
+  template <class Out>
+  bool layout(int64_t lo, int64_t hi, int64_t slack, int64_t n, int64_t from, Out&& out) {
+    const int64_t rows = hi - lo + 1 + 2 * slack;
+    sc = buf.for_session(rows, lo - slack - developing::kMargin);
+    session.emplace(sc, opt);
+    return session->extend(source(), 0, 0, n, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
+      if (i >= from) out(i, p, a, b);
+    });
+  }
+};
+
+LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt)
+    : impl_(std::make_unique<Impl>()) {
+  validate(opt);
+  impl_->bars = bars;
+  impl_->distribute = distribute;
+  impl_->has_open = bars && has_open;
+  impl_->opt = opt;
+}
+
+LiveSession::~LiveSession() = default;
+LiveSession::LiveSession(LiveSession&&) noexcept = default;
+LiveSession& LiveSession::operator=(LiveSession&&) noexcept = default;
+
+namespace {
+
+// The rows' reach joined with the session's current range (unless fresh); throws when the
+// session would span more than max_rows rows.
+template <class Impl>
+void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, int64_t& hi) {
+  int64_t span_lo, span_hi;
+  s.reach(r, lo, hi, span_lo, span_hi);
+  if (!fresh && !s.empty_profile()) {
+    const int64_t first = s.sc.origin + s.session->first(), last = s.sc.origin + s.session->last();
+    lo = std::min(lo, first);
+    hi = std::max(hi, last);
+    span_lo = std::min(span_lo, first);
+    span_hi = std::max(span_hi, last);
+  }
+  if (span_hi - span_lo + 1 > s.opt.max_rows)
+    throw ValueError(messages::too_wide("row", (fresh ? 0 : s.size()) + r.n - 1, s.opt.max_rows), __FILE__,
+                     __LINE__);
+}
+
+}  // namespace
+
+void LiveSession::check(const LiveRows& r, bool fresh) const {
+  impl_->validate(r);
+  if (r.n == 0) return;
+  int64_t lo, hi;
+  checked_reach(*impl_, r, fresh, lo, hi);
+}
+
+void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, double* out_val) {
+  Impl& s = *impl_;
+  s.validate(r);
+  if (r.n == 0) return;
+  int64_t lo, hi;
+  checked_reach(s, r, false, lo, hi);
+  const int64_t old_n = s.size();
+
+  // Nothing has changed so far; from here on the rows are valid and the append cannot fail.
+  const double* src_cols[5] = {s.bars ? r.high : r.price, r.low, r.close, r.open, r.volume};
+  for (int k = 0; k < 5; ++k)
+    if (src_cols[k]) s.cols[k].insert(s.cols[k].end(), src_cols[k], src_cols[k] + r.n);
+  const double row_size = s.opt.tick_size * static_cast<double>(s.opt.ticks_per_row);
+  const auto out = [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+    const auto k = static_cast<size_t>(i - old_n);
+    if (out_poc) out_poc[k] = ladder::row_price(poc, row_size);
+    if (out_vah) out_vah[k] = ladder::row_price(vah, row_size);
+    if (out_val) out_val[k] = ladder::row_price(val, row_size);
+  };
+  const int64_t n = s.size();
+  const bool fits = s.session && lo - developing::kMargin >= s.sc.origin &&
+                    hi + developing::kMargin < s.sc.origin + s.sc.W;
+  if (fits && s.session->extend(s.source(), 0, old_n, n, out)) return;
+  int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, s.opt.max_rows));
+  for (int t = 0; t < kLayoutTries; ++t, slack *= 2)
+    if (s.layout(lo, hi, slack, n, old_n, out)) return;
+  VPOC_THROW(Error, "live session: a row fell outside its scratch after ", kLayoutTries, " layouts");
+}
+
+void LiveSession::clear() {
+  for (auto& c : impl_->cols) c.clear();
+  impl_->session.reset();
+}
+
+int64_t LiveSession::size() const { return impl_->size(); }
+bool LiveSession::bars() const { return impl_->bars; }
+bool LiveSession::has_open() const { return impl_->has_open; }
+Distribute LiveSession::distribute() const { return impl_->distribute; }
+const Options& LiveSession::options() const { return impl_->opt; }
+
+int64_t LiveSession::low_row() const {
+  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->first();
+}
+int64_t LiveSession::n_rows() const {
+  return impl_->empty_profile() ? 0 : impl_->session->last() - impl_->session->first() + 1;
+}
+int64_t LiveSession::poc_row() const {
+  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->poc();
+}
+int64_t LiveSession::vah_row() const {
+  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->vah();
+}
+int64_t LiveSession::val_row() const {
+  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->val();
+}
+double LiveSession::total_volume() const { return impl_->session ? impl_->session->total() : 0.0; }
+double LiveSession::va_volume() const { return impl_->empty_profile() ? 0.0 : impl_->session->va_volume(); }
+
+const double* LiveSession::histogram(std::shared_ptr<const std::vector<double>>& owner) const {
+  owner = impl_->buf.v;
+  if (impl_->empty_profile() || !owner) return owner ? owner->data() : nullptr;
+  return owner->data() + impl_->session->first();
+}
+
+const std::vector<double>& LiveSession::column(int k) const {
+  if (k < 0 || k > 4) VPOC_THROW(ValueError, "column must be 0..4, got ", k);
+  return impl_->cols[k];
+}
+
+}  // namespace vpoc
