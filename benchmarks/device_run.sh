@@ -22,7 +22,7 @@
 #   VPOC_SAN_K          pytest -k expression for the sanitizer runs
 #                       (default "not 500M and not 1000 and not oom")
 #   VPOC_RACE_K         racecheck only: the tests it runs, and-ed with VPOC_SAN_K (default: the
-#                       GPU-vs-CPU equality, developing, empty-session and large-shape tests)
+#                       GPU-vs-CPU equality tests of trades, bars and the developing series)
 #   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
 #   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
 #   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
@@ -47,7 +47,7 @@ DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
 # racecheck is ~10x slower than memcheck: the kernels' shared-memory users, in quick sizes
-export RACE_K=${VPOC_RACE_K:-gpu_equals_cpu or developing or empty_sessions or large_shapes}
+export RACE_K=${VPOC_RACE_K:-trades_gpu_equals_cpu or bars_gpu_equals_cpu or developing_gpu_equals_cpu}
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 WORK=$(mktemp -d)
 export WORK

@@ -289,20 +289,15 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("memory_stats", [](int device) {
     const auto st = vpoc::gpu::memory_stats(device);
+    using S = vpoc::gpu::MemoryStats;
+    static const std::pair<const char*, int64_t S::*> fields[] = {
+        {"workspace_bytes", &S::workspace_bytes}, {"peak_bytes", &S::peak_bytes}, {"allocs", &S::allocs},
+        {"frees", &S::frees}, {"output_allocs", &S::output_allocs}, {"output_frees", &S::output_frees},
+        {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
+        {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
+        {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees}};
     py::dict d;
-    d["workspace_bytes"] = st.workspace_bytes;
-    d["peak_bytes"] = st.peak_bytes;
-    d["allocs"] = st.allocs;
-    d["frees"] = st.frees;
-    d["output_allocs"] = st.output_allocs;
-    d["output_frees"] = st.output_frees;
-    d["output_bytes"] = st.output_bytes;
-    d["pool_bytes"] = st.pool_bytes;
-    d["pool_cached_bytes"] = st.pool_cached_bytes;
-    d["pool_limit_bytes"] = st.pool_limit_bytes;
-    d["pool_hits"] = st.pool_hits;
-    d["driver_allocs"] = st.driver_allocs;
-    d["driver_frees"] = st.driver_frees;
+    for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;
   });
   m.def("empty_cache", [](int device) {

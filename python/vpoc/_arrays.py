@@ -22,11 +22,22 @@ VOLUME_DTYPES = PRICE_DTYPES + (np.dtype(np.int32), np.dtype(np.int64))
 _GPU_TYPESTRS = {"f4", "f8", "i4", "i8"}
 
 
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+# torch dtype name -> typestr, for the torch fast path (torch's __cuda_array_interface__ is a
+# Python property that builds a dict per access: several accesses per array per call add up).
+_TORCH_TYPESTRS = {"torch.float32": "f4", "torch.float64": "f8", "torch.int32": "i4", "torch.int64": "i8"}
+
+
 def gpu_location(x: Any) -> Optional[int]:
     """The GPU index of an array in GPU memory (``__cuda_array_interface__`` or a DLPack device
     of type CUDA/ROCm), or None for host data."""
     if isinstance(x, np.ndarray):
         return None
+    if _is_torch(x) and hasattr(x, "is_cuda"):
+        return _device_index(x) if x.is_cuda else None
     x = _detached(x)
     if hasattr(x, "__cuda_array_interface__"):
         return _device_index(x)
@@ -47,6 +58,10 @@ def _detached(x: Any) -> Any:
 def producer_stream(x: Any) -> Optional[int]:
     """The stream a GPU array's pending writes are on: the CUDA array interface v3 'stream', else
     torch's current stream for a torch tensor (its interface is v2, without one)."""
+    if _is_torch(x) and hasattr(x, "is_cuda"):  # its interface is v2: no stream entry
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
     x = _detached(x)
     stream = x.__cuda_array_interface__.get("stream")
     if stream is not None:
@@ -73,6 +88,11 @@ def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The caller orders its
     work after ``producer_stream(x)``.
     """
+    if _is_torch(x) and getattr(x, "is_cuda", False) and x.dim() == 1:
+        typestr = _TORCH_TYPESTRS.get(str(x.dtype))
+        if typestr is not None and typestr[0] in kinds and (x.numel() <= 1 or x.stride(0) == 1):
+            return int(x.data_ptr()) if x.numel() else 0, int(x.numel()), typestr, _device_index(x)
+        # anything else: the interface path below says what is wrong
     x = _detached(x)
     if not hasattr(x, "__cuda_array_interface__"):
         raise TypeError(f"{name} is a GPU array without __cuda_array_interface__; pass a torch "

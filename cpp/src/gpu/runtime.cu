@@ -40,20 +40,23 @@ void DeviceState::driver_free(void* p) {
   stats_.driver_frees += 1;
 }
 
+void DeviceState::free_workspace() {
+  if (ws_ == nullptr) return;
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));  // kernels in flight may still read it
+  VPOC_GPU_CHECK(gpuStreamSynchronize(copy_stream_));
+  driver_free(ws_);
+  ws_ = nullptr;
+  ws_bytes_ = 0;
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  stats_.frees += 1;
+  stats_.workspace_bytes = 0;
+}
+
 void* DeviceState::workspace(size_t bytes) {
   if (bytes <= ws_bytes_) return ws_;
   bytes = std::max(align_up(bytes), size_t(1) << 20);  // at least 1 MiB: small calls never regrow
   DeviceGuard guard(device_);
-  if (ws_ != nullptr) {
-    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));  // kernels in flight may still read it
-    VPOC_GPU_CHECK(gpuStreamSynchronize(copy_stream_));
-    driver_free(ws_);
-    ws_ = nullptr;
-    ws_bytes_ = 0;
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    stats_.frees += 1;
-    stats_.workspace_bytes = 0;
-  }
+  free_workspace();
   void* p = driver_malloc(bytes);
   if (p == nullptr) {  // cached results may be what fills the device: give them back, try again
     {
@@ -289,14 +292,7 @@ void DeviceState::empty_cache() {
   DeviceGuard guard(device_);
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(copy_stream_));
-  if (ws_ != nullptr) {
-    driver_free(ws_);
-    ws_ = nullptr;
-    ws_bytes_ = 0;
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    stats_.frees += 1;
-    stats_.workspace_bytes = 0;
-  }
+  free_workspace();
   if (pinned_ != nullptr) {
     (void)gpuFreeHost(pinned_);
     pinned_ = nullptr;

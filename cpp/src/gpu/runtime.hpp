@@ -68,6 +68,7 @@ class DeviceState {
   void trim(size_t keep);                 // frees cached buffers down to `keep` bytes; pool_mutex_ held
   void* driver_malloc(size_t bytes);      // counted; nullptr on failure (error cleared)
   void driver_free(void* p);              // counted
+  void free_workspace();                  // after the streams are done with it; callers hold mutex()
 
   int device_;
   gpuStream_t stream_ = nullptr;       // vpoc's own compute stream (non-blocking)
