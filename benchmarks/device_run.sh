@@ -11,7 +11,7 @@
 #                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
-#                       env,build,import,pytest,memcheck,racecheck,profile,bench,train)
+#                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
 #   VPOC_PYTEST_ARGS    what the pytest step runs (default: the whole suite, stopping at the first
 #                       failure); e.g. the GPU-relevant files when the machine lacks the I/O extras
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
@@ -41,7 +41,7 @@ export PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
-STEPS=",${VPOC_STEPS:-env,build,import,pytest,memcheck,racecheck,profile,bench,train},"
+STEPS=",${VPOC_STEPS:-env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train},"
 export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
@@ -119,6 +119,10 @@ step build "$(min 420 $(($(left) - BENCH_RESERVE - 60)))" '
 step import 60 '
   cd "$WORK" && $PY -c "import vpoc; print(vpoc.__file__); print(vpoc.backends(), vpoc.gpu_available())" |
     tee "$WORK/import.txt" && grep -q "True$" "$WORK/import.txt"'
+
+# the install's self-test, as a user would run it: $OUT/doctor.txt
+step doctor 90 '
+  cd "$WORK" && $PY -m vpoc doctor 2>&1 | tee "$OUT/doctor.txt"'
 
 step pytest "$(min 240 $(($(left) - BENCH_RESERVE - 60)))" '
   $PY -m pytest -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" $PYTEST_ARGS 2>&1 | tee "$WORK/pytest.txt"'

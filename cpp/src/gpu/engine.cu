@@ -2,6 +2,8 @@
 // range -> lay out -> bin each group, then level every session. Device inputs are read in place.
 // Contract: bounded scratch (memory_budget), one reusable workspace, results equal the CPU engine.
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -116,6 +118,7 @@ class Run {
   void allocate_sessions();
   void developing();
   void finish();
+  void check_totals();
 
   const Inputs& in_;
   InputView view_;
@@ -145,6 +148,7 @@ class Run {
   // results
   DeviceProfiles out_;
   int64_t laid_out_ = 0;  // output rows of the groups done so far
+  bool may_overflow_ = false;  // a volume so large that a session's sum may pass the float64 range
   size_t dev_bytes_ = 0;  // the developing series' share of the workspace
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
@@ -204,6 +208,8 @@ void Run::layout_workspace() {
   scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
+  // No session of the call sums past DBL_MAX unless one of its volumes exceeds DBL_MAX / rows.
+  scratch_.huge_volume = DBL_MAX / static_cast<double>(std::max<int64_t>(in_.n, 1));
   scratch_.out_off = g_out_off_;
   scratch_.low_row = g_low_;
   scratch_.width = g_width_;
@@ -340,7 +346,9 @@ void Run::process(const Group& g, int slot) {
   const int64_t rows = host_small_[0], widest = host_small_[1];
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
-  const bool integer_acc = !splits_ && host_small_[3] == 0;
+  const auto flags = static_cast<unsigned long long>(host_small_[3]);
+  const bool integer_acc = !splits_ && (flags & kFractional) == 0;
+  may_overflow_ |= (flags & kHugeVolume) != 0;
   if (widest > opt_.max_rows) {
     std::vector<int64_t> w(static_cast<size_t>(n));
     VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
@@ -510,6 +518,20 @@ DeviceProfiles Run::run() {
   return std::move(out_);
 }
 
+// Only when a volume was huge (rare): the first session whose total overflowed is a ValueError.
+void Run::check_totals() {
+  const int64_t S = sessions_.n_sessions;
+  std::vector<double> totals(static_cast<size_t>(S));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(totals.data(), out_.total_volume.data, static_cast<size_t>(S) * 8,
+                                gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  for (int64_t s = 0; s < S; ++s)
+    if (!std::isfinite(totals[static_cast<size_t>(s)])) {
+      const char* name = bars_ ? bars_->volume.name : in_.arrays[1]->name;
+      throw ValueError(messages::volume_overflow(name, s), __FILE__, __LINE__);
+    }
+}
+
 void Run::finish() {
   const int64_t S = sessions_.n_sessions;
   const int64_t R = laid_out_;
@@ -543,6 +565,7 @@ void Run::finish() {
                     static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
                     static_cast<double*>(out_.va_volume.data)};
   launch_levels(volume, order, cols, S, opt_, stream_);
+  if (may_overflow_) check_totals();
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;

@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   unsigned long long bad = kEncNone;
-  bool fractional = false;
+  bool fractional = false, huge = false;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     unsigned long long lo = kEncNone, hi = 0;
@@ -177,6 +177,7 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
         return;
       }
       fractional |= !whole(it.v);
+      huge |= it.v > g.huge_volume;
       int64_t r0, r1;
       src.rows(it, L, r0, r1);
       lo = min(lo, enc_row(r0));
@@ -185,7 +186,7 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
-  if (fractional) atomicOr(g.fractional, 1ull);
+  if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
 }
 
 __device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }

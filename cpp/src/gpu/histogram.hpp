@@ -25,7 +25,8 @@ struct GroupScratch {
   unsigned long long* plo = nullptr;  // [n] legacy: lowest price (order-preserving encoding)
   unsigned long long* phi = nullptr;  // [n] legacy: highest price
   unsigned long long* err = nullptr;  // [1] smallest bad row index (~0: none)
-  unsigned long long* fractional = nullptr;  // [1] set when a volume is not a whole number below 2**31
+  unsigned long long* fractional = nullptr;  // [1] |= kFractional, kHugeVolume (see launch_row_range)
+  double huge_volume = 0.0;           // a volume above this may make its session's sum overflow
   const int64_t* out_off = nullptr;   // [n] first output row of each session
   const int64_t* low_row = nullptr;   // [n] each session's low row
   const int64_t* width = nullptr;     // [n] each session's rows
@@ -48,8 +49,11 @@ inline constexpr unsigned long long kEncNone = ~0ull;
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
 void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                         gpuStream_t stream);
+// Bits of *GroupScratch::fractional: a volume that is not a whole number below 2**31 (no integer
+// accumulation); a volume above huge_volume (the totals must be checked for overflow).
+inline constexpr unsigned long long kFractional = 1, kHugeVolume = 2;
 // Validates every row (first bad index into g.err), accumulates touched rows into g.lo / g.hi,
-// and flags volumes that are not whole numbers below 2**31 in g.fractional.
+// and sets the kFractional / kHugeVolume bits of g.fractional.
 void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                       gpuStream_t stream);
 // Adds the volume of every row into out (u64 when integer_acc, else double), at
