@@ -223,6 +223,30 @@ def test_profile_matches_reference(case, mode):
     np.testing.assert_allclose(list(d.values()), vol, rtol=RTOL, atol=0)
 
 
+@given(sessions_case(max_sessions=3, max_bars=30), st.integers(0, 2**32 - 1))
+def test_open_close_outside_low_high_match_the_legacy(case, seed):
+    """vpoc.from_bars rejects such bars; the legacy spread them over [min(o,c,l), max(o,c,h)] and
+    compat does the same (it widens the bar before the engine)."""
+    df, tick = case
+    rng = np.random.default_rng(seed)
+    n = len(df)
+    df = df.copy()
+    below, above = rng.random(n) < 0.3, rng.random(n) < 0.3
+    df.loc[below, "open"] = df.loc[below, "low"] - rng.integers(1, 4, int(below.sum())) * tick
+    df.loc[above, "close"] = df.loc[above, "high"] + rng.uniform(0.1, 3, int(above.sum())) * tick
+    analyzer = compat.VolumeProfileAnalyzer(tick)
+    for key, frame in sessions_of(df):
+        got = analyzer.calculate_volume_profile(frame)
+        levels, vol, smooth = ref_profile(frame, tick)
+        np.testing.assert_array_equal(got["price_level"].to_numpy(), levels)
+        np.testing.assert_allclose(got["volume"].to_numpy(), vol, rtol=RTOL, atol=0)
+        np.testing.assert_allclose(got["volume_smooth"].to_numpy(), smooth, rtol=RTOL, atol=0)
+    if (below | above).any():
+        with pytest.raises(ValueError, match=r"(open|close)\[\d+\]=.* is outside"):
+            vpoc.from_bars(df["high"], df["low"], df["close"], df["volume"], open=df["open"],
+                           tick_size=tick, distribute="legacy")
+
+
 volume_lists = st.lists(st.one_of(st.sampled_from([0.0, 1.0, 2.0, 5.0]),
                                   st.floats(0, 1e6, allow_nan=False)), min_size=1, max_size=40)
 

@@ -750,3 +750,34 @@ def test_bars_mixed_price_dtypes():
         ref = ref_bars(h32, low, close, vol, open32, off, tick_size=0.01, distribute=dist)
         assert_matches_reference(prof, ref, exact=dist in ("close", "hlc3"), value_area=0.7,
                                  va_method="cbot", poc_tie="center", ctx=dist)
+
+
+# --------------------------------------------------------------------------------------
+# found by tests/test_fuzz.py
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("order", [">", "<"])
+@pytest.mark.parametrize("dtype", ["f8", "f4", "i8", "i4"])
+def test_byte_order_does_not_change_results(order, dtype):
+    """Big-endian float64 volumes were read as float32 (silent precision loss)."""
+    rng = np.random.default_rng(3)
+    price = 4000 + rng.integers(0, 20, 50) * 0.25
+    vol = rng.random(50) * 1000 + 1 if dtype[0] == "f" else rng.integers(1, 1000, 50)
+    a = vpoc.from_trades(price.astype(order + "f8"), vol.astype(order + dtype), tick_size=0.25)
+    b = vpoc.from_trades(price, vol.astype(dtype), tick_size=0.25)
+    np.testing.assert_array_equal(a.volume, b.volume, strict=True)
+    np.testing.assert_array_equal(a.total_volume, b.total_volume, strict=True)
+    np.testing.assert_allclose(a.total_volume, vol.astype(dtype).astype(np.float64).sum(), rtol=1e-12)
+
+
+def test_long_double_volume_is_read_as_float64():
+    vol = np.array([1.486011545317524, 2.0], dtype=np.longdouble)
+    prof = vpoc.from_trades([1.0, 1.0], vol, tick_size=0.25)
+    assert prof.total_volume[0] == np.float64(vol[0]) + 2.0
+
+
+def test_infinite_row_size_is_rejected():
+    """tick_size * ticks_per_row past float64 made every row price NaN."""
+    with pytest.raises(ValueError, match=r"tick_size \* ticks_per_row must be finite"):
+        vpoc.from_trades([4000.0], [1.0], tick_size=1e300, ticks_per_row=2**40)
+    with pytest.raises(ValueError, match=r"tick_size \* ticks_per_row must be finite"):
+        vpoc.from_bars([1.0], [1.0], [1.0], [1.0], tick_size=1e300, ticks_per_row=2**40)

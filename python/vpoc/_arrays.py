@@ -142,6 +142,8 @@ def as_array(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a numeric array (integer or float), got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if not arr.dtype.isnative:  # big-endian data: the same values in this machine's byte order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return np.ascontiguousarray(arr)
 
 
@@ -156,8 +158,10 @@ def as_volume(x: Any, name: str) -> np.ndarray:
     arr = as_array(x, name)
     if arr.dtype in VOLUME_DTYPES:
         return arr
-    if arr.dtype.kind == "f":  # float16
+    if arr.dtype == np.float16:  # exact in float32
         return arr.astype(np.float32)
+    if arr.dtype.kind == "f":  # long double: the nearest float64
+        return arr.astype(np.float64)
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         i = int(np.argmax(arr > np.iinfo(np.int64).max))
         raise ValueError(f"{name}[{i}]={arr[i]} does not fit in int64")

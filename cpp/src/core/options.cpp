@@ -35,6 +35,10 @@ void validate(const Options& opt) {
     VPOC_THROW(ValueError, "tick_size must be a finite number > 0, got ", opt.tick_size);
   if (opt.ticks_per_row < 1)
     VPOC_THROW(ValueError, "ticks_per_row must be an integer >= 1, got ", opt.ticks_per_row);
+  // Row prices are row * tick_size * ticks_per_row: an infinite row size would make them NaN.
+  if (!std::isfinite(opt.tick_size * static_cast<double>(opt.ticks_per_row)))
+    VPOC_THROW(ValueError, "tick_size * ticks_per_row must be finite (the row size), got ", opt.tick_size,
+               " * ", opt.ticks_per_row);
   if (!(opt.value_area > 0.0 && opt.value_area <= 1.0))
     VPOC_THROW(ValueError, "value_area must be in (0, 1], got ", opt.value_area);
   // Rows within a session are addressed with 32-bit offsets by the binning kernels.
