@@ -4,17 +4,16 @@ the vendor rules for which GPU runs which build, and the real self-tests on a GP
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import sysconfig
 import types
-from pathlib import Path
 
 import pytest
 
 import vpoc
 from vpoc import _doctor, cli
+
+from test_cli import _script  # the installed console script  # noqa: E402
 
 HAS_GPU = vpoc.gpu_available()
 
@@ -185,14 +184,6 @@ def test_real_build_info():
         assert versions == {"runtime": -1, "driver": -1} and devices == []
     else:
         assert versions["runtime"] > 0 and len(devices) == vpoc._core.gpu_device_count()
-
-
-def _script() -> str:
-    path = Path(sysconfig.get_path("scripts")) / "vpoc"
-    found = str(path) if path.exists() else shutil.which("vpoc")
-    if found is None:
-        pytest.fail("the vpoc console script is not installed")
-    return found
 
 
 @pytest.mark.parametrize("module", [False, True])

@@ -312,7 +312,10 @@ PYBIND11_MODULE(_core, m) {
   // Live sessions: scalar appends (one bar / trade) keep the GIL, since releasing it would cost
   // more than the work; array appends release it.
   using LS = vpoc::LiveSession;
-  const auto levels_tuple = [](const LS& s, double poc, double vah, double val) {
+  // One row appended: (poc, vah, val, total_volume, va_volume) of the session after it.
+  const auto append_one = [](LS& s, const vpoc::LiveRows& r) {
+    double poc, vah, val;
+    s.append(r, &poc, &vah, &val);
     return py::make_tuple(poc, vah, val, s.total_volume(), s.va_volume());
   };
   py::class_<LS, std::shared_ptr<LS>>(m, "LiveSession")
@@ -326,7 +329,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
            py::arg("max_rows"))
       .def("append_bar",
-           [levels_tuple](LS& s, double high, double low, double close, const py::object& open, double volume) {
+           [append_one](LS& s, double high, double low, double close, const py::object& open, double volume) {
              vpoc::LiveRows r;
              double o = 0.0;
              r.high = &high;
@@ -338,19 +341,15 @@ PYBIND11_MODULE(_core, m) {
              }
              r.volume = &volume;
              r.n = 1;
-             double poc, vah, val;
-             s.append(r, &poc, &vah, &val);
-             return levels_tuple(s, poc, vah, val);
+             return append_one(s, r);
            })
       .def("append_trade",
-           [levels_tuple](LS& s, double price, double volume) {
+           [append_one](LS& s, double price, double volume) {
              vpoc::LiveRows r;
              r.price = &price;
              r.volume = &volume;
              r.n = 1;
-             double poc, vah, val;
-             s.append(r, &poc, &vah, &val);
-             return levels_tuple(s, poc, vah, val);
+             return append_one(s, r);
            })
       .def("append",
            [](LS& s, const py::object& price, const py::object& high, const py::object& low,
