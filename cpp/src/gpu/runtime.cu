@@ -19,18 +19,22 @@ DeviceState::DeviceState(int device) : device_(device) {
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking));
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&copy_stream_, gpuStreamNonBlocking));
   for (auto& e : slot_events_) VPOC_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
-  stats_.pool_limit_bytes = static_cast<int64_t>(pool_limit_);
 }
 
 void* DeviceState::driver_malloc(size_t bytes) {
-  void* p = nullptr;
-  if (gpuMalloc(&p, bytes) != gpuSuccess) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    void* p = nullptr;
+    if (gpuMalloc(&p, bytes) == gpuSuccess) {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      stats_.driver_allocs += 1;
+      return p;
+    }
     (void)gpuGetLastError();
-    return nullptr;
+    // cached results may be what fills the device: give them back, try once more
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    trim(0);
   }
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  stats_.driver_allocs += 1;
-  return p;
+  return nullptr;
 }
 
 void DeviceState::driver_free(void* p) {
@@ -58,13 +62,6 @@ void* DeviceState::workspace(size_t bytes) {
   DeviceGuard guard(device_);
   free_workspace();
   void* p = driver_malloc(bytes);
-  if (p == nullptr) {  // cached results may be what fills the device: give them back, try again
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      trim(0);
-    }
-    p = driver_malloc(bytes);
-  }
   if (p == nullptr)
     VPOC_THROW(OutOfMemoryError, "could not allocate the ", bytes, "-byte GPU workspace on device ",
                device_, "; lower memory_budget or free GPU memory");
@@ -177,19 +174,11 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
       p = c.data;
       n = c.bytes;  // the buffer's real size: it returns to the pool as that
       stats_.pool_hits += 1;
-      stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
     }
   }
   if (p == nullptr) {
     DeviceGuard guard(device_);
     p = driver_malloc(n);
-    if (p == nullptr) {
-      {
-        std::lock_guard<std::mutex> lock(pool_mutex_);
-        trim(0);
-      }
-      p = driver_malloc(n);
-    }
     if (p == nullptr)
       VPOC_THROW(OutOfMemoryError, "could not allocate ", n, " bytes for results on device ", device_,
                  " (out of memory); free GPU memory (drop results, vpoc.empty_cache())");
@@ -224,17 +213,7 @@ void DeviceState::release(Buffer* b) {
     std::lock_guard<std::mutex> lock(b->streams_mutex);
     streams = b->streams;
   }
-  if (streams.empty()) {  // never left vpoc's stream: reusable in stream order as it is
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    stats_.output_frees += 1;
-    stats_.output_bytes -= static_cast<int64_t>(b->bytes);
-    cached_bytes_ += b->bytes;
-    cached_.push_back(Cached{b->data, b->bytes, {}});
-    if (cached_bytes_ > pool_limit_) trim(pool_limit_);
-    stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
-    (void)gpuSetDevice(previous);
-    return;
-  }
+  // No stream (it never left vpoc's stream): reusable in stream order as it is, no event.
   std::sort(streams.begin(), streams.end());
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
   {
@@ -266,7 +245,6 @@ void DeviceState::release(Buffer* b) {
     cached_bytes_ += c.bytes;
     cached_.push_back(std::move(c));
     if (cached_bytes_ > pool_limit_) trim(pool_limit_);
-    stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
   }
   (void)gpuSetDevice(previous);
 }
@@ -284,7 +262,6 @@ void DeviceState::trim(size_t keep) {
     for (gpuEvent_t e : c.after) free_events_.push_back(e);
   }
   cached_.erase(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(k));
-  stats_.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
 }
 
 void DeviceState::empty_cache() {
@@ -308,7 +285,6 @@ void DeviceState::set_pool_limit(int64_t bytes) {
   if (bytes < 0) VPOC_THROW(ValueError, "pool limit must be >= 0 bytes, got ", bytes);
   std::lock_guard<std::mutex> lock(pool_mutex_);
   pool_limit_ = static_cast<size_t>(bytes);
-  stats_.pool_limit_bytes = bytes;
   if (cached_bytes_ > pool_limit_) {
     DeviceGuard guard(device_);
     trim(pool_limit_);
@@ -317,7 +293,10 @@ void DeviceState::set_pool_limit(int64_t bytes) {
 
 MemoryStats DeviceState::stats() {
   std::lock_guard<std::mutex> lock(pool_mutex_);
-  return stats_;
+  MemoryStats s = stats_;
+  s.pool_cached_bytes = static_cast<int64_t>(cached_bytes_);
+  s.pool_limit_bytes = static_cast<int64_t>(pool_limit_);
+  return s;
 }
 
 DeviceState& state(int device) {

@@ -66,7 +66,9 @@ class DeviceState {
   void release(Buffer* b);                // the deleter of output() buffers
   gpuEvent_t take_event();                // pool_mutex_ held
   void trim(size_t keep);                 // frees cached buffers down to `keep` bytes; pool_mutex_ held
-  void* driver_malloc(size_t bytes);      // counted; nullptr on failure (error cleared)
+  // Counted; on failure empties the cache and tries once more; nullptr when that fails too (error
+  // cleared). Takes pool_mutex_ itself.
+  void* driver_malloc(size_t bytes);
   void driver_free(void* p);              // counted
   void free_workspace();                  // after the streams are done with it; callers hold mutex()
 
@@ -85,7 +87,7 @@ class DeviceState {
   size_t cached_bytes_ = 0;
   size_t pool_limit_ = static_cast<size_t>(kPoolLimit);
   std::vector<gpuEvent_t> free_events_;
-  MemoryStats stats_;
+  MemoryStats stats_;  // counters; pool_cached_bytes / pool_limit_bytes are filled in by stats()
 };
 
 // The state of `device` (created on first use; lives until the process ends).
