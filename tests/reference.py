@@ -91,6 +91,12 @@ def _near(a: float, b: float, scale: float) -> bool:
     return abs(a - b) <= FRAGILE_REL * scale
 
 
+def reached(running: float, target: float) -> bool:
+    """The value-area stop rule: at or above the target, or within the 1e-9 relative tie band
+    below it (docs/contract.md "Value area")."""
+    return running >= target or target - running <= TIE_REL * target
+
+
 def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_tie: str,
                   total: float | None = None) -> dict:
     """POC / value area of one session's row histogram (contract sections POC and
@@ -134,6 +140,7 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
 
     # ---- value area -----------------------------------------------------------------
     target = value_area * total
+    stop_at = target - TIE_REL * target  # where reached() flips
     scale = max(total, vmax)
 
     if va_method in ("cbot", "single"):
@@ -143,9 +150,9 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
         # running == target exactly is fragile too unless every row is a whole number (then any
         # summation order gives the same sums)
         exact_rows = bool(np.all(hist == np.floor(hist)))
-        if _near(running, target, scale) and (running != target or not exact_rows) and n > 1:
+        if _near(running, stop_at, scale) and (running != stop_at or not exact_rows) and n > 1:
             fragile = True
-        while running < target:
+        while not reached(running, target):
             up_rows = list(range(hi + 1, min(hi + step, n - 1) + 1))
             dn_rows = list(range(lo - 1, max(lo - step, 0) - 1, -1))
             if not up_rows and not dn_rows:
@@ -170,7 +177,7 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
             else:
                 running += D
                 lo = dn_rows[-1]
-            if _near(running, target, scale) and (lo > 0 or hi < n - 1):
+            if _near(running, stop_at, scale) and (lo > 0 or hi < n - 1):
                 fragile = True  # rows remain: stopping here or not could differ
         return dict(poc_row=low_row + p, vah_row=low_row + hi, val_row=low_row + lo,
                     va_volume=running, total_volume=total, fragile=fragile)
@@ -184,9 +191,9 @@ def profile_stats(hist, low_row: int, *, value_area: float, va_method: str, poc_
         for j in order:
             running += float(hist[j])
             m += 1
-            if _near(running, target, scale) and m < n:
+            if _near(running, stop_at, scale) and m < n:
                 fragile = True  # rows remain: stopping here or not could differ
-            if running >= target:
+            if reached(running, target):
                 break
         sel = order[:m]
         if m < n and _near(float(hist[order[m - 1]]), float(hist[order[m]]), vmax):

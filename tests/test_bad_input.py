@@ -169,22 +169,28 @@ def test_bars_close_or_open_outside_low_high(field, delta, dist, device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("api", ["trades", "bars"])
 def test_volume_sum_overflow(api, device):
-    """Every volume finite but their sum past the float64 range: ValueError naming volume and the
-    session, never inf totals."""
+    """Volumes are summed exactly up to 2**53 (docs/contract.md "Exact sums"): every volume valid
+    but a session's sum past 2**53 is a ValueError naming volume and the session; a single volume
+    past 2**53 names its index; never a rounded or inf total."""
     d = bars_data()
     d["volume"][:] = 1.0
-    d["volume"][[11, 13]] = 1e308
+    big = float(2**52 + 2**51)  # each is fine, two of them pass 2**53
+    d["volume"][[11, 13]] = big
     offsets = np.array([0, 10, N])
     if api == "trades":
         call = lambda: vpoc.from_trades(d["close"], d["volume"], offsets=offsets,  # noqa: E731
                                         tick_size=0.25, device=device)
     else:
         call = lambda: call_bars(d, offsets=offsets, distribute="close", device=device)  # noqa: E731
-    with expect(ValueError, r"volume of session 1 sums to inf"):
+    with expect(ValueError, r"volume of session 1 sums past 2\*\*53"):
         call()
     d["volume"][13] = 1.0
     prof = call()
-    np.testing.assert_allclose(np.asarray(prof.cpu().total_volume), [10.0, 1e308 + 9.0])
+    total = np.asarray(prof.cpu().total_volume)
+    assert total[0] == 10.0 and total[1] == float(2**52 + 2**51 + N - 11)  # exact
+    d["volume"][11] = 1e308
+    with expect(ValueError, r"volume\[11\]=1e\+308 is above 2\*\*53", 11):
+        call()
 
 
 def test_bars_high_equal_low_is_fine():

@@ -711,18 +711,27 @@ def test_bar_tick_rounding_is_rint(tick):
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
 @pytest.mark.parametrize("api", ["trades", "close", "hlc3", "uniform"])
 def test_huge_integer_volumes_do_not_overflow(dtype, api):
-    # The contract accumulates volumes in float64: 2**62 + 2**62 = 2**63 exactly. An int64
-    # accumulator would wrap to -2**63 (negative volume, wrong POC).
+    # Integer volumes are summed exactly up to 2**53 (docs/contract.md "Exact sums"): 2**52 +
+    # (2**52 - 8) + 3 is exact, where an int32 accumulator would wrap and float32 would round.
     p = np.array([1.0, 1.0, 2.0])
-    v = np.array([2**62, 2**62, 3], dtype=dtype)
+    v = np.array([2**52, 2**52 - 8, 3], dtype=dtype)
     if api == "trades":
-        prof = vpoc.from_trades(p, v, tick_size=1.0)
+        call = lambda: vpoc.from_trades(p, v, tick_size=1.0)  # noqa: E731
     else:
-        prof = vpoc.from_bars(p, p, p, v, tick_size=1.0, distribute=api)
-    assert np.asarray(prof.volume).tolist() == [2.0**63, 3.0]
-    assert one(prof, "total_volume") == 2.0**63 + 3.0
+        call = lambda: vpoc.from_bars(p, p, p, v, tick_size=1.0, distribute=api)  # noqa: E731
+    prof = call()
+    assert np.asarray(prof.volume).tolist() == [2.0**53 - 8, 3.0]
+    assert one(prof, "total_volume") == 2.0**53 - 5
     assert one(prof, "poc_row") == 1
     assert np.all(np.asarray(prof.volume) >= 0)
+    # past 2**53 the total could not be exact: a clear error naming the session
+    v[2] = 9  # 2**53 + 1
+    with pytest.raises(ValueError, match=r"volume of session 0 sums past 2\*\*53"):
+        call()
+    # and one volume past 2**53 names its index
+    v[:] = [2**62, 1, 1]
+    with pytest.raises(ValueError, match=r"volume\[0\]=4.6\d+e\+18 is above 2\*\*53"):
+        call()
 
 
 def test_int32_volumes_sum_beyond_int32():

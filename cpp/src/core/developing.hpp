@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/fixed.hpp"
 #include "core/levels.hpp"
 #include "core/source.hpp"
 
@@ -19,7 +20,8 @@ constexpr int kTiedCap = 8;
 // One session's scratch: W = n_rows + 2 * kMargin rows, index 0 = absolute row `origin`.
 // v must be zero on entry; the rest needs no initialisation.
 struct Scratch {
-  double* v = nullptr;          // [W] the prefix's row volumes
+  double* v = nullptr;          // [W] the prefix's row volumes (vf rounded once)
+  Fixed* vf = nullptr;          // [W] the same, exact (64.64 fixed point); zero on entry too
   int32_t* path_lo = nullptr;   // [W + 1] expansion states (cbot / single): rows of state k
   int32_t* path_hi = nullptr;   // [W + 1]
   double* path_run = nullptr;   // [W + 1] running volume of state k
@@ -113,13 +115,15 @@ class Session {
     }
     double* v = sc_.v;
     const bool greedy = opt_.va_method == VaMethod::greedy;
-    src.emit(it, L, [&](int64_t r, double x) {
+    src.emit(it, L, [&](int64_t r, const Fixed& x) {
       const int64_t k = r - sc_.origin;
-      v[k] += x;
-      total_ += x;
+      sc_.vf[k] += x;
+      v[k] = fixed::to_double(sc_.vf[k]);
+      total_f_ += x;
       if (greedy) promote(k);
       return true;
     });
+    total_ = fixed::to_double(total_f_);
     update_tied();
     return true;
   }
@@ -127,12 +131,16 @@ class Session {
   // Re-distributes rows [begin, end) of the session on ladder L from an empty profile.
   template <class Src>
   VPOC_HD bool rebuild(const Src& src, const distribute::LegacyLadder& L, int64_t begin, int64_t end) {
-    for (int64_t k = 0; k < sc_.W; ++k) sc_.v[k] = 0.0;
+    for (int64_t k = 0; k < sc_.W; ++k) {
+      sc_.v[k] = 0.0;
+      sc_.vf[k] = Fixed{};
+    }
     if (opt_.va_method == VaMethod::greedy)
       for (int64_t k = 0; k < sc_.W; ++k) sc_.order[k] = sc_.pos[k] = static_cast<int32_t>(k);
     first_ = 0;
     last_ = -1;
     total_ = 0.0;
+    total_f_ = Fixed{};
     mx_ = 0.0;
     n_tied_ = 0;
     overflow_ = false;
@@ -213,7 +221,7 @@ class Session {
         running += v[k];
         lo = lo < 0 || k < lo ? k : lo;
         hi = k > hi ? k : hi;
-        if (running >= target) break;
+        if (levels::reached(running, target)) break;
       }
       val_ = lo;
       vah_ = hi;
@@ -247,7 +255,7 @@ class Session {
     }
     int64_t k = r;
     store(k, lo, hi, running);
-    while (running < target && levels::expand_step(v, first_, last_, step_, lo, hi, running)) store(++k, lo, hi, running);
+    while (!levels::reached(running, target) && levels::expand_step(v, first_, last_, step_, lo, hi, running)) store(++k, lo, hi, running);
     n_path_ = k + 1;
     val_ = lo;
     vah_ = hi;
@@ -265,7 +273,8 @@ class Session {
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
   int64_t m_lo_ = 0, m_hi_ = -1;   // rows changed by the last item
-  double total_ = 0.0, mx_ = 0.0, va_volume_ = 0.0;
+  double total_ = 0.0, mx_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
+  Fixed total_f_;
   int64_t tied_[kTiedCap] = {};
   int n_tied_ = 0;
   bool overflow_ = false;

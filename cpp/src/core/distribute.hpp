@@ -1,29 +1,34 @@
 // core/distribute.hpp — how one bar's volume is put on the ladder ("uniform", "legacy"), shared by
-// the CPU and GPU backends. Contract: docs/contract.md; add(row, volume) returns false to stop.
+// the CPU and GPU backends. Contract: docs/contract.md; add(row, Fixed share) returns false to stop.
 #pragma once
 
 #include <math.h>
 
 #include <cstdint>
 
+#include "core/fixed.hpp"
 #include "core/ladder.hpp"
 
 namespace vpoc::distribute {
 
-// Uniform: v / n on each of the n ticks tl..th, summed per row (ticks_per_row tpr).
+// Uniform: volume v split evenly over the n ticks tl..th so that the shares sum to v exactly
+// (fixed::Split), each row getting the sum of its ticks' shares. False (nothing added) when the
+// bar spans 2**32 ticks or more (options keep a session's ticks below that).
 template <class Add>
-VPOC_HD bool uniform(int64_t tl, int64_t th, double v, int64_t tpr, Add&& add) {
-  const double share = v / static_cast<double>(th - tl + 1);
+VPOC_HD bool uniform(int64_t tl, int64_t th, const Fixed& v, int64_t tpr, Add&& add) {
+  const auto n = static_cast<uint64_t>(th - tl + 1);
+  if (n >= (uint64_t(1) << 32)) return false;
+  const fixed::Split split = fixed::Split::make(v, n);
   if (tpr == 1) {
     for (int64_t t = tl; t <= th; ++t)
-      if (!add(t, share)) return false;
+      if (!add(t, split.sum(static_cast<uint64_t>(t - tl), 1))) return false;
     return true;
   }
   const int64_t rl = ladder::floor_div(tl, tpr), rh = ladder::floor_div(th, tpr);
   for (int64_t r = rl; r <= rh; ++r) {
     const int64_t lo = tl > r * tpr ? tl : r * tpr;
     const int64_t hi = th < r * tpr + tpr - 1 ? th : r * tpr + tpr - 1;
-    if (!add(r, share * static_cast<double>(hi - lo + 1))) return false;
+    if (!add(r, split.sum(static_cast<uint64_t>(lo - tl), static_cast<uint64_t>(hi - lo + 1)))) return false;
   }
   return true;
 }
@@ -63,7 +68,9 @@ struct LegacyLadder {
 VPOC_HD double legacy_weight(double level, double close) { return 1.0 + 1.0 / (1.0 + fabs(level - close)); }
 
 // Legacy: weights 1 + 1/(1 + |L_k - close|) over the levels in [mn, mx], normalised; a bar holding
-// no level puts everything on the close's tick.
+// no level puts everything on the close's tick. Each level's share v * w_k / sum(w) is taken in
+// float64 and then as 64.64 fixed point, except the heaviest level's (the first one nearest the
+// close), which is the rest of v: the shares sum to v exactly.
 template <class Add>
 VPOC_HD bool legacy(const LegacyLadder& L, double mn, double mx, double close, double v, int64_t tpr,
                     Add&& add) {
@@ -72,14 +79,26 @@ VPOC_HD bool legacy(const LegacyLadder& L, double mn, double mx, double close, d
   if (ka > kb) {
     int64_t t = 0;
     ladder::to_tick(close, L.tick, t);
-    return add(ladder::tick_to_row(t, tpr), v);
+    return add(ladder::tick_to_row(t, tpr), fixed::from_double(v));
   }
-  double wsum = 0.0;
-  for (int64_t k = ka; k <= kb; ++k) wsum += legacy_weight(L.level(k), close);
-  for (int64_t k = ka; k <= kb; ++k)
-    if (!add(ladder::tick_to_row(L.base + k, tpr), v * legacy_weight(L.level(k), close) / wsum))
-      return false;
-  return true;
+  double wsum = 0.0, wmax = -1.0;
+  int64_t kmax = ka;
+  for (int64_t k = ka; k <= kb; ++k) {
+    const double w = legacy_weight(L.level(k), close);
+    wsum += w;
+    if (w > wmax) {
+      wmax = w;
+      kmax = k;
+    }
+  }
+  Fixed rest = fixed::from_double(v);
+  for (int64_t k = ka; k <= kb; ++k) {
+    if (k == kmax) continue;
+    const Fixed share = fixed::from_double(v * legacy_weight(L.level(k), close) / wsum);
+    rest -= share;
+    if (!add(ladder::tick_to_row(L.base + k, tpr), share)) return false;
+  }
+  return add(ladder::tick_to_row(L.base + kmax, tpr), rest);
 }
 
 }  // namespace vpoc::distribute

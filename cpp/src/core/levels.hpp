@@ -20,6 +20,11 @@ VPOC_HD bool tied(double a, double b) {
   return fabs(a - b) <= kRelTie * m;
 }
 
+// Whether the value area's running volume has reached its target: at or above it, or within the
+// same 1e-9 relative band as a tie (so a value area that ends exactly on its target in exact
+// arithmetic stops there whatever the float rounding of the running sum).
+VPOC_HD bool reached(double running, double target) { return running >= target || target - running <= kRelTie * target; }
+
 // Greedy value-area order: a before b when it has more volume, or as much and a lower row.
 VPOC_HD bool greedy_before(const double* v, int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); }
 
@@ -77,13 +82,13 @@ VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step,
   return true;
 }
 
-// Contiguous expansion from the POC until running >= target.
+// Contiguous expansion from the POC until running reaches target (reached()).
 // In: v[0..n-1], poc. Out: [lo, hi] inclusive indices and the running volume at stop.
 VPOC_HD void expand(const double* v, int64_t n, int64_t poc, double target, int step, int64_t& lo,
                     int64_t& hi, double& running) {
   lo = hi = poc;
   running = v[poc];
-  while (running < target && expand_step(v, 0, n - 1, step, lo, hi, running)) {
+  while (!reached(running, target) && expand_step(v, 0, n - 1, step, lo, hi, running)) {
   }
 }
 

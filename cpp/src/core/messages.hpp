@@ -20,8 +20,13 @@ inline std::string bad_price(const char* name, int64_t i, double p, double tick)
   return {};
 }
 
+// Volumes are summed exactly in 64.64 fixed point (core/fixed.hpp); a session's total, and so
+// every volume, must stay at or below 2**53, where float64 still holds every integer.
 inline std::string bad_volume(const char* name, int64_t i, double v) {
-  if (v >= 0.0 && v <= DBL_MAX) return {};
+  if (v >= 0.0 && v <= 9007199254740992.0) return {};
+  if (v > 9007199254740992.0 && std::isfinite(v))
+    return detail::concat(name, "[", i, "]=", v, " is above 2**53 (9007199254740992), the largest volume "
+                          "vpoc sums exactly; scale ", name, " down");
   return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
 }
 
@@ -62,10 +67,10 @@ inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, doubl
   return bad_volume(bars.volume.name, i, v);
 }
 
-// A session whose volumes sum past the float64 range (every single volume was finite).
+// A session whose volumes (each valid) sum past 2**53.
 inline std::string volume_overflow(const char* name, int64_t s) {
-  return detail::concat(name, " of session ", s, " sums to inf (past the float64 range, ~1.8e308); "
-                        "scale ", name, " down");
+  return detail::concat(name, " of session ", s, " sums past 2**53 (9007199254740992), the largest total "
+                        "vpoc sums exactly (float64 holds every integer only up to there); scale ", name, " down");
 }
 
 }  // namespace vpoc::messages

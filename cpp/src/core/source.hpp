@@ -92,7 +92,8 @@ struct Source {
     return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b &&
            it.c >= it.b && it.c <= it.a && it.d >= it.b && it.d <= it.a;
   }
-  VPOC_HD static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= DBL_MAX; }
+  // Finite, >= 0 and at most 2**53 (fixed::kMaxTotal): a larger one could not be summed exactly.
+  VPOC_HD static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= fixed::kMaxTotal; }
 
   // Legacy only: the bar's min(open, close, low) / max(open, close, high), which set its
   // session's level ladder.
@@ -123,20 +124,20 @@ struct Source {
     }
   }
 
-  // Calls add(row, volume) for every share of the item.
+  // Calls add(row, Fixed share) for every share of the item (the shares sum to the volume).
   template <class Add>
   VPOC_HD void emit(const Item& it, const distribute::LegacyLadder& L, Add&& add) const {
     if (!in.bars) {
-      add(row_of(it.a), it.v);
+      add(row_of(it.a), fixed::from_double(it.v));
       return;
     }
     switch (in.distribute) {
-      case Distribute::close: add(row_of(it.c), it.v); return;
-      case Distribute::hlc3: add(row_of((it.a + it.b + it.c) / 3.0), it.v); return;
+      case Distribute::close: add(row_of(it.c), fixed::from_double(it.v)); return;
+      case Distribute::hlc3: add(row_of((it.a + it.b + it.c) / 3.0), fixed::from_double(it.v)); return;
       case Distribute::uniform: {
         const auto tl = static_cast<int64_t>(ladder::round_half_even(ticks(it.b)));
         const auto th = static_cast<int64_t>(ladder::round_half_even(ticks(it.a)));
-        distribute::uniform(tl, th, it.v, tpr, add);
+        distribute::uniform(tl, th, fixed::from_double(it.v), tpr, add);
         return;
       }
       case Distribute::legacy:

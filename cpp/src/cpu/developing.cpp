@@ -15,6 +15,7 @@ developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) 
   const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
   if (!v || v.use_count() > 1) v = std::make_shared<std::vector<double>>();
   v->assign(W, 0.0);
+  vf.assign(W, Fixed{});
   run.resize(W + 1);
   lo.resize(W + 1);
   hi.resize(W + 1);
@@ -22,6 +23,7 @@ developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) 
   pos.resize(W);
   developing::Scratch sc;
   sc.v = v->data();
+  sc.vf = vf.data();
   sc.path_lo = lo.data();
   sc.path_hi = hi.data();
   sc.path_run = run.data();

@@ -16,6 +16,7 @@ namespace vpoc::cpu {
 // a buffer still shared is replaced, never rewritten, when the next session needs it.
 struct ScratchBuffers {
   std::shared_ptr<std::vector<double>> v;
+  std::vector<Fixed> vf;
   std::vector<double> run;
   std::vector<int32_t> lo, hi, order, pos;
 

@@ -25,13 +25,22 @@ struct Binned {
   int64_t start = 0;  // into that worker's buffer
   int64_t n_rows = 0;
   int64_t low_row = kNoRow;
+  Fixed total;  // the exact sum of the session's rows
 };
 
-// bin(s, bins, failure) -> bool bins session s; a session whose volumes sum to inf is a ValueError
-// naming volume_name. Returns the laid-out Profiles. Acc: the
-// accumulator type (int64_t: exact integer volumes; double).
+// Whether session s's volumes sum past 2**53 (fixed::kMaxTotal). Its binned total is exact unless
+// the sum passed 2**64, which only a session holding a volume > 2**63 / rows can reach: then the
+// volumes are summed again in float64 to tell.
+bool sums_too_much(const Binned& b, double vmax, const Array& volume, int64_t begin, int64_t end) {
+  if (vmax * static_cast<double>(end - begin) >= 0x1p63 && sum_volumes(volume, begin, end) >= 0x1p62) return true;
+  return fixed::over_max(b.total);
+}
+
+// bin(s, bins, failure) -> bool bins session s; a session whose volumes sum past 2**53 is a
+// ValueError naming `volume`. Returns the laid-out Profiles. Acc: the accumulator type (int64_t:
+// integer volumes landing whole on one row; Fixed: the rest); both sum exactly.
 template <class Acc, class Bin>
-Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume_name, Bin&& bin) {
+Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volume, Bin&& bin) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
@@ -47,17 +56,20 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
     const bool ok = bin(s, bins, failure);
     if (ok && bins.too_wide())
       failure.record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
+    Binned& b = binned[static_cast<size_t>(s)];
     if (!ok || bins.too_wide()) {
       const auto keep = buffer.size();
-      bins.drain(buffer);  // leaves the window zeroed for the next session
+      bins.drain(buffer, b.total);  // leaves the window zeroed for the next session
       buffer.resize(keep);
       return;
     }
-    Binned& b = binned[static_cast<size_t>(s)];
     b.worker = worker;
     b.start = static_cast<int64_t>(buffer.size());
     b.low_row = bins.empty() ? kNoRow : bins.lo();
-    b.n_rows = bins.drain(buffer);
+    const double vmax = bins.vmax();
+    b.n_rows = bins.drain(buffer, b.total);
+    if (sums_too_much(b, vmax, volume, off[s], off[s + 1]))
+      failure.record(off[s], messages::volume_overflow(volume.name, s));
   });
   if (failure.failed()) throw ValueError(failure.message(), __FILE__, __LINE__);
 
@@ -70,7 +82,6 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
 
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
-  std::atomic<int64_t> overflow{S};  // the first session whose volumes sum to inf
   parallel_for(S, workers, [&](int64_t s, int worker) {
     const Binned& b = binned[static_cast<size_t>(s)];
     out.n_rows[s] = b.n_rows;
@@ -84,7 +95,8 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
     double* v = out.volume.data() + out.offsets[s];
     const double* src = buffers[static_cast<size_t>(b.worker)].data() + b.start;
     std::copy(src, src + b.n_rows, v);
-    const SessionLevels L = session_levels(v, b.n_rows, opt, order[static_cast<size_t>(worker)]);
+    const SessionLevels L =
+        session_levels(v, b.n_rows, fixed::to_double(b.total), opt, order[static_cast<size_t>(worker)]);
     out.poc_row[s] = b.low_row + L.poc;
     out.val_row[s] = b.low_row + L.val;
     out.vah_row[s] = b.low_row + L.vah;
@@ -93,13 +105,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
     out.vah[s] = ladder::row_price(out.vah_row[s], row_size);
     out.total_volume[s] = L.total;
     out.va_volume[s] = L.va_volume;
-    if (!std::isfinite(L.total)) {
-      for (int64_t cur = overflow.load(); s < cur && !overflow.compare_exchange_weak(cur, s);) {
-      }
-    }
   });
-  if (overflow.load() < S)
-    throw ValueError(messages::volume_overflow(volume_name, overflow.load()), __FILE__, __LINE__);
   return out;
 }
 
@@ -109,16 +115,16 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
                         const Options& opt) {
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
-    return run<Acc>(sessions, opt, volume.name, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
     });
   };
   Profiles out = [&] {
     if (integer_accumulation(volume, false)) try {
         return go(int64_t{});
-      } catch (const NeedsFloat64&) {
+      } catch (const NeedsFixed&) {
       }
-    return go(double{});
+    return go(Fixed{});
   }();
   if (opt.developing) developing(view_of(price, volume), sessions, opt, out);
   return out;
@@ -128,7 +134,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
                       const Options& opt) {
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
-    return run<Acc>(sessions, opt, bars.volume.name, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, bars.volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f);
     });
   };
@@ -136,9 +142,9 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
   Profiles out = [&] {
     if (integer_accumulation(bars.volume, splits)) try {
         return go(int64_t{});
-      } catch (const NeedsFloat64&) {
+      } catch (const NeedsFixed&) {
       }
-    return go(double{});
+    return go(Fixed{});
   }();
   if (opt.developing) developing(view_of(bars, distribute), sessions, opt, out);
   return out;

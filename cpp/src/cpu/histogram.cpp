@@ -19,20 +19,21 @@ namespace {
 using ladder::kMaxTicks;
 using ladder::TickScale;
 
+// Finite, >= 0 and <= 2**53 (rejects NaN, inf, negatives): see fixed::kMaxTotal.
 template <class V>
 bool valid_volume(V v) {
   if constexpr (std::is_floating_point_v<V>)
-    return v >= V(0) && v <= std::numeric_limits<V>::max();  // rejects NaN, inf, negatives
+    return v >= V(0) && static_cast<double>(v) <= fixed::kMaxTotal;
   else
-    return v >= V(0);
+    return v >= V(0) && static_cast<double>(v) <= fixed::kMaxTotal;
 }
 
 // int64 row sums stay exact and cannot overflow while every volume is < 2**31 (a session would
-// need 2**32 rows to overflow). Larger int64 volumes make the call bin in float64 instead.
+// need 2**32 rows to overflow). Larger int64 volumes make the call bin in fixed point instead.
 template <class V, class Acc>
 void require_int64_safe(V v) {
   if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>)
-    if (v >> 31) throw NeedsFloat64{};
+    if (v >> 31) throw NeedsFixed{};
 }
 
 template <class V, class Acc>
@@ -40,7 +41,7 @@ void require_int64_safe_block(const V* v, int n) {
   if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>) {
     V any = 0;
     for (int j = 0; j < n; ++j) any |= v[j];
-    if (any >> 31) throw NeedsFloat64{};
+    if (any >> 31) throw NeedsFixed{};
   }
 }
 
@@ -95,7 +96,8 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
     const int64_t r = OneTick ? t : ladder::floor_div(t, tpr);
     volume_ok &= valid_volume(vol[i]);
     require_int64_safe<V, Acc>(vol[i]);
-    if (!bins.add(r, static_cast<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
+    bins.note_volume(static_cast<double>(vol[i]));
+    if (!bins.add(r, to_acc<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
   }
   out = bins;
   return i < e ? i : (volume_ok ? e : e - 1);
@@ -123,9 +125,9 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
       if (sizeof(V) > sizeof(P))
         __builtin_prefetch(reinterpret_cast<const char*>(next_v) + j * sizeof(V) + kLine);
     }
-    for (int l = 0; l < kLanes; ++l) lane[l][slot[j + l]] += static_cast<Acc>(v[j + l]);
+    for (int l = 0; l < kLanes; ++l) lane[l][slot[j + l]] += to_acc<Acc>(v[j + l]);
   }
-  for (; j < n; ++j) lane[j % kLanes][slot[j]] += static_cast<Acc>(v[j]);
+  for (; j < n; ++j) lane[j % kLanes][slot[j]] += to_acc<Acc>(v[j]);
 }
 
 template <class P, class V, class Acc>
@@ -156,7 +158,9 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       }
       if (!bins.reserve(lo, hi)) return last;
     }
-    if (!volumes_ok(vol + i0, n)) return last;
+    double vmax = 0.0;
+    if (!volumes_ok(vol + i0, n, vmax)) return last;
+    bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(vol + i0, n);
     const bool more = i0 + n < e;
     block_scatter(slot, vol + i0, n, bins, more ? price + i0 + n : static_cast<const P*>(nullptr),
@@ -202,37 +206,6 @@ VPOC_ALWAYS_INLINE bool bar_ok(const BarPtrs<P>& b, const V* vol, int64_t i, con
   return ok;
 }
 
-// Ticks added per branch-free group: 8 covers nearly every one-minute ES bar in one group (4
-// measured 5% slower: more loop branches).
-constexpr int kGroup = 8;
-static_assert(kGroup <= kPad, "a group may not reach past the window's padding");
-
-// ones[m][k] = 1.0 for k < m else 0.0 (m = 0..kGroup): multiplying by it masks without a branch.
-struct GroupMasks {
-  double ones[kGroup + 1][kGroup];
-  GroupMasks() {
-    for (int m = 0; m <= kGroup; ++m)
-      for (int k = 0; k < kGroup; ++k) ones[m][k] = k < m ? 1.0 : 0.0;
-  }
-};
-const GroupMasks group_masks;
-
-// row[k] += share for k < min(n, kGroup), + 0.0 for the rest of the group. Scalar loads and stores
-// on purpose: vector ones straddle the previous bars' stores to overlapping rows and then miss
-// store-to-load forwarding; and the mask is a multiply, since the compiler turns a `k < n ? :`
-// into branches that mispredict (measured: either costs 3x on the bars workload).
-template <class Acc>
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-vectorize")))
-#endif
-VPOC_ALWAYS_INLINE void add_group(Acc* row, double share, int64_t n) {
-  const double* m = group_masks.ones[n < kGroup ? n : kGroup];
-#if defined(__clang__)
-#pragma clang loop vectorize(disable)
-#endif
-  for (int k = 0; k < kGroup; ++k) row[k] += static_cast<Acc>(share * m[k]);
-}
-
 // Hot loop over bars [b, e) for close/hlc3/uniform. Returns e, or the bar where it stopped.
 template <bool Exact, bool OneTick, Distribute D, class P, class V, class Acc>
 int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
@@ -242,44 +215,43 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   for (; i < e; ++i) {
     if (!bar_ok<Exact>(bp, vol, i, s)) break;
     require_int64_safe<V, Acc>(vol[i]);
+    bins.note_volume(static_cast<double>(vol[i]));
     const auto lane = static_cast<unsigned>(i - b);
     const auto row = [tpr](double q) {
       const auto t = static_cast<int64_t>(ladder::round_half_even(q));
       return OneTick ? t : ladder::floor_div(t, tpr);
     };
     const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
-    bool ok;
+    bool ok = true;
     if constexpr (D == Distribute::close) {
-      ok = bins.add(row(s.ticks<Exact>(c)), static_cast<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>(c)), to_acc<Acc>(vol[i]), lane);
     } else if constexpr (D == Distribute::hlc3) {
-      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), static_cast<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), to_acc<Acc>(vol[i]), lane);
+    } else if constexpr (!std::is_same_v<Acc, Fixed>) {
+      ok = false;  // never: a split distribution always bins in fixed point
     } else if constexpr (OneTick) {
-      // v / n on ticks tl..th, added in branch-free groups of kGroup rows (zeros past th).
+      // v split evenly over ticks tl..th (fixed::Split), as three entries of the difference array.
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
       const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
       ok = bins.reserve(tl, th);
       if (ok) {
         bins.touch(tl, th);
-        const int64_t n = th - tl + 1;
-        if (std::is_integral_v<V> && std::is_same_v<Acc, double> && n <= RowWindow<Acc>::kSpreadMax &&
-            static_cast<int64_t>(vol[i]) < (int64_t(1) << 31)) {  // sums of these cannot overflow
-          // whole volumes: +v at tl and -v past th in plane n (exact; folded into rows on drain)
-          auto& w = bins.window();
-          int64_t* d = w.spread_row(tl) + n;
-          d[0] += static_cast<int64_t>(vol[i]);
-          d[n * RowWindow<Acc>::kSpreadStride] -= static_cast<int64_t>(vol[i]);
-          w.mark_spread(static_cast<int>(n));
-        } else {
-          const double share = static_cast<double>(vol[i]) / static_cast<double>(n);
-          Acc* acc = bins.lane(lane) + (tl - bins.origin());
-          for (int64_t k0 = 0; k0 < n; k0 += kGroup, acc += kGroup) add_group(acc, share, n - k0);
+        const fixed::Split split = fixed::Split::make(to_acc<Fixed>(vol[i]), static_cast<uint64_t>(th - tl + 1));
+        auto& w = bins.window();
+        Fixed* d = w.diff_row(tl);
+        d[0] += split.q;
+        if (split.rem != 0) {
+          d[0] += fixed::Split::from_units(1);
+          d[split.rem] -= fixed::Split::from_units(1);
         }
+        d[th - tl + 1] -= split.q;
+        w.mark_diff();
       }
     } else {
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
       const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
-      ok = distribute::uniform(tl, th, static_cast<double>(vol[i]), OneTick ? 1 : tpr,
-                               [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); });
+      ok = distribute::uniform(tl, th, to_acc<Fixed>(vol[i]), tpr,
+                               [&](int64_t r, const Fixed& x) { return bins.add(r, x, lane); });
     }
     if (!ok) break;
   }
@@ -294,21 +266,26 @@ int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, co
   double lo = INFINITY, hi = -INFINITY;
   for (int64_t i = b; i < e; ++i) {
     if (!bar_ok<Exact>(bp, vol, i, s)) return i;
+    bins.note_volume(static_cast<double>(vol[i]));
     const double c = bp.close[i], o = bp.open ? static_cast<double>(bp.open[i]) : c;
     lo = std::min({lo, o, c, static_cast<double>(bp.low[i])});
     hi = std::max({hi, o, c, static_cast<double>(bp.high[i])});
   }
   if (e == b) return e;
+  if constexpr (!std::is_same_v<Acc, Fixed>) {
+    return b;  // never: a split distribution always bins in fixed point
+  } else {
   const auto L = distribute::LegacyLadder::make(lo, hi, s.tick);
   for (int64_t i = b; i < e; ++i) {
     const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
     const double o = bp.open ? static_cast<double>(bp.open[i]) : c;
     const auto lane = static_cast<unsigned>(i - b);
     if (!distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, static_cast<double>(vol[i]),
-                            tpr, [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); }))
+                            tpr, [&](int64_t r, const Fixed& x) { return bins.add(r, x, lane); }))
       return i;
   }
   return e;
+  }
 }
 
 // The first bad bar in [b, stop], or stop itself when none is bad (then it was max_rows).
@@ -379,11 +356,19 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
 
 template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, const Options&,
                                   Bins<int64_t>&, FirstFailure&);
-template bool bin_trades<double>(const Array&, const Array&, int64_t, int64_t, const Options&,
-                                 Bins<double>&, FirstFailure&);
+template bool bin_trades<Fixed>(const Array&, const Array&, int64_t, int64_t, const Options&,
+                                 Bins<Fixed>&, FirstFailure&);
 template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
                                 Bins<int64_t>&, FirstFailure&);
-template bool bin_bars<double>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
-                               Bins<double>&, FirstFailure&);
+template bool bin_bars<Fixed>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
+                              Bins<Fixed>&, FirstFailure&);
+
+double sum_volumes(const Array& volume, int64_t begin, int64_t end) {
+  double sum = 0.0;
+  with_volume(volume, [&](auto v) {
+    for (int64_t i = begin; i < end; ++i) sum += static_cast<double>(v[i]);
+  });
+  return sum;
+}
 
 }  // namespace vpoc::cpu

@@ -36,8 +36,11 @@ class FirstFailure {
 };
 
 // Thrown by the int64 binning when a volume is so large (>= 2**31) that int64 row sums could
-// overflow; the engine then bins the whole call again in float64.
-struct NeedsFloat64 {};
+// overflow; the engine then bins the whole call again in fixed point.
+struct NeedsFixed {};
+
+// The sum of volume[begin, end) in float64 (a check for sessions that may sum past 2**63).
+double sum_volumes(const Array& volume, int64_t begin, int64_t end);
 
 // True when every row's volume lands whole on one ladder row and is an integer, so the int64
 // accumulators are exact (trades, and bars with "close"/"hlc3", of integer volumes).

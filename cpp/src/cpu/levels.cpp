@@ -9,10 +9,10 @@
 
 namespace vpoc::cpu {
 
-SessionLevels session_levels(const double* v, int64_t n, const Options& opt,
+SessionLevels session_levels(const double* v, int64_t n, double total, const Options& opt,
                              std::vector<int64_t>& order) {
   SessionLevels out{};
-  for (int64_t i = 0; i < n; ++i) out.total += v[i];
+  out.total = total;
   out.poc = levels::poc_index(v, n, opt.poc_tie);
   const double target = opt.value_area * out.total;
   if (opt.va_method == VaMethod::greedy) {
@@ -27,7 +27,7 @@ SessionLevels session_levels(const double* v, int64_t n, const Options& opt,
       running += v[i];
       lo = std::min(lo, i);
       hi = std::max(hi, i);
-      if (running >= target) break;
+      if (levels::reached(running, target)) break;
     }
     out.val = lo;
     out.vah = hi;

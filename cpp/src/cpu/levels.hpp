@@ -14,8 +14,9 @@ struct SessionLevels {
   double total, va_volume;
 };
 
-// `order` is the caller's reusable scratch for the greedy method.
-SessionLevels session_levels(const double* v, int64_t n, const Options& opt,
+// `total`: the session's exact total (its fixed-point sum, rounded once). `order` is the caller's
+// reusable scratch for the greedy method.
+SessionLevels session_levels(const double* v, int64_t n, double total, const Options& opt,
                              std::vector<int64_t>& order);
 
 }  // namespace vpoc::cpu

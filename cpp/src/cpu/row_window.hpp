@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/fixed.hpp"
+
 #if defined(__GNUC__) || defined(__clang__)
 #define VPOC_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
@@ -24,7 +26,19 @@ constexpr int kLanes = 4;
 // added in fixed-width, branch-free groups of kPad (zeros land past its high tick).
 constexpr int kPad = 8;
 
-// Acc: int64_t for integer volumes (exact), double otherwise. Layout: lane-major, lane l's
+// Accumulator conversions: a volume into Acc, and an accumulated row out of it.
+template <class Acc, class V>
+VPOC_ALWAYS_INLINE Acc to_acc(V v) {
+  if constexpr (std::is_same_v<Acc, int64_t>) return static_cast<int64_t>(v);
+  else if constexpr (std::is_integral_v<V>) return fixed::from_int(static_cast<uint64_t>(v));
+  else return fixed::from_double(static_cast<double>(v));
+}
+inline double acc_to_double(int64_t x) { return static_cast<double>(x); }
+inline double acc_to_double(const Fixed& x) { return fixed::to_double(x); }
+inline Fixed acc_to_fixed(int64_t x) { return fixed::from_int(static_cast<uint64_t>(x)); }
+inline Fixed acc_to_fixed(const Fixed& x) { return x; }
+
+// Acc: int64_t for integer volumes landing whole on one row, Fixed (64.64) otherwise; both exact. Layout: lane-major, lane l's
 // accumulator of row r at data()[l * rows() + (r - origin())].
 template <class Acc>
 class alignas(64) RowWindow {  // aligned: workers' windows never share a cache line
@@ -36,35 +50,11 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   int64_t rows() const { return rows_; }
   int64_t max_rows() const { return max_rows_; }
 
-  // Difference planes for spreading whole-number volumes evenly over n = 1..kSpreadMax ticks:
-  // plane n gets +v at the first tick and -v past the last, in exact int64; fold_spreads() turns
-  // their running sums into rows (sum / n) in lane 0. Two stores per bar instead of one per tick.
-  // Row-major ([row][n]): neighbouring bars start near the same row, so they share cache lines.
-  static constexpr int kSpreadMax = 31;
-  static constexpr int kSpreadStride = kSpreadMax + 1;
-  // Plane n's counter of row origin() (consecutive rows are kSpreadStride apart).
-  int64_t* spread_row(int64_t r) { return spread_.data() + (r - origin_) * kSpreadStride; }
-  void mark_spread(int n) { spread_used_ |= uint64_t(1) << n; }
-
-  // Adds the spread planes' rows lo..hi into lane 0 (as running sum / n) and zeroes them.
-  void fold_spreads(int64_t lo, int64_t hi) {
-    if (spread_used_ == 0 || lo > hi) return;
-    int64_t running[kSpreadStride] = {0};
-    double inv[kSpreadStride] = {0.0};
-    for (int n = 1; n < kSpreadStride; ++n) inv[n] = 1.0 / n;
-    const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);
-    for (int64_t r = lo; r <= end; ++r) {
-      int64_t* d = spread_row(r);
-      double sum = 0.0;
-      for (int n = 1; n < kSpreadStride; ++n) {
-        running[n] += d[n];
-        sum += static_cast<double>(running[n]) * inv[n];
-        d[n] = 0;
-      }
-      if (r <= hi) buf_[static_cast<size_t>(r - origin_)] += static_cast<Acc>(sum);
-    }
-    spread_used_ = 0;
-  }
+  // A fixed-point difference array (Fixed windows only) for bars spread evenly over their ticks:
+  // +share at a bar's first tick, -share past its last, in exact (wrapping) integer arithmetic;
+  // drain() adds its running sum to the rows. Three stores per bar instead of one per tick.
+  Fixed* diff_row(int64_t r) { return diff_.data() + (r - origin_); }
+  void mark_diff() { diff_used_ = true; }
 
   // Makes the window hold rows want_lo..want_hi + kPad beside the occupied rows lo..hi (lo > hi:
   // none yet). False when lo..hi and want_lo..want_hi together span more than max_rows rows. May
@@ -78,50 +68,65 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if (nlo >= origin_ && nhi + kPad < origin_ + rows_) return true;
     // Twice the span leaves room to grow on both sides; 1024 rows cover a typical ES session at once.
     const int64_t cap = std::max<int64_t>({rows_, 2 * span + kPad, 1024});
-    std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc(0));
+    std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc{});
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)
       for (int l = 0; l < kLanes; ++l)
         std::copy(buf_.begin() + l * rows_ + (lo - origin_), buf_.begin() + l * rows_ + (hi - origin_) + 1,
                   next.begin() + l * cap + (lo - origin));
     buf_.swap(next);
-    if (std::is_same_v<Acc, double>) {
-      // The planes move with the rows (folded once, at drain): folding them here would round
-      // the session's sums differently depending on the window this worker had before, i.e. on
-      // the thread count and on the other sessions of the call.
-      std::vector<int64_t> planes(static_cast<size_t>(kSpreadStride * cap), 0);
-      if (!empty && spread_used_) {
-        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);  // the -v past hi
-        std::copy(spread_.begin() + (lo - origin_) * kSpreadStride,
-                  spread_.begin() + (end - origin_ + 1) * kSpreadStride,
-                  planes.begin() + (lo - origin) * kSpreadStride);
+    if (std::is_same_v<Acc, Fixed>) {
+      // The difference array moves with the rows (folded once, at drain).
+      std::vector<Fixed> diff(static_cast<size_t>(cap));
+      if (!empty && diff_used_) {
+        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);  // the -share past hi
+        std::copy(diff_.begin() + (lo - origin_), diff_.begin() + (end - origin_ + 1),
+                  diff.begin() + (lo - origin));
       }
-      spread_.swap(planes);
+      diff_.swap(diff);
     }
     origin_ = origin;
     rows_ = cap;
     return true;
   }
 
-  // Appends the lane sums of rows lo..hi to out as float64 and zeroes rows lo..hi + kPad here.
-  void drain(int64_t lo, int64_t hi, std::vector<double>& out) {
+  // Appends the lane sums of rows lo..hi to out as float64, adds them to `total` (exactly), and
+  // zeroes rows lo..hi + kPad here.
+  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total) {
     if (lo > hi) return;
-    fold_spreads(lo, hi);
     const int64_t first = lo - origin_, n = hi - lo + 1;
+    const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
+    if constexpr (std::is_same_v<Acc, Fixed>) {
+      if (diff_used_) {  // the running sum of the difference array into lane 0
+        Fixed running;
+        Fixed* d = diff_.data() + first;
+        for (int64_t k = 0; k < n; ++k) {
+          running += d[k];
+          buf_[static_cast<size_t>(first + k)] += running;
+        }
+        std::fill(d, d + clear, Fixed{});
+        diff_used_ = false;
+      }
+    }
     const size_t at = out.size();
     out.resize(at + static_cast<size_t>(n), 0.0);
+    for (int64_t k = 0; k < n; ++k) {
+      Acc sum = buf_[static_cast<size_t>(first + k)];
+      for (int l = 1; l < kLanes; ++l) sum += buf_[static_cast<size_t>(l * rows_ + first + k)];
+      out[at + static_cast<size_t>(k)] = acc_to_double(sum);
+      total += acc_to_fixed(sum);
+    }
     for (int l = 0; l < kLanes; ++l) {
       Acc* p = buf_.data() + l * rows_ + first;
-      for (int64_t k = 0; k < n; ++k) out[at + k] += static_cast<double>(p[k]);
-      std::fill(p, p + std::min<int64_t>(n + kPad, rows_ - first), Acc(0));
+      std::fill(p, p + clear, Acc{});
     }
   }
 
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
-  std::vector<int64_t> spread_;  // [rows_][kSpreadStride] difference planes (double windows only)
-  uint64_t spread_used_ = 0;     // bit n: plane n holds something
+  std::vector<Fixed> diff_;  // [rows_] difference array (Fixed windows only)
+  bool diff_used_ = false;
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator
   int64_t rows_ = 0;    // accumulators per lane
 };
@@ -165,12 +170,18 @@ class Bins {
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
   bool too_wide() const { return !empty() && hi_ - lo_ >= w_->max_rows(); }
-  // Moves rows lo..hi to out (float64) and resets. Returns the number of rows moved.
-  int64_t drain(std::vector<double>& out) {
-    w_->drain(lo_, hi_, out);
+  // The largest volume (or an upper bound of it) binned so far: whether the session's sum could
+  // pass 2**63 (where the accumulators' integer part would wrap) is judged from it.
+  VPOC_ALWAYS_INLINE void note_volume(double v) { vmax_ = v > vmax_ ? v : vmax_; }
+  double vmax() const { return vmax_; }
+  // Moves rows lo..hi to out (float64), adds their exact sum to total, and resets. Returns the
+  // number of rows moved.
+  int64_t drain(std::vector<double>& out, Fixed& total) {
+    w_->drain(lo_, hi_, out, total);
     const int64_t n = empty() ? 0 : hi_ - lo_ + 1;
     lo_ = std::numeric_limits<int64_t>::max();
     hi_ = std::numeric_limits<int64_t>::min();
+    vmax_ = 0.0;
     return n;
   }
 
@@ -186,6 +197,7 @@ class Bins {
   int64_t rows_ = 0;
   int64_t lo_ = std::numeric_limits<int64_t>::max();
   int64_t hi_ = std::numeric_limits<int64_t>::min();
+  double vmax_ = 0.0;
 };
 
 }  // namespace vpoc::cpu

@@ -28,17 +28,27 @@ inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin,
   V::store_i32(out, k);
 }
 
-// Volume check written so that it vectorises (bitwise &, no early exit).
+// Volume check written so that it vectorises (bitwise &, max, no early exit). 2**53: fixed::kMaxTotal.
 template <class T>
-inline bool volumes_ok_impl(const T* v, int n) {
+inline bool volumes_ok_impl(const T* v, int n, double& vmax) {
   if constexpr (std::is_floating_point_v<T>) {
     int ok = 1;
-    for (int j = 0; j < n; ++j) ok &= (v[j] >= T(0)) & (v[j] <= std::numeric_limits<T>::max());
+    T mx = T(0);
+    for (int j = 0; j < n; ++j) {
+      ok &= (v[j] >= T(0)) & (v[j] <= T(9007199254740992.0));
+      mx = v[j] > mx ? v[j] : mx;
+    }
+    vmax = static_cast<double>(mx);
     return ok != 0;
   } else {
     T any = 0;
-    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR
-    return any >= 0;
+    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR; OR >= max
+    vmax = static_cast<double>(any);
+    if (any < 0) return false;
+    if ((static_cast<uint64_t>(any) >> 53) == 0) return true;
+    for (int j = 0; j < n; ++j)  // some volume is near 2**53: check each exactly
+      if (static_cast<uint64_t>(v[j]) > (uint64_t(1) << 53)) return false;
+    return true;
   }
 }
 

@@ -23,16 +23,21 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   developing::Scratch sc;
   if (in_smem) {  // [widest] of each array, one after the other
     extern __shared__ double smem[];
-    sc.v = smem;
-    sc.path_run = smem + b.widest;
-    sc.path_lo = reinterpret_cast<int32_t*>(smem + 2 * b.widest);
+    sc.vf = reinterpret_cast<Fixed*>(smem);
+    sc.v = smem + 2 * b.widest;
+    sc.path_run = smem + 3 * b.widest;
+    sc.path_lo = reinterpret_cast<int32_t*>(smem + 4 * b.widest);
     sc.path_hi = sc.path_lo + b.widest;
     sc.order = sc.path_hi + b.widest;
     sc.pos = sc.order + b.widest;
-    for (int64_t k = 0; k < w; ++k) sc.v[k] = 0.0;
+    for (int64_t k = 0; k < w; ++k) {
+      sc.v[k] = 0.0;
+      sc.vf[k] = Fixed{};
+    }
   } else {
     const int64_t at = b.start[s];
     sc.v = b.v + at;
+    sc.vf = b.vf + at;
     sc.path_run = b.run + at;
     sc.path_lo = b.lo + at;
     sc.path_hi = b.hi + at;
@@ -58,7 +63,10 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
   if (b.n <= 0) return;
   const int64_t smem = b.widest * kDevelopingRowBytes;
   const bool in_smem = smem <= kSmemBytes;
-  if (!in_smem) VPOC_GPU_CHECK(gpuMemsetAsync(b.v, 0, static_cast<size_t>(b.scratch_rows) * sizeof(double), stream));
+  if (!in_smem) {
+    VPOC_GPU_CHECK(gpuMemsetAsync(b.v, 0, static_cast<size_t>(b.scratch_rows) * sizeof(double), stream));
+    VPOC_GPU_CHECK(gpuMemsetAsync(b.vf, 0, static_cast<size_t>(b.scratch_rows) * sizeof(Fixed), stream));
+  }
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/fixed.hpp"
 #include "core/source.hpp"
 #include "gpu/vendor.hpp"
 #include "vpoc/types.hpp"
@@ -20,13 +21,14 @@ struct DevelopingBatch {
   int64_t scratch_rows = 0;          // sum of (W + 1) over the batch
   int64_t widest = 0;                // max (W + 1) over the batch
   double* v = nullptr;               // [scratch_rows] zeroed by the launcher
+  Fixed* vf = nullptr;               // [scratch_rows] zeroed by the launcher
   double* run = nullptr;             // [scratch_rows]
   int32_t *lo = nullptr, *hi = nullptr, *order = nullptr, *pos = nullptr;  // [scratch_rows] each
   double *dev_poc = nullptr, *dev_vah = nullptr, *dev_val = nullptr;        // [N] by absolute input row
 };
 
-// Bytes of scratch per scratch row (v, run, lo, hi, order, pos).
-inline constexpr int64_t kDevelopingRowBytes = 8 + 8 + 4 * 4;
+// Bytes of scratch per scratch row (v, vf, run, lo, hi, order, pos).
+inline constexpr int64_t kDevelopingRowBytes = 8 + 16 + 8 + 4 * 4;
 
 // Runs the developing series of the batch; the inputs are `in` with element 0 = absolute row base.
 // *failed (device) is set to 1 when a row falls outside its session's scratch (internal error).

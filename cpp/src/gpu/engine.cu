@@ -7,7 +7,9 @@
 #include <cstring>
 #include <vector>
 
+#include "core/fixed.hpp"
 #include "core/messages.hpp"
+#include "cpu/histogram.hpp"
 #include "core/developing.hpp"
 #include "gpu/developing.hpp"
 #include "gpu/histogram.hpp"
@@ -114,6 +116,7 @@ class Run {
   InputView view_at(int slot) const;
   void process(const Group& g, int slot);
   void fail_at(int64_t row);
+  void check_group_sums(const Group& g);
   void grow_volume(int64_t need, int64_t used);
   void allocate_sessions();
   void developing();
@@ -208,8 +211,8 @@ void Run::layout_workspace() {
   scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
-  // No session of the call sums past DBL_MAX unless one of its volumes exceeds DBL_MAX / rows.
-  scratch_.huge_volume = DBL_MAX / static_cast<double>(std::max<int64_t>(in_.n, 1));
+  // No session of the call sums past 2**53 unless one of its volumes exceeds 2**53 / rows.
+  scratch_.huge_volume = fixed::kMaxTotal / static_cast<double>(std::max<int64_t>(in_.n, 1));
   scratch_.out_off = g_out_off_;
   scratch_.low_row = g_low_;
   scratch_.width = g_width_;
@@ -292,6 +295,29 @@ void Run::fail_at(int64_t row) {
   throw ValueError(m, __FILE__, __LINE__);
 }
 
+// A volume above huge_volume was seen in group g (rare): its sessions' volumes are summed again on
+// the host in float64, and one at 2**62 or more (far past 2**53, and a sum the fixed-point rows
+// could wrap at 2**64) is reported before binning; the rest are judged exactly by their totals.
+void Run::check_group_sums(const Group& g) {
+  const Array* v = bars_ ? &bars_->volume : in_.arrays[1];
+  const size_t sz = itemsize(v->dtype);
+  const int64_t n = g.r1 - g.r0;
+  std::vector<unsigned char> raw(static_cast<size_t>(n) * sz);
+  const char* src = static_cast<const char*>(v->data) + static_cast<size_t>(g.r0) * sz;
+  if (in_.on_device) {
+    VPOC_GPU_CHECK(gpuMemcpyAsync(raw.data(), src, raw.size(), gpuMemcpyDeviceToHost, stream_));
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  } else {
+    std::memcpy(raw.data(), src, raw.size());
+  }
+  Array host = *v;
+  host.data = raw.data();
+  host.device = -1;
+  for (int64_t s = g.s0; s < g.s1; ++s)
+    if (cpu::sum_volumes(host, sessions_.offsets[s] - g.r0, sessions_.offsets[s + 1] - g.r0) >= 0x1p62)
+      throw ValueError(messages::volume_overflow(v->name, s), __FILE__, __LINE__);
+}
+
 // Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy).
 void Run::grow_volume(int64_t need, int64_t used) {
   if (volume_mem_ && need <= volume_cap_) return;
@@ -348,7 +374,10 @@ void Run::process(const Group& g, int slot) {
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
   const auto flags = static_cast<unsigned long long>(host_small_[3]);
   const bool integer_acc = !splits_ && (flags & kFractional) == 0;
-  may_overflow_ |= (flags & kHugeVolume) != 0;
+  if ((flags & kHugeVolume) != 0) {
+    may_overflow_ = true;
+    check_group_sums(g);
+  }
   if (widest > opt_.max_rows) {
     std::vector<int64_t> w(static_cast<size_t>(n));
     VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
@@ -365,9 +394,16 @@ void Run::process(const Group& g, int slot) {
     VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + laid_out_ * 8, 0,
                                   static_cast<size_t>(rows) * 8, stream_));
   void* out = static_cast<char*>(volume_mem_->data) + laid_out_ * 8;
-  pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, integer_acc, out, stream_); });
+  // Fixed point: the fraction plane beside the volume (the integer plane), from the result pool.
+  BufferPtr lo_mem;
+  if (!integer_acc && rows > 0) {
+    lo_mem = st_.output(static_cast<size_t>(rows) * 8, stream_);
+    VPOC_GPU_CHECK(gpuMemsetAsync(lo_mem->data, 0, static_cast<size_t>(rows) * 8, stream_));
+  }
+  void* lo = lo_mem ? lo_mem->data : nullptr;
+  pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, out, lo, stream_); });
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
-  if (integer_acc) launch_u64_to_double(out, rows, stream_);
+  launch_finish_rows(scratch_, out, lo, static_cast<double*>(out_.total_volume.data) + g.s0, stream_);
   laid_out_ += rows;
 }
 
@@ -412,10 +448,10 @@ void Run::developing() {
   // The workspace is carved afresh: the greedy sort may have grown (moved) it.
   const int64_t n_max = std::min(max_sessions_, S);
   const size_t slot = in_.on_device ? 0 : slot_bytes_;
-  // Scratch: what every session needs, at most dev_bytes_ (6 aligned arrays).
+  // Scratch: what every session needs, at most dev_bytes_ (7 aligned arrays).
   int64_t all_rows = 0;
   for (const int64_t r : n_rows) all_rows += r > 0 ? developing::scratch_rows(r) + 1 : 0;
-  const size_t slack = 6 * 256;
+  const size_t slack = 7 * 256;
   const size_t scratch_bytes = std::min(dev_bytes_, static_cast<size_t>(all_rows) * kDevelopingRowBytes + slack);
   Carver c{static_cast<char*>(st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 + scratch_bytes))};
   if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
@@ -456,6 +492,7 @@ void Run::developing() {
     b.scratch_rows = rows;
     b.widest = widest;
     Carver sc{scratch};
+    b.vf = sc.take<Fixed>(static_cast<size_t>(rows));
     b.v = sc.take<double>(static_cast<size_t>(rows));
     b.run = sc.take<double>(static_cast<size_t>(rows));
     b.lo = sc.take<int32_t>(static_cast<size_t>(rows));

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/distribute.hpp"
+#include "core/fixed.hpp"
 #include "core/ladder.hpp"
 #include "core/source.hpp"
 #include "gpu/prim.hpp"
@@ -29,8 +30,8 @@ constexpr int64_t kPrivateRowsPerRow = 4;
 constexpr int64_t kMinTile = kThreads;
 constexpr int64_t kMaxTile = int64_t(1) << 16;
 constexpr int64_t kBlocksPerSm = 8;
-// A session no wider than this bins into shared memory (32 KiB of 8-byte accumulators, under the
-// 48 KiB every target has) and is flushed once per tile.
+// Shared memory of the bin pass: 32 KiB of 8-byte words (under the 48 KiB every target has), so
+// 4096 integer rows or 2048 fixed-point rows; a session no wider bins there, flushed once per tile.
 constexpr int kSmemRows = 4096;
 // Shared copies of a narrow session's rows: each group of kCopyThreads threads adds into its own
 // copy, so fewer threads contend for the same row (consecutive rows often share a price).
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> any_
   }
 }
 
-// True when v is a whole number below 2**31: such volumes sum exactly in 64-bit integers.
+// True when v is a whole number below 2**31: such volumes sum in 64-bit integers (one word).
 __device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
 
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges (one block
@@ -189,18 +190,56 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
   if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
 }
 
-__device__ inline void add_to(double* p, double v) { atomicAdd(p, v); }
-__device__ inline void add_to(unsigned long long* p, double v) { atomicAdd(p, static_cast<unsigned long long>(v)); }
+// Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
+// every share is a whole number, lo == 0), or 64.64 fixed point as two planes (hi, lo) with the
+// carry of lo into hi. Both are exact integer sums: the bits do not depend on the order of the adds.
+struct U64Rows {
+  unsigned long long* hi;
+  static constexpr int kWords = 1;
+  __device__ void add(int64_t k, const Fixed& x) const { atomicAdd(hi + k, static_cast<unsigned long long>(x.hi)); }
+  __device__ Fixed get(int64_t k) const { return fixed::from_int(hi[k]); }
+  __device__ void zero(int64_t k) const { hi[k] = 0; }
+  __device__ U64Rows at(int64_t k) const { return U64Rows{hi + k}; }
+};
+struct FixedRows {
+  unsigned long long* hi;
+  unsigned long long* lo;
+  static constexpr int kWords = 2;
+  __device__ void add(int64_t k, const Fixed& x) const {
+    unsigned long long carry = 0;
+    if (x.lo != 0) {
+      const unsigned long long old = atomicAdd(lo + k, static_cast<unsigned long long>(x.lo));
+      carry = old + x.lo < old ? 1ull : 0ull;
+    }
+    const unsigned long long h = static_cast<unsigned long long>(x.hi) + carry;
+    if (h != 0) atomicAdd(hi + k, h);
+  }
+  __device__ Fixed get(int64_t k) const {
+    Fixed f;
+    f.hi = hi[k];
+    f.lo = lo[k];
+    return f;
+  }
+  __device__ void zero(int64_t k) const { hi[k] = lo[k] = 0; }
+  __device__ FixedRows at(int64_t k) const { return FixedRows{hi + k, lo + k}; }
+};
+template <class Rows>
+__device__ Rows shared_rows_of(unsigned long long* smem, int64_t cap);
+template <>
+__device__ U64Rows shared_rows_of<U64Rows>(unsigned long long* smem, int64_t) { return U64Rows{smem}; }
+template <>
+__device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t cap) { return FixedRows{smem, smem + cap}; }
 
-// [tiles] blocks x [kThreads], kSmemRows * sizeof(Acc) dynamic shared memory: volume into out.
-// Session by session through the tile: a session no wider than kSmemRows bins into shared memory
-// (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one atomic
-// per row; a wider one adds straight to global memory.
-template <class P, class V, bool Bars, class Acc>
+// [tiles] blocks x [kThreads], kSmemBytes of dynamic shared memory: volume into out.
+// Session by session through the tile: a session no wider than the shared rows bins into shared
+// memory (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one
+// add per row; a wider one adds straight to global memory.
+template <class P, class V, bool Bars, class Rows>
 __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
-                                                       const int64_t* table, Acc* out, double tick, bool legacy) {
-  extern __shared__ unsigned char smem_raw[];
-  Acc* shared_rows = reinterpret_cast<Acc*>(smem_raw);
+                                                       const int64_t* table, Rows out, double tick, bool legacy) {
+  extern __shared__ unsigned long long smem_words[];
+  constexpr int64_t kCap = kSmemRows / Rows::kWords;  // shared rows (all copies)
+  const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   for (int64_t s = t.first; s <= t.last; ++s) {
@@ -208,31 +247,71 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
     if (a >= e) continue;  // block-uniform: every thread skips together
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     const int64_t width = g.width[s], low = g.low_row[s];
-    Acc* const global_rows = out + g.out_off[s];
+    const Rows global_rows = out.at(g.out_off[s]);
     // Shared rows pay off when the session has many of the tile's rows per row of width (ticks);
     // a few bars per row (each spread over several rows) add straight to L2 faster.
-    const bool privatized = width <= kSmemRows && e - a >= kPrivateRowsPerRow * width;
+    const bool privatized = width <= kCap && e - a >= kPrivateRowsPerRow * width;
     int copies = 1;
-    while (privatized && copies < kMaxCopies && width * copies * 2 <= kSmemRows) copies *= 2;
+    while (privatized && copies < kMaxCopies && width * copies * 2 <= kCap) copies *= 2;
     if (privatized) {
-      for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared_rows[k] = Acc(0);
+      for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared.zero(k);
       __syncthreads();
     }
-    Acc* const dst = privatized ? shared_rows + (threadIdx.x / kCopyThreads) % copies * width : global_rows;
-    const auto add = [&](int64_t r, double v) {
-      add_to(dst + (r - low), v);
+    const Rows dst = privatized ? shared.at((threadIdx.x / kCopyThreads) % copies * width) : global_rows;
+    const auto add = [&](int64_t r, const Fixed& x) {
+      dst.add(r - low, x);
       return true;
     };
     sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     if (privatized) {
       __syncthreads();
       for (int64_t k = threadIdx.x; k < width; k += kThreads) {
-        Acc sum = shared_rows[k];
-        for (int c = 1; c < copies; ++c) sum += shared_rows[c * width + k];
-        if (sum != Acc(0)) atomicAdd(global_rows + k, sum);
+        Fixed sum = shared.get(k);
+        for (int c = 1; c < copies; ++c) sum += shared.get(c * width + k);
+        if (!sum.zero()) global_rows.add(k, sum);
       }
       __syncthreads();  // the next session reuses the shared rows
     }
+  }
+}
+
+// [n] blocks x [kThreads], one block per session of the group: the accumulated rows (hi, and lo
+// unless null) become float64 volumes in place (volume aliases hi), and the session's total is
+// their exact sum, rounded once (+inf when it passes 2**53: the host then reports the session).
+__global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, unsigned long long* hi,
+                                                               const unsigned long long* lo, double* total) {
+  __shared__ unsigned long long red_hi[kThreads], red_lo[kThreads];
+  const int64_t s = blockIdx.x;
+  const int64_t off = g.out_off[s], width = g.width[s];
+  Fixed sum;
+  for (int64_t k = threadIdx.x; k < width; k += kThreads) {
+    Fixed f;
+    f.hi = hi[off + k];
+    f.lo = lo ? lo[off + k] : 0ull;
+    sum += f;
+    reinterpret_cast<double*>(hi)[off + k] = fixed::to_double(f);
+  }
+  red_hi[threadIdx.x] = sum.hi;
+  red_lo[threadIdx.x] = sum.lo;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      Fixed a, b;
+      a.hi = red_hi[threadIdx.x];
+      a.lo = red_lo[threadIdx.x];
+      b.hi = red_hi[threadIdx.x + half];
+      b.lo = red_lo[threadIdx.x + half];
+      a += b;
+      red_hi[threadIdx.x] = a.hi;
+      red_lo[threadIdx.x] = a.lo;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    Fixed t;
+    t.hi = red_hi[0];
+    t.lo = red_lo[0];
+    total[s] = fixed::over_max(t) ? __longlong_as_double(0x7ff0000000000000LL) : fixed::to_double(t);
   }
 }
 
@@ -408,29 +487,39 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
 }
 
 void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
-                bool integer_acc, void* out, gpuStream_t stream) {
+                void* out_hi, void* out_lo, gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
   tile_table(rows, g, stream);
   const bool legacy = in.bars && in.distribute == Distribute::legacy;
+  auto* hi = static_cast<unsigned long long*>(out_hi);
+  auto* lo = static_cast<unsigned long long*>(out_lo);
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
     const auto src = source<P, V>(in, rows, opt);
-    const auto go = [&](auto bars, auto acc) {
+    const auto go = [&](auto bars, auto sink) {
       constexpr bool Bars = decltype(bars)::value;
-      using Acc = decltype(acc);
-      bin_kernel<P, V, Bars, Acc><<<tiles(rows, g), kThreads, kSmemRows * sizeof(Acc), stream>>>(
-          src, rows, g, g.tiles, static_cast<Acc*>(out), opt.tick_size, legacy);
+      using Rows = decltype(sink);
+      bin_kernel<P, V, Bars, Rows><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
+          src, rows, g, g.tiles, sink, opt.tick_size, legacy);
     };
     using Yes = std::true_type;
     using No = std::false_type;
     if (in.bars) {
-      if (integer_acc) go(Yes{}, 0ull); else go(Yes{}, 0.0);
+      if (lo == nullptr) go(Yes{}, U64Rows{hi}); else go(Yes{}, FixedRows{hi, lo});
     } else {
-      if (integer_acc) go(No{}, 0ull); else go(No{}, 0.0);
+      if (lo == nullptr) go(No{}, U64Rows{hi}); else go(No{}, FixedRows{hi, lo});
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
+}
+
+void launch_finish_rows(const GroupScratch& g, void* out_hi, const void* out_lo, double* total,
+                        gpuStream_t stream) {
+  if (g.n <= 0) return;
+  finish_rows_kernel<<<static_cast<unsigned>(g.n), kThreads, 0, stream>>>(
+      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total);
+  VPOC_GPU_CHECK_LAUNCH("finish_rows_kernel");
 }
 
 size_t layout_temp_bytes(int64_t n) {

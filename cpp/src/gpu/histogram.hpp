@@ -49,17 +49,22 @@ inline constexpr unsigned long long kEncNone = ~0ull;
 // Legacy only: per-session lowest / highest price into g.plo / g.phi.
 void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                         gpuStream_t stream);
-// Bits of *GroupScratch::fractional: a volume that is not a whole number below 2**31 (no integer
-// accumulation); a volume above huge_volume (the totals must be checked for overflow).
+// Bits of *GroupScratch::fractional: a volume that is not a whole number below 2**31 (fixed-point
+// accumulation); a volume above huge_volume (a session's sum may pass 2**53: the host checks).
 inline constexpr unsigned long long kFractional = 1, kHugeVolume = 2;
 // Validates every row (first bad index into g.err), accumulates touched rows into g.lo / g.hi,
 // and sets the kFractional / kHugeVolume bits of g.fractional.
 void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                       gpuStream_t stream);
-// Adds the volume of every row into out (u64 when integer_acc, else double), at
-// out[g.out_off[s] + row - g.low_row[s]] (rows validated by launch_row_range).
+// Adds the volume of every row, exactly, at row g.out_off[s] + row - g.low_row[s] of out_hi
+// (u64 integer part) and out_lo (u64 fraction, 2**-64 units; nullptr: whole volumes landing whole
+// on one row, integer part only). Rows validated by launch_row_range; out planes zeroed.
 void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
-                bool integer_acc, void* out, gpuStream_t stream);
+                void* out_hi, void* out_lo, gpuStream_t stream);
+// [g.n] sessions: the binned rows of launch_bin become float64 in place (out_hi) and total[s] is
+// each session's exact sum rounded once (+inf past 2**53).
+void launch_finish_rows(const GroupScratch& g, void* out_hi, const void* out_lo, double* total,
+                        gpuStream_t stream);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
 struct LayoutColumns {

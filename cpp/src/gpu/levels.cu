@@ -14,14 +14,6 @@ constexpr int kThreads = 128;
 unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
 // [n] elementwise.
-__global__ void u64_to_double_kernel(void* volume, int64_t n) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
-  if (i >= n) return;
-  const unsigned long long bits = static_cast<unsigned long long*>(volume)[i];
-  static_cast<double*>(volume)[i] = static_cast<double>(bits);
-}
-
-// [n] elementwise.
 __global__ void iota_kernel(int32_t* iota, int64_t n) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i < n) iota[i] = static_cast<int32_t>(i);
@@ -40,16 +32,15 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
 }
 
 // [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
-// shared memory (when they fit), thread 0 sums them in row order (the CPU's order, so totals are
-// bit-equal) while the block finds the maximum and the POC by tree reductions; then thread 0
-// expands the value area (a sequential rule: each step depends on the last).
+// shared memory (when they fit) and finds the maximum and the POC by tree reductions; then thread
+// 0 expands the value area (a sequential rule: each step depends on the last) towards the total
+// the finish pass wrote (the exact sum of the rows, as on the CPU).
 __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
                                                                PocTie tie, double row_size) {
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
-  __shared__ double total_shared;
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
   if (n == 0) {
@@ -82,11 +73,6 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   for (int64_t i = threadIdx.x; i < n; i += kLevelThreads)
     if (levels::at_max(v[i], mx)) best = better_poc(best, i, n, tie);
   red_poc[threadIdx.x] = best;
-  if (threadIdx.x == 0) {  // the total, in row order
-    double total = 0.0;
-    for (int64_t i = 0; i < n; ++i) total += v[i];
-    total_shared = total;
-  }
   __syncthreads();
   for (int half = kLevelThreads / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) red_poc[threadIdx.x] = better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, tie);
@@ -94,7 +80,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   }
   if (threadIdx.x != 0) return;
   const int64_t poc = red_poc[0];
-  const double total = total_shared;
+  const double total = c.total_volume[s];  // exact sum of the rows, by the finish pass
   const double target = value_area * total;
   int64_t lo = poc, hi = poc;
   double running = 0.0;
@@ -106,7 +92,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
       running += v[i];
       lo = i < lo ? i : lo;
       hi = i > hi ? i : hi;
-      if (running >= target) break;
+      if (levels::reached(running, target)) break;
     }
   } else {
     levels::expand(v, n, poc, target, method == VaMethod::cbot ? 2 : 1, lo, hi, running);
@@ -118,17 +104,10 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   c.poc[s] = ladder::row_price(low + poc, row_size);
   c.val[s] = ladder::row_price(low + lo, row_size);
   c.vah[s] = ladder::row_price(low + hi, row_size);
-  c.total_volume[s] = total;
   c.va_volume[s] = running;
 }
 
 }  // namespace
-
-void launch_u64_to_double(void* volume, int64_t n, gpuStream_t stream) {
-  if (n <= 0) return;
-  u64_to_double_kernel<<<blocks(n), kThreads, 0, stream>>>(volume, n);
-  VPOC_GPU_CHECK_LAUNCH("u64_to_double_kernel");
-}
 
 void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream) {
   if (n <= 0) return;

@@ -19,11 +19,9 @@ struct LevelColumns {
   double *poc, *vah, *val, *total_volume, *va_volume;
 };
 
-// out[i] = double(bits of out[i] as uint64) for i < n: integer accumulators become volumes.
-void launch_u64_to_double(void* volume, int64_t n, gpuStream_t stream);
 // iota[i] = i for i < n (the values the greedy sort carries).
 void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream);
-// One block per session: POC, value area, totals. `order` (greedy only) holds each session's
+// One block per session: POC and value area (total_volume already written by the finish pass). `order` (greedy only) holds each session's
 // global row indices sorted by volume descending, lower row first on ties.
 void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream);
