@@ -39,7 +39,6 @@ namespace fixed {
 
 // One unit of the fraction: 2**-64 (every share is a whole number of these).
 constexpr double kUnit = 5.421010862427522e-20;  // 2**-64
-constexpr double kTwo64 = 18446744073709551616.0;  // 2**64
 // A session's volumes must sum to at most 2**53: above it float64 cannot hold every integer, so
 // an integer total could not be reported exactly (and a row sum could not either).
 constexpr double kMaxTotal = 9007199254740992.0;  // 2**53
@@ -50,13 +49,19 @@ VPOC_HD bool over_max(const Fixed& f) {
   return f.hi > kMax || (f.hi == kMax && f.lo != 0);
 }
 
-// v (finite, 0 <= v < 2**64) as 64.64, truncated to a multiple of 2**-64: exact for every float64
+// v (finite, 0 <= v <= 2**53) as 64.64, truncated to a multiple of 2**-64: exact for every float64
 // volume >= 2**-11 and every integer; a smaller one loses the bits below 2**-64.
+// Signed conversions only (one instruction each on x86, where a uint64 one is a branchy sequence):
+// v <= 2**53 truncates to its floor, and the fraction is taken 32 bits at a time.
 VPOC_HD Fixed from_double(double v) {
   Fixed f;
-  const double ip = floor(v);
+  const auto ip = static_cast<int64_t>(v);
+  const double frac = v - static_cast<double>(ip);  // exact
+  const double a = frac * 4294967296.0;               // exact (a power of two)
+  const auto a_hi = static_cast<int64_t>(a);
+  const auto a_lo = static_cast<int64_t>((a - static_cast<double>(a_hi)) * 4294967296.0);
   f.hi = static_cast<uint64_t>(ip);
-  f.lo = static_cast<uint64_t>((v - ip) * kTwo64);  // v - ip is exact; * 2**64 is exact
+  f.lo = (static_cast<uint64_t>(a_hi) << 32) | static_cast<uint64_t>(a_lo);
   return f;
 }
 
@@ -83,18 +88,32 @@ VPOC_HD Fixed times(const Fixed& f, uint64_t k) {
   return r;
 }
 
-// q = f / n and the remainder (in units of 2**-64), for 1 <= n < 2**32: long division in
-// 32-bit digits, so that it needs only 64-bit integer division (on every device).
+// floor(x / n) and x % n for 1 <= n < 2**32 and x / n < 2**53: a float64 quotient (pipelined,
+// where 64-bit integer division is not) within 2 of the true one, then corrected exactly.
+VPOC_HD uint64_t div_small(uint64_t x, uint64_t n, uint64_t& rem) {
+  uint64_t q = static_cast<uint64_t>(static_cast<double>(x) / static_cast<double>(n));
+  uint64_t prod = q * n;
+  while (prod > x) {
+    --q;
+    prod -= n;
+  }
+  uint64_t r = x - prod;
+  while (r >= n) {
+    ++q;
+    r -= n;
+  }
+  rem = r;
+  return q;
+}
+
+// q = f / n and the remainder (in units of 2**-64), for 1 <= n < 2**32 and f < 2**53 + 1: long
+// division in 32-bit digits, so that every step is a div_small.
 VPOC_HD Fixed divide(const Fixed& f, uint64_t n, uint64_t& rem) {
   Fixed q;
-  q.hi = f.hi / n;
-  uint64_t r = f.hi % n;
-  const uint64_t x = (r << 32) | (f.lo >> 32);
-  const uint64_t qa = x / n;
-  r = x % n;
-  const uint64_t y = (r << 32) | (f.lo & 0xffffffffu);
-  const uint64_t qb = y / n;
-  rem = y % n;
+  uint64_t r = 0;
+  q.hi = div_small(f.hi, n, r);
+  const uint64_t qa = div_small((r << 32) | (f.lo >> 32), n, r);
+  const uint64_t qb = div_small((r << 32) | (f.lo & 0xffffffffu), n, rem);
   q.lo = (qa << 32) | qb;
   return q;
 }

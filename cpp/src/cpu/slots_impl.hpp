@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -32,13 +33,20 @@ inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin,
 template <class T>
 inline bool volumes_ok_impl(const T* v, int n, double& vmax) {
   if constexpr (std::is_floating_point_v<T>) {
+    // The maximum through the bits as signed integers: non-negative floats order as their bit
+    // patterns do, and integer max vectorises where a float one (NaN rules) may not.
+    using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
     int ok = 1;
-    T mx = T(0);
+    I mx = 0;
     for (int j = 0; j < n; ++j) {
       ok &= (v[j] >= T(0)) & (v[j] <= T(9007199254740992.0));
-      mx = v[j] > mx ? v[j] : mx;
+      I b;
+      std::memcpy(&b, v + j, sizeof b);
+      mx = b > mx ? b : mx;
     }
-    vmax = static_cast<double>(mx);
+    T m;
+    std::memcpy(&m, &mx, sizeof m);
+    vmax = static_cast<double>(m);
     return ok != 0;
   } else {
     T any = 0;
