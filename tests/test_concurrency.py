@@ -173,12 +173,15 @@ def test_gpu_memory_flat_over_many_calls():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a vpoc GPU build and a GPU")
 def test_gpu_oom_then_next_call_works():
-    # one session ~2**41 rows wide: its histogram (16 TiB) and scratch cannot be allocated on any
-    # GPU (a 1 PiB memory_budget lets the request reach the driver instead of the budget check)
-    price = np.array([0.0, 2.0**41 * 0.25])
+    # 64 sessions each 1e9 rows wide (max_rows' limit): their histograms (512 GB) cannot be
+    # allocated on any GPU (a 1 PiB memory_budget lets the request reach the driver instead of the
+    # budget check)
+    wide = 1_000_000_000
+    price = np.tile([0.0, (wide - 1) * 0.25], 64)
+    offsets = np.arange(0, 129, 2)
     with pytest.raises(vpoc.OutOfMemoryError) as e:
-        vpoc.from_trades(price, np.ones(2), tick_size=0.25, max_rows=2**62, device="cuda",
-                         memory_budget=2**50)
+        vpoc.from_trades(price, np.ones(price.size), offsets=offsets, tick_size=0.25, max_rows=wide,
+                         device="cuda", memory_budget=2**50)
     assert isinstance(e.value, MemoryError) and "bytes" in str(e.value)
     w = workloads(4)
     for name, fn in w.items():
