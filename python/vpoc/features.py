@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 import numpy as np
 
 from ._api import _sessions, from_bars, from_trades
-from ._arrays import as_prices, as_volume, gpu_location
+from ._arrays import as_prices, as_volume, gpu_location, unmasked
 from ._profiles import Profiles
 from ._time import check_time_unit, epoch_ns
 from .synth import SynthBars
@@ -328,7 +328,7 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
             idx = idx.tz_convert("UTC").tz_localize(None)
         arr = idx.to_numpy(dtype="datetime64[ns]")
     else:
-        arr = np.asarray(_host(x))
+        arr = np.asarray(unmasked(_host(x), "timestamp"))
     if arr.ndim != 1:
         raise ValueError(f"timestamp must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":

@@ -31,8 +31,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import as_array
-from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns
+from ._arrays import as_array, unmasked
+from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns, ns_range_error
 
 __all__ = [
     "Bars",
@@ -80,7 +80,7 @@ _NONEXISTENT = ("raise", "shift_forward", "shift_backward")
 
 
 def _as_ns(x: Any, name: str) -> Int64Array:
-    arr = np.asarray(x)
+    arr = np.asarray(unmasked(x, name))
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
             raise ValueError(f"{name}[{int(np.argmax(np.isnat(arr)))}] is NaT")
@@ -868,17 +868,14 @@ def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if i is not None:
         raise ValueError(f"{where(i)}: timestamp is missing")
     vals = raw.to_numpy(dtype=np.int64)
+    bad = ns_range_error(vals, opts.time_unit)
+    if bad is not None:
+        raise ValueError(f"{where(bad[0])}: timestamp {vals[bad[0]]} {bad[1]}")
     try:
         check_plausible(vals, "timestamp", opts.time_unit, hint="read it with time_unit='{unit}'")
     except ValueError as e:
         raise ValueError(f"{where.source}: {e}") from None
-    scale = TIME_UNITS[opts.time_unit]
-    limit = np.iinfo(np.int64).max // scale
-    i = _first(np.abs(vals) > limit)
-    if i is not None:
-        raise ValueError(f"{where(i)}: timestamp {vals[i]} {opts.time_unit} is out of the "
-                         "int64 nanosecond range")
-    return vals * scale
+    return vals * TIME_UNITS[opts.time_unit]
 
 
 def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
