@@ -119,3 +119,151 @@ def test_case10_nat_datetime_session_ids_are_an_error():
     ids = np.array(["2024-01-02", "NaT", "NaT"], dtype="datetime64[ns]")
     with pytest.raises(ValueError, match=r"session_ids\[1\] is NaT"):
         vpoc.from_trades([1.0, 2.0, 3.0], [1, 1, 1], session_ids=ids, tick_size=1.0)
+
+
+# =============================================================================== cases 8 and 9
+
+
+def _bars(n_sessions=2, bars=30, seed=0):
+    return vpoc.synth.es_bars(n_sessions, bars, seed=seed)
+
+
+def _write_input(tmp_path):
+    path = tmp_path / "in.parquet"
+    vio.write_bars(_bars(), path)
+    return path
+
+
+def _leftovers(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_case8_cli_temp_file_unpredictable_and_no_symlink_follow(tmp_path, monkeypatch, suffix):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from vpoc import cli
+
+    src = _write_input(tmp_path)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / f"result{suffix}"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # before: the temporary file was .<out>.<pid>.tmp, opened following symlinks: a link planted
+    # there made the run overwrite the file it points to (and leave `out` a link to it)
+    (outdir / f".{out.name}.{os.getpid()}.tmp").symlink_to(victim)
+    (outdir / f".{out.name}.tmp").symlink_to(victim)
+    seen = []
+    real_replace = os.replace
+
+    def spy(a, b, *args, **kw):
+        seen.append(os.path.basename(os.fspath(a)))
+        return real_replace(a, b, *args, **kw)
+
+    monkeypatch.setattr(os, "replace", spy)
+    for _ in range(2):
+        assert cli.main(["profile", str(src), "--tick-size", "0.25", "--out", str(out)]) == 0
+    assert victim.read_text() == "precious"
+    assert out.is_file() and not out.is_symlink()
+    table = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert len(table) == 2
+    assert len(seen) == 2 and seen[0] != seen[1]  # a fresh, unpredictable name each time
+    assert all(str(os.getpid()) not in name.split(".") for name in seen)
+    assert _leftovers(outdir) == sorted([f".{out.name}.{os.getpid()}.tmp", f".{out.name}.tmp"])
+
+
+def test_case8_cli_failed_write_keeps_the_old_output(tmp_path, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from vpoc import cli
+
+    src = _write_input(tmp_path)
+    out = tmp_path / "result.csv"
+    out.write_text("old")
+
+    def broken(self, buf, *args, **kw):
+        buf.write(b"partial,rows\n")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
+    assert cli.main(["profile", str(src), "--tick-size", "0.25", "--out", str(out)]) != 0
+    assert out.read_text() == "old"
+    assert _leftovers(tmp_path) == []
+
+
+def _write_call(kind, fmt, path):
+    if kind == "bars":
+        return lambda: vio.write_bars(_bars(), path, tz="America/Chicago" if fmt == "legacy" else None)
+    b = _bars()
+    trades = vio.Trades(timestamp=b.timestamp, price=b.close, volume=b.volume)
+    return lambda: vio.write_trades(trades, path)
+
+
+CASE9 = [("bars", "csv", "old.csv"), ("bars", "csv", "old.csv.gz"), ("bars", "legacy", "old.txt"),
+         ("bars", "parquet", "old.parquet"), ("trades", "csv", "old.csv"),
+         ("trades", "parquet", "old.pq")]
+
+
+@pytest.mark.parametrize("kind, fmt, name", CASE9)
+def test_case9_io_write_failing_midway_keeps_the_old_file(tmp_path, monkeypatch, kind, fmt, name):
+    pd = pytest.importorskip("pandas")
+
+    if fmt == "parquet":
+        pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / name
+    path.write_bytes(b"old data")
+    os.chmod(path, 0o640)
+
+    def broken(*args, **kw):  # writes part of the file, then the disk is full
+        handle = args[1] if len(args) > 1 else kw["path_or_buf"]
+        if isinstance(handle, (str, os.PathLike)):  # a writer given the path opens it itself
+            with open(handle, "wb") as fh:
+                fh.write(b"half a file")
+        else:
+            handle.write(b"half a file")
+        raise OSError(28, "No space left on device")
+
+    if fmt == "parquet":
+        monkeypatch.setattr(pq, "write_table", broken)
+    else:
+        monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
+    with pytest.raises(OSError, match="No space left"):
+        _write_call(kind, fmt, path)()
+    # before: the file was truncated and held the partial write
+    assert path.read_bytes() == b"old data"
+    assert _leftovers(tmp_path) == []
+    monkeypatch.undo()
+    _write_call(kind, fmt, path)()  # a write that succeeds replaces it whole, keeping its mode
+    assert path.read_bytes() != b"old data" and (os.stat(path).st_mode & 0o777) == 0o640
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("fmt, name", [("csv", "old.csv"), ("parquet", "old.parquet")])
+def test_case9_io_write_under_file_size_limit_keeps_the_old_file(tmp_path, fmt, name):
+    pytest.importorskip("pandas")
+    # a real failing disk: RLIMIT_FSIZE in a child process (SIGXFSZ ignored, so write() fails
+    # with EFBIG instead of killing it)
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    path = tmp_path / name
+    old = b"x" * 1000
+    path.write_bytes(old)
+    r = run_python(f"""
+        import resource, signal
+        import vpoc
+        from vpoc import io
+        bars = vpoc.synth.es_bars(20, 500, seed=1)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))
+        try:
+            io.write_bars(bars, {str(path)!r})
+        except OSError as e:
+            print("OSError", e.errno)
+        else:
+            print("written")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "OSError", r.stdout
+    assert path.read_bytes() == old
+    assert _leftovers(tmp_path) == []

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._arrays import as_array, unmasked
+from ._files import atomic_write
 from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns, ns_range_error
 
 __all__ = [
@@ -276,7 +277,13 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
     timestamps with their UTC offset, in ``tz`` or UTC) or "parquet" (timestamp[ns] in ``tz``
     or UTC). Prices are written with the shortest text that reads back to the same float64.
     Legacy files written across a DST fall-back repeat an hour: read them with
-    ``ambiguous="infer"``.
+    ``ambiguous="infer"``. Text files are compressed when ``path`` ends with .gz, .bz2 or .xz.
+
+    The file is replaced whole or not at all: the data goes to a fresh temporary file in the same
+    directory (unpredictable name, created exclusively), which is fsynced and renamed onto
+    ``path``; a failed write (disk full, ``ulimit -f``, an exception) leaves the old file as it was
+    and no temporary file behind. The new file keeps the old one's permission bits; a symlink at
+    ``path`` is replaced by the file, not written through.
     """
     if not isinstance(bars, Bars):
         try:
@@ -295,7 +302,8 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
 def write_trades(trades: Any, path: PathLike, *, format: Optional[str] = None,
                  tz: Any = None) -> None:
     """Write trades (``Trades`` or anything with timestamp/price/volume arrays) as "csv" or
-    "parquet" (default from the suffix); timestamps as in :func:`write_bars`."""
+    "parquet" (default from the suffix); timestamps, compression and the atomic replacement of
+    ``path`` as in :func:`write_bars`."""
     if not isinstance(trades, Trades):
         try:
             trades = Trades(**{f: getattr(trades, f) for f in TRADE_FIELDS})
@@ -1047,8 +1055,9 @@ def _write_legacy(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, t
                          "legacy format (YYYYMMDD HHMMSS) cannot hold")
     local = pd.DatetimeIndex(ts.view("datetime64[ns]")).tz_localize("UTC").tz_convert(zone)
     df = pd.DataFrame({"timestamp": local.strftime(_LEGACY_TIME_FORMAT), **cols})
-    df.to_csv(path, sep=";", header=False, index=False, lineterminator="\n",
-              compression="infer")
+    with atomic_write(path) as fh:
+        df.to_csv(fh, sep=";", header=False, index=False, lineterminator="\n",
+                  compression=_compression(path))
 
 
 def _write_table(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, fmt: str,
@@ -1064,10 +1073,19 @@ def _write_table(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, fm
             raise ImportError("writing Parquet needs pyarrow (pip install pyarrow)") from None
         arrays = {"timestamp": pa.array(ts, type=pa.timestamp("ns", tz=str(zone)))}
         arrays.update({k: pa.array(v) for k, v in cols.items()})
-        pq.write_table(pa.table(arrays), os.fspath(path))
+        table = pa.table(arrays)
+        with atomic_write(path) as fh:
+            pq.write_table(table, fh)
         return
-    pd.DataFrame({"timestamp": _iso_strings(ts, zone), **cols}).to_csv(
-        path, index=False, lineterminator="\n", compression="infer")
+    df = pd.DataFrame({"timestamp": _iso_strings(ts, zone), **cols})
+    with atomic_write(path) as fh:
+        df.to_csv(fh, index=False, lineterminator="\n", compression=_compression(path))
+
+
+def _compression(path: PathLike) -> Optional[str]:
+    """The compression of a text file written to ``path``: from its suffix (.gz, .bz2, .xz, the
+    ones the readers open), else none."""
+    return {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}.get(_split_compression(os.fspath(path))[1])
 
 
 def _iso_strings(ts: Int64Array, zone: Any) -> npt.NDArray[Any]:
