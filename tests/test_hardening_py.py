@@ -267,3 +267,96 @@ def test_case9_io_write_under_file_size_limit_keeps_the_old_file(tmp_path, fmt, 
     assert r.stdout.split()[0] == "OSError", r.stdout
     assert path.read_bytes() == old
     assert _leftovers(tmp_path) == []
+
+
+# =============================================================================== case 5
+
+
+def test_case5_node_smoothing_bounded():
+    # before: node_smoothing / node_order drove a Python loop of that many steps (per call and at
+    # every Live session end): 10**12 hung for hours. Now: a ValueError naming the bound.
+    r = run_python("""
+        import numpy as np, vpoc
+        from vpoc import features
+        h, lo, c, v = [2.0, 3.0, 4.0], [1.0, 2.0, 3.0], [1.5, 2.5, 3.5], [1, 1, 1]
+        big = {"node_smoothing": 10**12 + 1, "node_order": 10**12}
+        for name, value in big.items():
+            for call in (lambda: vpoc.session_features(h, lo, c, v, tick_size=0.5, **{name: value}),
+                         lambda: vpoc.bar_features(h, lo, c, v, tick_size=0.5, **{name: value}),
+                         lambda: vpoc.Live(tick_size=0.5, features={name: value})):
+                try:
+                    call()
+                    print("accepted", name)
+                except ValueError as e:
+                    print("ValueError", e)
+        print("bound", features.MAX_NODE_ROWS)
+    """, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "bound 1000000"
+    assert len(lines) == 7 and all(line.startswith("ValueError") for line in lines[:6]), r.stdout
+    assert all("must be <= 1000000" in line for line in lines[:6])
+    assert sum("node_smoothing" in line for line in lines[:6]) == 3
+    assert sum("node_order" in line for line in lines[:6]) == 3
+    vpoc.session_features([2.0], [1.0], [1.5], [1], tick_size=0.5, node_smoothing=999_999,
+                          node_order=1_000_000)  # the bound itself is accepted
+
+
+def test_case5_node_windows_cost_does_not_grow_with_their_value():
+    # any accepted window runs in O(rows): the largest ones on 200 sessions of 300 bars, in a
+    # child with a timeout against a hang (the old loop took ~1e6 numpy passes per call)
+    r = run_python("""
+        import numpy as np, vpoc
+        b = vpoc.synth.es_bars(200, 300, seed=2)
+        t = vpoc.session_features(b.high, b.low, b.close, b.volume, offsets=b.offsets,
+                                  tick_size=0.25, node_smoothing=999_999, node_order=1_000_000)
+        u = vpoc.bar_features(b.high, b.low, b.close, b.volume, offsets=b.offsets,
+                              tick_size=0.25, node_smoothing=999_999, node_order=1_000_000)
+        live = vpoc.Live(tick_size=0.25, features=dict(node_smoothing=999_999, node_order=1_000_000),
+                         session_starts=b.timestamp[b.offsets[:-1]])
+        live.update(b.high, b.low, b.close, b.volume, timestamp=b.timestamp)
+        print(len(t), len(u), len(live), int(np.nansum(t["hvn_count"])))
+    """, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[:3] == ["200", "60000", "199"]
+    assert r.stdout.split()[3] == "0"  # a window that wide leaves no room for a node
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("smoothing, order", [(1, 1), (3, 2), (7, 4), (21, 9), (41, 30), (99, 1)])
+def test_case5_wide_node_windows_match_the_reference(smoothing, order, exact):
+    import feature_reference as FR
+    from vpoc import features as F
+
+    rng = np.random.default_rng(smoothing * 100 + order + exact)
+    sizes = rng.integers(0, 120, 12)
+    d = _random_walk_bars(rng, sizes, exact)
+    rules = dict(F._Rules.__dataclass_fields__)  # every rule name
+    prof = vpoc.from_bars(d["high"], d["low"], d["close"], d["volume"], offsets=d["offsets"],
+                          tick_size=0.25)
+    r = F._rules(0.25, 1, "uniform", 0.7, "cbot", "center", (), 1, None, smoothing, order, 0.3, 0.7,
+                 0.3, 0.6, 0.5, "UTC", "08:30", 60, 30)
+    from types import SimpleNamespace
+    nodes = F._nodes(SimpleNamespace(rules=r, prof=prof))
+    want_rules = {k: getattr(r, k) for k in rules}
+    offs = np.asarray(prof.offsets)
+    for s in range(len(sizes)):
+        hist = np.asarray(prof.volume)[offs[s]:offs[s + 1]]
+        hvn, lvn, smooth = FR.nodes(hist, want_rules)
+        np.testing.assert_allclose(nodes.smooth[offs[s]:offs[s + 1]], smooth, rtol=1e-12, atol=0)
+        assert list(np.flatnonzero(nodes.hvn[offs[s]:offs[s + 1]])) == hvn, s
+        assert list(np.flatnonzero(nodes.lvn[offs[s]:offs[s + 1]])) == lvn, s
+
+
+def _random_walk_bars(rng, sizes, exact):
+    n = int(np.sum(sizes))
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    steps = rng.integers(-3, 4, n)
+    close_t = 18000 + np.cumsum(steps)
+    high_t = close_t + rng.integers(0, 4, n)
+    low_t = close_t - rng.integers(0, 4, n)
+    ticks = high_t - low_t + 1
+    volume = rng.integers(0, 40, n) * ticks if exact else rng.random(n) * 50
+    p = lambda t: t.astype(np.float64) * 0.25  # noqa: E731
+    return dict(high=p(high_t), low=p(low_t), close=p(close_t), volume=volume, offsets=offsets)
