@@ -360,3 +360,274 @@ def _random_walk_bars(rng, sizes, exact):
     volume = rng.integers(0, 40, n) * ticks if exact else rng.random(n) * 50
     p = lambda t: t.astype(np.float64) * 0.25  # noqa: E731
     return dict(high=p(high_t), low=p(low_t), close=p(close_t), volume=volume, offsets=offsets)
+
+
+# =============================================================================== case 11
+
+
+def _live_state(kind="bars"):
+    b = vpoc.synth.es_bars(8, 40, seed=1)
+    n = int(b.offsets[-2]) + 5
+    if kind == "bars":
+        live = vpoc.Live(tick_size=0.25, session_starts=b.timestamp[b.offsets[:-1]],
+                         features=dict(lookbacks=(1, 2), composite_sessions=2))
+        live.update(b.high[:n], b.low[:n], b.close[:n], b.volume[:n].astype(np.int64),
+                    open=b.open[:n], timestamp=b.timestamp[:n])
+    else:
+        live = vpoc.Live(tick_size=0.25, kind="trades", session_starts=b.timestamp[b.offsets[:-1]])
+        live.update(b.close[:n], b.volume[:n].astype(np.int64), timestamp=b.timestamp[:n])
+    return live, live.state_dict(), b, n
+
+
+def _copy(x):
+    if isinstance(x, dict):
+        return {k: _copy(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_copy(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_copy(v) for v in x)
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    return x
+
+
+def _assert_same(a, b, path="state"):
+    assert type(a) is type(b) or (isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer))), \
+        (path, type(a), type(b))
+    if isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _assert_same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, path
+        np.testing.assert_array_equal(a, b, err_msg=path)
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b), path
+    else:
+        assert a == b, path
+
+
+def _set(path, value):
+    def tamper(st):
+        obj = st
+        for p in path[:-1]:
+            obj = obj[p]
+        if isinstance(obj, tuple):  # comp / naked entries
+            raise AssertionError("tamper a tuple through its list")
+        obj[path[-1]] = value(obj[path[-1]]) if callable(value) else value
+    return tamper
+
+
+def _tuple_item(path, i, value):
+    def tamper(st):
+        lst = st
+        for p in path[:-1]:
+            lst = lst[p]
+        t = list(lst[path[-1]])
+        t[i] = value
+        lst[path[-1]] = tuple(t)
+    return tamper
+
+
+def _nan_at(i):
+    def f(a):
+        a = a.astype(np.float64)
+        a[i] = np.nan
+        return a
+    return f
+
+
+def _scale_at(i, factor):
+    def f(a):
+        a = a.copy()
+        a[i] *= factor
+        return a
+    return f
+
+
+def _pop(key):
+    def tamper(st):
+        del st[key]
+    return tamper
+
+
+def _drop_last(*path):
+    def tamper(st):
+        obj = st
+        for p in path:
+            obj = obj[p]
+        obj.pop()
+    return tamper
+
+
+TAMPERS = {
+    # top level and counters
+    "missing key": (_pop("naked"), "state is missing ['naked']"),
+    "unknown key": (_set(("extra",), 1), "unknown key(s) ['extra']"),
+    "version bool": (_set(("version",), True), "state['version']"),
+    "config type": (_set(("config",), [1]), "state['config'] must be a dict"),
+    "config unknown arg": (_set(("config", "colour"), "red"), "state['config']"),
+    "config bad tick": (_set(("config", "tick_size"), -1.0), "state['config']"),
+    "n_rows negative": (_set(("n_rows",), -1), "state['n_rows']"),
+    "n_rows float": (_set(("n_rows",), 285.5), "state['n_rows']"),
+    "n_rows too few": (_set(("n_rows",), 10), "state['n_rows'] = 10 is fewer"),
+    "n_dropped negative": (_set(("n_dropped",), -3), "state['n_dropped']"),
+    "n_dropped str": (_set(("n_dropped",), "0"), "state['n_dropped']"),
+    "has_open int": (_set(("has_open",), 1), "state['has_open']"),
+    "has_open None": (_set(("has_open",), None), "state['has_open']"),
+    "last_ts None": (_set(("last_ts",), None), "state['last_ts']"),
+    "last_ts NaT": (_set(("last_ts",), -2**63), "state['last_ts']"),
+    "last_ts early": (_set(("last_ts",), 0), "state['last_ts'] = 0"),
+    "label None": (_set(("label",), None), "state['current'] holds rows but state['label']"),
+    "label negative": (_set(("label",), -1), "state['label']"),
+    "label older": (_set(("label",), 3), "state['label'] = 3"),
+    "label other session": (_set(("label",), 8), "state['current']['ts'][0] is not in session"),
+    # finished sessions
+    "done type": (_set(("done",), {}), "state['done'] must be a list"),
+    "done entry type": (_set(("done", 0), [1, 2]), "state['done'][0] must be a dict"),
+    "done missing field": (lambda st: st["done"][1].pop("vah"), "state['done'][1] is missing ['vah']"),
+    "done poc NaN": (_set(("done", 2, "poc"), lambda a: a * np.nan), "state['done'][2]['poc'][0]"),
+    "done poc moved": (_set(("done", 2, "poc"), lambda a: a + 0.25), "state['done'][2]['poc']"),
+    "done poc_row moved": (_set(("done", 2, "poc_row"), lambda a: a + 1), "state['done'][2]"),
+    "done poc_row outside": (_set(("done", 2, "poc_row"), lambda a: a + 10**6), "state['done'][2]['poc_row']"),
+    "done poc_row float": (_set(("done", 2, "poc_row"), lambda a: a.astype(float)), "state['done'][2]['poc_row']"),
+    "done low_row NO_ROW": (_set(("done", 2, "low_row"), lambda a: np.full_like(a, -2**63)), "state['done'][2]['low_row']"),
+    "done n_rows long": (_set(("done", 3, "n_rows"), lambda a: a + 1), "state['done'][3]['volume'] has length"),
+    "done n_rows zero": (_set(("done", 3, "n_rows"), lambda a: a * 0), "state['done'][3]['n_rows']"),
+    "done n_rows two": (_set(("done", 3, "n_rows"), lambda a: np.r_[a, a]), "state['done'][3]['n_rows'] has length 2"),
+    "done volume short": (_set(("done", 3, "volume"), lambda a: a[:-1]), "state['done'][3]['volume'] has length"),
+    "done volume NaN": (_set(("done", 3, "volume"), _nan_at(1)), "state['done'][3]['volume'][1]"),
+    "done volume negative": (_set(("done", 3, "volume"), lambda a: -a), "state['done'][3]['volume']"),
+    "done volume 2-D": (_set(("done", 3, "volume"), lambda a: a[None, :]), "state['done'][3]['volume'] must be 1-D"),
+    "done volume text": (_set(("done", 3, "volume"), lambda a: a.astype(str)), "state['done'][3]['volume'] must be"),
+    "done volume scaled": (_set(("done", 3, "volume"), _scale_at(0, 3.0)), "state['done'][3]"),
+    "done total": (_set(("done", 4, "total_volume"), lambda a: a * 2), "state['done'][4]['total_volume']"),
+    "done total inf": (_set(("done", 4, "total_volume"), lambda a: a * np.inf), "state['done'][4]['total_volume']"),
+    "done va_volume": (_set(("done", 4, "va_volume"), lambda a: a * 3), "state['done'][4]['va_volume']"),
+    "done val above vah": (_set(("done", 4, "val_row"), lambda a: a + 10**4), "state['done'][4]['val_row']"),
+    "done_labels short": (_drop_last("done_labels"), "state['done_labels'] has 6 entries, expected 7"),
+    "done_labels float": (_set(("done_labels", 0), 0.5), "state['done_labels'][0]"),
+    "done_labels decreasing": (_set(("done_labels", 3), 0), "state['done_labels'][3] = 0 is below"),
+    "done extra session": (lambda st: st["done"].append(_copy(st["done"][0])), "state['done_labels'] has 7 entries, expected 8"),
+    # feature state
+    "comp short": (_drop_last("comp"), "state['comp'] has 6 entries"),
+    "comp entry length": (_set(("comp", 5), (1.0, 2.0)), "state['comp'][5] has 2 entries"),
+    "comp inf": (_tuple_item(("comp", 5), 1, np.inf), "state['comp'][5][1]"),
+    "comp str": (_tuple_item(("comp", 5), 0, "x"), "state['comp'][5][0]"),
+    "naked session": (_tuple_item(("naked", 0), 0, 99), "state['naked'][0]"),
+    "naked row": (_tuple_item(("naked", 0), 1, 1), "state['naked'][0]"),
+    "naked price NaN": (_tuple_item(("naked", 0), 2, np.nan), "state['naked'][0][2]"),
+    "naked order": (lambda st: st["naked"].reverse(), "state['naked'][1]"),
+    "naked last missing": (_drop_last("naked"), "state['naked'] must end"),
+    "tail too long": (lambda st: st["tail"].insert(0, _copy(st["tail"][0])), "state['tail'] has 4 entries, expected 3"),
+    "tail missing column": (lambda st: st["tail"][0].pop("close"), "state['tail'][0] is missing ['close']"),
+    "tail short column": (_set(("tail", 1, "low"), lambda a: a[:-2]), "state['tail'][1]['low'] has length"),
+    "tail NaN": (_set(("tail", 1, "close"), _nan_at(3)), "state['tail'][1]['close'][3]"),
+    "tail high below low": (_set(("tail", 1, "high"), lambda a: a - 100), "state['tail'][1]['high']"),
+    "tail open None": (_set(("tail", 1, "open"), None), "state['tail'][1]['open']"),
+    "tail ts unsorted": (_set(("tail", 1, "ts"), lambda a: a[::-1].copy()), "state['tail'][1]['ts']"),
+    "tail ts float": (_set(("tail", 1, "ts"), lambda a: a.astype(float)), "state['tail'][1]['ts']"),
+    "tail negative volume": (_set(("tail", 2, "volume"), lambda a: a - 10**6), "state['tail'][2]['volume']"),
+    "session_rows short": (_drop_last("session_rows"), "state['session_rows'] has 6 entries"),
+    "session_rows length": (_set(("session_rows", 0), lambda a: a[:-1]), "state['session_rows'][0] has length"),
+    "session_rows not float32": (_set(("session_rows", 0), lambda a: a.astype(np.float64) + 1e-12),
+                                 "state['session_rows'][0]"),
+    "session_columns None": (_set(("session_columns",), None), "state['session_columns'] is None"),
+    "session_columns int": (_set(("session_columns",), lambda c: (1,) + tuple(c[1:])), "state['session_columns']"),
+    # the current session
+    "current type": (_set(("current",), [1]), "state['current'] must be a dict"),
+    "current None": (_set(("current",), None), "state['label'] is 7 but state['current'] is None"),
+    "current missing": (lambda st: st["current"].pop("ts"), "state['current'] is missing ['ts']"),
+    "current short high": (_set(("current", "high"), lambda a: a[:-1]), "state['current']['high'] has length"),
+    "current long ts": (_set(("current", "ts"), lambda a: np.r_[a, a[-1]]), "state['current']"),
+    "current NaN": (_set(("current", "close"), _nan_at(2)), "state['current']['close'][2]"),
+    "current open NaN": (_set(("current", "open"), _nan_at(0)), "state['current']['open'][0]"),
+    "current negative volume": (_set(("current", "volume"), lambda a: a - 10**6), "state['current']['volume']"),
+    "current high below low": (_set(("current", "high"), lambda a: a - 50), "state['current']"),
+    "current ts unsorted": (_set(("current", "ts"), lambda a: a[::-1].copy()), "state['current']['ts']"),
+    "current ts NaT": (_set(("current", "ts"), lambda a: np.r_[-2**63, a[1:]]), "state['current']['ts'][0]"),
+    "current ts before tail": (_set(("current", "ts"), lambda a: a - 10**15), "state['current']['ts'][0]"),
+    "current int_volume fractional": (_set(("current", "volume"), lambda a: a + 0.5),
+                                      "state['current']['int_volume'] is True but state['current']['volume'][0]"),
+    "current int_volume huge": (_set(("current", "volume"), lambda a: a * 0 + 2.0**64),
+                                "state['current']['volume'][0]"),
+    "current int_volume str": (_set(("current", "int_volume"), "yes"), "state['current']['int_volume']"),
+}
+
+
+@pytest.mark.parametrize("name", list(TAMPERS))
+def test_case11_tampered_state_raises_naming_the_field(name):
+    # before: from_state took most of these silently (inconsistent lengths, NaN, counters, a
+    # fractional volume with int_volume=True) and failed later, or gave wrong results
+    _, state, _, _ = _live_state()
+    tamper, needle = TAMPERS[name]
+    st = _copy(state)
+    tamper(st)
+    with pytest.raises((ValueError, TypeError)) as info:
+        vpoc.Live.from_state(st)
+    assert needle in str(info.value), str(info.value)
+
+
+TRADE_TAMPERS = {
+    "has_open True": (_set(("has_open",), True), "state['has_open']"),
+    "naked not empty": (_set(("naked",), [(0, 1, 0.25)]), "state['naked']"),
+    "comp not empty": (_set(("comp",), [(1.0, 1.0, 1.0)] * 7), "state['comp'] has 7 entries, expected 0"),
+    "tail not empty": (lambda st: st["tail"].append({}), "state['tail'] has 1 entries, expected 0"),
+    "price NaN": (_set(("current", "high"), _nan_at(1)), "state['current']['high'][1]"),
+    "price short": (_set(("current", "high"), lambda a: a[:2]), "state['current']['high'] has length"),
+    "fractional volume": (_set(("current", "volume"), lambda a: a * 0.5 + 0.25), "state['current']['int_volume']"),
+}
+
+
+@pytest.mark.parametrize("name", list(TRADE_TAMPERS))
+def test_case11_tampered_trades_state_raises_naming_the_field(name):
+    _, state, _, _ = _live_state("trades")
+    tamper, needle = TRADE_TAMPERS[name]
+    st = _copy(state)
+    tamper(st)
+    with pytest.raises((ValueError, TypeError)) as info:
+        vpoc.Live.from_state(st)
+    assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["bars", "trades"])
+def test_case11_untampered_state_round_trips_exactly(kind):
+    import json
+    import pickle
+
+    live, state, b, n = _live_state(kind)
+    original = _copy(state)
+    restored = vpoc.Live.from_state(state)
+    _assert_same(restored.state_dict(), original)
+    _assert_same(state, original)  # from_state leaves its argument as it was
+    _assert_same(pickle.loads(pickle.dumps(live)).state_dict(), original)
+
+    def plain(x):  # what a JSON file gives back: lists, floats, ints, None
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+        return x
+
+    from_json = vpoc.Live.from_state(json.loads(json.dumps(plain(state))))
+    got = from_json.state_dict()
+    assert plain(got.pop("config")) == plain(original["config"])  # given back as JSON gave it
+    _assert_same(got, {k: v for k, v in original.items() if k != "config"})
+    # the restored feeds continue exactly like the uninterrupted one
+    for lv in (live, restored, from_json):
+        if kind == "bars":
+            lv.update(b.high[n:], b.low[n:], b.close[n:], b.volume[n:].astype(np.int64),
+                      open=b.open[n:], timestamp=b.timestamp[n:])
+        else:
+            lv.update(b.close[n:], b.volume[n:].astype(np.int64), timestamp=b.timestamp[n:])
+        lv.close()
+    _assert_same(restored.state_dict(), live.state_dict())
+    got, want = from_json.state_dict(), live.state_dict()
+    assert plain(got.pop("config")) == plain(want.pop("config"))
+    _assert_same(got, want)
