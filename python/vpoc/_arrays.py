@@ -1,6 +1,8 @@
 """Input normalisation: any 1-D array-like -> a contiguous numpy array the engine reads in place.
 
 Contract: no copy when the input is already a contiguous array of a dtype the engine reads.
+numpy masked arrays with masked entries raise ValueError (vpoc has no notion of a missing row:
+drop the rows or fill them first); a masked array with nothing masked is read as its data.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 
 
 __all__ = [
-    "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
+    "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -112,7 +114,25 @@ def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     return int(cai["data"][0]), int(shape[0]), typestr, _device_index(x)
 
 
+def unmasked(x: Any, name: str) -> Any:
+    """``x`` itself, or its data when it is a numpy masked array with nothing masked; ValueError
+    naming ``name`` and the first masked index when any entry is masked (np.asarray would hand
+    the engine the values behind the mask)."""
+    if not isinstance(x, np.ma.MaskedArray):
+        return x
+    mask = np.ma.getmaskarray(x)
+    if mask.any():
+        i = np.unravel_index(int(np.argmax(mask)), mask.shape) if mask.ndim != 1 else int(np.argmax(mask))
+        raise ValueError(
+            f"{name} is a numpy masked array with {int(mask.sum())} masked value(s) (first at "
+            f"index {i}); masked values are not supported: drop those rows from every column "
+            f"(e.g. keep = ~np.ma.getmaskarray({name}), or {name}.compressed() when only it is "
+            f"masked) or fill them ({name}.filled(value))")
+    return x.data
+
+
 def _to_numpy(x: Any, name: str) -> np.ndarray:
+    x = unmasked(x, name)
     if isinstance(x, np.ndarray):
         return x
     x = _detached(x)  # a torch tensor that tracks gradients: read its data, not the graph
@@ -172,6 +192,8 @@ def as_index(x: Any, name: str) -> np.ndarray:
     """Offsets or session ids as int64 (datetime64 ids are taken as their int64 ticks)."""
     arr = _to_numpy(x, name)
     if arr.dtype.kind in "mM":
+        if arr.size and np.isnat(arr).any():
+            raise ValueError(f"{name}[{int(np.argmax(np.isnat(arr)))}] is NaT")
         arr = arr.view(np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")

@@ -2,15 +2,19 @@
 
 Contract: integers are read in ``time_unit`` ("s", "ms", "us", "ns"; None = "ns"); values that all
 fall in 1990..2100 only when read in another unit raise ValueError naming that unit and how to pass it.
+The int64 minimum (-2**63, the integer form of NaT) is a missing timestamp, never a date: it raises
+ValueError naming the argument and index, as does a value outside the int64 nanosecond range.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "epoch_ns", "likely_unit"]
+from ._arrays import unmasked
+
+__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "epoch_ns", "likely_unit", "ns_range_error"]
 
 #: Nanoseconds per unit.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -57,6 +61,29 @@ def check_plausible(values: np.ndarray, name: str, time_unit: Optional[str], hin
                      f"({name}[0] = {first} read as {_NAMES[unit]} is {seen}); {how}")
 
 
+_INT64_MIN = int(np.iinfo(np.int64).min)
+
+
+def ns_range_error(values: np.ndarray, unit: str) -> Optional[Tuple[int, str]]:
+    """(index, what is wrong) of the first int64 epoch time in ``unit`` that is no instant in
+    int64 nanoseconds: the NaT sentinel -2**63 (a missing timestamp, read as a number it would be
+    year 1677, or after scaling 1970) or a value that overflows when scaled to ns; None if none."""
+    flat = values.reshape(-1)
+    if not flat.size:
+        return None
+    nat = flat == _INT64_MIN
+    if nat.any():
+        return int(np.argmax(nat)), ("is -2**63, the integer form of NaT (a missing timestamp); "
+                                     "drop or fill the rows with missing times")
+    scale = TIME_UNITS[unit]
+    if scale > 1:
+        limit = np.iinfo(np.int64).max // scale
+        bad = np.abs(flat) > limit  # exact: -2**63 is excluded above
+        if bad.any():
+            return int(np.argmax(bad)), f"{unit} is out of the int64 nanosecond range"
+    return None
+
+
 def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: str = "") -> np.ndarray:
     """Integer epoch times (1-D) in ``time_unit`` (None: "ns") as a contiguous int64 ns array.
 
@@ -65,18 +92,16 @@ def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: s
     scaling leaves the int64 nanosecond range.
     """
     unit = check_time_unit(time_unit) or "ns"
-    arr = np.asarray(values)
+    arr = np.asarray(unmasked(values, name))
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} values must fit in int64")
     arr = arr.astype(np.int64, copy=False)
+    bad = ns_range_error(arr, unit)
+    if bad is not None:
+        i, what = bad
+        raise ValueError(f"{name}[{i}] = {int(arr.reshape(-1)[i])} {what}")
     check_plausible(arr, name, unit, hint)
     scale = TIME_UNITS[unit]
     if scale > 1 and arr.size:
-        limit = np.iinfo(np.int64).max // scale
-        bad = np.flatnonzero(np.abs(arr.reshape(-1)) > limit)
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"{name}[{i}] = {int(arr.reshape(-1)[i])} {unit} is out of the int64 "
-                             "nanosecond range")
         arr = arr * scale
     return np.ascontiguousarray(arr)

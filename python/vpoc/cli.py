@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 import numpy as np
 
 from . import _api, synth
+from ._files import atomic_write
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -412,21 +413,17 @@ def _check_output(out: Optional[str]) -> None:
 
 
 def _write(df: "pd.DataFrame", out: Optional[str]) -> None:
-    """CSV on stdout, or a .csv / .parquet file written whole (a temporary file, then renamed)."""
+    """CSV on stdout, or a .csv / .parquet file written whole (vpoc._files.atomic_write: a
+    fresh temporary file, then renamed; the old file stays as it was when writing fails)."""
     if out is None or out == "-":
         df.to_csv(sys.stdout, index=False)
         sys.stdout.flush()
         return
-    tmp = os.path.join(os.path.dirname(os.path.abspath(out)), f".{os.path.basename(out)}.{os.getpid()}.tmp")
-    try:
+    with atomic_write(out) as fh:
         if out.lower().endswith(".csv"):
-            df.to_csv(tmp, index=False)
+            df.to_csv(fh, index=False)
         else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+            df.to_parquet(fh, index=False)
 
 
 def _engine_options(args: argparse.Namespace) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 import numpy as np
 
 from ._api import _sessions, from_bars, from_trades
-from ._arrays import as_prices, as_volume, gpu_location
+from ._arrays import as_prices, as_volume, gpu_location, unmasked
 from ._profiles import Profiles
 from ._time import check_time_unit, epoch_ns
 from .synth import SynthBars
@@ -192,11 +192,14 @@ class FeatureTable:
 # =============================================================================== parameters
 
 
-def _int_param(x: Any, name: str, minimum: int) -> int:
+def _int_param(x: Any, name: str, minimum: int, maximum: Optional[int] = None,
+               why: str = "") -> int:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
     if int(x) < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
+    if maximum is not None and int(x) > maximum:
+        raise ValueError(f"{name} must be <= {maximum}{why}, got {int(x)}")
     return int(x)
 
 
@@ -247,6 +250,12 @@ def _tzinfo(x: Any) -> _dt.tzinfo:
     raise TypeError(f"tz must be a time zone name or a datetime.tzinfo, got {type(x).__name__}")
 
 
+#: Upper bound of ``node_smoothing`` and ``node_order`` (rows): the default ``max_rows``, the widest
+#: profile the engine builds by default; a wider window reads nothing more.
+MAX_NODE_ROWS = 1_000_000
+_NODE_WHY = " (the default max_rows: a profile has no more rows to look at)"
+
+
 @dataclass(frozen=True)
 class _Rules:
     """Every feature rule, validated (docs/features.md describes each)."""
@@ -283,7 +292,7 @@ def _rules(tick_size: Any, ticks_per_row: Any, distribute: Any, value_area: Any,
            shape_edge: Any, shape_b_peak: Any, shape_b_valley: Any, tz: Any, rth_start: Any,
            ib_minutes: Any, tpo_minutes: Any) -> _Rules:
     # tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie are validated by the engine
-    smoothing = _int_param(node_smoothing, "node_smoothing", 1)
+    smoothing = _int_param(node_smoothing, "node_smoothing", 1, MAX_NODE_ROWS, _NODE_WHY)
     if smoothing % 2 == 0:
         raise ValueError(f"node_smoothing must be odd (a centred window), got {smoothing}")
     return _Rules(
@@ -293,7 +302,7 @@ def _rules(tick_size: Any, ticks_per_row: Any, distribute: Any, value_area: Any,
         composite_sessions=_int_param(composite_sessions, "composite_sessions", 1),
         naked_max_age=None if naked_max_age is None else _int_param(naked_max_age, "naked_max_age", 1),
         node_smoothing=smoothing,
-        node_order=_int_param(node_order, "node_order", 1),
+        node_order=_int_param(node_order, "node_order", 1, MAX_NODE_ROWS, _NODE_WHY),
         hvn_threshold=_real_param(hvn_threshold, "hvn_threshold", 0.0, 1.0),
         lvn_threshold=_real_param(lvn_threshold, "lvn_threshold", 0.0, 1.0),
         shape_edge=_real_param(shape_edge, "shape_edge", 0.0, 0.5, lo_open=True),
@@ -328,7 +337,7 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
             idx = idx.tz_convert("UTC").tz_localize(None)
         arr = idx.to_numpy(dtype="datetime64[ns]")
     else:
-        arr = np.asarray(_host(x))
+        arr = np.asarray(unmasked(_host(x), "timestamp"))
     if arr.ndim != 1:
         raise ValueError(f"timestamp must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":
@@ -453,13 +462,27 @@ def _segment_count(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def _segment_accumulate(ufunc: np.ufunc, x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``ufunc.accumulate`` restarted at every segment (one call per session, none per row)."""
-    out = np.empty(x.shape[0], dtype=np.float64)
+    """``ufunc.accumulate`` restarted at every segment (one call per session of two or more
+    rows, none per row; a one-row segment is its value)."""
+    out = np.array(x, dtype=np.float64)
     bounds = offsets.tolist()
     for a, b in zip(bounds[:-1], bounds[1:]):
-        if b > a:
+        if b - a > 1:
             ufunc.accumulate(x[a:b], out=out[a:b])
     return out
+
+
+def _sliding(ufunc: np.ufunc, x: np.ndarray, k: int) -> np.ndarray:
+    """``ufunc.reduce(x[i:i+k])`` for i = 0..len(x)-k (np.maximum / np.minimum), in O(len(x)):
+    the maximum of a block-wise suffix and the next block's prefix (van Herk / Gil-Werman)."""
+    n = x.shape[0]
+    if k > n:
+        return np.zeros(0, dtype=x.dtype)
+    fill = -np.inf if ufunc is np.maximum else np.inf
+    blocks = np.concatenate([x, np.full(-n % k, fill)]).reshape(-1, k)
+    prefix = ufunc.accumulate(blocks, axis=1).reshape(-1)
+    suffix = ufunc.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].reshape(-1)
+    return ufunc(suffix[:n - k + 1], prefix[k - 1:n])
 
 
 def _price_rows(p: np.ndarray, rules: _Rules) -> np.ndarray:
@@ -723,12 +746,14 @@ def _nodes(ctx: _Context) -> _Nodes:
     R = vol.shape[0]
     pos = np.arange(R, dtype=np.int64) - np.repeat(hoff[:-1], n_rows)
     nr = np.repeat(n_rows, n_rows)
+    # the window sum from per-session running sums: O(rows) whatever the window (the running sums
+    # restart at every session, so their rounding is relative to the session's volume)
     h = rules.node_smoothing // 2
-    sm = np.zeros(R)
     idx = np.arange(R, dtype=np.int64)
-    for d in range(-h, h + 1):
-        ok = (pos + d >= 0) & (pos + d < nr)
-        sm[ok] += vol[idx[ok] + d]
+    csum = _segment_accumulate(np.add, vol, hoff)
+    top = csum[idx + np.minimum(nr - 1 - pos, h)]
+    below = np.where(pos > h, csum[np.maximum(idx - h - 1, 0)], 0.0)
+    sm = top - below if h else vol.astype(np.float64)
     smax = np.repeat(_segment_reduce(np.maximum, sm, hoff, 0.0), n_rows)
     tol = _TIE_REL * smax
     new_run = np.ones(R, dtype=bool)
@@ -743,9 +768,10 @@ def _nodes(ctx: _Context) -> _Nodes:
     v, t, top = sm[c], tol[c], smax[c]
     is_h = (v >= rules.hvn_threshold * top - t) & (v - sm[a - 1] > t) & (v - sm[b + 1] > t)
     is_l = (v <= rules.lvn_threshold * top + t) & (sm[a - 1] - v > t) & (sm[b + 1] - v > t)
-    for d in range(1, k + 1):
-        is_h &= (v - sm[a - d] >= -t) & (v - sm[b + d] >= -t)
-        is_l &= (sm[a - d] - v >= -t) & (sm[b + d] - v >= -t)
+    if a.size:  # the k rows on each side, by sliding-window extremes (windows inside sessions)
+        hi_k, lo_k = _sliding(np.maximum, sm, k), _sliding(np.minimum, sm, k)
+        is_h &= (v - hi_k[a - k] >= -t) & (v - hi_k[b + 1] >= -t)
+        is_l &= (lo_k[a - k] - v >= -t) & (lo_k[b + 1] - v >= -t)
     hvn = np.zeros(R, dtype=bool)
     lvn = np.zeros(R, dtype=bool)
     hvn[c[is_h]] = True
@@ -1095,7 +1121,9 @@ _DOC_COMMON = """
     composite_sessions : sessions in a composite profile (default 5).
     naked_max_age : only POCs of the last this many sessions can be naked (None: all).
     node_smoothing : odd window, in rows, of the moving sum used for HVN/LVN detection (3).
-    node_order : an HVN/LVN is the extreme of ``node_order`` rows on each side (3).
+    node_order : an HVN/LVN is the extreme of ``node_order`` rows on each side (3). Both are at
+        most ``MAX_NODE_ROWS`` (1_000_000, the default max_rows; ValueError above); the cost of
+        either does not grow with its value.
     hvn_threshold, lvn_threshold : an HVN's smoothed volume is >= hvn_threshold x the session's
         largest; an LVN's <= lvn_threshold x it (0.5 and 0.5).
     tz, rth_start, ib_minutes : the exchange time zone ("America/Chicago"), the regular session's

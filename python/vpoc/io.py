@@ -31,8 +31,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import as_array
-from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns
+from ._arrays import as_array, unmasked
+from ._files import atomic_write
+from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns, ns_range_error
 
 __all__ = [
     "Bars",
@@ -80,7 +81,7 @@ _NONEXISTENT = ("raise", "shift_forward", "shift_backward")
 
 
 def _as_ns(x: Any, name: str) -> Int64Array:
-    arr = np.asarray(x)
+    arr = np.asarray(unmasked(x, name))
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
             raise ValueError(f"{name}[{int(np.argmax(np.isnat(arr)))}] is NaT")
@@ -276,7 +277,13 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
     timestamps with their UTC offset, in ``tz`` or UTC) or "parquet" (timestamp[ns] in ``tz``
     or UTC). Prices are written with the shortest text that reads back to the same float64.
     Legacy files written across a DST fall-back repeat an hour: read them with
-    ``ambiguous="infer"``.
+    ``ambiguous="infer"``. Text files are compressed when ``path`` ends with .gz, .bz2 or .xz.
+
+    The file is replaced whole or not at all: the data goes to a fresh temporary file in the same
+    directory (unpredictable name, created exclusively), which is fsynced and renamed onto
+    ``path``; a failed write (disk full, ``ulimit -f``, an exception) leaves the old file as it was
+    and no temporary file behind. The new file keeps the old one's permission bits; a symlink at
+    ``path`` is replaced by the file, not written through.
     """
     if not isinstance(bars, Bars):
         try:
@@ -295,7 +302,8 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
 def write_trades(trades: Any, path: PathLike, *, format: Optional[str] = None,
                  tz: Any = None) -> None:
     """Write trades (``Trades`` or anything with timestamp/price/volume arrays) as "csv" or
-    "parquet" (default from the suffix); timestamps as in :func:`write_bars`."""
+    "parquet" (default from the suffix); timestamps, compression and the atomic replacement of
+    ``path`` as in :func:`write_bars`."""
     if not isinstance(trades, Trades):
         try:
             trades = Trades(**{f: getattr(trades, f) for f in TRADE_FIELDS})
@@ -868,17 +876,14 @@ def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if i is not None:
         raise ValueError(f"{where(i)}: timestamp is missing")
     vals = raw.to_numpy(dtype=np.int64)
+    bad = ns_range_error(vals, opts.time_unit)
+    if bad is not None:
+        raise ValueError(f"{where(bad[0])}: timestamp {vals[bad[0]]} {bad[1]}")
     try:
         check_plausible(vals, "timestamp", opts.time_unit, hint="read it with time_unit='{unit}'")
     except ValueError as e:
         raise ValueError(f"{where.source}: {e}") from None
-    scale = TIME_UNITS[opts.time_unit]
-    limit = np.iinfo(np.int64).max // scale
-    i = _first(np.abs(vals) > limit)
-    if i is not None:
-        raise ValueError(f"{where(i)}: timestamp {vals[i]} {opts.time_unit} is out of the "
-                         "int64 nanosecond range")
-    return vals * scale
+    return vals * TIME_UNITS[opts.time_unit]
 
 
 def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -1050,8 +1055,9 @@ def _write_legacy(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, t
                          "legacy format (YYYYMMDD HHMMSS) cannot hold")
     local = pd.DatetimeIndex(ts.view("datetime64[ns]")).tz_localize("UTC").tz_convert(zone)
     df = pd.DataFrame({"timestamp": local.strftime(_LEGACY_TIME_FORMAT), **cols})
-    df.to_csv(path, sep=";", header=False, index=False, lineterminator="\n",
-              compression="infer")
+    with atomic_write(path) as fh:
+        df.to_csv(fh, sep=";", header=False, index=False, lineterminator="\n",
+                  compression=_compression(path))
 
 
 def _write_table(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, fmt: str,
@@ -1067,10 +1073,19 @@ def _write_table(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, fm
             raise ImportError("writing Parquet needs pyarrow (pip install pyarrow)") from None
         arrays = {"timestamp": pa.array(ts, type=pa.timestamp("ns", tz=str(zone)))}
         arrays.update({k: pa.array(v) for k, v in cols.items()})
-        pq.write_table(pa.table(arrays), os.fspath(path))
+        table = pa.table(arrays)
+        with atomic_write(path) as fh:
+            pq.write_table(table, fh)
         return
-    pd.DataFrame({"timestamp": _iso_strings(ts, zone), **cols}).to_csv(
-        path, index=False, lineterminator="\n", compression="infer")
+    df = pd.DataFrame({"timestamp": _iso_strings(ts, zone), **cols})
+    with atomic_write(path) as fh:
+        df.to_csv(fh, index=False, lineterminator="\n", compression=_compression(path))
+
+
+def _compression(path: PathLike) -> Optional[str]:
+    """The compression of a text file written to ``path``: from its suffix (.gz, .bz2, .xz, the
+    ones the readers open), else none."""
+    return {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}.get(_split_compression(os.fspath(path))[1])
 
 
 def _iso_strings(ts: Int64Array, zone: Any) -> npt.NDArray[Any]:

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
+from . import _live_state as _state
 from . import features as _f
 from . import sessions as _s
 from ._api import _bool, _int, _real, _str, from_bars, from_trades
@@ -29,7 +30,7 @@ __all__ = ["BAR_COLUMNS", "Live"]
 _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
 _NS_PER_DAY = 1440 * _NS_PER_MINUTE
-_STATE_VERSION = 1
+_STATE_VERSION = _state.STATE_VERSION
 # Integer timestamps in ns taken without further checks on the one-row path: 1990..2100, the span
 # vpoc._time accepts as nanoseconds (others go through its unit check).
 _PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
@@ -234,7 +235,8 @@ class Live:
     Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
     ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
     ends the current session at once (later rows start a new one).
-    State: ``pickle``, or ``state_dict()`` / ``Live.from_state()``. See docs/live.md.
+    State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; store it as .npz
+    or JSON), or ``pickle`` (only from a trusted source: unpickling runs code). See docs/live.md.
     """
 
     def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,
@@ -873,14 +875,26 @@ class Live:
 
     @classmethod
     def from_state(cls, state: Dict[str, Any]) -> "Live":
-        """A Live profile continuing exactly where ``state`` (from ``state_dict()``) stopped."""
-        if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
-            raise ValueError(f"state must be a dict from Live.state_dict() (version {_STATE_VERSION})")
-        live = cls(**state["config"])
+        """A Live profile continuing exactly where ``state`` (from ``state_dict()``) stopped.
+
+        Every field is validated (types, lengths, ranges, counters and their consistency: see
+        ``vpoc._live_state``); a state ``state_dict()`` could not have produced raises TypeError
+        or ValueError naming the field, e.g. ``state['done'][2]['volume']``. Arrays may come
+        back as lists (a state stored as JSON). Persist ``state_dict()`` (plain numbers, strings
+        and arrays: safe to store as ``.npz`` / JSON and to load from anywhere); a pickle, of a
+        Live or of anything else, runs code when it is loaded and must come from a trusted source.
+        """
+        config = _state.check_envelope(state)
+        try:
+            live = cls(**config)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"state['config']: {e}") from None
         live._restore(state)
         return live
 
     def _restore(self, st: Dict[str, Any]) -> None:
+        st = _state.check_state(st, bars=self._bars, row_size=self._rules.row_size,
+                                tail_n=self._tail_n, session_rows=self._with_session_rows)
         self._has_open = st["has_open"]
         self.n_dropped, self._label = int(st["n_dropped"]), st["label"]
         self._done = [dict(d) for d in st["done"]]
@@ -898,7 +912,17 @@ class Live:
             names = ("high", "low", "close", "volume") if self._bars else ("high", "volume")
             cols = [np.ascontiguousarray(cur[k]) for k in names]
             o = np.ascontiguousarray(cur["open"]) if self._has_open else None
-            self._append_rows(cols, o, np.asarray(cur["ts"], dtype=np.int64), 0, cols[0].shape[0])
+            ts = cur["ts"]
+            labels = self._clock.labels_of(ts)
+            if np.any(labels != self._label):
+                i = int(np.argmax(labels != self._label))
+                raise ValueError(f"state['current']['ts'][{i}] is not in session state['label'] = "
+                                 f"{self._label} of this Live's session clock")
+            try:  # the engine validates the rows (NaN, high < low, negative volume, max_rows)
+                self._check_rows(cols, o, 0, ts.shape[0], None, np.arange(ts.shape[0]))
+            except ValueError as e:
+                raise ValueError(f"state['current']: {e}") from None
+            self._append_rows(cols, o, ts, 0, cols[0].shape[0])
             self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]

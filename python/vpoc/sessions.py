@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._arrays import unmasked
 from ._time import check_time_unit, epoch_ns
 from .io import _zone
 
@@ -483,7 +484,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
             raise ValueError("ts is a timezone-naive polars Datetime; localize it first, e.g. "
                              "ts.dt.replace_time_zone('America/Chicago'), or pass int64 ns UTC")
         ts = ts.to_numpy()  # a zoned polars Datetime converts to UTC datetime64
-    arr = np.asarray(ts)
+    arr = np.asarray(unmasked(ts, "ts"))
     if arr.ndim != 1:
         raise ValueError(f"ts must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":
