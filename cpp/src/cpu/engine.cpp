@@ -40,7 +40,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
   std::vector<Binned> binned(static_cast<size_t>(S));
   FirstFailure failure;
 
-  parallel_for(S, workers, [&](int64_t s, int worker) {
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
     Bins<Acc> bins(windows[static_cast<size_t>(worker)]);
     std::vector<double>& buffer = buffers[static_cast<size_t>(worker)];
@@ -71,7 +71,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const char* volume
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
   std::atomic<int64_t> overflow{S};  // the first session whose volumes sum to inf
-  parallel_for(S, workers, [&](int64_t s, int worker) {
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     const Binned& b = binned[static_cast<size_t>(s)];
     out.n_rows[s] = b.n_rows;
     out.low_row[s] = b.low_row;
