@@ -8,9 +8,11 @@ Contract (docs/live.md): after every row the current session's POC / VAH / VAL e
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import numbers
+import threading
 from bisect import bisect_left, bisect_right
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -61,6 +63,16 @@ BAR_COLUMNS: Tuple[str, ...] = (
     "naked_poc_below_dist", "prev_hvn_above_dist", "prev_hvn_below_dist", "prev_lvn_above_dist",
     "prev_lvn_below_dist", "minute_of_day", "minutes_elapsed", "ib_high_dist", "ib_low_dist",
 )
+
+
+def _locked(method: Any) -> Any:
+    """Runs a Live method under the instance's lock: threads sharing one Live see its updates and
+    reads one at a time (each as a whole), in some serial order."""
+    @functools.wraps(method)
+    def wrapper(self: "Live", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return wrapper
 
 
 def _ratio(a: float, b: float) -> float:
@@ -243,6 +255,7 @@ class Live:
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
                  time_unit: Optional[str] = None) -> None:
+        self._lock = threading.RLock()  # see _locked
         kind = _str(kind, "kind")
         if kind not in ("bars", "trades"):
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
@@ -363,11 +376,13 @@ class Live:
         return NO_ROW if self._core is None else int(self._core.low_row)
 
     @property
+    @_locked
     def row_prices(self) -> np.ndarray:
         """Prices of the rows of ``histogram()``."""
         n = 0 if self._core is None else int(self._core.n_rows)
         return (self.low_row + np.arange(n, dtype=np.int64)).astype(np.float64) * self._rules.row_size
 
+    @_locked
     def histogram(self) -> np.ndarray:
         """The current session's row volumes from ``low_row`` up: a read-only view of the live
         buffer (no copy). It follows later updates in place until the session's row range
@@ -385,6 +400,7 @@ class Live:
 
     # ------------------------------------------------------------------ updating
 
+    @_locked
     def update(self, *args: Any, open: Any = None, timestamp: Any = None, **kwargs: Any
                ) -> Tuple[float, float, float, float, float]:
         """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
@@ -585,6 +601,7 @@ class Live:
         self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
         self._run = None  # the running bar state starts with the session's first bar
 
+    @_locked
     def close(self) -> None:
         """Ends the current session now (it joins ``profiles``); the next row starts a new one."""
         if self._label is not None and self._core is not None and self._core.size:
@@ -784,6 +801,7 @@ class Live:
             r[6] = min(r[6], float(np.min(low[ib])))
         r[9], r[10], r[11] = float(close[-1]), int(tod[-1]), int(ts[-1])
 
+    @_locked
     def bar_features_row(self) -> np.ndarray:
         """The ``vpoc.bar_features`` row (float32 [F], columns ``BAR_COLUMNS``) of the latest bar:
         equal to the batch table's row for the same bars and sessions (with timestamps)."""
@@ -823,6 +841,7 @@ class Live:
     # ------------------------------------------------------------------ finished sessions
 
     @property
+    @_locked
     def profiles(self) -> Profiles:
         """The finished sessions as one ``Profiles`` (labels: their session labels)."""
         if self._profiles_cache is None:
@@ -836,6 +855,7 @@ class Live:
         """Labels of the finished sessions."""
         return np.asarray(self._done_labels, dtype=np.int64)
 
+    @_locked
     def session_table(self) -> "_f.FeatureTable":
         """The ``session_features`` rows of the finished sessions (a FeatureTable)."""
         if not self._with_session_rows:
@@ -853,6 +873,7 @@ class Live:
 
     # ------------------------------------------------------------------ serialization
 
+    @_locked
     def state_dict(self) -> Dict[str, Any]:
         """Everything needed to continue exactly: the rules, the finished sessions' results,
         the state their features carry, and the current session's rows (plain Python / numpy
