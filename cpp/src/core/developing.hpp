@@ -91,6 +91,9 @@ class Session {
   // volume or membership in the prefix changed.
   template <class Src>
   VPOC_HD bool add(const Src& src, const distribute::LegacyLadder& L, const Item& it) {
+    // Checked again: the batch pass validated the rows, but another thread may have changed the
+    // inputs since. `it` is read once, so a row never indexes memory from an unchecked value.
+    if (!src.valid_prices(it) || !Src::valid_volume(it)) return false;
     int64_t a = 0, b = -1;
     src.rows(it, L, a, b);
     a -= sc_.origin;

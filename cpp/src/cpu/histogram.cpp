@@ -44,7 +44,7 @@ void require_int64_safe_block(const V* v, int n) {
   }
 }
 
-bool valid_ticks(double q) { return fabs(q) < kMaxTicks; }  // also rejects NaN and inf
+bool valid_ticks(double q, const TickScale& s) { return s.valid(q); }  // also rejects NaN and inf
 
 // Calls fn(const P*) with the typed pointer of a float32/float64 price array.
 template <class F>
@@ -90,12 +90,13 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
   int64_t i = b;
   for (; i < e; ++i) {
     const double q = s.ticks<Exact>(static_cast<double>(price[i]));
-    if (!valid_ticks(q)) break;
+    if (!valid_ticks(q, s)) break;
     const auto t = static_cast<int64_t>(ladder::round_half_even(q));
     const int64_t r = OneTick ? t : ladder::floor_div(t, tpr);
-    volume_ok &= valid_volume(vol[i]);
-    require_int64_safe<V, Acc>(vol[i]);
-    if (!bins.add(r, static_cast<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
+    const V v = vol[i];  // read once: checked and added, the same value
+    volume_ok &= valid_volume(v);
+    require_int64_safe<V, Acc>(v);
+    if (!bins.add(r, static_cast<Acc>(v), static_cast<unsigned>(i - b))) break;
   }
   out = bins;
   return i < e ? i : (volume_ok ? e : e - 1);
@@ -156,6 +157,10 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       }
       if (!bins.reserve(lo, hi)) return last;
     }
+    if (s.limit < kMaxTicks) {  // rows so large that some row prices leave float64 (tick_limit)
+      const double lo_t = static_cast<double>(bins.origin()) + mn, hi_t = static_cast<double>(bins.origin()) + mx;
+      if (!(s.valid(lo_t) && s.valid(hi_t))) return last;
+    }
     if (!volumes_ok(vol + i0, n)) return last;
     require_int64_safe_block<V, Acc>(vol + i0, n);
     const bool more = i0 + n < e;
@@ -172,7 +177,7 @@ void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const 
                    const Array& pa, const Array& va, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
     std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va,
-                                            static_cast<double>(vol[i]), opt.tick_size);
+                                            static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("row", stop, opt.max_rows));
@@ -188,17 +193,28 @@ struct BarPtrs {
   const P* open;  // nullptr when absent
 };
 
-// True when bar i is valid: finite, in-range prices, low <= close, open <= high, volume finite
+// One bar's values, read once: what bar_ok checks is what is used (another thread may change the
+// inputs while the GIL is released). o = c when the bars carry no open.
+template <class V>
+struct Bar {
+  double h, l, c, o;
+  V v;
+};
+
+template <class P, class V>
+VPOC_ALWAYS_INLINE Bar<V> load_bar(const BarPtrs<P>& b, const V* vol, int64_t i) {
+  const double c = b.close[i];
+  return {static_cast<double>(b.high[i]), static_cast<double>(b.low[i]), c,
+          b.open ? static_cast<double>(b.open[i]) : c, vol[i]};
+}
+
+// True when the bar is valid: finite, in-range prices, low <= close, open <= high, volume finite
 // and >= 0.
-template <bool Exact, class P, class V>
-VPOC_ALWAYS_INLINE bool bar_ok(const BarPtrs<P>& b, const V* vol, int64_t i, const TickScale& s) {
-  const double h = b.high[i], l = b.low[i], c = b.close[i];
-  bool ok = valid_ticks(s.ticks<Exact>(h)) & valid_ticks(s.ticks<Exact>(l)) &
-            valid_ticks(s.ticks<Exact>(c)) & (h >= l) & (c >= l) & (c <= h) & valid_volume(vol[i]);
-  if (b.open) {
-    const double o = b.open[i];
-    ok &= valid_ticks(s.ticks<Exact>(o)) & (o >= l) & (o <= h);
-  }
+template <bool Exact, class V>
+VPOC_ALWAYS_INLINE bool bar_ok(const Bar<V>& x, bool has_open, const TickScale& s) {
+  bool ok = valid_ticks(s.ticks<Exact>(x.h), s) & valid_ticks(s.ticks<Exact>(x.l), s) &
+            valid_ticks(s.ticks<Exact>(x.c), s) & (x.h >= x.l) & (x.c >= x.l) & (x.c <= x.h) & valid_volume(x.v);
+  if (has_open) ok &= valid_ticks(s.ticks<Exact>(x.o), s) & (x.o >= x.l) & (x.o <= x.h);
   return ok;
 }
 
@@ -240,19 +256,20 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   Bins<Acc> bins = out;
   int64_t i = b;
   for (; i < e; ++i) {
-    if (!bar_ok<Exact>(bp, vol, i, s)) break;
-    require_int64_safe<V, Acc>(vol[i]);
+    const Bar<V> x = load_bar(bp, vol, i);
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s)) break;
+    require_int64_safe<V, Acc>(x.v);
     const auto lane = static_cast<unsigned>(i - b);
     const auto row = [tpr](double q) {
       const auto t = static_cast<int64_t>(ladder::round_half_even(q));
       return OneTick ? t : ladder::floor_div(t, tpr);
     };
-    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
+    const double h = x.h, l = x.l, c = x.c;
     bool ok;
     if constexpr (D == Distribute::close) {
-      ok = bins.add(row(s.ticks<Exact>(c)), static_cast<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>(c)), static_cast<Acc>(x.v), lane);
     } else if constexpr (D == Distribute::hlc3) {
-      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), static_cast<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), static_cast<Acc>(x.v), lane);
     } else if constexpr (OneTick) {
       // v / n on ticks tl..th, added in branch-free groups of kGroup rows (zeros past th).
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
@@ -262,15 +279,15 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
         bins.touch(tl, th);
         const int64_t n = th - tl + 1;
         if (std::is_integral_v<V> && std::is_same_v<Acc, double> && n <= RowWindow<Acc>::kSpreadMax &&
-            static_cast<int64_t>(vol[i]) < (int64_t(1) << 31)) {  // sums of these cannot overflow
+            static_cast<int64_t>(x.v) < (int64_t(1) << 31)) {  // sums of these cannot overflow
           // whole volumes: +v at tl and -v past th in plane n (exact; folded into rows on drain)
           auto& w = bins.window();
           int64_t* d = w.spread_row(tl) + n;
-          d[0] += static_cast<int64_t>(vol[i]);
-          d[n * RowWindow<Acc>::kSpreadStride] -= static_cast<int64_t>(vol[i]);
+          d[0] += static_cast<int64_t>(x.v);
+          d[n * RowWindow<Acc>::kSpreadStride] -= static_cast<int64_t>(x.v);
           w.mark_spread(static_cast<int>(n));
         } else {
-          const double share = static_cast<double>(vol[i]) / static_cast<double>(n);
+          const double share = static_cast<double>(x.v) / static_cast<double>(n);
           Acc* acc = bins.lane(lane) + (tl - bins.origin());
           for (int64_t k0 = 0; k0 < n; k0 += kGroup, acc += kGroup) add_group(acc, share, n - k0);
         }
@@ -278,8 +295,8 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
     } else {
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
       const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
-      ok = distribute::uniform(tl, th, static_cast<double>(vol[i]), OneTick ? 1 : tpr,
-                               [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); });
+      ok = distribute::uniform(tl, th, static_cast<double>(x.v), OneTick ? 1 : tpr,
+                               [&](int64_t r, double w) { return bins.add(r, static_cast<Acc>(w), lane); });
     }
     if (!ok) break;
   }
@@ -287,25 +304,37 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   return i;
 }
 
-// Legacy needs the session's price range first, so it validates in a pass of its own.
+// True when a legacy session whose prices span [lo, hi] surely touches more than max_rows rows:
+// the bars at its ends put volume within one tick of ceil(lo / tick) and floor(hi / tick).
+inline bool legacy_too_wide(double lo, double hi, const TickScale& s, int64_t tpr, int64_t max_rows) {
+  const auto t_lo = static_cast<int64_t>(ceil(lo / s.tick)) + 1, t_hi = static_cast<int64_t>(floor(hi / s.tick)) - 1;
+  return t_hi >= t_lo && ladder::floor_div(t_hi, tpr) - ladder::floor_div(t_lo, tpr) + 1 > max_rows;
+}
+
+// Legacy needs the session's price range first, so it validates in a pass of its own, which also
+// stops at the first bar that makes the session wider than max_rows: a fat-finger bar (high=1e12)
+// is never weighed level by level. The second pass checks each bar again, as read then.
 template <bool Exact, class P, class V, class Acc>
 int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
                     int64_t tpr, Bins<Acc>& bins) {
   double lo = INFINITY, hi = -INFINITY;
+  const int64_t max_rows = bins.window().max_rows();
   for (int64_t i = b; i < e; ++i) {
-    if (!bar_ok<Exact>(bp, vol, i, s)) return i;
-    const double c = bp.close[i], o = bp.open ? static_cast<double>(bp.open[i]) : c;
-    lo = std::min({lo, o, c, static_cast<double>(bp.low[i])});
-    hi = std::max({hi, o, c, static_cast<double>(bp.high[i])});
+    const Bar<V> x = load_bar(bp, vol, i);
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s)) return i;
+    lo = std::min({lo, x.o, x.c, x.l});
+    hi = std::max({hi, x.o, x.c, x.h});
+    if (legacy_too_wide(lo, hi, s, tpr, max_rows)) return i;
   }
   if (e == b) return e;
   const auto L = distribute::LegacyLadder::make(lo, hi, s.tick);
   for (int64_t i = b; i < e; ++i) {
-    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
-    const double o = bp.open ? static_cast<double>(bp.open[i]) : c;
+    const Bar<V> x = load_bar(bp, vol, i);
+    const double mn = std::min({x.o, x.c, x.l}), mx = std::max({x.o, x.c, x.h});
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s) || mn < lo || mx > hi) return i;  // changed since
     const auto lane = static_cast<unsigned>(i - b);
-    if (!distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, static_cast<double>(vol[i]),
-                            tpr, [&](int64_t r, double x) { return bins.add(r, static_cast<Acc>(x), lane); }))
+    if (!distribute::legacy(L, mn, mx, x.c, static_cast<double>(x.v), tpr,
+                            [&](int64_t r, double w) { return bins.add(r, static_cast<Acc>(w), lane); }))
       return i;
   }
   return e;
@@ -318,7 +347,7 @@ void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, co
   for (int64_t i = b; i <= stop; ++i) {
     const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
     std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o,
-                                          static_cast<double>(vol[i]), opt.tick_size);
+                                          static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("bar", stop, opt.max_rows));
@@ -333,7 +362,7 @@ bool integer_accumulation(const Array& volume, bool splits_volume) {
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
                 const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
-  const auto s = TickScale::make(opt.tick_size);
+  const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(price, [&](auto p) {
     with_volume(volume, [&](auto v) {
@@ -352,7 +381,7 @@ bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t 
 template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
               const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
-  const auto s = TickScale::make(opt.tick_size);
+  const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(bars.high, [&](auto high) {
     using P = std::remove_const_t<std::remove_pointer_t<decltype(high)>>;
