@@ -69,7 +69,8 @@ struct LiveSession::Impl {
       price.name = "price";
       volume.name = "volume";
       for (int64_t i = 0; i < r.n; ++i) {
-        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size);
+        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size,
+                                                      opt.ticks_per_row);
         if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
       }
       return;
@@ -87,7 +88,8 @@ struct LiveSession::Impl {
     b.has_open = has_open;
     for (int64_t i = 0; i < r.n; ++i) {
       const double o = has_open ? r.open[i] : r.close[i];
-      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size);
+      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size,
+                                                    opt.ticks_per_row);
       if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
     }
   }
@@ -103,7 +105,7 @@ struct LiveSession::Impl {
     for (int64_t i = 0; i < r.n; ++i) {
       Item it;
       it.v = r.volume[i];
-      int64_t a, b, pad = 0;
+      int64_t a = 0, b = -1, pad = 0;
       if (bars) {
         it.a = r.high[i];
         it.b = r.low[i];
