@@ -32,6 +32,7 @@ _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
 _NS_PER_DAY = 1440 * _NS_PER_MINUTE
 _STATE_VERSION = 1
+_INT64_MAX = 2**63 - 1
 # Integer timestamps in ns taken without further checks on the one-row path: 1990..2100, the span
 # vpoc._time accepts as nanoseconds (others go through its unit check).
 _PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
@@ -449,6 +450,9 @@ class Live:
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
+        volume = args[-1]
+        if (type(volume) is int or isinstance(volume, np.integer)) and int(volume) > _INT64_MAX:
+            raise ValueError(f"volume[0]={int(volume)} does not fit in int64")  # as the batch API
         has_open = open is not None
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
@@ -617,15 +621,20 @@ class Live:
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
                   poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"])
-        # integer volumes are binned as integers (exactly), as the batch engine bins them
+        # integer volumes are binned as integers (exactly), as the batch engine bins them; ones
+        # whose float64 value reaches 2**63 (int64 near its maximum) stay float64, which is how
+        # the engine bins such large int64 volumes anyway
         if self._bars:
             h, lo, c, o, v = (core.column(k) for k in range(5))
             o = o if self._has_open else None
-            prof = from_bars(h, lo, c, v.astype(np.int64) if self._int_volume else v, open=o,
-                             distribute=self._distribute, **kw)
         else:
-            p, v = core.column(0), core.column(4)
-            prof = from_trades(p, v.astype(np.int64) if self._int_volume else v, **kw)
+            h, v = core.column(0), core.column(4)
+        as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
+        vol = v.astype(np.int64) if as_int else v
+        if self._bars:
+            prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
+        else:
+            prof = from_trades(h, vol, **kw)
         one = {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]

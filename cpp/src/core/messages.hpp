@@ -68,10 +68,14 @@ inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, doubl
   return bad_volume(bars.volume.name, i, v);
 }
 
-// A session whose volumes sum past the float64 range (every single volume was finite).
-inline std::string volume_overflow(const char* name, int64_t s) {
-  return detail::concat(name, " of session ", s, " sums to inf (past the float64 range, ~1.8e308); "
+// A session whose volumes sum past the float64 range (every single volume was finite); `session`
+// names it ("session 3", "the live session").
+inline std::string volume_overflow(const char* name, const std::string& session) {
+  return detail::concat(name, " of ", session, " sums to inf (past the float64 range, ~1.8e308); "
                         "scale ", name, " down");
+}
+inline std::string volume_overflow(const char* name, int64_t s) {
+  return volume_overflow(name, detail::concat("session ", s));
 }
 
 }  // namespace vpoc::messages

@@ -3,6 +3,7 @@
 #include "vpoc/live.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/developing.hpp"
@@ -94,6 +95,16 @@ struct LiveSession::Impl {
     }
   }
 
+  // Throws the batch engine's ValueError when the session's volume would sum past float64 with
+  // these rows (fresh: as if the session were empty). Volumes are >= 0, so every row stays finite
+  // while the total does.
+  void check_total(const LiveRows& r, bool fresh) const {
+    double total = fresh || !session ? 0.0 : session->total();
+    for (int64_t i = 0; i < r.n; ++i) total += r.volume[i];
+    if (!std::isfinite(total))
+      throw ValueError(messages::volume_overflow("volume", "the live session"), __FILE__, __LINE__);
+  }
+
   // Absolute rows [lo, hi] that the rows of `r` can touch (legacy: one row more on each side,
   // where a prefix's ladder may place a level) and, in span_lo / span_hi, the rows they surely
   // touch (for the max_rows check).
@@ -179,6 +190,7 @@ void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, in
 void LiveSession::check(const LiveRows& r, bool fresh) const {
   impl_->validate(r);
   if (r.n == 0) return;
+  impl_->check_total(r, fresh);
   int64_t lo, hi;
   checked_reach(*impl_, r, fresh, lo, hi);
 }
@@ -187,6 +199,7 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   Impl& s = *impl_;
   s.validate(r);
   if (r.n == 0) return;
+  s.check_total(r, false);
   int64_t lo, hi;
   checked_reach(s, r, false, lo, hi);
   const int64_t old_n = s.size();
