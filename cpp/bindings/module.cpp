@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,23 +97,35 @@ vpoc::gpu::GpuOptions gpu_options(int device, int64_t memory_budget, std::uintpt
   return g;
 }
 
-vpoc::SessionSpan span_of(const py::array_t<int64_t, py::array::c_style>& offsets) {
+// The call's session offsets, copied while the GIL is held: the engine validates them and then
+// indexes the inputs with them (GIL released), so another Python thread must not be able to change
+// them in between. S + 1 integers: small beside the rows.
+struct Offsets {
+  std::vector<int64_t> copy;
+  vpoc::SessionSpan span() const { return {copy.data(), static_cast<int64_t>(copy.size()) - 1}; }
+};
+
+Offsets span_of(const py::array_t<int64_t, py::array::c_style>& offsets) {
   if (offsets.ndim() != 1 || offsets.shape(0) < 1)
     VPOC_THROW(ValueError, "offsets must be 1-D with at least one element (0)");
-  return {offsets.data(), static_cast<int64_t>(offsets.shape(0)) - 1};
+  const int64_t* o = offsets.data();
+  return {std::vector<int64_t>(o, o + offsets.shape(0))};
 }
 
 vpoc::Options options(double tick_size, int64_t ticks_per_row, double value_area,
                       const std::string& va_method, const std::string& poc_tie, int64_t max_rows,
-                      int threads, bool developing) {
+                      int64_t threads, bool developing) {
   vpoc::Options o;
+  // checked before narrowing to int; vpoc::validate holds the same rule
+  if (threads < 0 || threads > vpoc::kMaxThreads)
+    VPOC_THROW(ValueError, "threads must be in [1, ", vpoc::kMaxThreads, "] (or None: all cores), got ", threads);
   o.tick_size = tick_size;
   o.ticks_per_row = ticks_per_row;
   o.value_area = value_area;
   o.va_method = vpoc::parse_va_method(va_method);
   o.poc_tie = vpoc::parse_poc_tie(poc_tie);
   o.max_rows = max_rows;
-  o.threads = threads;
+  o.threads = static_cast<int>(threads);
   o.developing = developing;
   vpoc::validate(o);
   return o;
@@ -133,16 +146,50 @@ auto field(std::vector<T> vpoc::Profiles::*member) {
   };
 }
 
-// The float64 columns of one live append (None: absent), kept alive while it runs.
+// The ident of the interpreter's main thread: the only thread that runs Python signal handlers.
+unsigned long main_thread_ident() {
+  static const unsigned long ident =
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return ident;
+}
+
+// Options::interrupt.check for the main thread: runs the Python handlers of pending signals;
+// true when one raised (KeyboardInterrupt: its error stays set for interruptible()).
+bool python_signal_raised(void*) {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
+// Runs fn() (a CPU engine call reading opt) with the GIL released, Ctrl-C-able: on the main thread
+// (the only one Python runs signal handlers on) the engine asks python_signal_raised between
+// sessions, and the exception a handler raised (KeyboardInterrupt) is what this call raises.
+// Called with the GIL held.
+template <class F>
+auto interruptible(vpoc::Options& opt, F&& fn) -> decltype(fn()) {
+  if (PyThread_get_thread_ident() == main_thread_ident()) opt.interrupt.check = &python_signal_raised;
+  try {
+    py::gil_scoped_release nogil;
+    return fn();
+  } catch (const vpoc::Cancelled&) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    throw;
+  }
+}
+
+// The float64 columns of one live append (None: absent), kept alive while it runs; `copy`: private
+// copies, so that the append reads exactly the rows it validated even if the caller's arrays change.
 struct Cols {
   using A = py::array_t<double, py::array::c_style>;
   std::vector<A> keep;
   vpoc::LiveRows rows;
+  bool copy;
 
   Cols(const py::object& price, const py::object& high, const py::object& low, const py::object& close,
-       const py::object& open, const py::object& volume) {
+       const py::object& open, const py::object& volume, bool copy_rows)
+      : copy(copy_rows) {
     A v = volume.cast<A>();
     if (v.ndim() != 1) VPOC_THROW(ValueError, "volume must be 1-D");
+    v = own(v);
     rows.n = static_cast<int64_t>(v.shape(0));
     keep.push_back(v);
     rows.volume = v.data();
@@ -152,14 +199,42 @@ struct Cols {
     rows.close = col(close, "close");
     rows.open = col(open, "open");
   }
+  A own(A a) const {
+    if (!copy) return a;
+    return A(a.size(), a.data());  // a new array holding a copy (1-D)
+  }
   const double* col(const py::object& o, const char* name) {
     if (o.is_none()) return nullptr;
     A a = o.cast<A>();
     if (a.ndim() != 1 || a.shape(0) != rows.n)
       VPOC_THROW(ValueError, name, " must be 1-D with ", rows.n, " rows like volume");
+    a = own(a);
     keep.push_back(a);
     return a.data();
   }
+};
+
+// A live session and the lock its Python methods hold while they use it.
+struct LockedLive {
+  explicit LockedLive(vpoc::LiveSession session) : s(std::move(session)) {}
+  std::mutex m;
+  vpoc::LiveSession s;
+};
+
+// Holds a live session's lock. Taken with the GIL held; it never waits for the lock while holding
+// the GIL (the holder may be waiting for the GIL to finish its append): it tries once, and else
+// waits with the GIL released. The GIL is held again once the lock is.
+class LiveLock {
+ public:
+  explicit LiveLock(LockedLive& l) : lock_(l.m, std::try_to_lock) {
+    if (!lock_.owns_lock()) {
+      py::gil_scoped_release nogil;
+      lock_.lock();
+    }
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
 };
 
 }  // namespace
@@ -177,6 +252,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const vpoc::OutOfMemoryError& e) {
       PyErr_SetString(oom.ptr(), e.what());
+    } catch (const vpoc::Cancelled& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());  // no handler's exception to raise
     } catch (const vpoc::Error& e) {
       PyErr_SetString(PyExc_RuntimeError, (std::string(e.what()) + " [" + e.where() + "]").c_str());
     }
@@ -207,12 +284,13 @@ PYBIND11_MODULE(_core, m) {
       [](const py::array& price, const py::array& volume,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, double value_area, const std::string& va_method,
-         const std::string& poc_tie, int64_t max_rows, int threads, bool developing) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
+         const std::string& poc_tie, int64_t max_rows, int64_t threads, bool developing) {
+        auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
         const auto p = borrow(price, "price"), v = borrow(volume, "volume");
         const auto s = span_of(offsets);
-        py::gil_scoped_release nogil;
-        return std::make_shared<vpoc::Profiles>(vpoc::profile_trades(p, v, s, opt));
+        return interruptible(opt, [&] {
+          return std::make_shared<vpoc::Profiles>(vpoc::profile_trades(p, v, s.span(), opt));
+        });
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("tick_size"),
       py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
@@ -224,13 +302,14 @@ PYBIND11_MODULE(_core, m) {
          const py::array& volume, const py::object& open,
          const py::array_t<int64_t, py::array::c_style>& offsets, double tick_size,
          int64_t ticks_per_row, const std::string& distribute, double value_area,
-         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int threads, bool developing) {
-        const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
+         const std::string& va_method, const std::string& poc_tie, int64_t max_rows, int64_t threads, bool developing) {
+        auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads, developing);
         const auto dist = vpoc::parse_distribute(distribute);
         const vpoc::BarsInput b = bars_input(high, low, close, volume, open);
         const auto s = span_of(offsets);
-        py::gil_scoped_release nogil;
-        return std::make_shared<vpoc::Profiles>(vpoc::profile_bars(b, s, dist, opt));
+        return interruptible(opt, [&] {
+          return std::make_shared<vpoc::Profiles>(vpoc::profile_bars(b, s.span(), dist, opt));
+        });
       },
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"),
       py::arg("offsets"), py::arg("tick_size"), py::arg("ticks_per_row"), py::arg("distribute"),
@@ -273,7 +352,7 @@ PYBIND11_MODULE(_core, m) {
         auto r = std::make_shared<DeviceResult>();
         {
           py::gil_scoped_release nogil;
-          r->p = vpoc::gpu::profile_trades(p, v, s, opt, g);
+          r->p = vpoc::gpu::profile_trades(p, v, s.span(), opt, g);
         }
         return r;
       },
@@ -299,7 +378,7 @@ PYBIND11_MODULE(_core, m) {
         auto r = std::make_shared<DeviceResult>();
         {
           py::gil_scoped_release nogil;
-          r->p = vpoc::gpu::profile_bars(b, s, dist, opt, g);
+          r->p = vpoc::gpu::profile_bars(b, s.span(), dist, opt, g);
         }
         return r;
       },
@@ -310,26 +389,36 @@ PYBIND11_MODULE(_core, m) {
       py::arg("wait_streams"));
 
   // Live sessions: scalar appends (one bar / trade) keep the GIL, since releasing it would cost
-  // more than the work; array appends release it.
+  // more than the work; array appends release it. Every method holds the session's lock (see
+  // LockedLive), so threads sharing a session see its appends one at a time.
   using LS = vpoc::LiveSession;
   // One row appended: (poc, vah, val, total_volume, va_volume) of the session after it.
-  const auto append_one = [](LS& s, const vpoc::LiveRows& r) {
+  const auto append_one = [](LockedLive& l, const vpoc::LiveRows& r) {
+    const LiveLock lock(l);
     double poc, vah, val;
-    s.append(r, &poc, &vah, &val);
-    return py::make_tuple(poc, vah, val, s.total_volume(), s.va_volume());
+    l.s.append(r, &poc, &vah, &val);
+    return py::make_tuple(poc, vah, val, l.s.total_volume(), l.s.va_volume());
   };
-  py::class_<LS, std::shared_ptr<LS>>(m, "LiveSession")
+  // A read of the session under its lock.
+  const auto read = [](auto member) {
+    return [member](LockedLive& l) {
+      const LiveLock lock(l);
+      return (l.s.*member)();
+    };
+  };
+  py::class_<LockedLive, std::shared_ptr<LockedLive>>(m, "LiveSession")
       .def(py::init([](bool bars, const std::string& distribute, bool has_open, double tick_size,
                        int64_t ticks_per_row, double value_area, const std::string& va_method,
                        const std::string& poc_tie, int64_t max_rows) {
              const auto opt = options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, 1, true);
-             return std::make_shared<LS>(bars, vpoc::parse_distribute(distribute), has_open, opt);
+             return std::make_shared<LockedLive>(LS(bars, vpoc::parse_distribute(distribute), has_open, opt));
            }),
            py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),
            py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
            py::arg("max_rows"))
       .def("append_bar",
-           [append_one](LS& s, double high, double low, double close, const py::object& open, double volume) {
+           [append_one](LockedLive& l, double high, double low, double close, const py::object& open,
+                        double volume) {
              vpoc::LiveRows r;
              double o = 0.0;
              r.high = &high;
@@ -341,55 +430,63 @@ PYBIND11_MODULE(_core, m) {
              }
              r.volume = &volume;
              r.n = 1;
-             return append_one(s, r);
+             return append_one(l, r);
            })
       .def("append_trade",
-           [append_one](LS& s, double price, double volume) {
+           [append_one](LockedLive& l, double price, double volume) {
              vpoc::LiveRows r;
              r.price = &price;
              r.volume = &volume;
              r.n = 1;
-             return append_one(s, r);
+             return append_one(l, r);
            })
       .def("append",
-           [](LS& s, const py::object& price, const py::object& high, const py::object& low,
+           [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
               const py::object& close, const py::object& open, const py::object& volume) {
-             Cols c(price, high, low, close, open, volume);
+             // Private copies of the rows: another thread may change the caller's arrays while the
+             // append runs without the GIL (it validates a row, then reads it again).
+             Cols c(price, high, low, close, open, volume, true);
              const int64_t n = c.rows.n;
              py::array_t<double> poc(n), vah(n), val(n);
+             const LiveLock lock(l);
              {
                py::gil_scoped_release nogil;
-               s.append(c.rows, poc.mutable_data(), vah.mutable_data(), val.mutable_data());
+               l.s.append(c.rows, poc.mutable_data(), vah.mutable_data(), val.mutable_data());
              }
              return py::make_tuple(poc, vah, val);
            },
            py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
            py::arg("volume"))
       .def("check",
-           [](const LS& s, const py::object& price, const py::object& high, const py::object& low,
+           [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
               const py::object& close, const py::object& open, const py::object& volume, bool fresh) {
-             Cols c(price, high, low, close, open, volume);
+             Cols c(price, high, low, close, open, volume, true);
+             const LiveLock lock(l);
              py::gil_scoped_release nogil;
-             s.check(c.rows, fresh);
+             l.s.check(c.rows, fresh);
            },
            py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
            py::arg("volume"), py::arg("fresh"))
-      .def("clear", &LS::clear)
-      .def_property_readonly("size", &LS::size)
-      .def_property_readonly("bars", &LS::bars)
-      .def_property_readonly("has_open", &LS::has_open)
-      .def_property_readonly("low_row", &LS::low_row)
-      .def_property_readonly("n_rows", &LS::n_rows)
-      .def_property_readonly("poc_row", &LS::poc_row)
-      .def_property_readonly("vah_row", &LS::vah_row)
-      .def_property_readonly("val_row", &LS::val_row)
-      .def_property_readonly("total_volume", &LS::total_volume)
-      .def_property_readonly("va_volume", &LS::va_volume)
+      .def("clear", [](LockedLive& l) {
+        const LiveLock lock(l);
+        l.s.clear();
+      })
+      .def_property_readonly("size", read(&LS::size))
+      .def_property_readonly("bars", read(&LS::bars))
+      .def_property_readonly("has_open", read(&LS::has_open))
+      .def_property_readonly("low_row", read(&LS::low_row))
+      .def_property_readonly("n_rows", read(&LS::n_rows))
+      .def_property_readonly("poc_row", read(&LS::poc_row))
+      .def_property_readonly("vah_row", read(&LS::vah_row))
+      .def_property_readonly("val_row", read(&LS::val_row))
+      .def_property_readonly("total_volume", read(&LS::total_volume))
+      .def_property_readonly("va_volume", read(&LS::va_volume))
       .def("histogram",
-           [](const LS& s) {
+           [](LockedLive& l) {
+             const LiveLock lock(l);
              auto owner = std::make_shared<std::shared_ptr<const std::vector<double>>>();
-             const double* p = s.histogram(*owner);
-             const auto n = static_cast<py::ssize_t>(s.n_rows());
+             const double* p = l.s.histogram(*owner);
+             const auto n = static_cast<py::ssize_t>(l.s.n_rows());
              static const double kNone = 0.0;
              py::capsule base(new std::shared_ptr<std::shared_ptr<const std::vector<double>>>(owner), [](void* q) {
                delete static_cast<std::shared_ptr<std::shared_ptr<const std::vector<double>>>*>(q);
@@ -399,8 +496,9 @@ PYBIND11_MODULE(_core, m) {
              return out;
            },
            "The current histogram as a read-only view (n_rows() rows from low_row()).")
-      .def("column", [](const LS& s, int k) {
-        const auto& c = s.column(k);
+      .def("column", [](LockedLive& l, int k) {
+        const LiveLock lock(l);
+        const auto& c = l.s.column(k);
         return py::array_t<double>(static_cast<py::ssize_t>(c.size()), c.data());
       });
 

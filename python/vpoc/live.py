@@ -8,9 +8,11 @@ Contract (docs/live.md): after every row the current session's POC / VAH / VAL e
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import numbers
+import threading
 from bisect import bisect_left, bisect_right
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -31,6 +33,7 @@ _NAN = float("nan")
 _NS_PER_MINUTE = 60 * 10**9
 _NS_PER_DAY = 1440 * _NS_PER_MINUTE
 _STATE_VERSION = _state.STATE_VERSION
+_INT64_MAX = 2**63 - 1
 # Integer timestamps in ns taken without further checks on the one-row path: 1990..2100, the span
 # vpoc._time accepts as nanoseconds (others go through its unit check).
 _PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
@@ -62,6 +65,16 @@ BAR_COLUMNS: Tuple[str, ...] = (
     "naked_poc_below_dist", "prev_hvn_above_dist", "prev_hvn_below_dist", "prev_lvn_above_dist",
     "prev_lvn_below_dist", "minute_of_day", "minutes_elapsed", "ib_high_dist", "ib_low_dist",
 )
+
+
+def _locked(method: Any) -> Any:
+    """Runs a Live method under the instance's lock: threads sharing one Live see its updates and
+    reads one at a time (each as a whole), in some serial order."""
+    @functools.wraps(method)
+    def wrapper(self: "Live", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return wrapper
 
 
 def _ratio(a: float, b: float) -> float:
@@ -245,6 +258,7 @@ class Live:
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
                  time_unit: Optional[str] = None) -> None:
+        self._lock = threading.RLock()  # see _locked
         kind = _str(kind, "kind")
         if kind not in ("bars", "trades"):
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
@@ -365,11 +379,13 @@ class Live:
         return NO_ROW if self._core is None else int(self._core.low_row)
 
     @property
+    @_locked
     def row_prices(self) -> np.ndarray:
         """Prices of the rows of ``histogram()``."""
         n = 0 if self._core is None else int(self._core.n_rows)
         return (self.low_row + np.arange(n, dtype=np.int64)).astype(np.float64) * self._rules.row_size
 
+    @_locked
     def histogram(self) -> np.ndarray:
         """The current session's row volumes from ``low_row`` up: a read-only view of the live
         buffer (no copy). It follows later updates in place until the session's row range
@@ -387,6 +403,7 @@ class Live:
 
     # ------------------------------------------------------------------ updating
 
+    @_locked
     def update(self, *args: Any, open: Any = None, timestamp: Any = None, **kwargs: Any
                ) -> Tuple[float, float, float, float, float]:
         """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
@@ -435,6 +452,9 @@ class Live:
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
+        volume = args[-1]
+        if (type(volume) is int or isinstance(volume, np.integer)) and int(volume) > _INT64_MAX:
+            raise ValueError(f"volume[0]={int(volume)} does not fit in int64")  # as the batch API
         has_open = open is not None
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
@@ -587,6 +607,7 @@ class Live:
         self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
         self._run = None  # the running bar state starts with the session's first bar
 
+    @_locked
     def close(self) -> None:
         """Ends the current session now (it joins ``profiles``); the next row starts a new one."""
         if self._label is not None and self._core is not None and self._core.size:
@@ -602,15 +623,20 @@ class Live:
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
                   poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"])
-        # integer volumes are binned as integers (exactly), as the batch engine bins them
+        # integer volumes are binned as integers (exactly), as the batch engine bins them; ones
+        # whose float64 value reaches 2**63 (int64 near its maximum) stay float64, which is how
+        # the engine bins such large int64 volumes anyway
         if self._bars:
             h, lo, c, o, v = (core.column(k) for k in range(5))
             o = o if self._has_open else None
-            prof = from_bars(h, lo, c, v.astype(np.int64) if self._int_volume else v, open=o,
-                             distribute=self._distribute, **kw)
         else:
-            p, v = core.column(0), core.column(4)
-            prof = from_trades(p, v.astype(np.int64) if self._int_volume else v, **kw)
+            h, v = core.column(0), core.column(4)
+        as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
+        vol = v.astype(np.int64) if as_int else v
+        if self._bars:
+            prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
+        else:
+            prof = from_trades(h, vol, **kw)
         one = {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
@@ -786,6 +812,7 @@ class Live:
             r[6] = min(r[6], float(np.min(low[ib])))
         r[9], r[10], r[11] = float(close[-1]), int(tod[-1]), int(ts[-1])
 
+    @_locked
     def bar_features_row(self) -> np.ndarray:
         """The ``vpoc.bar_features`` row (float32 [F], columns ``BAR_COLUMNS``) of the latest bar:
         equal to the batch table's row for the same bars and sessions (with timestamps)."""
@@ -825,6 +852,7 @@ class Live:
     # ------------------------------------------------------------------ finished sessions
 
     @property
+    @_locked
     def profiles(self) -> Profiles:
         """The finished sessions as one ``Profiles`` (labels: their session labels)."""
         if self._profiles_cache is None:
@@ -838,6 +866,7 @@ class Live:
         """Labels of the finished sessions."""
         return np.asarray(self._done_labels, dtype=np.int64)
 
+    @_locked
     def session_table(self) -> "_f.FeatureTable":
         """The ``session_features`` rows of the finished sessions (a FeatureTable)."""
         if not self._with_session_rows:
@@ -855,6 +884,7 @@ class Live:
 
     # ------------------------------------------------------------------ serialization
 
+    @_locked
     def state_dict(self) -> Dict[str, Any]:
         """Everything needed to continue exactly: the rules, the finished sessions' results,
         the state their features carry, and the current session's rows (plain Python / numpy

@@ -33,6 +33,10 @@ class TypeError : public Error {
 class OutOfMemoryError : public Error {
   using Error::Error;
 };
+// The caller cancelled a running call (Ctrl-C: the bindings raise KeyboardInterrupt).
+class Cancelled : public Error {
+  using Error::Error;
+};
 // A GPU runtime call failed; the message carries the runtime's error name (Python RuntimeError).
 class DeviceError : public Error {
   using Error::Error;

@@ -27,6 +27,17 @@ Distribute parse_distribute(const std::string& s);
 VaMethod parse_va_method(const std::string& s);
 PocTie parse_poc_tie(const std::string& s);
 
+// A caller's way to stop a running CPU call (Ctrl-C): the calling thread calls check(ctx) between
+// sessions, about every kInterruptPollMs; true stops the call, which then throws Cancelled. Plain
+// C (no Python here): the bindings supply a check that asks Python for pending signals. Not used
+// by the GPU backend.
+struct Interrupt {
+  bool (*check)(void* ctx) = nullptr;  // null: the call always runs to its end
+  void* ctx = nullptr;
+};
+// Ctrl-C should act within about a second; a check costs a few microseconds (the GIL round trip).
+constexpr int kInterruptPollMs = 50;
+
 // Everything but the data: the price ladder and the POC/value-area rules.
 struct Options {
   double tick_size = 0.25;
@@ -35,9 +46,14 @@ struct Options {
   VaMethod va_method = VaMethod::cbot;
   PocTie poc_tie = PocTie::center;
   int64_t max_rows = 1000000;  // a session wider than this is almost surely a wrong tick_size
-  int threads = 0;             // 0: all cores
+  int threads = 0;             // 0: all cores; at most kMaxThreads
   bool developing = false;     // also the developing (prefix) POC / VAH / VAL of every input row
+  Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
+
+// Upper bound of Options::threads: far above any core count, low enough that a typo (threads=10**6)
+// is an error rather than a million thread starts.
+constexpr int kMaxThreads = 1024;
 
 // Throws ValueError naming the first option that is out of range.
 void validate(const Options& opt);

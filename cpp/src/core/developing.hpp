@@ -83,6 +83,7 @@ class Session {
   VPOC_HD int64_t first() const { return first_; }
   VPOC_HD int64_t last() const { return last_; }
   VPOC_HD double total() const { return total_; }
+  VPOC_HD const Fixed& total_fixed() const { return total_f_; }
   VPOC_HD double va_volume() const { return va_volume_; }
   VPOC_HD int64_t poc() const { return poc_; }
   VPOC_HD int64_t val() const { return val_; }
@@ -93,6 +94,9 @@ class Session {
   // volume or membership in the prefix changed.
   template <class Src>
   VPOC_HD bool add(const Src& src, const distribute::LegacyLadder& L, const Item& it) {
+    // Checked again: the batch pass validated the rows, but another thread may have changed the
+    // inputs since. `it` is read once, so a row never indexes memory from an unchecked value.
+    if (!src.valid_prices(it) || !Src::valid_volume(it)) return false;
     int64_t a = 0, b = -1;
     src.rows(it, L, a, b);
     a -= sc_.origin;

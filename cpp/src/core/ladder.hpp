@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include <cfloat>
 #include <cstdint>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -16,6 +17,20 @@ namespace vpoc::ladder {
 
 // |p / tick_size| must stay below 2**52 so that every tick is an exact integer in float64.
 constexpr double kMaxTicks = 4503599627370496.0;
+
+// The bound on |price / tick_size| of every backend: kMaxTicks, and less when rows are so large
+// (tick_size * ticks_per_row > ~4e292) that rows within 2**52 ticks would have prices past the
+// float64 range: then |price / tick_size| < R * ticks_per_row - 0.5 for the R rows whose price
+// R * row_size is finite, so that every row price (and the ceil of a price, a legacy level) stays
+// finite. Validation and error messages share this one rule.
+VPOC_HD double tick_limit(double tick_size, int64_t ticks_per_row) {
+  const double tpr = static_cast<double>(ticks_per_row);
+  const double row_size = tick_size * tpr;
+  double rows = floor(DBL_MAX / row_size);  // +inf for rows smaller than 1
+  if (!(rows * tpr < kMaxTicks)) return kMaxTicks;
+  while (rows > 0.0 && !(rows * row_size <= DBL_MAX)) rows -= 1.0;  // DBL_MAX / row_size rounded up
+  return rows * tpr - 0.5;
+}
 
 // floor(a / b) for b >= 1, also for negative a. Estimated through float64 and corrected exactly:
 // 64-bit integer division is a long software routine on GPUs (and a slow instruction on CPUs).
@@ -56,11 +71,13 @@ VPOC_HD bool to_tick(double p, double tick_size, int64_t& t) {
 struct TickScale {
   double tick = 1.0;
   double inv = 1.0;
-  bool exact = true;  // tick_size is a power of two
+  bool exact = true;         // tick_size is a power of two
+  double limit = kMaxTicks;  // valid prices: |price / tick_size| < limit (tick_limit)
 
-  VPOC_HD static TickScale make(double tick_size) {
+  VPOC_HD static TickScale make(double tick_size, int64_t ticks_per_row) {
     TickScale s;
     s.tick = tick_size;
+    s.limit = tick_limit(tick_size, ticks_per_row);
     s.inv = 1.0 / tick_size;
     int e = 0;
     s.exact = frexp(tick_size, &e) == 0.5;
@@ -73,13 +90,15 @@ struct TickScale {
     const double d = fabs(q - round_half_even(q));  // distance to the nearest integer, exact
     return (0.5 - d <= fabs(q) * 4.5e-16) ? p / tick : q;
   }
+  // q (a price in ticks) is in range; false for NaN and inf too.
+  VPOC_HD bool valid(double q) const { return fabs(q) < limit; }
 };
 
 // Tick of price p through a TickScale; false when p is NaN/inf or too large.
 template <bool Exact>
 VPOC_HD bool to_tick(double p, const TickScale& s, int64_t& t) {
   const double q = s.ticks<Exact>(p);
-  if (!(fabs(q) < kMaxTicks)) return false;
+  if (!s.valid(q)) return false;
   t = static_cast<int64_t>(round_half_even(q));
   return true;
 }

@@ -50,7 +50,9 @@ VPOC_HD int64_t poc_among(const double* v, int64_t first, int64_t last, double m
     if (tie == PocTie::low) return i;
     if (best < 0 || poc_prefers(i, best, first, last, tie)) best = i;
   }
-  return best;
+  // No row at the maximum happens only when it is inf (volumes summed past float64: the caller
+  // raises); first keeps every index the caller derives from the POC inside the rows.
+  return best < 0 ? first : best;
 }
 
 // Index (0..n-1) of the POC row of v[0..n-1], n >= 1.

@@ -7,17 +7,23 @@
 #include <cstdint>
 #include <string>
 
+#include "core/ladder.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::messages {
 
-inline std::string bad_price(const char* name, int64_t i, double p, double tick) {
+// The rule is ladder::tick_limit (tick: tick_size, tpr: ticks_per_row).
+inline std::string bad_price(const char* name, int64_t i, double p, double tick, int64_t tpr) {
   if (!std::isfinite(p)) return detail::concat(name, "[", i, "] is not finite (", p, ")");
-  if (!(std::fabs(p / tick) < 4503599627370496.0))
+  const double limit = ladder::tick_limit(tick, tpr);
+  if (std::fabs(p / tick) < limit) return {};
+  if (limit == ladder::kMaxTicks)
     return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick,
                           " (|price / tick_size| must be < 2**52)");
-  return {};
+  return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick, " and ticks_per_row=",
+                        tpr, ": its row price would be past the float64 range (|price / tick_size| must be < ",
+                        limit, ")");
 }
 
 // Volumes are summed exactly in 64.64 fixed point (core/fixed.hpp); a session's total, and so
@@ -42,18 +48,18 @@ inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
 
 // Trade i with price p and volume v (widened to float64).
 inline std::string trade_problem(int64_t i, const Array& price, double p, const Array& volume,
-                                 double v, double tick) {
-  std::string m = bad_price(price.name, i, p, tick);
+                                 double v, double tick, int64_t tpr) {
+  std::string m = bad_price(price.name, i, p, tick, tpr);
   return m.empty() ? bad_volume(volume.name, i, v) : m;
 }
 
 // Bar i; o is ignored unless bars.has_open. Close and open must lie in [low, high].
 inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c,
-                               double o, double v, double tick) {
+                               double o, double v, double tick, int64_t tpr) {
   for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.high, h}, {&bars.low, l},
                                {&bars.close, c}, {&bars.open, o}}) {
     if (arr == &bars.open && !bars.has_open) continue;
-    std::string m = bad_price(arr->name, i, p, tick);
+    std::string m = bad_price(arr->name, i, p, tick, tpr);
     if (!m.empty()) return m;
   }
   if (!(h >= l))
@@ -67,10 +73,14 @@ inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, doubl
   return bad_volume(bars.volume.name, i, v);
 }
 
-// A session whose volumes (each valid) sum past 2**53.
-inline std::string volume_overflow(const char* name, int64_t s) {
-  return detail::concat(name, " of session ", s, " sums past 2**53 (9007199254740992), the largest total "
+// A session whose volumes (each valid) sum past 2**53; `session` names it ("session 3", "the
+// live session").
+inline std::string volume_overflow(const char* name, const std::string& session) {
+  return detail::concat(name, " of ", session, " sums past 2**53 (9007199254740992), the largest total "
                         "vpoc sums exactly (float64 holds every integer only up to there); scale ", name, " down");
+}
+inline std::string volume_overflow(const char* name, int64_t s) {
+  return volume_overflow(name, detail::concat("session ", s));
 }
 
 }  // namespace vpoc::messages

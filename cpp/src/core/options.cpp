@@ -44,7 +44,8 @@ void validate(const Options& opt) {
   // Rows within a session are addressed with 32-bit offsets by the binning kernels.
   if (opt.max_rows < 1 || opt.max_rows > 1000000000)
     VPOC_THROW(ValueError, "max_rows must be in [1, 1_000_000_000], got ", opt.max_rows);
-  if (opt.threads < 0) VPOC_THROW(ValueError, "threads must be >= 1 (or None), got ", opt.threads);
+  if (opt.threads < 0 || opt.threads > kMaxThreads)
+    VPOC_THROW(ValueError, "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
 }
 
 }  // namespace vpoc

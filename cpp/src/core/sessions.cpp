@@ -22,14 +22,18 @@ void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vect
                       std::vector<int64_t>& labels) {
   offsets.assign(1, 0);
   labels.clear();
+  // Each id is read once (runs without the GIL: another thread may change ids meanwhile).
+  int64_t prev = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (i > 0 && ids[i] < ids[i - 1])
-      VPOC_THROW(ValueError, name, " must be non-decreasing: ", name, "[", i, "]=", ids[i], " < ",
-                 name, "[", i - 1, "]=", ids[i - 1]);
-    if (i == 0 || ids[i] != ids[i - 1]) {
+    const int64_t id = ids[i];
+    if (i > 0 && id < prev)
+      VPOC_THROW(ValueError, name, " must be non-decreasing: ", name, "[", i, "]=", id, " < ",
+                 name, "[", i - 1, "]=", prev);
+    if (i == 0 || id != prev) {
       if (i > 0) offsets.push_back(i);
-      labels.push_back(ids[i]);
+      labels.push_back(id);
     }
+    prev = id;
   }
   if (n > 0) offsets.push_back(n);
 }

@@ -82,7 +82,7 @@ struct Source {
     return it;
   }
   VPOC_HD double ticks(double p) const { return scale.exact ? scale.ticks<true>(p) : scale.ticks<false>(p); }
-  VPOC_HD bool valid_price(double p) const { return fabs(ticks(p)) < ladder::kMaxTicks; }
+  VPOC_HD bool valid_price(double p) const { return scale.valid(ticks(p)); }
   VPOC_HD int64_t row_of(double p) const {
     return ladder::tick_to_row(static_cast<int64_t>(ladder::round_half_even(ticks(p))), tpr);
   }
@@ -149,7 +149,7 @@ struct Source {
 
 template <class P, class V>
 Source<P, V> make_source(const InputView& in, const Options& opt, int64_t base) {
-  return Source<P, V>{in, ladder::TickScale::make(opt.tick_size), opt.ticks_per_row, base};
+  return Source<P, V>{in, ladder::TickScale::make(opt.tick_size, opt.ticks_per_row), opt.ticks_per_row, base};
 }
 
 // Calls fn(P{}, V{}) for the input's element types (prices are float32 or float64).

@@ -48,7 +48,7 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
 
   with_types(in, [&](auto p, auto v) {
     const auto src = make_source<decltype(p), decltype(v)>(in, opt, 0);
-    parallel_for(S, workers, [&](int64_t s, int worker) {
+    parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
       if (prof.n_rows[s] == 0) return;
       const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(
           prof.n_rows[s], prof.low_row[s] - developing::kMargin);

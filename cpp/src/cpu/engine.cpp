@@ -49,7 +49,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   std::vector<Binned> binned(static_cast<size_t>(S));
   FirstFailure failure;
 
-  parallel_for(S, workers, [&](int64_t s, int worker) {
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
     Bins<Acc> bins(windows[static_cast<size_t>(worker)]);
     std::vector<double>& buffer = buffers[static_cast<size_t>(worker)];
@@ -82,7 +82,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
 
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
-  parallel_for(S, workers, [&](int64_t s, int worker) {
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     const Binned& b = binned[static_cast<size_t>(s)];
     out.n_rows[s] = b.n_rows;
     out.low_row[s] = b.low_row;

@@ -45,7 +45,7 @@ void require_int64_safe_block(const V* v, int n) {
   }
 }
 
-bool valid_ticks(double q) { return fabs(q) < kMaxTicks; }  // also rejects NaN and inf
+bool valid_ticks(double q, const TickScale& s) { return s.valid(q); }  // also rejects NaN and inf
 
 // Calls fn(const P*) with the typed pointer of a float32/float64 price array.
 template <class F>
@@ -91,13 +91,14 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
   int64_t i = b;
   for (; i < e; ++i) {
     const double q = s.ticks<Exact>(static_cast<double>(price[i]));
-    if (!valid_ticks(q)) break;
+    if (!valid_ticks(q, s)) break;
     const auto t = static_cast<int64_t>(ladder::round_half_even(q));
     const int64_t r = OneTick ? t : ladder::floor_div(t, tpr);
-    volume_ok &= valid_volume(vol[i]);
-    require_int64_safe<V, Acc>(vol[i]);
-    bins.note_volume(static_cast<double>(vol[i]));
-    if (!bins.add(r, to_acc<Acc>(vol[i]), static_cast<unsigned>(i - b))) break;
+    const V v = vol[i];  // read once: checked and added, the same value
+    volume_ok &= valid_volume(v);
+    require_int64_safe<V, Acc>(v);
+    bins.note_volume(static_cast<double>(v));
+    if (!bins.add(r, to_acc<Acc>(v), static_cast<unsigned>(i - b))) break;
   }
   out = bins;
   return i < e ? i : (volume_ok ? e : e - 1);
@@ -181,6 +182,10 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       }
       if (!bins.reserve(lo, hi)) return last;
     }
+    if (s.limit < kMaxTicks) {  // rows so large that some row prices leave float64 (tick_limit)
+      const double lo_t = static_cast<double>(bins.origin()) + mn, hi_t = static_cast<double>(bins.origin()) + mx;
+      if (!(s.valid(lo_t) && s.valid(hi_t))) return last;
+    }
     double vmax = 0.0;
     if (!volumes_ok(vol + i0, n, vmax)) return last;
     bins.note_volume(vmax);
@@ -201,7 +206,7 @@ void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const 
                    const Array& pa, const Array& va, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
     std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va,
-                                            static_cast<double>(vol[i]), opt.tick_size);
+                                            static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("row", stop, opt.max_rows));
@@ -217,17 +222,28 @@ struct BarPtrs {
   const P* open;  // nullptr when absent
 };
 
-// True when bar i is valid: finite, in-range prices, low <= close, open <= high, volume finite
+// One bar's values, read once: what bar_ok checks is what is used (another thread may change the
+// inputs while the GIL is released). o = c when the bars carry no open.
+template <class V>
+struct Bar {
+  double h, l, c, o;
+  V v;
+};
+
+template <class P, class V>
+VPOC_ALWAYS_INLINE Bar<V> load_bar(const BarPtrs<P>& b, const V* vol, int64_t i) {
+  const double c = b.close[i];
+  return {static_cast<double>(b.high[i]), static_cast<double>(b.low[i]), c,
+          b.open ? static_cast<double>(b.open[i]) : c, vol[i]};
+}
+
+// True when the bar is valid: finite, in-range prices, low <= close, open <= high, volume finite
 // and >= 0.
-template <bool Exact, class P, class V>
-VPOC_ALWAYS_INLINE bool bar_ok(const BarPtrs<P>& b, const V* vol, int64_t i, const TickScale& s) {
-  const double h = b.high[i], l = b.low[i], c = b.close[i];
-  bool ok = valid_ticks(s.ticks<Exact>(h)) & valid_ticks(s.ticks<Exact>(l)) &
-            valid_ticks(s.ticks<Exact>(c)) & (h >= l) & (c >= l) & (c <= h) & valid_volume(vol[i]);
-  if (b.open) {
-    const double o = b.open[i];
-    ok &= valid_ticks(s.ticks<Exact>(o)) & (o >= l) & (o <= h);
-  }
+template <bool Exact, class V>
+VPOC_ALWAYS_INLINE bool bar_ok(const Bar<V>& x, bool has_open, const TickScale& s) {
+  bool ok = valid_ticks(s.ticks<Exact>(x.h), s) & valid_ticks(s.ticks<Exact>(x.l), s) &
+            valid_ticks(s.ticks<Exact>(x.c), s) & (x.h >= x.l) & (x.c >= x.l) & (x.c <= x.h) & valid_volume(x.v);
+  if (has_open) ok &= valid_ticks(s.ticks<Exact>(x.o), s) & (x.o >= x.l) & (x.o <= x.h);
   return ok;
 }
 
@@ -269,20 +285,21 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   Bins<Acc> bins = out;
   int64_t i = b;
   for (; i < e; ++i) {
-    if (!bar_ok<Exact>(bp, vol, i, s)) break;
-    require_int64_safe<V, Acc>(vol[i]);
-    bins.note_volume(static_cast<double>(vol[i]));
+    const Bar<V> x = load_bar(bp, vol, i);
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s)) break;
+    require_int64_safe<V, Acc>(x.v);
+    bins.note_volume(static_cast<double>(x.v));
     const auto lane = static_cast<unsigned>(i - b);
     const auto row = [tpr](double q) {
       const auto t = static_cast<int64_t>(ladder::round_half_even(q));
       return OneTick ? t : ladder::floor_div(t, tpr);
     };
-    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
+    const double h = x.h, l = x.l, c = x.c;
     bool ok = true;
     if constexpr (D == Distribute::close) {
-      ok = bins.add(row(s.ticks<Exact>(c)), to_acc<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>(c)), to_acc<Acc>(x.v), lane);
     } else if constexpr (D == Distribute::hlc3) {
-      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), to_acc<Acc>(vol[i]), lane);
+      ok = bins.add(row(s.ticks<Exact>((h + l + c) / 3.0)), to_acc<Acc>(x.v), lane);
     } else if constexpr (!std::is_same_v<Acc, Fixed>) {
       ok = false;  // never: a split distribution always bins in fixed point
     } else if constexpr (OneTick) {
@@ -293,7 +310,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
       if (ok) {
         bins.touch(tl, th);
         const auto n = static_cast<uint64_t>(th - tl + 1);
-        const Fixed v = to_acc<Fixed>(vol[i]);
+        const Fixed v = to_acc<Fixed>(x.v);
         const fixed::Split split = v.lo == 0 && n <= kSplitTableMax ? split_whole(v.hi, n) : fixed::Split::make(v, n);
         auto& w = bins.window();
         Fixed* d = w.diff_row(tl);
@@ -308,8 +325,8 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
     } else {
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
       const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
-      ok = distribute::uniform(tl, th, to_acc<Fixed>(vol[i]), tpr,
-                               [&](int64_t r, const Fixed& x) { return bins.add(r, x, lane); });
+      ok = distribute::uniform(tl, th, to_acc<Fixed>(x.v), tpr,
+                               [&](int64_t r, const Fixed& w) { return bins.add(r, w, lane); });
     }
     if (!ok) break;
   }
@@ -317,29 +334,43 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   return i;
 }
 
-// Legacy needs the session's price range first, so it validates in a pass of its own.
+// True when a legacy session whose prices span [lo, hi] surely touches more than max_rows rows:
+// the bars at its ends put volume within one tick of ceil(lo / tick) and floor(hi / tick).
+inline bool legacy_too_wide(double lo, double hi, const TickScale& s, int64_t tpr, int64_t max_rows) {
+  const auto t_lo = static_cast<int64_t>(ceil(lo / s.tick)) + 1, t_hi = static_cast<int64_t>(floor(hi / s.tick)) - 1;
+  return t_hi >= t_lo && ladder::floor_div(t_hi, tpr) - ladder::floor_div(t_lo, tpr) + 1 > max_rows;
+}
+
+// Legacy needs the session's price range first, so it validates in a pass of its own, which also
+// stops at the first bar that makes the session wider than max_rows: a fat-finger bar (high=1e12)
+// is never weighed level by level. The second pass checks each bar again, as read then.
 template <bool Exact, class P, class V, class Acc>
 int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
                     int64_t tpr, Bins<Acc>& bins) {
   double lo = INFINITY, hi = -INFINITY;
+  const int64_t max_rows = bins.window().max_rows();
   for (int64_t i = b; i < e; ++i) {
-    if (!bar_ok<Exact>(bp, vol, i, s)) return i;
-    bins.note_volume(static_cast<double>(vol[i]));
-    const double c = bp.close[i], o = bp.open ? static_cast<double>(bp.open[i]) : c;
-    lo = std::min({lo, o, c, static_cast<double>(bp.low[i])});
-    hi = std::max({hi, o, c, static_cast<double>(bp.high[i])});
+    const Bar<V> x = load_bar(bp, vol, i);
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s)) return i;
+    bins.note_volume(static_cast<double>(x.v));
+    lo = std::min({lo, x.o, x.c, x.l});
+    hi = std::max({hi, x.o, x.c, x.h});
+    if (legacy_too_wide(lo, hi, s, tpr, max_rows)) return i;
   }
   if (e == b) return e;
   if constexpr (!std::is_same_v<Acc, Fixed>) {
     return b;  // never: a split distribution always bins in fixed point
   } else {
   const auto L = distribute::LegacyLadder::make(lo, hi, s.tick);
+  // the session's rows at once (its ladder is known): no regrowth, one window of the final size
+  if (!bins.reserve(ladder::tick_to_row(L.base, tpr), ladder::tick_to_row(L.base + L.K, tpr))) return b;
   for (int64_t i = b; i < e; ++i) {
-    const double h = bp.high[i], l = bp.low[i], c = bp.close[i];
-    const double o = bp.open ? static_cast<double>(bp.open[i]) : c;
+    const Bar<V> x = load_bar(bp, vol, i);
+    const double mn = std::min({x.o, x.c, x.l}), mx = std::max({x.o, x.c, x.h});
+    if (!bar_ok<Exact>(x, bp.open != nullptr, s) || mn < lo || mx > hi) return i;  // changed since
     const auto lane = static_cast<unsigned>(i - b);
-    if (!distribute::legacy(L, std::min({o, c, l}), std::max({o, c, h}), c, static_cast<double>(vol[i]),
-                            tpr, [&](int64_t r, const Fixed& x) { return bins.add(r, x, lane); }))
+    if (!distribute::legacy(L, mn, mx, x.c, static_cast<double>(x.v), tpr,
+                            [&](int64_t r, const Fixed& w) { return bins.add(r, w, lane); }))
       return i;
   }
   return e;
@@ -353,7 +384,7 @@ void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, co
   for (int64_t i = b; i <= stop; ++i) {
     const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
     std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o,
-                                          static_cast<double>(vol[i]), opt.tick_size);
+                                          static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("bar", stop, opt.max_rows));
@@ -368,7 +399,7 @@ bool integer_accumulation(const Array& volume, bool splits_volume) {
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
                 const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
-  const auto s = TickScale::make(opt.tick_size);
+  const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(price, [&](auto p) {
     with_volume(volume, [&](auto v) {
@@ -387,7 +418,7 @@ bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t 
 template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
               const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
-  const auto s = TickScale::make(opt.tick_size);
+  const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(bars.high, [&](auto high) {
     using P = std::remove_const_t<std::remove_pointer_t<decltype(high)>>;

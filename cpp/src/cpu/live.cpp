@@ -3,6 +3,7 @@
 #include "vpoc/live.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/developing.hpp"
@@ -69,7 +70,8 @@ struct LiveSession::Impl {
       price.name = "price";
       volume.name = "volume";
       for (int64_t i = 0; i < r.n; ++i) {
-        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size);
+        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size,
+                                                      opt.ticks_per_row);
         if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
       }
       return;
@@ -87,8 +89,21 @@ struct LiveSession::Impl {
     b.has_open = has_open;
     for (int64_t i = 0; i < r.n; ++i) {
       const double o = has_open ? r.open[i] : r.close[i];
-      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size);
+      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size,
+                                                    opt.ticks_per_row);
       if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
+    }
+  }
+
+  // Throws the batch engine's ValueError when the session's volume would sum past 2**53 with these
+  // rows (fresh: as if the session were empty), judged on the same exact fixed-point sum. Each
+  // volume is <= 2**53 (validate), so the sum cannot wrap before it is judged.
+  void check_total(const LiveRows& r, bool fresh) const {
+    Fixed total = fresh || !session ? Fixed{} : session->total_fixed();
+    for (int64_t i = 0; i < r.n; ++i) {
+      total += fixed::from_double(r.volume[i]);
+      if (fixed::over_max(total))
+        throw ValueError(messages::volume_overflow("volume", "the live session"), __FILE__, __LINE__);
     }
   }
 
@@ -103,7 +118,7 @@ struct LiveSession::Impl {
     for (int64_t i = 0; i < r.n; ++i) {
       Item it;
       it.v = r.volume[i];
-      int64_t a, b, pad = 0;
+      int64_t a = 0, b = -1, pad = 0;
       if (bars) {
         it.a = r.high[i];
         it.b = r.low[i];
@@ -177,6 +192,7 @@ void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, in
 void LiveSession::check(const LiveRows& r, bool fresh) const {
   impl_->validate(r);
   if (r.n == 0) return;
+  impl_->check_total(r, fresh);
   int64_t lo, hi;
   checked_reach(*impl_, r, fresh, lo, hi);
 }
@@ -185,6 +201,7 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   Impl& s = *impl_;
   s.validate(r);
   if (r.n == 0) return;
+  s.check_total(r, false);
   int64_t lo, hi;
   checked_reach(s, r, false, lo, hi);
   const int64_t old_n = s.size();

@@ -1,14 +1,18 @@
 // cpu/parallel.hpp — the CPU backend's thread pool: a dynamic parallel-for over sessions.
-// Contract: fn(i, worker) runs once for every i in [0, n); the first exception is rethrown on the caller.
+// Contract: fn(i, worker) runs once for every i in [0, n) unless interrupted; the first exception is rethrown on the caller.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "vpoc/errors.hpp"
+#include "vpoc/types.hpp"
 
 namespace vpoc::cpu {
 
@@ -19,18 +23,46 @@ inline int resolve_threads(int threads, int64_t n) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, n)));
 }
 
-// Runs fn(i, worker) for i in [0, n) on `workers` threads (the caller is worker 0). Items are
-// handed out in small chunks from an atomic counter, so uneven sessions balance themselves.
+// The calling thread's side of an Interrupt: poll() asks interrupt.check at most every
+// kInterruptPollMs (a clock read otherwise) and throws Cancelled when it says stop.
+class InterruptPoll {
+ public:
+  explicit InterruptPoll(const Interrupt& interrupt) : interrupt_(interrupt) {}
+  void poll() {
+    if (interrupt_.check == nullptr) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    if (interrupt_.check(interrupt_.ctx)) VPOC_THROW(Cancelled, "interrupted");
+    next_ = now + std::chrono::milliseconds(kInterruptPollMs);
+  }
+
+ private:
+  Interrupt interrupt_;
+  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() +
+                                                 std::chrono::milliseconds(kInterruptPollMs);
+};
+
+// Runs fn(i, worker) for i in [0, n) on up to `workers` threads (the caller is worker 0). Items are
+// handed out in small chunks from an atomic counter, so uneven sessions balance themselves. A
+// worker that cannot be started (no memory for its stack, a thread limit) leaves its share to the
+// others: same result. Once an item throws, or the caller's `interrupt` says stop (asked by
+// worker 0 between items), every worker stops before its next item and the exception (Cancelled)
+// is rethrown here.
 template <class F>
-void parallel_for(int64_t n, int workers, F&& fn) {
+void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
   if (n <= 0) return;
+  InterruptPoll poll(interrupt);
   if (workers <= 1) {
-    for (int64_t i = 0; i < n; ++i) fn(i, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      poll.poll();
+      fn(i, 0);
+    }
     return;
   }
   // ~16 chunks per worker: enough to balance uneven sessions, few enough to keep the counter cold.
   const int64_t grain = std::max<int64_t>(1, n / (int64_t(workers) * 16));
   std::atomic<int64_t> next{0};
+  std::atomic<bool> stop{false};
   std::exception_ptr error;
   std::mutex error_mutex;
   auto run = [&](int worker) {
@@ -39,17 +71,27 @@ void parallel_for(int64_t n, int workers, F&& fn) {
         const int64_t begin = next.fetch_add(grain, std::memory_order_relaxed);
         if (begin >= n) break;
         const int64_t end = std::min(n, begin + grain);
-        for (int64_t i = begin; i < end; ++i) fn(i, worker);
+        for (int64_t i = begin; i < end; ++i) {
+          if (stop.load(std::memory_order_relaxed)) return;
+          if (worker == 0) poll.poll();
+          fn(i, worker);
+        }
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!error) error = std::current_exception();
       next.store(n, std::memory_order_relaxed);
+      stop.store(true, std::memory_order_relaxed);
     }
   };
   std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(workers - 1));
-  for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  try {
+    pool.reserve(static_cast<size_t>(workers - 1));
+    for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  } catch (const std::exception&) {
+    // std::system_error (EAGAIN: no memory for a stack, or no thread left) or bad_alloc: go on
+    // with the workers already running; every started thread is joined below.
+  }
   run(0);
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);

@@ -66,8 +66,10 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     const int64_t span = nhi - nlo + 1;
     if (span > max_rows_ || span <= 0) return false;
     if (nlo >= origin_ && nhi + kPad < origin_ + rows_) return true;
-    // Twice the span leaves room to grow on both sides; 1024 rows cover a typical ES session at once.
-    const int64_t cap = std::max<int64_t>({rows_, 2 * span + kPad, 1024});
+    // A quarter more than the span leaves room to grow on both sides (growth stays geometric, so
+    // regrowing costs O(rows) in all) while a wide session costs little more than its rows;
+    // 1024 rows cover a typical ES session at once.
+    const int64_t cap = std::max<int64_t>({rows_ + rows_ / 4, span + span / 4 + kPad, 1024});
     std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc{});
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)

@@ -288,9 +288,9 @@ void Run::fail_at(int64_t row) {
     }
   }
   std::string m = bars_ ? messages::bar_problem(row, *bars_, vals[0], vals[1], vals[2], vals[4], vals[3],
-                                                opt_.tick_size)
+                                                opt_.tick_size, opt_.ticks_per_row)
                         : messages::trade_problem(row, *in_.arrays[0], vals[0], *in_.arrays[1], vals[1],
-                                                  opt_.tick_size);
+                                                  opt_.tick_size, opt_.ticks_per_row);
   if (m.empty()) m = detail::concat("row ", row, " of the input is invalid");
   throw ValueError(m, __FILE__, __LINE__);
 }
