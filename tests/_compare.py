@@ -104,8 +104,8 @@ def assert_matches_reference(prof, ref, *, exact: bool, value_area: float, va_me
     # Every share is a whole number of 2**-64 units (docs/contract.md "Exact sums"): a row of a
     # few shares may sit that many units from the float reference, whatever its size.
     # The legacy split's heaviest share takes the rest of the bar's volume, so the rounding of its
-    # other shares lands there: hold rows to 1e-12 of the largest row, too.
-    vscale = float(np.max(ref["volume"])) if ref["volume"].size else 0.0
+    # other shares lands there: hold rows to 1e-12 of the largest session total, too.
+    vscale = float(np.max(ref["total_volume"])) if ref["total_volume"].size else 0.0
     quantum = 64 * 2.0**-64 + 1e-12 * vscale
     np.testing.assert_allclose(got["volume"], ref["volume"], rtol=1e-12, atol=quantum,
                                err_msg=f"field volume{c}")

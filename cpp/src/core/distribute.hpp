@@ -33,6 +33,22 @@ VPOC_HD bool uniform(int64_t tl, int64_t th, const Fixed& v, int64_t tpr, Add&& 
   return true;
 }
 
+// Uniform with one tick per row, as a difference array: the shares of `split` over ticks tl..th
+// (fixed::Split) as add(t, d) entries whose running sum over ticks gives each tick's share: +q
+// (+1 unit) at tl, -1 unit at tl + rem, -q at th + 1 (entries wrap mod 2**128; the running sums
+// are the shares exactly). Three adds per bar instead of one per tick.
+template <class Add>
+VPOC_HD void uniform_diff(int64_t tl, int64_t th, const fixed::Split& split, Add&& add) {
+  const Fixed unit = fixed::Split::from_units(1);
+  if (split.rem != 0) {
+    add(tl, split.q + unit);
+    add(tl + static_cast<int64_t>(split.rem), Fixed{} - unit);
+  } else {
+    add(tl, split.q);
+  }
+  add(th + 1, Fixed{} - split.q);
+}
+
 // A session's legacy level ladder: L_k = base * tick + k * tick for k = 0..K (this exact float64
 // expression), level k on tick base + k. lo/hi: the session's min(open, close, low) and
 // max(open, close, high).

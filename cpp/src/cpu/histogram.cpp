@@ -314,12 +314,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
         const fixed::Split split = v.lo == 0 && n <= kSplitTableMax ? split_whole(v.hi, n) : fixed::Split::make(v, n);
         auto& w = bins.window();
         Fixed* d = w.diff_row(tl);
-        d[0] += split.q;
-        if (split.rem != 0) {
-          d[0] += fixed::Split::from_units(1);
-          d[split.rem] -= fixed::Split::from_units(1);
-        }
-        d[th - tl + 1] -= split.q;
+        distribute::uniform_diff(tl, th, split, [d, tl](int64_t t, const Fixed& x) { d[t - tl] += x; });
         w.mark_diff();
       }
     } else {

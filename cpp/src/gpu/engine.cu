@@ -403,7 +403,7 @@ void Run::process(const Group& g, int slot) {
   void* lo = lo_mem ? lo_mem->data : nullptr;
   pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, out, lo, stream_); });
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
-  launch_finish_rows(scratch_, out, lo, static_cast<double*>(out_.total_volume.data) + g.s0, stream_);
+  launch_finish_rows(view_, opt_, scratch_, out, lo, static_cast<double*>(out_.total_volume.data) + g.s0, stream_);
   laid_out_ += rows;
 }
 

@@ -236,7 +236,8 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // add per row; a wider one adds straight to global memory.
 template <class P, class V, bool Bars, class Rows>
 __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
-                                                       const int64_t* table, Rows out, double tick, bool legacy) {
+                                                       const int64_t* table, Rows out, double tick, bool legacy,
+                                                       bool diff) {
   extern __shared__ unsigned long long smem_words[];
   constexpr int64_t kCap = kSmemRows / Rows::kWords;  // shared rows (all copies)
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
@@ -262,7 +263,20 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       dst.add(r - low, x);
       return true;
     };
-    sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    if (Bars && diff) {  // uniform, one tick per row: the split as a difference array (three adds)
+      const auto add_diff = [&](int64_t t, const Fixed& x) {
+        if (t - low < width) dst.add(t - low, x);  // past the session's top: never summed
+      };
+      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
+        const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.b)));
+        const auto th = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.a)));
+        const fixed::Split split =
+            fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
+        distribute::uniform_diff(tl, th, split, add_diff);
+      });
+    } else {
+      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+    }
     if (privatized) {
       __syncthreads();
       for (int64_t k = threadIdx.x; k < width; k += kThreads) {
@@ -275,42 +289,65 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   }
 }
 
+// Fixed-point tree reduction / scan helpers over [kThreads] words in shared memory (hi, lo).
+__device__ inline Fixed load_fixed(const unsigned long long* hi, const unsigned long long* lo, int k) {
+  Fixed f;
+  f.hi = hi[k];
+  f.lo = lo[k];
+  return f;
+}
+__device__ inline void store_fixed(unsigned long long* hi, unsigned long long* lo, int k, const Fixed& f) {
+  hi[k] = f.hi;
+  lo[k] = f.lo;
+}
+
 // [n] blocks x [kThreads], one block per session of the group: the accumulated rows (hi, and lo
-// unless null) become float64 volumes in place (volume aliases hi), and the session's total is
-// their exact sum, rounded once (+inf when it passes 2**53: the host then reports the session).
+// unless null; differences when `scan`, their running sums being the rows) become float64 volumes
+// in place (volume aliases hi), and the session's total is their exact sum, rounded once (+inf
+// when it passes 2**53: the host then reports the session).
 __global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, unsigned long long* hi,
-                                                               const unsigned long long* lo, double* total) {
+                                                               const unsigned long long* lo, double* total,
+                                                               bool scan) {
   __shared__ unsigned long long red_hi[kThreads], red_lo[kThreads];
   const int64_t s = blockIdx.x;
   const int64_t off = g.out_off[s], width = g.width[s];
-  Fixed sum;
-  for (int64_t k = threadIdx.x; k < width; k += kThreads) {
+  Fixed sum, carry;  // carry: the running sum of the chunks before this one (scan)
+  for (int64_t c0 = 0; c0 < width; c0 += kThreads) {  // block-uniform trip count
+    const int64_t k = c0 + threadIdx.x;
     Fixed f;
-    f.hi = hi[off + k];
-    f.lo = lo ? lo[off + k] : 0ull;
-    sum += f;
-    reinterpret_cast<double*>(hi)[off + k] = fixed::to_double(f);
+    if (k < width) {
+      f.hi = hi[off + k];
+      f.lo = lo ? lo[off + k] : 0ull;
+    }
+    if (scan) {  // inclusive Hillis-Steele scan of the chunk, exact (integer adds)
+      store_fixed(red_hi, red_lo, threadIdx.x, f);
+      __syncthreads();
+      for (int d = 1; d < kThreads; d *= 2) {
+        const Fixed add = threadIdx.x >= d ? load_fixed(red_hi, red_lo, threadIdx.x - d) : Fixed{};
+        __syncthreads();
+        f += add;
+        store_fixed(red_hi, red_lo, threadIdx.x, f);
+        __syncthreads();
+      }
+      f += carry;
+      carry += load_fixed(red_hi, red_lo, kThreads - 1);
+      __syncthreads();
+    }
+    if (k < width) {
+      sum += f;
+      reinterpret_cast<double*>(hi)[off + k] = fixed::to_double(f);
+    }
   }
-  red_hi[threadIdx.x] = sum.hi;
-  red_lo[threadIdx.x] = sum.lo;
+  store_fixed(red_hi, red_lo, threadIdx.x, sum);
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      Fixed a, b;
-      a.hi = red_hi[threadIdx.x];
-      a.lo = red_lo[threadIdx.x];
-      b.hi = red_hi[threadIdx.x + half];
-      b.lo = red_lo[threadIdx.x + half];
-      a += b;
-      red_hi[threadIdx.x] = a.hi;
-      red_lo[threadIdx.x] = a.lo;
-    }
+    if (threadIdx.x < half)
+      store_fixed(red_hi, red_lo, threadIdx.x,
+                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    Fixed t;
-    t.hi = red_hi[0];
-    t.lo = red_lo[0];
+    const Fixed t = load_fixed(red_hi, red_lo, 0);
     total[s] = fixed::over_max(t) ? __longlong_as_double(0x7ff0000000000000LL) : fixed::to_double(t);
   }
 }
@@ -501,7 +538,7 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
       constexpr bool Bars = decltype(bars)::value;
       using Rows = decltype(sink);
       bin_kernel<P, V, Bars, Rows><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
-          src, rows, g, g.tiles, sink, opt.tick_size, legacy);
+          src, rows, g, g.tiles, sink, opt.tick_size, legacy, uniform_diff(in, opt));
     };
     using Yes = std::true_type;
     using No = std::false_type;
@@ -514,11 +551,16 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
 }
 
-void launch_finish_rows(const GroupScratch& g, void* out_hi, const void* out_lo, double* total,
-                        gpuStream_t stream) {
+bool uniform_diff(const InputView& in, const Options& opt) {
+  return in.bars && in.distribute == Distribute::uniform && opt.ticks_per_row == 1;
+}
+
+void launch_finish_rows(const InputView& in, const Options& opt, const GroupScratch& g, void* out_hi,
+                        const void* out_lo, double* total, gpuStream_t stream) {
   if (g.n <= 0) return;
   finish_rows_kernel<<<static_cast<unsigned>(g.n), kThreads, 0, stream>>>(
-      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total);
+      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total,
+      uniform_diff(in, opt));
   VPOC_GPU_CHECK_LAUNCH("finish_rows_kernel");
 }
 

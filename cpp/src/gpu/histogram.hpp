@@ -61,10 +61,13 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
 // on one row, integer part only). Rows validated by launch_row_range; out planes zeroed.
 void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                 void* out_hi, void* out_lo, gpuStream_t stream);
+// Whether launch_bin puts the volume of `in` as a difference array (uniform, one tick per row):
+// launch_finish_rows then sums it up.
+bool uniform_diff(const InputView& in, const Options& opt);
 // [g.n] sessions: the binned rows of launch_bin become float64 in place (out_hi) and total[s] is
 // each session's exact sum rounded once (+inf past 2**53).
-void launch_finish_rows(const GroupScratch& g, void* out_hi, const void* out_lo, double* total,
-                        gpuStream_t stream);
+void launch_finish_rows(const InputView& in, const Options& opt, const GroupScratch& g, void* out_hi,
+                        const void* out_lo, double* total, gpuStream_t stream);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
 struct LayoutColumns {
