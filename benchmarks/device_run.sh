@@ -8,12 +8,13 @@
 #
 # Environment (all optional):
 #   OUT                 output folder (default $TMPDIR/vpoc_device_out): device_run.log (everything),
-#                       build.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
+#                       build.log, pytest.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
 #                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
-#   VPOC_PYTEST_ARGS    what the pytest step runs (default: the whole suite, stopping at the first
-#                       failure); e.g. the GPU-relevant files when the machine lacks the I/O extras
+#   VPOC_PYTEST_ARGS    what the pytest step runs (default "-x tests": the whole suite, stopping at
+#                       the first failure; tests that need a package this machine lacks -- polars,
+#                       pandas_market_calendars, dask, ... -- skip with the reason in the log)
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
 #   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
 #   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
@@ -34,6 +35,7 @@ export OUT=${OUT:-${TMPDIR:-/tmp}/vpoc_device_out}
 mkdir -p "$OUT"
 LOG=$OUT/device_run.log
 : >"$LOG"
+rm -f "$OUT/pytest.log"  # the summary reads this run's, not a previous one's
 exec > >(tee -a "$LOG") 2>&1
 TEE_PID=$!
 
@@ -42,7 +44,7 @@ export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
 STEPS=",${VPOC_STEPS:-env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train},"
-export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x}
+export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x tests}
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
@@ -125,7 +127,7 @@ step doctor 90 '
   cd "$WORK" && $PY -m vpoc doctor 2>&1 | tee "$OUT/doctor.txt"'
 
 step pytest "$(min 240 $(($(left) - BENCH_RESERVE - 60)))" '
-  $PY -m pytest -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" $PYTEST_ARGS 2>&1 | tee "$WORK/pytest.txt"'
+  $PY -m pytest -q -p no:cacheprovider --junitxml="$OUT/pytest.xml" $PYTEST_ARGS 2>&1 | tee "$OUT/pytest.log"'
 
 for tool in memcheck racecheck; do
   if [[ -z $SAN ]]; then
@@ -176,9 +178,14 @@ for s in "${ORDER[@]}"; do
 done
 echo "build:     $([[ ${RC[build]:-} == 0 ]] && echo ok || echo "FAILED or not run (see $OUT/build.log)")"
 [[ -f $WORK/import.txt ]] && echo "import:    $(tail -n1 "$WORK/import.txt")"
-if [[ -f $WORK/pytest.txt ]]; then
-  echo "pytest:    $(grep -E '^[0-9]+ (passed|failed|errors?|skipped)' "$WORK/pytest.txt" | tail -n1)"
-  grep -E '^(FAILED|ERROR) ' "$WORK/pytest.txt" | head -n 10 | sed 's/^/      /'
+if [[ -f $OUT/pytest.log ]]; then
+  echo "pytest:    $(grep -E '^[0-9]+ (passed|failed|errors?|skipped)' "$OUT/pytest.log" | tail -n1)"
+  grep -E '^(FAILED|ERROR) ' "$OUT/pytest.log" | head -n 10 | sed 's/^/      /'
+  # why tests skipped (a missing optional package, no second GPU, ...): reason -> count
+  grep -E '^SKIPPED \[[0-9]+\]' "$OUT/pytest.log" |
+    sed -E 's/^SKIPPED \[([0-9]+)\] [^ ]+: (.*)$/\1 \2/' |
+    awk '{n=$1; $1=""; c[substr($0,2)]+=n} END {for (r in c) printf "      skipped %4d: %s\n", c[r], r}' |
+    sort -k2,2nr | head -n 8
 fi
 for tool in memcheck racecheck; do
   [[ ${RC[$tool]:-} == "not run"* ]] && { echo "$tool: ${RC[$tool]}"; continue; }

@@ -23,14 +23,22 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import _deps
 import vpoc
 from reference import ref_bars, ref_trades
 from vpoc import cli
+
+pd = _deps.module("pandas")  # None without it: the tests that use it are marked
+pa = _deps.module("pyarrow")
+# what `vpoc profile` needs: pandas; the calendars of the default --session globex (and rth); pyarrow
+# for Parquet files
+NEEDS_PANDAS = _deps.needs("pandas")
+NEEDS_PROFILE = _deps.needs("pandas", "pandas_market_calendars")
+NEEDS_PROFILE_PARQUET = _deps.needs("pandas", "pandas_market_calendars", "pyarrow")
 
 TIMEOUT = 180  # seconds for one CLI run; a hang fails the test instead of the suite
 
@@ -163,14 +171,17 @@ def small(tmp_path_factory) -> Dict[str, object]:
     df = bars_frame(6, 200, seed=11)
     cuts = [0, 300, 350, 700, len(df)]  # 300, 350 in session 1; 700 in session 3
     files = [write_csv(df.iloc[a:b], d / f"part{i}.csv", BAR_COLS) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
-    df[list(BAR_COLS)].to_parquet(d / "all.parquet", index=False)
+    if pa is not None:  # the tests that use it are marked NEEDS_PROFILE_PARQUET
+        df[list(BAR_COLS)].to_parquet(d / "all.parquet", index=False)
     return {"dir": d, "df": df, "files": files, "parquet": d / "all.parquet"}
 
 
 # --------------------------------------------------------------------------- vpoc profile
 
 
-@pytest.mark.parametrize("out_name,module", [("out.csv", False), ("out.parquet", True)])
+@pytest.mark.parametrize("out_name,module", [
+    pytest.param("out.csv", False, marks=NEEDS_PROFILE),
+    pytest.param("out.parquet", True, marks=NEEDS_PROFILE_PARQUET)])
 def test_profile_files_match_reference(small, out_name, module):
     out = small["dir"] / out_name
     r = run(["profile", *small["files"], "--tick-size", "0.25", "--out", out], module=module)
@@ -189,6 +200,7 @@ def test_profile_files_match_reference(small, out_name, module):
     dict(distribute="legacy", ticks_per_row=4),
     dict(distribute="uniform", ticks_per_row=2, value_area=0.9),
 ])
+@NEEDS_PROFILE_PARQUET
 def test_profile_options_reach_the_engine(small, opts):
     flags = {"distribute": "--distribute", "va_method": "--va", "poc_tie": "--poc-tie",
              "value_area": "--value-area", "ticks_per_row": "--ticks-per-row"}
@@ -199,6 +211,7 @@ def test_profile_options_reach_the_engine(small, opts):
     assert_table(got, expected_profile(small["df"], **opts))
 
 
+@NEEDS_PROFILE_PARQUET
 def test_profile_stdout_is_default_and_same_as_file(small):
     r1 = run(["profile", small["parquet"], "--tick-size", "0.25"])
     r2 = run(["profile", *small["files"], "--tick-size", "0.25", "-o", "-", "--chunk-rows", "1"])
@@ -208,6 +221,7 @@ def test_profile_stdout_is_default_and_same_as_file(small):
     assert len(r1.stdout.splitlines()) == 1 + 6
 
 
+@NEEDS_PROFILE_PARQUET
 def test_profile_trades(tmp_path):
     t = vpoc.synth.es_trades(30_000, 4, seed=5)
     df = t.to_pandas()
@@ -219,6 +233,7 @@ def test_profile_trades(tmp_path):
     assert_table(read_out(out), expected_profile(df, trades=True, va_method="single"))
 
 
+@NEEDS_PROFILE
 def test_profile_rth_and_daily_sessions(tmp_path):
     df = bars_frame(4, 1380, seed=3)
     write_csv(df.iloc[:2000], tmp_path / "a.csv", BAR_COLS)
@@ -237,6 +252,7 @@ def test_profile_rth_and_daily_sessions(tmp_path):
     assert_table(pd.read_csv(pd.io.common.StringIO(r.stdout)), expected_profile(df, "day"))
 
 
+@NEEDS_PROFILE
 def test_profile_naive_timestamps_with_tz(tmp_path):
     df = bars_frame(3, 300, seed=8)
     naive = df.copy()
@@ -249,6 +265,7 @@ def test_profile_naive_timestamps_with_tz(tmp_path):
     assert_table(pd.read_csv(pd.io.common.StringIO(r.stdout)), expected_profile(df))
 
 
+@NEEDS_PROFILE_PARQUET
 def test_profile_empty_input_writes_header_only(tmp_path):
     write_csv(bars_frame(1, 5, seed=0).iloc[:0], tmp_path / "empty.csv", BAR_COLS)
     out = tmp_path / "e.parquet"
@@ -258,6 +275,7 @@ def test_profile_empty_input_writes_header_only(tmp_path):
     assert len(got) == 0 and list(got.columns) == list(cli.PROFILE_COLUMNS)
 
 
+@NEEDS_PANDAS  # --session daily: no calendar
 @settings(max_examples=12)
 @given(cuts=st.lists(st.integers(1, 479), max_size=4, unique=True), chunk=st.integers(1, 500),
        seed=st.integers(0, 3))
@@ -293,8 +311,9 @@ def million(tmp_path_factory) -> Path:
     return d / "big.parquet"
 
 
+@NEEDS_PROFILE_PARQUET
 def test_progress_bar_on_a_terminal_for_a_million_rows(million):
-    pytest.importorskip("tqdm", reason="the progress bar needs tqdm (the cli extra)")
+    _deps.require("tqdm")  # the progress bar
     rc, text = run_pty(["profile", million, "--tick-size", "0.25", "-o", million.parent / "o.parquet"],
                        million.parent)
     assert rc == 0, text
@@ -303,13 +322,15 @@ def test_progress_bar_on_a_terminal_for_a_million_rows(million):
     assert len(pd.read_parquet(million.parent / "o.parquet")) > 600
 
 
+@NEEDS_PROFILE_PARQUET
 def test_no_progress_bar_when_stderr_is_not_a_terminal(million):
     r = run(["profile", million, "--tick-size", "0.25", "-o", million.parent / "o2.parquet"])
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
 
 
+@NEEDS_PROFILE_PARQUET
 def test_progress_rules_on_a_terminal(small):
-    pytest.importorskip("tqdm", reason="the progress bar needs tqdm (the cli extra)")
+    _deps.require("tqdm")  # the progress bar
     d = small["dir"]
     # one small input: not a long run, no bar; --progress always forces it; never suppresses it
     rc, text = run_pty(["profile", small["parquet"], "--tick-size", "0.25", "-o", d / "p1.csv"], d)
@@ -346,6 +367,7 @@ def _one_line_error(r: subprocess.CompletedProcess, code: int, *needles: str) ->
         assert n in lines[0], (n, lines[0])
 
 
+@NEEDS_PROFILE_PARQUET
 def test_input_errors_exit_2_with_one_line(small, tmp_path):
     """Through the console script: what a shell user sees."""
     d = small["dir"]
@@ -363,6 +385,7 @@ def test_input_errors_exit_2_with_one_line(small, tmp_path):
                     "2019-01-01 23:00:00 UTC", "max_rows")
 
 
+@NEEDS_PROFILE_PARQUET
 def test_option_and_file_errors_exit_2(small, tmp_path, capsys):
     d = small["dir"]
     pq = small["parquet"]
@@ -406,6 +429,7 @@ def test_usage_error_from_the_console_script():
     assert r.returncode == 2 and "--tick-size" in r.stderr and "Traceback" not in r.stderr
 
 
+@NEEDS_PROFILE_PARQUET
 def test_runtime_errors_exit_1_and_traceback_flag(small, monkeypatch, capsys):
     def boom(*a, **k):
         raise MemoryError("cannot allocate 1 TiB")
@@ -427,6 +451,27 @@ def test_runtime_errors_exit_1_and_traceback_flag(small, monkeypatch, capsys):
         cli.main(["--traceback", *argv])
 
 
+@pytest.mark.parametrize("package,args,needle", [
+    ("pandas", [], 'vpoc profile needs pandas: pip install "vpoc[cli]"'),
+    pytest.param("pandas_market_calendars", [],
+                 'vpoc profile --session globex needs pandas_market_calendars: pip install "vpoc[cli]", '
+                 "or use --session daily", marks=NEEDS_PANDAS),
+    pytest.param("pyarrow", ["--session", "daily", "-o", "{tmp}/out.parquet"],
+                 'vpoc profile with Parquet files ({tmp}/out.parquet) needs pyarrow: pip install "vpoc[cli]"',
+                 marks=NEEDS_PANDAS),
+])
+def test_missing_optional_package_is_one_error_line_exit_1(package, args, needle, tmp_path,
+                                                           monkeypatch, capsys):
+    """Without an optional package the command says which extra to install, before reading."""
+    monkeypatch.setitem(sys.modules, package, None)  # `import package` fails as if not installed
+    path = tmp_path / "bars.csv"
+    path.write_text("timestamp,open,high,low,close,volume\n2019-01-02T15:00:00Z,1,2,1,2,3\n")
+    argv = ["profile", path, "--tick-size", "0.25", *[a.format(tmp=tmp_path) for a in args]]
+    _one_line_error(run_inproc(argv, capsys), 1, needle.format(tmp=tmp_path))
+    with pytest.raises(ImportError, match=package):
+        cli.main(["--traceback", *map(str, argv)])
+
+
 def test_parse_size():
     assert cli.parse_size("268435456") == 268435456
     assert cli.parse_size("256M") == 256 << 20
@@ -441,6 +486,7 @@ def test_parse_size():
 # --------------------------------------------------------------------------- profile_table
 
 
+@NEEDS_PANDAS
 def test_profile_table_with_empty_sessions():
     price = np.array([10.0, 10.25, 10.25, 11.0, 5.0])
     vol = np.array([1, 2, 3, 1, 7])
@@ -469,6 +515,7 @@ def test_profile_table_with_empty_sessions():
 # --------------------------------------------------------------------------- features
 
 
+@NEEDS_PROFILE_PARQUET
 def test_features_match_in_process(small):
     from vpoc.features import session_features
 

@@ -9,12 +9,15 @@ import math
 import os
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
-import legacy_reference as ref
+import _deps
+
+pd = _deps.require("pandas")  # vpoc.compat and its reference take DataFrames
+
+import legacy_reference as ref  # noqa: E402
 
 vpoc = pytest.importorskip("vpoc")
 compat = pytest.importorskip("vpoc.compat")

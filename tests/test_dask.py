@@ -10,11 +10,13 @@ import logging
 from typing import Any, List
 
 import numpy as np
-import pandas as pd
 import pytest
 
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("distributed")
+import _deps
+
+pd = _deps.require("pandas")
+dd = _deps.require("dask.dataframe")
+distributed = _deps.require("distributed")
 
 import dask  # noqa: E402
 

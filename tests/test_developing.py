@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
+import _deps
 from reference import ref_bars, ref_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -191,11 +192,16 @@ def test_threads_and_empty_sessions():
 def test_absent_unless_asked_and_bad_flag():
     prof = vpoc.from_trades([1.0, 2.0], [1, 1], tick_size=0.25)
     assert prof.dev_poc is None and prof.dev_vah is None and prof.dev_val is None
-    assert "dev_poc" not in prof.to_pandas().columns
     with pytest.raises(TypeError, match="developing"):
         vpoc.from_trades([1.0], [1], tick_size=0.25, developing="yes")
     with pytest.raises(TypeError, match="developing"):
         vpoc.from_bars([1.0], [1.0], [1.0], [1], tick_size=0.25, developing=1)
+
+
+def test_to_pandas_has_no_developing_columns():
+    _deps.require("pandas")
+    prof = vpoc.from_trades([1.0, 2.0], [1, 1], tick_size=0.25)
+    assert "dev_poc" not in prof.to_pandas().columns
 
 
 def test_zero_copy_views():

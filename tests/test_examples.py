@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import _deps
+
 torch = pytest.importorskip("torch")
 vpoc = pytest.importorskip("vpoc")
 
@@ -209,9 +211,10 @@ def test_train_bar_level_regression_mixed_precision(tmp_path, capsys):
 
 
 @needs_features
+@_deps.needs("pandas", "pandas_market_calendars")  # vpoc.io, and Globex sessions with the CME calendar
 @pytest.mark.parametrize("fmt", ["legacy", "csv"])
 def test_train_reads_legacy_files(tmp_path, capsys, fmt):
-    pd = pytest.importorskip("pandas")
+    pd = _deps.module("pandas")
     if importlib.util.find_spec("vpoc.io") is None or importlib.util.find_spec("vpoc.sessions") is None:
         pytest.skip("vpoc.io / vpoc.sessions not landed yet")
     b = vpoc.synth.es_bars(n_sessions=12, seed=3)  # 17:00-16:00 Chicago (CST in January)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import feature_reference as FR
+import _deps
+
+pd = _deps.require("pandas")  # the reference (feature_reference) is written with pandas
+
+import feature_reference as FR  # noqa: E402
 import reference as R
 import vpoc
 from vpoc import features as F

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import _deps
 import vpoc
 
 FUZZ_EXAMPLES = int(os.environ.get("VPOC_FUZZ_EXAMPLES", "300"))
@@ -279,7 +280,8 @@ def fuzz_sessions(case):
     run_case(case)
 
 
-@pytest.mark.parametrize("target", ["fuzz_trades", "fuzz_bars", "fuzz_sessions"])
+@pytest.mark.parametrize("target", ["fuzz_trades", "fuzz_bars",
+                                    pytest.param("fuzz_sessions", marks=_deps.needs("pandas"))])
 def test_fuzz_in_subprocess(target):
     code = textwrap.dedent(f"""
         import sys, warnings

@@ -15,13 +15,16 @@ from typing import List, Tuple
 from zoneinfo import ZoneInfo
 
 import numpy as np
-import pandas as pd
-import polars as pl
-import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
+import _deps
 import vpoc
+
+pd = _deps.require("pandas")  # vpoc.io reads through pandas
+pl = _deps.module("polars")  # tests that use these are marked _deps.needs(...)
+pa = _deps.module("pyarrow")
+
 from vpoc import io as vio
 from vpoc import sessions as vsessions
 
@@ -76,8 +79,8 @@ def odd_bars() -> vio.Bars:
     ("bars.csv", {}, {}),
     ("bars_local.csv", {"tz": CHI}, {}),
     ("bars.csv.bz2", {}, {}),
-    ("bars.parquet", {}, {}),
-    ("bars_local.pq", {"tz": CHI}, {}),
+    pytest.param("bars.parquet", {}, {}, marks=_deps.needs("pyarrow")),
+    pytest.param("bars_local.pq", {"tz": CHI}, {}, marks=_deps.needs("pyarrow")),
 ])
 @pytest.mark.parametrize("which", ["synth_bars", "odd_bars"])
 def test_file_round_trip(tmp_path, request, which, name, write_kw, read_kw) -> None:
@@ -89,6 +92,7 @@ def test_file_round_trip(tmp_path, request, which, name, write_kw, read_kw) -> N
     assert got.source == str(path) and len(got) == len(bars)
 
 
+@_deps.needs("polars", "pyarrow")
 def test_dataframe_round_trips(synth_bars, odd_bars) -> None:
     for bars in (synth_bars, odd_bars):
         b = vio.Bars(*(getattr(bars, f) for f in FIELDS))
@@ -104,6 +108,7 @@ def test_dataframe_round_trips(synth_bars, odd_bars) -> None:
         assert_bars_equal(vio.read_bars(pl.from_pandas(local)), bars)
 
 
+@_deps.needs("polars", "pyarrow")
 def test_trades_round_trips(tmp_path) -> None:
     rng = np.random.default_rng(3)
     n = 400
@@ -159,6 +164,7 @@ def test_nonexistent_local_times(tmp_path) -> None:
     assert back[1] == ns("2025-03-09T08:00Z") - 1
 
 
+@_deps.needs("pyarrow")
 def test_list_of_files(tmp_path, synth_bars) -> None:
     paths = []
     for k, (a, b) in enumerate([(0, 200), (200, 401), (401, 600)]):
@@ -278,6 +284,7 @@ def test_flexible_csv_headers(tmp_path, header, row) -> None:
     assert got.volume.tolist() == [7, 7] and got.volume.dtype == np.int64
 
 
+@_deps.needs("pyarrow")
 def test_columns_mapping_and_dataframe_shapes(tmp_path) -> None:
     df = pd.DataFrame({"Zeit": ["2025-03-10T13:30:00Z"], "Eroeffnung": [1.0], "Hoch": [2.0],
                        "Tief": [0.5], "Schluss": [1.5], "Umsatz": [3]})
@@ -405,6 +412,7 @@ def test_csv_malformed_names_file_and_line(tmp_path, line, match) -> None:
         vio.read_bars(path)
 
 
+@_deps.needs("polars", "pyarrow")
 def test_dataframe_and_parquet_errors_name_the_row(tmp_path) -> None:
     t = pd.to_datetime(["2025-03-10 13:30", "2025-03-10 13:31", "2025-03-10 13:32"], utc=True)
     df = pd.DataFrame({"timestamp": t, "open": [1.0, 1, 1], "high": [2.0, 2, 2],
@@ -433,6 +441,7 @@ def test_dataframe_and_parquet_errors_name_the_row(tmp_path) -> None:
         vio.read_trades(pd.DataFrame({"timestamp": t, "price": [1, np.inf, 2], "size": [1, 1, 1]}))
 
 
+@_deps.needs("polars")
 def test_naive_timestamps_need_tz(tmp_path) -> None:
     naive = write(tmp_path / "n.csv", "timestamp,open,high,low,close,volume\n"
                                       "2025-03-10 08:30:00,1,2,0.5,1.5,3\n")
@@ -501,6 +510,10 @@ def test_bad_sources_and_columns(tmp_path) -> None:
         vio.read_bars(write(tmp_path / "e.csv", ""))
     with pytest.raises(ValueError, match=r"np\.csv line 1: no timestamp column"):
         vio.read_bars(write(tmp_path / "np.csv", "open,high,low,close,volume\n1,1,1,1,1\n"))
+
+
+@_deps.needs("pyarrow")
+def test_not_a_parquet_file(tmp_path) -> None:
     with pytest.raises(ValueError, match="not a readable Parquet file"):
         vio.read_bars(write(tmp_path / "fake.parquet", "not parquet"))
 
@@ -534,6 +547,7 @@ def test_writers_and_containers_reject_bad_input(tmp_path, synth_bars) -> None:
     assert dt64.open.dtype == np.float64 and dt64.volume.dtype == np.float64
 
 
+@_deps.needs("pandas_market_calendars")
 def test_read_then_sessions_then_profiles(tmp_path, synth_bars) -> None:
     path = tmp_path / "es.txt"
     vio.write_bars(synth_bars, path, tz=CHI)

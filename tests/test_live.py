@@ -10,8 +10,11 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
+import _deps
 import vpoc
 from vpoc.live import BAR_COLUMNS
+
+NEEDS_SESSIONS = _deps.needs("pandas")  # Live(session=...) assigns sessions with vpoc.sessions
 
 DISTRIBUTES = ("uniform", "close", "hlc3", "legacy")
 VA_METHODS = ("cbot", "single", "greedy")
@@ -71,6 +74,7 @@ def feed(live, cols, ts, rng, max_chunk, check=None):
 DST_START = np.datetime64("2024-03-08T20:00", "ns").astype(np.int64)
 
 
+@NEEDS_SESSIONS
 @given(seed=st.integers(0, 2**32 - 1), distribute=st.sampled_from(DISTRIBUTES),
        va_method=st.sampled_from(VA_METHODS), ticks_per_row=st.sampled_from([1, 2, 3]),
        tick=st.sampled_from([0.25, 0.1]), fractional=st.booleans(),
@@ -136,6 +140,7 @@ def test_bars_equal_batch_after_every_update(seed, distribute, va_method, ticks_
     assert same(table.values, sf.values)
 
 
+@NEEDS_SESSIONS
 @given(seed=st.integers(0, 2**32 - 1), va_method=st.sampled_from(VA_METHODS),
        ticks_per_row=st.sampled_from([1, 4]), max_chunk=st.sampled_from([2, 50]))
 def test_trades_equal_batch_after_every_update(seed, va_method, ticks_per_row, max_chunk):
@@ -163,7 +168,7 @@ def test_trades_equal_batch_after_every_update(seed, va_method, ticks_per_row, m
 
 def test_globex_calendar_sessions_and_dropped_rows():
     """The default CME calendar (holidays, early closes) assigns rows as vpoc.sessions.globex."""
-    pytest.importorskip("pandas_market_calendars")
+    _deps.require("pandas_market_calendars")
     # 2023-11-21 .. 2023-11-28: Thanksgiving halt and the Black Friday early close
     ts = np.arange(np.datetime64("2023-11-21T20:00", "ns").astype(np.int64),
                    np.datetime64("2023-11-28T02:00", "ns").astype(np.int64), 7 * MIN)
@@ -186,6 +191,7 @@ def _es(n_sessions=3, bars=200, seed=2):
     return b, (b.high, b.low, b.close, b.open, b.volume), b.timestamp
 
 
+@NEEDS_SESSIONS
 @pytest.mark.parametrize("how", ["pickle", "state_dict"])
 def test_restart_mid_session_continues_exactly(how):
     b, cols, ts = _es()
@@ -216,6 +222,7 @@ def _snapshot(live):
     return pickle.dumps(live.state_dict()), live.levels, live.n_dropped, live.n_rows
 
 
+@NEEDS_SESSIONS
 @pytest.mark.parametrize("bad, match", [
     (dict(high=np.nan), "high\\[I\\] is not finite"),
     (dict(low=np.inf), "low\\[I\\] is not finite"),
@@ -259,6 +266,7 @@ def test_bad_update_raises_and_changes_nothing(bad, match, chunked):
     assert np.array_equal(live.profiles.poc, ref.poc)
 
 
+@NEEDS_SESSIONS
 def test_bad_rows_at_a_session_start_change_nothing():
     b, cols, ts = _es(n_sessions=2, bars=30)
     live = vpoc.Live(tick_size=0.25, session="globex", session_options=dict(calendar=None))
@@ -342,6 +350,7 @@ def test_histogram_with_whole_volumes_on_one_row_is_exact():
     assert live.total_volume == ref.total_volume[0] and live.va_volume == ref.va_volume[0]
 
 
+@NEEDS_SESSIONS
 def test_time_units():
     b, cols, ts = _es(n_sessions=2, bars=50)
     kw = dict(tick_size=0.25, session="globex", session_options=dict(calendar=None))

@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
+import _deps
 import vpoc
 from _compare import assert_profiles_identical
 
@@ -53,9 +54,15 @@ def test_profiles_round_trip(developing, ids, protocol):
     # the copy owns its memory: usable after the original is gone, and methods work
     del p
     np.testing.assert_allclose(q.dense().sum(axis=1), q.total_volume, rtol=1e-12)
-    assert q.to_pandas().shape[0] == q.n_sessions
     # and pickles again
     same(q, pickle.loads(pickle.dumps(q)))
+
+
+@_deps.needs("pandas")
+@pytest.mark.parametrize("developing", [False, True])
+def test_unpickled_profiles_to_pandas(developing):
+    q = pickle.loads(pickle.dumps(profile(developing, ids=True)))
+    assert q.to_pandas().shape[0] == q.n_sessions
 
 
 def test_empty_profiles_round_trip():

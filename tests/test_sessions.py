@@ -14,12 +14,17 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from zoneinfo import ZoneInfo
 
 import numpy as np
-import pandas as pd
-import polars as pl
 import pytest
 from hypothesis import given, strategies as st
 
+import _deps
 import vpoc
+
+pd = _deps.require("pandas")  # vpoc.sessions localizes times with pandas
+pl = _deps.module("polars")  # tests that use it are marked _deps.needs("polars")
+NEEDS_CAL = _deps.needs("pandas_market_calendars")  # globex / rth with their default calendars
+NEEDS_POLARS = _deps.needs("polars")
+
 from vpoc import io as vio
 from vpoc import sessions as S
 
@@ -87,6 +92,7 @@ def minute_grid() -> np.ndarray:
     return np.concatenate([minutes(a, b) for a, b in DATA_RANGES])
 
 
+@NEEDS_CAL
 def test_globex_boundaries_2025_literal(minute_grid: np.ndarray) -> None:
     s = S.globex(minute_grid)
     got = bounds(s)
@@ -102,6 +108,7 @@ def test_globex_boundaries_2025_literal(minute_grid: np.ndarray) -> None:
     assert np.array_equal(ids, np.sort(ids))
 
 
+@NEEDS_CAL
 def test_globex_holiday_session_rows(minute_grid: np.ndarray) -> None:
     s = S.globex(minute_grid)
     counts = dict(zip(s.labels.tolist(), np.diff(s.offsets).tolist()))
@@ -143,6 +150,7 @@ def labels_of(s: S.Sessions, n: int) -> List[Optional[int]]:
     return out
 
 
+@NEEDS_CAL
 @pytest.mark.parametrize("fn, probes", [(S.globex, GLOBEX_PROBES), (S.rth, RTH_PROBES)])
 def test_probe_instants(fn, probes) -> None:
     t = np.array([ns(p) for p, _ in probes], dtype=np.int64)
@@ -152,6 +160,7 @@ def test_probe_instants(fn, probes) -> None:
     assert got == [probes[i][1] for i in order]
 
 
+@NEEDS_CAL
 def test_rth_boundaries_2025_literal(minute_grid: np.ndarray) -> None:
     s = S.rth(minute_grid)
     got = bounds(s)
@@ -298,16 +307,19 @@ def year_2025() -> np.ndarray:
     return minutes("2024-12-30T00:00Z", "2026-01-03T00:00Z", 7)
 
 
+@NEEDS_CAL
 def test_globex_whole_year_vs_reference(year_2025: np.ndarray) -> None:
     t = year_2025[year_2025 < ns("2026-01-01T00:00Z")]
     check_against(S.globex(t), t, [ref_globex(int(x)) for x in t])
 
 
+@NEEDS_CAL
 def test_globex_no_holiday_folding_vs_reference(year_2025: np.ndarray) -> None:
     t = year_2025[(year_2025 >= ns("2025-01-02T00:00Z")) & (year_2025 < ns("2025-12-31T00:00Z"))]
     check_against(S.globex(t, holidays=False), t, [ref_globex(int(x), holidays=False) for x in t])
 
 
+@NEEDS_CAL
 def test_rth_whole_year_vs_reference(year_2025: np.ndarray) -> None:
     t = year_2025[year_2025 < ns("2026-01-01T00:00Z")]
     check_against(S.rth(t), t, [ref_rth(int(x)) for x in t])
@@ -338,6 +350,7 @@ def test_daily_vs_reference(offsets, zone) -> None:
     check_against(s, t, expected)
 
 
+@NEEDS_CAL
 @given(offsets=st.lists(st.integers(-3 * 3600, 3 * 3600), min_size=1, max_size=60),
        anchors=st.lists(st.sampled_from([v for pair in GLOBEX_2025.values() for v in pair]),
                         min_size=1, max_size=60))
@@ -350,6 +363,7 @@ def test_globex_near_boundaries_vs_reference(offsets, anchors) -> None:
 # --------------------------------------------------------------------------- options
 
 
+@NEEDS_CAL
 def test_closed_right() -> None:
     a, b = GLOBEX_2025[20250310]
     t = np.array([ns(a), ns(a) + 1, ns(b) - 1, ns(b)], dtype=np.int64)
@@ -360,6 +374,7 @@ def test_closed_right() -> None:
     assert bounds(right)[20250310] == (ns(a), ns(b))
 
 
+@NEEDS_CAL
 def test_outside_raise_names_the_row() -> None:
     t = np.array([ns("2025-03-07T21:59Z"), ns("2025-03-07T22:30Z")], dtype=np.int64)
     with pytest.raises(ValueError, match=r"ts\[1\] = 2025-03-07T22:30:00Z is outside every session"):
@@ -367,6 +382,7 @@ def test_outside_raise_names_the_row() -> None:
     assert S.globex(t[:1], outside="raise").index is None
 
 
+@NEEDS_CAL
 def test_keep_empty() -> None:
     # data for 2025-07-01 and 2025-07-08 only: the trade dates in between become empty sessions
     t = np.concatenate([minutes("2025-07-01T14:00Z", "2025-07-01T15:00Z"),
@@ -386,6 +402,7 @@ def test_keep_empty() -> None:
     assert d.labels.tolist() == [20250701 + k for k in range(8)]
 
 
+@NEEDS_CAL
 def test_empty_and_all_dropped() -> None:
     for fn in (S.globex, S.rth, lambda x: S.daily(x), lambda x: S.custom(x, "1:00", "2:00", "UTC"),
                lambda x: S.globex(x, calendar=None)):
@@ -400,12 +417,14 @@ def test_empty_and_all_dropped() -> None:
     assert prof.n_sessions == 0
 
 
+@NEEDS_CAL
 def test_one_row_and_duplicates() -> None:
     t = np.array([ns("2025-03-10T15:00Z")] * 3, dtype=np.int64)
     s = S.rth(t)
     assert s.labels.tolist() == [20250310] and s.offsets.tolist() == [0, 3] and s.index is None
 
 
+@NEEDS_CAL
 def test_holidays_false_keeps_holiday_sessions(minute_grid: np.ndarray) -> None:
     got = bounds(S.globex(minute_grid, holidays=False))
     assert got[20250704] == (ns("2025-07-03T22:00Z"), ns("2025-07-04T17:00Z"))
@@ -415,6 +434,7 @@ def test_holidays_false_keeps_holiday_sessions(minute_grid: np.ndarray) -> None:
     assert rth[20250704] == (ns("2025-07-04T13:30Z"), ns("2025-07-04T17:00Z"))
 
 
+@NEEDS_CAL
 def test_calendar_instance_and_clock_rth(minute_grid: np.ndarray) -> None:
     import pandas_market_calendars as pmc
 
@@ -427,6 +447,7 @@ def test_calendar_instance_and_clock_rth(minute_grid: np.ndarray) -> None:
     assert 20250705 not in clock
 
 
+@NEEDS_CAL
 def test_synth_winter_bars_match_synth_sessions() -> None:
     bars = vpoc.synth.es_bars(40, bars_per_session=1380, seed=3)  # Jan 2 .. Feb 26 2019, CST
     clock = S.globex(bars.timestamp, calendar=None)
@@ -442,6 +463,7 @@ def test_synth_winter_bars_match_synth_sessions() -> None:
     assert counts[20190122] == 1140 + 1380 and counts[20190219] == 1140 + 1380
 
 
+@NEEDS_CAL
 def test_plugs_into_from_bars_vs_numpy() -> None:
     bars = vpoc.synth.es_bars(12, seed=5)
     s = S.rth(bars.timestamp)
@@ -472,6 +494,8 @@ def ref_rth_synth(t_ns: int) -> Optional[int]:
 # --------------------------------------------------------------------------- inputs and take()
 
 
+@NEEDS_CAL
+@NEEDS_POLARS
 def test_input_types_agree() -> None:
     t = minutes("2025-11-01T00:00Z", "2025-11-04T00:00Z", 17)
     expected = S.globex(t)
@@ -492,6 +516,7 @@ def test_input_types_agree() -> None:
         assert np.array_equal(got.index, expected.index)
 
 
+@NEEDS_CAL
 def test_take_torch() -> None:
     torch = pytest.importorskip("torch")
     t = minutes("2025-03-10T13:00Z", "2025-03-10T14:00Z")
@@ -500,6 +525,7 @@ def test_take_torch() -> None:
     assert torch.equal(s.take(torch.from_numpy(x)), torch.from_numpy(x[s.index]))
 
 
+@NEEDS_CAL
 def test_take_variants() -> None:
     t = minutes("2025-03-10T13:00Z", "2025-03-10T14:00Z")
     s = S.rth(t)
@@ -534,12 +560,14 @@ def test_take_variants() -> None:
     (np.array(["2025-01-01", "NaT"], dtype="datetime64[ns]"), ValueError, r"ts\[1\] is NaT"),
     (pd.Series(pd.to_datetime(["2025-01-01"])), ValueError, "timezone-naive"),
     (pd.DataFrame({"a": [1]}), TypeError, "DataFrame"),
-    (pl.Series([dt.datetime(2025, 1, 1)]), ValueError, "timezone-naive polars"),
-    (pl.DataFrame({"a": [1]}), TypeError, "polars DataFrame"),
+    pytest.param(lambda: pl.Series([dt.datetime(2025, 1, 1)]), ValueError, "timezone-naive polars",
+                 marks=NEEDS_POLARS),
+    pytest.param(lambda: pl.DataFrame({"a": [1]}), TypeError, "polars DataFrame", marks=NEEDS_POLARS),
     (pd.Series(pd.to_datetime(["2025-01-01", None]).tz_localize("UTC")), ValueError,
      r"ts\[1\] is NaT"),
 ])
 def test_bad_ts(ts, exc, match) -> None:
+    ts = ts() if callable(ts) else ts  # polars inputs are made only when polars is installed
     with pytest.raises(exc, match=match):
         S.globex(ts)
 
@@ -552,9 +580,12 @@ T1 = np.array([ns("2025-03-10T15:00Z")], dtype=np.int64)
     (lambda: S.globex(T1, outside="keep"), ValueError, "outside must be 'drop' or 'raise'"),
     (lambda: S.globex(T1, holidays="yes"), TypeError, "holidays must be True or False"),
     (lambda: S.globex(T1, keep_empty=1), TypeError, "keep_empty must be True or False"),
-    (lambda: S.globex(T1, calendar="NO_SUCH_CAL"), ValueError, "calendar='NO_SUCH_CAL' is not"),
-    (lambda: S.globex(T1, calendar=5), TypeError, "calendar must be a pandas_market_calendars"),
-    (lambda: S.globex(T1, trade_dates="NOPE"), ValueError, "trade_dates='NOPE'"),
+    pytest.param(lambda: S.globex(T1, calendar="NO_SUCH_CAL"), ValueError,
+                 "calendar='NO_SUCH_CAL' is not", marks=NEEDS_CAL),
+    pytest.param(lambda: S.globex(T1, calendar=5), TypeError,
+                 "calendar must be a pandas_market_calendars", marks=NEEDS_CAL),
+    pytest.param(lambda: S.globex(T1, trade_dates="NOPE"), ValueError, "trade_dates='NOPE'",
+                 marks=NEEDS_CAL),
     (lambda: S.rth(T1, start="25:00"), ValueError, "start must be a time of day"),
     (lambda: S.rth(T1, end="15"), ValueError, "end must be a time of day"),
     (lambda: S.rth(T1, start=830), TypeError, "start must be a 'HH:MM' string"),

@@ -10,13 +10,15 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
-import pandas as pd
 import pytest
 
+import _deps
 import vpoc
 from vpoc import _time, cli
 from vpoc import io as vio
 from vpoc import sessions as vs
+
+pd = _deps.module("pandas")  # the tests that use it are marked _deps.needs("pandas")
 
 BARS = vpoc.synth.es_bars(3, 60, seed=5)  # three January 2019 sessions of one-minute bars
 NS = np.asarray(BARS.timestamp, dtype=np.int64)
@@ -43,7 +45,9 @@ RULES = {
 }
 
 
-@pytest.mark.parametrize("rule", sorted(RULES))
+@_deps.needs("pandas")
+@pytest.mark.parametrize("rule", [pytest.param(r, marks=_deps.needs("pandas_market_calendars"))
+                                  if r == "globex" else r for r in sorted(RULES)])
 @pytest.mark.parametrize("unit", ["s", "ms", "us"])
 def test_sessions_wrong_unit_raises_and_time_unit_reads_it(rule, unit):
     fn = RULES[rule]
@@ -57,6 +61,7 @@ def test_sessions_wrong_unit_raises_and_time_unit_reads_it(rule, unit):
     same_sessions(fn(NS.astype("datetime64[ns]").astype(f"datetime64[{unit}]")), expected)
 
 
+@_deps.needs("pandas")
 def test_pandas_date_range_asi8_units():
     for unit in ("s", "ms", "us", "ns"):
         idx = pd.date_range("2024-03-04 14:30", periods=300, freq="min", tz="UTC", unit=unit)
@@ -74,6 +79,7 @@ def test_pandas_date_range_asi8_units():
             vs.daily(idx.asi8)
 
 
+@_deps.needs("pandas", "pandas_market_calendars")
 def test_datetime64_us_array_just_works():
     us = NS.view("datetime64[ns]").astype("datetime64[us]")
     same_sessions(vs.globex(us), vs.globex(NS))
@@ -91,6 +97,13 @@ def test_features_time_unit(fn, unit):
         fn(BARS, timestamp=in_unit(unit), tick_size=0.25)
     got = fn(BARS, timestamp=in_unit(unit), time_unit=unit, tick_size=0.25)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@_deps.needs("pandas")
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+@pytest.mark.parametrize("fn", [vpoc.session_features, vpoc.bar_features])
+def test_features_time_unit_dataframe(fn, unit):
+    expected = fn(BARS, timestamp=NS, tick_size=0.25)
     # a DataFrame whose timestamp column holds integers
     df = BARS.to_pandas()
     df["timestamp"] = in_unit(unit)
@@ -111,6 +124,7 @@ def test_bad_time_unit_values():
         vs.daily(in_unit("s"), time_unit="ns")
 
 
+@_deps.needs("pandas")
 def test_plausibility_rules():
     # the four units' 1990..2100 spans do not overlap: at most one unit fits a range
     for unit, scale in SCALE.items():
@@ -125,6 +139,7 @@ def test_plausibility_rules():
     assert _time.epoch_ns(np.zeros(0, np.int64), "x", "s").dtype == np.int64
 
 
+@_deps.needs("pandas")
 def test_io_arrays_and_files(tmp_path):
     n = NS.shape[0]
     cols = [BARS.open, BARS.high, BARS.low, BARS.close, BARS.volume]
@@ -144,6 +159,7 @@ def test_io_arrays_and_files(tmp_path):
     assert n == len(bars)
 
 
+@_deps.needs("pandas", "pandas_market_calendars")
 def test_cli_time_unit(tmp_path, capsys):
     path = tmp_path / "bars.csv"
     df = BARS.to_pandas()
@@ -169,8 +185,9 @@ def test_cli_time_unit(tmp_path, capsys):
     assert "looks like milliseconds" in err and "--time-unit ms" in err
 
 
+@_deps.needs("pandas")
 def test_dask_time_unit():
-    dd = pytest.importorskip("dask.dataframe")
+    dd = _deps.require("dask.dataframe")
     from vpoc import dask as vd
 
     df = BARS.to_pandas()

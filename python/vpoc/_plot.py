@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
+from ._optional import require
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
@@ -68,8 +70,7 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     if not 0.0 < float(bar_fill) <= 1.0:
         raise ValueError(f"bar_fill must be in (0, 1], got {bar_fill!r}")
     if ax is None:
-        import matplotlib.pyplot as plt
-
+        plt = require("matplotlib.pyplot", "Profiles.plot()")
         _, ax = plt.subplots(figsize=(5, 7))
     host = prof.cpu()
     prices, volumes = host.session(int(session))  # IndexError for an out-of-range session

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from ._optional import require
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -152,10 +154,7 @@ class Profiles:
         """One row per session with every per-session field (index: session labels or 0..S-1)."""
         if self.device != "cpu":
             return self.cpu().to_pandas()
-        try:
-            import pandas as pd
-        except ImportError as e:  # pragma: no cover - depends on the environment
-            raise ImportError("Profiles.to_pandas() needs pandas: pip install pandas") from e
+        pd = require("pandas", "Profiles.to_pandas()")
         index = (pd.Index(self.session_labels, name="session") if self.session_labels is not None
                  else pd.RangeIndex(self.n_sessions, name="session"))
         return pd.DataFrame({name: getattr(self, name) for name in _PER_SESSION}, index=index)

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _api, synth
 from ._files import atomic_write
+from ._optional import hint, require
 from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -358,7 +359,7 @@ class _Progress:
                 from tqdm import tqdm
             except ImportError:
                 if self.mode == "always":
-                    raise UsageError("--progress always needs tqdm: pip install tqdm") from None
+                    raise UsageError(f"--progress always needs tqdm: {hint('tqdm', 'cli')}") from None
                 self.mode = "never"
                 return
             try:  # a terminal that reports no size gets 80x24, else tqdm prints nothing
@@ -467,12 +468,25 @@ def _profile_chunk(chunk: _Chunk, args: argparse.Namespace) -> Any:
 # --------------------------------------------------------------------------- commands
 
 
-def _cmd_profile(args: argparse.Namespace) -> int:
-    import pandas as pd
+def _require_packages(args: argparse.Namespace, command: str) -> None:
+    """The optional packages ``command`` needs with these options, checked before any work: a
+    missing one is one error line naming the extra (exit 1), not a failure halfway through."""
+    require("pandas", f"vpoc {command}", "cli")
+    if args.session in ("globex", "rth"):  # their trading calendar
+        require("pandas_market_calendars", f"vpoc {command} --session {args.session}", "cli",
+                alternative="or use --session daily")
+    parquet = (".parquet", ".pq")
+    for path in [*args.inputs, args.out or ""]:
+        if path.lower().endswith(parquet):
+            require("pyarrow", f"vpoc {command} with Parquet files ({path})", "cli")
 
+
+def _cmd_profile(args: argparse.Namespace) -> int:
     _check_inputs(args.inputs)
     _check_output(args.out)
+    _require_packages(args, "profile")
     _check_options(args)
+    import pandas as pd
     progress = _Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc profile")
     tables: List["pd.DataFrame"] = []
     try:
@@ -492,14 +506,13 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _cmd_features(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from .features import session_features
 
     if args.kind != "bars":
         raise UsageError("vpoc features needs bars (--kind bars)")
     _check_inputs(args.inputs)
     _check_output(args.out)
+    _require_packages(args, "features")
     _check_options(args)
     progress = _Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc features")
     parts: List[_Chunk] = []
@@ -830,6 +843,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise
         _error(str(e))
         return EXIT_USAGE
+    except ImportError as e:  # an optional package is missing: the message names the extra
+        if args.traceback:
+            raise
+        _error(str(e))
+        return EXIT_RUNTIME
     except MemoryError as e:
         if args.traceback:
             raise

@@ -54,17 +54,18 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-try:
-    import pandas as pd
-except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError("vpoc.compat needs pandas: pip install 'vpoc[pandas]'") from e
-
 from ._api import _bool, _int, from_bars, gpu_available
 from ._arrays import as_prices, as_volume
+from ._optional import require
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+else:
+    pd = require("pandas", "vpoc.compat")
 
 __all__ = [
     "ANALYZE_KEYS",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 import numpy as np
 
 from . import _api
+from ._optional import require
 from ._time import check_time_unit, epoch_ns
 from .cli import empty_profile_table, profile_table
 
@@ -200,8 +201,8 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
            session: Optional[str], sessions: Optional[SessionRule],
            session_kwargs: Optional[Mapping[str, Any]], tz: Optional[str],
            options: Dict[str, Any], time_unit: Optional[str] = None) -> "dd.DataFrame":
-    import dask
-    import dask.dataframe as dd
+    dask = require("dask", "vpoc.dask")
+    dd = require("dask.dataframe", "vpoc.dask")
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"ddf must be a dask.dataframe.DataFrame, got {type(ddf).__name__}")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._api import _sessions, from_bars, from_trades
 from ._arrays import as_prices, as_volume, gpu_location, unmasked
+from ._optional import require
 from ._profiles import Profiles
 from ._time import check_time_unit, epoch_ns
 from .synth import SynthBars
@@ -169,8 +170,7 @@ class FeatureTable:
     def to_torch(self, device: Any = None) -> "torch.Tensor":
         """A float32 tensor [rows, F]: shares memory on the CPU (``torch.from_numpy``), copied with
         ``.to(device)`` when ``device`` (default: ``self.device``) is not the CPU."""
-        import torch
-
+        torch = require("torch", "FeatureTable.to_torch()")
         t = torch.from_numpy(self.values)
         target = torch.device(self.device if device is None else device)
         return t if target.type == "cpu" else t.to(target)
@@ -178,7 +178,7 @@ class FeatureTable:
     def to_pandas(self) -> "pd.DataFrame":
         """A DataFrame with the feature columns; index ``session`` (session table) or
         (``session``, ``bar``) with the bar's position in its session (bar table)."""
-        import pandas as pd
+        pd = require("pandas", "FeatureTable.to_pandas()")
 
         if self.kind == "session":
             index = pd.Index(self.session_labels, name="session")

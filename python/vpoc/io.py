@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from ._arrays import as_array, unmasked
 from ._files import atomic_write
+from ._optional import require
 from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns, ns_range_error
 
 __all__ = [
@@ -117,7 +118,7 @@ def _same_length(obj: Any, fields: Sequence[str]) -> None:
 
 
 def _frame(ts: Int64Array, cols: Dict[str, np.ndarray], index: bool) -> Any:
-    import pandas as pd
+    pd = require("pandas", "to_pandas()")
 
     t = pd.DatetimeIndex(ts.view("datetime64[ns]")).tz_localize("UTC")
     if index:
@@ -445,7 +446,7 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str]:
 
 
 def _read_one(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
-    import pandas as pd
+    pd = require("pandas", "vpoc.io.read_bars / read_trades", "io")
 
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
@@ -637,10 +638,7 @@ def _read_csv(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]
 def _read_parquet(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
     import pandas as pd
 
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - exercised only without the optional dependency
-        raise ImportError("reading Parquet needs pyarrow (pip install pyarrow)") from None
+    pq = require("pyarrow.parquet", f"reading Parquet ({path})", "io")
     try:
         schema = pq.read_schema(path)
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for non-Parquet files
@@ -1043,7 +1041,7 @@ def _localize(values: Any, where: _Where, opts: _Options) -> Int64Array:
 
 
 def _write_legacy(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, tz: Any) -> None:
-    import pandas as pd
+    pd = require("pandas", "vpoc.io.write_bars / write_trades", "io")
 
     if tz is None:
         raise ValueError("tz is required for the legacy format (it stores local wall-clock "
@@ -1062,21 +1060,17 @@ def _write_legacy(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, t
 
 def _write_table(ts: Int64Array, cols: Dict[str, np.ndarray], path: PathLike, fmt: str,
                  tz: Any) -> None:
-    import pandas as pd
-
     zone = _zone(tz) if tz is not None else "UTC"
     if fmt == "parquet":
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:  # pragma: no cover - exercised only without the optional dependency
-            raise ImportError("writing Parquet needs pyarrow (pip install pyarrow)") from None
+        pa = require("pyarrow", f"writing Parquet ({os.fspath(path)})", "io")
+        pq = require("pyarrow.parquet", f"writing Parquet ({os.fspath(path)})", "io")
         arrays = {"timestamp": pa.array(ts, type=pa.timestamp("ns", tz=str(zone)))}
         arrays.update({k: pa.array(v) for k, v in cols.items()})
         table = pa.table(arrays)
         with atomic_write(path) as fh:
             pq.write_table(table, fh)
         return
+    pd = require("pandas", "vpoc.io.write_bars / write_trades", "io")
     df = pd.DataFrame({"timestamp": _iso_strings(ts, zone), **cols})
     with atomic_write(path) as fh:
         df.to_csv(fh, index=False, lineterminator="\n", compression=_compression(path))

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._arrays import unmasked
+from ._optional import require
 from ._time import check_time_unit, epoch_ns
 from .io import _zone
 
@@ -417,6 +418,11 @@ class _Definition:
     zone: Any
     windows: Callable[[int, int], Tuple[Int64Array, Int64Array, Int64Array]]
 
+    def __post_init__(self) -> None:
+        # every definition localizes wall-clock times with pandas: say so when it is missing,
+        # here (vpoc.sessions.*, Live(session=...) at construction), not at the first row
+        require("pandas", f"vpoc.sessions.{self.definition}", "sessions")
+
 
 def _run(t: Int64Array, defn: _Definition, opts: dict) -> Sessions:
     if t.shape[0] == 0:
@@ -580,11 +586,8 @@ def _iso(ns: Any) -> str:
 
 
 def _calendar(cal: Any, name: str) -> Any:
-    try:
-        import pandas_market_calendars as pmc
-    except ImportError:  # pragma: no cover - exercised only without the optional dependency
-        raise ImportError(f"{name}= needs the pandas_market_calendars package "
-                          "(pip install pandas_market_calendars), or pass calendar=None") from None
+    pmc = require("pandas_market_calendars", f"{name}={cal!r}", "sessions",
+                  alternative=f"or pass {name}=None (no holidays or early closes)")
     if isinstance(cal, pmc.MarketCalendar):
         return cal
     if not isinstance(cal, str):

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ._optional import require
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -117,7 +119,7 @@ class SynthBars:
     def to_pandas(self) -> pd.DataFrame:
         """The rows as a DataFrame: ``timestamp`` (datetime64[ns, UTC]), ``open``, ``high``,
         ``low``, ``close``, ``volume``, ``session_id``. Needs pandas."""
-        import pandas as pd
+        pd = require("pandas", "to_pandas()")
 
         return pd.DataFrame(
             {
@@ -208,7 +210,7 @@ class SynthTrades:
     def to_pandas(self) -> pd.DataFrame:
         """The rows as a DataFrame: ``timestamp`` (datetime64[ns, UTC]), ``price``,
         ``volume``, ``session_id``. Needs pandas."""
-        import pandas as pd
+        pd = require("pandas", "to_pandas()")
 
         return pd.DataFrame(
             {

@@ -6,7 +6,11 @@ unless a ``device=`` says otherwise.
 
 from __future__ import annotations
 
-from ._torch_data import BarWindowDataset, SessionFeatureDataset
-from ._torch_dist import gather_shards, shard_offsets, shard_sessions
+from ._optional import require
+
+require("torch", "vpoc.torch")  # a clear ImportError naming the extra when torch is missing
+
+from ._torch_data import BarWindowDataset, SessionFeatureDataset  # noqa: E402
+from ._torch_dist import gather_shards, shard_offsets, shard_sessions  # noqa: E402
 
 __all__ = ["BarWindowDataset", "SessionFeatureDataset", "gather_shards", "shard_offsets", "shard_sessions"]
