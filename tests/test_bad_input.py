@@ -193,6 +193,22 @@ def test_volume_sum_overflow(api, device):
         call()
 
 
+@pytest.mark.parametrize("api", ["trades", "bars"])
+def test_volume_below_the_fixed_point_unit_range(api):
+    """A non-zero volume below 2**-32 would lose most of its bits in units of 2**-64: refused,
+    naming the index; 2**-32 itself and 0 are fine."""
+    p = np.array([100.0, 100.25, 100.5])
+    v = np.array([1.0, 4.5e-88, 2.0])
+    call = (lambda: vpoc.from_trades(p, v, tick_size=0.25)) if api == "trades" else \
+        (lambda: vpoc.from_bars(p, p, p, v, tick_size=0.25))  # noqa: E731
+    with expect(ValueError, r"volume\[1\]=4.4\d+e-88 is below 2\*\*-32", 1):
+        call()
+    v[1] = 2.0**-32
+    assert call().total_volume[0] == 3.0 + 2.0**-32
+    v[1] = 0.0
+    assert call().total_volume[0] == 3.0
+
+
 def test_bars_high_equal_low_is_fine():
     d = bars_data()
     d["high"] = d["low"].copy()

@@ -42,6 +42,13 @@ constexpr double kUnit = 5.421010862427522e-20;  // 2**-64
 // A session's volumes must sum to at most 2**53: above it float64 cannot hold every integer, so
 // an integer total could not be reported exactly (and a row sum could not either).
 constexpr double kMaxTotal = 9007199254740992.0;  // 2**53
+// The smallest non-zero volume: 2**32 units, so that truncating a share to whole units changes a
+// volume by at most 2**-32 relative (a smaller one would be rounded away silently; 1 satoshi, 1e-8,
+// is above it).
+constexpr double kMinVolume = 2.3283064365386963e-10;  // 2**-32
+
+// Whether v is a volume vpoc sums exactly enough: 0, or 2**-32 .. 2**53 (NaN, inf, negatives out).
+VPOC_HD bool volume_in_range(double v) { return v == 0.0 || (v >= kMinVolume && v <= kMaxTotal); }
 
 // Whether f is above kMaxTotal.
 VPOC_HD bool over_max(const Fixed& f) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/ladder.hpp"
+#include "core/fixed.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 
@@ -29,7 +30,10 @@ inline std::string bad_price(const char* name, int64_t i, double p, double tick,
 // Volumes are summed exactly in 64.64 fixed point (core/fixed.hpp); a session's total, and so
 // every volume, must stay at or below 2**53, where float64 still holds every integer.
 inline std::string bad_volume(const char* name, int64_t i, double v) {
-  if (v >= 0.0 && v <= 9007199254740992.0) return {};
+  if (fixed::volume_in_range(v)) return {};
+  if (v > 0.0 && v < fixed::kMinVolume)
+    return detail::concat(name, "[", i, "]=", v, " is below 2**-32 (2.3e-10), the smallest volume vpoc "
+                          "sums without rounding it away (in units of 2**-64); scale ", name, " up");
   if (v > 9007199254740992.0 && std::isfinite(v))
     return detail::concat(name, "[", i, "]=", v, " is above 2**53 (9007199254740992), the largest volume "
                           "vpoc sums exactly; scale ", name, " down");

@@ -92,8 +92,8 @@ struct Source {
     return valid_price(it.a) && valid_price(it.b) && valid_price(it.c) && valid_price(it.d) && it.a >= it.b &&
            it.c >= it.b && it.c <= it.a && it.d >= it.b && it.d <= it.a;
   }
-  // Finite, >= 0 and at most 2**53 (fixed::kMaxTotal): a larger one could not be summed exactly.
-  VPOC_HD static bool valid_volume(const Item& it) { return it.v >= 0.0 && it.v <= fixed::kMaxTotal; }
+  // 0 or 2**-32 .. 2**53 (fixed::volume_in_range): summed exactly in 64.64 fixed point.
+  VPOC_HD static bool valid_volume(const Item& it) { return fixed::volume_in_range(it.v); }
 
   // Legacy only: the bar's min(open, close, low) / max(open, close, high), which set its
   // session's level ladder.

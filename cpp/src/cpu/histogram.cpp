@@ -19,11 +19,11 @@ namespace {
 using ladder::kMaxTicks;
 using ladder::TickScale;
 
-// Finite, >= 0 and <= 2**53 (rejects NaN, inf, negatives): see fixed::kMaxTotal.
+// 0 or 2**-32 .. 2**53 (rejects NaN, inf, negatives): fixed::volume_in_range.
 template <class V>
 bool valid_volume(V v) {
   if constexpr (std::is_floating_point_v<V>)
-    return v >= V(0) && static_cast<double>(v) <= fixed::kMaxTotal;
+    return fixed::volume_in_range(static_cast<double>(v));
   else
     return v >= V(0) && static_cast<double>(v) <= fixed::kMaxTotal;
 }

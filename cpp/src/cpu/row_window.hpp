@@ -69,7 +69,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     // A quarter more than the span leaves room to grow on both sides (growth stays geometric, so
     // regrowing costs O(rows) in all) while a wide session costs little more than its rows;
     // 1024 rows cover a typical ES session at once.
-    const int64_t cap = std::max<int64_t>({rows_ + rows_ / 4, span + span / 4 + kPad, 1024});
+    const int64_t cap = std::max<int64_t>({rows_, span + span / 4 + kPad, 1024});
     std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc{});
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)

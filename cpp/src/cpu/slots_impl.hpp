@@ -39,7 +39,8 @@ inline bool volumes_ok_impl(const T* v, int n, double& vmax) {
     int ok = 1;
     I mx = 0;
     for (int j = 0; j < n; ++j) {
-      ok &= (v[j] >= T(0)) & (v[j] <= T(9007199254740992.0));
+      // fixed::volume_in_range: 0, or 2**-32 .. 2**53
+      ok &= (v[j] == T(0)) | ((v[j] >= T(2.3283064365386963e-10)) & (v[j] <= T(9007199254740992.0)));
       I b;
       std::memcpy(&b, v + j, sizeof b);
       mx = b > mx ? b : mx;
