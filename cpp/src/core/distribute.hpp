@@ -21,7 +21,7 @@ VPOC_HD bool uniform(int64_t tl, int64_t th, const Fixed& v, int64_t tpr, Add&& 
   const fixed::Split split = fixed::Split::make(v, n);
   if (tpr == 1) {
     for (int64_t t = tl; t <= th; ++t)
-      if (!add(t, split.sum(static_cast<uint64_t>(t - tl), 1))) return false;
+      if (!add(t, split.one(static_cast<uint64_t>(t - tl)))) return false;
     return true;
   }
   const int64_t rl = ladder::floor_div(tl, tpr), rh = ladder::floor_div(th, tpr);

@@ -135,6 +135,8 @@ struct Split {
     s.q = divide(f, n, s.rem);
     return s;
   }
+  // The share of tick k.
+  VPOC_HD Fixed one(uint64_t k) const { return k < rem ? q + from_units(1) : q; }
   // The sum of the shares of ticks k0 .. k0 + count - 1.
   VPOC_HD Fixed sum(uint64_t k0, uint64_t count) const {
     Fixed r = times(q, count);
