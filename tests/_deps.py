@@ -21,21 +21,11 @@ from typing import Dict, Optional
 
 import pytest
 
-#: pyproject extra that installs each optional package ("test" holds them all).
-EXTRAS: Dict[str, str] = {
-    "pandas": "pandas",
-    "pyarrow": "io",
-    "polars": "io",
-    "pandas_market_calendars": "sessions",
-    "dask": "dask",
-    "distributed": "dask",
-    "torch": "torch",
-    "matplotlib": "plot",
-    "tqdm": "cli",
-    "nbclient": "test",
-    "nbformat": "test",
-    "ipykernel": "test",
-}
+from vpoc._optional import EXTRAS as _LIBRARY_EXTRAS
+
+#: pyproject extra that installs each optional package: the library's table, plus the packages
+#: only the tests use ("test" holds them all).
+EXTRAS: Dict[str, str] = {**_LIBRARY_EXTRAS, "nbclient": "test", "nbformat": "test", "ipykernel": "test"}
 
 _cache: Dict[str, Optional[ModuleType]] = {}
 
