@@ -665,6 +665,115 @@ def _composites(ctx: _Context) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------- naked POCs
 
 
+class _SortedSet:
+    """A set of integers in [0, n): insert, remove, successor and predecessor in O(log_64 n)
+    (a 64-ary tree of bit words: a set bit in a word of level h + 1 means the word below is
+    non-zero)."""
+
+    __slots__ = ("levels",)
+
+    def __init__(self, n: int) -> None:
+        self.levels: List[List[int]] = []
+        while True:
+            n = (n + 63) >> 6
+            self.levels.append([0] * max(n, 1))
+            if n <= 1:
+                break
+
+    def add(self, i: int) -> None:
+        for words in self.levels:
+            w = i >> 6
+            old = words[w]
+            words[w] = old | (1 << (i & 63))
+            if old:
+                return
+            i = w
+
+    def discard(self, i: int) -> None:
+        for words in self.levels:
+            w = i >> 6
+            x = words[w] & ~(1 << (i & 63))
+            words[w] = x
+            if x:
+                return
+            i = w
+
+    def next(self, i: int) -> int:
+        """The smallest member >= i (0 <= i <= n), or -1."""
+        levels = self.levels
+        h = 0
+        for words in levels:
+            w = i >> 6
+            if w >= len(words):
+                return -1
+            x = words[w] >> (i & 63)
+            if x:
+                i += (x & -x).bit_length() - 1
+                break
+            i = w + 1
+            h += 1
+        else:
+            return -1
+        while h:
+            h -= 1
+            x = levels[h][i]
+            i = (i << 6) + (x & -x).bit_length() - 1
+        return i
+
+    def prev(self, i: int) -> int:
+        """The largest member <= i (i < n), or -1 (i < 0: -1)."""
+        levels = self.levels
+        h = 0
+        for words in levels:
+            if i < 0:
+                return -1
+            w = i >> 6
+            x = words[w] & ((2 << (i & 63)) - 1)
+            if x:
+                i = (w << 6) + x.bit_length() - 1
+                break
+            i = w - 1
+            h += 1
+        else:
+            return -1
+        while h:
+            h -= 1
+            i = (i << 6) + levels[h][i].bit_length() - 1
+        return i
+
+
+def _first_touch(p_row: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each j: the first k > j with lo[k] <= p_row[j] <= hi[k] (len(p_row) when none).
+
+    A sweep over k with the POCs not yet touched kept in a sorted set (by row): session k removes
+    the pending ones in its row range, then adds its own. Each POC is added and removed at most
+    once: O(m log m)."""
+    m = p_row.shape[0]
+    order = np.argsort(p_row, kind="stable")
+    rows = p_row[order]
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = np.arange(m, dtype=np.int64)
+    a = np.searchsorted(rows, lo, side="left").tolist()  # pending positions in [a[k], b[k])
+    b = np.searchsorted(rows, hi, side="right").tolist()
+    pending = _SortedSet(m)
+    add, discard, nxt = pending.add, pending.discard, pending.next
+    hit_pos: List[int] = []
+    hit_k: List[int] = []
+    for k, p in enumerate(pos.tolist()):
+        ak, bk = a[k], b[k]
+        if ak < bk:
+            s = nxt(ak)
+            while 0 <= s < bk:
+                discard(s)
+                hit_pos.append(s)
+                hit_k.append(k)
+                s = nxt(s + 1)
+        add(p)
+    touch = np.full(m, m, dtype=np.int64)
+    touch[order[np.asarray(hit_pos, dtype=np.int64)]] = np.asarray(hit_k, dtype=np.int64)
+    return touch
+
+
 def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
     """Naked POCs: the POC of non-empty session j is naked at the end of session e >= j while no
     session k (j < k <= e) traded through its row (row(low_k) <= poc_row_j <= row(high_k)).
@@ -672,6 +781,11 @@ def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarr
     Returns per non-empty session e (length m): ``count``, ``above``, ``below`` (distances in
     price from the close of e), and with ``bar_close``: per bar of the *next* non-empty session,
     ``bar_count``, ``bar_above``, ``bar_below`` against the set at the end of the previous one.
+
+    POC j is naked for e in [j, end_j), end_j = min(first later session touching it, j +
+    naked_max_age). Counts are prefix sums; the nearest naked POC above / below a price is the
+    next / previous member, in the (price, session) order, of a sorted set that a sweep over e
+    keeps (add j at e = j, remove it at e = end_j). O(m log m + bars log m).
     """
     rules = ctx.rules
     m = ctx.ne.shape[0]
@@ -688,34 +802,68 @@ def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarr
     price = np.asarray(ctx.prof.poc)[ctx.ne]
     lo = _price_rows(ctx.s_low[ctx.ne], rules)
     hi = _price_rows(ctx.s_high[ctx.ne], rules)
-    # first later session touching each POC (m when none)
-    touch = np.full(m, m, dtype=np.int64)
-    ks = np.arange(m)
-    block = max(1, 4_000_000 // max(m, 1))
-    for j0 in range(0, m, block):
-        j = ks[j0:j0 + block]
-        hit = (lo[None, :] <= p_row[j, None]) & (p_row[j, None] <= hi[None, :]) & (ks[None, :] > j[:, None])
-        any_hit = hit.any(axis=1)
-        touch[j0:j0 + block] = np.where(any_hit, hit.argmax(axis=1), m)
-    order = np.argsort(price, kind="stable")
-    price_sorted = price[order]
-    j_sorted = ks[order]
-    touch_sorted = touch[order]
+    ks = np.arange(m, dtype=np.int64)
+    end = _first_touch(p_row, lo, hi)
+    if rules.naked_max_age is not None:  # naked at e while e - j < naked_max_age (e - j < m)
+        end = np.minimum(end, ks + min(rules.naked_max_age, m))
+    # count at e: the j <= e whose end is past e
+    ended = np.bincount(end[end < m], minlength=m)
+    count = (ks + 1 - np.cumsum(ended)).astype(np.float64)
+    res["count"][:] = count
+    # the queries: the close of each session e, and every bar of session ne[e + 1], at e
     offs = ctx.data.offsets
-    for e in range(m):
-        active = (j_sorted <= e) & (touch_sorted > e)
-        if rules.naked_max_age is not None:
-            active &= e - j_sorted < rules.naked_max_age
-        levels = price_sorted[active]
-        res["count"][e] = float(levels.shape[0])
-        s = int(ctx.ne[e])
-        up, dn = _nearest(levels, ctx.s_close[s:s + 1])
-        res["above"][e], res["below"][e] = up[0], dn[0]
-        if bar_close is not None and e + 1 < m:
-            s1 = int(ctx.ne[e + 1])
-            a, b = int(offs[s1]), int(offs[s1 + 1])
-            res["bar_count"][a:b] = float(levels.shape[0])
-            res["bar_above"][a:b], res["bar_below"][a:b] = _nearest(levels, bar_close[a:b])
+    q_x = ctx.s_close[ctx.ne]
+    q_t = ks
+    if bar_close is not None and m > 1:
+        b0 = int(offs[ctx.ne[1]])
+        sid = np.repeat(np.arange(ctx.S, dtype=np.int64), ctx.counts)[b0:]
+        q_x = np.concatenate([q_x, bar_close[b0:]])
+        q_t = np.concatenate([q_t, ctx.k_of[sid] - 1])
+    order = np.argsort(price, kind="stable")  # levels in (price, session) order
+    price_sorted = price[order]
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = ks
+    # first level >= x and last level <= x among all POCs; the answer is the next / previous
+    # naked one from there (the same element as searching the sorted naked levels alone)
+    qa = np.searchsorted(price_sorted, q_x, side="left")
+    qb = np.searchsorted(price_sorted, q_x, side="right") - 1
+    ua, ia = np.unique(q_t * (m + 1) + qa, return_inverse=True)  # one look-up per (e, position)
+    ub, ib = np.unique(q_t * (m + 1) + (qb + 1), return_inverse=True)
+    ua_t, ua_q = np.divmod(ua, m + 1)
+    ub_t, ub_q = np.divmod(ub, m + 1)
+    ub_q -= 1
+    a_bounds = np.searchsorted(ua_t, np.arange(m + 1)).tolist()
+    b_bounds = np.searchsorted(ub_t, np.arange(m + 1)).tolist()
+    ua_q_l, ub_q_l = ua_q.tolist(), ub_q.tolist()
+    r_order = np.argsort(end, kind="stable")
+    r_pos = pos[r_order].tolist()
+    r_bounds = np.searchsorted(end[r_order], np.arange(m + 1)).tolist()
+    ans_a = [-1] * ua.shape[0]
+    ans_b = [-1] * ub.shape[0]
+    naked = _SortedSet(m)
+    add, discard, nxt, prv = naked.add, naked.discard, naked.next, naked.prev
+    for e, p in enumerate(pos.tolist()):
+        add(p)
+        for i in range(r_bounds[e], r_bounds[e + 1]):
+            discard(r_pos[i])
+        for i in range(a_bounds[e], a_bounds[e + 1]):
+            ans_a[i] = nxt(ua_q_l[i])
+        for i in range(b_bounds[e], b_bounds[e + 1]):
+            ans_b[i] = prv(ub_q_l[i])
+    ja = np.asarray(ans_a, dtype=np.int64)[ia]
+    jb = np.asarray(ans_b, dtype=np.int64)[ib]
+    above = np.full(q_x.shape[0], np.nan)
+    below = np.full(q_x.shape[0], np.nan)
+    ok = ja >= 0
+    above[ok] = price_sorted[ja[ok]] - q_x[ok]
+    ok = jb >= 0
+    below[ok] = q_x[ok] - price_sorted[jb[ok]]
+    res["above"][:] = above[:m]
+    res["below"][:] = below[:m]
+    if bar_close is not None and m > 1:
+        res["bar_count"][b0:] = count[q_t[m:]]
+        res["bar_above"][b0:] = above[m:]
+        res["bar_below"][b0:] = below[m:]
     return res
 
 
