@@ -102,8 +102,11 @@ def _random_bars(rng, S):
     return high, low, close, volume, offsets
 
 
-def test_naked_matches_reference_pipeline():
-    rng = np.random.default_rng(20240611)
+@pytest.mark.parametrize("block", [None, 1, 5, 64])
+def test_naked_matches_reference_pipeline(block, monkeypatch):
+    if block is not None:  # sweeps in blocks of this many sessions / queries
+        monkeypatch.setattr(F, "_SWEEP_BLOCK", block)
+    rng = np.random.default_rng(20240611 + (block or 0))
     cases = 0
     for trial in range(300):
         S = int(rng.choice([0, 1, 2, 3, 8, 40, 150]))
@@ -153,8 +156,11 @@ def _synthetic_ctx(rng, S, age):
     return ctx, bar_close
 
 
-def test_naked_matches_reference_synthetic():
-    rng = np.random.default_rng(7)
+@pytest.mark.parametrize("block", [None, 1, 3, 100])
+def test_naked_matches_reference_synthetic(block, monkeypatch):
+    if block is not None:
+        monkeypatch.setattr(F, "_SWEEP_BLOCK", block)
+    rng = np.random.default_rng(7 + (block or 0))
     for trial in range(400):
         S = int(rng.choice([0, 1, 2, 5, 20, 70, 200, 700]))
         age = [None, 1, 2, 5, 2**62][trial % 5]
