@@ -188,3 +188,28 @@ def test_sorted_set(n):
         q = int(rng.integers(-1, n))  # prev: -1..n-1
         before = idx[idx <= q]
         assert s.prev(q) == (int(before[-1]) if before.size else -1)
+
+
+def _rolling_std_reference(x, p):  # the former one-shot _rolling_std
+    out = np.full(x.shape[0], np.nan)
+    w = F._rolling(x, p)
+    if w is not None and p >= 2:
+        sd = w.std(axis=1, ddof=1)
+        sd[np.max(w, axis=1) == np.min(w, axis=1)] = 0.0
+        out[p - 1:] = sd
+    return out
+
+
+@pytest.mark.parametrize("block", [None, 1, 2, 7, 50, 333])
+def test_rolling_std_blocks_bit_identical(block, monkeypatch):
+    if block is not None:
+        monkeypatch.setattr(F, "_STD_BLOCK", block)
+    rng = np.random.default_rng(3 + (block or 0))
+    for n in (0, 1, 2, 3, 5, 17, 100, 1001, 5000):
+        x = np.round(rng.normal(1000.0, 30.0, n), int(rng.integers(0, 4)))
+        x[rng.random(n) < 0.02] = np.nan
+        if n > 10:
+            x[3:9] = x[3]  # a constant window: 0
+        for p in (1, 2, 3, 5, 20, 50):
+            got, want = F._rolling_std(x, p), _rolling_std_reference(x, p)
+            assert got.tobytes() == want.tobytes(), (n, p)

@@ -545,15 +545,28 @@ def _rolling_mean(x: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
+_STD_BLOCK = 1 << 21  # values per block of _rolling_std
+
+
 def _rolling_std(x: np.ndarray, p: int) -> np.ndarray:
     """Sample standard deviation (ddof=1) of trailing windows; 0 when a window's values are
     all equal; NaN for p < 2 or windows holding a NaN."""
     out = np.full(x.shape[0], np.nan)
     w = _rolling(x, p)
     if w is not None and p >= 2:
-        sd = w.std(axis=1, ddof=1)
-        sd[np.max(w, axis=1) == np.min(w, axis=1)] = 0.0
-        out[p - 1:] = sd
+        # in blocks of windows (std's temporaries are a copy of the block, not of all m x p
+        # values); a window's result does not depend on the block (no block of one window but
+        # where there is only one)
+        rows = w.shape[0]
+        step = max(2, _STD_BLOCK // p)
+        a = 0
+        while a < rows:
+            b = rows if rows - a < 2 * step else a + step
+            blk = w[a:b]
+            sd = blk.std(axis=1, ddof=1)
+            sd[np.max(blk, axis=1) == np.min(blk, axis=1)] = 0.0
+            out[p - 1 + a:p - 1 + b] = sd
+            a = b
     return out
 
 
@@ -1121,21 +1134,39 @@ def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
 
 
 class _Columns:
-    """Ordered float64 columns, written into one float32 [rows, F] matrix at the end."""
+    """Ordered float64 columns, written into one float32 [rows, F] matrix.
 
-    def __init__(self, rows: int) -> None:
+    With ``names`` (all the columns, in order) the matrix is allocated at once and each column
+    is written into it when set (no second copy of the columns: peak memory); without, the
+    columns are kept (as float32) and copied into the matrix at the end."""
+
+    def __init__(self, rows: int, names: Optional[Sequence[str]] = None) -> None:
         self.rows = rows
         self.cols: Dict[str, np.ndarray] = {}
+        self.names = None if names is None else tuple(names)
+        self.out = None if names is None else np.empty((rows, len(names)), dtype=np.float32)
+        self.n_set = 0
 
     def __setitem__(self, name: str, values: Any) -> None:
         arr = np.asarray(values, dtype=np.float64)
         if arr.shape != (self.rows,):
             raise AssertionError(f"column {name} has shape {arr.shape}, expected ({self.rows},)")
+        if self.names is not None:
+            j = self.n_set
+            if j >= len(self.names) or self.names[j] != name:
+                raise AssertionError(f"column {name} set out of the expected order {self.names}")
+            self.out[:, j] = arr  # type: ignore[index]
+            self.n_set += 1
+            return
         if name in self.cols:
             raise AssertionError(f"column {name} set twice")
-        self.cols[name] = arr
+        self.cols[name] = arr.astype(np.float32)  # what the matrix holds: half the memory
 
     def matrix(self) -> Tuple[np.ndarray, Tuple[str, ...]]:
+        if self.names is not None:
+            if self.n_set != len(self.names):
+                raise AssertionError(f"{len(self.names) - self.n_set} columns not set")
+            return self.out, self.names  # type: ignore[return-value]
         out = np.empty((self.rows, len(self.cols)), dtype=np.float32)
         arrays = list(self.cols.values())
         block = 16384  # rows written at once: the block stays in cache across the columns
@@ -1144,6 +1175,19 @@ class _Columns:
             for j, arr in enumerate(arrays):
                 dst[:, j] = arr[a:a + block]
         return out, tuple(self.cols)
+
+
+def _session_column_names(rules: _Rules, clock: Optional[_Clock]) -> Tuple[str, ...]:
+    """The columns of ``_session_columns``, in its order."""
+    names = list(legacy_columns(rules.lookbacks))
+    names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
+    names += [f"composite_{k}" for k in ("poc", "vah", "val")]
+    names += ["naked_poc_count", "naked_poc_above_dist", "naked_poc_below_dist", "hvn_count",
+              "lvn_count", "hvn_above_dist", "hvn_below_dist", "lvn_above_dist", "lvn_below_dist"]
+    if clock is not None:
+        names += ["ib_high", "ib_low", "ib_range", "tpo_poc", "single_prints"]
+    names += [f"shape_{label}" for label in SHAPES]
+    return tuple(names + ["close_va_position"])
 
 
 def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
@@ -1158,7 +1202,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     rules, prof = ctx.rules, ctx.prof
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
-    cols = _Columns(S)
+    cols = _Columns(S, _session_column_names(rules, clock))
     poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
     empty = ctx.counts == 0
 
@@ -1185,23 +1229,26 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     # ---- the legacy lookback features, over the sequence of non-empty sessions
     c_close, c_cc, c_vol = ctx.s_close[ne], close_change_pct[ne], ctx.total_volume[ne]
     c_poc, c_range, c_width = poc[ne], range_pct[ne], width[ne]
+    del base, price_range, range_pct, close_change_pct, width  # peak memory
     for p in rules.lookbacks:
         ma = _rolling_mean(c_width, p)
         sd = _rolling_std(c_poc, p)
-        feats = {
-            "price_mom_{n}d": (_ratio(c_close, _lag(c_close, p)) - 1.0) * 100.0,
-            "volatility_{n}d": _rolling_std(c_cc, p),
-            "volume_trend_{n}d": (_ratio(c_vol, _lag(c_vol, p)) - 1.0) * 100.0,
-            "vpoc_change_{n}d": c_poc - _lag(c_poc, p),
-            "vpoc_pct_change_{n}d": (_ratio(c_poc, _lag(c_poc, p)) - 1.0) * 100.0,
-            "range_change_{n}d": (_ratio(c_range, _lag(c_range, p)) - 1.0) * 100.0,
-            "va_width_{n}d_ma": ma,
-            "va_width_change_{n}d": _ratio(c_width, ma),
-            "vpoc_std_{n}d": sd,
-            "vpoc_zscore_{n}d": _ratio(c_poc - _rolling_mean(c_poc, p), sd),
+        feats = {  # computed one at a time (peak memory)
+            "price_mom_{n}d": lambda: (_ratio(c_close, _lag(c_close, p)) - 1.0) * 100.0,
+            "volatility_{n}d": lambda: _rolling_std(c_cc, p),
+            "volume_trend_{n}d": lambda: (_ratio(c_vol, _lag(c_vol, p)) - 1.0) * 100.0,
+            "vpoc_change_{n}d": lambda: c_poc - _lag(c_poc, p),
+            "vpoc_pct_change_{n}d": lambda: (_ratio(c_poc, _lag(c_poc, p)) - 1.0) * 100.0,
+            "range_change_{n}d": lambda: (_ratio(c_range, _lag(c_range, p)) - 1.0) * 100.0,
+            "va_width_{n}d_ma": lambda: ma,
+            "va_width_change_{n}d": lambda: _ratio(c_width, ma),
+            "vpoc_std_{n}d": lambda: sd,
+            "vpoc_zscore_{n}d": lambda: _ratio(c_poc - _rolling_mean(c_poc, p), sd),
         }
         for template in LOOKBACK_FEATURES:
-            cols[template.format(n=p)] = _scatter(feats[template], ne, S)
+            cols[template.format(n=p)] = _scatter(feats[template](), ne, S)
+        del ma, sd, feats
+    del c_close, c_cc, c_vol, c_range, c_width
     # ---- previous session, composite, naked POCs
     prev = ctx.prev
     has_prev = prev >= 0
@@ -1381,9 +1428,10 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
     cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock)
+    del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
-                        offsets=np.arange(ctx.S + 1, dtype=np.int64), kind="session",
+                        offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
                         device=where)
 
 
@@ -1415,6 +1463,7 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
     cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock)
+    del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels, offsets=data.offsets,
                         kind="bar", device=where)
