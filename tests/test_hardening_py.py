@@ -691,10 +691,6 @@ out["peak_mb"] = (status("VmPeak") - base) / 2**20
 print(json.dumps(out))
 """
 
-_QUADRATIC_NAKED = pytest.mark.skip(reason=(
-    "issue 15 item 12: session_features / bar_features' naked-POC pass (features._naked) is "
-    "O(sessions**2) in Python: 1e6 one-row sessions do not finish (50,000 take ~5 s)"))
-
 MEMORY_CASES = [
     # one 1e6-tick bar (a session of 1e6 rows, the default max_rows): <= 128 MB per worker
     pytest.param("wide(M)", 128, "ok", id="uniform-1e6-tick-bar"),
@@ -726,9 +722,9 @@ MEMORY_CASES = [
     pytest.param("vpoc.from_bars(*one_row_sessions(M)[0], offsets=one_row_sessions(M)[1], "
                  "tick_size=T, developing=True, threads=2)", 512, "ok", id="bars-developing-1e6-sessions"),
     pytest.param("vpoc.session_features(*one_row_sessions(M)[0], offsets=one_row_sessions(M)[1], "
-                 "tick_size=T)", 1024, "ok", id="session_features-1e6-sessions", marks=_QUADRATIC_NAKED),
+                 "tick_size=T)", 1024, "ok", id="session_features-1e6-sessions"),
     pytest.param("vpoc.bar_features(*one_row_sessions(M)[0], offsets=one_row_sessions(M)[1], "
-                 "tick_size=T)", 1024, "ok", id="bar_features-1e6-sessions", marks=_QUADRATIC_NAKED),
+                 "tick_size=T)", 1024, "ok", id="bar_features-1e6-sessions"),
     pytest.param("vpoc.session_features(*one_row_sessions(20_000)[0], "
                  "offsets=one_row_sessions(20_000)[1], tick_size=T)", 256, "ok",
                  id="session_features-20k-sessions"),

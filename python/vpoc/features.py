@@ -545,15 +545,28 @@ def _rolling_mean(x: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
+_STD_BLOCK = 1 << 21  # values per block of _rolling_std
+
+
 def _rolling_std(x: np.ndarray, p: int) -> np.ndarray:
     """Sample standard deviation (ddof=1) of trailing windows; 0 when a window's values are
     all equal; NaN for p < 2 or windows holding a NaN."""
     out = np.full(x.shape[0], np.nan)
     w = _rolling(x, p)
     if w is not None and p >= 2:
-        sd = w.std(axis=1, ddof=1)
-        sd[np.max(w, axis=1) == np.min(w, axis=1)] = 0.0
-        out[p - 1:] = sd
+        # in blocks of windows (std's temporaries are a copy of the block, not of all m x p
+        # values); a window's result does not depend on the block (no block of one window but
+        # where there is only one)
+        rows = w.shape[0]
+        step = max(2, _STD_BLOCK // p)
+        a = 0
+        while a < rows:
+            b = rows if rows - a < 2 * step else a + step
+            blk = w[a:b]
+            sd = blk.std(axis=1, ddof=1)
+            sd[np.max(blk, axis=1) == np.min(blk, axis=1)] = 0.0
+            out[p - 1 + a:p - 1 + b] = sd
+            a = b
     return out
 
 
@@ -665,6 +678,136 @@ def _composites(ctx: _Context) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------- naked POCs
 
 
+class _SortedSet:
+    """A set of integers in [0, n): insert, remove, successor and predecessor in O(log_64 n)
+    (a 64-ary tree of bit words: bit w of level h + 1 is set iff word w of level h is non-zero;
+    each level has one spare zero word, so a successor query at n needs no bounds check).
+
+    ``levels[0]`` may be read directly (a query answered within one word); a caller that clears
+    or sets a whole word of level 0 passes the word's index to ``discard`` / ``add`` with
+    ``h=1``."""
+
+    __slots__ = ("levels",)
+
+    def __init__(self, n: int) -> None:
+        self.levels: List[List[int]] = []
+        while True:
+            n = (n + 63) >> 6
+            self.levels.append([0] * (n + 1))
+            if n <= 1:
+                break
+
+    def add(self, i: int, h: int = 0) -> None:
+        levels = self.levels
+        for h in range(h, len(levels)):
+            words = levels[h]
+            w = i >> 6
+            old = words[w]
+            words[w] = old | (1 << (i & 63))
+            if old:
+                return
+            i = w
+
+    def discard(self, i: int, h: int = 0) -> None:
+        levels = self.levels
+        for h in range(h, len(levels)):
+            words = levels[h]
+            w = i >> 6
+            x = words[w] & ~(1 << (i & 63))
+            words[w] = x
+            if x:
+                return
+            i = w
+
+    def next(self, i: int) -> int:
+        """The smallest member >= i (0 <= i <= n), or -1."""
+        levels = self.levels
+        h = 0
+        for words in levels:
+            x = words[i >> 6] >> (i & 63)
+            if x:
+                i += (x & -x).bit_length() - 1
+                break
+            i = (i >> 6) + 1
+            h += 1
+        else:
+            return -1
+        while h:
+            h -= 1
+            x = levels[h][i]
+            i = (i << 6) + (x & -x).bit_length() - 1
+        return i
+
+    def prev(self, i: int) -> int:
+        """The largest member <= i (i < n), or -1 (i < 0: -1)."""
+        levels = self.levels
+        h = 0
+        for words in levels:
+            if i < 0:
+                return -1
+            w = i >> 6
+            x = words[w] & ((2 << (i & 63)) - 1)
+            if x:
+                i = (w << 6) + x.bit_length() - 1
+                break
+            i = w - 1
+            h += 1
+        else:
+            return -1
+        while h:
+            h -= 1
+            i = (i << 6) + levels[h][i].bit_length() - 1
+        return i
+
+
+_SWEEP_BLOCK = 1 << 17  # sessions / queries per block of a sweep (bounds its Python lists)
+
+
+def _first_touch(p_row: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each j: the first k > j with lo[k] <= p_row[j] <= hi[k] (len(p_row) when none).
+
+    A sweep over k with the POCs not yet touched kept in a sorted set (by row): session k removes
+    the pending ones in its row range, then adds its own. Each POC is added and removed at most
+    once: O(m log m)."""
+    m = p_row.shape[0]
+    order = np.argsort(p_row, kind="stable")
+    rows = p_row[order]
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = np.arange(m, dtype=np.int64)
+    touch = np.full(m, m, dtype=np.int64)
+    pending = _SortedSet(m)
+    add, discard, nxt = pending.add, pending.discard, pending.next
+    L0 = pending.levels[0]
+    for k0 in range(0, m, _SWEEP_BLOCK):
+        k1 = min(m, k0 + _SWEEP_BLOCK)
+        a = np.searchsorted(rows, lo[k0:k1], side="left").tolist()  # pending in [a, b)
+        b = np.searchsorted(rows, hi[k0:k1], side="right").tolist()
+        hit_pos: List[int] = []
+        hit_k: List[int] = []
+        for k, p in enumerate(pos[k0:k1].tolist(), k0):
+            s, bk = a[k - k0], b[k - k0]
+            if s < bk:  # remove the pending positions in [s, bk) (level-0 words inline)
+                x = L0[s >> 6] >> (s & 63)
+                s = s + (x & -x).bit_length() - 1 if x else nxt(s)
+                while 0 <= s < bk:
+                    w = s >> 6
+                    x = L0[w] & ~(1 << (s & 63))
+                    L0[w] = x
+                    if not x:
+                        discard(w, 1)
+                    hit_pos.append(s)
+                    hit_k.append(k)
+                    x >>= s & 63
+                    s = s + (x & -x).bit_length() - 1 if x else nxt(s + 1)
+            w = p >> 6
+            x = L0[w]
+            L0[w] = x | (1 << (p & 63))
+            if not x:
+                add(w, 1)
+        touch[order[np.asarray(hit_pos, dtype=np.int64)]] = np.asarray(hit_k, dtype=np.int64)
+    return touch
+
+
 def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarray]:
     """Naked POCs: the POC of non-empty session j is naked at the end of session e >= j while no
     session k (j < k <= e) traded through its row (row(low_k) <= poc_row_j <= row(high_k)).
@@ -672,6 +815,13 @@ def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarr
     Returns per non-empty session e (length m): ``count``, ``above``, ``below`` (distances in
     price from the close of e), and with ``bar_close``: per bar of the *next* non-empty session,
     ``bar_count``, ``bar_above``, ``bar_below`` against the set at the end of the previous one.
+
+    POC j is naked for e in [j, end_j), end_j = min(first later session touching it, j +
+    naked_max_age). Counts are prefix sums. The nearest naked POC above (below) a price x is the
+    next (previous) naked one, in the stable (price, session) order of all POCs, from the first
+    POC >= x (the last <= x): the element a search of the sorted naked levels alone finds. A
+    sweep over e keeps the naked set (add j at e = j, remove it at e = end_j) and answers the
+    queries of e, one look-up per distinct (e, position): O(m log m + bars log m), in blocks.
     """
     rules = ctx.rules
     m = ctx.ne.shape[0]
@@ -688,34 +838,100 @@ def _naked(ctx: _Context, bar_close: Optional[np.ndarray]) -> Dict[str, np.ndarr
     price = np.asarray(ctx.prof.poc)[ctx.ne]
     lo = _price_rows(ctx.s_low[ctx.ne], rules)
     hi = _price_rows(ctx.s_high[ctx.ne], rules)
-    # first later session touching each POC (m when none)
-    touch = np.full(m, m, dtype=np.int64)
-    ks = np.arange(m)
-    block = max(1, 4_000_000 // max(m, 1))
-    for j0 in range(0, m, block):
-        j = ks[j0:j0 + block]
-        hit = (lo[None, :] <= p_row[j, None]) & (p_row[j, None] <= hi[None, :]) & (ks[None, :] > j[:, None])
-        any_hit = hit.any(axis=1)
-        touch[j0:j0 + block] = np.where(any_hit, hit.argmax(axis=1), m)
-    order = np.argsort(price, kind="stable")
+    ks = np.arange(m, dtype=np.int64)
+    end = _first_touch(p_row, lo, hi)
+    del p_row, lo, hi
+    if rules.naked_max_age is not None:  # naked at e while e - j < naked_max_age (e - j < m)
+        end = np.minimum(end, ks + min(rules.naked_max_age, m))
+    # count at e: the j <= e whose end is past e
+    count = (ks + 1 - np.cumsum(np.bincount(end[end < m], minlength=m))).astype(np.float64)
+    res["count"][:] = count
+    order = np.argsort(price, kind="stable")  # the levels in (price, session) order
     price_sorted = price[order]
-    j_sorted = ks[order]
-    touch_sorted = touch[order]
-    offs = ctx.data.offsets
-    for e in range(m):
-        active = (j_sorted <= e) & (touch_sorted > e)
-        if rules.naked_max_age is not None:
-            active &= e - j_sorted < rules.naked_max_age
-        levels = price_sorted[active]
-        res["count"][e] = float(levels.shape[0])
-        s = int(ctx.ne[e])
-        up, dn = _nearest(levels, ctx.s_close[s:s + 1])
-        res["above"][e], res["below"][e] = up[0], dn[0]
-        if bar_close is not None and e + 1 < m:
-            s1 = int(ctx.ne[e + 1])
-            a, b = int(offs[s1]), int(offs[s1 + 1])
-            res["bar_count"][a:b] = float(levels.shape[0])
-            res["bar_above"][a:b], res["bar_below"][a:b] = _nearest(levels, bar_close[a:b])
+    pos = np.empty(m, dtype=np.int64)
+    pos[order] = ks
+    del order
+    r_order = np.argsort(end, kind="stable")  # removals by time
+    r_end = end[r_order]
+    r_pos = pos[r_order]
+    del r_order, end
+    # the queries at e: the close of session e, and the bars [bs[e], bs[e + 1]) (the bars of
+    # session ne[e + 1]; empty sessions have none)
+    bs = np.zeros(m + 1, dtype=np.int64)
+    if bar_close is not None:
+        bs[:m - 1] = ctx.data.offsets[ctx.ne[1:]]
+        bs[m - 1:] = bar_close.shape[0]
+    cum = bs + np.arange(m + 1, dtype=np.int64)  # queries before e: cum[e] - bs[0]
+    s_close = ctx.s_close[ctx.ne]
+    naked = _SortedSet(m)
+    add, discard, nxt, prv = naked.add, naked.discard, naked.next, naked.prev
+    L0 = naked.levels[0]
+    e0 = 0
+    while e0 < m:
+        e1 = int(np.searchsorted(cum, cum[e0] + _SWEEP_BLOCK, side="right")) - 1
+        e1 = min(m, max(e0 + 1, e1))
+        b0, b1 = int(bs[e0]), int(bs[e1])
+        t = np.arange(e0, e1, dtype=np.int64)
+        q_x = s_close[e0:e1]
+        if b1 > b0:
+            t = np.concatenate([t, np.repeat(t, np.diff(bs[e0:e1 + 1]))])
+            q_x = np.concatenate([q_x, bar_close[b0:b1]])  # type: ignore[index]
+        # first POC >= x and last POC <= x, then the next / previous naked one from there
+        qa = np.searchsorted(price_sorted, q_x, side="left")
+        qb = np.searchsorted(price_sorted, q_x, side="right")  # one past the last <= x
+        ua, ia = np.unique((t - e0) * (m + 1) + qa, return_inverse=True)
+        ub, ib = np.unique((t - e0) * (m + 1) + qb, return_inverse=True)
+        del qa, qb
+        ua_t, ua_q = np.divmod(ua, m + 1)
+        ub_t, ub_q = np.divmod(ub, m + 1)
+        steps = np.arange(e1 - e0 + 1, dtype=np.int64)
+        a_bounds = np.searchsorted(ua_t, steps).tolist()
+        b_bounds = np.searchsorted(ub_t, steps).tolist()
+        ua_l, ub_l = ua_q.tolist(), (ub_q - 1).tolist()
+        del ua, ub, ua_t, ub_t, ua_q, ub_q
+        r0, r1 = np.searchsorted(r_end, [e0, e1])
+        r_l = r_pos[r0:r1].tolist()
+        r_bounds = (np.searchsorted(r_end[r0:r1], steps + e0)).tolist()
+        ans_a = [-1] * len(ua_l)
+        ans_b = [-1] * len(ub_l)
+        for e, p in enumerate(pos[e0:e1].tolist()):  # level-0 words inline, the tree past them
+            w = p >> 6
+            x = L0[w]
+            L0[w] = x | (1 << (p & 63))
+            if not x:
+                add(w, 1)
+            for i in range(r_bounds[e], r_bounds[e + 1]):
+                r = r_l[i]
+                w = r >> 6
+                x = L0[w] & ~(1 << (r & 63))
+                L0[w] = x
+                if not x:
+                    discard(w, 1)
+            for i in range(a_bounds[e], a_bounds[e + 1]):
+                q = ua_l[i]
+                x = L0[q >> 6] >> (q & 63)
+                ans_a[i] = q + (x & -x).bit_length() - 1 if x else nxt(q)
+            for i in range(b_bounds[e], b_bounds[e + 1]):
+                q = ub_l[i]
+                x = L0[q >> 6] & ((2 << (q & 63)) - 1) if q >= 0 else 0
+                ans_b[i] = ((q >> 6) << 6) + x.bit_length() - 1 if x else prv(q)
+        ja = np.asarray(ans_a, dtype=np.int64)[ia]
+        jb = np.asarray(ans_b, dtype=np.int64)[ib]
+        del ans_a, ans_b, ia, ib
+        above = np.full(q_x.shape[0], np.nan)
+        below = np.full(q_x.shape[0], np.nan)
+        ok = ja >= 0
+        above[ok] = price_sorted[ja[ok]] - q_x[ok]
+        ok = jb >= 0
+        below[ok] = q_x[ok] - price_sorted[jb[ok]]
+        k = e1 - e0
+        res["above"][e0:e1] = above[:k]
+        res["below"][e0:e1] = below[:k]
+        if b1 > b0:
+            res["bar_count"][b0:b1] = count[t[k:]]
+            res["bar_above"][b0:b1] = above[k:]
+            res["bar_below"][b0:b1] = below[k:]
+        e0 = e1
     return res
 
 
@@ -918,21 +1134,39 @@ def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
 
 
 class _Columns:
-    """Ordered float64 columns, written into one float32 [rows, F] matrix at the end."""
+    """Ordered float64 columns, written into one float32 [rows, F] matrix.
 
-    def __init__(self, rows: int) -> None:
+    With ``names`` (all the columns, in order) the matrix is allocated at once and each column
+    is written into it when set (no second copy of the columns: peak memory); without, the
+    columns are kept (as float32) and copied into the matrix at the end."""
+
+    def __init__(self, rows: int, names: Optional[Sequence[str]] = None) -> None:
         self.rows = rows
         self.cols: Dict[str, np.ndarray] = {}
+        self.names = None if names is None else tuple(names)
+        self.out = None if names is None else np.empty((rows, len(names)), dtype=np.float32)
+        self.n_set = 0
 
     def __setitem__(self, name: str, values: Any) -> None:
         arr = np.asarray(values, dtype=np.float64)
         if arr.shape != (self.rows,):
             raise AssertionError(f"column {name} has shape {arr.shape}, expected ({self.rows},)")
+        if self.names is not None:
+            j = self.n_set
+            if j >= len(self.names) or self.names[j] != name:
+                raise AssertionError(f"column {name} set out of the expected order {self.names}")
+            self.out[:, j] = arr  # type: ignore[index]
+            self.n_set += 1
+            return
         if name in self.cols:
             raise AssertionError(f"column {name} set twice")
-        self.cols[name] = arr
+        self.cols[name] = arr.astype(np.float32)  # what the matrix holds: half the memory
 
     def matrix(self) -> Tuple[np.ndarray, Tuple[str, ...]]:
+        if self.names is not None:
+            if self.n_set != len(self.names):
+                raise AssertionError(f"{len(self.names) - self.n_set} columns not set")
+            return self.out, self.names  # type: ignore[return-value]
         out = np.empty((self.rows, len(self.cols)), dtype=np.float32)
         arrays = list(self.cols.values())
         block = 16384  # rows written at once: the block stays in cache across the columns
@@ -941,6 +1175,19 @@ class _Columns:
             for j, arr in enumerate(arrays):
                 dst[:, j] = arr[a:a + block]
         return out, tuple(self.cols)
+
+
+def _session_column_names(rules: _Rules, clock: Optional[_Clock]) -> Tuple[str, ...]:
+    """The columns of ``_session_columns``, in its order."""
+    names = list(legacy_columns(rules.lookbacks))
+    names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
+    names += [f"composite_{k}" for k in ("poc", "vah", "val")]
+    names += ["naked_poc_count", "naked_poc_above_dist", "naked_poc_below_dist", "hvn_count",
+              "lvn_count", "hvn_above_dist", "hvn_below_dist", "lvn_above_dist", "lvn_below_dist"]
+    if clock is not None:
+        names += ["ib_high", "ib_low", "ib_range", "tpo_poc", "single_prints"]
+    names += [f"shape_{label}" for label in SHAPES]
+    return tuple(names + ["close_va_position"])
 
 
 def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
@@ -955,7 +1202,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     rules, prof = ctx.rules, ctx.prof
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
-    cols = _Columns(S)
+    cols = _Columns(S, _session_column_names(rules, clock))
     poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
     empty = ctx.counts == 0
 
@@ -982,23 +1229,26 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     # ---- the legacy lookback features, over the sequence of non-empty sessions
     c_close, c_cc, c_vol = ctx.s_close[ne], close_change_pct[ne], ctx.total_volume[ne]
     c_poc, c_range, c_width = poc[ne], range_pct[ne], width[ne]
+    del base, price_range, range_pct, close_change_pct, width  # peak memory
     for p in rules.lookbacks:
         ma = _rolling_mean(c_width, p)
         sd = _rolling_std(c_poc, p)
-        feats = {
-            "price_mom_{n}d": (_ratio(c_close, _lag(c_close, p)) - 1.0) * 100.0,
-            "volatility_{n}d": _rolling_std(c_cc, p),
-            "volume_trend_{n}d": (_ratio(c_vol, _lag(c_vol, p)) - 1.0) * 100.0,
-            "vpoc_change_{n}d": c_poc - _lag(c_poc, p),
-            "vpoc_pct_change_{n}d": (_ratio(c_poc, _lag(c_poc, p)) - 1.0) * 100.0,
-            "range_change_{n}d": (_ratio(c_range, _lag(c_range, p)) - 1.0) * 100.0,
-            "va_width_{n}d_ma": ma,
-            "va_width_change_{n}d": _ratio(c_width, ma),
-            "vpoc_std_{n}d": sd,
-            "vpoc_zscore_{n}d": _ratio(c_poc - _rolling_mean(c_poc, p), sd),
+        feats = {  # computed one at a time (peak memory)
+            "price_mom_{n}d": lambda: (_ratio(c_close, _lag(c_close, p)) - 1.0) * 100.0,
+            "volatility_{n}d": lambda: _rolling_std(c_cc, p),
+            "volume_trend_{n}d": lambda: (_ratio(c_vol, _lag(c_vol, p)) - 1.0) * 100.0,
+            "vpoc_change_{n}d": lambda: c_poc - _lag(c_poc, p),
+            "vpoc_pct_change_{n}d": lambda: (_ratio(c_poc, _lag(c_poc, p)) - 1.0) * 100.0,
+            "range_change_{n}d": lambda: (_ratio(c_range, _lag(c_range, p)) - 1.0) * 100.0,
+            "va_width_{n}d_ma": lambda: ma,
+            "va_width_change_{n}d": lambda: _ratio(c_width, ma),
+            "vpoc_std_{n}d": lambda: sd,
+            "vpoc_zscore_{n}d": lambda: _ratio(c_poc - _rolling_mean(c_poc, p), sd),
         }
         for template in LOOKBACK_FEATURES:
-            cols[template.format(n=p)] = _scatter(feats[template], ne, S)
+            cols[template.format(n=p)] = _scatter(feats[template](), ne, S)
+        del ma, sd, feats
+    del c_close, c_cc, c_vol, c_range, c_width
     # ---- previous session, composite, naked POCs
     prev = ctx.prev
     has_prev = prev >= 0
@@ -1178,9 +1428,10 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
     cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock)
+    del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
-                        offsets=np.arange(ctx.S + 1, dtype=np.int64), kind="session",
+                        offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
                         device=where)
 
 
@@ -1212,6 +1463,7 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
     cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock)
+    del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels, offsets=data.offsets,
                         kind="bar", device=where)
