@@ -142,6 +142,8 @@ def _leftovers(directory):
 def test_case8_cli_temp_file_unpredictable_and_no_symlink_follow(tmp_path, monkeypatch, suffix):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
+    # the CLI's default sessions are CME Globex, from the exchange calendar
+    pytest.importorskip("pandas_market_calendars", reason='needs pandas_market_calendars (pip install "vpoc[cli]")')
     from vpoc import cli
 
     src = _write_input(tmp_path)
@@ -176,6 +178,8 @@ def test_case8_cli_temp_file_unpredictable_and_no_symlink_follow(tmp_path, monke
 def test_case8_cli_failed_write_keeps_the_old_output(tmp_path, monkeypatch):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
+    # the CLI's default sessions are CME Globex, from the exchange calendar
+    pytest.importorskip("pandas_market_calendars", reason='needs pandas_market_calendars (pip install "vpoc[cli]")')
     from vpoc import cli
 
     src = _write_input(tmp_path)
