@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -569,7 +570,8 @@ def _read_legacy(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Whe
     names = list(BAR_FIELDS)
     kw: Dict[str, Any] = dict(sep=";", header=None, names=names, index_col=False,
                               skip_blank_lines=False, keep_default_na=False, engine="c",
-                              low_memory=False, compression="infer")
+                              low_memory=False, compression="infer",
+                              float_precision="round_trip")  # pandas < 3 rounds otherwise
     if opts.tz is None:
         raise ValueError(f"{path}: the legacy format stores local wall-clock times; pass tz= "
                          "(e.g. tz='America/Chicago')")
@@ -608,7 +610,8 @@ def _read_csv(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]
     sep = opts.sep or _sniff_sep(_first_line(path))
     kw: Dict[str, Any] = dict(sep=sep, header=0, index_col=False, skip_blank_lines=False,
                               keep_default_na=False, engine="c", low_memory=False,
-                              compression="infer")
+                              compression="infer",
+                              float_precision="round_trip")  # pandas < 3 rounds otherwise
     try:
         header = list(pd.read_csv(path, nrows=0, **kw).columns)
     except pd.errors.EmptyDataError:
@@ -915,19 +918,19 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
             raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}")
         return _localize(wall.view("datetime64[ns]"), where, opts)
     try:
-        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-    except ValueError as e:  # mixed UTC offsets, or offsets on some rows only
+        with warnings.catch_warnings():  # pandas < 3 warns (FutureWarning) where 3 raises
+            warnings.simplefilter("error", FutureWarning)
+            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+    except (ValueError, FutureWarning) as e:  # mixed UTC offsets, or offsets on some rows only
         if fmt != "ISO8601":
             raise ValueError(f"{where.source}: cannot parse timestamps with format {fmt!r}: "
                              f"{e}") from None
-        has_tz = text.str.contains(_TZ_SUFFIX_RE, regex=True).to_numpy(dtype=bool)
-        if (has_tz != has_tz[0]).any():
-            i = int(np.argmax(has_tz != has_tz[0]))
-            state = "has a UTC offset" if has_tz[i] else "has no UTC offset"
-            raise ValueError(f"{where(i)}: timestamp {text.iloc[i]!r} {state} but {where(0)} "
-                             f"{'does not' if has_tz[i] else 'does'}; mixing them is not "
-                             "allowed") from None
+        _check_offsets_not_mixed(text, where)
         parsed = pd.to_datetime(text, format=fmt, errors="coerce", utc=True)
+    else:
+        if fmt == "ISO8601" and isinstance(parsed.dtype, pd.DatetimeTZDtype):
+            # pandas < 3 reads naive stamps among aware ones as UTC (unparsed ones are named below)
+            _check_offsets_not_mixed(text, where, np.asarray(parsed.notna(), dtype=bool))
     bad = np.asarray(parsed.isna(), dtype=bool)
     i = _first(bad)
     if i is not None:
@@ -937,6 +940,21 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)
     return _localize(parsed, where, opts)
+
+
+def _check_offsets_not_mixed(text: Any, where: _Where,
+                             rows: Optional[npt.NDArray[np.bool_]] = None) -> None:
+    """ISO 8601 stamps either all carry a UTC offset or none does (never guessed per row);
+    ``rows`` limits the check to those rows (the first row is always checked against)."""
+    has_tz = text.str.contains(_TZ_SUFFIX_RE, regex=True).to_numpy(dtype=bool)
+    differs = has_tz != has_tz[0] if len(has_tz) else has_tz
+    if rows is not None:
+        differs &= rows
+    if differs.any():
+        i = int(np.argmax(differs))
+        state = "has a UTC offset" if has_tz[i] else "has no UTC offset"
+        raise ValueError(f"{where(i)}: timestamp {text.iloc[i]!r} {state} but {where(0)} "
+                         f"{'does not' if has_tz[i] else 'does'}; mixing them is not allowed")
 
 
 def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_]]:
