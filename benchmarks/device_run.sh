@@ -12,11 +12,11 @@
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
 #                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
-#   VPOC_PYTEST_ARGS    what the pytest step runs (default "-x tests": the whole suite, stopping at
-#                       the first failure; tests that need a package this machine lacks -- polars,
+#   VPOC_PYTEST_ARGS    what the pytest step runs (default "-n 8 -p no:benchmark tests" with
+#                       pytest-xdist, else "-x tests": the whole suite; tests that need a package this machine lacks -- polars,
 #                       pandas_market_calendars, dask, ... -- skip with the reason in the log)
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
-#   VPOC_PYTEST_LIMIT_S most seconds of the pytest step (default 240; the whole suite wants ~400 on one H100)
+#   VPOC_PYTEST_LIMIT_S most seconds of the pytest step (default 240; the whole suite: ~130 s on 8 xdist workers on one H100)
 #   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
 #   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
 #                       timeout is cut to what is left, keeping VPOC_BENCH_RESERVE_S seconds for
@@ -26,6 +26,11 @@
 #   VPOC_RACE_K         racecheck only: the tests it runs, and-ed with VPOC_SAN_K (default: the
 #                       GPU-vs-CPU equality tests of trades, bars and the developing series)
 #   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
+#   VPOC_BASELINE_TREE  a source tree of an earlier commit (e.g. from `git archive`): adds a step
+#                       after bench that builds it into a private folder and runs its own
+#                       bench_gpu.py on the same machine ($OUT/baseline.json), for
+#                       `python benchmarks/compare.py $OUT/baseline.json $OUT/<gpu>.json`
+#   VPOC_BASELINE_COMMIT the commit that tree is (recorded in baseline.json)
 #   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
 #   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
 set -uo pipefail
@@ -45,7 +50,13 @@ export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
 STEPS=",${VPOC_STEPS:-env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train},"
-export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x tests}
+# the whole suite wants ~480 s serially on one H100, ~130 s on 8 pytest-xdist workers (where the
+# machine has xdist; pytest-benchmark's "disabled under xdist" warning is an error under -W error)
+if $PY -c "import xdist" 2>/dev/null; then
+  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n 8 -p no:benchmark tests}
+else
+  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x tests}
+fi
 DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
@@ -150,6 +161,16 @@ step profile "$(min 90 $(($(left) - BENCH_RESERVE)))" '
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
+
+# an earlier tree's own benchmark on this machine, in this run: before/after ratios that compare
+[[ -n ${VPOC_BASELINE_TREE:-} ]] && STEPS="${STEPS}baseline,"
+step baseline "$(min 240 $(($(left) - 5)))" '
+  rm -rf "$WORK/baseline" &&
+  $PY -m pip install --no-build-isolation --no-deps --no-index -q --target "$WORK/baseline" \
+    "$VPOC_BASELINE_TREE" -Ccmake.define.VPOC_GPU_BACKEND=cuda \
+    -Ccmake.define.CMAKE_CUDA_ARCHITECTURES='"$ARCH"' 2>&1 | tail -n 5 &&
+  cd "$VPOC_BASELINE_TREE" && PYTHONPATH="$WORK/baseline" VPOC_GIT_COMMIT="${VPOC_BASELINE_COMMIT:-baseline}" \
+    $PY benchmarks/bench_gpu.py --out "$OUT/baseline.json" 2>&1 | tee "$WORK/baseline_bench.txt"'
 
 # examples/train.py on the GPU (synthetic ES data): features with vpoc on the device, an MLP with AMP.
 step train "$(min 180 $(($(left) - 5)))" '

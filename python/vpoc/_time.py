@@ -14,7 +14,8 @@ import numpy as np
 
 from ._arrays import unmasked
 
-__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "epoch_ns", "likely_unit", "ns_range_error"]
+__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "datetime64_ns", "epoch_ns", "likely_unit",
+           "ns_range_error"]
 
 #: Nanoseconds per unit.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -105,3 +106,36 @@ def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: s
     if scale > 1 and arr.size:
         arr = arr * scale
     return np.ascontiguousarray(arr)
+
+
+def datetime64_ns(arr: np.ndarray, name: str) -> np.ndarray:
+    """A datetime64 array of any unit, without NaT, as int64 ns since the epoch.
+
+    An instant outside the int64 nanosecond range (about 1677-09-21 .. 2262-04-11) or finer
+    than 1 ns raises ValueError naming its index (numpy's own conversion wraps silently before
+    2.5 and raises OverflowError naming nothing from 2.5)."""
+    if arr.dtype == np.dtype("datetime64[ns]"):
+        return arr.view(np.int64)
+    unit = np.datetime_data(arr.dtype)[0]
+    if unit == "generic":
+        raise ValueError(f"{name} is datetime64 without a unit; give one, e.g. "
+                         f"np.asarray({name}, dtype='datetime64[ns]')")
+    flat = arr.reshape(-1)
+    try:
+        with np.errstate(all="ignore"):
+            ns = flat.astype("datetime64[ns]")
+        bad = np.isnat(ns) | (ns.astype(arr.dtype) != flat)  # wrapped, or rounded
+    except OverflowError:  # numpy >= 2.5: find the element one at a time (the error path only)
+        ns = None
+        bad = np.zeros(flat.shape, dtype=bool)
+        for i, x in enumerate(flat):
+            try:
+                y = x.astype("datetime64[ns]")
+                bad[i] = bool(np.isnat(y) or y.astype(arr.dtype) != x)
+            except OverflowError:
+                bad[i] = True
+    if ns is None or bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name}[{i}] = {flat[i]} is not an instant in int64 nanoseconds "
+                         "(1677-09-21 .. 2262-04-11, whole ns)")
+    return ns.view(np.int64).reshape(arr.shape)

@@ -17,7 +17,7 @@ from ._api import _sessions, from_bars, from_trades
 from ._arrays import as_prices, as_volume, gpu_location, unmasked
 from ._optional import require
 from ._profiles import Profiles
-from ._time import check_time_unit, epoch_ns
+from ._time import check_time_unit, datetime64_ns, epoch_ns
 from .synth import SynthBars
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -343,7 +343,7 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
             raise ValueError(f"timestamp[{int(np.argmax(np.isnat(arr)))}] is NaT")
-        out = arr.astype("datetime64[ns]").view(np.int64)
+        out = datetime64_ns(arr, "timestamp")
     elif arr.dtype.kind in "iu":
         out = epoch_ns(arr, "timestamp", time_unit)
     else:

@@ -35,7 +35,8 @@ import numpy.typing as npt
 from ._arrays import as_array, unmasked
 from ._files import atomic_write
 from ._optional import require
-from ._time import TIME_UNITS, check_plausible, check_time_unit, epoch_ns, ns_range_error
+from ._time import (TIME_UNITS, check_plausible, check_time_unit, datetime64_ns, epoch_ns,
+                    ns_range_error)
 
 __all__ = [
     "Bars",
@@ -87,7 +88,7 @@ def _as_ns(x: Any, name: str) -> Int64Array:
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
             raise ValueError(f"{name}[{int(np.argmax(np.isnat(arr)))}] is NaT")
-        arr = arr.astype("datetime64[ns]").view(np.int64)
+        arr = datetime64_ns(arr, name)
     arr = as_array(arr, name)
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -564,14 +565,19 @@ def _drop_blank_lines(df: Any, first_line: int, path: str) -> Tuple[Any, _Where]
     return df, _Where(path, lines=lines)
 
 
+def _exact_floats(pd: Any) -> Dict[str, str]:
+    """read_csv arguments that parse every float exactly (the nearest double): pandas < 3 rounds
+    in its default parser and needs float_precision='round_trip', which 3.1 deprecates."""
+    return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def _read_legacy(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
     import pandas as pd
 
     names = list(BAR_FIELDS)
     kw: Dict[str, Any] = dict(sep=";", header=None, names=names, index_col=False,
                               skip_blank_lines=False, keep_default_na=False, engine="c",
-                              low_memory=False, compression="infer",
-                              float_precision="round_trip")  # pandas < 3 rounds otherwise
+                              low_memory=False, compression="infer", **_exact_floats(pd))
     if opts.tz is None:
         raise ValueError(f"{path}: the legacy format stores local wall-clock times; pass tz= "
                          "(e.g. tz='America/Chicago')")
@@ -610,8 +616,7 @@ def _read_csv(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]
     sep = opts.sep or _sniff_sep(_first_line(path))
     kw: Dict[str, Any] = dict(sep=sep, header=0, index_col=False, skip_blank_lines=False,
                               keep_default_na=False, engine="c", low_memory=False,
-                              compression="infer",
-                              float_precision="round_trip")  # pandas < 3 rounds otherwise
+                              compression="infer", **_exact_floats(pd))
     try:
         header = list(pd.read_csv(path, nrows=0, **kw).columns)
     except pd.errors.EmptyDataError:
@@ -985,7 +990,7 @@ def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_]]:
     hh, mi, ss = num(9, 11), num(11, 13), num(13, 15)
     bad |= (mo < 1) | (mo > 12) | (d < 1) | (hh > 23) | (mi > 59) | (ss > 59)
     month = ((y - 1970) * 12 + np.clip(mo, 1, 12) - 1).astype("datetime64[M]")
-    day = month.astype("datetime64[D]") + np.maximum(d, 1) - 1
+    day = month.astype("datetime64[D]") + (np.maximum(d, 1) - 1).astype("timedelta64[D]")
     bad |= day.astype("datetime64[M]") != month  # e.g. February 30
     ns = (day.astype(np.int64) * 86_400 + (hh * 60 + mi) * 60 + ss) * 1_000_000_000
     return ns, bad

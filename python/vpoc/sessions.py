@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from ._arrays import unmasked
 from ._optional import require
-from ._time import check_time_unit, epoch_ns
+from ._time import check_time_unit, datetime64_ns, epoch_ns
 from .io import _zone
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -497,7 +497,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
         nat = np.isnat(arr)
         if nat.any():
             raise ValueError(f"ts[{int(np.argmax(nat))}] is NaT")
-        arr = arr.astype("datetime64[ns]").view(np.int64)
+        arr = datetime64_ns(arr, "ts")
     elif arr.dtype.kind in "iu":
         arr = epoch_ns(arr, "ts", time_unit)
     else:

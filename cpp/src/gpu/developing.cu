@@ -28,8 +28,10 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
     sc.path_run = smem + 3 * b.widest;
     sc.path_lo = reinterpret_cast<int32_t*>(smem + 4 * b.widest);
     sc.path_hi = sc.path_lo + b.widest;
-    sc.order = sc.path_hi + b.widest;
-    sc.pos = sc.order + b.widest;
+    if (opt.va_method == VaMethod::greedy) {  // [widest] more of each (see kDevelopingOrderBytes)
+      sc.order = sc.path_hi + b.widest;
+      sc.pos = sc.order + b.widest;
+    }
     for (int64_t k = 0; k < w; ++k) {
       sc.v[k] = 0.0;
       sc.vf[k] = Fixed{};
@@ -61,7 +63,8 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
 void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
                        unsigned* failed, gpuStream_t stream) {
   if (b.n <= 0) return;
-  const int64_t smem = b.widest * kDevelopingRowBytes;
+  const int64_t row_bytes = kDevelopingRowBytes - (opt.va_method == VaMethod::greedy ? 0 : kDevelopingOrderBytes);
+  const int64_t smem = b.widest * row_bytes;
   const bool in_smem = smem <= kSmemBytes;
   if (!in_smem) {
     VPOC_GPU_CHECK(gpuMemsetAsync(b.v, 0, static_cast<size_t>(b.scratch_rows) * sizeof(double), stream));

@@ -27,8 +27,11 @@ struct DevelopingBatch {
   double *dev_poc = nullptr, *dev_vah = nullptr, *dev_val = nullptr;        // [N] by absolute input row
 };
 
-// Bytes of scratch per scratch row (v, vf, run, lo, hi, order, pos).
+// Bytes of scratch per scratch row (v, vf, run, lo, hi, order, pos); order and pos serve
+// va_method greedy only, so the other methods' shared-memory copy leaves them out (8 bytes less
+// per row: more blocks fit an SM, and a batch of ~1000 sessions runs in one wave).
 inline constexpr int64_t kDevelopingRowBytes = 8 + 16 + 8 + 4 * 4;
+inline constexpr int64_t kDevelopingOrderBytes = 4 * 2;
 
 // Runs the developing series of the batch; the inputs are `in` with element 0 = absolute row base.
 // *failed (device) is set to 1 when a row falls outside its session's scratch (internal error).
