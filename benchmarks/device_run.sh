@@ -52,7 +52,10 @@ ARCH=${VPOC_CUDA_ARCH:-90}
 STEPS=",${VPOC_STEPS:-env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train},"
 # the whole suite wants ~480 s serially on one H100, ~130 s on 8 pytest-xdist workers (where the
 # machine has xdist; pytest-benchmark's "disabled under xdist" warning is an error under -W error)
-if $PY -c "import xdist" 2>/dev/null; then
+# (and pytest-timeout, where it is there: a test that hangs fails with its stack after 120 s)
+if $PY -c "import xdist, pytest_timeout" 2>/dev/null; then
+  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n 8 -p no:benchmark --timeout 120 tests}
+elif $PY -c "import xdist" 2>/dev/null; then
   export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n 8 -p no:benchmark tests}
 else
   export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x tests}

@@ -566,9 +566,11 @@ def _drop_blank_lines(df: Any, first_line: int, path: str) -> Tuple[Any, _Where]
 
 
 def _exact_floats(pd: Any) -> Dict[str, str]:
-    """read_csv arguments that parse every float exactly (the nearest double): pandas < 3 rounds
-    in its default parser and needs float_precision='round_trip', which 3.1 deprecates."""
-    return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+    """read_csv arguments that parse every float exactly (the nearest double): pandas < 3.1 rounds
+    in its default parser and needs float_precision='round_trip', which 3.1 makes the default
+    and deprecates."""
+    major, minor = (int(x) for x in re.findall(r"\d+", pd.__version__)[:2])
+    return {"float_precision": "round_trip"} if (major, minor) < (3, 1) else {}
 
 
 def _read_legacy(path: str, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
