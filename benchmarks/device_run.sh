@@ -31,12 +31,17 @@
 #                       bench_gpu.py on the same machine ($OUT/baseline.json), for
 #                       `python benchmarks/compare.py $OUT/baseline.json $OUT/<gpu>.json`
 #   VPOC_BASELINE_COMMIT the commit that tree is (recorded in baseline.json)
+#   VPOC_BASELINE_ROUNDS with a baseline tree: after the two full benchmarks, this many more
+#                       rounds of VPOC_BASELINE_WORKLOADS (default batch), this tree then the
+#                       baseline each round ($OUT/rounds/{new,old}_<k>.json): host-bound
+#                       latencies move between runs, alternating rounds compare them
 #   VPOC_GIT_COMMIT     commit recorded in the benchmark JSON when the tree has no .git
 #   HYPOTHESIS_PROFILE  profile of the full pytest run (default ci)
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 ROOT=$PWD
+export ROOT
 export OUT=${OUT:-${TMPDIR:-/tmp}/vpoc_device_out}
 mkdir -p "$OUT"
 LOG=$OUT/device_run.log
@@ -173,7 +178,17 @@ step baseline "$(min 240 $(($(left) - 5)))" '
     "$VPOC_BASELINE_TREE" -Ccmake.define.VPOC_GPU_BACKEND=cuda \
     -Ccmake.define.CMAKE_CUDA_ARCHITECTURES='"$ARCH"' 2>&1 | tail -n 5 &&
   cd "$VPOC_BASELINE_TREE" && PYTHONPATH="$WORK/baseline" VPOC_GIT_COMMIT="${VPOC_BASELINE_COMMIT:-baseline}" \
-    $PY benchmarks/bench_gpu.py --out "$OUT/baseline.json" 2>&1 | tee "$WORK/baseline_bench.txt"'
+    $PY benchmarks/bench_gpu.py --out "$OUT/baseline.json" 2>&1 | tee "$WORK/baseline_bench.txt" &&
+  for k in $(seq 1 "${VPOC_BASELINE_ROUNDS:-0}"); do
+    mkdir -p "$OUT/rounds" &&
+    (cd "$ROOT" && $PY benchmarks/bench_gpu.py --workloads "${VPOC_BASELINE_WORKLOADS:-batch}" \
+       --out "$OUT/rounds/new_$k.json" >/dev/null 2>&1) &&
+    PYTHONPATH="$WORK/baseline" VPOC_GIT_COMMIT="${VPOC_BASELINE_COMMIT:-baseline}" \
+      $PY benchmarks/bench_gpu.py --workloads "${VPOC_BASELINE_WORKLOADS:-batch}" \
+      --out "$OUT/rounds/old_$k.json" >/dev/null 2>&1 &&
+    echo "round $k: new $(grep -o "\"vpoc_s\": [0-9.e-]*" "$OUT/rounds/new_$k.json" | head -n1)" \
+         "old $(grep -o "\"vpoc_s\": [0-9.e-]*" "$OUT/rounds/old_$k.json" | head -n1)"
+  done'
 
 # examples/train.py on the GPU (synthetic ES data): features with vpoc on the device, an MLP with AMP.
 step train "$(min 180 $(($(left) - 5)))" '
