@@ -44,6 +44,12 @@ def test_out_of_range_or_finer_than_ns_names_the_element(values, index):
         datetime64_ns(values, "ts")
 
 
+@pytest.mark.parametrize("unit", ["s", "ns"])
+def test_nat_names_the_element(unit):
+    with pytest.raises(ValueError, match=r"^ts\[1\] is NaT$"):
+        datetime64_ns(np.array(["2025-03-10", "NaT"], dtype=f"datetime64[{unit}]"), "ts")
+
+
 def test_generic_unit_is_refused():
     with pytest.raises(ValueError, match="ts is datetime64 without a unit"):
         datetime64_ns(np.zeros(2, dtype="datetime64"), "ts")

@@ -109,11 +109,14 @@ def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: s
 
 
 def datetime64_ns(arr: np.ndarray, name: str) -> np.ndarray:
-    """A datetime64 array of any unit, without NaT, as int64 ns since the epoch.
+    """A datetime64 array of any unit as int64 ns since the epoch.
 
-    An instant outside the int64 nanosecond range (about 1677-09-21 .. 2262-04-11) or finer
-    than 1 ns raises ValueError naming its index (numpy's own conversion wraps silently before
-    2.5 and raises OverflowError naming nothing from 2.5)."""
+    NaT (a missing time), an instant outside the int64 nanosecond range (about 1677-09-21 ..
+    2262-04-11) or one finer than 1 ns raises ValueError naming its index (numpy's own conversion
+    wraps silently before 2.5 and raises OverflowError naming nothing from 2.5)."""
+    nat = np.isnat(arr)
+    if nat.any():
+        raise ValueError(f"{name}[{int(np.argmax(nat))}] is NaT")
     if arr.dtype == np.dtype("datetime64[ns]"):
         return arr.view(np.int64)
     unit = np.datetime_data(arr.dtype)[0]

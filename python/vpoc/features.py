@@ -341,8 +341,6 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"timestamp must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":
-        if np.isnat(arr).any():
-            raise ValueError(f"timestamp[{int(np.argmax(np.isnat(arr)))}] is NaT")
         out = datetime64_ns(arr, "timestamp")
     elif arr.dtype.kind in "iu":
         out = epoch_ns(arr, "timestamp", time_unit)

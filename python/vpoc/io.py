@@ -86,8 +86,6 @@ _NONEXISTENT = ("raise", "shift_forward", "shift_backward")
 def _as_ns(x: Any, name: str) -> Int64Array:
     arr = np.asarray(unmasked(x, name))
     if arr.dtype.kind == "M":
-        if np.isnat(arr).any():
-            raise ValueError(f"{name}[{int(np.argmax(np.isnat(arr)))}] is NaT")
         arr = datetime64_ns(arr, name)
     arr = as_array(arr, name)
     if arr.size == 0:

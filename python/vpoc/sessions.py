@@ -494,9 +494,6 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
     if arr.ndim != 1:
         raise ValueError(f"ts must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":
-        nat = np.isnat(arr)
-        if nat.any():
-            raise ValueError(f"ts[{int(np.argmax(nat))}] is NaT")
         arr = datetime64_ns(arr, "ts")
     elif arr.dtype.kind in "iu":
         arr = epoch_ns(arr, "ts", time_unit)
