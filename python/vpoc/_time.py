@@ -14,7 +14,8 @@ import numpy as np
 
 from ._arrays import unmasked
 
-__all__ = ["TIME_UNITS", "check_time_unit", "check_plausible", "datetime64_ns", "epoch_ns", "likely_unit",
+__all__ = ["LABELS", "TIME_UNITS", "bar_opens", "check_label", "check_time_unit", "check_plausible",
+           "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error"]
 
 #: Nanoseconds per unit.
@@ -142,3 +143,117 @@ def datetime64_ns(arr: np.ndarray, name: str) -> np.ndarray:
         raise ValueError(f"{name}[{i}] = {flat[i]} is not an instant in int64 nanoseconds "
                          "(1677-09-21 .. 2262-04-11, whole ns)")
     return ns.view(np.int64).reshape(arr.shape)
+
+
+def zone(tz: Any) -> Any:
+    """``tz`` as a tzinfo: a tzinfo as is, or an IANA name ('America/Chicago', 'UTC')."""
+    import datetime as _dt
+    import zoneinfo
+
+    if isinstance(tz, _dt.tzinfo):
+        return tz
+    if not isinstance(tz, str):
+        raise TypeError(f"tz must be a time zone name such as 'America/Chicago' or a tzinfo, "
+                        f"got {type(tz).__name__}")
+    try:
+        return zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"tz={tz!r} is not a known time zone (IANA name such as "
+                         "'America/Chicago', 'UTC')") from None
+
+
+#: The labels a bar's timestamp can carry: the bar's open or its close.
+LABELS = ("open", "close")
+# Share of the positive spacings that must equal the modal one before an interval is inferred:
+# below it the data has no clear bar interval and the caller must pass interval=.
+_MODAL_SHARE = 0.5
+_UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "sec": 1_000_000_000,
+            "min": 60_000_000_000, "t": 60_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000,
+            "hour": 3_600_000_000_000, "d": 86_400_000_000_000, "day": 86_400_000_000_000}
+
+
+def check_label(label: Any, name: str = "label") -> str:
+    """``label`` validated: "open" (timestamps are bar opens) or "close" (bar closes)."""
+    if not isinstance(label, str) or label not in LABELS:
+        raise ValueError(f"{name} must be 'open' (timestamps are bar opens) or 'close' (bar closes), "
+                         f"got {label!r}")
+    return label
+
+
+def interval_ns(interval: Any, name: str = "interval") -> Optional[int]:
+    """``interval`` as positive int64 nanoseconds, or None (infer): seconds as a number,
+    a ``datetime.timedelta`` / ``numpy.timedelta64``, or a string such as "60s", "1min", "5T"."""
+    import datetime as _dt
+    import re
+
+    if interval is None:
+        return None
+    if isinstance(interval, bool):
+        raise TypeError(f"{name} must be seconds (a number), a timedelta or a string such as '1min', "
+                        "got bool")
+    if isinstance(interval, _dt.timedelta):
+        ns = (interval.days * 86_400 + interval.seconds) * 1_000_000_000 + interval.microseconds * 1_000
+    elif isinstance(interval, np.timedelta64):
+        if np.isnat(interval):
+            raise ValueError(f"{name} must be a positive duration, got NaT")
+        ns = int(interval.astype("timedelta64[ns]").astype(np.int64))
+    elif isinstance(interval, (int, np.integer)):
+        ns = int(interval) * 1_000_000_000
+    elif isinstance(interval, (float, np.floating)):
+        if not np.isfinite(interval):
+            raise ValueError(f"{name} must be a positive number of seconds, got {interval!r}")
+        ns = int(round(float(interval) * 1e9))
+        if ns != float(interval) * 1e9:
+            raise ValueError(f"{name}={interval!r} seconds is not a whole number of nanoseconds")
+    elif isinstance(interval, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)?\s*([a-zA-Z]+)\s*", interval)
+        unit = m.group(2).lower() if m else ""
+        unit = {"mins": "min", "minute": "min", "minutes": "min", "secs": "sec", "second": "sec",
+                "seconds": "sec", "hours": "hour", "days": "day"}.get(unit, unit)
+        if not m or unit not in _UNIT_NS:
+            raise ValueError(f"{name}={interval!r} is not a duration such as '60s', '1min', '5min', '1h'")
+        ns = int(round(float(m.group(1) or 1) * _UNIT_NS[unit]))
+    else:
+        raise TypeError(f"{name} must be seconds (a number), a timedelta or a string such as '1min', "
+                        f"got {type(interval).__name__}")
+    if ns <= 0:
+        raise ValueError(f"{name} must be a positive duration, got {interval!r}")
+    return ns
+
+
+def infer_interval_ns(ts: np.ndarray, name: str = "timestamp") -> int:
+    """The bar interval of int64-ns ``ts``: the modal positive spacing between consecutive distinct
+    timestamps. Raises ValueError (asking for interval=) when there are fewer than two distinct
+    timestamps or no spacing covers at least half of them."""
+    t = np.unique(np.asarray(ts, dtype=np.int64))
+    if t.size < 2:
+        raise ValueError(f"cannot infer the bar interval from {t.size} distinct {name} value(s): "
+                         "pass interval= (seconds, or a string such as '1min')")
+    gaps = np.diff(t)
+    values, counts = np.unique(gaps, return_counts=True)
+    k = int(np.argmax(counts))
+    if counts[k] < _MODAL_SHARE * gaps.size:
+        raise ValueError(f"{name} has no clear bar interval (the most common spacing, {int(values[k])} ns, "
+                         f"covers {counts[k]} of {gaps.size} gaps): pass interval= (seconds, or a "
+                         "string such as '1min')")
+    return int(values[k])
+
+
+def bar_opens(ts: np.ndarray, label: Any = "open", interval: Any = None, *,
+              name: str = "timestamp") -> Tuple[np.ndarray, Optional[int]]:
+    """The bars' open times (int64 ns) from timestamps stamped at bar ``label``, and the interval
+    used (ns; None when label="open" and no interval was given). label="close" subtracts the bar
+    interval: ``interval=`` or, when None, the modal spacing (infer_interval_ns). The one place
+    where close stamps become open stamps: readers, sessions, features, Live and dask call it."""
+    label = check_label(label)
+    step = interval_ns(interval)
+    t = np.asarray(ts, dtype=np.int64)
+    if label == "open":
+        return t, step
+    if step is None:
+        step = infer_interval_ns(t, name)
+    lo = np.iinfo(np.int64).min + 1 + step
+    if t.size and int(t.min()) < lo:
+        i = int(np.argmin(t))
+        raise ValueError(f"{name}[{i}] minus the bar interval leaves the int64 nanosecond range")
+    return t - step, step

@@ -22,7 +22,7 @@ import numpy as np
 from . import _core
 from . import _live_state as _state
 from . import features as _f
-from . import sessions as _s
+from .sessions import _core as _s
 from ._api import _bool, _int, _real, _str, from_bars, from_trades
 from ._profiles import NO_ROW, Profiles
 from ._time import TIME_UNITS, check_time_unit, epoch_ns

@@ -32,10 +32,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import as_array, unmasked
-from ._files import atomic_write
-from ._optional import require
-from ._time import (TIME_UNITS, check_plausible, check_time_unit, datetime64_ns, epoch_ns,
+from .._arrays import as_array, unmasked
+from .._files import atomic_write
+from .._optional import require
+from .._time import zone as _zone
+from .._time import (TIME_UNITS, check_plausible, check_time_unit, datetime64_ns, epoch_ns,
                     ns_range_error)
 
 __all__ = [
@@ -358,21 +359,6 @@ class _Options:
                         columns=_check_columns(columns, fields), sep=sep,
                         time_format=time_format, time_unit=time_unit, ambiguous=ambiguous,
                         nonexistent=nonexistent, strict_ohlc=bool(strict_ohlc), fields=fields)
-
-
-def _zone(tz: Any) -> Any:
-    import zoneinfo
-
-    if isinstance(tz, _dt.tzinfo):
-        return tz
-    if not isinstance(tz, str):
-        raise TypeError(f"tz must be a time zone name such as 'America/Chicago' or a tzinfo, "
-                        f"got {type(tz).__name__}")
-    try:
-        return zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"tz={tz!r} is not a known time zone (IANA name such as "
-                         "'America/Chicago', 'UTC')") from None
 
 
 def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:

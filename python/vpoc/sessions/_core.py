@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._arrays import unmasked
-from ._optional import require
-from ._time import check_time_unit, datetime64_ns, epoch_ns
-from .io import _zone
+from .._arrays import unmasked
+from .._optional import require
+from .._time import check_time_unit, datetime64_ns, epoch_ns
+from .._time import zone as _zone
 
 if TYPE_CHECKING:  # pragma: no cover
     from pandas_market_calendars import MarketCalendar

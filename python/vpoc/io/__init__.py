@@ -1,0 +1,15 @@
+"""Readers and writers of bars and trades (text, CSV, Parquet, DataFrames) and the file inspector.
+
+Contract: public names re-exported here; each module of the package has one job.
+"""
+
+from ._core import Bars, Trades, read_bars, read_trades, write_bars, write_trades
+
+__all__ = [
+    "Bars",
+    "Trades",
+    "read_bars",
+    "read_trades",
+    "write_bars",
+    "write_trades",
+]

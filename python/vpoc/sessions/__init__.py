@@ -1,0 +1,16 @@
+"""Session definitions from timestamps (CME Globex, RTH, daily, custom windows).
+
+Contract: public names re-exported here; the rules live in the package's private modules.
+"""
+
+from ._core import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES, Sessions, custom, daily, globex, rth
+
+__all__ = [
+    "DEFAULT_CALENDAR",
+    "DEFAULT_TRADE_DATES",
+    "Sessions",
+    "custom",
+    "daily",
+    "globex",
+    "rth",
+]
