@@ -10,11 +10,14 @@ from ._api import (backends, empty_cache, from_bars, from_trades, gpu_available,
 from ._core import OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
+from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
 from .features import FeatureTable, bar_features, session_features
 from .live import Live
 
 __all__ = [
+    "DroppedRowsWarning",
     "FeatureTable",
+    "GuessedDefaultWarning",
     "Live",
     "NO_ROW",
     "OutOfMemoryError",
