@@ -10,7 +10,7 @@ together with its own leading rows of that session (a session spanning several p
 carried along until it ends). Each carry step runs beside its partition, so only the carried
 rows (at most one session per partition) move between workers; the carry steps form a chain
 (cheap: a scan of the labels), everything else runs in parallel. The result
-has one row per session (index ``session``, the columns of :data:`vpoc.cli.PROFILE_COLUMNS`),
+has one row per session (index ``session``, the columns of :data:`vpoc._stream.PROFILE_COLUMNS`),
 as many partitions as the input (some may be empty) and unknown divisions.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 from . import _api
 from ._optional import require
 from ._time import check_time_unit, epoch_ns
-from .cli import empty_profile_table, profile_table
+from ._stream import empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -288,7 +288,7 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] =
     ``session=``: NaT). ``open`` is used when ddf has that column (``distribute="legacy"`` reads it).
     ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
     Other options as in :func:`vpoc.from_bars`. Returns a dask DataFrame indexed by session label
-    with the columns of :data:`vpoc.cli.PROFILE_COLUMNS`; ``compute()`` it.
+    with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget)

@@ -1,0 +1,95 @@
+"""The per-session result table shared by ``vpoc profile`` and :mod:`vpoc.dask`.
+
+Contract: :func:`profile_table` gives one row per session with the columns :data:`PROFILE_COLUMNS`;
+:func:`empty_profile_table` the same columns and dtypes with zero rows. Needs pandas.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from . import _api
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["PROFILE_COLUMNS", "empty_profile_table", "profile_table"]
+
+#: Columns of ``vpoc profile`` output and of ``vpoc.dask`` results, in order (``session`` is the
+#: index in ``vpoc.dask`` results and the first column in files).
+PROFILE_COLUMNS: Tuple[str, ...] = (
+    "session", "start", "end", "count", "poc", "vah", "val", "low", "high",
+    "total_volume", "va_volume", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
+)
+_PER_SESSION = ("poc", "vah", "val", "total_volume", "va_volume",
+                "poc_row", "vah_row", "val_row", "low_row", "n_rows")
+
+
+def _utc(ns: np.ndarray) -> np.ndarray:
+    """int64 ns since the epoch (``NO_ROW`` / int64 min = missing) as datetime64[ns] (NaT)."""
+    return np.asarray(ns, dtype=np.int64).view("datetime64[ns]")
+
+
+def profile_table(prof: Any, labels: Any, offsets: Optional[np.ndarray] = None,
+                  timestamp: Optional[np.ndarray] = None) -> "pd.DataFrame":
+    """One row per session with the columns :data:`PROFILE_COLUMNS` (``session`` as a column).
+
+    ``prof``: a :class:`vpoc.Profiles` (GPU results are copied to the host); ``labels``: the S
+    session labels; ``offsets``: the CSR input-row offsets [S+1] the profiles were computed from.
+    ``count``: the session's input rows (bars or trades; 0 without ``offsets``); ``start`` /
+    ``end``: the times of its first and last row from ``timestamp`` [N] (int64 ns UTC), NaT for
+    empty sessions or without timestamps; ``low`` / ``high``: the prices of its lowest / highest
+    profile row (NaN for empty sessions); the other columns are the ``Profiles`` fields
+    (``n_rows`` counts price rows).
+    """
+    import pandas as pd
+
+    prof = prof.cpu()
+    S = prof.n_sessions
+    labels = np.asarray(labels)
+    if labels.shape != (S,):
+        raise ValueError(f"labels must have one entry per session ({S}), got shape {labels.shape}")
+    if offsets is None:
+        counts = np.zeros(S, dtype=np.int64)
+        first = last = np.full(S, -1, dtype=np.int64)
+    else:
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if offsets.shape != (S + 1,):
+            raise ValueError(f"offsets must have S+1 = {S + 1} entries, got shape {offsets.shape}")
+        counts = np.diff(offsets)
+        first, last = offsets[:-1], offsets[1:] - 1
+    nat = np.iinfo(np.int64).min
+    start = np.full(S, nat, dtype=np.int64)
+    end = np.full(S, nat, dtype=np.int64)
+    if timestamp is not None and offsets is not None:
+        ts = np.asarray(timestamp, dtype=np.int64)
+        if ts.shape[0] != offsets[-1]:
+            raise ValueError(f"timestamp has {ts.shape[0]} rows but offsets end at {offsets[-1]}")
+        has = counts > 0
+        start[has] = ts[first[has]]
+        end[has] = ts[last[has]]
+    n_rows = np.asarray(prof.n_rows)
+    low_row = np.asarray(prof.low_row)
+    empty = n_rows == 0
+    low = np.where(empty, np.nan, low_row.astype(np.float64) * prof.row_size)
+    high = np.where(empty, np.nan, (low_row + np.maximum(n_rows - 1, 0)).astype(np.float64) * prof.row_size)
+    cols: Dict[str, Any] = {
+        "session": labels,
+        "start": pd.DatetimeIndex(_utc(start)).tz_localize("UTC"),
+        "end": pd.DatetimeIndex(_utc(end)).tz_localize("UTC"),
+        "count": counts.astype(np.int64),
+        "low": low,
+        "high": high,
+    }
+    for name in _PER_SESSION:
+        cols[name] = np.array(getattr(prof, name), copy=True)
+    return pd.DataFrame({name: cols[name] for name in PROFILE_COLUMNS})
+
+
+def empty_profile_table(label_dtype: Any = np.int64) -> "pd.DataFrame":
+    """:func:`profile_table` of no sessions (the right columns and dtypes, zero rows)."""
+    none = _api.from_trades(np.zeros(0), np.zeros(0), offsets=np.zeros(1, dtype=np.int64), tick_size=1.0)
+    return profile_table(none, np.zeros(0, dtype=label_dtype), np.zeros(1, dtype=np.int64))
+

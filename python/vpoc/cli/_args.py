@@ -1,0 +1,167 @@
+"""The ``vpoc`` argument parser: every command, its flags and their value checks.
+
+Contract: :func:`build_parser` returns the parser (usage errors exit 2 through argparse); each
+sub-command sets ``run`` to the function that executes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from .. import _api
+from .._stream import PROFILE_COLUMNS
+from .._version import __version__
+from ._common import DEFAULT_CHUNK_ROWS, DEFAULT_PROGRESS_MIN_ROWS, OUTPUT_SUFFIXES, SESSION_KINDS
+from ._info import cmd_bench, cmd_demo, cmd_doctor, cmd_info
+from ._profile import cmd_features, cmd_profile
+
+__all__ = ["build_parser", "parse_size"]
+
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
+               "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+               "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``"268435456"``, ``"256M"``, ``"1.5GiB"`` (binary units K/M/G/T, case-insensitive)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+    unit = m.group(2).upper() if m else ""
+    if m is None or unit not in _SIZE_UNITS:
+        raise ValueError(f"expected a size such as 268435456, 256M or 2G, got {text!r}")
+    value = int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if value < 1:
+        raise ValueError(f"expected a size of at least 1 byte, got {text!r}")
+    return value
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+
+def _add_device(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="cpu",
+                   help="cpu (default), cuda, cuda:N or auto (a GPU when one is built and present)")
+    p.add_argument("--memory-budget", type=_size_arg, default=_api.DEFAULT_MEMORY_BUDGET,
+                   metavar="SIZE", help="GPU scratch + staging cap, e.g. 256M (default) or 2G")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="CPU worker threads (default: all cores; results do not depend on it)")
+
+
+def _add_profile_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="IN",
+                   help="input files in time order: legacy 'YYYYMMDD HHMMSS;o;h;l;c;v' text, .csv or .parquet")
+    p.add_argument("--out", "-o", default=None, metavar="OUT",
+                   help=f"output file ({', '.join(OUTPUT_SUFFIXES)}); default or '-': CSV on stdout")
+    p.add_argument("--kind", choices=("bars", "trades"), default="bars",
+                   help="inputs are OHLCV bars (default) or trades (timestamp, price, volume)")
+    p.add_argument("--format", default=None, help="input format when the file name does not say "
+                   "(legacy, csv, parquet; passed to vpoc.io)")
+    p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps, e.g. America/Chicago")
+    p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,
+                   help="unit of integer epoch timestamps in the input (UTC); required for them")
+    p.add_argument("--tick-size", type=float, required=True, help="price tick, e.g. 0.25 for ES")
+    p.add_argument("--ticks-per-row", type=_positive_int, default=1, help="ticks per profile row (default 1)")
+    p.add_argument("--session", choices=SESSION_KINDS, default="globex",
+                   help="globex: CME 17:00-16:00 Chicago, labelled by trading date (default); rth: "
+                        "--rth-start..--rth-end only; daily: calendar days in --session-tz")
+    p.add_argument("--session-tz", default="America/Chicago", help="time zone of rth/daily sessions")
+    p.add_argument("--rth-start", default="08:30", help="regular session start (default 08:30)")
+    p.add_argument("--rth-end", default="15:15", help="regular session end (default 15:15)")
+    p.add_argument("--distribute", choices=("uniform", "close", "hlc3", "legacy"), default="uniform",
+                   help="how a bar's volume goes on the ladder (default uniform over its ticks)")
+    p.add_argument("--va", choices=("cbot", "single", "greedy"), default="cbot",
+                   help="value-area method (default cbot: two rows at a time)")
+    p.add_argument("--value-area", type=float, default=0.70, help="value-area fraction (default 0.70)")
+    p.add_argument("--poc-tie", choices=("center", "low", "high"), default="center",
+                   help="which of several equal-volume rows is the POC (default center)")
+    p.add_argument("--max-rows", type=_positive_int, default=1_000_000,
+                   help="reject a session wider than this many rows (default 1000000)")
+    _add_device(p)
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress bar on stderr: auto (default) shows it when stderr is a terminal "
+                        "and there are several inputs or one of at least --progress-min-rows rows")
+    p.add_argument("--progress-min-rows", type=_nonneg_int, default=DEFAULT_PROGRESS_MIN_ROWS,
+                   help=f"rows that make a single input long enough for a bar (default {DEFAULT_PROGRESS_MIN_ROWS})")
+    p.add_argument("--chunk-rows", type=_positive_int, default=DEFAULT_CHUNK_ROWS,
+                   help=f"rows of whole sessions profiled per engine call (default {DEFAULT_CHUNK_ROWS})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vpoc", description="Volume profiles (POC, value area) for futures sessions.",
+        epilog="exit codes: 0 ok, 2 bad arguments or input, 1 runtime error, 130 interrupted")
+    parser.add_argument("--version", action="version", version=f"vpoc {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    prof = sub.add_parser("profile", help="per-session volume profiles of bar or trade files",
+                          description="One row per session: " + ", ".join(PROFILE_COLUMNS) + ".")
+    _add_profile_options(prof)
+    prof.set_defaults(run=cmd_profile)
+
+    feat = sub.add_parser("features", help="per-session feature table (vpoc.session_features)")
+    _add_profile_options(feat)
+    feat.set_defaults(run=cmd_features)
+
+    info = sub.add_parser("info", help="version, backends, devices and their memory")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    info.set_defaults(run=cmd_info)
+
+    doctor = sub.add_parser("doctor", help="check this install: build, runtime, driver, torch, GPUs; "
+                            "GPU-vs-CPU, DLPack and allocation self-tests",
+                            description="Prints the build and what it runs on, then runs small GPU "
+                            "self-tests. Exit 0: all checks passed; 1: a check failed (each FAIL line "
+                            "says what to do).")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument("--no-gpu-tests", action="store_true",
+                        help="report only; skip the GPU-vs-CPU, DLPack and allocation checks")
+    doctor.set_defaults(run=cmd_doctor)
+
+    bench = sub.add_parser("bench", help="quick benchmark on synthetic ES data")
+    bench.add_argument("--full", action="store_true",
+                       help="the reference sizes: 1014 sessions x 1380 bars, 50 M trades")
+    bench.add_argument("--sessions", type=_nonneg_int, default=None, help="sessions (default 100, --full 1014)")
+    bench.add_argument("--bars", type=_nonneg_int, default=1380, help="bars per session (default 1380)")
+    bench.add_argument("--trades", type=_nonneg_int, default=None,
+                       help="trades (default 2000000, --full 50000000)")
+    bench.add_argument("--repeat", type=_positive_int, default=3, help="timed runs per workload (best is shown)")
+    bench.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_device(bench)
+    bench.set_defaults(run=cmd_bench)
+
+    demo = sub.add_parser("demo", help="profile 1014 synthetic ES sessions and print a summary")
+    demo.add_argument("--sessions", type=_nonneg_int, default=1014)
+    demo.add_argument("--bars", type=_nonneg_int, default=1380, help="one-minute bars per session")
+    demo.add_argument("--distribute", default="uniform", choices=("uniform", "close", "hlc3", "legacy"))
+    demo.add_argument("--va", default="cbot", choices=("cbot", "single", "greedy"))
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--show", type=_nonneg_int, default=5, help="sessions to print")
+    _add_device(demo)
+    demo.set_defaults(run=cmd_demo)
+    return parser
+

@@ -1,0 +1,180 @@
+"""``vpoc profile`` and ``vpoc features``: per-session profiles / feature tables of bar or trade files.
+
+Contract: files are streamed one at a time in the order given (they must be in time order) and
+split into sessions with :mod:`vpoc.sessions`; the output (CSV on stdout, or a .csv / .parquet
+file written atomically) has one row per session (:data:`vpoc._stream.PROFILE_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+import numpy as np
+
+from .. import _api
+from .._files import atomic_write
+from .._optional import require
+from .._stream import empty_profile_table, profile_table
+from ._common import EXIT_OK, OUTPUT_SUFFIXES, UsageError
+from ._input import Chunk, Rows, check_inputs, chunks, locate, session_fn
+from ._progress import Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["cmd_features", "cmd_profile"]
+
+
+def _check_output(out: Optional[str]) -> None:
+    if out is None or out == "-":
+        return
+    if os.path.isdir(out):
+        raise UsageError(f"--out is a directory: {out}")
+    if not out.lower().endswith(OUTPUT_SUFFIXES):
+        raise UsageError(f"--out must end with {', '.join(OUTPUT_SUFFIXES)} (or be - for CSV on "
+                         f"stdout), got {out!r}")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--out: directory does not exist: {parent}")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out: directory is not writable: {parent}")
+
+
+def _write(df: "pd.DataFrame", out: Optional[str]) -> None:
+    """CSV on stdout, or a .csv / .parquet file written whole (vpoc._files.atomic_write: a
+    fresh temporary file, then renamed; the old file stays as it was when writing fails)."""
+    if out is None or out == "-":
+        df.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+        return
+    with atomic_write(out) as fh:
+        if out.lower().endswith(".csv"):
+            df.to_csv(fh, index=False)
+        else:
+            df.to_parquet(fh, index=False)
+
+
+def _engine_options(args: argparse.Namespace) -> Dict[str, Any]:
+    return dict(tick_size=args.tick_size, ticks_per_row=args.ticks_per_row,
+                value_area=args.value_area, va_method=args.va, poc_tie=args.poc_tie,
+                device=args.device, threads=args.threads, max_rows=args.max_rows,
+                memory_budget=args.memory_budget)
+
+
+_FLAGS = {"tick_size": "--tick-size", "ticks_per_row": "--ticks-per-row", "value_area": "--value-area",
+          "va_method": "--va", "poc_tie": "--poc-tie", "max_rows": "--max-rows", "device": "--device",
+          "memory_budget": "--memory-budget", "threads": "--threads", "distribute": "--distribute"}
+_FLAG_RE = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """The engine's checks of the options, on no data, before any file is read."""
+    empty = np.zeros(0)
+    try:
+        if args.kind == "trades":
+            _api.from_trades(empty, empty, **_engine_options(args))
+        else:
+            _api.from_bars(empty, empty, empty, empty, distribute=args.distribute, **_engine_options(args))
+    except (ValueError, TypeError) as e:
+        raise UsageError(_FLAG_RE.sub(lambda m: _FLAGS[m.group(1)], str(e))) from e
+    try:
+        session_fn(args)(np.zeros(0, dtype=np.int64))
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"--session {args.session}: {e}") from e
+
+
+def _profile_chunk(chunk: Chunk, args: argparse.Namespace) -> Any:
+    v = chunk.rows.values
+    opts = _engine_options(args)
+    if args.kind == "trades":
+        return _api.from_trades(v["price"], v["volume"], offsets=chunk.offsets, **opts)
+    return _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v["open"],
+                          offsets=chunk.offsets, distribute=args.distribute, **opts)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _require_packages(args: argparse.Namespace, command: str) -> None:
+    """The optional packages ``command`` needs with these options, checked before any work: a
+    missing one is one error line naming the extra (exit 1), not a failure halfway through."""
+    require("pandas", f"vpoc {command}", "cli")
+    if args.session in ("globex", "rth"):  # their trading calendar
+        require("pandas_market_calendars", f"vpoc {command} --session {args.session}", "cli",
+                alternative="or use --session daily")
+    parquet = (".parquet", ".pq")
+    for path in [*args.inputs, args.out or ""]:
+        if path.lower().endswith(parquet):
+            require("pyarrow", f"vpoc {command} with Parquet files ({path})", "cli")
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    check_inputs(args.inputs)
+    _check_output(args.out)
+    _require_packages(args, "profile")
+    _check_options(args)
+    import pandas as pd
+    progress = Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc profile")
+    tables: List["pd.DataFrame"] = []
+    try:
+        for chunk in chunks(args.inputs, args, progress.on_read):
+            if chunk.labels.shape[0]:
+                try:
+                    prof = _profile_chunk(chunk, args)
+                except (ValueError, TypeError) as e:
+                    raise UsageError(locate(e, chunk, args.inputs)) from e
+                tables.append(profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp))
+            progress.update(chunk.n_input)
+    finally:
+        progress.close()
+    df = pd.concat(tables, ignore_index=True) if tables else empty_profile_table()
+    _write(df, args.out)
+    return EXIT_OK
+
+
+def cmd_features(args: argparse.Namespace) -> int:
+    from ..features import session_features
+
+    if args.kind != "bars":
+        raise UsageError("vpoc features needs bars (--kind bars)")
+    check_inputs(args.inputs)
+    _check_output(args.out)
+    _require_packages(args, "features")
+    _check_options(args)
+    progress = Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc features")
+    parts: List[Chunk] = []
+    try:
+        for chunk in chunks(args.inputs, args, progress.on_read):
+            parts.append(chunk)
+            progress.update(chunk.n_input)
+    finally:
+        progress.close()
+    parts = [c for c in parts if c.labels.shape[0]]
+    if not parts:
+        raise UsageError(f"no sessions in {', '.join(args.inputs)} (session rule {args.session!r})")
+    rows = Rows(np.concatenate([c.rows.timestamp for c in parts]),
+                 {k: np.concatenate([c.rows.values[k] for c in parts]) for k in parts[0].rows.values},
+                 np.concatenate([c.rows.source for c in parts]))
+    bases = np.cumsum([0] + [len(c.rows) for c in parts[:-1]])
+    offs = np.concatenate([np.zeros(1, dtype=np.int64)] + [c.offsets[1:] + b for c, b in zip(parts, bases)])
+    labels = np.concatenate([c.labels for c in parts])
+    v = rows.values
+    chunk = Chunk(rows, offs, labels, 0)
+    try:
+        table = session_features(v["high"], v["low"], v["close"], v["volume"], open=v["open"],
+                                 timestamp=rows.timestamp, offsets=offs, tick_size=args.tick_size,
+                                 ticks_per_row=args.ticks_per_row, distribute=args.distribute,
+                                 value_area=args.value_area, va_method=args.va,
+                                 poc_tie=args.poc_tie, tz=args.session_tz, rth_start=args.rth_start,
+                                 device=args.device, threads=args.threads)
+    except (ValueError, TypeError) as e:
+        raise UsageError(locate(e, chunk, args.inputs)) from e
+    df = table.to_pandas().reset_index(drop=True)  # its index is 0..S-1: use the session labels
+    df.insert(0, "session", labels)
+    _write(df, args.out)
+    return EXIT_OK
+
