@@ -167,8 +167,8 @@ def test_engine_does_not_modify_inputs():
     price = rng.normal(100, 3, 300)
     vol = rng.uniform(0, 10, 300)
     p0, v0 = price.copy(), vol.copy()
-    vpoc.from_trades(price, vol, tick_size=0.25)
+    vpoc.from_trades(price, vol, tick_size=0.25, snap=True)  # off-grid prices on purpose
     vpoc.from_bars(price + 1, price, price, vol, open=price, tick_size=0.25,
-                   distribute="legacy")
+                   distribute="legacy", snap=True)
     np.testing.assert_array_equal(price, p0)
     np.testing.assert_array_equal(vol, v0)

@@ -11,7 +11,8 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import as_index, as_prices, as_volume, gpu_location, gpu_view, producer_stream
+from ._arrays import (as_index, as_prices, as_volume, check_grid, check_volume_device, gpu_location, gpu_view,
+                      producer_stream)
 from ._profiles import Profiles
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
@@ -85,7 +86,7 @@ def set_pool_limit(nbytes: int, device: Any = "cuda") -> None:
     """Keep at most ``nbytes`` of free result buffers cached on ``device`` for reuse (default
     1 GiB). Buffers released beyond the limit go back to the driver (which synchronizes the device);
     0 disables caching."""
-    _core.set_pool_limit(_gpu_index(str(device)), _int(nbytes, "nbytes", 0))
+    _core.set_pool_limit(_gpu_index(str(device)), _int(nbytes, "nbytes", 0, _INT64_MAX))
 
 
 def _stream(stream: Any) -> Tuple[int, bool]:
@@ -113,11 +114,31 @@ def _real(x: Any, name: str) -> float:
     return float(x)
 
 
-def _int(x: Any, name: str, minimum: int) -> int:
+_INT64_MAX = 2**63 - 1
+
+
+def _int(x: Any, name: str, minimum: int, maximum: int = _INT64_MAX) -> int:
+    """``x`` as a Python int in [minimum, maximum]: TypeError for a non-integer (bool, str, None,
+    float), ValueError naming ``name`` and the range otherwise (never a pybind11 overload dump)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
+        raise TypeError(f"{name} must be an integer in [{minimum}, {maximum}], got {type(x).__name__} "
+                        f"{x!r:.40}")
+    value = int(x)
+    if not minimum <= value <= maximum:
+        if maximum == _INT64_MAX:
+            raise ValueError(f"{name} must be >= {minimum} (and at most 2**63 - 1), got {value}")
+        raise ValueError(f"{name} must be in [{minimum}, {maximum}], got {value}")
+    return value
+
+
+def _threads(x: Any) -> int:
+    if x is None:
+        return 0
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"threads must be None (all cores) or an integer in [1, 1024], got "
+                        f"{type(x).__name__} {x!r:.40}")
+    if not 1 <= int(x) <= 1024:
+        raise ValueError(f"threads must be in [1, 1024] (or None: all cores), got {int(x)}")
     return int(x)
 
 
@@ -143,7 +164,14 @@ def _sessions(offsets: Any, session_ids: Any, n: int) -> Tuple[np.ndarray, Optio
         offs, labels = _core.offsets_from_ids(ids, "session_ids")
         return offs, labels
     if offsets is not None:
-        return as_index(_host_index(offsets), "offsets"), None
+        offs = as_index(_host_index(offsets), "offsets")
+        if offs.shape[0] > 1 and int(offs[-1]) < n and offs[0] == 0:
+            raise ValueError(
+                f"offsets[-1] must equal the number of rows N={n}, got {int(offs[-1])}: offsets index "
+                f"only {int(offs[-1])} rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in "
+                "a session, not every input row: pass sessions=s instead of offsets=s.offsets, or select "
+                "the kept rows first with s.take(high, low, close, volume)")
+        return offs, None
     return np.array([0, n], dtype=np.int64), None
 
 
@@ -151,11 +179,11 @@ def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any,
             max_rows: Any, developing: Any) -> dict:
     return dict(
         tick_size=_real(tick_size, "tick_size"),
-        ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1),
+        ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1, _INT64_MAX),
         value_area=_real(value_area, "value_area"),
         va_method=_str(va_method, "va_method"),
         poc_tie=_str(poc_tie, "poc_tie"),
-        max_rows=_int(max_rows, "max_rows", 1),
+        max_rows=_int(max_rows, "max_rows", 1, 1_000_000_000),
         developing=_bool(developing, "developing"),
     )
 
@@ -163,7 +191,7 @@ def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any,
 def _gpu_options(gpu: int, memory_budget: Any, stream: Any, inputs: Sequence[Any]) -> dict:
     handle, user = _stream(stream)
     producers = {producer_stream(x) for x in inputs if x is not None and gpu_location(x) is not None}
-    return dict(device=gpu, memory_budget=_int(memory_budget, "memory_budget", 1), stream=handle,
+    return dict(device=gpu, memory_budget=_int(memory_budget, "memory_budget", 1, _INT64_MAX), stream=handle,
                 user_stream=user, wait_streams=sorted(p for p in producers if p is not None))
 
 
@@ -178,17 +206,150 @@ def _n(x: Any) -> int:
     return x[1] if isinstance(x, tuple) else int(x.shape[0])
 
 
-def from_trades(price: Any, volume: Any, *, offsets: Any = None, session_ids: Any = None,
-                tick_size: float, ticks_per_row: int = 1, value_area: float = 0.70,
-                va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
-                threads: Optional[int] = None, max_rows: int = 1_000_000,
+# --------------------------------------------------------------------------- tables and sessions
+
+_SESSION_RULES = ("globex", "rth", "daily")
+
+
+def _table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
+    """A vpoc.io.Bars / Trades container or a pandas / polars DataFrame (pyarrow Table) as
+    ``({field: array}, timestamps ns or None)``; frames are read by vpoc.io.read_bars /
+    read_trades (``kw``: their tz / columns / label / interval), so column names, time zones and
+    bar labels follow the one set of rules."""
+    from . import io as vio
+
+    what = "from_bars" if bars else "from_trades"
+    own, other = (vio.Bars, vio.Trades) if bars else (vio.Trades, vio.Bars)
+    if isinstance(obj, other):
+        raise TypeError(f"{what} got a vpoc.io.{type(obj).__name__} container; use "
+                        f"{'from_trades' if bars else 'from_bars'} for it")
+    if isinstance(obj, own):
+        if kw.get("label", "open") != "open" or kw.get("interval") is not None or kw.get("tz") is not None \
+                or kw.get("columns") is not None:
+            raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a vpoc.io."
+                             f"{type(obj).__name__} container was read with them already (its timestamps "
+                             "are UTC bar opens)")
+        data = obj
+    else:
+        module = type(obj).__module__
+        frame = (hasattr(obj, "columns") and module.split(".")[0] in ("pandas", "polars")) or \
+            (module.startswith("pyarrow") and hasattr(obj, "schema"))
+        if not frame:
+            need = "high, low, close and volume arrays" if bars else "price and volume arrays"
+            raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container or a pandas / "
+                            f"polars DataFrame as its first argument; got {type(obj).__name__} alone")
+        given = {k: v for k, v in kw.items() if v is not None}
+        data = vio.read_bars(obj, **given) if bars else vio.read_trades(obj, **given)
+    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume")
+    return {k: getattr(data, k) for k in names}, data.timestamp
+
+
+def _no_table_options(kw: dict, what: str) -> None:
+    given = [k for k, v in kw.items() if v is not None]
+    if given:
+        raise TypeError(f"{what}: {', '.join(given)}= apply only when the first argument is a DataFrame")
+
+
+def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n: int, what: str,
+          columns: dict) -> Tuple[dict, Any, dict]:
+    """Apply ``sessions=`` (a vpoc.sessions.Sessions or a rule name), or the Globex default for
+    data with timestamps: returns the kept rows of ``columns``, the offsets and the result's
+    session facts (labels, rule, dropped rows)."""
+    from . import sessions as vs
+
+    if sessions is None:
+        if ts is None or offsets is not None or session_ids is not None:
+            return columns, None, {}
+        sessions, guessed = "globex", True
+    else:
+        guessed = False
+        if offsets is not None or session_ids is not None:
+            raise ValueError(f"{what}: give sessions= or offsets= / session_ids=, not both")
+    rule: Optional[str] = None
+    if isinstance(sessions, str):
+        if sessions not in _SESSION_RULES:
+            raise ValueError(f"sessions must be a vpoc.sessions.Sessions or one of "
+                             f"{', '.join(map(repr, _SESSION_RULES))}, got {sessions!r}")
+        if ts is None:
+            raise ValueError(f"sessions={sessions!r} builds sessions from timestamps: pass a vpoc.io "
+                             "container or a DataFrame with a timestamp column (or a vpoc.sessions."
+                             f"{sessions}(ts) result)")
+        rule = sessions
+        vol = volume if isinstance(volume, np.ndarray) else None
+        sessions = _build(getattr(vs, rule), ts, vol)
+    elif not isinstance(sessions, vs.Sessions):
+        raise TypeError(f"sessions must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
+                        f"rule name, got {type(sessions).__name__}")
+    s = sessions
+    if n == s.n_input:
+        if s.index is not None:
+            columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
+    elif n != s.n_kept:
+        raise ValueError(f"{what}: the data has {n} rows but sessions= was built from {s.n_input} "
+                         f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
+    facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
+                 session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
+    dv = getattr(s, "dropped_volume", None)
+    if dv is None or (isinstance(dv, float) and np.isnan(dv) and s.n_dropped == 0):
+        dv = 0.0 if s.n_dropped == 0 else float("nan")
+    if s.n_dropped and isinstance(volume, np.ndarray) and n == s.n_input and np.isnan(float(dv)):
+        dv = float(np.sum(volume, dtype=np.float64)) - float(np.sum(columns["volume"], dtype=np.float64))
+    facts["dropped_volume"] = float(dv)
+    if guessed:
+        import warnings
+
+        from ._warnings import GuessedDefaultWarning
+
+        span = f", {s.labels[0]} .. {s.labels[-1]}" if s.n_sessions else ""
+        warnings.warn(
+            f"{what}: no sessions, offsets or session_ids given: built CME Globex sessions from the "
+            f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
+            f"{s.n_sessions} sessions{span}, {s.n_dropped} of {s.n_input} rows outside them); pass "
+            "sessions='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
+            GuessedDefaultWarning, stacklevel=3)
+    return columns, s.offsets, facts
+
+
+def _build(rule: Any, ts: Any, volume: Any) -> Any:
+    """``rule(ts, volume=volume)`` when the sessions function takes the volume (to report the
+    dropped volume), else ``rule(ts)``."""
+    import inspect
+
+    if volume is not None and "volume" in inspect.signature(rule).parameters:
+        return rule(ts, volume=volume)
+    return rule(ts)
+
+
+def _finish(prof: Profiles, facts: dict, snapped: Optional[int]) -> Profiles:
+    for k, v in facts.items():
+        setattr(prof, k, v)
+    if snapped != 0:
+        prof.snapped_prices = snapped
+    return prof
+
+
+def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
+                sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
+                value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+                device: Any = "cpu", threads: Optional[int] = None, max_rows: int = 1_000_000,
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
-                developing: bool = False) -> Profiles:
+                developing: bool = False, snap: bool = False, tz: Any = None,
+                columns: Any = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
-    float32/float64/int32/int64), or GPU arrays (torch/cupy, read in place). Sessions by CSR
-    ``offsets`` [S+1] or per-row ``session_ids``; neither means one session.
+    float32/float64/int32/int64), or GPU arrays (torch/cupy, read in place). Or ``price`` alone:
+    a ``vpoc.io.Trades`` container or a pandas / polars DataFrame with timestamp, price and
+    volume columns (read by ``vpoc.io.read_trades``, with ``tz=`` / ``columns=``).
+    Sessions by CSR ``offsets`` [S+1], per-row ``session_ids``, or ``sessions=``: a
+    ``vpoc.sessions.Sessions`` (its kept rows are taken when the arrays have all N input rows;
+    the result keeps its trade dates: ``prof.labels``, ``prof.loc[date]``, ``to_pandas()``
+    indexed by date) or a rule name ("globex", "rth", "daily") applied to the timestamps.
+    Neither: one session for arrays; for a container or frame (which carry timestamps) CME
+    Globex sessions, announced by a GuessedDefaultWarning and ``prof.session_rule == "globex"``.
+    ``snap``: prices must lie on the ``tick_size`` grid (within 1e-6 ticks); more than 0.1% off
+    it raises ValueError naming the grid the data suggests, a few are rounded with a warning;
+    ``snap=True`` rounds every price to the nearest tick (``prof.snapped_prices`` counts them).
     ``device``: "cpu" (default), "cuda" / "cuda:N" (NVIDIA or AMD ROCm builds), or "auto" (the
     inputs' GPU, else a GPU if one is built and present, else the CPU). On a GPU,
     ``memory_budget`` caps vpoc's device scratch + staging bytes and ``stream`` (an int handle or
@@ -197,53 +358,103 @@ def from_trades(price: Any, volume: Any, *, offsets: Any = None, session_ids: An
     profile up to and including it (no lookahead). See docs/contract.md for every rule.
     """
     opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
+    snap = _bool(snap, "snap")
+    facts: dict = {}
+    table = dict(tz=tz, columns=columns)
+    if volume is None:
+        cols, ts = _table(price, False, table)
+        price, volume = cols["price"], cols["volume"]
+    else:
+        ts = None
+        if tz is not None or columns is not None:
+            _no_table_options(table, "from_trades")
+    if sessions is not None or ts is not None:
+        cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
+                                     {"price": price, "volume": volume})
+        price, volume = cols["price"], cols["volume"]
     gpu = _device(device, (price, volume))
     if gpu is None:
-        threads_n = 0 if threads is None else _int(threads, "threads", 1)
+        threads_n = _threads(threads)
         p = as_prices(price, "price")
         v = as_volume(volume, "volume")
+        snapped = check_grid(p, opts["tick_size"], snap, "price", 2)
         offs, labels = _sessions(offsets, session_ids, p.shape[0])
-        return Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels,
+        prof = Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels,
                         developing=opts["developing"])
+        return _finish(prof, facts, snapped) if facts or snapped else prof
     p = _input(price, "price", gpu, True)
     v = _input(volume, "volume", gpu, False)
+    snapped = check_grid(price if isinstance(p, tuple) else p, opts["tick_size"], snap, "price", 2)
+    if isinstance(v, tuple) and v[2] == "i8":
+        check_volume_device(volume, "volume")
     offs, labels = _sessions(offsets, session_ids, _n(p))
     result = _core.profile_trades_gpu(p, v, offs, **opts,
                                       **_gpu_options(gpu, memory_budget, stream, (price, volume)))
-    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
+    prof = Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
+    return _finish(prof, facts, snapped)
 
 
-def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
-              offsets: Any = None, session_ids: Any = None, tick_size: float,
+def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
+              offsets: Any = None, session_ids: Any = None, sessions: Any = None, tick_size: float,
               ticks_per_row: int = 1, distribute: str = "uniform", value_area: float = 0.70,
               va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
               threads: Optional[int] = None, max_rows: int = 1_000_000,
               memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
-              developing: bool = False) -> Profiles:
+              developing: bool = False, snap: bool = False, tz: Any = None, columns: Any = None,
+              label: Optional[str] = None, interval: Any = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
     ``"hlc3"`` put it on one price, ``"legacy"`` reproduces the legacy analyzer's weighting
-    (uses ``open`` when given). ``device``, ``memory_budget``, ``stream``, ``developing``: as in
-    from_trades (the developing series has one entry per bar).
+    (uses ``open`` when given). ``high`` alone may be a ``vpoc.io.Bars`` container or a pandas /
+    polars DataFrame with the usual columns (read by ``vpoc.io.read_bars`` with ``tz=``,
+    ``columns=``, ``label=`` "open"/"close" and ``interval=``). ``sessions``, ``snap``,
+    ``device``, ``memory_budget``, ``stream``, ``developing``: as in from_trades (the developing
+    series has one entry per bar). The grid check (``snap``) covers high, low, close, and open
+    with ``"legacy"`` (the only rule that reads it); ``"legacy"`` weights off-grid prices where
+    they lie rather than rounding them, and ``snap=True`` accepts them.
     See docs/contract.md for every rule.
     """
     opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
     dist = _str(distribute, "distribute")
+    snap = _bool(snap, "snap")
+    facts: dict = {}
+    table = dict(tz=tz, columns=columns, label=label, interval=interval)
+    if low is None:
+        if close is not None or volume is not None or open is not None:
+            raise TypeError("from_bars: low is missing (give high, low, close and volume, or a vpoc.io.Bars "
+                            "/ DataFrame alone)")
+        cols, ts = _table(high, True, table)
+        high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
+    else:
+        ts = None
+        if close is None or volume is None:
+            raise TypeError("from_bars needs high, low, close and volume (or a vpoc.io.Bars / DataFrame "
+                            "as the only positional argument)")
+        if tz is not None or columns is not None or label is not None or interval is not None:
+            _no_table_options(table, "from_bars")
+    if sessions is not None or ts is not None:
+        cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
+                                     {"high": high, "low": low, "close": close, "volume": volume,
+                                      "open": open})
+        high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
     gpu = _device(device, (high, low, close, volume, open))
     prices = {"high": high, "low": low, "close": close}
     if open is not None:
         prices["open"] = open
     if gpu is None:
-        threads_n = 0 if threads is None else _int(threads, "threads", 1)
+        threads_n = _threads(threads)
         arrs = {k: as_prices(x, k) for k, x in prices.items()}
         if len({a.dtype for a in arrs.values()}) > 1:  # mixed float32/float64: widen all
             arrs = {k: a.astype(np.float64) for k, a in arrs.items()}
         v = as_volume(volume, "volume")
+        snapped = check_grid(arrs if open is None or dist == "legacy" else
+                             {k: arrs[k] for k in ("high", "low", "close")}, opts["tick_size"], snap, "high", 2)
         offs, labels = _sessions(offsets, session_ids, arrs["high"].shape[0])
         result = _core.profile_bars(arrs["high"], arrs["low"], arrs["close"], v, arrs.get("open"),
                                     offs, distribute=dist, threads=threads_n, **opts)
-        return Profiles(result, session_labels=labels, developing=opts["developing"])
+        prof = Profiles(result, session_labels=labels, developing=opts["developing"])
+        return _finish(prof, facts, snapped) if facts or snapped else prof
     ins = {k: _input(x, k, gpu, True) for k, x in prices.items()}
     on_gpu = [k for k, a in ins.items() if isinstance(a, tuple)]
     if on_gpu and len({a[2] for a in ins.values() if isinstance(a, tuple)}) > 1:
@@ -251,8 +462,13 @@ def from_bars(high: Any, low: Any, close: Any, volume: Any, *, open: Any = None,
     if not on_gpu and len({a.dtype for a in ins.values()}) > 1:
         ins = {k: a.astype(np.float64) for k, a in ins.items()}
     v = _input(volume, "volume", gpu, False)
+    snapped = check_grid({k: (prices[k] if isinstance(a, tuple) else a) for k, a in ins.items()
+                          if k != "open" or dist == "legacy"}, opts["tick_size"], snap, "high", 2)
+    if isinstance(v, tuple) and v[2] == "i8":
+        check_volume_device(volume, "volume")
     offs, labels = _sessions(offsets, session_ids, _n(ins["high"]))
     result = _core.profile_bars_gpu(ins["high"], ins["low"], ins["close"], v, ins.get("open"), offs,
                                     distribute=dist, **opts,
                                     **_gpu_options(gpu, memory_budget, stream, (high, low, close, volume, open)))
-    return Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
+    prof = Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
+    return _finish(prof, facts, snapped)

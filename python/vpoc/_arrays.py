@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
+    "check_grid", "check_volume_device", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -177,6 +178,8 @@ def as_volume(x: Any, name: str) -> np.ndarray:
     """A volume array as float32/float64/int32/int64 (exact conversions only)."""
     arr = as_array(x, name)
     if arr.dtype in VOLUME_DTYPES:
+        if arr.dtype == np.int64 and arr.shape[0]:
+            _check_int_volume(arr, name)
         return arr
     if arr.dtype == np.float16:  # exact in float32
         return arr.astype(np.float32)
@@ -185,7 +188,27 @@ def as_volume(x: Any, name: str) -> np.ndarray:
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         i = int(np.argmax(arr > np.iinfo(np.int64).max))
         raise ValueError(f"{name}[{i}]={arr[i]} does not fit in int64")
-    return arr.astype(np.int64)
+    arr = arr.astype(np.int64)
+    if arr.shape[0]:
+        _check_int_volume(arr, name)
+    return arr
+
+
+#: The largest volume (and session total) vpoc sums exactly: 2**53 (docs/contract.md, "Exact sums").
+MAX_VOLUME = 2**53
+
+
+def _volume_too_large(name: str, i: int, value: Any) -> ValueError:
+    return ValueError(f"{name}[{i}]={value} is above 2**53 ({MAX_VOLUME}), the largest volume vpoc "
+                      f"sums exactly; scale {name} down")
+
+
+def _check_int_volume(arr: np.ndarray, name: str) -> None:
+    """The contract's volume limit on the exact integers, before the engine widens them to float64
+    (where 2**53 + 1 would become 2**53 and pass)."""
+    if int(np.maximum.reduce(arr)) > MAX_VOLUME:
+        i = int(np.argmax(arr > MAX_VOLUME))
+        raise _volume_too_large(name, i, int(arr[i]))
 
 
 def as_index(x: Any, name: str) -> np.ndarray:
@@ -202,3 +225,231 @@ def as_index(x: Any, name: str) -> np.ndarray:
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} values must fit in int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- price grid
+
+#: Share of prices off the ``tick_size`` grid above which vpoc refuses them (unless ``snap=True``).
+GRID_MAX_SHARE = 0.001
+#: A price is on the grid when ``|p / tick_size - rint(p / tick_size)|`` is at most this many ticks,
+#: plus the rounding of the price's own dtype (float32 holds about 7 significant digits: its
+#: 6000.1 is 6000.10009765625).
+GRID_TOLERANCE = 1e-6
+#: Ticks the error message may suggest, largest first (the largest holding >= 99.9% of the prices).
+COMMON_TICKS = (0.25, 0.1, 0.05, 1 / 32, 1 / 64, 0.01, 0.005, 0.001)
+_DTYPE_EPS = {np.dtype(np.float32): 2.0**-23, np.dtype(np.float16): 2.0**-10}  # else float64's
+_CHUNK = 1 << 18  # host rows per pass: float64 temporaries of 2 MiB stay in cache
+_DEVICE_CHUNK = 1 << 24  # GPU rows per pass (a float64 temporary of 128 MiB at most)
+_SAMPLE = 1 << 20  # prices the suggested grid is measured on
+_CLAMP = 2.0**60  # |ticks| past 2**52 are the engine's error, not the grid's
+
+
+def _host_off(arr: np.ndarray, tick: float) -> Tuple[int, int]:
+    """(number of prices off the grid, index of the first) of a host array, chunk by chunk."""
+    eps = _DTYPE_EPS.get(arr.dtype, 2.0**-52)
+    n = arr.shape[0]
+    size = min(n, _CHUNK)
+    t, d, m = np.empty(size), np.empty(size), np.empty(size, dtype=bool)
+    count, first = 0, -1
+    for i0 in range(0, n, _CHUNK):
+        c = arr[i0:i0 + _CHUNK]
+        k = c.shape[0]
+        tt, dd, mm = t[:k], d[:k], m[:k]
+        np.divide(c, tick, out=tt, dtype=np.float64)
+        np.minimum(tt, _CLAMP, out=tt)  # inf (the engine's error) -> a whole number: no inf - inf
+        np.maximum(tt, -_CLAMP, out=tt)
+        np.rint(tt, out=dd)
+        np.subtract(tt, dd, out=dd)
+        np.absolute(dd, out=dd)
+        np.greater(dd, GRID_TOLERANCE, out=mm)
+        if not np.logical_or.reduce(mm):
+            continue
+        np.absolute(tt, out=tt)  # the dtype's own rounding, relative to the price
+        np.multiply(tt, eps, out=tt)
+        np.add(tt, GRID_TOLERANCE, out=tt)
+        np.greater(dd, tt, out=mm)
+        off = int(np.add.reduce(mm, dtype=np.int64))
+        if off:
+            if first < 0:
+                first = i0 + int(np.argmax(mm))
+            count += off
+    return count, first
+
+
+def _device_lib(x: Any) -> Any:
+    """(module, tensor) to compute on a GPU array with: torch for torch tensors and other GPU
+    arrays torch can wrap (``__cuda_array_interface__`` / DLPack), else cupy; None when neither
+    is installed."""
+    if _is_torch(x):
+        import torch
+
+        return torch, _detached(x)
+    if type(x).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy, x
+    try:
+        import torch
+
+        return torch, (torch.from_dlpack(x) if hasattr(x, "__dlpack__")
+                       else torch.as_tensor(x, device=f"cuda:{gpu_location(x)}"))
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        return cupy, cupy.asarray(x)
+    except ImportError:
+        return None, None
+
+
+def _device_off(x: Any, tick: float) -> Optional[Tuple[int, int]]:
+    """As _host_off for a GPU array, computed on its device with torch or cupy (one device-to-host
+    sync); None when neither is installed."""
+    lib, a = _device_lib(x)
+    if lib is None:
+        return None
+    torch_ = lib.__name__ == "torch"
+    f64 = lib.float64
+    eps = 2.0**-23 if a.dtype == lib.float32 else 2.0**-52
+    n = int(a.shape[0])
+    count = None
+    for i0 in range(0, n, _DEVICE_CHUNK):
+        t = a[i0:i0 + _DEVICE_CHUNK]
+        t = (t.to(f64) if torch_ else t.astype(f64)) / tick
+        d = lib.abs(t - lib.round(t))  # both round half to even
+        off = (d > lib.abs(t) * eps + GRID_TOLERANCE).sum()
+        count = off if count is None else count + off
+    count = int(count) if count is not None else 0
+    if not count:
+        return 0, -1
+    for i0 in range(0, n, _DEVICE_CHUNK):  # the error path: find the first one
+        t = a[i0:i0 + _DEVICE_CHUNK]
+        t = (t.to(f64) if torch_ else t.astype(f64)) / tick
+        bad = lib.abs(t - lib.round(t)) > lib.abs(t) * eps + GRID_TOLERANCE
+        hits = lib.nonzero(bad)[0] if not torch_ else lib.nonzero(bad).flatten()
+        if hits.shape[0]:
+            return count, i0 + int(hits[0])
+    return count, -1  # pragma: no cover (changed under us)
+
+
+def _host_copy(x: Any, start: int, stop: int) -> np.ndarray:
+    """Values start..stop-1 of a host or GPU array as a float64 numpy array."""
+    part = x[start:stop]
+    if isinstance(part, np.ndarray):
+        return part.astype(np.float64)
+    if hasattr(part, "get"):  # cupy
+        return np.asarray(part.get(), dtype=np.float64)
+    return _detached(part).double().cpu().numpy()
+
+
+def _suggest(arrays: Any) -> Optional[float]:
+    """The largest of COMMON_TICKS on which >= 99.9% of (a sample of) the prices lie."""
+    parts = []
+    for x in arrays:
+        n = int(x.shape[0])
+        step = max(1, n // _SAMPLE)
+        if step == 1:
+            parts.append(_host_copy(x, 0, n))
+        elif isinstance(x, np.ndarray):
+            parts.append(x[::step].astype(np.float64))
+        else:  # a GPU array: a contiguous stretch (a strided view may not copy cheaply)
+            parts.append(_host_copy(x, 0, _SAMPLE))
+    sample = np.concatenate(parts) if parts else np.zeros(0)
+    sample = sample[np.isfinite(sample)]
+    if not sample.size:
+        return None
+    for tick in COMMON_TICKS:
+        off, _ = _host_off(sample, tick)
+        if off <= GRID_MAX_SHARE * sample.size:
+            return tick
+    return None
+
+
+def _tick_text(tick: float) -> str:
+    for frac in (32, 64):
+        if tick == 1 / frac:
+            return f"1/{frac} ({tick})"
+    return repr(tick)
+
+
+def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "price",
+               stacklevel: int = 2) -> Optional[int]:
+    """Check that prices lie on the ``tick_size`` grid; return how many do not (they are snapped
+    to the nearest tick by the engine).
+
+    ``prices``: one array (named ``name``) or a mapping ``{name: array}`` (a bar's high, low,
+    close, open), numpy arrays or GPU arrays (torch/cupy, checked on their device). A price is
+    on the grid within ``GRID_TOLERANCE`` (1e-6) ticks plus its dtype's own rounding.
+    More than ``GRID_MAX_SHARE`` (0.1%) off the grid: ValueError naming ``tick_size``, the share,
+    the first off-grid price (and index) and the grid the data suggests, unless ``snap=True``.
+    Some but at most 0.1% off: a UserWarning counting them unless ``snap=True``.
+    Returns None only for GPU arrays when neither torch nor cupy is installed and ``snap=True``
+    (without ``snap`` that raises: the check needs one of them).
+    Host arrays cost one vectorised pass (about 1.5 ns a price); a tick_size that is not a
+    finite positive number is left to the engine's own error.
+    """
+    items = list(prices.items()) if isinstance(prices, dict) else [(name, prices)]
+    tick = float(tick_size)
+    if not (tick > 0.0 and np.isfinite(tick)):
+        return 0
+    total, count, first = 0, 0, None
+    for key, x in items:
+        if x is None:
+            continue
+        if not isinstance(x, np.ndarray) and gpu_location(x) is None:
+            x = as_prices(x, key)
+        if isinstance(x, np.ndarray):
+            off, i = _host_off(x, tick)
+        else:
+            res = _device_off(x, tick)
+            if res is None:
+                if snap:
+                    return None
+                raise TypeError(f"{key} is a GPU array of type {type(x).__name__}: checking its prices "
+                                f"against tick_size needs torch or cupy; install one, or pass snap=True "
+                                f"to round every price to the nearest tick unchecked")
+            off, i = res
+        total += int(x.shape[0])
+        if off and first is None:
+            first = (key, i, x)
+        count += off
+    if not count:
+        return 0
+    share = count / total
+    key, i, x = first
+    example = f"{key}[{i}]={float(_host_copy(x, i, i + 1)[0])!r}"
+    if share > GRID_MAX_SHARE and not snap:
+        hint = _suggest([x for _, x in items if x is not None])
+        if hint is not None and hint != tick:
+            guess = f"the data suggests tick_size={_tick_text(hint)} (99.9% or more of the prices lie on it)."
+        else:
+            guess = ("no common tick (" + ", ".join(_tick_text(t) for t in COMMON_TICKS) + ") holds 99.9% "
+                     "of them: are these back-adjusted (ratio) or averaged prices?")
+        raise ValueError(
+            f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid "
+            f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
+            f"snap=True to round every price to the nearest tick")
+    if not snap:
+        import warnings
+
+        warnings.warn(
+            f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid, "
+            f"e.g. {example}; they were rounded to the nearest tick (the result's snapped_prices). "
+            f"Likely a few bad prints; pass snap=True to round them without this warning",
+            UserWarning, stacklevel=stacklevel + 1)
+    return count
+
+
+def check_volume_device(x: Any, name: str = "volume") -> None:
+    """The contract's 2**53 limit on an int64 GPU volume array, on the exact integers (the engine
+    widens them to float64, where 2**53 + 1 becomes 2**53). Float volumes are left to the engine;
+    nothing is checked when neither torch nor cupy is installed."""
+    lib, a = _device_lib(x)
+    if lib is None or a.dtype != lib.int64 or not int(a.shape[0]):
+        return
+    big = a > MAX_VOLUME
+    if bool(big.any()):
+        hits = lib.nonzero(big).flatten() if lib.__name__ == "torch" else lib.nonzero(big)[0]
+        i = int(hits[0])
+        raise _volume_too_large(name, i, int(a[i]))

@@ -7,7 +7,7 @@ band, on the price axis; draws into ``ax`` (or a new figure) and returns the Axe
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -28,6 +28,22 @@ def _price(p: float, tick_size: float) -> str:
     return f"{p:.{decimals}f}"
 
 
+def _position(prof: "Profiles", session: Any) -> int:
+    """The index of ``session``: an in-range integer is an index, anything else a label."""
+    if isinstance(session, (bool, np.bool_, float, np.floating)):
+        raise TypeError(f"session must be an integer session index or a session label, got "
+                        f"{type(session).__name__}")
+    if isinstance(session, numbers.Integral):
+        n = prof.n_sessions
+        if -n <= int(session) < n or prof.session_labels is None:
+            return int(session)
+        try:
+            return prof.position(session)
+        except KeyError:
+            return int(session)  # neither: the index error below says so
+    return prof.position(session)  # KeyError naming the label and the labels there are
+
+
 def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
                  color: str = "tab:blue", va_color: str = "tab:orange",
                  poc_color: str = "tab:red", va_alpha: float = 0.15, bar_fill: float = 0.9,
@@ -44,8 +60,10 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     Parameters
     ----------
     prof : vpoc.Profiles
-    session : int
-        Session index (negative counts from the end, as in ``Profiles.session``).
+    session : int, or a session label
+        Session index (negative counts from the end, as in ``Profiles.session``), or a label as
+        ``Profiles.loc`` takes it: a trade date ('2025-01-21', 20250121, a date, a Timestamp)
+        when ``prof`` has them. An integer that is a valid index is an index.
     ax : matplotlib Axes, optional
         Where to draw; default: a new figure from ``matplotlib.pyplot.subplots``.
     color, va_color, poc_color : matplotlib colours
@@ -57,14 +75,14 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     show_va, show_poc, legend : bool
         Draw the value-area band / POC line / a legend with their prices.
     title : str, optional
-        Axes title; default: "session <label>" (the session label when ``prof`` has labels).
+        Axes title; default: "session <label>" (the session label when ``prof`` has labels; a
+        trade date as YYYY-MM-DD).
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    if isinstance(session, (bool, np.bool_)) or not isinstance(session, numbers.Integral):
-        raise TypeError(f"session must be an integer session index, got {type(session).__name__}")
+    pos = _position(prof, session)
     if not 0.0 <= float(va_alpha) <= 1.0:
         raise ValueError(f"va_alpha must be in [0, 1], got {va_alpha!r}")
     if not 0.0 < float(bar_fill) <= 1.0:
@@ -73,12 +91,14 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
         plt = require("matplotlib.pyplot", "Profiles.plot()")
         _, ax = plt.subplots(figsize=(5, 7))
     host = prof.cpu()
-    prices, volumes = host.session(int(session))  # IndexError for an out-of-range session
-    s = int(session) % host.n_sessions
+    prices, volumes = host.session(pos)  # IndexError for an out-of-range session
+    s = pos % host.n_sessions
     offset = (host.ticks_per_row - 1) * host.tick_size / 2.0  # row price -> centre of its ticks
     row = host.row_size
     if title is None:
         label = host.session_labels[s] if host.session_labels is not None else s
+        if host.trade_dates:
+            label = f"{label // 10000:04d}-{label // 100 % 100:02d}-{label % 100:02d}"
         title = f"session {label}"
     if prices.shape[0] == 0:
         ax.set_title(f"{title} (empty session)")

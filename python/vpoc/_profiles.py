@@ -6,6 +6,7 @@ is session s's histogram from its ``low_row`` up; nothing here copies the engine
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import numpy as np
@@ -15,7 +16,7 @@ from ._optional import require
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Profiles", "NO_ROW"]
+__all__ = ["Profiles", "SessionProfile", "NO_ROW"]
 
 #: Row index reported for an empty session's poc/vah/val/low rows.
 NO_ROW: int = -(2**63)
@@ -49,8 +50,74 @@ class _HostResult:
         return out
 
 
-def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray]) -> "Profiles":
-    return Profiles(_HostResult(fields), session_labels=session_labels)
+#: What a result records about how its sessions were made and its rows checked (class defaults
+#: below; set on the instance only when they differ, so the plain call pays nothing).
+_FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snapped_prices")
+
+
+def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray],
+              facts: Optional[Dict[str, Any]] = None) -> "Profiles":
+    prof = Profiles(_HostResult(fields), session_labels=session_labels)
+    for k, v in (facts or {}).items():
+        setattr(prof, k, v)
+    return prof
+
+
+def _yyyymmdd(key: Any) -> Optional[int]:
+    """A trade date given as 20250121, '2025-01-21', '20250121', a date, a datetime / Timestamp
+    (its own calendar date) or a numpy datetime64, as the int 20250121; None when it is none."""
+    if isinstance(key, (bool, np.bool_)):
+        return None
+    if isinstance(key, (int, np.integer)):
+        return int(key)
+    if isinstance(key, _dt.date):  # also datetime and pandas.Timestamp
+        return key.year * 10000 + key.month * 100 + key.day
+    if isinstance(key, np.datetime64):
+        key = str(key.astype("datetime64[D]"))
+    if isinstance(key, str):
+        text = key.strip()
+        if len(text) == 8 and text.isdigit():
+            return int(text)
+        try:
+            d = _dt.date.fromisoformat(text[:10])
+        except ValueError:
+            return None
+        return d.year * 10000 + d.month * 100 + d.day
+    return None
+
+
+class SessionProfile:
+    """One session of a ``Profiles`` (``prof.loc[date]`` / ``prof[i]``): its label and position,
+    ``prices`` (row prices) and ``volume`` (row volumes) of its histogram, and its levels
+    ``poc``, ``vah``, ``val``, ``total_volume``, ``va_volume`` and row indices."""
+
+    __slots__ = ("label", "position", "prices", "volume", "poc", "vah", "val", "total_volume",
+                 "va_volume", "poc_row", "vah_row", "val_row", "low_row", "n_rows")
+
+    def __init__(self, prof: "Profiles", i: int) -> None:
+        self.position = i
+        self.label = None if prof.session_labels is None else prof.session_labels[i].item()
+        self.prices, self.volume = prof.session(i)
+        for name in _PER_SESSION:
+            setattr(self, name, getattr(prof, name)[i].item())
+
+    def __repr__(self) -> str:
+        return (f"SessionProfile(label={self.label!r}, position={self.position}, poc={self.poc}, "
+                f"vah={self.vah}, val={self.val}, total_volume={self.total_volume}, n_rows={self.n_rows})")
+
+
+class _Loc:
+    """``prof.loc[label]``: the session with that label (a trade date in any usual spelling when
+    the profiles were built with ``sessions=``)."""
+
+    __slots__ = ("_prof",)
+
+    def __init__(self, prof: "Profiles") -> None:
+        self._prof = prof
+
+    def __getitem__(self, key: Any) -> SessionProfile:
+        prof = self._prof.cpu()
+        return SessionProfile(prof, prof.position(key))
 
 
 class Profiles:
@@ -84,6 +151,20 @@ class Profiles:
     dev_vah: Optional[np.ndarray]
     dev_val: Optional[np.ndarray]
 
+    #: True when ``session_labels`` are trade dates (``YYYYMMDD``), from ``sessions=``.
+    trade_dates: bool = False
+    #: How the sessions were made: the rule name ("globex", "rth", "daily") or the
+    #: ``vpoc.sessions`` definition they came from; None: the caller's offsets / session_ids (or
+    #: one session).
+    session_rule: Optional[str] = None
+    #: Input rows outside every session (left out by ``sessions=`` / the Globex default) and their
+    #: volume.
+    dropped_rows: int = 0
+    dropped_volume: float = 0.0
+    #: Prices that were not on the ``tick_size`` grid and were rounded to the nearest tick
+    #: (None: not counted, a GPU input without torch or cupy and ``snap=True``).
+    snapped_prices: Optional[int] = 0
+
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,
                  device: str = "cpu", developing: Optional[bool] = None) -> None:
         self._result = result
@@ -115,16 +196,57 @@ class Profiles:
             return self.cpu().high_row
         return np.where(self.n_rows > 0, self.low_row + self.n_rows - 1, NO_ROW)
 
+    def _facts(self) -> Dict[str, Any]:
+        return {k: self.__dict__[k] for k in _FACTS if k in self.__dict__}
+
     def cpu(self) -> "Profiles":
         """These profiles with every array copied to host memory (self when already there)."""
         if self.device == "cpu":
             return self
-        return _unpickle(_HostResult.fields(self), self.session_labels)
+        return _unpickle(_HostResult.fields(self), self.session_labels, self._facts())
 
     def __reduce__(self) -> Tuple[Any, ...]:
         """Pickles as host arrays (multiprocessing, Dask): GPU profiles are copied to the host
         and unpickle as CPU profiles (``device == "cpu"``)."""
+        facts = self._facts()
+        if facts:
+            return (_unpickle, (_HostResult.fields(self), self.session_labels, facts))
         return (_unpickle, (_HostResult.fields(self), self.session_labels))
+
+    @property
+    def labels(self) -> Optional[np.ndarray]:
+        """The session labels (alias of ``session_labels``): trade dates ``YYYYMMDD`` (int64) for
+        profiles built with ``sessions=`` or from a container / DataFrame, the session ids for
+        ``session_ids=``, None for ``offsets=``."""
+        return self.session_labels
+
+    @property
+    def loc(self) -> _Loc:
+        """``prof.loc[label]`` -> ``SessionProfile`` (levels and histogram of that session). With
+        trade dates the label may be 20250121, '2025-01-21', a date, a datetime / Timestamp or a
+        numpy datetime64; otherwise the session id. KeyError when no session has it."""
+        return _Loc(self)
+
+    def position(self, key: Any) -> int:
+        """The index of the session labelled ``key`` (see ``loc``); KeyError when none is."""
+        labels = self.session_labels
+        if labels is None:
+            raise KeyError(f"{key!r}: these profiles have no session labels (built with offsets=); "
+                           "use an integer position, e.g. prof.session(i)")
+        want = _yyyymmdd(key) if self.trade_dates else key
+        if isinstance(want, (str, bytes)) or want is None:
+            raise KeyError(f"{key!r} is not a session label (labels: {self._label_span()})")
+        hits = np.flatnonzero(labels == want)
+        if hits.shape[0] == 0:
+            raise KeyError(f"no session labelled {key!r} (labels: {self._label_span()})")
+        return int(hits[0])
+
+    def _label_span(self) -> str:
+        labels = self.session_labels
+        if labels is None or labels.shape[0] == 0:
+            return "none"
+        kind = "trade dates " if self.trade_dates else ""
+        return f"{kind}{labels[0]} .. {labels[-1]}, {labels.shape[0]} sessions"
 
     def dense(self, fill: float = 0.0) -> np.ndarray:
         """[S, max(n_rows)] float64 matrix, row s aligned at session s's low row, padded with fill
@@ -151,17 +273,25 @@ class Profiles:
         return prices, self.volume[self.offsets[i]:self.offsets[i + 1]]
 
     def to_pandas(self) -> "pd.DataFrame":
-        """One row per session with every per-session field (index: session labels or 0..S-1)."""
+        """One row per session with every per-session field. Index: the trade dates as a
+        ``DatetimeIndex`` named "trade_date" (midnight, no time zone; so ``df.loc["2025-01-21"]``
+        works) when the profiles have trade dates (``sessions=``, a container / DataFrame); else
+        the session labels (``session_ids=``) or 0..S-1, named "session"."""
         if self.device != "cpu":
             return self.cpu().to_pandas()
         pd = require("pandas", "Profiles.to_pandas()")
-        index = (pd.Index(self.session_labels, name="session") if self.session_labels is not None
-                 else pd.RangeIndex(self.n_sessions, name="session"))
+        if self.trade_dates and self.session_labels is not None:
+            index = pd.DatetimeIndex(pd.to_datetime(self.session_labels.astype(str), format="%Y%m%d"),
+                                     name="trade_date")
+        else:
+            index = (pd.Index(self.session_labels, name="session") if self.session_labels is not None
+                     else pd.RangeIndex(self.n_sessions, name="session"))
         return pd.DataFrame({name: getattr(self, name) for name in _PER_SESSION}, index=index)
 
-    def plot(self, session: int, ax: Any = None, **kwargs: Any) -> Any:
+    def plot(self, session: Any, ax: Any = None, **kwargs: Any) -> Any:
         """Horizontal volume bars of one session with its POC line and value-area band
-        (matplotlib; returns the Axes). Options: see ``vpoc._plot.plot_profile``."""
+        (matplotlib; returns the Axes). ``session``: a position, or a label as in ``loc`` (a trade
+        date such as '2025-01-21'). Options: see ``vpoc._plot.plot_profile``."""
         from ._plot import plot_profile
 
         return plot_profile(self, session, ax=ax, **kwargs)
