@@ -86,7 +86,8 @@ def set_pool_limit(nbytes: int, device: Any = "cuda") -> None:
     """Keep at most ``nbytes`` of free result buffers cached on ``device`` for reuse (default
     1 GiB). Buffers released beyond the limit go back to the driver (which synchronizes the device);
     0 disables caching."""
-    _core.set_pool_limit(_gpu_index(str(device)), _int(nbytes, "nbytes", 0, _INT64_MAX))
+    nbytes = _int(nbytes, "nbytes", 0, _INT64_MAX)
+    _core.set_pool_limit(_gpu_index(str(device)), nbytes)
 
 
 def _stream(stream: Any) -> Tuple[int, bool]:
@@ -224,8 +225,7 @@ def _table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
         raise TypeError(f"{what} got a vpoc.io.{type(obj).__name__} container; use "
                         f"{'from_trades' if bars else 'from_bars'} for it")
     if isinstance(obj, own):
-        if kw.get("label", "open") != "open" or kw.get("interval") is not None or kw.get("tz") is not None \
-                or kw.get("columns") is not None:
+        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval", "tz", "columns")):
             raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a vpoc.io."
                              f"{type(obj).__name__} container was read with them already (its timestamps "
                              "are UTC bar opens)")

@@ -1,0 +1,159 @@
+"""Price-grid check of from_bars / from_trades (issue 23 point 4): prices off the tick_size grid
+are refused (more than 0.1%), counted and reported (fewer), or rounded on request (snap=True).
+
+Contract: the count equals a plain-Python count of |p / tick - round(p / tick)| > 1e-6 (plus the
+float32 rounding for float32 prices); the error names tick_size, the share, an example price and
+its index, and the grid the data suggests.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from _compare import assert_profiles_identical
+
+vpoc = pytest.importorskip("vpoc")
+from vpoc import _arrays  # noqa: E402
+
+
+def es_prices(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    return 6100.0 + rng.integers(-200, 200, n) * 0.25
+
+
+def plain_count(prices, tick, eps=2.0**-52):
+    """Off-grid prices counted one by one in Python floats."""
+    out = 0
+    for p in np.asarray(prices, dtype=np.float64).tolist():
+        t = p / tick
+        if abs(t - round(t)) > 1e-6 + abs(t) * eps:
+            out += 1
+    return out
+
+
+def test_23_4_wrong_tick_raises_naming_the_grid():
+    p = es_prices()
+    v = np.ones(p.size)
+    with pytest.raises(ValueError) as info:
+        vpoc.from_trades(p, v, tick_size=0.3)
+    msg = str(info.value)
+    share = 100 * plain_count(p, 0.3) / p.size
+    assert "tick_size=0.3" in msg and f"({share:.3g}%)" in msg
+    i = next(k for k, x in enumerate(p) if plain_count([x], 0.3))
+    assert f"price[{i}]={float(p[i])!r}" in msg
+    assert "suggests tick_size=0.25" in msg and "snap=True" in msg
+    # bars: every price column counts; the example is the first off-grid one
+    with pytest.raises(ValueError, match=r"tick_size=0.3: .*suggests tick_size=0.25"):
+        vpoc.from_bars(p + 0.5, p, p, v, tick_size=0.3)
+    # snap=True keeps the old rounding: the same result as prices rounded by hand to 0.3
+    prof = vpoc.from_trades(p, v, tick_size=0.3, snap=True)
+    assert prof.snapped_prices == plain_count(p, 0.3)
+    snapped = np.rint(p / 0.3) * 0.3
+    ref = vpoc.from_trades(snapped, v, tick_size=0.3, snap=True)
+    assert_profiles_identical(prof, ref)
+
+
+@pytest.mark.parametrize("data_tick, name", [(1 / 32, "1/32"), (0.01, "0.01"), (0.1, "0.1"),
+                                             (0.005, "0.005")])
+def test_23_4_suggested_grid_is_the_largest_common_tick(data_tick, name):
+    rng = np.random.default_rng(1)
+    p = np.round(100 + rng.integers(0, 5000, 3000) * data_tick, 10)
+    with pytest.raises(ValueError, match=rf"suggests tick_size={name}\b"):
+        vpoc.from_trades(p, np.ones(p.size), tick_size=0.25)
+
+
+def test_23_4_no_common_grid():
+    p = 6100 + np.random.default_rng(2).random(500)  # averaged prices
+    with pytest.raises(ValueError, match="no common tick .* holds 99.9%"):
+        vpoc.from_trades(p, np.ones(p.size), tick_size=0.25)
+
+
+def test_23_4_threshold_warns_counts_or_raises():
+    p = es_prices(2000)
+    v = np.ones(p.size)
+    clean = vpoc.from_trades(p, v, tick_size=0.25)
+    assert clean.snapped_prices == 0
+    q = p.copy()
+    q[[5, 17]] += 0.1  # 2 of 2000 = 0.1%: counted and reported, not refused
+    with pytest.warns(UserWarning, match=r"tick_size=0.25: 2 of 2000 prices \(0.1%\).*price\[5\]"):
+        prof = vpoc.from_trades(q, v, tick_size=0.25)
+    assert prof.snapped_prices == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = vpoc.from_trades(q, v, tick_size=0.25, snap=True)
+    assert quiet.snapped_prices == 2
+    assert_profiles_identical(prof, quiet)
+    q[99] += 0.1  # 3 of 2000 = 0.15%: refused
+    with pytest.raises(ValueError, match=r"3 of 2000 prices \(0.15%\)"):
+        vpoc.from_trades(q, v, tick_size=0.25)
+
+
+def test_23_4_float32_and_decimal_grids_are_on_grid():
+    rng = np.random.default_rng(3)
+    for tick, base in ((0.01, 75.0), (0.1, 6000.0), (0.25, 6000.0), (1 / 64, 110.0), (0.001, 1.5)):
+        p = np.round(base + rng.integers(0, 3000, 4000) * tick, 6)
+        for dtype in (np.float64, np.float32):
+            x = p.astype(dtype)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                prof = vpoc.from_trades(x, np.ones(x.size), tick_size=tick)
+            assert prof.snapped_prices == 0, (tick, dtype)
+    # a float32 price a whole tenth of a tick off is still off
+    x = np.full(10, 75.005, dtype=np.float32)
+    with pytest.raises(ValueError, match="tick_size=0.01"):
+        vpoc.from_trades(x, np.ones(10), tick_size=0.01)
+
+
+def test_23_4_bars_open_is_checked_only_for_legacy():
+    p = es_prices(500)
+    o = p + 0.1  # off the grid, inside [low, high]
+    v = np.ones(p.size)
+    for dist in ("close", "hlc3", "uniform"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert vpoc.from_bars(p + 0.25, p, p, v, open=o, tick_size=0.25, distribute=dist).snapped_prices == 0
+    with pytest.raises(ValueError, match=r"open\[0\]"):
+        vpoc.from_bars(p + 0.25, p, p, v, open=o, tick_size=0.25, distribute="legacy")
+    prof = vpoc.from_bars(p + 0.25, p, p, v, open=o, tick_size=0.25, distribute="legacy", snap=True)
+    assert prof.snapped_prices == 500
+
+
+def test_23_4_nan_and_inf_keep_the_engine_message():
+    p = es_prices(50)
+    for bad in (np.nan, np.inf):
+        q = p.copy()
+        q[7] = bad
+        with pytest.raises(ValueError, match=r"price\[7\] is not finite"):
+            vpoc.from_trades(q, np.ones(q.size), tick_size=0.25)
+
+
+def test_23_4_check_grid_chunks_and_first_index():
+    n = 3 * _arrays._CHUNK + 11
+    p = np.full(n, 6000.25)
+    p[[n - 3, n - 1]] = 6000.3
+    assert _arrays.check_grid(p, 0.25, snap=True) == 2
+    with pytest.warns(UserWarning, match=rf"price\[{n - 3}\]=6000.3"):
+        assert _arrays.check_grid(p, 0.25) == 2
+    assert _arrays.check_grid({"high": p[:10], "low": p[:10]}, 0.25) == 0
+    assert _arrays.check_grid(p, 0.0) == 0  # a bad tick_size is the engine's error
+    # a random mix against the plain count, float64 and float32
+    rng = np.random.default_rng(5)
+    x = np.round(6000 + rng.integers(0, 100, 5000) * 0.25 + (rng.random(5000) < 0.4) * 0.1, 6)
+    for dtype, eps in ((np.float64, 2.0**-52), (np.float32, 2.0**-23)):
+        xs = x.astype(dtype)
+        assert _arrays.check_grid(xs, 0.25, snap=True) == plain_count(xs, 0.25, eps)
+
+
+def test_23_4_device_path_counts_like_the_host():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    x = np.round(6000 + rng.integers(0, 100, 7000) * 0.25 + (rng.random(7000) < 0.3) * 0.1, 6)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    for dtype in (np.float64, np.float32):
+        t = torch.as_tensor(x.astype(dtype), device=dev)
+        assert _arrays._device_off(t, 0.25) == _arrays._host_off(x.astype(dtype), 0.25)
+    t = torch.as_tensor(np.full(5, 6000.25), device=dev)
+    assert _arrays._device_off(t, 0.25) == (0, -1)
