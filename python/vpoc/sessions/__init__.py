@@ -3,7 +3,9 @@
 Contract: public names re-exported here; the rules live in the package's private modules.
 """
 
-from ._core import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES, Sessions, custom, daily, globex, rth
+from ._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
+from ._container import Sessions
+from ._public import custom, daily, globex, rth
 
 __all__ = [
     "DEFAULT_CALENDAR",
