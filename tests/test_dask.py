@@ -102,7 +102,7 @@ def test_bars_straddling_partitions(client, npartitions):
         assert np.any(bounds % 100 != 0)
     if npartitions == 25:
         assert max(sizes) < 50  # every session spans at least three partitions
-    res = vd.from_bars(ddf, tick_size=0.25)  # sessions="globex" from the timestamps
+    res = vd.from_bars(ddf, tick_size=0.25)  # session="globex" from the timestamps
     got = compute(client, res)
     check(got, single_process(df, "session_id", tick_size=0.25))
     check_meta(res, got)
@@ -114,7 +114,7 @@ def test_bars_session_column_and_options(client):
     ddf = dd.from_pandas(df, npartitions=5, sort=False)
     kw = dict(tick_size=0.25, ticks_per_row=2, distribute="legacy", va_method="greedy", poc_tie="low",
               value_area=0.6)
-    res = vd.from_bars(ddf, session="session_id", timestamp=None, **kw)
+    res = vd.from_bars(ddf, session_column="session_id", timestamp=None, **kw)
     got = compute(client, res)
     exp = single_process(df, "session_id", **kw)
     for k in ("poc", "vah", "val", "total_volume", "va_volume", "poc_row", "vah_row", "val_row",
@@ -124,7 +124,7 @@ def test_bars_session_column_and_options(client):
     assert got.start.isna().all() and got.end.isna().all()
     check_meta(res, got)
     # without open the legacy rule spreads over min/max(close, low/high): a different result
-    res2 = vd.from_bars(ddf, session="session_id", timestamp=None, open=None, **kw)
+    res2 = vd.from_bars(ddf, session_column="session_id", timestamp=None, open=None, **kw)
     got2 = compute(client, res2)
     prof = vpoc.from_bars(df.high, df.low, df.close, df.volume, session_ids=df.session_id, **kw)
     np.testing.assert_array_equal(got2.total_volume.to_numpy(), prof.total_volume)
@@ -157,7 +157,7 @@ def test_empty_partitions_and_rth_rule(client):
     check(got, single_process(df, "session_id", tick_size=0.25))
     # RTH: 08:30-15:15 Chicago, rows outside are dropped; partitions in the overnight part hold
     # no RTH rows at all
-    res = vd.from_bars(ddf, tick_size=0.25, sessions="rth")
+    res = vd.from_bars(ddf, tick_size=0.25, session="rth")
     got = compute(client, res)
     rth = df[(minute >= 510) & (minute < 915)].copy()
     rth["day"] = (chicago.dt.year * 10000 + chicago.dt.month * 100 + chicago.dt.day)[rth.index]
@@ -165,7 +165,7 @@ def test_empty_partitions_and_rth_rule(client):
     check_meta(res, got)
     assert (got["count"] == 405).all()
     # a rule's options go through session_kwargs: calendar days in Chicago
-    got = compute(client, vd.from_bars(ddf, tick_size=0.25, sessions="daily",
+    got = compute(client, vd.from_bars(ddf, tick_size=0.25, session="daily",
                                        session_kwargs={"tz": "America/Chicago"}))
     daily = df.assign(day=chicago.dt.year * 10000 + chicago.dt.month * 100 + chicago.dt.day)
     check(got, single_process(daily, "day", tick_size=0.25))
@@ -179,7 +179,7 @@ def test_trades(client):
     got = compute(client, res)
     check(got, single_process(df, "session_id", trades=True, tick_size=0.25, va_method="single"))
     check_meta(res, got)
-    got = compute(client, vd.from_trades(ddf, tick_size=0.25, session="session_id", threads=2))
+    got = compute(client, vd.from_trades(ddf, tick_size=0.25, session_column="session_id", threads=2))
     check(got, single_process(df, "session_id", trades=True, tick_size=0.25))
 
 
@@ -194,12 +194,12 @@ def test_custom_rule_and_datetime_labels(client):
         return SimpleNamespace(offsets=np.append(starts, len(ts)), labels=lab[starts], index=None)
 
     ddf = dd.from_pandas(df, npartitions=4, sort=False)
-    got = compute(client, vd.from_bars(ddf, tick_size=0.25, sessions=hours))
+    got = compute(client, vd.from_bars(ddf, tick_size=0.25, session=hours))
     exp = single_process(df.assign(h=hourly.astype("datetime64[ns]").view(np.int64) // 3_600_000_000_000), "h",
                          tick_size=0.25)
     check(got, exp)
     dl = dd.from_pandas(df.assign(h=df.timestamp.dt.floor("h").dt.tz_localize(None)), npartitions=4, sort=False)
-    res = vd.from_bars(dl, tick_size=0.25, session="h")
+    res = vd.from_bars(dl, tick_size=0.25, session_column="h")
     got = compute(client, res)
     check_meta(res, got)
     assert got.index.dtype.kind == "M"
@@ -215,13 +215,13 @@ def test_bad_input(client):
     with pytest.raises(ValueError, match="'hi'"):
         vd.from_bars(ddf, tick_size=0.25, high="hi")
     with pytest.raises(ValueError, match="not both"):
-        vd.from_bars(ddf, tick_size=0.25, session="session_id", sessions="globex")
-    with pytest.raises(ValueError, match="sessions must be"):
-        vd.from_bars(ddf, tick_size=0.25, sessions="weekly")
+        vd.from_bars(ddf, tick_size=0.25, session_column="session_id", session="globex")
+    with pytest.raises(ValueError, match="session must be"):
+        vd.from_bars(ddf, tick_size=0.25, session="weekly")
     with pytest.raises(ValueError, match="session_kwargs"):
-        vd.from_bars(ddf, tick_size=0.25, session="session_id", session_kwargs={"tz": "UTC"})
-    with pytest.raises(ValueError, match="session='nope'"):
-        vd.from_bars(ddf, tick_size=0.25, session="nope")
+        vd.from_bars(ddf, tick_size=0.25, session_column="session_id", session_kwargs={"tz": "UTC"})
+    with pytest.raises(ValueError, match="session_column='nope'"):
+        vd.from_bars(ddf, tick_size=0.25, session_column="nope")
     with pytest.raises(ValueError, match="timestamp='when'"):
         vd.from_bars(ddf, tick_size=0.25, timestamp="when")
     with pytest.raises(ValueError, match="needs timestamps"):
@@ -235,15 +235,15 @@ def test_bad_input(client):
                                                     "volume": df.volume}), npartitions=2), tick_size=0.25,
                        va_method="x")
     with pytest.raises(TypeError, match="session column"):
-        vd.from_bars(ddf.assign(s=ddf.session_id.astype(str)), tick_size=0.25, session="s")
+        vd.from_bars(ddf.assign(s=ddf.session_id.astype(str)), tick_size=0.25, session_column="s")
     # labels that go back: inside a partition, and across partitions
     shuffled = df.assign(session_id=df.session_id.to_numpy()[::-1])
     with pytest.raises(ValueError, match="must not decrease"):
         compute(client, vd.from_bars(dd.from_pandas(shuffled, npartitions=1), tick_size=0.25,
-                                     session="session_id"))
+                                     session_column="session_id"))
     with pytest.raises(ValueError, match="must not decrease"):
         compute(client, vd.from_bars(dd.from_pandas(shuffled, npartitions=3, sort=False),
-                                     tick_size=0.25, session="session_id"))
+                                     tick_size=0.25, session_column="session_id"))
     bad = df.copy()
     bad.loc[70, "high"] = bad.loc[70, "low"] - 1
     with pytest.raises(ValueError, match="high"):
@@ -258,3 +258,47 @@ def test_result_is_lazy_and_reusable(client):
     whole = compute(client, res)
     pd.testing.assert_frame_equal(pd.concat(parts), whole)
     assert sum(len(p) for p in parts) == 4  # each session exactly once
+
+
+def test_23_8_session_is_the_rule_and_old_spellings_are_deprecated(client):
+    """session= is the session rule as in the CLI and Live; sessions= and session=<column> still
+    work, with a DeprecationWarning, and give the same result."""
+    df = bars(3, 120, seed=3)
+    ddf = dd.from_pandas(df, npartitions=3, sort=False)
+    exp = compute(client, vd.from_bars(ddf, tick_size=0.25, session="daily"))
+    with pytest.warns(DeprecationWarning, match="sessions= is deprecated; use session="):
+        old = vd.from_bars(ddf, tick_size=0.25, sessions="daily")
+    pd.testing.assert_frame_equal(compute(client, old), exp)
+    by_col = compute(client, vd.from_bars(ddf, tick_size=0.25, session_column="session_id"))
+    check(by_col, single_process(df, "session_id", tick_size=0.25))
+    with pytest.warns(DeprecationWarning, match="session_column='session_id'"):
+        old = vd.from_bars(ddf, tick_size=0.25, session="session_id")
+    pd.testing.assert_frame_equal(compute(client, old), by_col)
+    with pytest.warns(DeprecationWarning, match="sessions= is deprecated"):
+        old = vd.from_trades(dd.from_pandas(df.rename(columns={"close": "price"}), npartitions=2,
+                                            sort=False), tick_size=0.25, sessions="globex")
+    with pytest.raises(ValueError, match="not both"), pytest.warns(DeprecationWarning):
+        vd.from_bars(ddf, tick_size=0.25, session="globex", sessions="daily")
+    with pytest.raises(TypeError, match="session must be"):
+        vd.from_bars(ddf, tick_size=0.25, session=3)
+
+
+def test_23_1_dask_label_close_and_interval(client):
+    """Close-stamped bars with label='close', interval='1min' give the open-stamped result."""
+    df = bars(3, 1380, seed=8)
+    closed = df.assign(timestamp=df.timestamp + pd.Timedelta(minutes=1))
+    exp = compute(client, vd.from_bars(dd.from_pandas(df, npartitions=4, sort=False), tick_size=0.25))
+    ddf = dd.from_pandas(closed, npartitions=4, sort=False)
+    got = compute(client, vd.from_bars(ddf, tick_size=0.25, label="close", interval="1min"))
+    pd.testing.assert_frame_equal(got, exp)
+    got = compute(client, vd.from_bars(ddf, tick_size=0.25, label="close", interval=60))
+    pd.testing.assert_frame_equal(got, exp)
+    # read as opens, the close stamps move the last bar of each session past 16:00 CT (dropped)
+    shifted = compute(client, vd.from_bars(ddf, tick_size=0.25))
+    assert (shifted["count"].to_numpy() != exp["count"].to_numpy()).any()
+    with pytest.raises(ValueError, match="needs interval="):
+        vd.from_bars(ddf, tick_size=0.25, label="close")
+    with pytest.raises(ValueError, match="label"):
+        vd.from_bars(ddf, tick_size=0.25, label="mid", interval=60)
+    with pytest.raises(ValueError, match="interval"):
+        vd.from_bars(ddf, tick_size=0.25, label="close", interval="soon")

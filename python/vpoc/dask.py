@@ -3,8 +3,8 @@
 Contract: the result equals ``vpoc.from_bars`` / ``from_trades`` on the whole frame in one process;
 partitions are re-aligned at session boundaries (carry-over, see below), so no session is split.
 
-Re-alignment: every partition's rows are labelled with their session (a ``session`` column, or a
-rule of :mod:`vpoc.sessions` applied to the timestamps). Each partition then keeps the sessions
+Re-alignment: every partition's rows are labelled with their session (``session_column=``, or the
+``session=`` rule of :mod:`vpoc.sessions` applied to the timestamps). Each partition then keeps the sessions
 that *start* in it: its trailing session is carried to the next partition, which profiles it
 together with its own leading rows of that session (a session spanning several partitions is
 carried along until it ends). Each carry step runs beside its partition, so only the carried
@@ -16,6 +16,7 @@ as many partitions as the input (some may be empty) and unknown divisions.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from . import _api
 from ._optional import require
-from ._time import check_time_unit, epoch_ns
+from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 from ._stream import empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +50,8 @@ class _Spec:
     rule_kwargs: Dict[str, Any]
     tz: Optional[str]
     time_unit: Optional[str]  # unit of integer timestamps (None: ns)
+    label: str  # "open" or "close": how the bars are stamped
+    interval: Optional[int]  # bar length in ns (required with label="close")
     options: Dict[str, Any]  # engine keyword arguments
     label_dtype: Any
 
@@ -137,6 +140,8 @@ def _prepare(df: "pd.DataFrame", spec: _Spec) -> _Part:
     if spec.timestamp is not None:
         raw = df.index if spec.timestamp_is_index else df[spec.timestamp]
         ts = _utc_ns(raw, spec.tz, spec.timestamp, spec.time_unit)
+        step = None if spec.interval is None else np.timedelta64(spec.interval, "ns")
+        ts, _ = bar_opens(ts, spec.label, step, name=f"timestamp column {spec.timestamp!r}")
     if spec.session is not None:
         labels = df[spec.session].to_numpy()
         _check_sorted(labels, f"column {spec.session!r}")
@@ -198,9 +203,10 @@ def _get(step: Tuple[Any, ...], i: int) -> Any:
 
 
 def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: Optional[str],
-           session: Optional[str], sessions: Optional[SessionRule],
+           session_column: Optional[str], rule: Optional[SessionRule],
            session_kwargs: Optional[Mapping[str, Any]], tz: Optional[str],
-           options: Dict[str, Any], time_unit: Optional[str] = None) -> "dd.DataFrame":
+           options: Dict[str, Any], time_unit: Optional[str] = None, label: str = "open",
+           interval: Any = None) -> "dd.DataFrame":
     dask = require("dask", "vpoc.dask")
     dd = require("dask.dataframe", "vpoc.dask")
 
@@ -211,18 +217,24 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
     for role, col in columns.items():
         if col not in names:
             raise ValueError(f"{role}={col!r} is not a column of ddf (columns: {sorted(map(str, names))})")
-    if session is not None and sessions is not None:
-        raise ValueError("give either session= (a column of session labels) or sessions= (a rule), not both")
+    session = session_column
     if session is not None and session not in names:
-        raise ValueError(f"session={session!r} is not a column of ddf")
+        raise ValueError(f"session_column={session!r} is not a column of ddf")
+    if session is not None and rule is not None:
+        raise ValueError("give either session_column= (a column of session labels) or session= "
+                         "(a rule), not both")
     if session is not None and session_kwargs:
-        raise ValueError("session_kwargs apply to sessions= (a rule), not to a session= column")
-    rule: Optional[SessionRule] = None
+        raise ValueError("session_kwargs apply to session= (a rule), not to a session_column=")
     if session is None:
-        rule = "globex" if sessions is None else sessions
+        rule = "globex" if rule is None else rule
         if not callable(rule) and rule not in _SESSION_RULES:
-            raise ValueError(f"sessions must be one of {_SESSION_RULES} or a callable ts -> Sessions, "
-                             f"got {rule!r}")
+            raise ValueError(f"session must be one of {_SESSION_RULES} or a callable ts -> Sessions "
+                             f"(a column of labels is session_column=), got {rule!r}")
+    label = check_label(label)
+    step_ns = interval_ns(interval)
+    if label == "close" and step_ns is None and timestamp is not None:
+        raise ValueError("label='close' in vpoc.dask needs interval= (e.g. '1min'): each partition "
+                         "would otherwise infer its own bar interval")
     ts_is_index = False
     if timestamp is not None:
         if timestamp not in names:
@@ -232,13 +244,14 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
                                  (" or timestamp=None" if session is not None else ""))
             ts_is_index = True
     elif rule is not None:
-        raise ValueError("sessions= needs timestamps: pass timestamp=<column name> (or session=<column>)")
+        raise ValueError("session= (a rule) needs timestamps: pass timestamp=<column name> (or "
+                         "session_column=<column>)")
     label_dtype = ddf[session].dtype if session is not None else np.dtype(np.int64)
     if session is not None and not isinstance(label_dtype, np.dtype):
         raise TypeError(f"session column {session!r} must have a numpy dtype (integers, datetimes), "
                         f"got {label_dtype}")
     spec = _Spec(kind, dict(columns), timestamp, ts_is_index, session, rule,
-                 dict(session_kwargs or {}), tz, time_unit, options, label_dtype)
+                 dict(session_kwargs or {}), tz, time_unit, label, step_ns, options, label_dtype)
     meta = empty_profile_table(label_dtype).set_index("session")
     parts = ddf.to_delayed()
     n = len(parts)
@@ -255,6 +268,32 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
     return dd.from_delayed(outs, meta=meta, verify_meta=True)
 
 
+def _session_args(ddf: Any, session: Any, session_column: Optional[str],
+                  sessions: Any) -> Tuple[Optional[SessionRule], Optional[str]]:
+    """(rule, column) from ``session=`` / ``session_column=`` and the deprecated spellings:
+    ``sessions=`` (the rule, now ``session=``) and ``session=<a column name>`` (now
+    ``session_column=``), each with a DeprecationWarning."""
+    if sessions is not None:
+        warnings.warn("vpoc.dask: sessions= is deprecated; use session= (the same rule: 'globex', "
+                      "'rth', 'daily' or a callable), as in vpoc.Live and the CLI",
+                      DeprecationWarning, stacklevel=3)
+        if session is not None:
+            raise ValueError("give session= or its deprecated alias sessions=, not both")
+        session = sessions
+    if (isinstance(session, str) and session not in _SESSION_RULES
+            and session in getattr(ddf, "columns", ())):
+        warnings.warn(f"vpoc.dask: session={session!r} naming a column of labels is deprecated; use "
+                      f"session_column={session!r} (session= is the session rule everywhere in vpoc)",
+                      DeprecationWarning, stacklevel=3)
+        if session_column is not None:
+            raise ValueError("give session_column= or a column as session= (deprecated), not both")
+        return None, session
+    if session is not None and not callable(session) and not isinstance(session, str):
+        raise TypeError(f"session must be a rule name {_SESSION_RULES} or a callable ts -> Sessions, "
+                        f"got {type(session).__name__}")
+    return session, session_column
+
+
 def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_method: str,
                     poc_tie: str, device: Any, threads: Optional[int], max_rows: int,
                     memory_budget: int) -> Dict[str, Any]:
@@ -269,20 +308,26 @@ def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_
     return dict(opts, device=device)
 
 
-def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
-              sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
+def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[SessionRule] = None,
+              session_column: Optional[str] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
               timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
-              time_unit: Optional[str] = None, high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
+              time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
+              sessions: Optional[SessionRule] = None, high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
               open: Optional[str] = "open", ticks_per_row: int = 1, distribute: str = "uniform",
               value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
               device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
               memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
     """Per-session profiles of OHLCV bars in a dask DataFrame (rows in time order), lazily.
 
-    Sessions: ``session=`` names a column of non-decreasing session labels, or ``sessions=`` is a
-    rule of :mod:`vpoc.sessions` ("globex", the default, "rth", "daily"; ``session_kwargs`` are
-    passed to it, e.g. ``{"tz": "America/Chicago"}``) or a callable ``ts -> Sessions`` applied to the
-    int64 ns UTC timestamps. ``timestamp``: the column (or index) of bar times, datetime64 (naive
+    Sessions: ``session=`` is the rule, as everywhere in vpoc: one of :mod:`vpoc.sessions`
+    ("globex", the default, "rth", "daily"; ``session_kwargs`` are passed to it, e.g.
+    ``{"tz": "America/Chicago"}``) or a callable ``ts -> Sessions`` applied to the int64 ns UTC bar
+    open times; or ``session_column=`` names a column of non-decreasing session labels.
+    Deprecated (DeprecationWarning, same results): ``sessions=<rule>`` (now ``session=``) and
+    ``session=<column name>`` (now ``session_column=``; a column named like a rule is the rule).
+    ``label``: the bars are stamped at their "open" (default) or "close"; close stamps become
+    open stamps (minus ``interval``, required with "close": seconds or a string such as "1min",
+    since each partition would otherwise infer its own), before the session rule sees them. ``timestamp``: the column (or index) of bar times, datetime64 (naive
     ones are in ``tz``) or integer epoch times UTC in ``time_unit`` ("s", "ms", "us", "ns"; None:
     ns; integers that are 1990..2100 times only in another unit raise ValueError); it gives ``start`` / ``end`` (``timestamp=None`` with
     ``session=``: NaT). ``open`` is used when ddf has that column (``distribute="legacy"`` reads it).
@@ -300,23 +345,25 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] =
     columns = {"high": high, "low": low, "close": close, "volume": volume}
     if open is not None and open in getattr(ddf, "columns", ()):
         columns["open"] = open
-    return _build(ddf, "bars", columns, timestamp, session, sessions, session_kwargs, tz, opts,
-                  time_unit)
+    rule, column = _session_args(ddf, session, session_column, sessions)
+    return _build(ddf, "bars", columns, timestamp, column, rule, session_kwargs, tz, opts,
+                  time_unit, label, interval)
 
 
-def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[str] = None,
-                sessions: Optional[SessionRule] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
+def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[SessionRule] = None,
+                session_column: Optional[str] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
                 timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
-                time_unit: Optional[str] = None, price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
+                time_unit: Optional[str] = None, sessions: Optional[SessionRule] = None, price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
                 value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
                 device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
                 memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
     """Per-session profiles of trades (``price``, ``volume`` columns) in a dask DataFrame, lazily.
 
-    Sessions, timestamps, ``threads`` and the result: as in :func:`from_bars`; other options as in
-    :func:`vpoc.from_trades`.
+    Sessions (``session=`` rule or ``session_column=``), timestamps, ``threads`` and the result: as in
+    :func:`from_bars` (trades are instants: no ``label``); other options as in :func:`vpoc.from_trades`.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget)
-    return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, session, sessions,
+    rule, column = _session_args(ddf, session, session_column, sessions)
+    return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, column, rule,
                   session_kwargs, tz, opts, time_unit)
