@@ -7,6 +7,7 @@ drop the rows or fill them first); a masked array with nothing masked is read as
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -241,39 +242,74 @@ _DTYPE_EPS = {np.dtype(np.float32): 2.0**-23, np.dtype(np.float16): 2.0**-10}  #
 _CHUNK = 1 << 18  # host rows per pass: float64 temporaries of 2 MiB stay in cache
 _DEVICE_CHUNK = 1 << 24  # GPU rows per pass (a float64 temporary of 128 MiB at most)
 _SAMPLE = 1 << 20  # prices the suggested grid is measured on
-_CLAMP = 2.0**60  # |ticks| past 2**52 are the engine's error, not the grid's
 
 
 def _host_off(arr: np.ndarray, tick: float) -> Tuple[int, int]:
     """(number of prices off the grid, index of the first) of a host array, chunk by chunk."""
-    eps = _DTYPE_EPS.get(arr.dtype, 2.0**-52)
+    if arr.dtype not in PRICE_DTYPES:
+        arr = arr.astype(np.float64)
     n = arr.shape[0]
     size = min(n, _CHUNK)
-    t, d, m = np.empty(size), np.empty(size), np.empty(size, dtype=bool)
+    m = np.empty(size, dtype=bool)
     count, first = 0, -1
-    for i0 in range(0, n, _CHUNK):
-        c = arr[i0:i0 + _CHUNK]
-        k = c.shape[0]
-        tt, dd, mm = t[:k], d[:k], m[:k]
-        np.divide(c, tick, out=tt, dtype=np.float64)
-        np.minimum(tt, _CLAMP, out=tt)  # inf (the engine's error) -> a whole number: no inf - inf
-        np.maximum(tt, -_CLAMP, out=tt)
-        np.rint(tt, out=dd)
-        np.subtract(tt, dd, out=dd)
-        np.absolute(dd, out=dd)
-        np.greater(dd, GRID_TOLERANCE, out=mm)
-        if not np.logical_or.reduce(mm):
-            continue
-        np.absolute(tt, out=tt)  # the dtype's own rounding, relative to the price
-        np.multiply(tt, eps, out=tt)
-        np.add(tt, GRID_TOLERANCE, out=tt)
-        np.greater(dd, tt, out=mm)
-        off = int(np.add.reduce(mm, dtype=np.int64))
-        if off:
-            if first < 0:
-                first = i0 + int(np.argmax(mm))
-            count += off
+    if math.frexp(tick)[0] == 0.5:  # a power of two: p / tick is exact in p's own dtype
+        inv = arr.dtype.type(1.0 / tick)
+        t, r = np.empty(size, dtype=arr.dtype), np.empty(size, dtype=arr.dtype)
+        for i0 in range(0, n, _CHUNK):
+            c = arr[i0:i0 + _CHUNK]
+            k = c.shape[0]
+            np.multiply(c, inv, out=t[:k])
+            np.rint(t[:k], out=r[:k])
+            np.not_equal(t[:k], r[:k], out=m[:k])  # NaN: a candidate the exact test drops
+            if np.logical_or.reduce(m[:k]):
+                where = np.flatnonzero(m[:k])
+                off = where[_exact_off(c[where], tick)]
+                if off.shape[0]:
+                    first = i0 + int(off[0]) if first < 0 else first
+                    count += off.shape[0]
+        return count, first
+    # Any other tick: a float64 prefilter |p * (1 / tick) - rint(..)| > bound that keeps every
+    # price the exact test calls off (the prefilter's error is below 2**-51 |t|; for float32 the
+    # bound adds the exact test's 2**-23 |t| allowance at the chunk's smallest t), then the exact
+    # test on the few candidates.
+    inv = 1.0 / tick
+    slack = 2.0**-23 - 2.0**-50 if arr.dtype == np.float32 else 0.0
+    t, d = np.empty(size), np.empty(size)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i0 in range(0, n, _CHUNK):
+            c = arr[i0:i0 + _CHUNK]
+            k = c.shape[0]
+            np.multiply(c, inv, out=t[:k], dtype=np.float64)
+            np.rint(t[:k], out=d[:k])
+            np.subtract(t[:k], d[:k], out=d[:k])
+            np.absolute(d[:k], out=d[:k])
+            bound = GRID_TOLERANCE
+            if slack:
+                low = float(np.minimum.reduce(c)) * inv
+                bound += max(low, 0.0) * slack
+            np.greater(d[:k], bound, out=m[:k])
+            if np.logical_or.reduce(m[:k]):
+                where = np.flatnonzero(m[:k])
+                off = where[_exact_off(c[where], tick)]
+                if off.shape[0]:
+                    first = i0 + int(off[0]) if first < 0 else first
+                    count += off.shape[0]
     return count, first
+
+
+def _exact_off(c: np.ndarray, tick: float) -> np.ndarray:
+    """Boolean mask of the prices of ``c`` off the grid: ``|t - rint(t)| > 1e-6 + |t| * eps``
+    with ``t = p / tick`` in float64 and eps the rounding of ``c``'s dtype (float32: 2**-23)."""
+    eps = _DTYPE_EPS.get(c.dtype, 2.0**-52)
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = np.divide(c, tick, dtype=np.float64)
+        d = np.rint(t)
+        np.subtract(t, d, out=d)
+        np.absolute(d, out=d)
+        np.absolute(t, out=t)
+        np.multiply(t, eps, out=t)
+        np.add(t, GRID_TOLERANCE, out=t)
+        return d > t  # NaN / inf: False (the engine reports them)
 
 
 def _device_lib(x: Any) -> Any:
