@@ -3,7 +3,9 @@
 Contract: public names re-exported here; each module of the package has one job.
 """
 
-from ._core import Bars, Trades, read_bars, read_trades, write_bars, write_trades
+from ._containers import Bars, Trades
+from ._read import read_bars, read_trades
+from ._write import write_bars, write_trades
 
 __all__ = [
     "Bars",

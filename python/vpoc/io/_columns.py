@@ -1,0 +1,168 @@
+"""Columns of a table matched to vpoc's fields, converted and validated, for the readers of vpoc.io.
+
+Contract: names match case-insensitively ignoring punctuation, with the aliases listed below; a
+missing, ambiguous or duplicated column raises naming it; every value is checked (see ``_validate``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
+                       _Options, _Where)
+from ._timestamps import _timestamps
+
+__all__: list = []
+
+
+# --------------------------------------------------------------------------- column handling
+
+
+def _norm(name: Any) -> str:
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def _names(value: Any) -> Tuple[str, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any]:
+    """Map each field to a source column (or ``(date, time)`` for the timestamp)."""
+    by_norm: Dict[str, List[Any]] = {}
+    for n in names:
+        by_norm.setdefault(_norm(n), []).append(n)
+    out: Dict[str, Any] = {}
+    listing = ", ".join(repr(str(n)) for n in names)
+    for field in opts.fields:
+        if field in opts.columns:
+            want = opts.columns[field]
+            for w in _names(want):
+                if w not in names:
+                    raise ValueError(f"{source}: columns[{field!r}] = {w!r} is not a column "
+                                     f"(columns: {listing})")
+            out[field] = want
+            continue
+        aliases = _ALIASES[field] if not (field == "volume" and "price" in opts.fields) \
+            else _TRADE_VOLUME_ALIASES
+        hits = [n for a in aliases for n in by_norm.get(a, [])]
+        own = by_norm.get(field, [])
+        if len(own) == 1:
+            out[field] = own[0]
+            continue
+        if len(own) > 1 or len(hits) > 1:
+            dup = own if len(own) > 1 else hits
+            raise ValueError(f"{source}: several columns could be {field!r} "
+                             f"({', '.join(repr(str(d)) for d in dup)}); pass columns={{"
+                             f"{field!r}: name}}")
+        if hits:
+            out[field] = hits[0]
+            continue
+        if field == "timestamp":
+            dates = [n for a in _DATE_NAMES for n in by_norm.get(a, [])]
+            times = [n for a in _TIME_NAMES for n in by_norm.get(a, [])]
+            if len(dates) == 1 and len(times) == 1:
+                out[field] = (dates[0], times[0])
+                continue
+            if len(dates) + len(times) == 1:
+                out[field] = (dates + times)[0]
+                continue
+            out[field] = None  # the DataFrame's DatetimeIndex, if it has one
+            continue
+        raise ValueError(f"{source}: no column for {field!r} (columns: {listing}); pass "
+                         f"columns={{{field!r}: name}}")
+    return out
+
+
+def _extract(df: Any, where: _Where, opts: _Options,
+             mapping: Optional[Dict[str, Any]] = None) -> Dict[str, np.ndarray]:
+    """Converted, validated arrays of one source."""
+    import pandas as pd
+
+    if mapping is None:
+        if isinstance(df.index, pd.MultiIndex) or df.index.name is not None:
+            df = df.reset_index()
+        mapping = _resolve(list(df.columns), opts, where.source)
+    tcol = mapping["timestamp"]
+    if tcol is None:
+        if not isinstance(df.index, pd.DatetimeIndex):
+            raise ValueError(f"{where.source}: no timestamp column (timestamp, datetime, ts, date "
+                             "+ time) and no DatetimeIndex; pass columns={'timestamp': name}")
+        raw: Any = pd.Series(df.index, index=pd.RangeIndex(len(df)))
+    elif isinstance(tcol, tuple):
+        d, t = (df[c].astype(str).str.strip() for c in tcol)
+        raw = (d + " " + t).reset_index(drop=True)
+    else:
+        raw = df[tcol].reset_index(drop=True)
+    out: Dict[str, np.ndarray] = {"timestamp": _timestamps(raw, where, opts)}
+    for field in opts.fields[1:]:
+        out[field] = _numbers(df[mapping[field]].reset_index(drop=True), field, where,
+                              field == "volume")
+    _validate(out, where, opts)
+    return out
+
+
+def _numbers(col: Any, field: str, where: _Where, volume: bool) -> np.ndarray:
+    import pandas as pd
+
+    dtype = col.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        raise TypeError(f"{where.source}: column {col.name!r} ({field}) is boolean, "
+                        "expected numbers")
+    if pd.api.types.is_numeric_dtype(dtype):
+        na = col.isna().to_numpy(dtype=bool)
+        i = _first(na)
+        if i is not None and dtype.kind in "iub":  # a nullable integer column with a missing value
+            raise ValueError(f"{where(i)}: {field} is missing")
+        if dtype.kind in "iu" and i is None:
+            if dtype.kind == "u" and len(col) and int(col.max()) > np.iinfo(np.int64).max:
+                i = _first((col > np.iinfo(np.int64).max).to_numpy(dtype=bool))
+                raise ValueError(f"{where(i)}: {field} = {col.iloc[i]} does not fit in int64")
+            return col.to_numpy(dtype=np.int64) if volume else col.to_numpy(dtype=np.float64)
+        return col.to_numpy(dtype=np.float64, na_value=np.nan)
+    if pd.api.types.is_string_dtype(dtype) or dtype == object:
+        text = col.astype(str).str.strip() if dtype == object else col.str.strip()
+        num = pd.to_numeric(text.where(text != "", "?"), errors="coerce")
+        nan_text = text.str.lower().isin(("nan", "-nan", "+nan"))  # NaN: reported by _validate
+        bad = (num.isna() & ~nan_text).to_numpy(dtype=bool)
+        i = _first(bad)
+        if i is not None:
+            raise ValueError(f"{where(i)}: {field} = {col.iloc[i]!r} is not a number")
+        if num.dtype.kind in "iu" and volume:
+            return num.to_numpy(dtype=np.int64)
+        return num.to_numpy(dtype=np.float64)
+    raise TypeError(f"{where.source}: column {col.name!r} ({field}) has dtype {dtype}, "
+                    "expected numbers")
+
+
+def _validate(out: Dict[str, np.ndarray], where: _Where, opts: _Options) -> None:
+    prices = [f for f in opts.fields[1:] if f != "volume"]
+    for f in prices:
+        i = _first(~np.isfinite(out[f]))
+        if i is not None:
+            raise ValueError(f"{where(i)}: {f} is {out[f][i]} (prices must be finite)")
+    if "high" in out:
+        h, lo = out["high"], out["low"]
+        i = _first(h < lo)
+        if i is not None:
+            raise ValueError(f"{where(i)}: high ({h[i].item()!r}) < low ({lo[i].item()!r})")
+        if opts.strict_ohlc:
+            for f in ("open", "close"):
+                x = out[f]
+                i = _first((x < lo) | (x > h))
+                if i is not None:
+                    raise ValueError(f"{where(i)}: {f} ({x[i].item()!r}) is outside [low, high] = "
+                                     f"[{lo[i].item()!r}, {h[i].item()!r}] (strict_ohlc=True)")
+    v = out["volume"]
+    bad = (v < 0) if v.dtype.kind in "iu" else ~(np.isfinite(v) & (v >= 0))
+    i = _first(bad)
+    if i is not None:
+        raise ValueError(f"{where(i)}: volume is {v[i].item()!r} (must be finite and >= 0)")
+    t = out["timestamp"]
+    if t.shape[0] > 1:
+        i = _first(t[1:] < t[:-1])
+        if i is not None:
+            raise ValueError(f"{where(i + 1)}: timestamp {_iso(t[i + 1])} is before the previous "
+                             f"row's {_iso(t[i])} (rows must be in time order)")

@@ -1,0 +1,152 @@
+"""The Bars and Trades containers returned by the readers of vpoc.io.
+
+Contract: arrays are converted on construction (timestamps to int64 ns UTC, prices to float64,
+volume to int64 or float64) and their lengths must agree; values are validated by the readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .._arrays import as_array, unmasked
+from .._optional import require
+from .._time import datetime64_ns, epoch_ns
+from ._options import BAR_FIELDS, TRADE_FIELDS, Float64Array, Int64Array, _iso
+
+__all__ = ["Bars", "Trades"]
+
+
+# --------------------------------------------------------------------------- containers
+
+
+def _as_ns(x: Any, name: str) -> Int64Array:
+    arr = np.asarray(unmasked(x, name))
+    if arr.dtype.kind == "M":
+        arr = datetime64_ns(arr, name)
+    arr = as_array(arr, name)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be int64 nanoseconds since the epoch (UTC) or datetime64, "
+                        f"got dtype {arr.dtype}")
+    return epoch_ns(arr, name, hint=f"give datetime64 values, e.g. "
+                    f"np.asarray({name}, dtype='datetime64[{{unit}}]')")
+
+
+def _as_f64(x: Any, name: str) -> Float64Array:
+    return np.ascontiguousarray(as_array(x, name), dtype=np.float64)
+
+
+def _as_vol(x: Any, name: str) -> npt.NDArray[Any]:
+    arr = as_array(x, name)
+    if arr.dtype.kind in "iu":
+        if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise ValueError(f"{name} values must fit in int64")
+        return np.ascontiguousarray(arr, dtype=np.int64)
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _same_length(obj: Any, fields: Sequence[str]) -> None:
+    n = len(getattr(obj, fields[0]))
+    for f in fields[1:]:
+        if len(getattr(obj, f)) != n:
+            raise ValueError(f"{f} has length {len(getattr(obj, f))} but {fields[0]} has {n}")
+
+
+def _frame(ts: Int64Array, cols: Dict[str, np.ndarray], index: bool) -> Any:
+    pd = require("pandas", "to_pandas()")
+
+    t = pd.DatetimeIndex(ts.view("datetime64[ns]")).tz_localize("UTC")
+    if index:
+        return pd.DataFrame(cols, index=pd.Index(t, name="timestamp"))
+    return pd.DataFrame({"timestamp": t, **cols})
+
+
+def _span(ts: Int64Array) -> str:
+    return f"{_iso(ts[0])} .. {_iso(ts[-1])}, " if ts.shape[0] else ""
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Bars:
+    """OHLCV bars with int64 ns UTC timestamps, as read by :func:`read_bars`.
+
+    Attributes: ``timestamp`` (int64, ns since the epoch, UTC), ``open``, ``high``, ``low``,
+    ``close`` (float64), ``volume`` (int64 when the source holds integers, else float64),
+    ``source`` (the file(s) read, or ``"<DataFrame>"``). Arrays are converted on construction
+    (lengths must agree); values are validated by the readers, not here.
+    """
+
+    timestamp: Int64Array
+    open: Float64Array
+    high: Float64Array
+    low: Float64Array
+    close: Float64Array
+    volume: npt.NDArray[Any]
+    source: str = "<arrays>"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
+        for f in ("open", "high", "low", "close"):
+            object.__setattr__(self, f, _as_f64(getattr(self, f), f))
+        object.__setattr__(self, "volume", _as_vol(self.volume, "volume"))
+        if not isinstance(self.source, str):
+            raise TypeError(f"source must be a string, got {type(self.source).__name__}")
+        _same_length(self, BAR_FIELDS)
+
+    def __len__(self) -> int:
+        return int(self.timestamp.shape[0])
+
+    def __repr__(self) -> str:
+        return f"Bars({len(self)} rows, {_span(self.timestamp)}source={self.source!r})"
+
+    @property
+    def ts(self) -> Int64Array:
+        """Alias of ``timestamp``."""
+        return self.timestamp
+
+    def to_pandas(self, index: bool = False) -> Any:
+        """A DataFrame with ``timestamp`` (datetime64[ns, UTC]; the index when ``index``),
+        ``open``, ``high``, ``low``, ``close``, ``volume``."""
+        return _frame(self.timestamp, {f: getattr(self, f) for f in BAR_FIELDS[1:]}, index)
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class Trades:
+    """Trades with int64 ns UTC timestamps, as read by :func:`read_trades`.
+
+    Attributes: ``timestamp`` (int64, ns since the epoch, UTC), ``price`` (float64),
+    ``volume`` (int64 when the source holds integers, else float64), ``source``.
+    """
+
+    timestamp: Int64Array
+    price: Float64Array
+    volume: npt.NDArray[Any]
+    source: str = "<arrays>"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
+        object.__setattr__(self, "price", _as_f64(self.price, "price"))
+        object.__setattr__(self, "volume", _as_vol(self.volume, "volume"))
+        if not isinstance(self.source, str):
+            raise TypeError(f"source must be a string, got {type(self.source).__name__}")
+        _same_length(self, TRADE_FIELDS)
+
+    def __len__(self) -> int:
+        return int(self.timestamp.shape[0])
+
+    def __repr__(self) -> str:
+        return f"Trades({len(self)} rows, {_span(self.timestamp)}source={self.source!r})"
+
+    @property
+    def ts(self) -> Int64Array:
+        """Alias of ``timestamp``."""
+        return self.timestamp
+
+    def to_pandas(self, index: bool = False) -> Any:
+        """A DataFrame with ``timestamp`` (datetime64[ns, UTC]; the index when ``index``),
+        ``price``, ``volume``."""
+        return _frame(self.timestamp, {"price": self.price, "volume": self.volume}, index)

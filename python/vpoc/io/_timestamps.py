@@ -1,0 +1,252 @@
+"""Timestamp columns of any supported representation to int64 ns UTC, for the readers of vpoc.io.
+
+Contract: text (ISO 8601, ``YYYYMMDD HHMMSS``, a strftime format), datetimes (naive in ``tz=`` or
+aware), integer epoch times (with ``time_unit=``); a value that does not parse raises naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .._time import TIME_UNITS, check_plausible, ns_range_error
+from ._options import (_LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
+                       _Options, _Where)
+
+__all__: list = []
+
+
+def _timestamps(raw: Any, where: _Where, opts: _Options) -> Int64Array:
+    """A column of timestamps (any supported representation) -> int64 ns UTC."""
+    import pandas as pd
+
+    dtype = raw.dtype
+    if len(raw) == 0:  # nothing to convert, whatever the (inferred) dtype of an empty column
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return _utc_ns(raw, where)
+    if dtype.kind == "M":
+        return _localize(raw, where, opts)
+    if pd.api.types.is_bool_dtype(dtype):
+        raise TypeError(f"{where.source}: the timestamp column is boolean")
+    if pd.api.types.is_integer_dtype(dtype):
+        return _epoch(raw, where, opts)
+    if pd.api.types.is_numeric_dtype(dtype):
+        raise TypeError(f"{where.source}: the timestamp column holds floats; give integer epoch "
+                        "times (with time_unit=), datetimes or text")
+    if pd.api.types.is_string_dtype(dtype) and dtype != object:
+        return _parse_text(raw, where, opts)
+    if dtype == object:
+        kinds = {type(x) for x in raw
+                 if x is not None and not (isinstance(x, float) and np.isnan(x))}
+        if kinds and all(issubclass(k, str) for k in kinds):
+            return _parse_text(raw.astype(object), where, opts)
+        return _parse_objects(raw, where, opts)
+    raise TypeError(f"{where.source}: the timestamp column has dtype {dtype}; expected "
+                    "datetimes, text or integer epoch times")
+
+
+def _nat_check(values: Any, raw: Any, where: _Where, what: str) -> None:
+    na = np.asarray(values.isna(), dtype=bool)
+    i = _first(na)
+    if i is not None:
+        raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}")
+
+
+def _utc_ns(values: Any, where: _Where) -> Int64Array:
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(values)
+    _nat_check(idx, pd.Series(idx), where, "timestamp is missing:")
+    return np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
+
+
+def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
+    if opts.time_unit is None:
+        raise TypeError(f"{where.source}: the timestamp column holds integers; pass time_unit="
+                        "'s', 'ms', 'us' or 'ns' (epoch times are UTC)")
+    na = raw.isna().to_numpy(dtype=bool)
+    i = _first(na)
+    if i is not None:
+        raise ValueError(f"{where(i)}: timestamp is missing")
+    vals = raw.to_numpy(dtype=np.int64)
+    bad = ns_range_error(vals, opts.time_unit)
+    if bad is not None:
+        raise ValueError(f"{where(bad[0])}: timestamp {vals[bad[0]]} {bad[1]}")
+    try:
+        check_plausible(vals, "timestamp", opts.time_unit, hint="read it with time_unit='{unit}'")
+    except ValueError as e:
+        raise ValueError(f"{where.source}: {e}") from None
+    return vals * TIME_UNITS[opts.time_unit]
+
+
+def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
+    import pandas as pd
+
+    text = raw.astype(str).str.strip() if raw.dtype == object else raw.str.strip()
+    missing = (raw.isna() | (text == "")).to_numpy(dtype=bool)
+    i = _first(missing)
+    if i is not None:
+        raise ValueError(f"{where(i)}: timestamp is empty or missing")
+    if opts.time_unit is not None:  # integer epoch times stored as text
+        i = _first(~text.str.fullmatch(r"[+-]?\d{1,19}").to_numpy(dtype=bool))
+        if i is not None:
+            raise ValueError(f"{where(i)}: timestamp {raw.iloc[i]!r} is not an integer epoch "
+                             f"time ({opts.time_unit})")
+        num = pd.to_numeric(text, errors="coerce")
+        if num.dtype.kind != "i":
+            i = _first((num.abs() > np.iinfo(np.int64).max).to_numpy(dtype=bool)) or 0
+            raise ValueError(f"{where(i)}: timestamp {raw.iloc[i]!r} does not fit in int64")
+        return _epoch(num, where, opts)
+    fmt = opts.time_format
+    if fmt is None:
+        legacy = bool(len(text)) and bool(re.match(_LEGACY_TIME_RE, text.iloc[0]))
+        fmt = _LEGACY_TIME_FORMAT if legacy else "ISO8601"
+    expect = "ISO 8601" if fmt == "ISO8601" else repr(fmt)
+    what = f"timestamp does not match {expect} (pass time_format=):"
+    if fmt == _LEGACY_TIME_FORMAT:
+        wall, bad = _parse_legacy_times(text)
+        i = _first(bad)
+        if i is not None:
+            raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}")
+        return _localize(wall.view("datetime64[ns]"), where, opts)
+    try:
+        with warnings.catch_warnings():  # pandas < 3 warns (FutureWarning) where 3 raises
+            warnings.simplefilter("error", FutureWarning)
+            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+    except (ValueError, FutureWarning) as e:  # mixed UTC offsets, or offsets on some rows only
+        if fmt != "ISO8601":
+            raise ValueError(f"{where.source}: cannot parse timestamps with format {fmt!r}: "
+                             f"{e}") from None
+        _check_offsets_not_mixed(text, where)
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce", utc=True)
+    else:
+        if fmt == "ISO8601" and isinstance(parsed.dtype, pd.DatetimeTZDtype):
+            # pandas < 3 reads naive stamps among aware ones as UTC (unparsed ones are named below)
+            _check_offsets_not_mixed(text, where, np.asarray(parsed.notna(), dtype=bool))
+    bad = np.asarray(parsed.isna(), dtype=bool)
+    i = _first(bad)
+    if i is not None:
+        digits = text.iloc[i].lstrip("-").isdigit()
+        hint = " (integer epoch times need time_unit=)" if digits else ""
+        raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        return _utc_ns(parsed, where)
+    return _localize(parsed, where, opts)
+
+
+def _check_offsets_not_mixed(text: Any, where: _Where,
+                             rows: Optional[npt.NDArray[np.bool_]] = None) -> None:
+    """ISO 8601 stamps either all carry a UTC offset or none does (never guessed per row);
+    ``rows`` limits the check to those rows (the first row is always checked against)."""
+    has_tz = text.str.contains(_TZ_SUFFIX_RE, regex=True).to_numpy(dtype=bool)
+    differs = has_tz != has_tz[0] if len(has_tz) else has_tz
+    if rows is not None:
+        differs &= rows
+    if differs.any():
+        i = int(np.argmax(differs))
+        state = "has a UTC offset" if has_tz[i] else "has no UTC offset"
+        raise ValueError(f"{where(i)}: timestamp {text.iloc[i]!r} {state} but {where(0)} "
+                         f"{'does not' if has_tz[i] else 'does'}; mixing them is not allowed")
+
+
+def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_]]:
+    """Strict ``YYYYMMDD HHMMSS`` parser: (wall-clock ns since the epoch, bad-row mask)."""
+    n = len(text)
+    try:
+        import pyarrow as pa
+
+        raw = pa.array(text, type=pa.large_string()).cast(pa.large_binary())
+        b = np.asarray(raw.to_numpy(zero_copy_only=False), dtype="S16")
+    except ImportError:  # pragma: no cover - pandas without pyarrow
+        b = np.asarray([s.encode("utf-8") for s in text], dtype="S16")
+    chars = b.view(np.uint8).reshape(n, 16)  # UTF-8 bytes; anything non-ASCII is not a digit
+    bad = (chars[:, 8] != ord(" ")) | (chars[:, 15] != 0)  # exactly 15 characters
+    cols = {}
+    for k in (*range(8), *range(9, 15)):
+        c = chars[:, k].astype(np.int64) - ord("0")
+        bad |= (c < 0) | (c > 9)
+        cols[k] = c
+
+    def num(a: int, b: int) -> Int64Array:
+        out = np.zeros(n, dtype=np.int64)
+        for k in range(a, b):
+            out = out * 10 + cols[k]
+        return out
+
+    y, mo, d = num(0, 4), num(4, 6), num(6, 8)
+    hh, mi, ss = num(9, 11), num(11, 13), num(13, 15)
+    bad |= (mo < 1) | (mo > 12) | (d < 1) | (hh > 23) | (mi > 59) | (ss > 59)
+    month = ((y - 1970) * 12 + np.clip(mo, 1, 12) - 1).astype("datetime64[M]")
+    day = month.astype("datetime64[D]") + (np.maximum(d, 1) - 1).astype("timedelta64[D]")
+    bad |= day.astype("datetime64[M]") != month  # e.g. February 30
+    ns = (day.astype(np.int64) * 86_400 + (hh * 60 + mi) * 60 + ss) * 1_000_000_000
+    return ns, bad
+
+
+def _parse_objects(raw: Any, where: _Where, opts: _Options) -> Int64Array:
+    """A column of Python datetime-like objects (naive or aware, not mixed)."""
+    import pandas as pd
+
+    missing = raw.isna().to_numpy(dtype=bool)
+    i = _first(missing)
+    if i is not None:
+        raise ValueError(f"{where(i)}: timestamp is missing")
+    aware = np.array([getattr(x, "tzinfo", None) is not None for x in raw], dtype=bool)
+    if aware.size and (aware != aware[0]).any():
+        i = int(np.argmax(aware != aware[0]))
+        raise ValueError(f"{where(i)}: timestamp {raw.iloc[i]!r} mixes naive and aware datetimes "
+                         f"with {where(0)}")
+    try:
+        parsed = pd.to_datetime(raw, utc=bool(aware.size and aware[0]))
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{where.source}: the timestamp column holds {type(raw.iloc[0]).__name__} "
+                        f"objects that are not datetimes ({e})") from None
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        return _utc_ns(parsed, where)
+    return _localize(parsed, where, opts)
+
+
+def _localize(values: Any, where: _Where, opts: _Options) -> Int64Array:
+    """Naive wall-clock datetimes in ``opts.tz`` -> int64 ns UTC, DST per ambiguous/nonexistent."""
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(values).as_unit("ns")
+    _nat_check(idx, pd.Series(idx), where, "timestamp is missing:")
+    if len(idx) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if opts.tz is None:
+        raise ValueError(f"{where.source}: timestamps have no time zone; pass tz= with the zone "
+                         "they are in (e.g. tz='America/Chicago' for exchange time, tz='UTC')")
+    probe = idx.tz_localize(opts.tz, ambiguous="NaT", nonexistent="NaT")
+    bad = np.asarray(probe.isna(), dtype=bool)
+    if not bad.any():
+        return np.asarray(probe.asi8, dtype=np.int64)
+    shifted = idx.tz_localize(opts.tz, ambiguous="NaT", nonexistent="shift_forward")
+    gap = bad & ~np.asarray(shifted.isna(), dtype=bool)
+    fold = bad & ~gap
+    zone = str(opts.tz)
+    if gap.any() and opts.nonexistent == "raise":
+        i = _first(gap)
+        raise ValueError(f"{where(i)}: {idx[i]} does not exist in {zone} (skipped when DST "
+                         "starts); pass nonexistent='shift_forward' or 'shift_backward'")
+    if fold.any() and opts.ambiguous == "raise":
+        i = _first(fold)
+        raise ValueError(f"{where(i)}: {idx[i]} is ambiguous in {zone} (repeated when DST "
+                         "ends); pass ambiguous='infer', 'earliest' or 'latest'")
+    amb: Any = "raise"
+    if opts.ambiguous == "infer":
+        amb = "infer"
+    elif opts.ambiguous in ("earliest", "latest"):
+        amb = np.full(idx.shape[0], opts.ambiguous == "earliest", dtype=bool)
+    try:
+        loc = idx.tz_localize(opts.tz, ambiguous=amb, nonexistent=opts.nonexistent)
+    except ValueError as e:  # pandas raises a ValueError when ambiguous='infer' cannot decide
+        i = _first(fold) or 0
+        raise ValueError(f"{where(i)}: cannot infer which {idx[i]} in {zone} is meant "
+                         f"({e}); pass ambiguous='earliest' or 'latest'") from None
+    return np.asarray(loc.as_unit("ns").asi8, dtype=np.int64)
