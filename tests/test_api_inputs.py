@@ -48,7 +48,8 @@ def by_hand(ts):
 
 
 def clock_sessions(ts):
-    return vpoc.sessions.globex(ts, calendar=None)  # the clock alone: no calendar package needed
+    # the clock alone (no calendar package needed); the 60 halt rows are dropped on purpose
+    return vpoc.sessions.globex(ts, calendar=None, on_outside="drop")
 
 
 def test_23_3_sessions_object_takes_kept_rows_and_keeps_trade_dates():
@@ -163,7 +164,7 @@ def test_23_9_bars_container_and_frame_default_to_globex():
         assert_matches_reference(prof, ref, exact=False, value_area=0.7, va_method="cbot",
                                  poc_tie="center")
         assert prof.session_rule == "globex" and prof.labels.tolist() == [20250121, 20250122]
-        assert prof.dropped_rows == 60
+        assert prof.dropped_rows == 60 and prof.dropped_volume == float(v[~keep].sum())
     # an explicit rule: no warning about a guessed default
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", vpoc.DroppedRowsWarning)

@@ -289,12 +289,12 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
                          f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
     facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
                  session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
-    dv = getattr(s, "dropped_volume", None)
-    if dv is None or (isinstance(dv, float) and np.isnan(dv) and s.n_dropped == 0):
-        dv = 0.0 if s.n_dropped == 0 else float("nan")
-    if s.n_dropped and isinstance(volume, np.ndarray) and n == s.n_input and np.isnan(float(dv)):
+    dv = float(getattr(s, "dropped_volume", float("nan")))
+    if s.n_dropped == 0:
+        dv = 0.0
+    elif np.isnan(dv) and isinstance(volume, np.ndarray) and n == s.n_input:  # built without volume=
         dv = float(np.sum(volume, dtype=np.float64)) - float(np.sum(columns["volume"], dtype=np.float64))
-    facts["dropped_volume"] = float(dv)
+    facts["dropped_volume"] = dv
     if guessed:
         import warnings
 
@@ -311,13 +311,8 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
 
 
 def _build(rule: Any, ts: Any, volume: Any) -> Any:
-    """``rule(ts, volume=volume)`` when the sessions function takes the volume (to report the
-    dropped volume), else ``rule(ts)``."""
-    import inspect
-
-    if volume is not None and "volume" in inspect.signature(rule).parameters:
-        return rule(ts, volume=volume)
-    return rule(ts)
+    """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
+    return rule(ts) if volume is None else rule(ts, volume=volume)
 
 
 def _finish(prof: Profiles, facts: dict, snapped: Optional[int]) -> Profiles:
@@ -377,7 +372,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         threads_n = _threads(threads)
         p = as_prices(price, "price")
         v = as_volume(volume, "volume")
-        snapped = check_grid(p, opts["tick_size"], snap, "price", 2)
+        snapped = check_grid(p, opts["tick_size"], snap, "price", 2, threads_n)
         offs, labels = _sessions(offsets, session_ids, p.shape[0])
         prof = Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels,
                         developing=opts["developing"])
@@ -449,7 +444,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             arrs = {k: a.astype(np.float64) for k, a in arrs.items()}
         v = as_volume(volume, "volume")
         snapped = check_grid(arrs if open is None or dist == "legacy" else
-                             {k: arrs[k] for k in ("high", "low", "close")}, opts["tick_size"], snap, "high", 2)
+                             {k: arrs[k] for k in ("high", "low", "close")}, opts["tick_size"], snap, "high", 2,
+                             threads_n)
         offs, labels = _sessions(offsets, session_ids, arrs["high"].shape[0])
         result = _core.profile_bars(arrs["high"], arrs["low"], arrs["close"], v, arrs.get("open"),
                                     offs, distribute=dist, threads=threads_n, **opts)
