@@ -28,6 +28,10 @@ NEEDS_POLARS = _deps.needs("polars")
 from vpoc import io as vio
 from vpoc import sessions as S
 
+# These tests feed continuous minute grids (halts, weekends and holidays included) to check the
+# windows; the rows left out are counted and warned about, which tests/test_sessions_dropped.py checks.
+pytestmark = pytest.mark.filterwarnings("ignore::vpoc.DroppedRowsWarning")
+
 CHI = ZoneInfo("America/Chicago")
 UTC = dt.timezone.utc
 MIN = 60 * 10**9
@@ -578,7 +582,8 @@ T1 = np.array([ns("2025-03-10T15:00Z")], dtype=np.int64)
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: S.globex(T1, closed="both"), ValueError, "closed must be 'left' or 'right'"),
     (lambda: S.globex(T1, outside="keep"), ValueError, "outside must be 'drop' or 'raise'"),
-    (lambda: S.globex(T1, holidays="yes"), TypeError, "holidays must be True or False"),
+    (lambda: S.globex(T1, holidays="yes"), ValueError, "holidays must be 'merge'"),
+    (lambda: S.globex(T1, holidays=1), TypeError, "holidays must be 'merge' or 'own'"),
     (lambda: S.globex(T1, keep_empty=1), TypeError, "keep_empty must be True or False"),
     pytest.param(lambda: S.globex(T1, calendar="NO_SUCH_CAL"), ValueError,
                  "calendar='NO_SUCH_CAL' is not", marks=NEEDS_CAL),

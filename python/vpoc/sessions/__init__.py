@@ -5,9 +5,16 @@ Contract: public names re-exported here; the rules live in the package's private
 
 from ._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
 from ._container import Sessions
+from ._dropped import CAUSES, DROP_WARN_SHARE
+from ._guard import ES_RTH, SessionHoursWarning, check_hours
 from ._public import custom, daily, globex, rth
 
 __all__ = [
+    "CAUSES",
+    "DROP_WARN_SHARE",
+    "ES_RTH",
+    "SessionHoursWarning",
+    "check_hours",
     "DEFAULT_CALENDAR",
     "DEFAULT_TRADE_DATES",
     "Sessions",

@@ -79,12 +79,10 @@ def _sorted(arr: Int64Array) -> Int64Array:
     return arr
 
 
-def _options(closed: Any, keep_empty: Any, outside: Any) -> dict:
+def _options(closed: Any, keep_empty: Any) -> dict:
     if closed not in ("left", "right"):
         raise ValueError(f"closed must be 'left' or 'right', got {closed!r}")
-    if outside not in ("drop", "raise"):
-        raise ValueError(f"outside must be 'drop' or 'raise', got {outside!r}")
-    return dict(closed=closed, keep_empty=_flag(keep_empty, "keep_empty"), outside=outside)
+    return dict(closed=closed, keep_empty=_flag(keep_empty, "keep_empty"))
 
 
 def _flag(x: Any, name: str) -> bool:

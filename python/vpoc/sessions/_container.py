@@ -6,9 +6,9 @@ array; every field is read-only and describes the input it was built from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +41,21 @@ class Sessions:
         Number of input timestamps N.
     definition : str
         The call that built these sessions, e.g. ``"globex(calendar='CME Globex Equity')"``.
+    partial : bool (S,)
+        True where the data starts more than one bar interval (at least a minute) after the
+        session's scheduled open, ends more than one interval before its close, or is empty
+        (typically the first and last sessions of a file, and days the data has a hole at an end).
+    merged_days : int64 (S,)
+        Number of calendar days (windows of the definition) whose rows the session holds: 2 or
+        more where a holiday's trading is booked on the next trade date (``holidays="merge"``).
+    dropped_volume : float
+        Volume of the rows outside every session (NaN when no ``volume=`` was given).
+    dropped_by_cause, dropped_volume_by_cause : dict
+        Rows (volume) left out by cause: "halt", "weekend", "holiday-closed", "early-close",
+        "outside RTH", "outside window" (only causes with rows appear).
+    label, interval :
+        How the input was stamped ("open" / "close") and the bar interval in seconds used to turn
+        close stamps into opens (None when none was needed or given).
 
     Use ``take(array)`` to select the kept rows of any per-row array (``array[index]``, or the
     array itself when ``index`` is None); ``session_ids`` is the label of every kept row and
@@ -54,6 +69,20 @@ class Sessions:
     index: Optional[Int64Array]
     n_input: int
     definition: str
+    partial: Optional[npt.NDArray[np.bool_]] = None
+    merged_days: Optional[Int64Array] = None
+    dropped_volume: float = float("nan")
+    dropped_by_cause: Dict[str, int] = field(default_factory=dict)
+    dropped_volume_by_cause: Dict[str, float] = field(default_factory=dict)
+    label: str = "open"
+    interval: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        S = int(self.labels.shape[0])
+        if self.partial is None:
+            object.__setattr__(self, "partial", np.zeros(S, dtype=bool))
+        if self.merged_days is None:
+            object.__setattr__(self, "merged_days", (np.diff(self.offsets) > 0).astype(np.int64))
 
     @property
     def n_sessions(self) -> int:
@@ -65,8 +94,9 @@ class Sessions:
 
     def __repr__(self) -> str:
         span = f", {self.labels[0]} .. {self.labels[-1]}" if self.n_sessions else ""
-        return (f"Sessions({self.n_sessions} sessions{span}, {self.n_kept} of {self.n_input} rows "
-                f"kept, {self.definition})")
+        part = f", {int(np.sum(self.partial))} partial" if np.any(self.partial) else ""
+        return (f"Sessions({self.n_sessions} sessions{span}{part}, {self.n_kept} of {self.n_input} "
+                f"rows kept, {self.definition})")
 
     @property
     def n_kept(self) -> int:
@@ -76,6 +106,12 @@ class Sessions:
     @property
     def n_dropped(self) -> int:
         """Number of input rows outside every session."""
+        return self.n_input - self.n_kept
+
+    @property
+    def dropped_rows(self) -> int:
+        """Number of input rows outside every session (``n_dropped``); by cause in
+        ``dropped_by_cause``."""
         return self.n_input - self.n_kept
 
     @cached_property
@@ -128,7 +164,7 @@ class Sessions:
 
     def to_pandas(self) -> Any:
         """One row per session: ``label``, ``start``, ``end`` (datetime64[ns, UTC]), ``first_row``,
-        ``n_rows`` (kept-row positions). Needs pandas."""
+        ``n_rows`` (kept-row positions), ``partial``, ``merged_days``. Needs pandas."""
         import pandas as pd
 
         return pd.DataFrame({
@@ -137,4 +173,6 @@ class Sessions:
             "end": pd.to_datetime(self.end_ns, unit="ns", utc=True),
             "first_row": self.offsets[:-1],
             "n_rows": np.diff(self.offsets),
+            "partial": np.asarray(self.partial, dtype=bool),
+            "merged_days": np.asarray(self.merged_days, dtype=np.int64),
         })

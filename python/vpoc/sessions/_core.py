@@ -11,6 +11,7 @@ from ._calendar import (DEFAULT_CALENDAR, DEFAULT_TRADE_DATES, CalendarLike, _ca
 from ._clock import (_date_span, _flag, _iso, _localize_wall, _options, _sorted,  # noqa: F401
                      _time_of_day, _timestamps, _yyyymmdd)
 from ._container import Sessions  # noqa: F401
+from ._guard import check_hours  # noqa: F401
 from ._public import custom, daily, globex, rth  # noqa: F401
 from ._rules import (_Definition, _clock_definition, _custom, _daily, _globex,  # noqa: F401
                      _rth)

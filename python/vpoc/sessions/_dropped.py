@@ -1,0 +1,171 @@
+"""Rows left out of every session: why (halt, weekend, holiday, early close, outside RTH), how many.
+
+Contract: every left-out row is counted under one cause with its volume; above DROP_WARN_SHARE (or
+when the rows look like close stamps) a DroppedRowsWarning names count, shares and likely cause.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .._warnings import DroppedRowsWarning
+from ._clock import _date_span, _iso
+from ._rules import _Definition
+
+__all__ = ["CAUSES", "DROP_WARN_SHARE", "ON_OUTSIDE", "account", "check_on_outside"]
+
+#: Rows (or volume) left out, as a share of the input, above which a DroppedRowsWarning is emitted
+#: (rows left out by the definition itself, the overnight rows of ``rth``, never warn).
+DROP_WARN_SHARE = 0.001
+#: ``on_outside=`` values.
+ON_OUTSIDE = ("warn", "drop", "raise")
+#: Cause keys of ``Sessions.dropped_by_cause``.
+CAUSES = ("halt", "weekend", "holiday-closed", "early-close", "holiday", "outside RTH", "outside window")
+
+Int64Array = npt.NDArray[np.int64]
+
+
+def check_on_outside(on_outside: Any, outside: Any) -> str:
+    """``on_outside=`` validated, with the older ``outside="drop"|"raise"`` mapped onto it."""
+    if outside is not None:
+        if outside not in ("drop", "raise"):
+            raise ValueError(f"outside must be 'drop' or 'raise' (the older spelling of on_outside=), "
+                             f"got {outside!r}")
+        if on_outside is not None and on_outside != outside:
+            raise ValueError(f"outside={outside!r} and on_outside={on_outside!r} disagree; "
+                             "pass on_outside= only")
+        return outside
+    if on_outside is None:
+        return "warn"
+    if on_outside not in ON_OUTSIDE:
+        raise ValueError(f"on_outside must be 'warn' (default), 'drop' (counted on the result, no "
+                         f"warning) or 'raise', got {on_outside!r}")
+    return on_outside
+
+
+def _days_of(yyyymmdd: Int64Array) -> Int64Array:
+    """YYYYMMDD integers -> days since 1970-01-01."""
+    y, m, d = yyyymmdd // 10000, yyyymmdd // 100 % 100, yyyymmdd % 100
+    months = ((y - 1970) * 12 + m - 1).astype("datetime64[M]").astype("datetime64[D]")
+    return months.astype(np.int64) + d - 1
+
+
+def _causes(t: Int64Array, defn: _Definition, closed: str) -> Tuple[npt.NDArray[Any], ...]:
+    """Cause key of each left-out timestamp ``t`` (sorted)."""
+    gap_key = ("halt" if not defn.gap_by_definition else
+               "outside RTH" if defn.gap.startswith("outside RTH") else "outside window")
+    out = np.full(t.shape[0], gap_key, dtype=object)
+    clock = defn.clock if defn.clock is not None else defn
+    d0, d1 = _date_span(t, defn.zone)
+    opens, closes, labels = clock.windows(d0, d1)
+    days = _days_of(labels)
+    i = np.searchsorted(opens, t, side="right" if closed == "left" else "left") - 1
+    ok = i >= 0
+    ic = np.maximum(i, 0)
+    inside = ok & ((t < closes[ic]) if closed == "left" else (t <= closes[ic]))
+    weekend = ((days[ic] + 3) % 7 >= 5) & ok & bool(defn.weekdays)
+    out[inside & weekend] = "weekend"
+    if not defn.gap_by_definition:  # the gap after a weekend date's window is part of the weekend
+        out[~inside & weekend] = "weekend"
+    rest = inside & ~weekend
+    if rest.any():
+        if defn.open_days is not None:
+            has_hours = np.isin(days[ic], defn.open_days(d0, d1))
+            has_window = (has_hours if defn.session_days is None
+                          else np.isin(days[ic], defn.session_days(d0, d1)))
+            out[rest & has_window] = "early-close"
+            out[rest & has_hours & ~has_window] = "holiday"
+            out[rest & ~has_hours] = "holiday-closed"
+        else:
+            out[rest] = "outside window"
+    return (out,)
+
+
+def _describe(key: str, defn: _Definition) -> str:
+    return {"halt": f"the {defn.gap}",
+            "weekend": "weekends (between Friday's close and Sunday's open)",
+            "holiday-closed": "holidays (dates the calendar has no session)",
+            "early-close": "hours after an early close or holiday halt",
+            "holiday": "holidays the definition has no session on (no RTH on a day that is no trade date)",
+            }.get(key, defn.gap)
+
+
+_HINTS = {
+    "halt": "are these timestamps UTC? (`vpoc inspect FILE` / vpoc.io.inspect finds the time zone "
+            "and bar label)",
+    "weekend": "stray prints, or timestamps in another time zone?",
+    "holiday-closed": "a wrong time zone, or a calendar that differs from the data?",
+    "early-close": "bar close stamps (label='close'), or a calendar that differs from the data?",
+}
+
+
+def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Definition, closed: str,
+            volume: Optional[npt.NDArray[np.float64]], on_outside: str, what: str,
+            win_closes: Int64Array, n_windows_used: int
+            ) -> Tuple[Dict[str, int], Dict[str, float], float]:
+    """Counts the left-out rows ``dropped`` (input positions, sorted) by cause; raises or warns as
+    ``on_outside`` says. ``stamps``: the input timestamps (for messages), ``t`` those assigned.
+    Returns (rows by cause, volume by cause, dropped volume; NaN without ``volume``)."""
+    n = t.shape[0]
+    td = t[dropped]
+    (keys,) = _causes(td, defn, closed)
+    by_rows: Dict[str, int] = {}
+    by_vol: Dict[str, float] = {}
+    vol_d = None if volume is None else volume[dropped]
+    for k in CAUSES:
+        sel = keys == k
+        c = int(sel.sum())
+        if c:
+            by_rows[k] = c
+            by_vol[k] = float("nan") if vol_d is None else float(vol_d[sel].sum())
+    dropped_volume = float("nan") if vol_d is None else float(vol_d.sum())
+    excused = {"outside RTH", "outside window", "holiday"} if defn.gap_by_definition else set()
+    warned = [k for k in by_rows if k not in excused]
+    if not warned or on_outside == "drop":
+        return by_rows, by_vol, dropped_volume
+    bad = np.flatnonzero(~np.isin(keys, list(excused)))
+    if on_outside == "raise":
+        j = int(bad[0])
+        i = int(dropped[j])
+        k_rows = sum(by_rows[k] for k in warned)
+        raise ValueError(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
+                         f"({_describe(str(keys[j]), defn)}); {k_rows} of {n} rows are; pass "
+                         "on_outside='warn' or 'drop' to leave such rows out")
+    total_vol = None if volume is None else float(volume.sum())
+    k_rows = sum(by_rows[k] for k in warned)
+    k_vol = None if vol_d is None else sum(by_vol[k] for k in warned)
+    row_share = k_rows / n
+    vol_share = (k_vol / total_vol) if (k_vol is not None and total_vol) else None
+    # close stamps read as opens: the last bar of each session sits on the session's close
+    at_close = 0
+    if closed == "left" and win_closes.size:
+        tb = td[bad]
+        pos = np.clip(np.searchsorted(win_closes, tb), 0, win_closes.size - 1)
+        at_close = int(np.sum(win_closes[pos] == tb))
+    close_pattern = at_close >= max(2, n_windows_used // 2)
+    if row_share <= DROP_WARN_SHARE and (vol_share is None or vol_share <= DROP_WARN_SHARE) \
+            and not close_pattern:
+        return by_rows, by_vol, dropped_volume
+    vol_txt = ("volume not given (pass volume= to count it)" if vol_share is None
+               else f"{_pct(vol_share)} of the volume")
+    parts = []
+    for k in sorted(warned, key=lambda k: -by_rows[k]):
+        parts.append(f"{_pct(by_rows[k] / n)} of rows ({by_rows[k]:,}) fall in {_describe(k, defn)}: "
+                     f"{_HINTS.get(k, 'check the time zone and the session definition')}")
+    if close_pattern:
+        parts.append(f"{at_close:,} of them sit exactly on a session's close: are the timestamps bar "
+                     "closes? pass label='close'")
+    warnings.warn(
+        f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
+        f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
+        ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error",
+        DroppedRowsWarning, stacklevel=6)
+    return by_rows, by_vol, dropped_volume
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}" if x >= 0.001 or x == 0 else f"{x:.2%}" if x >= 0.0001 else "<0.01%"
