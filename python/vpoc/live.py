@@ -25,7 +25,8 @@ from . import features as _f
 from .sessions import _core as _s
 from ._api import _bool, _int, _real, _str, from_bars, from_trades
 from ._profiles import NO_ROW, Profiles
-from ._time import TIME_UNITS, check_time_unit, epoch_ns
+from ._arrays import MAX_VOLUME, _volume_too_large
+from ._time import TIME_UNITS, bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 
 __all__ = ["BAR_COLUMNS", "Live"]
 
@@ -44,6 +45,11 @@ _MAX_PENDING = 256
 # Days of session windows computed at once past a timestamp the table does not cover: one
 # calendar lookup serves about a month of a live feed.
 _WINDOW_DAYS_AHEAD = 31
+# Rows per engine call of an array update: each call runs without a Python-level interrupt check,
+# so this bounds how long a KeyboardInterrupt waits (about 0.1-0.2 s on a 2-core VM).
+_CHUNK = 1 << 17
+# Runs of a rollback interrupted by yet another exception before it gives up.
+_ROLLBACK_TRIES = 100
 _SESSION_KINDS = ("globex", "rth", "daily", "custom")
 _PER_SESSION = ("poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
                 "total_volume", "va_volume")
@@ -93,6 +99,14 @@ def _nearest(levels: List[float], x: float) -> Tuple[float, float]:
     j = bisect_right(levels, x) - 1
     below = x - levels[j] if j >= 0 else _NAN
     return above, below
+
+
+def _renamed(e: ValueError, rows: np.ndarray) -> ValueError:
+    """The engine's error with its row indices (positions in the rows it was given) replaced by
+    their positions in the update."""
+    msg = re.sub(r"\b(high|low|close|open|price|volume)\[(\d+)\]",
+                 lambda m: f"{m.group(1)}[{int(rows[int(m.group(2))])}]", str(e))
+    return ValueError(msg)
 
 
 # =============================================================================== session clock
@@ -159,8 +173,9 @@ class _Clock:
         if np.any(closes[:-1] > opens[1:]) or np.any(np.diff(labels) < 0):
             raise ValueError(f"{self.defn.definition}: the calendar's windows overlap or are out of order")
         bounds = _s._localize_wall(np.array([d0, d1 + 1], dtype=np.int64) * _NS_PER_DAY, zone)
-        self.table_lo, self.table_hi = int(bounds[0]), int(bounds[1])
-        self.opens, self.closes, self.labels = opens.tolist(), closes.tolist(), labels.tolist()
+        # one C call replaces the whole table: an interrupt never leaves it half new, half old
+        vars(self).update(table_lo=int(bounds[0]), table_hi=int(bounds[1]), opens=opens.tolist(),
+                          closes=closes.tolist(), labels=labels.tolist())
 
     def label(self, t: int) -> Optional[int]:
         """The session label of timestamp t (ns), None when t is in no session."""
@@ -236,6 +251,9 @@ class Live:
         (``n_dropped``). A session ends when a row of a later session arrives (or ``close()``).
     time_unit : unit of integer timestamps ("s", "ms", "us", "ns"; None: ns, with the unit check
         of ``vpoc.sessions`` / ``bar_features``).
+    label, interval : "open" (default: timestamps are bar opens) or "close" (bar closes: each
+        becomes ``timestamp - interval``, ``vpoc._time.bar_opens``); label="close" needs
+        ``interval=`` (seconds, a timedelta or "1min"), which a live feed cannot infer.
     session_starts : sorted timestamps; session k is ``[starts[k], starts[k+1])`` (label k).
     features : options of ``bar_features`` / ``session_features`` (``composite_sessions``,
         ``naked_max_age``, ``node_*``, ``*_threshold``, ``tz``, ``rth_start``, ``ib_minutes``,
@@ -257,18 +275,29 @@ class Live:
                  poc_tie: str = "center", max_rows: int = 1_000_000, session: Any = None,
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
-                 time_unit: Optional[str] = None) -> None:
+                 time_unit: Optional[str] = None, label: str = "open", interval: Any = None) -> None:
         self._lock = threading.RLock()  # see _locked
         kind = _str(kind, "kind")
         if kind not in ("bars", "trades"):
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
+        self._stamp = check_label(label)
+        self._interval_ns = interval_ns(interval)
+        if self._stamp == "close":
+            if kind != "bars":
+                raise ValueError("label='close' is for bars (a trade's timestamp is its time); "
+                                 "use label='open' with kind='trades'")
+            if self._interval_ns is None:
+                raise ValueError("label='close' needs interval= (the bar length, e.g. interval='1min' "
+                                 "or 60): a live feed's bar interval cannot be inferred from the "
+                                 "bars, which arrive one at a time")
         self._config = dict(tick_size=tick_size, kind=kind, ticks_per_row=ticks_per_row,
                             distribute=distribute, value_area=value_area, va_method=va_method,
                             poc_tie=poc_tie, max_rows=max_rows, session=session,
                             session_options=None if session_options is None else dict(session_options),
                             session_starts=None if session_starts is None else np.asarray(session_starts),
                             features=None if features is None else dict(features),
-                            session_features=session_features, time_unit=time_unit)
+                            session_features=session_features, time_unit=time_unit, label=label,
+                            interval=interval)
         self._bars = kind == "bars"
         self._time_unit = check_time_unit(time_unit)
         self._ts_scale = TIME_UNITS[self._time_unit or "ns"]
@@ -409,8 +438,10 @@ class Live:
         """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
         open=None, timestamp=...)`` or trades ``update(price, volume, timestamp=...)``; scalars
         or 1-D arrays. ``timestamp``: int ns since the epoch (UTC), datetime64 or pandas
-        timestamps. Returns ``levels`` after the last row. A bad row (NaN, high < low, negative
-        volume, a timestamp before the previous row's) raises ValueError and changes nothing."""
+        timestamps (bar opens, or bar closes with ``label="close"``). Returns ``levels`` after
+        the last row. All or nothing: when it raises anything (a bad row, KeyboardInterrupt,
+        MemoryError, ...) the Live is as it was before the call, and the same update may be
+        retried."""
         names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
         if kwargs:
             unknown = set(kwargs) - set(names)
@@ -424,44 +455,126 @@ class Live:
         if not self._bars and open is not None:
             raise TypeError("open is for bars; this Live profile takes trades")
         first = args[0]
-        if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
-            return self._update_one(args, open, timestamp)
-        return self._update_many(args, open, timestamp)
+        one = isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool)
+        snap = self._snapshot()
+        try:
+            if one:
+                return self._update_one(args, open, timestamp)
+            return self._update_many(args, open, timestamp)
+        except BaseException:
+            self._rollback(snap)
+            raise
+
+    # ------------------------------------------------------------------ all or nothing
+
+    def _snapshot(self) -> Tuple[Any, ...]:
+        """What an update, close() or flush may change: scalars and replaced objects by
+        reference, append-only lists by length, the running bar state by copy. The C++ session
+        only grows during an update (a session's end replaces it), so its row count is enough."""
+        run = self._run
+        return (self._core, len(self._ts), self._ts, self._has_open, self.n_dropped, self.n_rows,
+                self._last_ts, self._label, self._int_volume, self._levels, len(self._done),
+                self._profiles_cache, len(self._comp), self._naked, self._tail,
+                self._session_rows, self._pending, self._session_columns, self._ctx,
+                None if run is None else run[:], self._clock.cur)
+
+    def _rollback(self, snap: Tuple[Any, ...]) -> None:
+        """Puts back the state of ``snap``. Idempotent: when it is itself interrupted (a second
+        KeyboardInterrupt) it runs again, so the Live is never left between the two states."""
+        for attempt in range(_ROLLBACK_TRIES):
+            try:
+                self._put_back(snap)
+                return
+            except BaseException:
+                if attempt == _ROLLBACK_TRIES - 1:
+                    raise
+
+    def _put_back(self, snap: Tuple[Any, ...]) -> None:
+        (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
+         prof_cache, n_comp, naked, tail, session_rows, pending, session_columns, ctx, run,
+         cur) = snap
+        if core is not None and core.size != n_ts:  # rows were appended: the same rows again
+            core = self._rebuilt(core, n_ts)
+        del ts[n_ts:]
+        del self._done[n_done:]
+        del self._done_labels[n_done:]
+        del self._comp[n_comp:]
+        vars(self).update(
+            _core=core, _ts=ts, _has_open=has_open, n_dropped=n_dropped, n_rows=n_rows,
+            _last_ts=last_ts, _label=label, _int_volume=int_volume, _levels=levels,
+            _profiles_cache=prof_cache, _naked=naked, _tail=tail, _session_rows=session_rows,
+            _pending=pending, _session_columns=session_columns, _ctx=ctx,
+            _run=None if run is None else list(run))
+        self._clock.cur = cur
+
+    def _rebuilt(self, core: Any, n: int) -> Any:
+        """A C++ session holding the first n rows of ``core`` (its rows before an interrupted
+        append), run through the same code: the developing state does not depend on chunking."""
+        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **self._rules_kw)
+        if n:
+            c = [core.column(k)[:n] for k in range(5)]
+            if self._bars:
+                fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4])
+            else:
+                fresh.append(c[0], None, None, None, None, c[4])
+        return fresh
+
+    # ------------------------------------------------------------------ one row
 
     def _ts_one(self, t: Any) -> int:
         if type(t) is int or isinstance(t, np.integer):
             t = int(t)
             if self._ts_scale == 1 and _PLAUSIBLE_NS[0] <= t <= _PLAUSIBLE_NS[1]:
-                return t
-            return int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
-        if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
-            t = np.datetime64(int(t.value), "ns")
-        return int(_f._timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
+                return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))[0]
+            t = int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
+        else:
+            if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
+                t = np.datetime64(int(t.value), "ns")
+            t = int(_f._timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
+        return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))[0]
+
+    def _opens(self, ts: np.ndarray) -> Any:
+        """Bar-open times of close stamps (vpoc._time.bar_opens with this feed's interval)."""
+        out = bar_opens(ts, "close", self._interval_ns)[0]
+        return int(out[0]) if out.shape[0] == 1 else out
+
+    def _scalar(self, x: Any, name: str) -> float:
+        """A one-row value as a float: a real number (not bool / None / a string); volumes as the
+        exact integer are range-checked before any rounding."""
+        if isinstance(x, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a number, got bool")
+        if type(x) is int or isinstance(x, np.integer):
+            if name == "volume" and int(x) > MAX_VOLUME:
+                raise _volume_too_large("volume", 0, int(x))
+            return float(x)
+        if not isinstance(x, numbers.Real):
+            raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+        return float(x)
 
     def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any
                     ) -> Tuple[float, float, float, float, float]:
+        names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
+        vals = [x if type(x) is float else self._scalar(x, nm) for x, nm in zip(args, names)]
+        volume_in = args[-1]
+        int_vol = type(volume_in) is int or isinstance(volume_in, np.integer)
+        if open is not None and type(open) is not float:
+            open = self._scalar(open, "open")
         t = self._ts_one(timestamp)
         if self._last_ts is not None and t < self._last_ts:
             raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
                              "rows must arrive in time order")
         label = self._clock.label(t)
         if label is None:
-            self._last_ts = t
-            self.n_dropped += 1
+            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1)
             return self._levels
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
-        volume = args[-1]
-        if (type(volume) is int or isinstance(volume, np.integer)) and int(volume) > _INT64_MAX:
-            raise ValueError(f"volume[0]={int(volume)} does not fit in int64")  # as the batch API
         has_open = open is not None
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
                              f"(this feed's bars {'carry' if self._has_open else 'carry no'} open)")
-        if label != self._label:
-            # validate before anything changes (the old session ends, the new one begins)
-            self._check_one(args, open)
+        if label != self._label:  # the old session ends, the new one begins (undone on error)
             if self._label is not None:
                 self._finish()
             if self._core is None:
@@ -469,32 +582,26 @@ class Live:
             self._begin(label)
         core = self._core
         if self._bars:
-            high, low, close, volume = args
+            high, low, close, volume = vals
             lv = core.append_bar(high, low, close, open, volume)
         else:
-            volume = args[1]
-            lv = core.append_trade(args[0], volume)
-        if self._int_volume and not (type(volume) is int or isinstance(volume, np.integer)):
+            volume = vals[1]
+            lv = core.append_trade(vals[0], volume)
+        if self._int_volume and not int_vol:
             self._int_volume = False
         self._levels = lv
         self._last_ts = t
         self._ts.append(t)
         self.n_rows += 1
         if self._bars:
-            self._advance_one(float(high), float(low), float(close), float(volume), t,
-                              None if open is None else float(open))
+            self._advance_one(high, low, close, volume, t, open)
         return lv
-
-    def _check_one(self, args: Sequence[Any], open: Any) -> None:
-        probe = _core.LiveSession(self._bars, self._distribute, open is not None, **self._rules_kw)
-        if self._bars:
-            probe.append_bar(args[0], args[1], args[2], open, args[3])
-        else:
-            probe.append_trade(args[0], args[1])
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
         self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._rules_kw)
+
+    # ------------------------------------------------------------------ many rows
 
     def _update_many(self, args: Sequence[Any], open: Any, timestamp: Any
                      ) -> Tuple[float, float, float, float, float]:
@@ -519,6 +626,8 @@ class Live:
         ts = _f._timestamps_ns(timestamp, n, self._time_unit)
         if n == 0:
             return self._levels
+        if self._stamp == "close":
+            ts = bar_opens(ts, "close", self._interval_ns)[0]
         if n > 1 and np.any(ts[1:] < ts[:-1]):
             i = int(np.flatnonzero(ts[1:] < ts[:-1])[0]) + 1
             raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
@@ -540,12 +649,9 @@ class Live:
         cols = [take(c) for c in cols]
         o = None if o is None else take(o)
         ts_k = take(ts)
-        # check every segment first: a bad row anywhere changes nothing
-        for g in range(len(starts)):
-            a, b = int(bounds[g]), int(bounds[g + 1])
-            continues = g == 0 and self._label is not None and int(lab[a]) == self._label
-            probe = self._core if continues else None
-            self._check_rows(cols, o, a, b, probe, idx)
+        # Every change below is undone (update()'s rollback) if anything raises, a bad row of a
+        # later chunk included: the engine checks each chunk before appending it. Chunks keep
+        # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
         self.n_dropped += int(n - idx.size)
         self._last_ts = int(ts[-1])
         for g in range(len(starts)):
@@ -557,7 +663,8 @@ class Live:
                 if self._core is None:
                     self._start_core(o is not None)
                 self._begin(label)
-            self._append_rows(cols, o, ts_k, a, b)
+            for c0 in range(a, b, _CHUNK):
+                self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx)
             self._int_volume = self._int_volume and int_volume
         return self._levels
 
@@ -574,11 +681,8 @@ class Live:
                            fresh=current is None)
             else:
                 core.check(sl(cols[0]), None, None, None, None, sl(cols[1]), fresh=current is None)
-        except ValueError as e:  # name the row by its position in this update
-            rows = positions[a:b]
-            msg = re.sub(r"\b(high|low|close|open|price|volume)\[(\d+)\]",
-                         lambda m: f"{m.group(1)}[{int(rows[int(m.group(2))])}]", str(e))
-            raise ValueError(msg) from None
+        except ValueError as e:
+            raise _renamed(e, positions[a:b]) from None
 
     def _append_core(self, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
                      b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -588,9 +692,14 @@ class Live:
         return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b])
 
     def _append_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], ts: np.ndarray,
-                     a: int, b: int) -> None:
+                     a: int, b: int, positions: Optional[np.ndarray] = None) -> None:
         core = self._core
-        poc, vah, val = self._append_core(core, cols, o, a, b)
+        try:  # the engine checks the rows first and changes nothing when one is bad
+            poc, vah, val = self._append_core(core, cols, o, a, b)
+        except ValueError as e:
+            if positions is None:
+                raise
+            raise _renamed(e, positions[a:b]) from None
         self._levels = (float(poc[-1]), float(vah[-1]), float(val[-1]), float(core.total_volume),
                         float(core.va_volume))
         self._ts.extend(ts[a:b].tolist())
@@ -609,43 +718,57 @@ class Live:
 
     @_locked
     def close(self) -> None:
-        """Ends the current session now (it joins ``profiles``); the next row starts a new one."""
+        """Ends the current session now (it joins ``profiles``); the next row starts a new one.
+        All or nothing, like ``update``."""
         if self._label is not None and self._core is not None and self._core.size:
-            self._finish()
-            self._label = None
-            self._clock.cur = None
-            self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+            snap = self._snapshot()
+            try:
+                self._finish()
+                self._label = None
+                self._clock.cur = None
+                self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+            except BaseException:
+                self._rollback(snap)
+                raise
 
-    def _finish(self) -> None:
-        """The current session is complete: its profile (from_bars / from_trades on its rows),
-        the state the next session's features read, its session_features row."""
-        core = self._core
+    def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
+                         as_int: bool) -> Dict[str, np.ndarray]:
+        """One finished session's profile arrays: from_bars / from_trades on its rows (integer
+        volumes binned as integers, as the batch engine bins them). The rows were accepted by the
+        engine, which rounds prices to the tick: snap=True does the same here."""
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
-                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"])
-        # integer volumes are binned as integers (exactly), as the batch engine bins them; ones
-        # whose float64 value reaches 2**63 (int64 near its maximum) stay float64, which is how
-        # the engine bins such large int64 volumes anyway
-        if self._bars:
-            h, lo, c, o, v = (core.column(k) for k in range(5))
-            o = o if self._has_open else None
-        else:
-            h, v = core.column(0), core.column(4)
-        as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
+                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True)
         vol = v.astype(np.int64) if as_int else v
         if self._bars:
             prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
         else:
             prof = from_trades(h, vol, **kw)
-        one = {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
+        return {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
+
+    def _finish(self) -> None:
+        """The current session is complete: its profile (from_bars / from_trades on its rows),
+        the state the next session's features read, its session_features row. The C++ session
+        is replaced by an empty one (not cleared), so that a rollback finds it as it was."""
+        core = self._core
+        # ones whose float64 value reaches 2**63 (int64 near its maximum) stay float64, which is
+        # how the engine bins such large int64 volumes anyway
+        if self._bars:
+            h, lo, c, o, v = (core.column(k) for k in range(5))
+            o = o if self._has_open else None
+        else:
+            h, v = core.column(0), core.column(4)
+            lo = c = o = None
+        as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
+        one = self._session_profile(h, lo, c, o, v, as_int)
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
         self._profiles_cache = None
         if self._bars:
             ts = np.asarray(self._ts, dtype=np.int64)
-            bars = dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts)
-            self._close_features(bars)
-        core.clear()
+            self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
+        self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
+                                       **self._rules_kw)
         self._ts = []
 
     # ------------------------------------------------------------------ features
@@ -674,14 +797,13 @@ class Live:
         self._naked = [(j, r, p) for (j, r, p) in self._naked if not lo_r <= r <= hi_r]
         self._naked.append((e, int(one["poc_row"][0]), float(one["poc"][0])))
         # bars kept for the session_features lookbacks
-        self._tail.append(bars)
-        if len(self._tail) > self._tail_n:
-            self._tail.pop(0)
+        # (tail and pending are replaced, never changed in place: a rollback puts the old back)
+        self._tail = (self._tail + [bars])[-self._tail_n:]
         if self._with_session_rows:  # computed later, off the update path (session_table())
             m = len(self._tail)
             levels = self._naked_levels(e)
             naked = (float(len(levels)),) + _nearest(levels, float(bars["close"][-1]))
-            self._pending.append((list(self._tail), self._comp[-m:], naked, e))
+            self._pending = self._pending + [(list(self._tail), self._comp[-m:], naked, e)]
             if len(self._pending) >= _MAX_PENDING:
                 self._flush()
         self._ctx = self._next_context()
@@ -691,13 +813,20 @@ class Live:
         return sorted(p for (j, _, p) in self._naked if age is None or e - j < age)
 
     def _flush(self) -> None:
-        """The session_features rows of the sessions finished since the last call."""
+        """The session_features rows of the sessions finished since the last call, committed in
+        one step (an interrupt before it leaves them pending, after it done)."""
+        if not self._pending:
+            return
+        rows, names = [], self._session_columns
         for record in self._pending:
-            self._session_row(*record)
-        self._pending = []
+            values, names = self._session_row(*record)
+            rows.append(values)
+        vars(self).update(_session_rows=self._session_rows + rows, _pending=[],
+                          _session_columns=names)
 
     def _session_row(self, tail: List[Dict[str, Any]], comp_tail: List[Tuple[float, float, float]],
-                     naked_last: Tuple[float, float, float], e: int) -> None:
+                     naked_last: Tuple[float, float, float], e: int
+                     ) -> Tuple[np.ndarray, Tuple[str, ...]]:
         """session_features' row of the session that ended with ``tail`` (the bars of it and of
         the sessions before it that its lookbacks need), from the features module's own code and
         the naked POCs as they were when it ended."""
@@ -720,8 +849,7 @@ class Live:
         naked["count"][-1], naked["above"][-1], naked["below"][-1] = naked_last
         cols = _f._session_columns(ctx, nodes, comp, naked, clock)  # type: ignore[arg-type]
         values, names = cols.matrix()
-        self._session_rows.append(values[-1].copy())
-        self._session_columns = names
+        return values[-1].copy(), tuple(names)
 
     def _next_context(self) -> SimpleNamespace:
         """What the bars of the next session read from the finished ones."""
@@ -885,35 +1013,60 @@ class Live:
     # ------------------------------------------------------------------ serialization
 
     @_locked
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self, flat: bool = False) -> Dict[str, Any]:
         """Everything needed to continue exactly: the rules, the finished sessions' results,
-        the state their features carry, and the current session's rows (plain Python / numpy
-        values; ``Live.from_state`` restores it)."""
+        the state their features carry, and the current session's rows. A deep snapshot taken
+        under the instance's lock: nothing in it is shared with the Live, so it does not change
+        as the feed goes on (``Live.from_state`` restores it).
+
+        ``flat=False``: nested dicts and lists of numbers, strings, None and numpy arrays (for
+        pickle / in-memory checkpoints). ``flat=True``: one level of numpy arrays (int64, float64,
+        float32, str) and strings, nothing else: ``np.savez(path, **live.state_dict(flat=True))``
+        then ``Live.from_state(np.load(path))`` (``allow_pickle=False``), or JSON with
+        ``{k: np.asarray(v).tolist() for k, v in state.items()}``. See docs/live.md."""
         self._flush()
         cur = None
         if self._core is not None and self._core.size:
             cur = {k: self._core.column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))}
             cur["ts"] = np.asarray(self._ts, dtype=np.int64)
             cur["int_volume"] = self._int_volume
-        return dict(
-            version=_STATE_VERSION, config=self._config, has_open=self._has_open,
+        copy = lambda a: None if a is None else np.array(a, copy=True)  # noqa: E731
+        st = dict(
+            version=_STATE_VERSION, config=self._config_copy(), has_open=self._has_open,
             n_dropped=self.n_dropped, n_rows=self.n_rows, last_ts=self._last_ts, label=self._label,
-            done=self._done, done_labels=self._done_labels, comp=self._comp, naked=self._naked,
-            tail=self._tail, session_rows=self._session_rows, session_columns=self._session_columns,
-            current=cur,
+            done=[{k: copy(v) for k, v in d.items()} for d in self._done],
+            done_labels=list(self._done_labels), comp=list(self._comp), naked=list(self._naked),
+            tail=[{k: copy(v) for k, v in t.items()} for t in self._tail],
+            session_rows=[copy(r) for r in self._session_rows],
+            session_columns=self._session_columns, current=cur,
         )
+        return _state.flatten(st) if _bool(flat, "flat") else st
+
+    def _config_copy(self) -> Dict[str, Any]:
+        """The constructor's arguments, copied down to their leaves (which are immutable or the
+        user's own objects, e.g. a calendar)."""
+        c = dict(self._config)
+        for k in ("session_options", "features"):
+            if c[k] is not None:
+                c[k] = dict(c[k])
+        if c["session_starts"] is not None:
+            c["session_starts"] = np.array(c["session_starts"], copy=True)
+        return c
 
     @classmethod
-    def from_state(cls, state: Dict[str, Any]) -> "Live":
-        """A Live profile continuing exactly where ``state`` (from ``state_dict()``) stopped.
+    def from_state(cls, state: Any) -> "Live":
+        """A Live profile continuing exactly where ``state`` (from ``state_dict()``, nested or
+        ``flat=True``; a loaded ``.npz`` as it comes from ``np.load``) stopped.
 
-        Every field is validated (types, lengths, ranges, counters and their consistency: see
-        ``vpoc._live_state``); a state ``state_dict()`` could not have produced raises TypeError
-        or ValueError naming the field, e.g. ``state['done'][2]['volume']``. Arrays may come
-        back as lists (a state stored as JSON). Persist ``state_dict()`` (plain numbers, strings
-        and arrays: safe to store as ``.npz`` / JSON and to load from anywhere); a pickle, of a
-        Live or of anything else, runs code when it is loaded and must come from a trusted source.
+        Every field is validated (types, lengths, ranges, counters and their consistency, the
+        kept bars and composites against the finished sessions: see ``vpoc._live_state``); a
+        state ``state_dict()`` could not have produced raises TypeError or ValueError naming the
+        field, e.g. ``state['done'][2]['volume']``. Arrays may come back as lists (a state
+        stored as JSON). A pickle, of a Live or of anything else, runs code when it is loaded and
+        must come from a trusted source.
         """
+        if _state.is_flat(state):
+            state = _state.unflatten(state)
         config = _state.check_envelope(state)
         try:
             live = cls(**config)
@@ -924,7 +1077,8 @@ class Live:
 
     def _restore(self, st: Dict[str, Any]) -> None:
         st = _state.check_state(st, bars=self._bars, row_size=self._rules.row_size,
-                                tail_n=self._tail_n, session_rows=self._with_session_rows)
+                                tail_n=self._tail_n, session_rows=self._with_session_rows,
+                                profile_of=self._tail_profile, composites_of=self._composites_of)
         self._has_open = st["has_open"]
         self.n_dropped, self._label = int(st["n_dropped"]), st["label"]
         self._done = [dict(d) for d in st["done"]]
@@ -956,6 +1110,22 @@ class Live:
             self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]
+
+    def _tail_profile(self, bars: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """The profile a finished session's kept bars give (to check state['tail'] against
+        state['done'])."""
+        v = bars["volume"]
+        as_int = bool(np.all(v == np.floor(v))) and float(np.max(v)) < 2.0**63
+        return self._session_profile(bars["high"], bars["low"], bars["close"], bars["open"], v, as_int)
+
+    def _composites_of(self, done: List[Dict[str, np.ndarray]]) -> List[Tuple[float, float, float]]:
+        """The composite ending at each finished session (to check state['comp'])."""
+        S = len(done)
+        ctx = SimpleNamespace(rules=self._rules, threads=None, ne=np.arange(S),
+                              prof=Profiles(_Concat(done, self._rules_kw["tick_size"],
+                                                    self._rules_kw["ticks_per_row"])))
+        comp = _f._composites(ctx)  # type: ignore[arg-type]
+        return [(float(comp[0][k]), float(comp[1][k]), float(comp[2][k])) for k in range(S)]
 
     def __getstate__(self) -> Dict[str, Any]:
         return self.state_dict()
