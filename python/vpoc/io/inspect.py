@@ -1,0 +1,507 @@
+"""What a bar file's timestamps and prices look like, with evidence, and the arguments to read it right.
+
+Contract: ``inspect(source, **read_kwargs)`` reads the bars (naive times as UTC wall clock), never
+guesses silently: every conclusion carries its evidence and a confidence ("high"/"medium"/"low").
+
+The checks assume CME Globex equity-index hours (GUIDE section 1): Sunday-Friday 17:00-16:00
+America/Chicago with a daily halt 16:00-17:00, RTH open 08:30 CT, cash close 15:00 CT. Each
+candidate reading (time zone x open/close stamps) is scored by how many bars it puts in the halt,
+whether trading restarts at 17:00 CT after each pause (and on Sundays, the weekly open), stops at
+16:00 CT, and whether the busiest bar is the 08:30 CT open. The reading with the fewest bars in
+the halt wins; ties go to the earlier candidate (UTC first). See docs/inspect.md.
+"""
+
+from __future__ import annotations
+
+import inspect as _pyinspect
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._time import infer_interval_ns, zone as _zone
+
+__all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS"]
+
+#: Time zones tried for naive timestamps, in order of preference on ties.
+CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York", "Europe/London",
+                                    "Europe/Berlin", "America/Los_Angeles", "Asia/Tokyo",
+                                    "Asia/Hong_Kong", "Australia/Sydney")
+#: Price grids tried for the tick size; the largest one holding >= 99.9% of prices wins.
+COMMON_TICKS: Tuple[float, ...] = (10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
+                                   1 / 64, 0.01, 0.005, 1 / 128, 0.0025, 1 / 256, 0.001, 0.0005,
+                                   0.0001, 0.00005, 0.00001)
+_GRID_SHARE = 0.999
+_GRID_TOL = 1e-6
+_EXCHANGE = "America/Chicago"
+_HALT = (16 * 60, 17 * 60)        # CT minutes of day [16:00, 17:00)
+_RTH_OPEN, _CASH_CLOSE = 8 * 60 + 30, 15 * 60
+_PAUSE_NS = 45 * 60 * 10**9       # a pause in trading long enough to be a halt
+_WEEKEND_NS = 40 * 3600 * 10**9
+_MIN_RESTARTS = 3                  # daily restarts needed to judge zone and label
+_NS = 10**9
+
+
+@dataclass(repr=False)
+class Inspection:
+    """The result of :func:`inspect`. ``tz``/``label`` are None when the data cannot tell
+    (see ``evidence``); ``interval`` is seconds; ``read_kwargs`` passed to ``vpoc.io.read_bars``
+    give correct bar-open timestamps; ``cli_args`` are the same as ``vpoc`` command-line flags."""
+
+    source: str
+    rows: int
+    tz: Optional[str]
+    label: Optional[str]
+    interval: Optional[float]
+    tick_size: Optional[float]
+    confidence: str
+    read_kwargs: Dict[str, Any]
+    cli_args: List[str]
+    evidence: List[str]
+    naive: bool = True
+    hours: str = ""
+    gaps: List[Dict[str, Any]] = field(default_factory=list)
+    duplicated_rows: int = 0
+    duplicated_timestamps: int = 0
+    unsorted_rows: int = 0
+    stray_rows: int = 0
+    alternatives: List[Dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Every field as plain Python values (JSON-ready)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def __repr__(self) -> str:
+        def kw(d: Dict[str, Any]) -> str:
+            return ", ".join(f"{k}={v!r}" for k, v in d.items())
+
+        tz_note = ("naive timestamps are wall clock in this zone" if self.naive
+                   else "timestamps carry their UTC offset: no tz= needed")
+        lab = {"close": "bars are stamped at their close", "open": "bars are stamped at their open",
+               None: "cannot tell"}[self.label]
+        iv = "unknown" if self.interval is None else f"{self.interval:g} s"
+        tick = "unknown" if self.tick_size is None else f"{self.tick_size:g}"
+        lines = [f"Inspection of {self.source} ({self.rows:,} rows)",
+                 f"  tz          {self.tz if self.tz is not None else ('unknown' if self.naive else '-')}"
+                 f"  ({tz_note})",
+                 f"  label       {self.label or 'unknown'}  ({lab})",
+                 f"  interval    {iv}",
+                 f"  tick_size   {tick}",
+                 f"  hours       {self.hours or 'unknown'}",
+                 f"  confidence  {self.confidence}",
+                 f"  read with   vpoc.io.read_bars(source, {kw(self.read_kwargs)})",
+                 f"  CLI flags   {' '.join(self.cli_args)}",
+                 "evidence:"]
+        lines += [f"  - {e}" for e in self.evidence]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read(source: Any, kw: Dict[str, Any], tz: str) -> Tuple[Any, int]:
+    """read_bars(source, tz=tz, **kw); rows out of time order are sorted first (and counted)."""
+    from . import read_bars
+
+    try:
+        return read_bars(source, tz=tz, **kw), 0
+    except ValueError as e:
+        if "before the previous" not in str(e):
+            raise
+    df, unsorted = _sorted_frame(source, kw)
+    kw = {k: v for k, v in kw.items() if k not in ("format", "sep")}
+    return read_bars(df, tz=tz, **kw), unsorted
+
+
+def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
+    """The source as a DataFrame sorted by its timestamp text/values, and how many rows were
+    earlier than the row before them (only for reporting: read_bars refuses unsorted rows)."""
+    import pandas as pd
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        fmt = kw.get("format")
+        low = path.lower()
+        if fmt == "parquet" or (fmt is None and low.endswith((".parquet", ".pq"))):
+            df = pd.read_parquet(path)
+        else:
+            with open(path, "r", encoding="utf-8", errors="replace") as fh:
+                first = fh.readline()
+            legacy = fmt == "legacy" or (fmt is None and first[:8].isdigit() and ";" in first)
+            if legacy:
+                df = pd.read_csv(path, sep=";", header=None, dtype={0: str},
+                                 names=["timestamp", "open", "high", "low", "close", "volume"])
+            else:
+                df = pd.read_csv(path, sep=kw.get("sep") or None, engine="python", dtype=str)
+    elif isinstance(source, pd.DataFrame):
+        df = source.reset_index() if isinstance(source.index, pd.DatetimeIndex) else source
+    else:
+        raise ValueError("source has rows out of time order and is not a file or a pandas "
+                         "DataFrame; sort it by time first")
+    col = (kw.get("columns") or {}).get("timestamp")
+    names = {str(c).lower().replace("_", "").replace(" ", ""): c for c in df.columns}
+    if col is None:
+        col = next((names[n] for n in ("timestamp", "datetime", "ts", "time", "date")
+                    if n in names), df.columns[0])
+    key = df[list(col)].astype(str).agg(" ".join, axis=1) if isinstance(col, tuple) else df[col]
+    if key.dtype == object or pd.api.types.is_string_dtype(key.dtype):
+        fmt = kw.get("time_format") or ("%Y%m%d %H%M%S" if str(key.iloc[0]).strip()[:8].isdigit()
+                                        and len(str(key.iloc[0]).strip()) == 15 else "ISO8601")
+        key = pd.to_datetime(key.str.strip(), format=fmt, utc=True, errors="coerce")
+    vals = np.asarray(pd.Series(key).to_numpy())
+    order = np.argsort(vals, kind="stable")
+    back = int(np.count_nonzero(vals[1:] < vals[:-1]))
+    return df.iloc[order].reset_index(drop=True), back
+
+
+def _label_kwargs_supported() -> bool:
+    from . import read_bars
+
+    return "label" in _pyinspect.signature(read_bars).parameters
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _ct_fields(t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chicago minute of day, weekday (Mon=0) and day number of UTC ns ``t``."""
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(t.view("datetime64[ns]")).tz_localize("UTC").tz_convert(_EXCHANGE)
+    wall = np.asarray(idx.tz_localize(None).as_unit("ns").asi8, dtype=np.int64)
+    day = wall // (86400 * _NS)
+    return (wall // (60 * _NS)) % 1440, (day + 3) % 7, day
+
+
+def _localize(wall: np.ndarray, tz: str) -> np.ndarray:
+    """Naive wall clock (as ns) read in ``tz`` -> UTC ns; -1 marks times that do not exist."""
+    import pandas as pd
+
+    idx = pd.DatetimeIndex(wall.view("datetime64[ns]")).tz_localize(tz, ambiguous="NaT",
+                                                                     nonexistent="NaT")
+    out = np.asarray(idx.as_unit("ns").asi8, dtype=np.int64)
+    return np.where(np.asarray(idx.isna()), -1, out)
+
+
+def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> Dict[str, Any]:
+    o, v = opens[valid], vol[valid]
+    minute, wday, _ = _ct_fields(o)
+    in_halt = (minute >= _HALT[0]) & (minute < _HALT[1])
+    sat = wday == 5
+    # pauses and restarts are judged without Saturday rows (stray prints, counted apart)
+    rows = np.flatnonzero(~sat)
+    ow = o[rows]
+    gap_before = np.diff(ow, prepend=ow[0] - _PAUSE_NS - 1) if ow.size else ow
+    restart = rows[np.flatnonzero(gap_before > _PAUSE_NS)[1:]]   # the first row starts the file
+    gap_before = np.zeros(o.size, dtype=np.int64)
+    gap_before[rows] = np.diff(ow, prepend=ow[0] - _PAUSE_NS - 1) if ow.size else ow
+    prev = np.searchsorted(rows, restart) - 1
+    stop = rows[prev]
+    weekly = restart[gap_before[restart] > _WEEKEND_NS]
+    step_min = step // (60 * _NS)
+    busiest = _busiest(minute, v)
+    total_v = float(v.sum()) or 1.0
+    return {"rows": int(o.size), "halt_rows": int(in_halt.sum()),
+            "halt_volume_share": float(v[in_halt].sum()) / total_v,
+            "restarts": int(restart.size), "restart_at_17": int(np.sum(minute[restart] == _HALT[1])),
+            "stops": int(stop.size),
+            "stop_at_16": int(np.sum(minute[stop] + step_min == _HALT[0])),
+            "weekly": int(weekly.size),
+            "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & (minute[weekly] == _HALT[1]))),
+            "busiest": busiest,
+            "busiest_ok": int(bool(busiest) and busiest[0] == _RTH_OPEN),
+            "saturday_rows": int(np.sum(sat)), "invalid": int(np.sum(~valid))}
+
+
+def _busiest(minute: np.ndarray, vol: np.ndarray) -> List[int]:
+    """Chicago minutes of day with the highest mean volume per bar (top 3)."""
+    if minute.size == 0:
+        return []
+    n = np.bincount(minute, minlength=1440)
+    s = np.bincount(minute, weights=vol.astype(np.float64), minlength=1440)
+    mean = np.where(n >= max(2, n.max() // 4), s / np.maximum(n, 1), -1.0)
+    top = np.argsort(-mean, kind="stable")[:3]
+    return [int(m) for m in top if mean[m] > 0]
+
+
+def _hm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def _key(sc: Dict[str, Any], order: int) -> Tuple[Any, ...]:
+    matched = sc["restart_at_17"] + sc["stop_at_16"] + sc["weekly_sunday_17"]
+    return (sc["halt_rows"] + sc["invalid"], -matched, -sc["busiest_ok"], order)
+
+
+# --------------------------------------------------------------------------- tick size
+
+
+def _tick_size(prices: np.ndarray) -> Tuple[Optional[float], List[str]]:
+    p = prices[np.isfinite(prices)]
+    if p.size == 0:
+        return None, ["tick size: no prices"]
+    uniq = np.unique(p)
+    steps = np.diff(uniq)
+    smallest = float(steps.min()) if steps.size else float("nan")
+    for tick in COMMON_TICKS:
+        r = p / tick
+        share = float(np.mean(np.abs(r - np.round(r)) <= _GRID_TOL))
+        if share >= _GRID_SHARE:
+            ev = [f"tick size {tick:g}: {share:.2%} of {p.size:,} prices lie on its grid (within "
+                  f"1e-6 ticks); smallest step between distinct prices {smallest:g} "
+                  f"({smallest / tick:g} tick{'' if smallest == tick else 's'})"]
+            if uniq.size < 20:
+                ev.append(f"tick size: only {uniq.size} distinct prices; a finer grid is possible")
+            return tick, ev
+    if not steps.size:
+        return None, [f"tick size: every price is {uniq[0]:g}; cannot tell the grid"]
+    est = float(f"{smallest:.10g}")
+    r = p / est
+    share = float(np.mean(np.abs(r - np.round(r)) <= _GRID_TOL))
+    return est, [f"tick size: no common tick holds {_GRID_SHARE:.1%} of prices; the smallest step "
+                 f"between distinct prices is {est:g}, whose grid holds {share:.2%} of them "
+                 "(an estimate: check it)"]
+
+
+# --------------------------------------------------------------------------- hours and gaps
+
+
+def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, Any]], List[str]]:
+    import pandas as pd
+
+    minute, wday, day = _ct_fields(opens)
+    ev: List[str] = []
+    seen = np.bincount(minute[(wday != 5)], minlength=1440) > 0
+    hours = ""
+    if seen.any() and not seen.all():
+        # the longest circular run of minutes with no bar open: the daily pause
+        runs = np.concatenate([~seen, ~seen])
+        best, best_len, cur = 0, 0, 0
+        for i, empty in enumerate(runs):
+            cur = cur + 1 if empty else 0
+            if cur > best_len:
+                best, best_len = i, cur
+        best_len = min(best_len, 1440)
+        start = (best - best_len + 1) % 1440
+        end = (start + best_len) % 1440
+        hours = (f"bars open {_hm(end)}-{_hm((start - 1) % 1440)} America/Chicago, none "
+                 f"{_hm(start)}-{_hm((end - 1) % 1440)}")
+        wd = np.bincount(wday, minlength=7)
+        days = [n for n, c in zip(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), wd) if c]
+        hours += f"; days with bars: {', '.join(days)}"
+    gaps: List[Dict[str, Any]] = []
+    gap = np.diff(opens) - step
+    idx = np.flatnonzero(gap >= 30 * 60 * _NS)
+    ct = pd.DatetimeIndex(opens.view("datetime64[ns]")).tz_localize("UTC").tz_convert(_EXCHANGE)
+    for i in idx:
+        end_min = (int(minute[i]) + step // (60 * _NS)) % 1440
+        nxt = int(minute[i + 1])
+        ends_1600 = end_min == _HALT[0] and nxt == _HALT[1]
+        if ends_1600 and gap[i] <= 3600 * _NS:
+            continue  # the daily halt
+        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and gap[i] <= 49 * 3600 * _NS:
+            continue  # the weekend
+        if wday[i] == 5 or wday[i + 1] == 5:
+            continue  # stray weekend prints are reported below
+        hours_len = (int(gap[i])) / 3600 / _NS
+        if nxt == _HALT[1] and not ends_1600 and gap[i] < 30 * 3600 * _NS and \
+                day[i + 1] == day[i]:
+            kind = "early halt (a holiday or early close)"
+        elif nxt == _HALT[1] and gap[i] > 24 * 3600 * _NS:
+            kind = "closed day(s) (holiday)"
+        else:
+            kind = "gap inside the session"
+        gaps.append({"after": str(ct[i] + pd.Timedelta(step, "ns")), "resume": str(ct[i + 1]),
+                     "hours": round(hours_len, 2), "kind": kind})
+    if gaps:
+        shown = "; ".join(f"{g['after'][:16]} -> {g['resume'][:16]} CT ({g['kind']})"
+                          for g in gaps[:8])
+        more = f"; and {len(gaps) - 8} more" if len(gaps) > 8 else ""
+        ev.append(f"{len(gaps)} pauses other than the daily halt and weekends: {shown}{more}")
+    else:
+        ev.append("no pauses other than the daily halt and weekends")
+    sat = np.flatnonzero(wday == 5)
+    if sat.size:
+        shown = ", ".join(str(ct[i])[:16] for i in sat[:5])
+        ev.append(f"{sat.size} rows on Saturdays (CT), outside every Globex session (stray "
+                  f"prints; vpoc.sessions drops and counts them): {shown}")
+    return hours, gaps, ev
+
+
+# --------------------------------------------------------------------------- main
+
+
+def inspect(source: Any, **read_kwargs: Any) -> Inspection:
+    """Read ``source`` (a path or DataFrame, as :func:`vpoc.io.read_bars` takes) and report its
+    time zone, bar stamps (open/close), interval, tick size, trading hours, gaps, duplicated and
+    unsorted rows, with evidence, and the ``read_bars`` / CLI arguments that read it right.
+
+    ``read_kwargs``: what ``read_bars`` needs to parse the file at all (``columns``,
+    ``time_format``, ``format``, ``sep``, ``time_unit``...). A ``tz``/``label``/``interval`` given
+    here is checked against the data rather than trusted. Naive timestamps are read as UTC wall
+    clock and re-read in each of :data:`CANDIDATE_ZONES`.
+    """
+    kw = dict(read_kwargs)
+    user_tz = kw.pop("tz", None)
+    user_label = kw.pop("label", None)
+    kw.pop("interval", None)
+    if user_tz is not None:
+        _zone(user_tz)
+    if _label_kwargs_supported():
+        kw["label"] = "open"
+    bars, unsorted = _read(source, kw, "UTC")
+    kw.pop("label", None)
+    name = getattr(bars, "source", "<DataFrame>")
+    if isinstance(source, (str, os.PathLike)):
+        name = repr(os.fspath(source))
+    t = np.asarray(bars.timestamp, dtype=np.int64)
+    n = int(t.size)
+    ev: List[str] = []
+    legacy = kw.get("format") == "legacy" or (isinstance(source, (str, os.PathLike))
+                                              and os.fspath(source).lower().endswith(".txt"))
+    naive = True
+    if not legacy and n:
+        other, _ = _read(source, {**kw, **({"label": "open"} if _label_kwargs_supported() else {})},
+                         "Asia/Tokyo")
+        naive = not np.array_equal(np.asarray(other.timestamp, dtype=np.int64), t)
+    ev.append(f"read {n:,} rows; timestamps are "
+              + ("naive (no UTC offset): read as wall clock and tried in each candidate zone"
+                 if naive else "instants with a UTC offset (or epoch times): no tz= needed"))
+    if unsorted:
+        ev.append(f"{unsorted:,} rows are earlier than the row before them (the file is not in "
+                  "time order; read_bars refuses it: sort it first)")
+    dup_ts = int(np.count_nonzero(np.diff(t) == 0)) if n else 0
+    cols = np.stack([t.astype(np.float64), bars.open, bars.high, bars.low, bars.close,
+                     np.asarray(bars.volume, dtype=np.float64)], axis=1) if n else np.zeros((0, 6))
+    dup_rows = int(n - np.unique(cols, axis=0).shape[0]) if n else 0
+    if dup_ts:
+        ev.append(f"{dup_ts:,} rows repeat the previous row's timestamp ({dup_rows:,} are exact "
+                  "duplicates of another row)")
+    step: Optional[int] = None
+    try:
+        step = infer_interval_ns(t)
+        share = float(np.mean(np.diff(np.unique(t)) == step))
+        ev.append(f"interval {step / _NS:g} s: the spacing of {share:.1%} of consecutive bars")
+    except ValueError as e:
+        ev.append(f"interval: {e}")
+    tick, tick_ev = _tick_size(np.concatenate([bars.open, bars.high, bars.low, bars.close]))
+    ev += tick_ev
+
+    tz, label, confidence = None, None, "low"
+    hours, gaps, alternatives, stray = "", [], [], 0
+    vol = np.asarray(bars.volume, dtype=np.float64)
+    if step is not None and n:
+        zones: Sequence[Optional[str]] = (
+            [None] if not naive else
+            ([str(user_tz)] if user_tz is not None and str(user_tz) not in CANDIDATE_ZONES else [])
+            + list(CANDIDATE_ZONES))
+        hyps = []
+        for zi, z in enumerate(zones):
+            inst = t if z is None else _localize(t, z)
+            valid = inst != -1
+            for li, lab in enumerate(("open", "close")):
+                opens = inst - (step if lab == "close" else 0)
+                sc = _score(opens, valid, vol, step)
+                hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
+                             "key": _key(sc, 2 * zi + li)})
+        hyps.sort(key=lambda h: h["key"])
+        best = hyps[0]
+        sc = best["score"]
+        same = [h for h in hyps[1:] if h["label"] == best["label"]
+                and np.array_equal(h["opens"], best["opens"])]
+        distinct = [h for h in hyps[1:] if not np.array_equal(h["opens"], best["opens"])]
+        runner = distinct[0] if distinct else None
+        where = "" if best["tz"] is None else f"tz={best['tz']}, "
+        ev.append(f"{where}label={best['label']}: {sc['halt_rows']:,} of {sc['rows']:,} bars open in "
+                  f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
+                  f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
+                  f"stops end at 16:00 CT (the others are early closes or halts); "
+                  f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
+        if sc["busiest"]:
+            last = _CASH_CLOSE - step // (60 * _NS)
+            names = {_RTH_OPEN: " (the 08:30 CT RTH open)", last: " (closes at the 15:00 CT cash close)"}
+            ev.append("busiest bars (mean volume) open at "
+                      + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]))
+        for h in same:
+            ev.append(f"tz={h['tz']} gives the same stamps on this span (no difference in its "
+                      f"UTC offset rules here); {best['tz']} preferred")
+        halt_share = sc["halt_rows"] / max(sc["rows"], 1)
+        margin = (runner["score"]["halt_rows"] - sc["halt_rows"]) if runner else 0
+        decided = halt_share <= 0.01 and sc["restarts"] >= 1
+        for h in distinct[:4]:
+            s2 = h["score"]
+            why = (f"puts {s2['halt_rows']:,} bars ({s2['halt_rows'] / max(s2['rows'], 1):.1%} of rows, "
+                   f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
+            if h["tz"] == best["tz"] and s2["busiest"]:
+                why += f"; busiest bar at {_hm(s2['busiest'][0])} CT"
+            if s2["invalid"]:
+                why += f"; {s2['invalid']} times do not exist in that zone"
+            head = f"tz={h['tz']}, " if h["tz"] is not None else ""
+            ev.append(f"{'rejected' if decided else 'also possible'} {head}label={h['label']}: {why}")
+            alternatives.append({"tz": h["tz"], "label": h["label"], "halt_rows": s2["halt_rows"],
+                                 "halt_volume_share": s2["halt_volume_share"]})
+        if halt_share > 0.01:
+            ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
+                      "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
+                      "Globex hours; time zone and label cannot be told")
+        elif sc["restarts"] == 0:
+            ev.append("ambiguous: no pause in trading is visible (too few rows): time zone and "
+                      "label cannot be told")
+        elif sc["restarts"] < _MIN_RESTARTS:
+            ev.append(f"ambiguous: only {sc['restarts']} daily pause(s) visible (too few rows): "
+                      "the best reading is a guess")
+            tz, label = best["tz"], best["label"]
+        elif margin < max(2, sc["restarts"] // 2):
+            ev.append(f"ambiguous: the next reading (tz={runner['tz'] if runner else None}, "
+                      f"label={runner['label'] if runner else None}) is almost as good")
+            tz, label = best["tz"], best["label"]
+        else:
+            tz, label = best["tz"], best["label"]
+            ok = sc["restart_at_17"] >= 0.8 * sc["restarts"] and sc["busiest_ok"]
+            confidence = "high" if ok else "medium"
+        if label is not None:
+            if user_tz is not None and naive and str(user_tz) != tz:
+                ev.append(f"you passed tz={user_tz!r}, but the data says {tz!r}")
+            if user_label is not None and user_label != label:
+                ev.append(f"you passed label={user_label!r}, but the data says {label!r}")
+            opens = best["opens"][best["valid"]]
+            hours, gaps, hev = _hours_and_gaps(opens, step)
+            ev += hev
+            stray = best["score"]["saturday_rows"]
+    elif n == 0:
+        ev.append("ambiguous: no rows")
+    rk: Dict[str, Any] = dict(kw)
+    if naive and tz is not None:
+        rk["tz"] = tz
+    if label is not None:
+        rk["label"] = label
+    if step is not None:
+        secs = step / _NS
+        rk["interval"] = int(secs) if secs == int(secs) else secs
+    return Inspection(source=name, rows=n, tz=tz if naive else None, label=label,
+                      interval=None if step is None else step / _NS, tick_size=tick,
+                      confidence=confidence, read_kwargs=rk, cli_args=_cli_args(rk),
+                      evidence=ev, naive=naive, hours=hours, gaps=gaps,
+                      duplicated_rows=dup_rows, duplicated_timestamps=dup_ts,
+                      unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives)
+
+
+_FLAGS = {"tz": "--tz", "label": "--label", "interval": "--interval", "format": "--format",
+          "time_format": "--time-format", "time_unit": "--time-unit", "sep": "--sep",
+          "ambiguous": "--ambiguous", "nonexistent": "--nonexistent"}
+
+
+def _cli_args(rk: Dict[str, Any]) -> List[str]:
+    out: List[str] = []
+    for k in ("tz", "label", "interval", "format", "columns", "time_format", "time_unit", "sep",
+              "ambiguous", "nonexistent"):
+        if k not in rk or rk[k] is None:
+            continue
+        v = rk[k]
+        if k == "columns":
+            v = ",".join(f"{f}={'+'.join(c) if isinstance(c, tuple) else c}" for f, c in v.items())
+            out += ["--columns", v]
+        else:
+            out += [_FLAGS[k], f"{v:g}" if isinstance(v, float) else str(v)]
+    return out
