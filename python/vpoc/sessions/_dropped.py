@@ -168,4 +168,4 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
 
 
 def _pct(x: float) -> str:
-    return f"{x:.1%}" if x >= 0.001 or x == 0 else f"{x:.2%}" if x >= 0.0001 else "<0.01%"
+    return f"{x:.1%}" if x >= 0.01 or x == 0 else f"{x:.2%}" if x >= 0.0001 else "<0.01%"
