@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from vpoc import features as F
+from vpoc.features import _lookback as lookback
+from vpoc.features import _naked_pocs as naked_pocs
 from vpoc.features import _nearest, _price_rows
 
 
@@ -105,7 +107,7 @@ def _random_bars(rng, S):
 @pytest.mark.parametrize("block", [None, 1, 5, 64])
 def test_naked_matches_reference_pipeline(block, monkeypatch):
     if block is not None:  # sweeps in blocks of this many sessions / queries
-        monkeypatch.setattr(F, "_SWEEP_BLOCK", block)
+        monkeypatch.setattr(naked_pocs, "_SWEEP_BLOCK", block)
     rng = np.random.default_rng(20240611 + (block or 0))
     cases = 0
     for trial in range(300):
@@ -159,7 +161,7 @@ def _synthetic_ctx(rng, S, age):
 @pytest.mark.parametrize("block", [None, 1, 3, 100])
 def test_naked_matches_reference_synthetic(block, monkeypatch):
     if block is not None:
-        monkeypatch.setattr(F, "_SWEEP_BLOCK", block)
+        monkeypatch.setattr(naked_pocs, "_SWEEP_BLOCK", block)
     rng = np.random.default_rng(7 + (block or 0))
     for trial in range(400):
         S = int(rng.choice([0, 1, 2, 5, 20, 70, 200, 700]))
@@ -203,7 +205,7 @@ def _rolling_std_reference(x, p):  # the former one-shot _rolling_std
 @pytest.mark.parametrize("block", [None, 1, 2, 7, 50, 333])
 def test_rolling_std_blocks_bit_identical(block, monkeypatch):
     if block is not None:
-        monkeypatch.setattr(F, "_STD_BLOCK", block)
+        monkeypatch.setattr(lookback, "_STD_BLOCK", block)
     rng = np.random.default_rng(3 + (block or 0))
     for n in (0, 1, 2, 3, 5, 17, 100, 1001, 5000):
         x = np.round(rng.normal(1000.0, 30.0, n), int(rng.integers(0, 4)))

@@ -1,0 +1,36 @@
+"""ML feature tables from volume profiles: ``session_features`` [S, F] and ``bar_features`` [N, F].
+
+Contract (docs/features.md): float32 C-contiguous rows; row s uses only sessions <= s, bar row i
+only bars <= i of its session and sessions before it; every rule is a documented parameter.
+
+The package has one module per job: ``_table`` (FeatureTable), ``_params`` (rules and names),
+``_inputs`` (arrays and frames), ``_grouping`` (which rows form a session), ``_segments``
+(per-session reductions), ``_engine`` (engine call, context, composites), ``_lookback``, ``_naked_pocs``,
+``_profile_nodes`` (HVN/LVN, shape), ``_intraday`` (clock, IB, TPO), ``_session`` and ``_bars`` (the two
+tables). The private names below are re-exported for vpoc.live and the tests.
+"""
+
+from ._bars import _bar_columns, bar_features
+from ._engine import _composites, _Context, _context, _profiles
+from ._inputs import _Data, _data, _host, _timestamps_ns, _unpack_frame
+from ._intraday import _Clock, _clock, _offset_change, _tpo, _utc_offset_ns, _zone_offset_s
+from ._lookback import _lag, _rolling, _rolling_mean, _rolling_std
+from ._naked_pocs import _first_touch, _naked, _SortedSet
+from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
+from ._params import (LEGACY_SESSION_COLUMNS, LOOKBACK_FEATURES, MAX_NODE_ROWS, SHAPES,
+                      _engine_rules, _Rules, _rules, _tzinfo, legacy_columns)
+from ._segments import (_nearest, _nearest_grouped, _price_rows, _ratio, _segment_accumulate,
+                        _segment_count, _segment_reduce, _sliding)
+from ._session import _session_column_names, _session_columns, session_features
+from ._table import _Columns, FeatureTable
+
+__all__ = [
+    "FeatureTable",
+    "LEGACY_SESSION_COLUMNS",
+    "LOOKBACK_FEATURES",
+    "MAX_NODE_ROWS",
+    "SHAPES",
+    "bar_features",
+    "legacy_columns",
+    "session_features",
+]

@@ -1,0 +1,106 @@
+"""The local clock of each bar (time zone offsets, minute of day), the initial balance window and TPO.
+
+Contract: wall-clock times come from the IANA zone rules (DST included); the IB window lies on each
+session's own trade date; TPO periods are aligned to ``rth_start``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import List, Tuple
+
+import numpy as np
+
+from .._api import from_bars
+from ._engine import _Context
+from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
+from ._segments import _price_rows, _segment_count
+
+__all__ = ["_Clock", "_clock", "_offset_change", "_tpo", "_utc_offset_ns", "_zone_offset_s"]
+
+
+def _zone_offset_s(s: int, tz: _dt.tzinfo) -> int:
+    """UTC offset (seconds) of ``tz`` at the instant ``s`` seconds after the epoch."""
+    delta = _dt.datetime.fromtimestamp(s, tz).utcoffset()
+    return 0 if delta is None else int(delta.total_seconds())
+
+
+def _offset_change(day: int, tz: _dt.tzinfo, before: int) -> int:
+    """The first second of UTC day ``day`` (days since the epoch) at which the offset is no
+    longer ``before`` (it differs at the next midnight): bisection to the second."""
+    lo, hi = day * 86400, (day + 1) * 86400
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _zone_offset_s(mid, tz) == before:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _utc_offset_ns(ts: np.ndarray, tz: _dt.tzinfo) -> np.ndarray:
+    """UTC offset (ns) of ``tz`` at each instant: the zone's offsets at every UTC midnight of
+    the span, each change located to the second by bisection (at most one change a day)."""
+    if ts.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    sec = np.floor_divide(ts, 10**9)
+    d0, d1 = int(sec.min()) // 86400, int(sec.max()) // 86400 + 1
+    days = list(range(d0, d1 + 1))
+    offs = [_zone_offset_s(d * 86400, tz) for d in days]
+    when: List[int] = []
+    value: List[int] = [offs[0]]
+    for i in range(len(days) - 1):
+        if offs[i] != offs[i + 1]:
+            when.append(_offset_change(days[i], tz, offs[i]))
+            value.append(offs[i + 1])
+    k = np.searchsorted(np.asarray(when, dtype=np.int64), sec, side="right")
+    return np.asarray(value, dtype=np.int64)[k] * 10**9
+
+
+@dataclass
+class _Clock:
+    local: np.ndarray  # int64 local wall-clock ns since the epoch
+    tod: np.ndarray  # ns since local midnight
+    ib: np.ndarray  # bool: the bar opens inside the initial balance window
+    period: np.ndarray  # int64 TPO period number
+
+
+def _clock(ts: np.ndarray, rules: _Rules) -> _Clock:
+    local = ts + _utc_offset_ns(ts, rules.tz)
+    tod = np.mod(local, _NS_PER_DAY)
+    ib = np.mod(tod - rules.rth_start_ns, _NS_PER_DAY) < rules.ib_minutes * _NS_PER_MINUTE
+    period = np.floor_divide(local - rules.rth_start_ns, rules.tpo_minutes * _NS_PER_MINUTE)
+    return _Clock(local=local, tod=tod, ib=ib, period=period)
+
+
+def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
+    """(TPO POC price, single-print count) per session. A TPO period covers every row from the
+    row of its lowest low to the row of its highest high; a row's TPO count is the number of
+    periods covering it; the TPO POC follows ``poc_tie``; single prints are rows counted once."""
+    rules, d = ctx.rules, ctx.data
+    S = ctx.S
+    sid = np.repeat(np.arange(S, dtype=np.int64), ctx.counts)
+    per = clock.period
+    if per.size > 1 and not np.all((np.diff(per) >= 0) | (np.diff(sid) != 0)):
+        order = np.lexsort((per, sid))
+    else:
+        order = None
+    lo_row = _price_rows(d.low, rules)
+    hi_row = _price_rows(d.high, rules)
+    if order is not None:
+        sid, per, lo_row, hi_row = sid[order], per[order], lo_row[order], hi_row[order]
+    start = np.flatnonzero(np.r_[True, (sid[1:] != sid[:-1]) | (per[1:] != per[:-1])]) \
+        if sid.size else np.zeros(0, dtype=np.int64)
+    g_lo = np.minimum.reduceat(lo_row, start) if start.size else np.zeros(0, dtype=np.int64)
+    g_hi = np.maximum.reduceat(hi_row, start) if start.size else np.zeros(0, dtype=np.int64)
+    g_offs = np.zeros(S + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sid[start], minlength=S), out=g_offs[1:])
+    rs = rules.row_size
+    tprof = from_bars(g_hi.astype(np.float64) * rs, g_lo.astype(np.float64) * rs,
+                      g_lo.astype(np.float64) * rs, (g_hi - g_lo + 1).astype(np.int64),
+                      offsets=g_offs, tick_size=rs, ticks_per_row=1, distribute="uniform",
+                      poc_tie=rules.poc_tie, threads=ctx.threads)
+    singles = _segment_count(np.asarray(tprof.volume) == 1.0, np.asarray(tprof.offsets))
+    return np.asarray(tprof.poc, dtype=np.float64), singles.astype(np.float64)
+

@@ -1,0 +1,178 @@
+"""The session table: ``session_features`` [S, F], one row per session.
+
+Contract: row s uses only sessions <= s; an empty session's row is all NaN; columns in the order of
+``_session_column_names`` (docs/features.md, Session table).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ._engine import _composites, _Context, _context, _profiles
+from ._inputs import _DOC_COMMON, _data
+from ._lookback import _lookback_columns
+from ._intraday import _Clock, _clock, _tpo
+from ._naked_pocs import _naked
+from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
+from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
+from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
+from ._table import FeatureTable, _Columns
+
+__all__ = ["_scatter", "_session_column_names", "_session_columns", "session_features"]
+
+
+def _session_column_names(rules: _Rules, clock: Optional[_Clock]) -> Tuple[str, ...]:
+    """The columns of ``_session_columns``, in its order."""
+    names = list(legacy_columns(rules.lookbacks))
+    names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
+    names += [f"composite_{k}" for k in ("poc", "vah", "val")]
+    names += ["naked_poc_count", "naked_poc_above_dist", "naked_poc_below_dist", "hvn_count",
+              "lvn_count", "hvn_above_dist", "hvn_below_dist", "lvn_above_dist", "lvn_below_dist"]
+    if clock is not None:
+        names += ["ib_high", "ib_low", "ib_range", "tpo_poc", "single_prints"]
+    names += [f"shape_{label}" for label in SHAPES]
+    return tuple(names + ["close_va_position"])
+
+
+def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
+    out = np.full(size, np.nan)
+    out[where] = values
+    return out
+
+
+def _session_columns(ctx: _Context, nodes: _Nodes,
+                     comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                     naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> _Columns:
+    rules, prof = ctx.rules, ctx.prof
+    S, ne = ctx.S, ctx.ne
+    tick = rules.tick_size
+    cols = _Columns(S, _session_column_names(rules, clock))
+    poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
+    empty = ctx.counts == 0
+
+    def nan_empty(x: np.ndarray) -> np.ndarray:
+        x = np.array(x, dtype=np.float64)
+        x[empty] = np.nan
+        return x
+
+    # ---- the 14 legacy session features
+    price_range = ctx.s_high - ctx.s_low
+    range_pct = _ratio(price_range, ctx.s_open) * 100.0
+    close_change_pct = _ratio(ctx.s_close - ctx.s_open, ctx.s_open) * 100.0
+    width = vah - val
+    base = {
+        "vpoc": poc, "total_volume": ctx.total_volume, "value_area_low": val,
+        "value_area_high": vah, "value_area_width": width, "price_range": price_range,
+        "range_pct": range_pct, "close_change_pct": close_change_pct,
+        "session_high": ctx.s_high, "session_low": ctx.s_low, "session_open": ctx.s_open,
+        "session_close": ctx.s_close, "vwap": ctx.vwap,
+        "close_to_vwap_pct": _ratio(ctx.s_close - ctx.vwap, ctx.vwap) * 100.0,
+    }
+    for name in LEGACY_SESSION_COLUMNS:
+        cols[name] = nan_empty(base[name])
+    # ---- the legacy lookback features, over the sequence of non-empty sessions
+    series = dict(close=ctx.s_close[ne], close_change_pct=close_change_pct[ne],
+                  volume=ctx.total_volume[ne], poc=poc[ne], range_pct=range_pct[ne], width=width[ne])
+    del base, price_range, range_pct, close_change_pct, width  # peak memory
+    _lookback_columns(rules.lookbacks, series, lambda name, x: cols.__setitem__(name, _scatter(x, ne, S)))
+    del series
+    # ---- previous session, composite, naked POCs
+    prev = ctx.prev
+    has_prev = prev >= 0
+    for name, level in (("poc", poc), ("vah", vah), ("val", val)):
+        d = np.full(S, np.nan)
+        d[has_prev] = (ctx.s_close[has_prev] - level[prev[has_prev]]) / tick
+        cols[f"prev_{name}_dist"] = nan_empty(d)
+    for name, level in zip(("poc", "vah", "val"), comp):
+        cols[f"composite_{name}"] = _scatter(level, ne, S)
+    cols["naked_poc_count"] = _scatter(naked["count"], ne, S)
+    cols["naked_poc_above_dist"] = _scatter(naked["above"] / tick, ne, S)
+    cols["naked_poc_below_dist"] = _scatter(naked["below"] / tick, ne, S)
+    # ---- HVN / LVN
+    close_q = np.where(empty, np.nan, ctx.s_close)
+    q_offs = np.r_[0, np.cumsum(~empty)].astype(np.int64)
+    for kind, flag in (("hvn", nodes.hvn), ("lvn", nodes.lvn)):
+        cols[f"{kind}_count"] = nan_empty(_segment_count(flag, nodes.hoff))
+    for kind, flag in (("hvn", nodes.hvn), ("lvn", nodes.lvn)):
+        l_offs, levels = _node_levels(nodes, flag)
+        up, dn = _nearest_grouped(l_offs, levels, q_offs, close_q[~empty],
+                                  np.where(empty, -1, np.arange(S)))
+        cols[f"{kind}_above_dist"] = _scatter(up / tick, ~empty, S)
+        cols[f"{kind}_below_dist"] = _scatter(dn / tick, ~empty, S)
+    # ---- initial balance and TPO (only with timestamps)
+    if clock is not None:
+        d = ctx.data
+        ib_high = _segment_reduce(np.maximum, np.where(clock.ib, d.high, -np.inf), d.offsets, np.nan)
+        ib_low = _segment_reduce(np.minimum, np.where(clock.ib, d.low, np.inf), d.offsets, np.nan)
+        ib_high[~np.isfinite(ib_high)] = np.nan
+        ib_low[~np.isfinite(ib_low)] = np.nan
+        tpo_poc, singles = _tpo(ctx, clock)
+        cols["ib_high"] = ib_high
+        cols["ib_low"] = ib_low
+        cols["ib_range"] = ib_high - ib_low
+        cols["tpo_poc"] = tpo_poc
+        cols["single_prints"] = nan_empty(singles)
+    # ---- shape and close in value area
+    code = _shapes(ctx, nodes)
+    for i, label in enumerate(SHAPES):
+        cols[f"shape_{label}"] = np.where(code < 0, np.nan, (code == i).astype(np.float64))
+    cols["close_va_position"] = nan_empty(_ratio(ctx.s_close - val, vah - val))
+    return cols
+
+
+
+_DOC_SESSION = """
+    Parameters
+    ----------""" + _DOC_COMMON + """\
+    lookbacks : the legacy lookback windows, in sessions (default 5, 10, 20, 50).
+    shape_edge : POC position (0 = low row, 1 = high row) <= shape_edge is "b", >= 1 - shape_edge
+        is "P", else "D" (0.3).
+    shape_b_peak, shape_b_valley : "B" when the second-largest HVN is >= shape_b_peak x the
+        largest and the least smoothed volume between them is <= shape_b_valley x the second
+        (0.6 and 0.5).
+    tpo_minutes : the TPO period in minutes, aligned to rth_start (30).
+"""
+
+
+def session_features(high: Any, low: Any = None, close: Any = None, volume: Any = None, *,
+                     open: Any = None, timestamp: Any = None, offsets: Any = None,
+                     session_ids: Any = None, tick_size: float, ticks_per_row: int = 1,
+                     distribute: str = "uniform", value_area: float = 0.70,
+                     va_method: str = "cbot", poc_tie: str = "center",
+                     lookbacks: Sequence[int] = (5, 10, 20, 50), composite_sessions: int = 5,
+                     naked_max_age: Optional[int] = None, node_smoothing: int = 3,
+                     node_order: int = 3, hvn_threshold: float = 0.5, lvn_threshold: float = 0.5,
+                     shape_edge: float = 0.3, shape_b_peak: float = 0.6,
+                     shape_b_valley: float = 0.5, tz: Union[str, _dt.tzinfo] = "America/Chicago",
+                     rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
+                     tpo_minutes: int = 30, device: Any = "cpu",
+                     threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
+    """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
+    lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
+    TPO (with ``timestamp``), profile shape and the close's place in the value area.
+
+    Row s uses only sessions <= s; an empty session's row is all NaN. Every column is defined in
+    docs/features.md.
+    """
+    rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, lookbacks,
+                   composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
+                   lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
+                   ib_minutes, tpo_minutes)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit)
+    prof, where = _profiles(data, rules, device, threads, developing=False)
+    rules = _engine_rules(rules, prof)
+    ctx = _context(data, rules, prof, threads)
+    nodes = _nodes(ctx)
+    clock = None if data.ts is None else _clock(data.ts, rules)
+    cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock)
+    del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
+    values, names = cols.matrix()
+    return FeatureTable(values, names, session_labels=data.labels,
+                        offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
+                        device=where)
+
+
+session_features.__doc__ = (session_features.__doc__ or "") + _DOC_SESSION
