@@ -134,3 +134,10 @@ def test_23_1_label_close_needs_an_interval() -> None:
     with pytest.raises(ValueError, match="pass interval="):
         S.daily(t, label="close")
     assert S.daily(t, label="close", interval=60).n_kept == 1
+
+
+def test_23_1_empty_input_with_label_close() -> None:
+    s = S.daily(np.zeros(0, dtype=np.int64), label="close")
+    assert s.n_sessions == 0 and s.n_input == 0 and s.label == "close"
+    with pytest.raises(ValueError, match="label must be"):
+        S.daily(np.zeros(0, dtype=np.int64), label="mid")

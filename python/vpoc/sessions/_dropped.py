@@ -54,11 +54,12 @@ def _days_of(yyyymmdd: Int64Array) -> Int64Array:
     return months.astype(np.int64) + d - 1
 
 
-def _causes(t: Int64Array, defn: _Definition, closed: str) -> Tuple[npt.NDArray[Any], ...]:
-    """Cause key of each left-out timestamp ``t`` (sorted)."""
+def _causes(t: Int64Array, defn: _Definition, closed: str) -> Tuple[npt.NDArray[np.int8], ...]:
+    """Cause of each left-out timestamp ``t`` (sorted), as positions in CAUSES."""
     gap_key = ("halt" if not defn.gap_by_definition else
                "outside RTH" if defn.gap.startswith("outside RTH") else "outside window")
-    out = np.full(t.shape[0], gap_key, dtype=object)
+    code = {k: np.int8(i) for i, k in enumerate(CAUSES)}
+    out = np.full(t.shape[0], code[gap_key], dtype=np.int8)
     clock = defn.clock if defn.clock is not None else defn
     d0, d1 = _date_span(t, defn.zone)
     opens, closes, labels = clock.windows(d0, d1)
@@ -68,20 +69,20 @@ def _causes(t: Int64Array, defn: _Definition, closed: str) -> Tuple[npt.NDArray[
     ic = np.maximum(i, 0)
     inside = ok & ((t < closes[ic]) if closed == "left" else (t <= closes[ic]))
     weekend = ((days[ic] + 3) % 7 >= 5) & ok & bool(defn.weekdays)
-    out[inside & weekend] = "weekend"
+    out[inside & weekend] = code["weekend"]
     if not defn.gap_by_definition:  # the gap after a weekend date's window is part of the weekend
-        out[~inside & weekend] = "weekend"
+        out[~inside & weekend] = code["weekend"]
     rest = inside & ~weekend
     if rest.any():
         if defn.open_days is not None:
             has_hours = np.isin(days[ic], defn.open_days(d0, d1))
             has_window = (has_hours if defn.session_days is None
                           else np.isin(days[ic], defn.session_days(d0, d1)))
-            out[rest & has_window] = "early-close"
-            out[rest & has_hours & ~has_window] = "holiday"
-            out[rest & ~has_hours] = "holiday-closed"
+            out[rest & has_window] = code["early-close"]
+            out[rest & has_hours & ~has_window] = code["holiday"]
+            out[rest & ~has_hours] = code["holiday-closed"]
         else:
-            out[rest] = "outside window"
+            out[rest] = code["outside window"]
     return (out,)
 
 
@@ -116,8 +117,8 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     by_rows: Dict[str, int] = {}
     by_vol: Dict[str, float] = {}
     vol_d = None if volume is None else volume[dropped]
-    for k in CAUSES:
-        sel = keys == k
+    for ci, k in enumerate(CAUSES):
+        sel = keys == ci
         c = int(sel.sum())
         if c:
             by_rows[k] = c
@@ -127,13 +128,13 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     warned = [k for k in by_rows if k not in excused]
     if not warned or on_outside == "drop":
         return by_rows, by_vol, dropped_volume
-    bad = np.flatnonzero(~np.isin(keys, list(excused)))
+    bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]))
     if on_outside == "raise":
         j = int(bad[0])
         i = int(dropped[j])
         k_rows = sum(by_rows[k] for k in warned)
         raise ValueError(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
-                         f"({_describe(str(keys[j]), defn)}); {k_rows} of {n} rows are; pass "
+                         f"({_describe(CAUSES[int(keys[j])], defn)}); {k_rows} of {n} rows are; pass "
                          "on_outside='warn' or 'drop' to leave such rows out")
     total_vol = None if volume is None else float(volume.sum())
     k_rows = sum(by_rows[k] for k in warned)
@@ -163,7 +164,7 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
         f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
         ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error",
-        DroppedRowsWarning, stacklevel=6)
+        DroppedRowsWarning, stacklevel=5)
     return by_rows, by_vol, dropped_volume
 
 

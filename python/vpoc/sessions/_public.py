@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._time import bar_opens
+from .._time import bar_opens, check_label, interval_ns
 from ._assign import _run
 from ._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES, CalendarLike
 from ._clock import _options, _timestamps
@@ -32,7 +32,11 @@ def _prepare(what: str, ts: Any, time_unit: Optional[str], label: Any, interval:
     if label == "close" and closed == "right":
         raise ValueError("label='close' and closed='right' both say the timestamps are bar closes; "
                          "pass label='close' only (closed='right' is the older spelling)")
-    t, step = bar_opens(stamps, label, interval, name="ts")
+    if stamps.shape[0] == 0:  # nothing to shift: the label and interval are only checked
+        check_label(label)
+        t, step = stamps, interval_ns(interval)
+    else:
+        t, step = bar_opens(stamps, label, interval, name="ts")
     if volume is not None:
         if hasattr(volume, "to_numpy"):
             volume = volume.to_numpy()
