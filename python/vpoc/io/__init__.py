@@ -6,14 +6,17 @@ Contract: public names re-exported here; each module of the package has one job.
 from ._containers import Bars, Trades
 from ._read import read_bars, read_trades
 from ._write import write_bars, write_trades
+from .contracts import ContinuousBars, read_contracts
 from .inspect import Inspection, inspect
 
 __all__ = [
     "Bars",
+    "ContinuousBars",
     "Inspection",
     "Trades",
     "inspect",
     "read_bars",
+    "read_contracts",
     "read_trades",
     "write_bars",
     "write_trades",
