@@ -353,7 +353,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     profile up to and including it (no lookahead). See docs/contract.md for every rule.
     """
     opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
-    snap = _bool(snap, "snap")
+    if snap is not False and snap is not True:  # (inline: the tiny-call path counts calls)
+        snap = _bool(snap, "snap")
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
     if volume is None:
@@ -369,7 +370,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         price, volume = cols["price"], cols["volume"]
     gpu = _device(device, (price, volume))
     if gpu is None:
-        threads_n = _threads(threads)
+        threads_n = 0 if threads is None else _threads(threads)
         p = as_prices(price, "price")
         v = as_volume(volume, "volume")
         snapped = check_grid(p, opts["tick_size"], snap, "price", 2, threads_n)
@@ -412,7 +413,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     """
     opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
     dist = _str(distribute, "distribute")
-    snap = _bool(snap, "snap")
+    if snap is not False and snap is not True:  # (inline: the tiny-call path counts calls)
+        snap = _bool(snap, "snap")
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
     if low is None:
@@ -438,7 +440,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     if open is not None:
         prices["open"] = open
     if gpu is None:
-        threads_n = _threads(threads)
+        threads_n = 0 if threads is None else _threads(threads)
         arrs = {k: as_prices(x, k) for k, x in prices.items()}
         if len({a.dtype for a in arrs.values()}) > 1:  # mixed float32/float64: widen all
             arrs = {k: a.astype(np.float64) for k, a in arrs.items()}

@@ -253,7 +253,15 @@ def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]
     if arr.dtype not in PRICE_DTYPES:
         arr = arr.astype(np.float64)
     n = arr.shape[0]
-    workers = min(threads or (os.cpu_count() or 1), n // _PARALLEL_MIN)
+    if n <= _CHUNK and math.frexp(tick)[0] == 0.5:  # small (the tiny-call path): one shot
+        t = arr * arr.dtype.type(1.0 / tick)
+        m = np.not_equal(t, np.rint(t))
+        if not np.logical_or.reduce(m):
+            return 0, -1
+        where = np.flatnonzero(m)
+        off = where[_exact_off(arr[where], tick)]
+        return off.shape[0], (int(off[0]) if off.shape[0] else -1)
+    workers = min(threads or (os.cpu_count() or 1), n // _PARALLEL_MIN) if n >= 2 * _PARALLEL_MIN else 1
     if workers > 1:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -446,10 +454,23 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
     the prices' own dtype, another through a float64 prefilter. A tick_size that is not a finite
     positive number is left to the engine's own error.
     """
-    items = list(prices.items()) if isinstance(prices, dict) else [(name, prices)]
     tick = float(tick_size)
-    if not (tick > 0.0 and np.isfinite(tick)):
+    if not (tick > 0.0 and math.isfinite(tick)):
         return 0
+    if isinstance(prices, dict):
+        items = list(prices.items())
+        arrays = list(prices.values())
+        small, total, dtype = True, 0, arrays[0].dtype if arrays and type(arrays[0]) is np.ndarray else None
+        for x in arrays:  # (a loop, not generators: the tiny-call path counts Python calls)
+            if type(x) is not np.ndarray or x.dtype != dtype:
+                small = False
+                break
+            total += x.shape[0]
+        if small and 1 < len(arrays) and total <= _CHUNK:
+            if _host_off(np.concatenate(arrays), tick)[0] == 0:  # small bars, all on the grid
+                return 0
+    else:
+        items = [(name, prices)]
     total, count, first = 0, 0, None
     for key, x in items:
         if x is None:
