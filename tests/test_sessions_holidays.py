@@ -122,3 +122,16 @@ def test_23_8_check_hours() -> None:
 def test_23_8_rth_in_utc_warns(mlk) -> None:
     with pytest.warns(S.SessionHoursWarning, match="tz='America/Chicago'"):
         S.rth(mlk["open_ns"], tz="UTC")
+
+
+@NEEDS_CAL
+def test_23_8_jan9_halt_flagged_partial_with_own() -> None:
+    """2025-01-09: the data halts at 08:30 CT where the calendar has regular hours until 16:00."""
+    es = user_bars(start="2025-01-06", end="2025-01-13", strays=False)
+    merge = S.globex(es["open_ns"])
+    k = merge.labels.tolist().index(20250110)
+    assert merge.merged_days[k] == 2 and not merge.partial[k]  # the morning is booked on Jan 10
+    own = S.globex(es["open_ns"], holidays="own")
+    k = own.labels.tolist().index(20250109)
+    assert own.partial[k] and own.merged_days[k] == 1
+    assert own.partial.sum() == 1
