@@ -98,7 +98,8 @@ def contract_name(path: Any) -> str:
 
 def contract_expiry(name: str, near_year: Optional[int] = None) -> Optional[Tuple[int, int]]:
     """(year, month) of a contract named like ``"ES 03-25"`` or ``"ESH5"`` / ``"ESH25"``, else
-    None. A one-digit year is the first year ending in that digit from ``near_year`` on."""
+    None. A one-digit year is the year ending in that digit nearest ``near_year`` (the year of
+    the contract's first bar; the later one on a tie; default this year)."""
     name = str(name).strip()
     m = _MMYY.match(name)
     if m:
@@ -115,7 +116,8 @@ def contract_expiry(name: str, near_year: Optional[int] = None) -> Optional[Tupl
             return 2000 + int(y), month
         base = near_year if near_year is not None else _dt.date.today().year
         year = base - base % 10 + int(y)
-        return (year + 10 if year < base else year), month
+        year = min((year - 10, year, year + 10), key=lambda c: (abs(c - base), -c))
+        return year, month
     return None
 
 
@@ -272,9 +274,9 @@ def read_contracts(paths_or_frames: Any, roll: Union[str, Callable[..., Any]] = 
     data = [d for d in data if len(d[1])]
     if not data:
         raise ValueError("every contract is empty")
-    first_year = min(int(np.datetime64(int(b.timestamp[0]), "ns").astype("datetime64[Y]")
-                         .astype(int)) + 1970 for _, b, _ in data)
-    expiries = {n: contract_expiry(n, first_year) for n, _, _ in data}
+    expiries = {n: contract_expiry(n, int(np.datetime64(int(b.timestamp[0]), "ns")
+                                          .astype("datetime64[Y]").astype(int)) + 1970)
+                for n, b, _ in data}
     if all(expiries.values()):
         data.sort(key=lambda d: (expiries[d[0]], int(d[1].timestamp[0])))
     else:
