@@ -7,13 +7,17 @@ missing, ambiguous or duplicated column raises naming it; every value is checked
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
                        _Options, _Where)
-from ._timestamps import _timestamps
+from ._timestamps import WallNs, _localize, _timestamps
+
+# Columns whose integers are UTC epoch nanoseconds by the vendor's definition (Databento).
+_NS_COLUMNS = ("tsevent",)
 
 __all__: list = []
 
@@ -79,6 +83,40 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
 def _extract(df: Any, where: _Where, opts: _Options,
              mapping: Optional[Dict[str, Any]] = None) -> Dict[str, np.ndarray]:
     """Converted, validated arrays of one source."""
+    return _combine([_extract_part(df, where, opts, mapping)], where, opts)
+
+
+def _combine(parts: List[Dict[str, np.ndarray]], where: _Where,
+             opts: _Options) -> Dict[str, np.ndarray]:
+    """The parts of one source (pieces of a file read in turn) as one validated set of arrays:
+    wall-clock timestamps localized together, the time order checked across pieces."""
+    out: Dict[str, np.ndarray] = {}
+    for f in opts.fields:
+        arrays = [p[f] for p in parts]
+        if f == "volume":
+            kind = np.int64 if all(a.dtype.kind in "iu" for a in arrays) else np.float64
+            arrays = [a.astype(kind, copy=False) for a in arrays]
+        out[f] = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+    wall = [isinstance(p["timestamp"], WallNs) for p in parts]
+    if any(wall) and not all(wall):
+        k = wall.index(not wall[0])
+        row = sum(len(p["timestamp"]) for p in parts[:k])
+        state = "has no UTC offset" if wall[k] else "has a UTC offset"
+        raise ValueError(f"{where(row)}: timestamp {state} but {where(0)} "
+                         f"{'does' if wall[k] else 'does not'}; mixing them is not allowed")
+    if any(wall):
+        out["timestamp"] = _localize(np.asarray(out["timestamp"]).view(np.int64)
+                                     .view("datetime64[ns]"), where, opts)
+    else:
+        out["timestamp"] = np.asarray(out["timestamp"]).view(np.int64)
+    _check_order(out["timestamp"], where)
+    return out
+
+
+def _extract_part(df: Any, where: _Where, opts: _Options,
+                  mapping: Optional[Dict[str, Any]] = None) -> Dict[str, np.ndarray]:
+    """Converted arrays of one table (timestamps as WallNs when naive and ``opts.defer_tz``),
+    every value checked but the time order (``_combine``)."""
     import pandas as pd
 
     if mapping is None:
@@ -96,6 +134,9 @@ def _extract(df: Any, where: _Where, opts: _Options,
         raw = (d + " " + t).reset_index(drop=True)
     else:
         raw = df[tcol].reset_index(drop=True)
+    if tcol is not None and not isinstance(tcol, tuple) and _norm(tcol) in _NS_COLUMNS \
+            and opts.time_unit is None and len(raw) and _integers(raw):
+        opts = replace(opts, time_unit="ns")  # Databento's ts_event: UTC ns by definition
     out: Dict[str, np.ndarray] = {"timestamp": _timestamps(raw, where, opts)}
     for field in opts.fields[1:]:
         out[field] = _numbers(df[mapping[field]].reset_index(drop=True), field, where,
@@ -160,7 +201,21 @@ def _validate(out: Dict[str, np.ndarray], where: _Where, opts: _Options) -> None
     i = _first(bad)
     if i is not None:
         raise ValueError(f"{where(i)}: volume is {v[i].item()!r} (must be finite and >= 0)")
-    t = out["timestamp"]
+
+
+def _integers(raw: Any) -> bool:
+    """A column of integers, or of text whose first value is an integer."""
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(raw.dtype):
+        return True
+    if pd.api.types.is_numeric_dtype(raw.dtype) or raw.dtype.kind == "M":
+        return False
+    first = raw.iloc[0]
+    return isinstance(first, str) and re.fullmatch(r"\s*\d{1,19}\s*", first) is not None
+
+
+def _check_order(t: np.ndarray, where: _Where) -> None:
     if t.shape[0] > 1:
         i = _first(t[1:] < t[:-1])
         if i is not None:

@@ -30,7 +30,7 @@ TRADE_FIELDS: Tuple[str, ...] = ("timestamp", "price", "volume")
 # Accepted column names per field, normalised (lower case, letters and digits only), in order
 # of preference. The field's own name always wins; several other matches are ambiguous.
 _ALIASES: Dict[str, Tuple[str, ...]] = {
-    "timestamp": ("timestamp", "datetime", "ts", "timestamputc", "datetimeutc"),
+    "timestamp": ("timestamp", "datetime", "ts", "timestamputc", "datetimeutc", "tsevent"),
     "open": ("open", "o", "openprice"),
     "high": ("high", "h", "highprice"),
     "low": ("low", "l", "lowprice"),
@@ -49,6 +49,9 @@ _LEGACY_TIME_FORMAT = "%Y%m%d %H%M%S"
 _LEGACY_TIME_RE = r"^\s*\d{8} \d{6}\s*$"
 _TZ_SUFFIX_RE = r"(?:[zZ]|[+-]\d{2}:?\d{2})\s*$"
 _PARSER_LINE_RE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+# Years a YYYYMMDD date may have: whole years inside the int64 ns range (1677-09-21 .. 2262-04-11).
+_YEARS = (1678, 2261)
+_UNTERMINATED = ("drop", "raise", "keep")
 _AMBIGUOUS = ("raise", "infer", "earliest", "latest")
 _NONEXISTENT = ("raise", "shift_forward", "shift_backward")
 
@@ -68,11 +71,13 @@ class _Options:
     nonexistent: str
     strict_ohlc: bool
     fields: Tuple[str, ...]
+    unterminated: str = "drop"
+    defer_tz: bool = False
 
     @staticmethod
     def make(tz: Any, format: Any, columns: Any, sep: Any, time_format: Any, time_unit: Any,
              ambiguous: Any, nonexistent: Any, strict_ohlc: Any,
-             fields: Tuple[str, ...]) -> "_Options":
+             fields: Tuple[str, ...], unterminated: Any = "drop") -> "_Options":
         if format is not None and format not in _FORMATS:
             raise ValueError(f"format must be one of {', '.join(map(repr, _FORMATS))} or None, "
                              f"got {format!r}")
@@ -88,12 +93,16 @@ class _Options:
         if nonexistent not in _NONEXISTENT:
             raise ValueError(f"nonexistent must be one of {', '.join(map(repr, _NONEXISTENT))}, "
                              f"got {nonexistent!r}")
+        if not isinstance(unterminated, str) or unterminated not in _UNTERMINATED:
+            raise ValueError(f"unterminated must be one of "
+                             f"{', '.join(map(repr, _UNTERMINATED))}, got {unterminated!r}")
         if not isinstance(strict_ohlc, (bool, np.bool_)):
             raise TypeError(f"strict_ohlc must be True or False, got {strict_ohlc!r}")
         return _Options(tz=None if tz is None else _zone(tz), format=format,
                         columns=_check_columns(columns, fields), sep=sep,
                         time_format=time_format, time_unit=time_unit, ambiguous=ambiguous,
-                        nonexistent=nonexistent, strict_ohlc=bool(strict_ohlc), fields=fields)
+                        nonexistent=nonexistent, strict_ohlc=bool(strict_ohlc), fields=fields,
+                        unterminated=unterminated)
 
 
 def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:

@@ -22,6 +22,7 @@ ignored. Only pandas (and pyarrow/polars for those formats) is needed, imported 
 
 from __future__ import annotations
 
+import io
 import os
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -32,6 +33,7 @@ from ._columns import _extract
 from ._containers import Bars, Trades
 from ._options import BAR_FIELDS, TRADE_FIELDS, _iso, _Options, _Where
 from ._parquet import _read_parquet
+from ._source import TextSource, is_file_object
 from ._text import _infer_format, _read_csv, _read_legacy
 
 __all__ = ["read_bars", "read_trades"]
@@ -122,18 +124,18 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str]:
 def _read_one(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
     pd = require("pandas", "vpoc.io.read_bars / read_trades", "io")
 
-    if isinstance(obj, (str, os.PathLike)):
-        path = os.fspath(obj)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"path_or_df: no such file: {path!r}")
-        fmt = opts.format or _infer_format(path)
+    if isinstance(obj, (str, os.PathLike)) or is_file_object(obj):
+        source = TextSource(obj)  # a path must name a regular file (a FIFO could block)
+        fmt = opts.format or _infer_format(source)
         if fmt == "legacy":
             if opts.columns:
                 raise ValueError("columns= does not apply to the legacy format (it has no header)")
-            return _read_legacy(path, opts)
+            return _read_legacy(source, opts)
         if fmt == "csv":
-            return _read_csv(path, opts)
-        return _read_parquet(path, opts)
+            return _read_csv(source, opts)
+        if source.data is not None:
+            return _read_parquet(io.BytesIO(source.data), opts, source.name)
+        return _read_parquet(source.name, opts)
     if opts.format is not None:
         raise ValueError(f"format={opts.format!r} applies to files; got a "
                          f"{type(obj).__name__}, pass format=None")

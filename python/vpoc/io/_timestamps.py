@@ -14,10 +14,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._time import TIME_UNITS, check_plausible, ns_range_error
-from ._options import (_LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
+from ._options import (_YEARS, _LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
                        _Options, _Where)
 
-__all__: list = []
+__all__ = ["WallNs"]
 
 
 def _timestamps(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -30,7 +30,7 @@ def _timestamps(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if isinstance(dtype, pd.DatetimeTZDtype):
         return _utc_ns(raw, where)
     if dtype.kind == "M":
-        return _localize(raw, where, opts)
+        return _local(raw, where, opts)
     if pd.api.types.is_bool_dtype(dtype):
         raise TypeError(f"{where.source}: the timestamp column is boolean")
     if pd.api.types.is_integer_dtype(dtype):
@@ -58,11 +58,36 @@ def _nat_check(values: Any, raw: Any, where: _Where, what: str) -> None:
 
 
 def _utc_ns(values: Any, where: _Where) -> Int64Array:
+    return np.asarray(_ns_index(values, where).tz_convert("UTC").asi8, dtype=np.int64)
+
+
+def _ns_index(values: Any, where: _Where) -> Any:
+    """``values`` as a DatetimeIndex in ns; a missing time or one outside the int64 ns range
+    (pandas keeps finer units that reach years 1..9999) raises naming its row."""
     import pandas as pd
 
     idx = pd.DatetimeIndex(values)
     _nat_check(idx, pd.Series(idx), where, "timestamp is missing:")
-    return np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
+    try:
+        return idx.as_unit("ns")
+    except (pd.errors.OutOfBoundsDatetime, OverflowError):
+        utc = idx.tz_convert("UTC").tz_localize(None) if idx.tz is not None else idx
+        bad = np.asarray((utc < pd.Timestamp.min) | (utc > pd.Timestamp.max), dtype=bool)
+        i = _first(bad) or 0
+        raise ValueError(f"{where(i)}: timestamp {idx[i]} is outside the int64 nanosecond range "
+                         "(1677-09-21 .. 2262-04-11)") from None
+
+
+class WallNs(np.ndarray):
+    """int64 wall-clock ns not yet localized (``opts.defer_tz``: the reader of a file in pieces
+    localizes all of them at once, so that ``ambiguous='infer'`` sees every row)."""
+
+
+def _local(values: Any, where: _Where, opts: _Options) -> Int64Array:
+    """Naive datetimes -> int64 ns UTC (``_localize``), or WallNs when ``opts.defer_tz``."""
+    if not opts.defer_tz:
+        return _localize(values, where, opts)
+    return np.asarray(_ns_index(values, where).asi8, dtype=np.int64).view(WallNs)
 
 
 def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -109,11 +134,16 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     expect = "ISO 8601" if fmt == "ISO8601" else repr(fmt)
     what = f"timestamp does not match {expect} (pass time_format=):"
     if fmt == _LEGACY_TIME_FORMAT:
-        wall, bad = _parse_legacy_times(text)
+        wall, bad, years = _parse_legacy_times(text)
         i = _first(bad)
         if i is not None:
             raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}")
-        return _localize(wall.view("datetime64[ns]"), where, opts)
+        i = _first((years < _YEARS[0]) | (years > _YEARS[1]))
+        if i is not None:
+            raise ValueError(f"{where(i)}: timestamp {raw.iloc[i]!r}: year {int(years[i])} is outside "
+                             f"{_YEARS[0]}..{_YEARS[1]} (int64 nanoseconds cover 1677-09-21 .. "
+                             "2262-04-11)")
+        return _local(wall.view("datetime64[ns]"), where, opts)
     try:
         with warnings.catch_warnings():  # pandas < 3 warns (FutureWarning) where 3 raises
             warnings.simplefilter("error", FutureWarning)
@@ -136,7 +166,7 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
         raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)
-    return _localize(parsed, where, opts)
+    return _local(parsed, where, opts)
 
 
 def _check_offsets_not_mixed(text: Any, where: _Where,
@@ -154,8 +184,10 @@ def _check_offsets_not_mixed(text: Any, where: _Where,
                          f"{'does not' if has_tz[i] else 'does'}; mixing them is not allowed")
 
 
-def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_]]:
-    """Strict ``YYYYMMDD HHMMSS`` parser: (wall-clock ns since the epoch, bad-row mask)."""
+def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_], Int64Array]:
+    """Strict ``YYYYMMDD HHMMSS`` parser: (wall-clock ns since the epoch, bad-row mask, years).
+    Month 00 or 13+, day 00 or past the month's end, hour 24+ are bad rows; the ns of a year outside
+    1678..2261 are meaningless (the caller refuses those rows by ``years``)."""
     n = len(text)
     try:
         import pyarrow as pa
@@ -184,8 +216,9 @@ def _parse_legacy_times(text: Any) -> Tuple[Int64Array, npt.NDArray[np.bool_]]:
     month = ((y - 1970) * 12 + np.clip(mo, 1, 12) - 1).astype("datetime64[M]")
     day = month.astype("datetime64[D]") + (np.maximum(d, 1) - 1).astype("timedelta64[D]")
     bad |= day.astype("datetime64[M]") != month  # e.g. February 30
-    ns = (day.astype(np.int64) * 86_400 + (hh * 60 + mi) * 60 + ss) * 1_000_000_000
-    return ns, bad
+    ok = ~bad & (y >= _YEARS[0]) & (y <= _YEARS[1])  # no int64 overflow (it wrapped silently)
+    secs = np.where(ok, day.astype(np.int64) * 86_400 + (hh * 60 + mi) * 60 + ss, 0)
+    return secs * 1_000_000_000, bad, y
 
 
 def _parse_objects(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -208,15 +241,14 @@ def _parse_objects(raw: Any, where: _Where, opts: _Options) -> Int64Array:
                         f"objects that are not datetimes ({e})") from None
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)
-    return _localize(parsed, where, opts)
+    return _local(parsed, where, opts)
 
 
 def _localize(values: Any, where: _Where, opts: _Options) -> Int64Array:
     """Naive wall-clock datetimes in ``opts.tz`` -> int64 ns UTC, DST per ambiguous/nonexistent."""
     import pandas as pd
 
-    idx = pd.DatetimeIndex(values).as_unit("ns")
-    _nat_check(idx, pd.Series(idx), where, "timestamp is missing:")
+    idx = _ns_index(values, where)
     if len(idx) == 0:
         return np.zeros(0, dtype=np.int64)
     if opts.tz is None:
