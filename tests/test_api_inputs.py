@@ -175,6 +175,24 @@ def test_23_9_bars_container_and_frame_default_to_globex():
     assert prof.n_sessions == 1 and prof.session_rule is None
 
 
+def test_23_9_close_stamped_frame_gives_the_open_stamped_result():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas_market_calendars")
+    ts, h, l, c, o, v = bars(5)
+    opened = _frame(pd, ts, h, l, c, o, v)
+    closed = _frame(pd, ts + MIN, h, l, c, o, v)  # the same bars stamped at their close
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vpoc.DroppedRowsWarning)
+        want = vpoc.from_bars(opened, sessions="globex", tick_size=0.25)
+        got = vpoc.from_bars(closed, sessions="globex", label="close", interval=60, tick_size=0.25)
+        with pytest.warns(vpoc.GuessedDefaultWarning, match="interval was taken as 60 s"):
+            guessed = vpoc.from_bars(closed, sessions="globex", label="close", tick_size=0.25)
+    for prof in (got, guessed):
+        np.testing.assert_array_equal(prof.volume, want.volume)
+        np.testing.assert_array_equal(prof.labels, want.labels)
+        assert prof.dropped_rows == want.dropped_rows == 60
+
+
 def test_23_9_polars_frame_and_trades():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pandas_market_calendars")

@@ -238,10 +238,23 @@ def _table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
             need = "high, low, close and volume arrays" if bars else "price and volume arrays"
             raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container or a pandas / "
                             f"polars DataFrame as its first argument; got {type(obj).__name__} alone")
-        given = {k: v for k, v in kw.items() if v is not None}
+        given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
         data = vio.read_bars(obj, **given) if bars else vio.read_trades(obj, **given)
     names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume")
-    return {k: getattr(data, k) for k in names}, data.timestamp
+    ts = data.timestamp
+    if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
+        from ._time import bar_opens  # the one place close stamps become open stamps
+
+        ts, step = bar_opens(ts, kw.get("label") or "open", kw.get("interval"))
+        if kw.get("label") == "close" and kw.get("interval") is None:
+            import warnings
+
+            from ._warnings import GuessedDefaultWarning
+
+            warnings.warn(f"from_bars: label='close' without interval=: the bar interval was taken as "
+                          f"{step / 1e9:g} s (the most common spacing of the timestamps); pass interval= "
+                          "to set it", GuessedDefaultWarning, stacklevel=3)
+    return {k: getattr(data, k) for k in names}, ts
 
 
 def _no_table_options(kw: dict, what: str) -> None:
@@ -403,8 +416,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
     ``"hlc3"`` put it on one price, ``"legacy"`` reproduces the legacy analyzer's weighting
     (uses ``open`` when given). ``high`` alone may be a ``vpoc.io.Bars`` container or a pandas /
-    polars DataFrame with the usual columns (read by ``vpoc.io.read_bars`` with ``tz=``,
-    ``columns=``, ``label=`` "open"/"close" and ``interval=``). ``sessions``, ``snap``,
+    polars DataFrame with the usual columns and a timestamp column or DatetimeIndex (read by
+    ``vpoc.io.read_bars`` with ``tz=`` and ``columns=``; ``label="close"`` says the stamps are bar
+    closes, moved to bar opens by ``interval=`` or the inferred spacing, announced by a
+    GuessedDefaultWarning). A frame without timestamps: pass its columns as arrays.
+    ``sessions``, ``snap``,
     ``device``, ``memory_budget``, ``stream``, ``developing``: as in from_trades (the developing
     series has one entry per bar). The grid check (``snap``) covers high, low, close, and open
     with ``"legacy"`` (the only rule that reads it); ``"legacy"`` weights off-grid prices where
