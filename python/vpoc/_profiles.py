@@ -185,9 +185,18 @@ class Profiles:
         return self.n_sessions
 
     def __repr__(self) -> str:
+        extra = ""
+        if self.trade_dates and self.session_labels is not None and self.n_sessions:
+            extra += f", trade dates {self.session_labels[0]} .. {self.session_labels[-1]}"
+        if self.session_rule is not None:
+            extra += f", sessions={self.session_rule!r}"
+        if self.dropped_rows:
+            extra += f", dropped_rows={self.dropped_rows}"
+        if self.snapped_prices:
+            extra += f", snapped_prices={self.snapped_prices}"
         return (f"Profiles(n_sessions={self.n_sessions}, rows={self.volume.shape[0]}, "
                 f"tick_size={self.tick_size}, ticks_per_row={self.ticks_per_row}, "
-                f"device='{self.device}')")
+                f"device='{self.device}'{extra})")
 
     @property
     def high_row(self) -> np.ndarray:
