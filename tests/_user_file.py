@@ -10,8 +10,9 @@ The data (plain Python + NumPy, no vpoc and no calendar package, so tests can ch
   overnight minutes 00:00-06:00 CT are missing, never a window's first or last minute).
 * Holidays (span 2024-12-15 .. 2025-03-20 by default): Dec 24 early close 12:15 CT; Dec 25 and
   Jan 1 closed (no session); Jan 9 (national day of mourning) halts at 08:30 CT; MLK Jan 20 and
-  Presidents Day Feb 17 halt at 12:00 CT and their trading is booked to the next trade date
-  (Jan 21 / Feb 18), whose session then has two windows. DST starts Mar 9 2025 inside the span.
+  Presidents Day Feb 17 halt at 12:00 CT; the trading of these three days is booked to the next
+  trade date (Jan 10 / Jan 21 / Feb 18), whose session then has two windows (CME's booking, as
+  pandas_market_calendars' CME_TradeDate has it). DST starts Mar 9 2025 inside the span.
 * Two stray prints on Saturdays (2025-01-04 10:15 CT and 2025-02-08 09:40 CT): in no session.
 * Prices on the 0.25 grid (a random walk from ``price``); integer volumes, busiest in the bar that
   opens 08:30 CT (RTH open) and the bar that closes 15:00 CT (opens 14:59, the cash close).
@@ -46,7 +47,8 @@ HOLIDAY_RULES: Dict[_dt.date, Tuple[str, Any]] = {
     _dt.date(2024, 12, 24): ("early close", _dt.time(12, 15)),
     _dt.date(2024, 12, 25): ("closed", None),
     _dt.date(2025, 1, 1): ("closed", None),
-    _dt.date(2025, 1, 9): ("halt at the cash open (day of mourning)", _dt.time(8, 30)),
+    _dt.date(2025, 1, 9): ("halt at the cash open (day of mourning), booked to the next trade date",
+                           _dt.time(8, 30)),
     _dt.date(2025, 1, 20): ("holiday, early halt, booked to the next trade date", _dt.time(12, 0)),
     _dt.date(2025, 2, 17): ("holiday, early halt, booked to the next trade date", _dt.time(12, 0)),
 }

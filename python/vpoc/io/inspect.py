@@ -229,6 +229,21 @@ def _hm(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
+def _shown(distinct: List[Dict[str, Any]], best: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The rejected readings worth a line: the other label in the winning zone, the exchange's
+    zone (what most docs assume) and the next best other zone."""
+    out: List[Dict[str, Any]] = []
+    picks = (lambda h: h["tz"] == best["tz"],
+             lambda h: h["tz"] == _EXCHANGE,
+             lambda h: h["tz"] not in (best["tz"], _EXCHANGE))
+    for pick in picks:
+        h = next((h for h in distinct if pick(h) and not any(
+            h is x or np.array_equal(h["opens"], x["opens"]) for x in out)), None)
+        if h is not None:
+            out.append(h)
+    return out
+
+
 def _key(sc: Dict[str, Any], order: int) -> Tuple[Any, ...]:
     matched = sc["restart_at_17"] + sc["stop_at_16"] + sc["weekly_sunday_17"]
     return (sc["halt_rows"] + sc["invalid"], -matched, -sc["busiest_ok"], order)
@@ -307,15 +322,15 @@ def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, A
         hours_len = (int(gap[i])) / 3600 / _NS
         if nxt == _HALT[1] and not ends_1600 and gap[i] < 30 * 3600 * _NS and \
                 day[i + 1] == day[i]:
-            kind = "early halt (a holiday or early close)"
+            kind = "early halt: holiday or early close"
         elif nxt == _HALT[1] and gap[i] > 24 * 3600 * _NS:
-            kind = "closed day(s) (holiday)"
+            kind = "closed day(s): holiday"
         else:
             kind = "gap inside the session"
         gaps.append({"after": str(ct[i] + pd.Timedelta(step, "ns")), "resume": str(ct[i + 1]),
                      "hours": round(hours_len, 2), "kind": kind})
     if gaps:
-        shown = "; ".join(f"{g['after'][:16]} -> {g['resume'][:16]} CT ({g['kind']})"
+        shown = "; ".join(f"{g['after'][:16]} -> {g['resume'][:16]} CT, {g['kind']}"
                           for g in gaps[:8])
         more = f"; and {len(gaps) - 8} more" if len(gaps) > 8 else ""
         ev.append(f"{len(gaps)} pauses other than the daily halt and weekends: {shown}{more}")
@@ -429,8 +444,14 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         halt_share = sc["halt_rows"] / max(sc["rows"], 1)
         margin = (runner["score"]["halt_rows"] - sc["halt_rows"]) if runner else 0
         decided = halt_share <= 0.01 and sc["restarts"] >= 1
-        for h in distinct[:4]:
+        shown = _shown(distinct, best)
+        for h in distinct:
             s2 = h["score"]
+            alternatives.append({"tz": h["tz"], "label": h["label"], "halt_rows": s2["halt_rows"],
+                                 "halt_volume_share": s2["halt_volume_share"],
+                                 "restart_at_17": s2["restart_at_17"], "restarts": s2["restarts"]})
+            if not any(h is x for x in shown):
+                continue
             why = (f"puts {s2['halt_rows']:,} bars ({s2['halt_rows'] / max(s2['rows'], 1):.1%} of rows, "
                    f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
             if h["tz"] == best["tz"] and s2["busiest"]:
@@ -439,8 +460,6 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                 why += f"; {s2['invalid']} times do not exist in that zone"
             head = f"tz={h['tz']}, " if h["tz"] is not None else ""
             ev.append(f"{'rejected' if decided else 'also possible'} {head}label={h['label']}: {why}")
-            alternatives.append({"tz": h["tz"], "label": h["label"], "halt_rows": s2["halt_rows"],
-                                 "halt_volume_share": s2["halt_volume_share"]})
         if halt_share > 0.01:
             ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
                       "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
