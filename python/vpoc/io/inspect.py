@@ -450,8 +450,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
             alternatives.append({"tz": h["tz"], "label": h["label"], "halt_rows": s2["halt_rows"],
                                  "halt_volume_share": s2["halt_volume_share"],
                                  "restart_at_17": s2["restart_at_17"], "restarts": s2["restarts"]})
-            if not any(h is x for x in shown):
-                continue
+        for h in shown:
+            s2 = h["score"]
             why = (f"puts {s2['halt_rows']:,} bars ({s2['halt_rows'] / max(s2['rows'], 1):.1%} of rows, "
                    f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
             if h["tz"] == best["tz"] and s2["busiest"]:
