@@ -5,9 +5,11 @@ else is written session by session (and bar by bar) with loops, following docs/f
 
 Public functions
 ----------------
-ref_session_features(high, low, close, volume, open=None, timestamp=None, offsets=None, **rules)
+ref_session_features(high, low, close, volume, open=None, timestamp=None, offsets=None,
+                     trade_dates=None, **rules)
     -> dict {column name: float64 [S]} in the documented column order
-ref_bar_features(high, low, close, volume, open=None, timestamp=None, offsets=None, **rules)
+ref_bar_features(high, low, close, volume, open=None, timestamp=None, offsets=None, trade_dates=None,
+                 **rules)
     -> dict {column name: float64 [N]} in the documented column order
 legacy_pandas(per_session_frame, lookbacks) -> pandas.DataFrame of the 40 lookback features,
     written with pandas shift/rolling the way the legacy FeatureEngineer computed them.
@@ -154,20 +156,33 @@ def shape(hist, poc_rel, hvn, s, rules):
 
 
 # ------------------------------------------------------------------------------- time
-def local_clock(timestamp, tz, rth_start, ib_minutes, tpo_minutes):
-    """Per bar: local minute of day (float), in-IB flag, TPO period number (pandas tz_convert)."""
+def local_clock(timestamp, tz, rth_start, ib_minutes, tpo_minutes, offsets=None, trade_dates=None):
+    """Per bar: local minute of day (float), in-IB flag, TPO period number (pandas tz_convert).
+
+    With ``trade_dates`` (a datetime.date per session) a session's IB is [D rth_start,
+    D rth_start + ib_minutes) local wall-clock time on its trade date D; without, every bar whose
+    local time of day is in [rth_start, rth_start + ib_minutes) (modulo a day) is in the IB."""
     ts = np.asarray(timestamp, dtype=np.int64)
     local = pd.to_datetime(ts, unit="ns", utc=True).tz_convert(tz).tz_localize(None)
     wall = np.asarray(local.asi8 if local.unit == "ns" else local.as_unit("ns").asi8, dtype=np.int64)
     hh, mm = (int(x) for x in rth_start.split(":"))
     rth_ns = (hh * 60 + mm) * 60 * 10**9
     day = 1440 * 60 * 10**9
+    ib_ns = ib_minutes * 60 * 10**9
+    off = [0, len(wall)] if offsets is None else [int(x) for x in offsets]
     out_min, out_ib, out_period = [], [], []
-    for w in wall.tolist():
-        tod = w % day
-        out_min.append(tod / (60 * 10**9))
-        out_ib.append((tod - rth_ns) % day < ib_minutes * 60 * 10**9)
-        out_period.append((w - rth_ns) // (tpo_minutes * 60 * 10**9))
+    for s in range(len(off) - 1):
+        if trade_dates is not None:
+            d = trade_dates[s]
+            start = pd.Timestamp(d.year, d.month, d.day).value + rth_ns  # naive wall clock, ns
+        for w in wall[off[s]:off[s + 1]].tolist():
+            tod = w % day
+            out_min.append(tod / (60 * 10**9))
+            if trade_dates is None:
+                out_ib.append((tod - rth_ns) % day < ib_ns)
+            else:
+                out_ib.append(start <= w < start + ib_ns)
+            out_period.append((w - rth_ns) // (tpo_minutes * 60 * 10**9))
     return out_min, out_ib, out_period
 
 
@@ -251,7 +266,8 @@ def _resolve(rules):
 
 
 # ------------------------------------------------------------------------------- session features
-def ref_session_features(high, low, close, volume, open=None, timestamp=None, offsets=None, **rules):
+def ref_session_features(high, low, close, volume, open=None, timestamp=None, offsets=None,
+                         trade_dates=None, **rules):
     rules = _resolve(rules)
     tick, tpr = rules["tick_size"], rules["ticks_per_row"]
     sess, nonempty, prof, (h, l, c, v, o, off) = _sessions(high, low, close, volume, open,
@@ -327,7 +343,7 @@ def ref_session_features(high, low, close, volume, open=None, timestamp=None, of
             up[x["s"]], dn[x["s"]] = a / tick, b / tick
     if timestamp is not None:
         _, ib, period = local_clock(timestamp, rules["tz"], rules["rth_start"],
-                                    rules["ib_minutes"], rules["tpo_minutes"])
+                                    rules["ib_minutes"], rules["tpo_minutes"], off, trade_dates)
         ibh, ibl, ibr = col("ib_high"), col("ib_low"), col("ib_range")
         tpoc, single = col("tpo_poc"), col("single_prints")
         row_size = tick * tpr
@@ -365,7 +381,8 @@ def ref_session_features(high, low, close, volume, open=None, timestamp=None, of
 
 
 # ------------------------------------------------------------------------------- bar features
-def ref_bar_features(high, low, close, volume, open=None, timestamp=None, offsets=None, **rules):
+def ref_bar_features(high, low, close, volume, open=None, timestamp=None, offsets=None,
+                     trade_dates=None, **rules):
     rules = _resolve(rules)
     tick, tpr = rules["tick_size"], rules["ticks_per_row"]
     sess, nonempty, prof, (h, l, c, v, o, off) = _sessions(high, low, close, volume, open,
@@ -381,7 +398,7 @@ def ref_bar_features(high, low, close, volume, open=None, timestamp=None, offset
     if timestamp is not None:
         names += ["minute_of_day", "minutes_elapsed", "ib_high_dist", "ib_low_dist"]
         minute, ib, _ = local_clock(timestamp, rules["tz"], rules["rth_start"],
-                                    rules["ib_minutes"], rules["tpo_minutes"])
+                                    rules["ib_minutes"], rules["tpo_minutes"], off, trade_dates)
         ts = np.asarray(timestamp, dtype=np.int64)
     cols = {k: np.full(n, NAN) for k in names}
     for x in nonempty:

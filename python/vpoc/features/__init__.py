@@ -13,7 +13,8 @@ tables). The private names below are re-exported for vpoc.live and the tests.
 from ._bars import _bar_columns, bar_features
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _Data, _data, _host, _timestamps_ns, _unpack_frame
-from ._intraday import _Clock, _clock, _offset_change, _tpo, _utc_offset_ns, _zone_offset_s
+from ._grouping import GROUP_COLUMNS, SESSION_RULES
+from ._intraday import _Clock, _clock, _ib_mask, _offset_change, _tpo, _utc_offset_ns, _zone_offset_s
 from ._lookback import _lag, _rolling, _rolling_mean, _rolling_std
 from ._naked_pocs import _first_touch, _naked, _SortedSet
 from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes

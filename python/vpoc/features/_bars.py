@@ -13,7 +13,7 @@ import numpy as np
 
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _DOC_COMMON, _data
-from ._intraday import _Clock, _clock
+from ._intraday import _Clock, _clock, _ib_mask
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes
 from ._params import _NS_PER_MINUTE, _engine_rules, _rules
@@ -75,8 +75,9 @@ def _bar_columns(ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarra
         cols["minute_of_day"] = clock.tod / _NS_PER_MINUTE
         first_ts = d.ts[start] if n else np.zeros(0, dtype=np.int64)  # type: ignore[index]
         cols["minutes_elapsed"] = (d.ts - first_ts) / _NS_PER_MINUTE  # type: ignore[operator]
-        ib_hi = _segment_accumulate(np.maximum, np.where(clock.ib, d.high, -np.inf), offs)
-        ib_lo = _segment_accumulate(np.minimum, np.where(clock.ib, d.low, np.inf), offs)
+        ib = _ib_mask(clock, offs, d.trade_days, rules)
+        ib_hi = _segment_accumulate(np.maximum, np.where(ib, d.high, -np.inf), offs)
+        ib_lo = _segment_accumulate(np.minimum, np.where(ib, d.low, np.inf), offs)
         ib_hi[~np.isfinite(ib_hi)] = np.nan
         ib_lo[~np.isfinite(ib_lo)] = np.nan
         cols["ib_high_dist"] = (ib_hi - close) / tick
@@ -93,7 +94,9 @@ _DOC_BAR = """
 
 def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = None, *,
                  open: Any = None, timestamp: Any = None, offsets: Any = None,
-                 session_ids: Any = None, tick_size: float, ticks_per_row: int = 1,
+                 session_ids: Any = None, session: Any = None,
+                 sessions: Any = None, label: str = "open", interval: Any = None,
+                 tick_size: float, ticks_per_row: int = 1,
                  distribute: str = "uniform", value_area: float = 0.70, va_method: str = "cbot",
                  poc_tie: str = "center", composite_sessions: int = 5,
                  naked_max_age: Optional[int] = None, node_smoothing: int = 3,
@@ -112,7 +115,8 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (),
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, 30)
-    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
+                 session=session, sessions=sessions, label=label, interval=interval, what='bar_features')
     prof, where = _profiles(data, rules, device, threads, developing=True)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
@@ -122,7 +126,7 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels, offsets=data.offsets,
-                        kind="bar", device=where)
+                        kind="bar", device=where, **data.facts)
 
 
 

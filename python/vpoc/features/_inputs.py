@@ -6,15 +6,17 @@ layout, or raises ValueError/TypeError naming the argument; nothing is dropped h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._api import _sessions
 from .._arrays import as_prices, as_volume, gpu_location, unmasked
-from .._time import check_time_unit, datetime64_ns, epoch_ns
+from .._time import bar_opens, check_label, check_time_unit, datetime64_ns, epoch_ns, interval_ns
+from .._warnings import GuessedDefaultWarning
 from ..synth import SynthBars
+from ._grouping import GROUP_COLUMNS, _check_sorted, _group
 
 __all__ = ["_DOC_COMMON", "_Data", "_data", "_host", "_timestamps_ns", "_unpack_frame"]
 
@@ -53,90 +55,150 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def _unpack_frame(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: Any,
-                  offsets: Any, session_ids: Any) -> Tuple[Any, ...]:
-    """A SynthBars or a pandas/polars DataFrame given as ``high``: its columns as the arrays."""
-    labels = None
+def _unpack_frame(high: Any, low: Any, close: Any, volume: Any, open: Any,
+                  timestamp: Any) -> Tuple[Any, ...]:
+    """A SynthBars, a vpoc.io.Bars or a pandas/polars DataFrame given as ``high``: its columns as
+    the arrays. Returns (high, low, close, volume, open, timestamp, kind, synth, frame_cols):
+    ``kind`` "arrays", "synth", "bars" or "frame"; ``synth`` the SynthBars' (offsets, labels);
+    ``frame_cols`` the frame's grouping columns (name -> values)."""
+    from ..io import Bars
+
     is_frame = type(high).__module__.split(".")[0] in ("pandas", "polars") and hasattr(high, "columns")
-    if isinstance(high, SynthBars) or is_frame:
-        if low is not None or close is not None or volume is not None:
-            raise TypeError("when the first argument is a SynthBars/DataFrame, do not pass low, "
-                            "close or volume")
-        frame = high
-        if isinstance(frame, SynthBars):
-            get = lambda k: getattr(frame, k)  # noqa: E731
-            has = lambda k: True  # noqa: E731
-            if offsets is None and session_ids is None:
-                offsets, labels = frame.offsets, frame.session_labels
-        else:
-            cols = {str(c) for c in frame.columns}
-            missing = [k for k in ("high", "low", "close", "volume") if k not in cols]
-            if missing:
-                raise ValueError(f"the DataFrame has no column(s) {missing}; it needs high, low, "
-                                 "close, volume (open, timestamp, session_id optional)")
-            get = lambda k: frame[k].to_numpy() if k != "timestamp" else frame[k]  # noqa: E731
-            has = lambda k: k in cols  # noqa: E731
-            if offsets is None and session_ids is None and has("session_id"):
-                session_ids = get("session_id")
-        high, low, close, volume = get("high"), get("low"), get("close"), get("volume")
-        if open is None and has("open"):
-            open = get("open")
-        if timestamp is None and has("timestamp"):
-            timestamp = get("timestamp")
-    elif low is None or close is None or volume is None:
-        raise TypeError("high, low, close and volume are required (or pass a SynthBars/DataFrame "
-                        "as the first argument)")
-    return high, low, close, volume, open, timestamp, offsets, session_ids, labels
+    if not (isinstance(high, (SynthBars, Bars)) or is_frame):
+        if low is None or close is None or volume is None:
+            raise TypeError("high, low, close and volume are required (or pass a SynthBars, a "
+                            "vpoc.io.Bars or a DataFrame as the first argument)")
+        return high, low, close, volume, open, timestamp, "arrays", None, None
+    if low is not None or close is not None or volume is not None:
+        raise TypeError("when the first argument is a SynthBars, vpoc.io.Bars or DataFrame, do not pass "
+                        "low, close or volume")
+    frame = high
+    synth = frame_cols = None
+    if isinstance(frame, (SynthBars, Bars)):
+        get = lambda k: getattr(frame, k)  # noqa: E731
+        has = lambda k: True  # noqa: E731
+        kind = "synth" if isinstance(frame, SynthBars) else "bars"
+        if kind == "synth":
+            synth = (frame.offsets, frame.session_labels)
+    else:
+        cols = {str(c) for c in frame.columns}
+        missing = [k for k in ("high", "low", "close", "volume") if k not in cols]
+        if missing:
+            raise ValueError(f"the DataFrame has no column(s) {missing}; it needs high, low, close, "
+                             f"volume (open, timestamp and a session column {list(GROUP_COLUMNS)} optional)")
+        get = lambda k: frame[k].to_numpy() if k != "timestamp" else frame[k]  # noqa: E731
+        has = lambda k: k in cols  # noqa: E731
+        kind = "frame"
+        frame_cols = {str(c): frame[c].to_numpy() for c in frame.columns
+                      if str(c) in GROUP_COLUMNS}
+    high, low, close, volume = get("high"), get("low"), get("close"), get("volume")
+    if open is None and has("open"):
+        open = get("open")
+    if timestamp is None and has("timestamp"):
+        timestamp = get("timestamp")
+    return high, low, close, volume, open, timestamp, kind, synth, frame_cols
 
 
 @dataclass
 class _Data:
-    """Validated host inputs and the session layout."""
+    """Validated host inputs (the rows kept in a session) and the session layout."""
 
     high: np.ndarray
     low: np.ndarray
     close: np.ndarray
     volume: np.ndarray  # float64
     open: Optional[np.ndarray]
-    ts: Optional[np.ndarray]  # int64 ns UTC
+    ts: Optional[np.ndarray]  # int64 ns UTC, bar opens
     offsets: np.ndarray  # bars, int64 [S+1]
     labels: np.ndarray  # [S]
     engine_inputs: Tuple[Any, ...]
+    trade_days: Optional[np.ndarray] = None  # int64 [S] trade date (days since the epoch) or None
+    facts: Dict[str, Any] = field(default_factory=dict)  # how the rows were grouped / stamped
 
 
 def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: Any, offsets: Any,
-          session_ids: Any, time_unit: Optional[str] = None) -> _Data:
-    high, low, close, volume, open, timestamp, offsets, session_ids, labels = _unpack_frame(
-        high, low, close, volume, open, timestamp, offsets, session_ids)
+          session_ids: Any, time_unit: Optional[str] = None, *, session: Any = None,
+          sessions: Any = None, label: Any = "open", interval: Any = None,
+          what: str = "session_features") -> _Data:
+    """The validated inputs of one call: timestamps become bar opens (``label``/``interval``,
+    vpoc._time.bar_opens) before the rows are grouped (``_grouping._group``); only the kept rows
+    remain, their input positions in ``facts["input_index"]``."""
+    high, low, close, volume, open, timestamp, kind, synth, frame_cols = _unpack_frame(
+        high, low, close, volume, open, timestamp)
+    if session is not None and sessions is not None:
+        raise ValueError(f"{what}: give session= or sessions= (the same argument), not both")
+    session = sessions if session is None else session
+    label = check_label(label)
+    if kind == "bars" and (label != "open" or interval is not None):
+        raise ValueError(f"{what}: label= and interval= apply to raw timestamps; a vpoc.io.Bars was read "
+                         "with them already (its timestamps are bar opens)")
     h = as_prices(_host(high), "high")
     n = h.shape[0]
-    offs, id_labels = _sessions(_host(offsets), _host(session_ids), n)
-    if id_labels is not None:
-        labels = id_labels
     o = None if open is None else as_prices(_host(open), "open")
     lo, c = as_prices(_host(low), "low"), as_prices(_host(close), "close")
     v = as_volume(_host(volume), "volume")
+    for name, arr in (("low", lo), ("close", c), ("volume", v), ("open", o)):
+        if arr is not None and arr.shape[0] != n:
+            raise ValueError(f"{name} has length {arr.shape[0]} but high has {n}")
     check_time_unit(time_unit)
     ts = None if timestamp is None else _timestamps_ns(timestamp, n, time_unit)
-    S = int(offs.shape[0]) - 1 if offs.ndim == 1 else 0
-    if labels is None:
-        labels = np.arange(max(S, 0), dtype=np.int64)
+    facts: Dict[str, Any] = dict(label=label, interval=None)
+    if ts is None:
+        if label != "open" or interval is not None:
+            raise ValueError(f"{what}: label= and interval= describe timestamps; none were given "
+                             "(timestamp=)")
+    else:
+        step_given = interval_ns(interval)
+        ts, step = bar_opens(ts, label, interval, name="timestamp")
+        if label == "close" and step_given is None and step is not None:
+            warnings.warn(f"{what}: label='close' without interval=: the bar interval was inferred as "
+                          f"{step / 1e9:g} s (the most common spacing of timestamp); every timestamp "
+                          "moved back by it. Pass interval= to set it", GuessedDefaultWarning,
+                          stacklevel=3)
+        facts["interval"] = None if step is None else step / 1e9
+    g = _group(n, offsets=_host(offsets), session_ids=_host(session_ids), session=session, synth=synth,
+               frame_cols=frame_cols, ts=ts, volume=np.asarray(v, dtype=np.float64), what=what)
+    if g.index is not None:
+        h, lo, c, v = h[g.index], lo[g.index], c[g.index], v[g.index]
+        o = None if o is None else o[g.index]
+        ts = None if ts is None else ts[g.index]
+    if ts is not None:
+        _check_sorted(ts, g.offsets, g.index)
+    S = int(g.offsets.shape[0]) - 1 if g.offsets.ndim == 1 else 0
+    labels = np.arange(max(S, 0), dtype=np.int64) if g.labels is None else g.labels
+    facts.update(dropped_rows=0, dropped_volume=0.0)
+    facts.update(g.facts)
+    facts["input_index"] = g.index
     f64 = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
     return _Data(high=f64(h), low=f64(lo), close=f64(c), volume=f64(v),
-                 open=None if o is None else f64(o), ts=ts, offsets=offs,
-                 labels=np.asarray(labels), engine_inputs=(h, lo, c, v, o))
-
+                 open=None if o is None else f64(o), ts=ts, offsets=g.offsets,
+                 labels=np.asarray(labels), engine_inputs=(h, lo, c, v, o),
+                 trade_days=g.trade_days, facts=facts)
 
 
 _DOC_COMMON = """
     high, low, close, volume : 1-D array-likes [N] (any numeric dtype; torch/cupy GPU arrays are
-        copied to the host), or a ``vpoc.synth.SynthBars`` / pandas DataFrame (columns high, low,
-        close, volume, optional open, timestamp, session_id) as the first argument alone.
+        copied to the host), or a ``vpoc.synth.SynthBars``, a ``vpoc.io.Bars`` or a pandas/polars
+        DataFrame (columns high, low, close, volume, optional open, timestamp and a session column
+        session_id / session / trade_date / date) as the first argument alone.
     open : [N], optional. Bar opens: the session open (NaN without it) and ``distribute="legacy"``.
-    timestamp : [N], optional. Bar open times: integer epoch times (UTC; ns unless ``time_unit``),
-        datetime64 (naive = UTC) or pandas datetimes. Adds the time-based columns.
+    timestamp : [N], optional. Integer epoch times (UTC; ns unless ``time_unit``), datetime64
+        (naive = UTC) or pandas datetimes, stamped at the bar's open (``label="open"``) or close
+        (``label="close"``). Adds the time-based columns.
+    label, interval : "open" (default) or "close": how ``timestamp`` is stamped. With "close" each
+        timestamp becomes its bar's open (minus ``interval``: seconds, a timedelta or "1min";
+        None: the most common spacing, announced by a GuessedDefaultWarning) before sessions, IB,
+        TPO and clock features are computed (vpoc._time.bar_opens).
     time_unit : unit of integer timestamps, "s", "ms", "us" or "ns" (None: ns). Integers that are
         1990..2100 times only in another unit raise ValueError naming it.
+    session, sessions : (the same argument, two spellings) the sessions: a rule name ("globex",
+        "rth", "daily": ``vpoc.sessions.<rule>`` applied to the bar opens), a
+        ``vpoc.sessions.Sessions`` built from these rows' timestamps (or from their kept rows), or
+        the name of a DataFrame column. Default: a DataFrame's session_id / session / trade_date /
+        date column (the first present); offsets / session_ids when given; else Globex sessions
+        when there are timestamps (GuessedDefaultWarning); else one session. Rows outside every
+        session are left out of the table (counted in ``FeatureTable.dropped_rows``, reported by
+        vpoc.sessions' DroppedRowsWarning). A name that is neither a rule nor a column raises.
     offsets, session_ids, tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie,
     device, threads : as in ``vpoc.from_bars`` (one engine call computes every profile).
     composite_sessions : sessions in a composite profile (default 5).
@@ -148,5 +210,7 @@ _DOC_COMMON = """
     hvn_threshold, lvn_threshold : an HVN's smoothed volume is >= hvn_threshold x the session's
         largest; an LVN's <= lvn_threshold x it (0.5 and 0.5).
     tz, rth_start, ib_minutes : the exchange time zone ("America/Chicago"), the regular session's
-        open in it ("08:30") and the initial balance length in minutes (60).
+        open in it ("08:30") and the initial balance length in minutes (60, at most 1440). The IB
+        is ``[rth_start, rth_start + ib_minutes)`` on the session's own trade date (its label when
+        the sessions carry dates), never on a holiday morning merged into the session.
 """

@@ -1,14 +1,14 @@
 """The local clock of each bar (time zone offsets, minute of day), the initial balance window and TPO.
 
-Contract: wall-clock times come from the IANA zone rules (DST included); the IB window lies on each
-session's own trade date; TPO periods are aligned to ``rth_start``.
+Contract: wall-clock times come from the IANA zone rules (DST included) and never wrap; the IB window
+lies on each session's own trade date when the sessions carry dates; TPO periods align to ``rth_start``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from ._engine import _Context
 from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
 from ._segments import _price_rows, _segment_count
 
-__all__ = ["_Clock", "_clock", "_offset_change", "_tpo", "_utc_offset_ns", "_zone_offset_s"]
+__all__ = ["_Clock", "_clock", "_ib_mask", "_offset_change", "_tpo", "_utc_offset_ns",
+           "_zone_offset_s"]
 
 
 def _zone_offset_s(s: int, tz: _dt.tzinfo) -> int:
@@ -58,20 +59,60 @@ def _utc_offset_ns(ts: np.ndarray, tz: _dt.tzinfo) -> np.ndarray:
     return np.asarray(value, dtype=np.int64)[k] * 10**9
 
 
+#: Local wall-clock times must lie this far inside the int64 nanosecond range: the IB window of the
+#: day after a bar and the TPO period before it are computed in int64 ns too.
+_CLOCK_MARGIN_NS = 2 * _NS_PER_DAY
+_I64 = np.iinfo(np.int64)
+_LOCAL_LO, _LOCAL_HI = int(_I64.min) + _CLOCK_MARGIN_NS, int(_I64.max) - _CLOCK_MARGIN_NS
+
+
 @dataclass
 class _Clock:
     local: np.ndarray  # int64 local wall-clock ns since the epoch
     tod: np.ndarray  # ns since local midnight
-    ib: np.ndarray  # bool: the bar opens inside the initial balance window
     period: np.ndarray  # int64 TPO period number
 
 
 def _clock(ts: np.ndarray, rules: _Rules) -> _Clock:
-    local = ts + _utc_offset_ns(ts, rules.tz)
+    """Local wall-clock time of each bar open in ``rules.tz``, its time of day and TPO period.
+
+    Range-checked, never wrapping: a local time within two days of the int64 nanosecond limits
+    (before 1677-09-23 or after 2262-04-09, local) raises ValueError naming ``timestamp``."""
+    off = _utc_offset_ns(ts, rules.tz)
+    bad = (ts > _LOCAL_HI - off) | (ts < _LOCAL_LO - off)  # ts + off outside [LO, HI], no overflow
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"timestamp[{i}] = {np.datetime64(int(ts[i]), 'ns')} UTC: its local time in {rules.tz} "
+            "is within two days of the int64 nanosecond limits (local times must lie in 1677-09-23 .. "
+            "2262-04-09 for the clock, IB and TPO features)")
+    local = ts + off
     tod = np.mod(local, _NS_PER_DAY)
-    ib = np.mod(tod - rules.rth_start_ns, _NS_PER_DAY) < rules.ib_minutes * _NS_PER_MINUTE
     period = np.floor_divide(local - rules.rth_start_ns, rules.tpo_minutes * _NS_PER_MINUTE)
-    return _Clock(local=local, tod=tod, ib=ib, period=period)
+    return _Clock(local=local, tod=tod, period=period)
+
+
+def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray],
+             rules: _Rules) -> np.ndarray:
+    """Bool per bar: the bar opens inside its session's initial balance window.
+
+    With the sessions' trade dates (``trade_days``, days since the epoch: sessions from
+    vpoc.sessions, a SynthBars, a frame's trade_date/date column) the window is
+    ``[D rth_start, D rth_start + ib_minutes)`` local time on the trade date D itself, so a
+    holiday morning merged into the session (CME books it to the next trade date) is never its
+    IB. Without them (offsets, session ids) every bar whose local time of day lies in
+    ``[rth_start, rth_start + ib_minutes)`` (modulo a day) counts, whatever its date."""
+    ib_ns = rules.ib_minutes * _NS_PER_MINUTE
+    by_time = np.mod(clock.tod - rules.rth_start_ns, _NS_PER_DAY) < ib_ns
+    if trade_days is None:
+        return by_time
+    day = np.asarray(trade_days, dtype=np.int64)
+    counts = np.diff(offsets)
+    if day.shape != counts.shape:
+        raise AssertionError(f"trade_days has shape {day.shape}, expected {counts.shape}")
+    # |day| <= 106_750 (checked when read) and local times are checked: no overflow
+    s_row = np.repeat(day * _NS_PER_DAY + rules.rth_start_ns, counts)
+    return (clock.local >= s_row) & (clock.local < s_row + ib_ns)
 
 
 def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:

@@ -167,8 +167,8 @@ def _rules(tick_size: Any, ticks_per_row: Any, distribute: Any, value_area: Any,
         shape_b_valley=_real_param(shape_b_valley, "shape_b_valley", 0.0, 1.0, lo_open=True),
         tz=_tzinfo(tz),
         rth_start_ns=_time_of_day_ns(rth_start, "rth_start"),
-        ib_minutes=_int_param(ib_minutes, "ib_minutes", 1),
-        tpo_minutes=_int_param(tpo_minutes, "tpo_minutes", 1),
+        ib_minutes=_int_param(ib_minutes, "ib_minutes", 1, 1440, " (a day)"),
+        tpo_minutes=_int_param(tpo_minutes, "tpo_minutes", 1, 1440, " (a day)"),
     )
 
 

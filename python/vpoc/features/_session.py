@@ -14,7 +14,7 @@ import numpy as np
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _DOC_COMMON, _data
 from ._lookback import _lookback_columns
-from ._intraday import _Clock, _clock, _tpo
+from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
@@ -105,8 +105,9 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     # ---- initial balance and TPO (only with timestamps)
     if clock is not None:
         d = ctx.data
-        ib_high = _segment_reduce(np.maximum, np.where(clock.ib, d.high, -np.inf), d.offsets, np.nan)
-        ib_low = _segment_reduce(np.minimum, np.where(clock.ib, d.low, np.inf), d.offsets, np.nan)
+        ib = _ib_mask(clock, d.offsets, getattr(d, "trade_days", None), rules)
+        ib_high = _segment_reduce(np.maximum, np.where(ib, d.high, -np.inf), d.offsets, np.nan)
+        ib_low = _segment_reduce(np.minimum, np.where(ib, d.low, np.inf), d.offsets, np.nan)
         ib_high[~np.isfinite(ib_high)] = np.nan
         ib_low[~np.isfinite(ib_low)] = np.nan
         tpo_poc, singles = _tpo(ctx, clock)
@@ -139,7 +140,9 @@ _DOC_SESSION = """
 
 def session_features(high: Any, low: Any = None, close: Any = None, volume: Any = None, *,
                      open: Any = None, timestamp: Any = None, offsets: Any = None,
-                     session_ids: Any = None, tick_size: float, ticks_per_row: int = 1,
+                     session_ids: Any = None, session: Any = None,
+                     sessions: Any = None, label: str = "open", interval: Any = None,
+                     tick_size: float, ticks_per_row: int = 1,
                      distribute: str = "uniform", value_area: float = 0.70,
                      va_method: str = "cbot", poc_tie: str = "center",
                      lookbacks: Sequence[int] = (5, 10, 20, 50), composite_sessions: int = 5,
@@ -161,7 +164,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes)
-    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
+                 session=session, sessions=sessions, label=label, interval=interval, what='session_features')
     prof, where = _profiles(data, rules, device, threads, developing=False)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
@@ -172,7 +176,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
                         offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
-                        device=where)
+                        device=where, **data.facts)
 
 
 session_features.__doc__ = (session_features.__doc__ or "") + _DOC_SESSION

@@ -28,12 +28,21 @@ class FeatureTable:
     belong to session s (``arange(S+1)`` for a session table). ``kind``: "session" or "bar".
     ``device``: where ``to_torch()`` puts the tensor by default.
 
+    How the rows were grouped and stamped: ``session_rule`` (e.g. "globex", "column 'date'",
+    "offsets"; None when not recorded), ``dropped_rows`` / ``dropped_volume`` (input rows outside
+    every session, left out of the table, and their volume), ``input_index`` (the input position
+    of every kept bar, or None when every row was kept), ``label`` ("open"/"close": how the input
+    timestamps were stamped) and ``interval`` (seconds subtracted from close stamps, or None).
+
     Export: ``numpy()`` / ``np.asarray(table)`` (no copy), ``torch.from_dlpack(table)`` and
     ``to_torch()`` (zero-copy on the CPU), ``to_pandas()``; ``table["name"]`` is a column view.
     """
 
     def __init__(self, values: np.ndarray, columns: Sequence[str], *, session_labels: np.ndarray,
-                 offsets: np.ndarray, kind: str = "session", device: str = "cpu") -> None:
+                 offsets: np.ndarray, kind: str = "session", device: str = "cpu",
+                 session_rule: Optional[str] = None, dropped_rows: int = 0,
+                 dropped_volume: float = 0.0, input_index: Optional[np.ndarray] = None,
+                 label: str = "open", interval: Optional[float] = None) -> None:
         values = np.asarray(values)
         if values.dtype != np.float32 or values.ndim != 2 or not values.flags.c_contiguous:
             raise ValueError("values must be a C-contiguous float32 array [rows, F], got "
@@ -59,6 +68,17 @@ class FeatureTable:
         self.kind: str = kind
         self.device: str = str(device)
         self._where: Dict[str, int] = {c: i for i, c in enumerate(cols)}
+        self.session_rule: Optional[str] = session_rule
+        self.dropped_rows: int = int(dropped_rows)
+        self.dropped_volume: float = float(dropped_volume)
+        self.input_index: Optional[np.ndarray] = input_index
+        self.label: str = label
+        self.interval: Optional[float] = interval
+
+    def _facts(self) -> Dict[str, Any]:
+        return dict(session_rule=self.session_rule, dropped_rows=self.dropped_rows,
+                    dropped_volume=self.dropped_volume, input_index=self.input_index,
+                    label=self.label, interval=self.interval)
 
     # ---- container protocol
     def __len__(self) -> int:
@@ -90,7 +110,7 @@ class FeatureTable:
         idx = [self._where[c] for c in names]
         return FeatureTable(np.ascontiguousarray(self.values[:, idx]), names,
                             session_labels=self.session_labels, offsets=self.offsets,
-                            kind=self.kind, device=self.device)
+                            kind=self.kind, device=self.device, **self._facts())
 
     @property
     def index(self) -> np.ndarray:
@@ -98,8 +118,10 @@ class FeatureTable:
         return np.repeat(self.session_labels, np.diff(self.offsets))
 
     def __repr__(self) -> str:
+        rule = "" if self.session_rule is None else f", session_rule={self.session_rule!r}"
+        dropped = f", dropped_rows={self.dropped_rows}" if self.dropped_rows else ""
         return (f"FeatureTable(kind='{self.kind}', rows={self.shape[0]}, features={self.shape[1]}, "
-                f"sessions={self.session_labels.shape[0]}, device='{self.device}')")
+                f"sessions={self.session_labels.shape[0]}, device='{self.device}'{rule}{dropped})")
 
     # ---- array protocols (all delegate to the numpy array: no copy)
     def numpy(self) -> np.ndarray:

@@ -1,0 +1,232 @@
+"""Which rows form a session in the feature tables: offsets, ids, a frame's column, vpoc.sessions, Globex.
+
+Contract: every grouping is explicit or announced: a Sessions object or rule, a frame's session/date
+column, offsets/session_ids, else Globex when timestamps are given (GuessedDefaultWarning), else one session.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from .._api import _sessions
+from .._warnings import GuessedDefaultWarning
+
+__all__ = ["GROUP_COLUMNS", "SESSION_RULES", "_Grouping", "_group", "_yyyymmdd_days"]
+
+#: Frame columns that group rows into sessions, in the order they are looked for.
+GROUP_COLUMNS: Tuple[str, ...] = ("session_id", "session", "trade_date", "date")
+#: Of those, the columns whose values are trade dates (the IB lies on that date's regular session).
+_DATE_COLUMNS = ("trade_date", "date")
+#: Rule names ``session=`` accepts (the functions of vpoc.sessions that need no further arguments).
+SESSION_RULES: Tuple[str, ...] = ("globex", "rth", "daily")
+# days since 1970-01-01 of the int64 nanosecond range's first and last whole days
+_DAY_LO, _DAY_HI = -106_751, 106_750
+
+
+@dataclass
+class _Grouping:
+    """The session layout of the kept rows and how it was chosen."""
+
+    offsets: np.ndarray  # int64 [S+1] over the kept rows
+    labels: Optional[np.ndarray]  # [S] or None (0..S-1)
+    trade_days: Optional[np.ndarray] = None  # int64 [S] days since the epoch, or None (unknown)
+    index: Optional[np.ndarray] = None  # kept rows' positions in the input (None: all)
+    facts: Dict[str, Any] = field(default_factory=dict)  # session_rule, dropped_rows, dropped_volume
+
+
+def _yyyymmdd_days(labels: np.ndarray, what: str) -> np.ndarray:
+    """YYYYMMDD integers as days since 1970-01-01 (ValueError naming ``what`` when one is no date)."""
+    lab = np.asarray(labels, dtype=np.int64)
+    y, md = np.divmod(lab, 10000)
+    m, d = np.divmod(md, 100)
+    ok = (y >= 1678) & (y <= 2261) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
+    out = np.zeros(lab.shape[0], dtype=np.int64)
+    if ok.any():
+        s = np.char.add(np.char.add(np.char.zfill(y[ok].astype(str), 4), "-"),
+                        np.char.add(np.char.add(np.char.zfill(m[ok].astype(str), 2), "-"),
+                                    np.char.zfill(d[ok].astype(str), 2)))
+        try:
+            out[ok] = np.asarray(s, dtype="datetime64[D]").astype(np.int64)
+        except ValueError:
+            ok[:] = False
+        else:
+            back = np.asarray(out[ok], dtype="datetime64[D]").astype(str)
+            ok[np.flatnonzero(ok)] = back == s  # 20250230 is no date
+    if not ok.all():
+        i = int(np.argmin(ok))
+        raise ValueError(f"{what}[{i}] = {int(lab[i])} is not a date YYYYMMDD in 1678..2261")
+    return out
+
+
+def _date_days(values: np.ndarray, column: str) -> np.ndarray:
+    """A frame's date column (datetime64, datetime.date objects, 'YYYY-MM-DD' strings or YYYYMMDD
+    integers) as days since 1970-01-01; ValueError naming the column when a value is no date."""
+    if values.dtype.kind == "M":
+        return values.astype("datetime64[D]").astype(np.int64)
+    if values.dtype.kind in "iu":
+        return _yyyymmdd_days(values, f"column {column!r}")
+    days = np.empty(values.shape[0], dtype="datetime64[D]")
+    for i, v in enumerate(values.tolist()):
+        if hasattr(v, "date") and callable(v.date):  # datetime / pandas Timestamp: its own date
+            v = v.date()
+        try:
+            days[i] = np.datetime64(v, "D") if not isinstance(v, (int, float)) else np.datetime64("NaT")
+        except (ValueError, TypeError):
+            days[i] = np.datetime64("NaT")
+    if np.isnat(days).any():
+        i = int(np.argmax(np.isnat(days)))
+        raise ValueError(f"column {column!r}[{i}] = {values[i]!r} is not a date")
+    return days.astype(np.int64)
+
+
+def _runs(values: Any, column: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(offsets [S+1], one value per session) of a column whose equal values are contiguous runs
+    (ValueError naming the column and row when a value is missing or comes back later)."""
+    v = np.asarray(values)
+    n = v.shape[0]
+    if v.ndim != 1:
+        raise ValueError(f"column {column!r} must be 1-D, got shape {v.shape}")
+    missing = np.zeros(n, dtype=bool)
+    if v.dtype.kind == "f":
+        missing = np.isnan(v)
+    elif v.dtype.kind == "M":
+        missing = np.isnat(v)
+    elif v.dtype.kind == "O":
+        missing = np.asarray([x is None or (isinstance(x, float) and x != x) or str(x) in ("NaT", "<NA>")
+                              for x in v], dtype=bool)
+    if missing.any():
+        i = int(np.argmax(missing))
+        raise ValueError(f"column {column!r}[{i}] is missing: every row needs its session")
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), v[:0]
+    change = np.ones(n, dtype=bool)
+    change[1:] = v[1:] != v[:-1]
+    starts = np.flatnonzero(change)
+    firsts = v[starts]
+    if v.dtype.kind in "iufM" and starts.size > 1:
+        back = np.flatnonzero(firsts[1:] <= firsts[:-1])
+        if back.size:
+            i = int(starts[back[0] + 1])
+            raise ValueError(f"column {column!r} must be non-decreasing (rows of a session together, "
+                             f"sessions in order): row {i} has {v[i]!r} after {v[i - 1]!r}")
+    else:
+        seen: Dict[Any, int] = {}
+        for k, x in enumerate(firsts.tolist()):
+            if x in seen:
+                raise ValueError(f"column {column!r}: the rows of session {x!r} are not contiguous "
+                                 f"(row {int(starts[k])} returns to it)")
+            seen[x] = k
+    offsets = np.append(starts, n).astype(np.int64)
+    return offsets, firsts
+
+
+def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optional[Tuple[Any, Any]],
+           frame_cols: Optional[Dict[str, Any]], ts: Optional[np.ndarray], volume: np.ndarray,
+           what: str) -> _Grouping:
+    """The session layout of ``n`` rows (see the module contract). ``session``: the merged
+    ``session=`` / ``sessions=`` value; ``synth``: (offsets, labels) of a SynthBars; ``frame_cols``:
+    the grouping columns of a DataFrame (name -> values); ``ts``: bar opens (int64 ns) or None."""
+    from .. import sessions as vs
+
+    explicit = offsets is not None or session_ids is not None
+    if session is not None and explicit:
+        raise ValueError(f"{what}: give session= (or sessions=) or offsets= / session_ids=, not both")
+    if explicit:
+        offs, labels = _sessions(offsets, session_ids, n)
+        return _Grouping(offs, labels, facts=dict(session_rule="offsets" if offsets is not None
+                                                   else "session_ids"))
+    cols = frame_cols or {}
+    if isinstance(session, str) and session in cols:  # a column named by session=
+        return _by_column(session, cols[session])
+    if isinstance(session, str) and session not in SESSION_RULES:
+        raise ValueError(
+            f"{what}: session={session!r} is neither a session rule ({', '.join(map(repr, SESSION_RULES))}) "
+            f"nor a grouping column of the DataFrame (accepted: {', '.join(map(repr, GROUP_COLUMNS))}; "
+            f"this frame has {sorted(cols) if cols else 'none'}); or pass a vpoc.sessions.Sessions, "
+            "offsets= or session_ids=")
+    if session is None:
+        present = [c for c in GROUP_COLUMNS if c in cols]
+        if present:
+            if len(present) > 1:
+                warnings.warn(f"{what}: the DataFrame has several grouping columns {present}: rows "
+                              f"are grouped by {present[0]!r} (pass session='<column>' to choose)",
+                              GuessedDefaultWarning, stacklevel=4)
+            return _by_column(present[0], cols[present[0]])
+        if synth is not None:
+            offs, labels = _sessions(synth[0], None, n)
+            lab = np.asarray(synth[1])
+            return _Grouping(offs, lab, trade_days=_yyyymmdd_days(lab, "session_labels"),
+                             facts=dict(session_rule="SynthBars sessions"))
+        if ts is None:
+            return _Grouping(np.array([0, n], dtype=np.int64), None,
+                             facts=dict(session_rule="one session (no timestamps or grouping given)"))
+        session, guessed = "globex", True
+    else:
+        guessed = False
+    if isinstance(session, str):
+        if ts is None:
+            raise ValueError(f"{what}: session={session!r} builds sessions from timestamps: pass "
+                             "timestamp= (or a DataFrame with a timestamp column)")
+        _check_sorted(ts, None, None)
+        rule = getattr(vs, session)
+        s = rule(ts, volume=volume)  # ts are bar opens already; the rule reports rows it leaves out
+        rule_name: str = session
+    elif isinstance(session, vs.Sessions):
+        s, rule_name = session, session.definition
+    else:
+        raise TypeError(f"{what}: session must be a rule name ({', '.join(map(repr, SESSION_RULES))}), a "
+                        f"grouping column name or a vpoc.sessions.Sessions, got {type(session).__name__}")
+    if s.n_input == n:
+        index = s.index
+    elif s.n_kept == n:
+        index = None
+    else:
+        raise ValueError(f"{what}: the data has {n} rows but the sessions were built from {s.n_input} "
+                         f"timestamps (and keep {s.n_kept} rows); build them from this data's timestamps")
+    dropped = int(s.n_dropped) if s.n_input == n else 0
+    kept_vol = float(np.sum(volume if index is None else volume[index], dtype=np.float64))
+    dropped_volume = float(np.sum(volume, dtype=np.float64)) - kept_vol if s.n_input == n else 0.0
+    facts = dict(session_rule=rule_name, dropped_rows=dropped, dropped_volume=dropped_volume)
+    labels = np.asarray(s.labels, dtype=np.int64)
+    g = _Grouping(np.asarray(s.offsets, dtype=np.int64), labels,
+                  trade_days=_yyyymmdd_days(labels, "session labels"), index=index, facts=facts)
+    if guessed:
+        span = f", {labels[0]} .. {labels[-1]}" if labels.size else ""
+        warnings.warn(
+            f"{what}: no session, offsets or session_ids given: built CME Globex sessions from the "
+            f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
+            f"{labels.size} sessions{span}, {dropped} of {n} rows outside them); pass session='globex' "
+            "(or 'rth', 'daily', a vpoc.sessions.Sessions, offsets=) to choose",
+            GuessedDefaultWarning, stacklevel=4)
+    return g
+
+
+def _by_column(name: str, values: Any) -> _Grouping:
+    offs, firsts = _runs(values, name)
+    days = _date_days(np.asarray(firsts), name) if name in _DATE_COLUMNS else None
+    if days is not None and days.size and (days.min() < _DAY_LO or days.max() > _DAY_HI):
+        raise ValueError(f"column {name!r}: a trade date lies outside 1677-09-22 .. 2262-04-10")
+    return _Grouping(offs, np.asarray(firsts), trade_days=days, facts=dict(session_rule=f"column {name!r}"))
+
+
+def _check_sorted(ts: np.ndarray, offsets: Optional[np.ndarray], index: Optional[np.ndarray]) -> None:
+    """ValueError naming ``timestamp`` and the input index when a timestamp is before the previous
+    one (within a session when ``offsets`` are given; ``index``: kept rows' input positions)."""
+    if ts.shape[0] < 2:
+        return
+    back = ts[1:] < ts[:-1]
+    if offsets is not None:
+        inner = offsets[1:-1]
+        inner = inner[(inner > 0) & (inner < ts.shape[0])]
+        back[inner - 1] = False  # a session may start before the previous one ended
+    if back.any():
+        k = int(np.argmax(back)) + 1
+        i, j = (k, k - 1) if index is None else (int(index[k]), int(index[k - 1]))
+        where = " within a session" if offsets is not None else ""
+        raise ValueError(f"timestamp must be sorted (non-decreasing){where}: timestamp[{i}] = "
+                         f"{np.datetime64(int(ts[k]), 'ns')} is before timestamp[{j}] = "
+                         f"{np.datetime64(int(ts[k - 1]), 'ns')}")
