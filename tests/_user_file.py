@@ -1,9 +1,9 @@
 """Synthetic ES one-minute bars with the users' file conventions (GUIDE section 6), for tests.
 
 Contract: ``write_user_file(path, ...)`` writes the file and returns what a correct reader must find
-(rows, true bar opens, trade dates, sessions, strays); ``user_bars(...)`` gives the same data in memory.
+(rows, true bar opens, trade dates, sessions, strays); ``user_bars(...)``: the same in memory.
 
-The data (plain Python + NumPy, no vpoc and no calendar package, so tests can check vpoc against it):
+The data (plain Python + NumPy, no vpoc and no calendar package: tests check vpoc against it):
 
 * CME Globex ES hours: Sunday-Friday 17:00-16:00 America/Chicago, daily halt 16:00-17:00; the
   overnight part belongs to the next trade date. One bar per minute of every window (a few
@@ -42,7 +42,7 @@ CHICAGO = zoneinfo.ZoneInfo("America/Chicago")
 _NS = 1_000_000_000
 _MIN = 60 * _NS
 
-#: Special days of the default span: date -> (rule, CT close time of that Globex day or None if closed).
+#: Special days of the default span: date -> (rule, CT close time of that Globex day; None: closed).
 HOLIDAY_RULES: Dict[_dt.date, Tuple[str, Any]] = {
     _dt.date(2024, 12, 24): ("early close", _dt.time(12, 15)),
     _dt.date(2024, 12, 25): ("closed", None),
@@ -67,7 +67,7 @@ def _yyyymmdd(d: _dt.date) -> int:
 
 
 def _windows(start: _dt.date, end: _dt.date) -> List[Tuple[int, int, int]]:
-    """(open_ns, close_ns, trade_date) of every Globex window whose Globex day is in [start, end]."""
+    """(open_ns, close_ns, trade_date) of every Globex window whose day is in [start, end]."""
     out = []
     d = start
     while d <= end:
@@ -191,7 +191,8 @@ def user_frame(tz: str = "UTC", label: str = "close", aware: bool = False,
 
 def write_user_file(path: Any, fmt: str = "legacy", tz: str = "UTC", label: str = "close",
                     start: str = "2024-12-15", end: str = "2025-03-20", seed: int = 0,
-                    aware: bool = False, strays: bool = True, price: float = 6000.0) -> Dict[str, Any]:
+                    aware: bool = False, strays: bool = True,
+                    price: float = 6000.0) -> Dict[str, Any]:
     """Write the bars to ``path`` and return what a reader must find.
 
     ``fmt``: "legacy" (``YYYYMMDD HHMMSS;open;high;low;close;volume``, no header), "csv"
@@ -206,7 +207,8 @@ def write_user_file(path: Any, fmt: str = "legacy", tz: str = "UTC", label: str 
     if fmt not in ("legacy", "csv", "parquet"):
         raise ValueError(f"fmt must be 'legacy', 'csv' or 'parquet', got {fmt!r}")
     if aware and fmt == "legacy":
-        raise ValueError("the legacy format has no UTC offsets: aware=True needs fmt='csv'/'parquet'")
+        raise ValueError("the legacy format has no UTC offsets: aware=True needs fmt='csv' or "
+                         "'parquet'")
     df, data = user_frame(tz, label, aware, start=start, end=end, seed=seed, strays=strays,
                           price=price)
     path = os.fspath(path)

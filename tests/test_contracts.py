@@ -1,4 +1,4 @@
-"""Tests of vpoc.io.read_contracts (issue 23 point 6): synthetic overlapping contracts 100 points apart.
+"""Tests of vpoc.io.read_contracts (issue 23 point 6): overlapping contracts 100 points apart.
 
 Contract: roll dates, rows, ledgers and adjusted prices are checked against plain pandas/NumPy
 computations of the documented rules; sessions never mix contracts.
@@ -57,10 +57,6 @@ def _volume_roll_reference(frames, td_of):
     return None
 
 
-def _no_warnings():
-    return warnings.catch_warnings()
-
-
 def test_23_6_volume_roll_rows_ledger_sessions(two):
     frames, td = two
     td_of = {"ESH5": td, "ESM5": td[td >= 20250303]}
@@ -81,8 +77,8 @@ def test_23_6_volume_roll_rows_ledger_sessions(two):
     assert (per_date["nunique"] == 1).all()
     assert (per_date.loc[per_date.index < switch, "first"] == "ESH5").all()
     assert (per_date.loc[per_date.index >= switch, "first"] == "ESM5").all()
-    np.testing.assert_array_equal(r.trade_date, np.concatenate([td[td < switch],
-                                                               td_of["ESM5"][td_of["ESM5"] >= switch]]))
+    tm = td_of["ESM5"]
+    np.testing.assert_array_equal(r.trade_date, np.concatenate([td[td < switch], tm[tm >= switch]]))
     # the ledger: last closes of both on the last trade date before the roll
     assert len(r.rolls) == 1
     row = r.rolls.iloc[0]

@@ -32,7 +32,8 @@ def _opens_via_kwargs(path, kw):
     from vpoc._time import bar_opens
 
     rest = {k: v for k, v in kw.items() if k not in ("label", "interval")}
-    return bar_opens(read_bars(path, **rest).timestamp, kw.get("label", "open"), kw.get("interval"))[0]
+    ts = read_bars(path, **rest).timestamp
+    return bar_opens(ts, kw.get("label", "open"), kw.get("interval"))[0]
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,14 @@
-"""One continuous bar series from per-contract files: which contract each trade date uses, and rolls.
+"""One continuous bar series from per-contract files: the contract of each trade date, and rolls.
 
-Contract: ``read_contracts(...)`` returns ``ContinuousBars`` (Bars + per-row ``contract`` + ``rolls``
-ledger); switches happen only between Globex trade dates, overlapping rows are dropped by rule and counted.
+Contract: ``read_contracts(...)`` returns ``ContinuousBars`` (Bars + per-row ``contract`` + a
+``rolls`` ledger); contracts switch only between Globex trade dates; overlap is dropped and counted.
 
 Rules (see docs/inspect.md):
 
-* Contract names: from the file name up to its first dot (``"ES 03-25.Last.txt"`` -> ``"ES 03-25"``),
-  the keys of a dict ``{name: path_or_frame}``, or a ``contract`` / ``symbol`` column. The expiry
-  month is read from ``"ES 03-25"`` (MM-YY) or ``"ESH5"`` / ``"ESH25"`` (CME month code); contracts
-  are ordered by expiry (by first timestamp when a name has none).
+* Contract names: from the file name up to its first dot (``"ES 03-25.Last.txt"`` ->
+  ``"ES 03-25"``), the keys of a dict ``{name: path_or_frame}``, or a ``contract`` / ``symbol``
+  column. The expiry month is read from ``"ES 03-25"`` (MM-YY) or ``"ESH5"`` / ``"ESH25"`` (CME
+  month code); contracts are ordered by expiry (by first timestamp when a name has none).
 * Trade dates: ``vpoc.sessions.globex`` labels of the bars' open times; a row outside every Globex
   session (halt, weekend print) takes the trade date of the next session (it is not dropped here).
 * ``roll="volume"``: from the trade date AFTER the first trade date on which the next contract's
@@ -35,7 +35,7 @@ import inspect as _pyinspect
 import os
 import re
 import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -46,7 +46,8 @@ __all__ = ["ContinuousBars", "read_contracts", "contract_name", "contract_expiry
 
 _MONTH_CODES = "FGHJKMNQUVXZ"
 _MMYY = re.compile(r"^(?P<root>.*?)[\s_-]*(?P<mm>\d{1,2})-(?P<yy>\d{2}|\d{4})$")
-_CODE = re.compile(r"^(?P<root>[A-Za-z0-9]*?[A-Za-z])[\s_]*(?P<code>[FGHJKMNQUVXZ])(?P<y>\d{1,2}|\d{4})$")
+_CODE = re.compile(r"^(?P<root>[A-Za-z0-9]*?[A-Za-z])[\s_]*(?P<code>[FGHJKMNQUVXZ])"
+                   r"(?P<y>\d{1,2}|\d{4})$")
 _ROLLS = ("volume", "calendar")
 _ADJUSTS = ("none", "spread", "ratio")
 _NAME_COLUMNS = ("contract", "symbol")
@@ -384,10 +385,10 @@ def _assemble(data: List[Any], dates: np.ndarray, active: np.ndarray, reasons: D
             ref = int(dates[i])
             ca = float(ba.close[-1])
             cb = float(bb.open[np.flatnonzero(data[b][2] >= ref)[0]])
-            warnings.warn(f"read_contracts: {names[a]} and {names[b]} share no trade date before the "
-                          f"roll on {dates[i]} (a gap between contracts); the roll offset compares "
-                          f"{names[a]}'s last close with {names[b]}'s first open", UserWarning,
-                          stacklevel=3)
+            warnings.warn(f"read_contracts: {names[a]} and {names[b]} share no trade date "
+                          f"before the roll on {dates[i]} (a gap between contracts); the "
+                          f"roll offset compares {names[a]}'s last close with {names[b]}'s "
+                          "first open", UserWarning, stacklevel=3)
         off, ratio = cb - ca, (cb / ca if ca != 0 else float("nan"))
         ledger.append({"date": int(dates[i]), "from": names[a], "to": names[b],
                        "reason": reasons[i], "ref_date": int(ref), "from_close": ca,
@@ -414,7 +415,8 @@ def _assemble(data: List[Any], dates: np.ndarray, active: np.ndarray, reasons: D
             gaps.append(int(dates[i]))
     if gaps:
         other = int(sum(np.count_nonzero(data[k][2] == d) for d in gaps for k in range(K)))
-        warnings.warn(f"read_contracts: on {len(gaps)} trade date(s) ({', '.join(map(str, gaps[:5]))}"
+        shown = ", ".join(map(str, gaps[:5]))
+        warnings.warn(f"read_contracts: on {len(gaps)} trade date(s) ({shown}"
                       f"{', ...' if len(gaps) > 5 else ''}) the chosen contract has no rows while "
                       f"another has ({other} rows left out): a gap in a contract's data",
                       DroppedRowsWarning, stacklevel=3)

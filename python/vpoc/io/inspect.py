@@ -1,4 +1,4 @@
-"""What a bar file's timestamps and prices look like, with evidence, and the arguments to read it right.
+"""What a bar file's timestamps and prices look like, with evidence, and how to read it right.
 
 Contract: ``inspect(source, **read_kwargs)`` reads the bars (naive times as UTC wall clock), never
 guesses silently: every conclusion carries its evidence and a confidence ("high"/"medium"/"low").
@@ -83,7 +83,7 @@ class Inspection:
         iv = "unknown" if self.interval is None else f"{self.interval:g} s"
         tick = "unknown" if self.tick_size is None else f"{self.tick_size:g}"
         lines = [f"Inspection of {self.source} ({self.rows:,} rows)",
-                 f"  tz          {self.tz if self.tz is not None else ('unknown' if self.naive else '-')}"
+                 f"  tz          {self.tz or ('unknown' if self.naive else '-')}"
                  f"  ({tz_note})",
                  f"  label       {self.label or 'unknown'}  ({lab})",
                  f"  interval    {iv}",
@@ -204,7 +204,8 @@ def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> 
     total_v = float(v.sum()) or 1.0
     return {"rows": int(o.size), "halt_rows": int(in_halt.sum()),
             "halt_volume_share": float(v[in_halt].sum()) / total_v,
-            "restarts": int(restart.size), "restart_at_17": int(np.sum(minute[restart] == _HALT[1])),
+            "restarts": int(restart.size),
+            "restart_at_17": int(np.sum(minute[restart] == _HALT[1])),
             "stops": int(stop.size),
             "stop_at_16": int(np.sum(minute[stop] + step_min == _HALT[0])),
             "weekly": int(weekly.size),
@@ -428,14 +429,16 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         distinct = [h for h in hyps[1:] if not np.array_equal(h["opens"], best["opens"])]
         runner = distinct[0] if distinct else None
         where = "" if best["tz"] is None else f"tz={best['tz']}, "
-        ev.append(f"{where}label={best['label']}: {sc['halt_rows']:,} of {sc['rows']:,} bars open in "
+        ev.append(f"{where}label={best['label']}: {sc['halt_rows']:,} of {sc['rows']:,} bars open "
+                  "in "
                   f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
                   f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
                   f"stops end at 16:00 CT (the others are early closes or halts); "
                   f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
         if sc["busiest"]:
             last = _CASH_CLOSE - step // (60 * _NS)
-            names = {_RTH_OPEN: " (the 08:30 CT RTH open)", last: " (closes at the 15:00 CT cash close)"}
+            names = {_RTH_OPEN: " (the 08:30 CT RTH open)",
+                     last: " (closes at the 15:00 CT cash close)"}
             ev.append("busiest bars (mean volume) open at "
                       + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]))
         for h in same:
@@ -452,14 +455,16 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                                  "restart_at_17": s2["restart_at_17"], "restarts": s2["restarts"]})
         for h in shown:
             s2 = h["score"]
-            why = (f"puts {s2['halt_rows']:,} bars ({s2['halt_rows'] / max(s2['rows'], 1):.1%} of rows, "
+            share = s2["halt_rows"] / max(s2["rows"], 1)
+            why = (f"puts {s2['halt_rows']:,} bars ({share:.1%} of rows, "
                    f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
             if h["tz"] == best["tz"] and s2["busiest"]:
                 why += f"; busiest bar at {_hm(s2['busiest'][0])} CT"
             if s2["invalid"]:
                 why += f"; {s2['invalid']} times do not exist in that zone"
             head = f"tz={h['tz']}, " if h["tz"] is not None else ""
-            ev.append(f"{'rejected' if decided else 'also possible'} {head}label={h['label']}: {why}")
+            verdict = "rejected" if decided else "also possible"
+            ev.append(f"{verdict} {head}label={h['label']}: {why}")
         if halt_share > 0.01:
             ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
                       "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
