@@ -7,14 +7,14 @@ volume to int64 or float64) and their lengths must agree; values are validated b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from .._arrays import as_array, unmasked
 from .._optional import require
-from .._time import datetime64_ns, epoch_ns
+from .._time import check_label, datetime64_ns, epoch_ns
 from ._options import BAR_FIELDS, TRADE_FIELDS, Float64Array, Int64Array, _iso
 
 __all__ = ["Bars", "Trades"]
@@ -76,7 +76,10 @@ class Bars:
 
     Attributes: ``timestamp`` (int64, ns since the epoch, UTC), ``open``, ``high``, ``low``,
     ``close`` (float64), ``volume`` (int64 when the source holds integers, else float64),
-    ``source`` (the file(s) read, or ``"<DataFrame>"``). Arrays are converted on construction
+    ``source`` (the file(s) read, or ``"<DataFrame>"``), ``label`` ("open" or "close": how
+    the *source* stamped its bars) and ``interval`` (the bar interval in seconds, or None when
+    neither given nor needed). ``timestamp`` is always the bar's OPEN time: read_bars(...,
+    label="close") has already subtracted the interval. Arrays are converted on construction
     (lengths must agree); values are validated by the readers, not here.
     """
 
@@ -87,6 +90,8 @@ class Bars:
     close: Float64Array
     volume: npt.NDArray[Any]
     source: str = "<arrays>"
+    label: str = "open"
+    interval: Optional[float] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
@@ -95,13 +100,26 @@ class Bars:
         object.__setattr__(self, "volume", _as_vol(self.volume, "volume"))
         if not isinstance(self.source, str):
             raise TypeError(f"source must be a string, got {type(self.source).__name__}")
+        check_label(self.label)
+        if self.interval is not None:
+            if isinstance(self.interval, bool) or not isinstance(self.interval, (int, float,
+                                                                                  np.number)):
+                raise TypeError(f"interval must be seconds (a number) or None, got "
+                                f"{type(self.interval).__name__}")
+            if not (np.isfinite(self.interval) and self.interval > 0):
+                raise ValueError(f"interval must be a positive number of seconds, got "
+                                 f"{self.interval!r}")
+            object.__setattr__(self, "interval", float(self.interval))
         _same_length(self, BAR_FIELDS)
 
     def __len__(self) -> int:
         return int(self.timestamp.shape[0])
 
     def __repr__(self) -> str:
-        return f"Bars({len(self)} rows, {_span(self.timestamp)}source={self.source!r})"
+        extra = "" if self.label == "open" else f", label={self.label!r}"
+        if self.interval is not None:
+            extra += f", interval={self.interval:g}s"
+        return f"Bars({len(self)} rows, {_span(self.timestamp)}source={self.source!r}{extra})"
 
     @property
     def ts(self) -> Int64Array:

@@ -1,7 +1,8 @@
 """Load OHLCV bars and trades from legacy ``;`` text, CSV, Parquet and pandas/polars DataFrames.
 
-Contract: timestamps become int64 ns UTC (naive data needs ``tz=``); a malformed row raises
-ValueError naming the file and line (text files) or row (Parquet, DataFrames); nothing is dropped.
+Contract: timestamps become int64 ns UTC (naive data needs ``tz=``), bar timestamps the bar OPEN;
+a malformed row raises ValueError naming the file and line (text) or row (Parquet, DataFrames);
+the one row ever left out (an unterminated last line, see below) is announced by a warning.
 
 Formats
 -------
@@ -10,10 +11,41 @@ Formats
 * CSV (``.csv``, ``.tsv``): a header line; the separator is sniffed from it (``sep=``).
 * Parquet (``.parquet``, ``.pq``; needs pyarrow).
 * pandas / polars DataFrames (polars needs pyarrow), pyarrow Tables.
+* an open file object (binary or text; the format from ``format=``, its name, or its first line).
 Text files may be compressed (``.gz``, ``.bz2``, ``.xz``). Column names are matched
 case-insensitively, ignoring spaces and punctuation (``Open``/``OPEN``/``open``;
-``timestamp``/``datetime``/``ts``, separate ``date`` + ``time`` columns, ``time`` or ``date``
-alone, or a DatetimeIndex); ``columns=`` maps vpoc's names to yours.
+``timestamp``/``datetime``/``ts``/``ts_event``, separate ``date`` + ``time`` columns (``Date``,
+``Time``), ``time`` or ``date`` alone, or a DatetimeIndex; ``Last`` is the close of bars and the
+price of trades, ``Vol``/``Volume``/``V`` the volume; trades also take ``size``/``qty``);
+``columns=`` maps vpoc's names to yours. Integers in a ``ts_event`` column (Databento) are UTC
+nanoseconds without ``time_unit=``. A column named twice in a CSV header (``close,close``, or
+``Close,close``) is refused naming it.
+
+Bar labels
+----------
+``read_bars(..., label="close")`` says the source stamps each bar at its close; the reader
+subtracts the bar interval (``interval=``, or the modal spacing, announced by a
+GuessedDefaultWarning) with vpoc._time.bar_opens, so ``Bars.timestamp`` is always the bar's open;
+``Bars.label`` and ``Bars.interval`` (seconds) record the conversion. write_bars writes those
+open times.
+
+Text files: rules
+-----------------
+* Paths must name regular files: a FIFO, character or block device, socket or directory raises
+  ValueError before anything opens it (reading it could block forever). To read one, pass an open
+  file object, e.g. ``read_bars(open("/dev/stdin", "rb"), format="legacy", tz="UTC")``.
+* The last line of a file must end with a newline. A last line without one may be a line cut
+  short by a writer still at work (``...;21`` where the writer is putting ``...;218``): it can't
+  be told apart from a complete one, so ``unterminated=`` decides. "drop" (default) leaves it
+  out with a DroppedRowsWarning naming the file, line and text; "raise" refuses the file with a
+  ValueError naming them; "keep" reads it, but only when it has as many fields as the other
+  lines and every field parses (otherwise ValueError).
+* Every error names the file and line: fields that don't parse, a wrong field count, bytes that
+  are not UTF-8, a truncated or corrupt .gz/.bz2/.xz stream, dates that don't exist (month 00 or
+  13, day 00, February 30, ...), YYYYMMDD years outside 1678..2261 and any time outside the int64
+  nanosecond range (1677-09-21 .. 2262-04-11).
+* Files are parsed in pieces of 200,000 rows; Ctrl-C (SIGINT) interrupts a read between pieces,
+  within about a second even for files of hundreds of MB.
 
 Line numbers count every line of the file from 1 (the header is line 1 of a CSV); rows of
 Parquet files and DataFrames are numbered from 0 by position. Blank lines in text files are
@@ -24,11 +56,14 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .._optional import require
+from .._time import bar_opens, check_label, infer_interval_ns, interval_ns
+from .._warnings import GuessedDefaultWarning
 from ._columns import _extract
 from ._containers import Bars, Trades
 from ._options import BAR_FIELDS, TRADE_FIELDS, _iso, _Options, _Where
@@ -46,7 +81,8 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
               columns: Optional[Mapping[str, Any]] = None, sep: Optional[str] = None,
               time_format: Optional[str] = None, time_unit: Optional[str] = None,
               ambiguous: str = "raise", nonexistent: str = "raise",
-              strict_ohlc: bool = False) -> Bars:
+              strict_ohlc: bool = False, label: str = "open", interval: Any = None,
+              unterminated: str = "drop") -> Bars:
     """Read OHLCV bars from a file, a list of files (concatenated), or a DataFrame.
 
     ``path_or_df``: a path (format from its suffix, see the module docs), a list of paths (each
@@ -65,20 +101,50 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
     order of the rows), "earliest" or "latest". ``nonexistent`` (local times skipped when DST
     starts): "raise" (default), "shift_forward" or "shift_backward".
     ``strict_ohlc``: also require ``low <= open, close <= high``.
+    ``label``: how the source stamps its bars, "open" (default) or "close"; ``interval``: the bar
+    interval (seconds, a timedelta or "1min"; with label="close" and None it is inferred as the
+    modal spacing, announced by a GuessedDefaultWarning). The returned ``Bars.timestamp`` is
+    always the bar's OPEN time (a close stamp minus the interval, vpoc._time.bar_opens);
+    ``Bars.label`` / ``Bars.interval`` (seconds) record what was used.
+    ``unterminated``: the last line of a text file when no newline ends it, which may be cut
+    short by a writer still at work: "drop" (default, with a DroppedRowsWarning naming it),
+    "raise", or "keep" (only when it has every field and parses).
     Always checked, naming the file and line/row of the first offending row: well-formed
     fields, finite prices, ``high >= low``, finite volume ``>= 0``, non-decreasing timestamps.
     """
+    check_label(label)
+    interval_ns(interval)
     opts = _Options.make(tz, format, columns, sep, time_format, time_unit, ambiguous,
-                         nonexistent, strict_ohlc, BAR_FIELDS)
+                         nonexistent, strict_ohlc, BAR_FIELDS, unterminated)
     cols, source = _read(path_or_df, opts)
-    return Bars(timestamp=cols["timestamp"], open=cols["open"], high=cols["high"],
-                low=cols["low"], close=cols["close"], volume=cols["volume"], source=source)
+    ts, step = _opens(cols["timestamp"], label, interval, source)
+    return Bars(timestamp=ts, open=cols["open"], high=cols["high"], low=cols["low"],
+                close=cols["close"], volume=cols["volume"], source=source, label=label,
+                interval=None if step is None else step / 1e9)
+
+
+def _opens(ts: np.ndarray, label: str, interval: Any, source: str) -> Tuple[np.ndarray, Any]:
+    """Bar open times of ``ts`` stamped at ``label`` (vpoc._time.bar_opens), the interval used
+    (ns or None); an inferred interval is announced (GuessedDefaultWarning)."""
+    if label == "close" and interval is None and ts.shape[0]:
+        step = infer_interval_ns(ts, f"{source}: timestamp")
+        gaps = np.diff(np.unique(ts))
+        share = float(np.mean(gaps == step)) if gaps.size else 1.0
+        warnings.warn(f"{source}: bars are stamped at their close; the bar interval was inferred "
+                      f"as {step / 1e9:g} s (the spacing of {share:.1%} of consecutive bars) and "
+                      f"subtracted to give open times; pass interval= to set it",
+                      GuessedDefaultWarning, stacklevel=3)
+        return bar_opens(ts, "close", np.timedelta64(step, "ns"))
+    if label == "close" and not ts.shape[0]:
+        return ts, interval_ns(interval)
+    return bar_opens(ts, label, interval)
 
 
 def read_trades(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
                 columns: Optional[Mapping[str, Any]] = None, sep: Optional[str] = None,
                 time_format: Optional[str] = None, time_unit: Optional[str] = None,
-                ambiguous: str = "raise", nonexistent: str = "raise") -> Trades:
+                ambiguous: str = "raise", nonexistent: str = "raise",
+                unterminated: str = "drop") -> Trades:
     """Read trades (timestamp, price, volume) from CSV, Parquet, a list of files or a DataFrame.
 
     Options as in :func:`read_bars`; field names are timestamp, price (also ``last``, ``px``)
@@ -86,7 +152,7 @@ def read_trades(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None
     Checked: finite prices, finite volume ``>= 0``, non-decreasing timestamps.
     """
     opts = _Options.make(tz, format, columns, sep, time_format, time_unit, ambiguous,
-                         nonexistent, False, TRADE_FIELDS)
+                         nonexistent, False, TRADE_FIELDS, unterminated)
     if opts.format == "legacy":
         raise ValueError("format='legacy' holds bars, not trades; use read_bars")
     cols, source = _read(path_or_df, opts)

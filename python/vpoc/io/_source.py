@@ -116,6 +116,7 @@ class LineStream(io.RawIOBase):
         self.tail = b""
         self.tail_line = 0
         self.at_eof = False
+        self.error: Optional[BaseException] = None
 
     def readable(self) -> bool:
         return True
@@ -154,7 +155,11 @@ class LineStream(io.RawIOBase):
             self._buf = memoryview(whole)
 
     def readinto(self, b: Any) -> int:
-        self._fill()
+        try:
+            self._fill()
+        except BaseException as e:  # the parser may wrap it (Ctrl-C included): kept to re-raise
+            self.error = e
+            raise
         n = min(len(b), len(self._buf))
         b[:n] = self._buf[:n]
         self._buf = self._buf[n:]

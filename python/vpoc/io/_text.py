@@ -107,15 +107,23 @@ def _parts(source: TextSource, kw: Dict[str, Any], dtype: Any, first_line: int, 
                                  **kw)
         except pd.errors.EmptyDataError:
             return parts, stream
+        except BaseException:
+            if stream.error is not None:
+                raise stream.error from None
+            raise
         while True:
             try:
                 df = next(reader)
             except StopIteration:
                 break
-            except pd.errors.ParserError as e:
-                raise _parser_error(source.name, e, what) from None
-            except ValueError as e:  # a field of a float column is not a number
-                if dtype is str:
+            except BaseException as e:
+                if stream.error is not None:  # Ctrl-C, bad UTF-8, a truncated .gz: as raised
+                    raise stream.error from None
+                if not isinstance(e, (pd.errors.ParserError, ValueError)):
+                    raise
+                if isinstance(e, pd.errors.ParserError):
+                    raise _parser_error(source.name, e, what) from None
+                if dtype is str:  # a field of a float column is not a number
                     raise
                 raise _NotNumeric(str(e)) from None
             n = len(df)
