@@ -84,6 +84,7 @@ def test_23_2_rejected_readings_counted_like_reference(utc_close):
         n = _halt_rows_reference(utc_close["stamp_ns"], "America/Chicago", label)
         assert alt[("America/Chicago", label)] == n > 0.03 * utc_close["rows"]
     assert "rejected tz=America/Chicago" in text
+    assert "first stamp after a pause is mostly 17:01 CT and the last before one 16:00 CT" in text
 
 
 def test_23_2_inspect_then_globex_keeps_every_session_row(utc_close):
@@ -119,6 +120,7 @@ def test_23_2_chicago_open_stamped(tmp_path, fmt):
     assert (r.tz, r.label, r.interval, r.tick_size) == ("America/Chicago", "open", 60.0, 0.25)
     assert r.confidence == "high"
     assert r.cli_args == ["--tz", "America/Chicago", "--label", "open", "--interval", "60"]
+    assert "mostly 17:00 CT and the last before one 15:59 CT" in "\n".join(r.evidence)
     np.testing.assert_array_equal(_opens_via_kwargs(exp["path"], r.read_kwargs), exp["open_ns"])
 
 

@@ -210,9 +210,17 @@ def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> 
             "stop_at_16": int(np.sum(minute[stop] + step_min == _HALT[0])),
             "weekly": int(weekly.size),
             "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & (minute[weekly] == _HALT[1]))),
-            "busiest": busiest,
+            "busiest": busiest, "restart_mode": _mode(minute[restart]),
+            "stop_mode": _mode(minute[stop]),
             "busiest_ok": int(bool(busiest) and busiest[0] == _RTH_OPEN),
             "saturday_rows": int(np.sum(sat)), "invalid": int(np.sum(~valid))}
+
+
+def _mode(minutes: np.ndarray) -> Optional[int]:
+    """The most common minute of day, or None."""
+    if minutes.size == 0:
+        return None
+    return int(np.argmax(np.bincount(minutes, minlength=1440)))
 
 
 def _busiest(minute: np.ndarray, vol: np.ndarray) -> List[int]:
@@ -435,6 +443,13 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                   f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
                   f"stops end at 16:00 CT (the others are early closes or halts); "
                   f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
+        raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
+        if (raw["restart_mode"] is not None and raw["stop_mode"] is not None
+                and sc["halt_rows"] <= 0.01 * sc["rows"]):
+            ev.append(f"as written (read in {best['tz'] or 'their own offsets'}), the first stamp "
+                      f"after a pause is mostly {_hm(raw['restart_mode'])} CT and the last before "
+                      f"one {_hm(raw['stop_mode'])} CT: bars of 17:00-16:00 stamped at their "
+                      f"{'close' if best['label'] == 'close' else 'open'}")
         if sc["busiest"]:
             last = _CASH_CLOSE - step // (60 * _NS)
             names = {_RTH_OPEN: " (the 08:30 CT RTH open)",
