@@ -253,3 +253,14 @@ def test_23_2_repr_and_to_dict(utc_close):
     assert d["tz"] == "UTC" and d["cli_args"] == r.cli_args
     json.dumps(d)
     assert vpoc.io.inspect is inspect
+
+
+@pytest.mark.parametrize("unit", ["s", "ns"])
+def test_23_2_epoch_integers_are_instants(unit):
+    df, data = user_frame("UTC", "close", end="2025-01-10")
+    stamps = data["open_ns"] + 60 * 10**9
+    df["timestamp"] = stamps // (10**9 if unit == "s" else 1)
+    r = inspect(df, time_unit=unit)
+    assert (r.tz, r.label, r.naive, r.confidence) == (None, "close", False, "high")
+    assert r.read_kwargs == {"time_unit": unit, "label": "close", "interval": 60}
+    assert r.cli_args == ["--label", "close", "--interval", "60", "--time-unit", unit]
