@@ -29,15 +29,33 @@ inline std::string bad_price(const char* name, int64_t i, double p, double tick,
 
 // Volumes are summed exactly in 64.64 fixed point (core/fixed.hpp); a session's total, and so
 // every volume, must stay at or below 2**53, where float64 still holds every integer.
+template <class T>
+std::string volume_above_max(const char* name, int64_t i, T v) {
+  return detail::concat(name, "[", i, "]=", v, " is above 2**53 (9007199254740992), the largest volume "
+                        "vpoc sums exactly; scale ", name, " down");
+}
+
 inline std::string bad_volume(const char* name, int64_t i, double v) {
   if (fixed::volume_in_range(v)) return {};
   if (v > 0.0 && v < fixed::kMinVolume)
     return detail::concat(name, "[", i, "]=", v, " is below 2**-32 (2.3e-10), the smallest volume vpoc "
                           "sums without rounding it away (in units of 2**-64); scale ", name, " up");
-  if (v > 9007199254740992.0 && std::isfinite(v))
-    return detail::concat(name, "[", i, "]=", v, " is above 2**53 (9007199254740992), the largest volume "
-                          "vpoc sums exactly; scale ", name, " down");
+  if (v > 9007199254740992.0 && std::isfinite(v)) return volume_above_max(name, i, v);
   return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+}
+
+// An integer volume is judged as the exact integer, before any rounding to float64 (2**53 + 1 would
+// round to 2**53 and pass), and named by its exact value.
+inline std::string bad_volume(const char* name, int64_t i, int64_t v) {
+  if (v >= 0 && v <= (int64_t(1) << 53)) return {};
+  if (v > 0) return volume_above_max(name, i, v);
+  return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+}
+inline std::string bad_volume(const char* name, int64_t i, int32_t v) {
+  return bad_volume(name, i, static_cast<int64_t>(v));
+}
+inline std::string bad_volume(const char* name, int64_t i, float v) {
+  return bad_volume(name, i, static_cast<double>(v));
 }
 
 inline std::string too_wide(const char* what, int64_t i, int64_t max_rows) {
@@ -50,16 +68,19 @@ inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
                         "; use a larger tick_size or ticks_per_row (or raise max_rows)");
 }
 
-// Trade i with price p and volume v (widened to float64).
-inline std::string trade_problem(int64_t i, const Array& price, double p, const Array& volume,
-                                 double v, double tick, int64_t tpr) {
+// Trade i with price p (widened to float64) and volume v (as given: float or integer).
+template <class V>
+std::string trade_problem(int64_t i, const Array& price, double p, const Array& volume, V v, double tick,
+                          int64_t tpr) {
   std::string m = bad_price(price.name, i, p, tick, tpr);
   return m.empty() ? bad_volume(volume.name, i, v) : m;
 }
 
-// Bar i; o is ignored unless bars.has_open. Close and open must lie in [low, high].
-inline std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c,
-                               double o, double v, double tick, int64_t tpr) {
+// Bar i; o is ignored unless bars.has_open. Close and open must lie in [low, high]. v: the volume
+// as given (float or integer).
+template <class V>
+std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c, double o, V v,
+                        double tick, int64_t tpr) {
   for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.high, h}, {&bars.low, l},
                                {&bars.close, c}, {&bars.open, o}}) {
     if (arr == &bars.open && !bars.has_open) continue;

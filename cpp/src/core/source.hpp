@@ -53,6 +53,18 @@ inline InputView view_of(const BarsInput& bars, Distribute distribute) {
 template <class T>
 VPOC_HD double load(const void* p, int64_t k) { return static_cast<double>(static_cast<const T*>(p)[k]); }
 
+// A volume as float64 for validation and binning. An int64 above 2**53 would round to a volume in
+// range (2**53 + 1 -> 2**53) and pass: it reads as 2**54 instead, out of range, so that every check
+// refuses it (the messages read the exact integer again: messages::bad_volume).
+VPOC_HD double volume_value(double x) { return x; }
+VPOC_HD double volume_value(float x) { return static_cast<double>(x); }
+VPOC_HD double volume_value(int32_t x) { return static_cast<double>(x); }
+VPOC_HD double volume_value(int64_t x) {
+  return x > (int64_t(1) << 53) ? 18014398509481984.0 /* 2**54 */ : static_cast<double>(x);
+}
+template <class V>
+VPOC_HD double load_volume(const void* p, int64_t k) { return volume_value(static_cast<const V*>(p)[k]); }
+
 // One input row, loaded: trades use a (price) and v; bars a, b, c, d = high, low, close, open
 // (open = close when absent).
 struct Item {
@@ -70,7 +82,7 @@ struct Source {
   VPOC_HD Item item(int64_t i) const {
     Item it;
     const int64_t k = i - base;
-    it.v = load<V>(in.volume, k);
+    it.v = load_volume<V>(in.volume, k);
     if (!in.bars) {
       it.a = load<P>(in.price, k);
       return it;

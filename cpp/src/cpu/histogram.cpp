@@ -19,13 +19,14 @@ namespace {
 using ladder::kMaxTicks;
 using ladder::TickScale;
 
-// 0 or 2**-32 .. 2**53 (rejects NaN, inf, negatives): fixed::volume_in_range.
+// 0 or 2**-32 .. 2**53 (rejects NaN, inf, negatives): fixed::volume_in_range. Integers are compared
+// exactly: as float64, 2**53 + 1 would be 2**53 and pass.
 template <class V>
 bool valid_volume(V v) {
   if constexpr (std::is_floating_point_v<V>)
     return fixed::volume_in_range(static_cast<double>(v));
   else
-    return v >= V(0) && static_cast<double>(v) <= fixed::kMaxTotal;
+    return v >= V(0) && static_cast<int64_t>(v) <= (int64_t(1) << 53);
 }
 
 // int64 row sums stay exact and cannot overflow while every volume is < 2**31 (a session would
@@ -205,8 +206,8 @@ template <class P, class V>
 void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const Options& opt,
                    const Array& pa, const Array& va, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
-    std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va,
-                                            static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
+    std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va, vol[i], opt.tick_size,
+                                            opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("row", stop, opt.max_rows));
@@ -314,7 +315,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
         const fixed::Split split = v.lo == 0 && n <= kSplitTableMax ? split_whole(v.hi, n) : fixed::Split::make(v, n);
         auto& w = bins.window();
         Fixed* d = w.diff_row(tl);
-        distribute::uniform_diff(tl, th, split, [d, tl](int64_t t, const Fixed& x) { d[t - tl] += x; });
+        distribute::uniform_diff(tl, th, split, [d, tl](int64_t t, const Fixed& u) { d[t - tl] += u; });
         w.mark_diff();
       }
     } else {
@@ -378,8 +379,8 @@ void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, co
                  const BarsInput& in, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
     const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
-    std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o,
-                                          static_cast<double>(vol[i]), opt.tick_size, opt.ticks_per_row);
+    std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o, vol[i], opt.tick_size,
+                                          opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
   f.record(stop, messages::too_wide("bar", stop, opt.max_rows));

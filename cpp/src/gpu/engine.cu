@@ -269,6 +269,8 @@ void Run::upload(int64_t a, int64_t b, int slot) {
 // Reads row `row` of every input back and throws the CPU engine's message for it.
 void Run::fail_at(int64_t row) {
   double vals[5] = {0, 0, 0, 0, 0};
+  const size_t vk = bars_ ? 3 : 1;  // the volume's position in in_.arrays
+  int64_t ivol = 0;                 // an integer volume, exactly (judged before any rounding)
   for (size_t k = 0; k < in_.arrays.size(); ++k) {
     const Array* a = in_.arrays[k];
     const size_t sz = itemsize(a->dtype);
@@ -286,11 +288,17 @@ void Run::fail_at(int64_t row) {
       case DType::i32: { int32_t x; std::memcpy(&x, raw, 4); vals[k] = static_cast<double>(x); break; }
       case DType::i64: { int64_t x; std::memcpy(&x, raw, 8); vals[k] = static_cast<double>(x); break; }
     }
+    if (k == vk && a->dtype == DType::i32) { int32_t x; std::memcpy(&x, raw, 4); ivol = x; }
+    if (k == vk && a->dtype == DType::i64) std::memcpy(&ivol, raw, 8);
   }
-  std::string m = bars_ ? messages::bar_problem(row, *bars_, vals[0], vals[1], vals[2], vals[4], vals[3],
-                                                opt_.tick_size, opt_.ticks_per_row)
-                        : messages::trade_problem(row, *in_.arrays[0], vals[0], *in_.arrays[1], vals[1],
-                                                  opt_.tick_size, opt_.ticks_per_row);
+  const auto problem = [&](auto v) {
+    return bars_ ? messages::bar_problem(row, *bars_, vals[0], vals[1], vals[2], vals[4], v, opt_.tick_size,
+                                         opt_.ticks_per_row)
+                 : messages::trade_problem(row, *in_.arrays[0], vals[0], *in_.arrays[1], v, opt_.tick_size,
+                                           opt_.ticks_per_row);
+  };
+  const DType vt = in_.arrays[vk]->dtype;
+  std::string m = vt == DType::i32 || vt == DType::i64 ? problem(ivol) : problem(vals[vk]);
   if (m.empty()) m = detail::concat("row ", row, " of the input is invalid");
   throw ValueError(m, __FILE__, __LINE__);
 }
