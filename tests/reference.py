@@ -11,16 +11,20 @@ ref_trades(price, volume, offsets=None, *, tick_size, ticks_per_row=1, value_are
 ref_bars(high, low, close, volume, open=None, offsets=None, *, tick_size, ticks_per_row=1,
          distribute="uniform", value_area=0.70, va_method="cbot", poc_tie="center")
 profile_stats(hist, low_row, *, value_area, va_method, poc_tie, total=None)
+exact_session_units(kind, cols, tick_size, ticks_per_row=1, open=None) -> {row: units of 2**-64}
+exact_rows(shares) -> (low_row, float64 rows, total units); units(v); units_to_double(u)
 
 Both ref_* return a dict with per-session numpy arrays ``poc, vah, val`` (float64),
 ``poc_row, vah_row, val_row, low_row, n_rows`` (int64), ``total_volume, va_volume``
 (float64), the ragged histogram ``offsets`` (int64, S+1) / ``volume`` (float64), and
-``fragile`` (bool per session, see profile_stats).
+``fragile`` (bool per session, see profile_stats). The exact_* functions build the rows bit for
+bit as the contract's "Exact sums" says (64.64 fixed point in Python integers).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -348,3 +352,99 @@ def ref_bars(high, low, close, volume, open=None, offsets=None, *, tick_size,
                                             tick_size)
         sessions.append(_bin(tick_to_row(ticks, ticks_per_row), shares))
     return _assemble(sessions, tick_size, ticks_per_row, value_area, va_method, poc_tie)
+
+
+# --------------------------------------------------------------------------------------
+# exact 64.64 rows (contract "Exact sums"), with Python integers
+# --------------------------------------------------------------------------------------
+TWO64 = 2**64
+
+
+def units(v) -> int:
+    """floor(v * 2**64) as an exact integer: the units of 2**-64 of a volume v >= 0 (a float64 or an
+    integer; a float is taken as its exact binary value, Fraction(v))."""
+    if isinstance(v, (int, np.integer)):
+        return int(v) * TWO64
+    return math.floor(Fraction(float(v)) * TWO64)
+
+
+def units_to_double(u: int) -> float:
+    """A row's units as float64: float64(hi) + float64(lo) * 2**-64 (hi: whole part, lo: fraction)."""
+    hi, lo = u >> 64, u & (TWO64 - 1)
+    return float(hi) + float(lo) * 2.0**-64
+
+
+def exact_rows(shares: dict) -> tuple:
+    """{row: units} -> (low_row, float64 rows from the lowest to the highest touched row, total units)."""
+    lo, hi = min(shares), max(shares)
+    rows = np.array([units_to_double(shares.get(r, 0)) for r in range(lo, hi + 1)], dtype=np.float64)
+    return lo, rows, sum(shares.values())
+
+
+def _legacy_units(h, l, c, v, o, tick_size, add):
+    """The legacy weighting of one session in units: level shares floor(v * w_k / sum(w) * 2**64),
+    the heaviest level (the first largest w_k) the rest of the bar's units."""
+    mn = [min(o[j], c[j], l[j]) if o is not None else min(c[j], l[j]) for j in range(len(h))]
+    mx = [max(o[j], c[j], h[j]) if o is not None else max(c[j], h[j]) for j in range(len(h))]
+    base = math.floor(min(mn) / tick_size)
+    K = math.ceil(max(mx) / tick_size) - base
+    levels = [float(base) * tick_size + float(k) * tick_size for k in range(K + 1)]
+    for j in range(len(h)):
+        ks = [k for k in range(K + 1) if mn[j] <= levels[k] <= mx[j]]
+        vj = float(v[j])
+        if not ks:  # no level inside the bar: everything on the close's tick
+            add(int(price_to_tick(np.array([c[j]]), tick_size)[0]), units(v[j]))
+            continue
+        w = [1.0 + 1.0 / (1.0 + abs(levels[k] - float(c[j]))) for k in ks]
+        wsum = 0.0
+        for x in w:
+            wsum += x
+        heavy = max(range(len(ks)), key=lambda i: (w[i], -i))  # the first of the largest weights
+        rest = units(v[j])
+        for i, k in enumerate(ks):
+            if i == heavy:
+                continue
+            u = units(vj * w[i] / wsum)
+            rest -= u
+            add(base + k, u)
+        add(base + ks[heavy], rest)
+
+
+def exact_session_units(kind: str, cols, tick_size: float, ticks_per_row: int = 1, open=None) -> dict:
+    """{row: units} of one session under the contract's 64.64 construction.
+
+    kind: "trades" (cols = price, volume) or a bar distribution "close" / "hlc3" / "uniform" /
+    "legacy" (cols = high, low, close, volume; ``open`` only for "legacy"). "uniform": a bar's V
+    units over its n ticks, q = V // n each and one more on the LOWEST V % n ticks."""
+    ticks: dict = {}
+
+    def add(t, u):
+        ticks[int(t)] = ticks.get(int(t), 0) + int(u)
+
+    if kind == "trades":
+        p, v = cols
+        for t, x in zip(price_to_tick(_f64(p), tick_size), v):
+            add(t, units(x))
+    else:
+        h, l, c, v = (_f64(cols[0]), _f64(cols[1]), _f64(cols[2]), cols[3])
+        if kind == "close":
+            for t, x in zip(price_to_tick(c, tick_size), v):
+                add(t, units(x))
+        elif kind == "hlc3":
+            for t, x in zip(price_to_tick((h + l + c) / 3.0, tick_size), v):
+                add(t, units(x))
+        elif kind == "uniform":
+            for a, b, x in zip(price_to_tick(l, tick_size), price_to_tick(h, tick_size), v):
+                n = int(b - a + 1)
+                q, rem = divmod(units(x), n)
+                for k in range(n):
+                    add(int(a) + k, q + (1 if k < rem else 0))
+        elif kind == "legacy":
+            _legacy_units(h, l, c, v, None if open is None else _f64(open), tick_size, add)
+        else:
+            raise ValueError(kind)
+    rows: dict = {}
+    for t, u in ticks.items():
+        r = int(t) // int(ticks_per_row)  # floor division, also for negative ticks
+        rows[r] = rows.get(r, 0) + u
+    return rows

@@ -9,64 +9,21 @@ float(hi) + float(lo) * 2**-64."""
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vpoc
-from reference import price_to_tick, tick_to_row
 
-TWO64 = 2**64
-
-
-def units(v) -> int:
-    """floor(v * 2**64) as an exact integer (v >= 0, a float64 or an integer)."""
-    return int(Fraction(v) * TWO64) if not isinstance(v, (int, np.integer)) else int(v) * TWO64
-
-
-def to_double(u: int) -> float:
-    hi, lo = u >> 64, u & (TWO64 - 1)
-    return float(hi) + float(lo) * 2.0**-64
-
-
-def ref_rows(shares: dict) -> tuple:
-    """{row: units} -> (low_row, float64 rows from low to high, total units)."""
-    lo, hi = min(shares), max(shares)
-    rows = np.array([to_double(shares.get(r, 0)) for r in range(lo, hi + 1)])
-    return lo, rows, sum(shares.values())
+from reference import exact_rows as ref_rows
+from reference import exact_session_units
+from reference import units_to_double as to_double
 
 
 def ref_session(kind, cols, tick, tpr):
     """Exact per-row units of one session: kind is 'trades' or a bar distribution."""
-    shares: dict = {}
-
-    def add(row, u):
-        shares[row] = shares.get(row, 0) + u
-
-    if kind == "trades":
-        p, v = cols
-        rows = tick_to_row(price_to_tick(p, tick), tpr)
-        for r, x in zip(rows, v):
-            add(int(r), units(x))
-        return shares
-    h, lo_, c, v = cols
-    if kind == "close":
-        for r, x in zip(tick_to_row(price_to_tick(c, tick), tpr), v):
-            add(int(r), units(x))
-    elif kind == "hlc3":
-        for r, x in zip(tick_to_row(price_to_tick((h + lo_ + c) / 3.0, tick), tpr), v):
-            add(int(r), units(x))
-    elif kind == "uniform":
-        tl, th = price_to_tick(lo_, tick), price_to_tick(h, tick)
-        for a, b, x in zip(tl, th, v):
-            n = int(b - a + 1)
-            q, rem = divmod(units(x), n)
-            for k in range(n):
-                add(int(tick_to_row(np.array([a + k]), tpr)[0]), q + (1 if k < rem else 0))
-    return shares
+    return exact_session_units(kind, cols, tick, tpr)
 
 
 def check_against_exact_reference(prof, kind, cols, offsets, tick, tpr):
@@ -121,7 +78,7 @@ def test_integer_volume_totals_are_exact(data, tpr, dist, dtype):
 
 @settings(max_examples=60, deadline=None)
 @given(data=bar_data(integer=True), tpr=st.integers(1, 3),
-       dist=st.sampled_from(["uniform", "close", "hlc3"]), fractional=st.booleans())
+       dist=st.sampled_from(["uniform", "close", "hlc3", "legacy"]), fractional=st.booleans())
 def test_rows_equal_the_exact_integer_reference(data, tpr, dist, fractional):
     tick, high, low, close, vol, offsets = data
     if fractional:
