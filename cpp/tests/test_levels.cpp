@@ -1,0 +1,228 @@
+// cpp/tests/test_levels.cpp — core/levels.hpp (and cpu/levels.cpp's greedy): POC ties, value-area expansion.
+// Contract: hand-computed profiles and reference.hpp's brute force of docs/contract.md "POC" / "Value area".
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/levels.hpp"
+#include "cpu/levels.hpp"
+#include "reference.hpp"
+
+using namespace vpoc;
+
+namespace {
+int64_t poc(const std::vector<double>& v, PocTie tie) {
+  return levels::poc_index(v.data(), static_cast<int64_t>(v.size()), tie);
+}
+
+struct Va {
+  int64_t val, vah;
+  double running;
+};
+Va expand(const std::vector<double>& v, int64_t p, double target, int step) {
+  Va a{};
+  levels::expand(v.data(), static_cast<int64_t>(v.size()), p, target, step, a.val, a.vah, a.running);
+  return a;
+}
+
+cpu::SessionLevels session(const std::vector<double>& v, double value_area, VaMethod m, PocTie tie) {
+  double total = 0;
+  for (double x : v) total += x;
+  Options opt;
+  opt.value_area = value_area;
+  opt.va_method = m;
+  opt.poc_tie = tie;
+  std::vector<int64_t> order;
+  return cpu::session_levels(v.data(), static_cast<int64_t>(v.size()), total, opt, order);
+}
+
+ref::Tie ref_tie(PocTie t) { return t == PocTie::low ? ref::Tie::low : t == PocTie::high ? ref::Tie::high : ref::Tie::center; }
+ref::Va ref_va(VaMethod m) { return m == VaMethod::greedy ? ref::Va::greedy : m == VaMethod::single ? ref::Va::single : ref::Va::cbot; }
+}  // namespace
+
+TEST_CASE("24_5_levels_relative_tie_band_1e_9") {
+  CHECK(levels::tied(1.0, 1.0));
+  CHECK(levels::tied(1.0, 1.0 + 0.9e-9));
+  CHECK(levels::tied(1.0 + 0.9e-9, 1.0));
+  CHECK_FALSE(levels::tied(1.0, 1.0 + 1.1e-9));
+  CHECK_FALSE(levels::tied(1.0 + 1.1e-9, 1.0));
+  CHECK(levels::tied(1e12, 1e12 + 999.0));  // relative, not absolute
+  CHECK_FALSE(levels::tied(1e12, 1e12 + 1001.0));
+  CHECK(levels::tied(0.0, 0.0));
+  CHECK_FALSE(levels::tied(0.0, 1e-300));
+  CHECK(levels::at_max(1e6 - 9e-4, 1e6));
+  CHECK_FALSE(levels::at_max(1e6 - 1.1e-3, 1e6));
+  CHECK(levels::at_max(0.0, 0.0));
+  // reached: at or above the target, or below it by at most 1e-9 of it
+  CHECK(levels::reached(100.0, 100.0));
+  CHECK(levels::reached(100.5, 100.0));
+  CHECK(levels::reached(100.0 - 0.99e-7, 100.0));
+  CHECK_FALSE(levels::reached(100.0 - 1.01e-7, 100.0));
+}
+
+TEST_CASE("24_5_levels_poc_tie_rules_hand_values") {
+  const std::vector<double> a = {5, 1, 5, 1, 5};
+  CHECK(poc(a, PocTie::center) == 2);
+  CHECK(poc(a, PocTie::low) == 0);
+  CHECK(poc(a, PocTie::high) == 4);
+  // rows 0..3, centre 1.5: rows 0 and 1 tie, row 1 is nearer
+  const std::vector<double> b = {5, 5, 0, 0};
+  CHECK(poc(b, PocTie::center) == 1);
+  CHECK(poc(b, PocTie::low) == 0);
+  CHECK(poc(b, PocTie::high) == 1);
+  // rows 1 and 2 equally near the centre 1.5: the lower one
+  const std::vector<double> c = {0, 5, 5, 0};
+  CHECK(poc(c, PocTie::center) == 1);
+  CHECK(poc(c, PocTie::high) == 2);
+  // equally near the centre 2 (rows 0 and 4) with a smaller row between: the lower one
+  const std::vector<double> d = {7, 0, 3, 0, 7};
+  CHECK(poc(d, PocTie::center) == 0);
+  CHECK(poc(d, PocTie::high) == 4);
+  // within 1e-9 relative counts as tied: 'low' takes row 0 although row 1 is larger
+  const std::vector<double> e = {10.0, 10.0 * (1 + 5e-10), 0.0, 0.0};
+  CHECK(poc(e, PocTie::low) == 0);
+  CHECK(poc(e, PocTie::center) == 1);
+  CHECK(poc(e, PocTie::high) == 1);
+  // beyond the band it is not: row 1 for every rule
+  const std::vector<double> f = {10.0, 10.0 * (1 + 2e-9), 0.0, 0.0};
+  CHECK(poc(f, PocTie::low) == 1);
+  CHECK(poc(f, PocTie::center) == 1);
+  // all zero: every row ties
+  const std::vector<double> z = {0, 0, 0, 0, 0, 0};
+  CHECK(poc(z, PocTie::center) == 2);
+  CHECK(poc(z, PocTie::low) == 0);
+  CHECK(poc(z, PocTie::high) == 5);
+  CHECK(poc({3.0}, PocTie::center) == 0);
+}
+
+TEST_CASE("24_5_levels_poc_among_subrange_centre") {
+  // rows 2..7 of v (centre 4.5): tied rows 3 and 6, row 3 is 1.5 away, row 6 1.5 away -> lower (3)
+  const std::vector<double> v = {9, 9, 1, 4, 0, 0, 4, 2, 9, 9};
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, PocTie::center) == 3);
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, PocTie::high) == 6);
+  CHECK(levels::poc_among(v.data(), 3, 7, 4.0, PocTie::center) == 6);  // centre 5: row 6 is 1 away, row 3 is 2
+  CHECK(levels::poc_prefers(5, 3, 2, 7, PocTie::center));
+  CHECK_FALSE(levels::poc_prefers(6, 3, 2, 7, PocTie::center));
+  CHECK(levels::poc_prefers(3, 6, 2, 7, PocTie::center));
+}
+
+TEST_CASE("24_5_levels_value_area_cbot_single_greedy_hand_values") {
+  // total 22, target 15.4, POC row 3
+  const std::vector<double> v = {1, 2, 3, 10, 3, 2, 1};
+  // cbot: U = 3+2 = 5, D = 3+2 = 5 tie -> up (15); U = 1, D = 5 -> down (20)
+  Va a = expand(v, 3, 0.7 * 22, 2);
+  CHECK(a.val == 1);
+  CHECK(a.vah == 5);
+  CHECK(a.running == 20.0);
+  // single: U = 3, D = 3 tie -> up (13); U = 2, D = 3 -> down (16)
+  a = expand(v, 3, 0.7 * 22, 1);
+  CHECK(a.val == 2);
+  CHECK(a.vah == 4);
+  CHECK(a.running == 16.0);
+  // greedy: 10 (row 3), 3 (row 2, lower first), 3 (row 4) -> 16
+  const auto g = session(v, 0.7, VaMethod::greedy, PocTie::center);
+  CHECK(g.poc == 3);
+  CHECK(g.val == 2);
+  CHECK(g.vah == 4);
+  CHECK(g.va_volume == 16.0);
+  // one side exhausted: take the other. POC at the top row
+  const std::vector<double> top = {1, 1, 1, 1, 6};
+  a = expand(top, 4, 0.7 * 10, 2);
+  CHECK(a.val == 2);
+  CHECK(a.vah == 4);
+  CHECK(a.running == 8.0);
+  // greedy need not be contiguous: 9 and 10 at rows 0 and 2
+  const auto h = session({9, 0, 10, 0, 0}, 0.7, VaMethod::greedy, PocTie::center);
+  CHECK(h.val == 0);
+  CHECK(h.vah == 2);
+  CHECK(h.va_volume == 19.0);
+  // greedy with equal volumes takes the lower row first: rows 1 and 3 hold 4, target 0.5 * 12 = 6
+  const auto e = session({0, 4, 4, 4, 0}, 0.5, VaMethod::greedy, PocTie::center);
+  CHECK(e.poc == 2);
+  CHECK(e.val == 1);
+  CHECK(e.vah == 2);
+  // value_area = 1: everything
+  a = expand(v, 3, 1.0 * 22, 2);
+  CHECK(a.val == 0);
+  CHECK(a.vah == 6);
+}
+
+TEST_CASE("24_5_levels_value_area_down_up_tie_band") {
+  // D slightly above U but within 1e-9: a tie, goes up; beyond the band: goes down
+  const double u = 1000.0;
+  std::vector<double> v = {0, u * (1 + 5e-10), 5000, u, 0};
+  Va a = expand(v, 2, 6000.0, 1);
+  CHECK(a.val == 2);
+  CHECK(a.vah == 3);
+  v[1] = u * (1 + 2e-9);
+  a = expand(v, 2, 6000.0, 1);
+  CHECK(a.val == 1);
+  CHECK(a.vah == 2);
+}
+
+TEST_CASE("24_5_levels_value_area_stops_on_exact_target_despite_rounding") {
+  // docs/contract.md: one bar 6000 .. 6002.25 (10 rows) of volume 530 or 531; 7 rows hold exactly
+  // 70%, whatever the float rounding of 0.7 * total and of the running sum.
+  for (double total : {530.0, 531.0}) {
+    const std::vector<double> v(10, total / 10);
+    const auto s = session(v, 0.7, VaMethod::cbot, PocTie::center);
+    CHECK(s.poc == 4);  // rows 4 and 5 equally near the centre 4.5: the lower
+    CHECK(s.vah - s.val + 1 == 7);
+    CHECK(s.val == 2);
+    CHECK(s.vah == 8);
+    const auto g = session(v, 0.7, VaMethod::greedy, PocTie::center);
+    CHECK(g.vah - g.val + 1 == 7);
+    const auto one = session(v, 0.7, VaMethod::single, PocTie::center);
+    CHECK(one.vah - one.val + 1 == 7);
+  }
+}
+
+TEST_CASE("24_5_levels_greedy_order") {
+  const std::vector<double> v = {3, 5, 5, 1, 5};
+  CHECK(levels::greedy_before(v.data(), 1, 0));
+  CHECK(levels::greedy_before(v.data(), 1, 2));
+  CHECK_FALSE(levels::greedy_before(v.data(), 2, 1));
+  CHECK(levels::greedy_before(v.data(), 2, 4));
+  CHECK_FALSE(levels::greedy_before(v.data(), 1, 1));
+}
+
+TEST_CASE("24_5_levels_brute_force_small_profiles") {
+  std::mt19937_64 rng(7);
+  const PocTie ties[] = {PocTie::center, PocTie::low, PocTie::high};
+  const VaMethod methods[] = {VaMethod::cbot, VaMethod::single, VaMethod::greedy};
+  int compared = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const size_t n = 1 + rng() % 12;
+    std::vector<double> v(n);
+    for (double& x : v) {
+      x = static_cast<double>(rng() % 5);  // many exact ties
+      if (trial % 3 == 0) x *= 1.0 + static_cast<double>(rng() % 3) * 4e-10;  // ties within the band
+      if (trial % 7 == 0) x = static_cast<double>(rng() % 1000) / 7.0;
+    }
+    double total = 0;
+    for (double x : v) total += x;
+    const double va = trial % 4 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+    for (PocTie tie : ties) {
+      for (VaMethod m : methods) {
+        const auto want = ref::value_area(v, total, va, ref_va(m), ref_tie(tie));
+        Options opt;
+        opt.value_area = va;
+        opt.va_method = m;
+        opt.poc_tie = tie;
+        std::vector<int64_t> order;
+        const auto got = cpu::session_levels(v.data(), static_cast<int64_t>(n), total, opt, order);
+        ++compared;
+        if (got.poc != want.poc || got.val != want.val || got.vah != want.vah || got.va_volume != want.va_volume) {
+          std::string s;
+          for (double x : v) s += std::to_string(x) + " ";
+          FAIL_CHECK("v = [" << s << "] va " << va << " method " << static_cast<int>(m) << " tie " << static_cast<int>(tie)
+                             << ": got " << got.poc << "/" << got.val << "/" << got.vah << " want " << want.poc << "/"
+                             << want.val << "/" << want.vah);
+        }
+      }
+    }
+  }
+  CHECK(compared == 180000);
+}
