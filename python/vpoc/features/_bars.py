@@ -74,7 +74,7 @@ def _bar_columns(ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarra
     if clock is not None:
         cols["minute_of_day"] = clock.tod / _NS_PER_MINUTE
         first_ts = d.ts[start] if n else np.zeros(0, dtype=np.int64)  # type: ignore[index]
-        cols["minutes_elapsed"] = (d.ts - first_ts) / _NS_PER_MINUTE  # type: ignore[operator]
+        cols["minutes_elapsed"] = _elapsed_minutes(d.ts, first_ts)  # type: ignore[arg-type]
         ib = _ib_mask(clock, offs, d.trade_days, rules)
         ib_hi = _segment_accumulate(np.maximum, np.where(ib, d.high, -np.inf), offs)
         ib_lo = _segment_accumulate(np.minimum, np.where(ib, d.low, np.inf), offs)
@@ -84,6 +84,20 @@ def _bar_columns(ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarra
         cols["ib_low_dist"] = (close - ib_lo) / tick
     return cols
 
+
+
+def _elapsed_minutes(ts: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """(ts - first) / 1 minute, float64; exact where the int64 difference fits (any session
+    shorter than 292 years), else from whole minutes and remainders (never wrapping)."""
+    big = (first < 0) & (ts > np.iinfo(np.int64).max + first)
+    if not big.any():
+        return (ts - first) / _NS_PER_MINUTE
+    out = np.empty(ts.shape[0], dtype=np.float64)
+    ok = ~big
+    out[ok] = (ts[ok] - first[ok]) / _NS_PER_MINUTE
+    (qa, ra), (qb, rb) = np.divmod(ts[big], _NS_PER_MINUTE), np.divmod(first[big], _NS_PER_MINUTE)
+    out[big] = (qa - qb) + (ra - rb) / _NS_PER_MINUTE
+    return out
 
 
 _DOC_BAR = """

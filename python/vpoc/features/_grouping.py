@@ -6,6 +6,7 @@ column, offsets/session_ids, else Globex when timestamps are given (GuessedDefau
 
 from __future__ import annotations
 
+import datetime as _dt
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
@@ -23,8 +24,6 @@ GROUP_COLUMNS: Tuple[str, ...] = ("session_id", "session", "trade_date", "date")
 _DATE_COLUMNS = ("trade_date", "date")
 #: Rule names ``session=`` accepts (the functions of vpoc.sessions that need no further arguments).
 SESSION_RULES: Tuple[str, ...] = ("globex", "rth", "daily")
-# days since 1970-01-01 of the int64 nanosecond range's first and last whole days
-_DAY_LO, _DAY_HI = -106_751, 106_750
 
 
 @dataclass
@@ -40,25 +39,16 @@ class _Grouping:
 
 def _yyyymmdd_days(labels: np.ndarray, what: str) -> np.ndarray:
     """YYYYMMDD integers as days since 1970-01-01 (ValueError naming ``what`` when one is no date)."""
-    lab = np.asarray(labels, dtype=np.int64)
-    y, md = np.divmod(lab, 10000)
-    m, d = np.divmod(md, 100)
-    ok = (y >= 1678) & (y <= 2261) & (m >= 1) & (m <= 12) & (d >= 1) & (d <= 31)
+    lab = np.asarray(labels)
+    if lab.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be YYYYMMDD integers, got dtype {lab.dtype}")
     out = np.zeros(lab.shape[0], dtype=np.int64)
-    if ok.any():
-        s = np.char.add(np.char.add(np.char.zfill(y[ok].astype(str), 4), "-"),
-                        np.char.add(np.char.add(np.char.zfill(m[ok].astype(str), 2), "-"),
-                                    np.char.zfill(d[ok].astype(str), 2)))
+    epoch = _dt.date(1970, 1, 1).toordinal()
+    for i, x in enumerate(lab.tolist()):
         try:
-            out[ok] = np.asarray(s, dtype="datetime64[D]").astype(np.int64)
+            out[i] = _dt.date(x // 10000, x // 100 % 100, x % 100).toordinal() - epoch
         except ValueError:
-            ok[:] = False
-        else:
-            back = np.asarray(out[ok], dtype="datetime64[D]").astype(str)
-            ok[np.flatnonzero(ok)] = back == s  # 20250230 is no date
-    if not ok.all():
-        i = int(np.argmin(ok))
-        raise ValueError(f"{what}[{i}] = {int(lab[i])} is not a date YYYYMMDD in 1678..2261")
+            raise ValueError(f"{what}[{i}] = {x} is not a date YYYYMMDD") from None
     return out
 
 
@@ -136,6 +126,13 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
     if session is not None and explicit:
         raise ValueError(f"{what}: give session= (or sessions=) or offsets= / session_ids=, not both")
     if explicit:
+        if offsets is None and getattr(session_ids, "dtype", None) is not None \
+                and np.dtype(session_ids.dtype).kind == "M":  # dates: dated sessions
+            if len(session_ids) != n:
+                raise ValueError(f"session_ids has length {len(session_ids)} but the data has {n} rows")
+            g = _by_column("session_ids", np.asarray(session_ids), dated=True)
+            g.facts["session_rule"] = "session_ids"
+            return g
         offs, labels = _sessions(offsets, session_ids, n)
         return _Grouping(offs, labels, facts=dict(session_rule="offsets" if offsets is not None
                                                    else "session_ids"))
@@ -205,11 +202,9 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
     return g
 
 
-def _by_column(name: str, values: Any) -> _Grouping:
+def _by_column(name: str, values: Any, dated: bool = False) -> _Grouping:
     offs, firsts = _runs(values, name)
-    days = _date_days(np.asarray(firsts), name) if name in _DATE_COLUMNS else None
-    if days is not None and days.size and (days.min() < _DAY_LO or days.max() > _DAY_HI):
-        raise ValueError(f"column {name!r}: a trade date lies outside 1677-09-22 .. 2262-04-10")
+    days = _date_days(np.asarray(firsts), name) if dated or name in _DATE_COLUMNS else None
     return _Grouping(offs, np.asarray(firsts), trade_days=days, facts=dict(session_rule=f"column {name!r}"))
 
 

@@ -1,7 +1,8 @@
 """The local clock of each bar (time zone offsets, minute of day), the initial balance window and TPO.
 
-Contract: wall-clock times come from the IANA zone rules (DST included) and never wrap; the IB window
-lies on each session's own trade date when the sessions carry dates; TPO periods align to ``rth_start``.
+Contract: wall-clock times come from the IANA zone rules (DST included), exact over the int64 ns range;
+the IB window lies on each session's own trade date when the sessions carry dates; TPO periods align to
+``rth_start``.
 """
 
 from __future__ import annotations
@@ -59,37 +60,27 @@ def _utc_offset_ns(ts: np.ndarray, tz: _dt.tzinfo) -> np.ndarray:
     return np.asarray(value, dtype=np.int64)[k] * 10**9
 
 
-#: Local wall-clock times must lie this far inside the int64 nanosecond range: the IB window of the
-#: day after a bar and the TPO period before it are computed in int64 ns too.
-_CLOCK_MARGIN_NS = 2 * _NS_PER_DAY
-_I64 = np.iinfo(np.int64)
-_LOCAL_LO, _LOCAL_HI = int(_I64.min) + _CLOCK_MARGIN_NS, int(_I64.max) - _CLOCK_MARGIN_NS
-
-
 @dataclass
 class _Clock:
-    local: np.ndarray  # int64 local wall-clock ns since the epoch
-    tod: np.ndarray  # ns since local midnight
+    day: np.ndarray  # int64 local date of each bar open, days since 1970-01-01
+    tod: np.ndarray  # int64 ns since local midnight
     period: np.ndarray  # int64 TPO period number
 
 
 def _clock(ts: np.ndarray, rules: _Rules) -> _Clock:
-    """Local wall-clock time of each bar open in ``rules.tz``, its time of day and TPO period.
+    """Local wall-clock date, time of day and TPO period of each bar open in ``rules.tz``.
 
-    Range-checked, never wrapping: a local time within two days of the int64 nanosecond limits
-    (before 1677-09-23 or after 2262-04-09, local) raises ValueError naming ``timestamp``."""
-    off = _utc_offset_ns(ts, rules.tz)
-    bad = (ts > _LOCAL_HI - off) | (ts < _LOCAL_LO - off)  # ts + off outside [LO, HI], no overflow
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"timestamp[{i}] = {np.datetime64(int(ts[i]), 'ns')} UTC: its local time in {rules.tz} "
-            "is within two days of the int64 nanosecond limits (local times must lie in 1677-09-23 .. "
-            "2262-04-09 for the clock, IB and TPO features)")
-    local = ts + off
-    tod = np.mod(local, _NS_PER_DAY)
-    period = np.floor_divide(local - rules.rth_start_ns, rules.tpo_minutes * _NS_PER_MINUTE)
-    return _Clock(local=local, tod=tod, period=period)
+    Exact over the whole int64 nanosecond range, never wrapping: the local time is never formed
+    as one int64 (2262-04-11 23:00 UTC is 2262-04-12 08:00 in Tokyo, past int64 ns); the UTC
+    time is split into whole days (periods) and a remainder, and the offset added to the
+    remainder."""
+    off = _utc_offset_ns(ts, rules.tz)  # |off| < 1 day
+    q, r = np.divmod(ts, _NS_PER_DAY)
+    d, tod = np.divmod(r + off, _NS_PER_DAY)
+    per_ns = rules.tpo_minutes * _NS_PER_MINUTE  # <= 1 day
+    pq, pr = np.divmod(ts, per_ns)
+    period = pq + np.floor_divide(pr + off - rules.rth_start_ns, per_ns)
+    return _Clock(day=q + d, tod=tod, period=period)
 
 
 def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray],
@@ -102,17 +93,18 @@ def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray
     holiday morning merged into the session (CME books it to the next trade date) is never its
     IB. Without them (offsets, session ids) every bar whose local time of day lies in
     ``[rth_start, rth_start + ib_minutes)`` (modulo a day) counts, whatever its date."""
-    ib_ns = rules.ib_minutes * _NS_PER_MINUTE
-    by_time = np.mod(clock.tod - rules.rth_start_ns, _NS_PER_DAY) < ib_ns
+    ib_ns = rules.ib_minutes * _NS_PER_MINUTE  # <= 1 day
     if trade_days is None:
-        return by_time
+        return np.mod(clock.tod - rules.rth_start_ns, _NS_PER_DAY) < ib_ns
     day = np.asarray(trade_days, dtype=np.int64)
     counts = np.diff(offsets)
     if day.shape != counts.shape:
         raise AssertionError(f"trade_days has shape {day.shape}, expected {counts.shape}")
-    # |day| <= 106_750 (checked when read) and local times are checked: no overflow
-    s_row = np.repeat(day * _NS_PER_DAY + rules.rth_start_ns, counts)
-    return (clock.local >= s_row) & (clock.local < s_row + ib_ns)
+    # local time - (D + rth_start), from the day difference clipped to +-2 (no overflow: a window
+    # of at most a day starting on D holds no bar of a date 2 days away)
+    delta = np.clip(clock.day - np.repeat(day, counts), -2, 2)
+    since = delta * _NS_PER_DAY + clock.tod - rules.rth_start_ns
+    return (since >= 0) & (since < ib_ns)
 
 
 def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
