@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -105,7 +106,8 @@ COMMON = dict(tick_size=TICKS, ticks_per_row=st.sampled_from([1, 1, 1, 1, 2, 7, 
               value_area=st.sampled_from([0.7, 0.7, 0.7, 0.7, 1.0, 1e-9, 0.0]),
               va_method=st.sampled_from(["cbot", "single", "greedy"]),
               poc_tie=st.sampled_from(["center", "low", "high"]),
-              developing=st.booleans())
+              developing=st.booleans(),
+              snap=st.booleans())  # snap=False: off-grid prices raise naming tick_size (most cases are off it)
 
 
 @st.composite
@@ -239,7 +241,11 @@ def run_one(case: dict) -> str:
                   "globex": lambda ts, **kw: vpoc.sessions.globex(ts, calendar=None, **kw),
                   "custom": lambda ts, **kw: vpoc.sessions.custom(ts, "17:00", "16:00", "America/Chicago",
                                                                    **kw)}[rule]
-            sess = fn(args["ts"], time_unit=args["time_unit"])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", vpoc.DroppedRowsWarning)
+                sess = fn(args["ts"], time_unit=args["time_unit"])
+            if any(issubclass(w.category, vpoc.DroppedRowsWarning) for w in caught):
+                assert sess.n_dropped > 0  # the warning counts rows that were left out
         elif api == "trades":
             prof = vpoc.from_trades(args.pop("price"), args.pop("volume"), **args)
         else:

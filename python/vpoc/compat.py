@@ -460,8 +460,11 @@ def _legacy_profiles(o: np.ndarray, h: np.ndarray, l: np.ndarray, c: np.ndarray,
         ok = np.isfinite(mn) & np.isfinite(mx) & (h >= l)
         l, h = np.where(ok, mn, l), np.where(ok, mx, h)
     try:
+        # snap=True: the legacy analyzer took prices off the price_precision grid as they are (a bar
+        # spreads over the grid levels inside its range; no price is moved), so the grid check of
+        # from_bars does not apply; only sub_tick_bars="close" places a close on its nearest level.
         prof = from_bars(h, l, c, v, open=o, offsets=offsets, tick_size=tick, distribute="legacy",
-                         device=device).cpu()
+                         device=device, snap=True).cpu()
     except ValueError as e:
         if source is None:
             raise
