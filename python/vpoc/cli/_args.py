@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any, Dict
 
 from .. import _api
 from .._stream import PROFILE_COLUMNS
+from .._time import interval_ns
 from .._version import __version__
 from ._common import DEFAULT_CHUNK_ROWS, DEFAULT_PROGRESS_MIN_ROWS, OUTPUT_SUFFIXES, SESSION_KINDS
 from ._info import cmd_bench, cmd_demo, cmd_doctor, cmd_info
+from ._inspect import cmd_inspect
 from ._profile import cmd_features, cmd_profile
 
-__all__ = ["build_parser", "parse_size"]
+__all__ = ["add_read_options", "build_parser", "parse_size"]
 
 _SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
                "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
@@ -72,26 +75,100 @@ def _add_device(p: argparse.ArgumentParser) -> None:
                    help="CPU worker threads (default: all cores; results do not depend on it)")
 
 
-def _add_profile_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("inputs", nargs="+", metavar="IN",
-                   help="input files in time order: legacy 'YYYYMMDD HHMMSS;o;h;l;c;v' text, .csv or .parquet")
-    p.add_argument("--out", "-o", default=None, metavar="OUT",
-                   help=f"output file ({', '.join(OUTPUT_SUFFIXES)}); default or '-': CSV on stdout")
+def _columns_arg(text: str) -> Dict[str, Any]:
+    """``--columns timestamp=Date+Time,close=Last,...`` -> ``{"timestamp": ("Date", "Time"), ...}``."""
+    out: Dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in str(text).split(","))):
+        name, eq, col = item.partition("=")
+        name, col = name.strip(), col.strip()
+        if not eq or not name or not col:
+            raise argparse.ArgumentTypeError(
+                f"expected name=column pairs such as timestamp=Date+Time,close=Last, got {item!r}")
+        if name in out:
+            raise argparse.ArgumentTypeError(f"{name} is given twice in {text!r}")
+        parts = [c.strip() for c in col.split("+")]
+        if len(parts) > 1 and (name != "timestamp" or len(parts) != 2 or not all(parts)):
+            raise argparse.ArgumentTypeError(
+                f"only timestamp may join two columns (timestamp=Date+Time), got {item!r}")
+        out[name] = tuple(parts) if len(parts) == 2 else col
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected name=column pairs, got {text!r}")
+    return out
+
+
+def _interval_arg(text: str) -> Any:
+    """Seconds (``60``) or a duration (``1min``, ``60s``), checked by vpoc._time.interval_ns."""
+    try:
+        value: Any = float(text) if re.fullmatch(r"\s*\d+(\.\d*)?\s*", text) else text
+        interval_ns(value, "--interval")
+    except (ValueError, TypeError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return value
+
+
+def add_read_options(p: argparse.ArgumentParser, *, many: bool = True) -> None:
+    """The flags of vpoc.io.read_bars / read_trades / read_contracts (shared with ``inspect``)."""
+    if many:
+        p.add_argument("inputs", nargs="+", metavar="IN",
+                       help="input files in time order (or one file per contract with --roll): legacy "
+                            "'YYYYMMDD HHMMSS;o;h;l;c;v' text, .csv or .parquet")
+    else:
+        p.add_argument("inputs", nargs=1, metavar="IN", help="the file to inspect")
     p.add_argument("--kind", choices=("bars", "trades"), default="bars",
                    help="inputs are OHLCV bars (default) or trades (timestamp, price, volume)")
-    p.add_argument("--format", default=None, help="input format when the file name does not say "
-                   "(legacy, csv, parquet; passed to vpoc.io)")
-    p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps, e.g. America/Chicago")
+    p.add_argument("--format", default=None, choices=("legacy", "csv", "parquet"),
+                   help="input format when the file name does not say")
+    p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps in the file, "
+                   "e.g. UTC or America/Chicago (vpoc inspect FILE tells which)")
     p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,
                    help="unit of integer epoch timestamps in the input (UTC); required for them")
+    p.add_argument("--time-format", default=None, metavar="FMT",
+                   help="strftime format of text timestamps, e.g. '%%d/%%m/%%Y %%H:%%M' (default: ISO "
+                        "8601, or YYYYMMDD HHMMSS)")
+    p.add_argument("--columns", type=_columns_arg, default=None, metavar="NAME=COL,...",
+                   help="the file's column for each field (timestamp, open, high, low, close, volume; "
+                        "price for trades), e.g. timestamp=Date+Time,close=Last,volume=Vol")
+    p.add_argument("--sep", default=None, help="CSV separator (default: sniffed among , ; tab |)")
+    p.add_argument("--ambiguous", choices=("raise", "infer", "earliest", "latest"), default=None,
+                   help="local times repeated when DST ends (default raise)")
+    p.add_argument("--nonexistent", choices=("raise", "shift_forward", "shift_backward"), default=None,
+                   help="local times skipped when DST starts (default raise)")
+    p.add_argument("--label", choices=("open", "close"), default=None,
+                   help="bars are stamped at their open (default) or their close; close stamps become "
+                        "open stamps (minus --interval)")
+    p.add_argument("--interval", type=_interval_arg, default=None, metavar="DURATION",
+                   help="bar length, e.g. 60 (seconds) or 1min (default: the most common spacing)")
+    p.add_argument("--roll", choices=("volume", "calendar"), default=None,
+                   help="the inputs are one file per contract: join them into one series, rolling on "
+                        "volume or on the calendar (vpoc.io.read_contracts)")
+    p.add_argument("--adjust", choices=("none", "spread", "ratio"), default=None,
+                   help="price adjustment at rolls with --roll (default none)")
+
+
+def _add_profile_options(p: argparse.ArgumentParser) -> None:
+    add_read_options(p)
+    p.add_argument("--out", "-o", default=None, metavar="OUT",
+                   help=f"output file ({', '.join(OUTPUT_SUFFIXES)}); default or '-': CSV on stdout")
     p.add_argument("--tick-size", type=float, required=True, help="price tick, e.g. 0.25 for ES")
     p.add_argument("--ticks-per-row", type=_positive_int, default=1, help="ticks per profile row (default 1)")
+    p.add_argument("--snap", action="store_true",
+                   help="round prices that are off the --tick-size grid to the nearest tick")
     p.add_argument("--session", choices=SESSION_KINDS, default="globex",
                    help="globex: CME 17:00-16:00 Chicago, labelled by trading date (default); rth: "
                         "--rth-start..--rth-end only; daily: calendar days in --session-tz")
-    p.add_argument("--session-tz", default="America/Chicago", help="time zone of rth/daily sessions")
+    p.add_argument("--session-tz", default=None,
+                   help="time zone of --rth-start/--rth-end and of daily sessions (default "
+                        "America/Chicago, the exchange's); not the file's zone, which is --tz")
     p.add_argument("--rth-start", default="08:30", help="regular session start (default 08:30)")
     p.add_argument("--rth-end", default="15:15", help="regular session end (default 15:15)")
+    p.add_argument("--calendar", default=None, metavar="NAME",
+                   help="pandas_market_calendars calendar of globex/rth sessions (default CME_Equity), "
+                        "or none: the clock alone, no holidays")
+    p.add_argument("--holidays", choices=("merge", "own"), default=None,
+                   help="merge (default): a holiday's trading is booked to the next trade date, as CME "
+                        "does; own: one session per calendar trading day")
+    p.add_argument("--strict", action="store_true",
+                   help="rows outside every session are an error (exit 2) instead of a warning")
     p.add_argument("--distribute", choices=("uniform", "close", "hlc3", "legacy"), default="uniform",
                    help="how a bar's volume goes on the ladder (default uniform over its ticks)")
     p.add_argument("--va", choices=("cbot", "single", "greedy"), default="cbot",
@@ -123,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
                           description="One row per session: " + ", ".join(PROFILE_COLUMNS) + ".")
     _add_profile_options(prof)
     prof.set_defaults(run=cmd_profile)
+
+    insp = sub.add_parser("inspect", help="what a file's timestamps, bars and prices look like, and the "
+                          "flags to read it with (vpoc.io.inspect)",
+                          description="Prints vpoc.io.inspect(FILE) (time zone, bar open/close stamps, "
+                          "interval, tick size, with the evidence) and the vpoc profile command line to use.")
+    add_read_options(insp, many=False)
+    insp.set_defaults(run=cmd_inspect)
 
     feat = sub.add_parser("features", help="per-session feature table (vpoc.session_features)")
     _add_profile_options(feat)

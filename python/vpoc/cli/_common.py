@@ -6,13 +6,14 @@ errors, 130 on Ctrl-C; each error is one ``vpoc: error: ...`` line on stderr.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_PROGRESS_MIN_ROWS", "EXIT_INTERRUPTED", "EXIT_OK",
-           "EXIT_RUNTIME", "EXIT_USAGE", "OUTPUT_SUFFIXES", "SESSION_KINDS", "UsageError",
-           "error", "fmt_ts"]
+           "EXIT_RUNTIME", "EXIT_USAGE", "FLAGS", "OUTPUT_SUFFIXES", "SESSION_KINDS", "UsageError",
+           "error", "fmt_ts", "to_flags"]
 
 #: Exit codes (argparse's convention for usage errors).
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -35,3 +36,54 @@ def fmt_ts(ns: int) -> str:
 def error(msg: str) -> None:
     """One ``vpoc: error: ...`` line on stderr (whitespace collapsed)."""
     print(f"vpoc: error: {' '.join(str(msg).split())}", file=sys.stderr)
+
+
+#: The library's keyword arguments and the ``vpoc`` flags that set them.
+FLAGS = {
+    "tick_size": "--tick-size", "ticks_per_row": "--ticks-per-row", "value_area": "--value-area",
+    "va_method": "--va", "poc_tie": "--poc-tie", "max_rows": "--max-rows", "device": "--device",
+    "memory_budget": "--memory-budget", "threads": "--threads", "distribute": "--distribute",
+    "tz": "--tz", "format": "--format", "time_unit": "--time-unit", "time_format": "--time-format",
+    "columns": "--columns", "sep": "--sep", "ambiguous": "--ambiguous",
+    "nonexistent": "--nonexistent", "label": "--label", "interval": "--interval",
+    "calendar": "--calendar", "holidays": "--holidays", "roll": "--roll", "adjust": "--adjust",
+    "snap": "--snap",
+}
+_VALUE = r"""(?:\{[^{}]*\}|'[^']*'|"[^"]*"|None|True|False|[\w.:+-]+)"""
+_KW_RE = re.compile(r"(?<![\w.-])(?:(pass |use |or )?(on_outside|outside)=|(" + "|".join(FLAGS) + r")=)(" + _VALUE + r")?")
+_PAIR_RE = re.compile(r"""['"]?(\w+)['"]?\s*:\s*(\([^)]*\)|'[^']*'|"[^"]*"|[^,}]+)""")
+
+
+def _flag_value(name: str, value: str) -> str:
+    if name == "columns" and value.startswith("{"):
+        pairs = []
+        for key, col in _PAIR_RE.findall(value):
+            col = col.strip()
+            if col.startswith("("):
+                col = "+".join(c.strip().strip("'\"") for c in col[1:-1].split(",") if c.strip())
+            pairs.append(f"{key}={col.strip(chr(39) + chr(34))}")
+        return ",".join(pairs) or "NAME=COLUMN"
+    value = value.strip("'\"")
+    if value == "None":
+        return "none"
+    return value
+
+
+def to_flags(message: str) -> str:
+    """The library's ``name=value`` hints in ``message`` spelled as the ``vpoc`` flags that exist:
+    ``pass columns={'timestamp': name}`` -> ``pass --columns timestamp=name``, ``time_unit='s'`` ->
+    ``--time-unit s``, ``outside='drop'`` / ``on_outside=`` -> ``--strict`` (left out or given)."""
+    def sub(m: "re.Match[str]") -> str:
+        value = m.group(4)
+        if m.group(2):  # the session rule's outside= / on_outside=
+            if value is None or value.strip("'\"") == "raise":
+                return f"{m.group(1) or ''}--strict"
+            return "leave out --strict"
+        name = m.group(3)
+        if name == "snap" and (value or "True") == "True":
+            return "--snap"
+        flag = FLAGS[name]
+        if value is None:
+            return flag
+        return f"{flag} {_flag_value(name, value)}"
+    return _KW_RE.sub(sub, str(message))

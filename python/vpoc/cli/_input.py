@@ -8,17 +8,18 @@ how the data is split into files. Input problems raise :class:`UsageError` namin
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._common import UsageError, fmt_ts
+from ._common import UsageError, fmt_ts, to_flags
 
-__all__ = ["Chunk", "Rows", "check_inputs", "chunks", "locate", "read_file", "session_fn",
-           "split_sessions"]
+__all__ = ["EXCHANGE_TZ", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
+           "read_file", "read_kwargs", "session_fn", "session_kwargs", "session_tz", "split_sessions"]
 
 
 
@@ -72,18 +73,47 @@ class Chunk:
     n_input: int  # input rows (before session filtering) this chunk accounts for, for progress
 
 
-def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
-    from .. import io as vio  # lazily: vpoc.io needs pandas / pyarrow
+@dataclass
+class Tally:
+    """Rows and volume read and kept by the session rule, and the library's warnings (for the
+    stderr summary line and ``--strict``)."""
 
-    reader = vio.read_trades if args.kind == "trades" else vio.read_bars
-    try:
-        data = reader(path, tz=args.tz, format=args.format, time_unit=args.time_unit)
-    except (OSError, ValueError, TypeError, KeyError) as e:
-        detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip() or type(e).__name__
-        detail = re.sub(r"time_unit=('\w+')?", lambda m: "--time-unit" + (
-            " " + m.group(1).strip("'") if m.group(1) else ""), detail)  # the library's words, as flags
-        raise UsageError(detail if path in detail else f"{path}: {detail}") from e
-    fields = _TRADE_FIELDS if args.kind == "trades" else _BAR_FIELDS
+    rows_in: int = 0
+    rows_kept: int = 0
+    volume_in: float = 0.0
+    volume_kept: float = 0.0
+    by_cause: Dict[str, int] = field(default_factory=dict)  # Sessions.dropped_by_cause, summed
+
+    @property
+    def rows_dropped(self) -> int:
+        return self.rows_in - self.rows_kept
+
+    @property
+    def volume_dropped(self) -> float:
+        return self.volume_in - self.volume_kept
+
+
+def read_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keyword arguments of vpoc.io.read_bars / read_trades the flags ask for (flags left at
+    their default are not passed, so the reader's own defaults apply)."""
+    kw: Dict[str, Any] = dict(tz=args.tz, format=args.format, time_unit=args.time_unit)
+    for name in ("time_format", "columns", "sep", "ambiguous", "nonexistent", "label", "interval"):
+        value = getattr(args, name, None)
+        if value is not None:
+            kw[name] = value
+    if args.kind == "trades" and ("label" in kw or "interval" in kw):
+        raise UsageError("--label / --interval describe bars; trades (--kind trades) are instants")
+    return kw
+
+
+def _reader_error(e: BaseException, where: str) -> UsageError:
+    detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip() or type(e).__name__
+    detail = to_flags(detail)  # the library's words, as flags
+    return UsageError(detail if where in detail else f"{where}: {detail}")
+
+
+def _rows(data: Any, index: int, kind: str) -> Rows:
+    fields = _TRADE_FIELDS if kind == "trades" else _BAR_FIELDS
     ts = np.asarray(data.timestamp)
     ts = np.ascontiguousarray(ts.astype("datetime64[ns]").view(np.int64) if ts.dtype.kind == "M"
                               else ts.astype(np.int64, copy=False))
@@ -91,23 +121,145 @@ def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
     return Rows(ts, values, np.full(ts.shape[0], index, dtype=np.int32))
 
 
-def session_fn(args: argparse.Namespace) -> Callable[[np.ndarray], Any]:
+def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
+    from .. import io as vio  # lazily: vpoc.io needs pandas / pyarrow
+
+    reader = vio.read_trades if args.kind == "trades" else vio.read_bars
+    try:
+        data = reader(path, **read_kwargs(args))
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise _reader_error(e, path) from e
+    return _rows(data, index, args.kind)
+
+
+def read_contracts(paths: Sequence[str], args: argparse.Namespace) -> Rows:
+    """One continuous series from one file per contract (vpoc.io.read_contracts, --roll/--adjust)."""
+    from .. import io as vio
+
+    if args.kind == "trades":
+        raise UsageError("--roll joins bar files; trades (--kind trades) are not supported")
+    fn = getattr(vio, "read_contracts", None)
+    if fn is None:
+        raise UsageError("--roll needs vpoc.io.read_contracts, which this vpoc does not have")
+    try:
+        data = fn(list(paths), roll=args.roll or "volume", adjust=args.adjust or "none",
+                  **read_kwargs(args))
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise _reader_error(e, ", ".join(paths)) from e
+    return _rows(data, 0, args.kind)
+
+
+EXCHANGE_TZ = "America/Chicago"
+
+
+def session_tz(args: argparse.Namespace) -> str:
+    return args.session_tz or EXCHANGE_TZ
+
+
+#: CME equity-index regular trading hours, exchange time (GUIDE section 1): the window a
+#: ``--session rth`` given in another zone must stay inside.
+_EXCHANGE_RTH = ("08:30", "15:15")
+
+
+def check_session_tz(args: argparse.Namespace) -> None:
+    """Refuse ``--session rth`` whose ``--session-tz`` puts the window outside the exchange's regular
+    hours (08:30-15:15 America/Chicago) on a winter or a summer day: ``--session-tz UTC`` on a UTC
+    file is the usual mix-up with ``--tz`` (RTH would be the European morning)."""
+    if args.session != "rth" or args.session_tz is None:
+        return
+    import datetime as dt
+
+    from .._time import zone
+
+    try:
+        here, ex = zone(args.session_tz), zone(EXCHANGE_TZ)
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"--session-tz: {e}") from e
+    if str(here) == EXCHANGE_TZ:
+        return
+
+    def minutes(hhmm: str) -> int:
+        h, m = (int(x) for x in str(hhmm).split(":")[:2])
+        return h * 60 + m
+
+    try:
+        start, end = minutes(args.rth_start), minutes(args.rth_end)
+    except ValueError:
+        return  # the session rule reports a malformed time itself
+    lo, hi = (minutes(x) for x in _EXCHANGE_RTH)
+    for day in (dt.date(2025, 1, 15), dt.date(2025, 7, 15)):
+        def there(m: int) -> dt.datetime:
+            local = dt.datetime.combine(day, dt.time()) + dt.timedelta(minutes=m)
+            return local.replace(tzinfo=here).astimezone(ex)
+        a, b = there(start), there(end)
+        a_min = (a.date() - day).days * 1440 + a.hour * 60 + a.minute
+        b_min = (b.date() - day).days * 1440 + b.hour * 60 + b.minute
+        if a_min < lo or b_min > hi:
+            raise UsageError(
+                f"--session rth --session-tz {args.session_tz} puts RTH at {args.rth_start}-{args.rth_end} "
+                f"{args.session_tz} = {a:%H:%M}-{b:%H:%M} {EXCHANGE_TZ} (on {day}), outside the exchange's "
+                f"regular hours {_EXCHANGE_RTH[0]}-{_EXCHANGE_RTH[1]} {EXCHANGE_TZ}. --session-tz is the "
+                f"zone of --rth-start/--rth-end, not of the file (that is --tz): leave it out for CME RTH, "
+                f"or give --rth-start/--rth-end in {EXCHANGE_TZ} time")
+
+
+def session_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keyword arguments of the vpoc.sessions rule the flags ask for."""
+    from .. import sessions as vs
+
+    fn = getattr(vs, args.session)
+    params = inspect.signature(fn).parameters
+    kw: Dict[str, Any] = {}
+    if args.session in ("globex", "rth"):
+        if args.calendar is not None:  # a name, or "none": the clock alone
+            kw["calendar"] = None if args.calendar.lower() == "none" else args.calendar
+        if args.holidays is not None:
+            hp = params.get("holidays")
+            words = hp is not None and isinstance(hp.default, str)  # holidays="merge"|"own"
+            kw["holidays"] = args.holidays if words else args.holidays == "merge"
+    if args.session == "rth":
+        kw.update(start=args.rth_start, end=args.rth_end, tz=session_tz(args))
+    elif args.session == "daily":
+        kw["tz"] = session_tz(args)
+    if args.strict:
+        kw["on_outside" if "on_outside" in params else "outside"] = "raise"
+    return kw
+
+
+def session_fn(args: argparse.Namespace) -> Callable[..., Any]:
+    """``f(ts, volume=None) -> Sessions`` with the flags' options (``volume`` lets the rule name
+    the share of volume it leaves out)."""
     from .. import sessions as vs  # lazily: needs the calendar packages
 
-    if args.session == "globex":
-        return vs.globex
-    if args.session == "rth":
-        return lambda ts: vs.rth(ts, start=args.rth_start, end=args.rth_end, tz=args.session_tz)
-    return lambda ts: vs.daily(ts, tz=args.session_tz)
+    fn = getattr(vs, args.session)
+    kw = session_kwargs(args)
+    takes_volume = "volume" in inspect.signature(fn).parameters
+
+    def call(ts: np.ndarray, volume: Optional[np.ndarray] = None) -> Any:
+        if takes_volume and volume is not None:
+            return fn(ts, volume=volume, **kw)
+        return fn(ts, **kw)
+    return call
 
 
-def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any]) -> Tuple[Rows, np.ndarray, np.ndarray]:
-    """The rows kept by the session rule, CSR offsets of its non-empty sessions, their labels."""
+def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any],
+                   tally: Optional[Tally] = None) -> Tuple[Rows, np.ndarray, np.ndarray]:
+    """The rows kept by the session rule, CSR offsets of its non-empty sessions, their labels;
+    ``tally`` counts the rows and volume that came in and were kept."""
     try:
-        sess = fn(rows.timestamp)
+        sess = fn(rows.timestamp, rows.values.get("volume"))
     except (ValueError, TypeError) as e:
-        raise UsageError(f"sessions: {e}") from e
+        raise UsageError(to_flags(f"sessions: {e}")) from e
     kept = rows.take(None if sess.index is None else np.asarray(sess.index, dtype=np.int64))
+    if tally is not None:
+        vol = rows.values.get("volume")
+        tally.rows_in += len(rows)
+        tally.rows_kept += len(kept)
+        for cause, n in (getattr(sess, "dropped_by_cause", None) or {}).items():
+            tally.by_cause[cause] = tally.by_cause.get(cause, 0) + int(n)
+        if vol is not None:
+            tally.volume_in += float(np.sum(vol, dtype=np.float64))
+            tally.volume_kept += float(np.sum(kept.values["volume"], dtype=np.float64))
     offsets = np.asarray(sess.offsets, dtype=np.int64)
     labels = np.asarray(sess.labels)
     nonempty = np.diff(offsets) > 0
@@ -118,25 +270,37 @@ def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any]) -> Tuple[Rows, n
 
 
 def chunks(paths: Sequence[str], args: argparse.Namespace,
-            on_read: Callable[[int, int], None]) -> Iterator[Chunk]:
+           on_read: Callable[[int, int], None], tally: Optional[Tally] = None) -> Iterator[Chunk]:
     """Whole sessions, file by file, in groups of about ``args.chunk_rows`` rows.
 
     The last session read so far is held back until the next file shows whether it continues;
-    ``on_read(file_index, rows)`` is called after each file is read.
+    ``on_read(file_index, rows)`` is called after each file is read. With ``--roll`` the files
+    are one per contract and are read together (vpoc.io.read_contracts). Rows carried from one
+    file to the next were kept before: ``tally`` counts each input row once.
     """
     fn = session_fn(args)
     carry: Optional[Rows] = None
     prev_end: Optional[int] = None
-    for fi, path in enumerate(paths):
-        data = read_file(path, fi, args)
-        on_read(fi, len(data))
+    contracts = args.roll is not None or args.adjust is not None
+    for fi, path in enumerate(paths[:1] if contracts else paths):
+        data = read_contracts(paths, args) if contracts else read_file(path, fi, args)
+        on_read(len(paths) - 1 if contracts else fi, len(data))
         if len(data) and prev_end is not None and data.timestamp[0] < prev_end:
             raise UsageError(f"{path} starts at {fmt_ts(data.timestamp[0])}, before the end of "
-                             f"{paths[fi - 1]} ({fmt_ts(prev_end)}); give the inputs in time order")
+                             f"{paths[fi - 1]} ({fmt_ts(prev_end)}); give the inputs in time order "
+                             "(or, for one file per contract, --roll volume)")
         if len(data):
             prev_end = int(data.timestamp[-1])
-        rows, offsets, labels = split_sessions(Rows.concat(carry, data), fn)
-        last = fi == len(paths) - 1
+        carried = 0 if carry is None else len(carry)
+        if tally is not None and carried:  # carried rows were counted when they came in
+            tally.rows_in -= carried
+            tally.rows_kept -= carried
+            if "volume" in carry.values:
+                v = float(np.sum(carry.values["volume"], dtype=np.float64))
+                tally.volume_in -= v
+                tally.volume_kept -= v
+        rows, offsets, labels = split_sessions(Rows.concat(carry, data), fn, tally)
+        last = contracts or fi == len(paths) - 1
         S = labels.shape[0]
         done = S if last else max(S - 1, 0)  # the last session may continue in the next file
         carry = None if last or S == 0 else rows.slice(int(offsets[done]), len(rows))

@@ -19,9 +19,10 @@ from .. import _api
 from .._files import atomic_write
 from .._optional import require
 from .._stream import empty_profile_table, profile_table
-from ._common import EXIT_OK, OUTPUT_SUFFIXES, UsageError
-from ._input import Chunk, Rows, check_inputs, chunks, locate, session_fn
-from ._progress import Progress
+from ._common import EXIT_OK, FLAGS, OUTPUT_SUFFIXES, UsageError, to_flags
+from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, locate, read_kwargs,
+                     session_fn, session_tz)
+from ._progress import Progress, Reporter
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -59,20 +60,23 @@ def _write(df: "pd.DataFrame", out: Optional[str]) -> None:
 
 
 def _engine_options(args: argparse.Namespace) -> Dict[str, Any]:
-    return dict(tick_size=args.tick_size, ticks_per_row=args.ticks_per_row,
+    opts = dict(tick_size=args.tick_size, ticks_per_row=args.ticks_per_row,
                 value_area=args.value_area, va_method=args.va, poc_tie=args.poc_tie,
                 device=args.device, threads=args.threads, max_rows=args.max_rows,
                 memory_budget=args.memory_budget)
+    if args.snap:
+        opts["snap"] = True
+    return opts
 
 
-_FLAGS = {"tick_size": "--tick-size", "ticks_per_row": "--ticks-per-row", "value_area": "--value-area",
-          "va_method": "--va", "poc_tie": "--poc-tie", "max_rows": "--max-rows", "device": "--device",
-          "memory_budget": "--memory-budget", "threads": "--threads", "distribute": "--distribute"}
-_FLAG_RE = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
+_ENGINE = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "max_rows", "device",
+           "memory_budget", "threads", "distribute", "snap")
+_ENGINE_WORDS = re.compile(r"\b(" + "|".join(_ENGINE) + r")\b")
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """The engine's checks of the options, on no data, before any file is read."""
+    """The engine's and the session rule's checks of the options, on no data, before any file
+    is read."""
     empty = np.zeros(0)
     try:
         if args.kind == "trades":
@@ -80,11 +84,14 @@ def _check_options(args: argparse.Namespace) -> None:
         else:
             _api.from_bars(empty, empty, empty, empty, distribute=args.distribute, **_engine_options(args))
     except (ValueError, TypeError) as e:
-        raise UsageError(_FLAG_RE.sub(lambda m: _FLAGS[m.group(1)], str(e))) from e
+        msg = to_flags(str(e))
+        raise UsageError(_ENGINE_WORDS.sub(lambda m: FLAGS[m.group(1)], msg)) from e
+    read_kwargs(args)
+    check_session_tz(args)
     try:
         session_fn(args)(np.zeros(0, dtype=np.int64))
     except (ValueError, TypeError) as e:
-        raise UsageError(f"--session {args.session}: {e}") from e
+        raise UsageError(to_flags(f"--session {args.session}: {e}")) from e
 
 
 def _profile_chunk(chunk: Chunk, args: argparse.Namespace) -> Any:
@@ -103,9 +110,9 @@ def _require_packages(args: argparse.Namespace, command: str) -> None:
     """The optional packages ``command`` needs with these options, checked before any work: a
     missing one is one error line naming the extra (exit 1), not a failure halfway through."""
     require("pandas", f"vpoc {command}", "cli")
-    if args.session in ("globex", "rth"):  # their trading calendar
+    if args.session in ("globex", "rth") and (args.calendar or "").lower() != "none":  # calendars
         require("pandas_market_calendars", f"vpoc {command} --session {args.session}", "cli",
-                alternative="or use --session daily")
+                alternative="or use --calendar none (no holidays) or --session daily")
     parquet = (".parquet", ".pq")
     for path in [*args.inputs, args.out or ""]:
         if path.lower().endswith(parquet):
@@ -120,25 +127,33 @@ def cmd_profile(args: argparse.Namespace) -> int:
     import pandas as pd
     progress = Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc profile")
     tables: List["pd.DataFrame"] = []
-    try:
-        for chunk in chunks(args.inputs, args, progress.on_read):
-            if chunk.labels.shape[0]:
-                try:
-                    prof = _profile_chunk(chunk, args)
-                except (ValueError, TypeError) as e:
-                    raise UsageError(locate(e, chunk, args.inputs)) from e
-                tables.append(profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp))
-            progress.update(chunk.n_input)
-    finally:
-        progress.close()
-    df = pd.concat(tables, ignore_index=True) if tables else empty_profile_table()
-    _write(df, args.out)
+    tally = Tally()
+    with Reporter("profile", args) as report:
+        try:
+            for chunk in chunks(args.inputs, args, progress.on_read, tally):
+                if chunk.labels.shape[0]:
+                    try:
+                        prof = _profile_chunk(chunk, args)
+                    except (ValueError, TypeError) as e:
+                        raise UsageError(to_flags(locate(e, chunk, _names(args)))) from e
+                    tables.append(profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp))
+                progress.update(len(chunk.rows), tally)
+        finally:
+            progress.close()
+        report.check(tally)
+        df = pd.concat(tables, ignore_index=True) if tables else empty_profile_table()
+        _write(df, args.out)
     return EXIT_OK
 
 
-def cmd_features(args: argparse.Namespace) -> int:
-    from ..features import session_features
+def _names(args: argparse.Namespace) -> List[str]:
+    """Input names for messages (one name for the joined contract files of --roll)."""
+    if args.roll is not None or args.adjust is not None:
+        return [", ".join(args.inputs)]
+    return list(args.inputs)
 
+
+def cmd_features(args: argparse.Namespace) -> int:
     if args.kind != "bars":
         raise UsageError("vpoc features needs bars (--kind bars)")
     check_inputs(args.inputs)
@@ -147,12 +162,22 @@ def cmd_features(args: argparse.Namespace) -> int:
     _check_options(args)
     progress = Progress(args.progress, args.inputs, args.progress_min_rows, "vpoc features")
     parts: List[Chunk] = []
-    try:
-        for chunk in chunks(args.inputs, args, progress.on_read):
-            parts.append(chunk)
-            progress.update(chunk.n_input)
-    finally:
-        progress.close()
+    tally = Tally()
+    with Reporter("features", args) as report:
+        try:
+            for chunk in chunks(args.inputs, args, progress.on_read, tally):
+                parts.append(chunk)
+                progress.update(len(chunk.rows), tally)
+        finally:
+            progress.close()
+        report.check(tally)
+        _features(parts, args)
+    return EXIT_OK
+
+
+def _features(parts: List[Chunk], args: argparse.Namespace) -> None:
+    from ..features import session_features
+
     parts = [c for c in parts if c.labels.shape[0]]
     if not parts:
         raise UsageError(f"no sessions in {', '.join(args.inputs)} (session rule {args.session!r})")
@@ -169,12 +194,11 @@ def cmd_features(args: argparse.Namespace) -> int:
                                  timestamp=rows.timestamp, offsets=offs, tick_size=args.tick_size,
                                  ticks_per_row=args.ticks_per_row, distribute=args.distribute,
                                  value_area=args.value_area, va_method=args.va,
-                                 poc_tie=args.poc_tie, tz=args.session_tz, rth_start=args.rth_start,
+                                 poc_tie=args.poc_tie, tz=session_tz(args), rth_start=args.rth_start,
                                  device=args.device, threads=args.threads)
     except (ValueError, TypeError) as e:
-        raise UsageError(locate(e, chunk, args.inputs)) from e
+        raise UsageError(to_flags(locate(e, chunk, _names(args)))) from e
     df = table.to_pandas().reset_index(drop=True)  # its index is 0..S-1: use the session labels
     df.insert(0, "session", labels)
     _write(df, args.out)
-    return EXIT_OK
 
