@@ -33,6 +33,8 @@ def simulate(monkeypatch, *, backend="hip", archs=("gfx1030", "gfx90a"), devices
     monkeypatch.setattr(_doctor, "_gpu_versions", lambda: {"runtime": runtime, "driver": driver})
     monkeypatch.setattr(_doctor, "_gpu_devices", lambda: [dict(d) for d in devices])
     monkeypatch.setattr(_doctor, "_torch", lambda: torch)
+    # every optional package present (the suite also runs without them)
+    monkeypatch.setattr(_doctor, "_package_version", lambda name: "1.0")
 
 
 def device(index=0, name="AMD Radeon RX 7900 XT", arch="gfx1100", has_code=False,
@@ -136,7 +138,7 @@ def test_json_output(monkeypatch, capsys):
     data = json.loads(out)
     assert code == 1 and data["ok"] is False
     assert data["facts"]["devices"][0]["arch"] == "gfx1100"
-    assert [c["status"] for c in data["checks"]] == ["FAIL", "skip"]
+    assert [c["status"] for c in data["checks"]] == ["ok", "FAIL", "skip"]  # vpoc profile, code, torch
 
 
 @pytest.mark.parametrize("archs, dev, expect", [
@@ -209,3 +211,49 @@ def test_doctor_on_the_gpu(capsys):
         return
     if torch.cuda.is_available():
         assert "[ ok ] cuda:0 DLPack to torch: tensor on cuda:0, values equal" in out
+
+
+@pytest.mark.parametrize("missing", ["pandas", "pyarrow", "pandas_market_calendars"])
+def test_23_10_doctor_fails_when_vpoc_profile_cannot_run(monkeypatch, capsys, missing):
+    """Before: "result: ok" while vpoc profile could not read a file; now a FAIL naming the package
+    and the extra, and every optional package listed with its version or "missing"."""
+    simulate(monkeypatch, backend="none", devices=[], torch=None)
+    monkeypatch.setattr(_doctor, "_package_version", lambda name: None if name == missing else "9.9")
+    code, out = doctor(capsys)
+    assert code == 1, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("[FAIL] vpoc profile"))
+    assert f"{missing} missing" in line and 'pip install "vpoc[cli]"' in line
+    for name, _, without in _doctor.OPTIONAL_PACKAGES:
+        row = next(ln for ln in out.splitlines() if ln.split()[:1] == [name])
+        assert ("missing" if name == missing else "9.9") in row and without in row
+    assert out.rstrip().endswith("result:  FAILED (see the FAIL lines)")
+    code, out = doctor(capsys, "--json")
+    rep = json.loads(out)
+    assert rep["ok"] is False and rep["facts"]["packages"][missing] is None
+
+
+def test_23_10_doctor_ok_when_everything_is_there(monkeypatch, capsys):
+    simulate(monkeypatch, backend="none", devices=[], torch=None)
+    code, out = doctor(capsys)
+    assert code == 0 and "[ ok ] vpoc profile" in out and out.rstrip().endswith("result:  ok")
+
+
+def test_23_10_info_lists_every_optional_package():
+    from importlib import metadata
+
+    r = subprocess.run([_script(), "info", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    packages = json.loads(r.stdout)["packages"]
+    names = ("numpy", "pandas", "pyarrow", "polars", "pandas_market_calendars", "tqdm", "torch", "dask",
+             "distributed", "matplotlib")
+    assert set(names) <= set(packages)
+    for name in names:
+        try:
+            want = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            want = None
+        assert packages[name] == want, name
+    r = subprocess.run([_script(), "info"], capture_output=True, text=True, timeout=120)
+    for name in names[1:]:
+        row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == [name])
+        assert (packages[name] or "missing") in row and "without it" in row

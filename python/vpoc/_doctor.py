@@ -16,7 +16,8 @@ import numpy as np
 from . import _core
 from ._version import __version__
 
-__all__ = ["Check", "Report", "arch_support", "collect", "run", "main"]
+__all__ = ["OPTIONAL_PACKAGES", "Check", "Report", "arch_support", "collect", "package_versions",
+           "run", "main"]
 
 # Calls before the allocation check starts counting (workspace growth, pool warm-up), and calls
 # it counts: a steady-state loop must not reach the driver's allocator at all.
@@ -45,7 +46,44 @@ class Report:
         self.checks.append(Check(name, status, detail))
 
 
+#: Every optional package vpoc uses: (distribution name, what needs it, what runs without it).
+OPTIONAL_PACKAGES: Tuple[Tuple[str, str, str], ...] = (
+    ("pandas", "vpoc profile / features / inspect, vpoc.io, vpoc.sessions, to_pandas()",
+     "without it: the engine (from_bars / from_trades / Live / features on arrays), vpoc demo / bench / info / doctor"),
+    ("pyarrow", "Parquet files (vpoc.io, vpoc profile IN.parquet or --out OUT.parquet)",
+     "without it: everything but Parquet (CSV and legacy text read and write)"),
+    ("polars", "polars DataFrames as input and output",
+     "without it: everything but polars frames"),
+    ("pandas_market_calendars", "CME holidays and early closes: vpoc profile / features (default "
+     "--session globex, rth), vpoc.sessions.globex / rth",
+     "without it: vpoc profile --calendar none (no holidays) or --session daily"),
+    ("tqdm", "the progress bar of vpoc profile / features", "without it: the same commands, no bar"),
+    ("torch", "to_torch(), vpoc.torch datasets, zero-copy hand-off", "without it: everything but torch"),
+    ("dask", "vpoc.dask", "without it: everything but vpoc.dask"),
+    ("distributed", "vpoc.dask on a cluster", "without it: vpoc.dask on the local scheduler"),
+    ("matplotlib", "Profiles.plot()", "without it: everything but plots"),
+)
+#: What ``vpoc profile`` needs to read CSV, Parquet and legacy text with CME sessions (the cli
+#: extra, which the README's first command installs).
+PROFILE_NEEDS = ("pandas", "pyarrow", "pandas_market_calendars")
+
+
 # ------------------------------------------------------------------- facts (patched by the tests)
+
+
+def _package_version(name: str) -> Optional[str]:
+    """The installed version of distribution ``name``, or None when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def package_versions() -> Dict[str, Optional[str]]:
+    """numpy and every optional package: version, or None when missing."""
+    return {name: _package_version(name) for name in ("numpy", *(p[0] for p in OPTIONAL_PACKAGES))}
 
 
 def _build_info() -> Dict[str, Any]:
@@ -165,9 +203,19 @@ def collect() -> Report:
             tinfo["gpus"] = int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
         except Exception:  # noqa: BLE001
             tinfo["gpus"] = 0
+    packages = package_versions()
     facts = {"vpoc": __version__, "build": build, "runtime_version": versions.get("runtime", -1),
-             "driver_version": versions.get("driver", -1), "torch": tinfo, "devices": devices}
+             "driver_version": versions.get("driver", -1), "torch": tinfo, "devices": devices,
+             "packages": packages}
     rep = Report(facts)
+    missing = [p for p in PROFILE_NEEDS if packages.get(p) is None]
+    if missing:
+        rep.add("vpoc profile", "FAIL", f"cannot read CSV, Parquet and legacy text with CME sessions: "
+                f"{', '.join(missing)} missing; pip install \"vpoc[cli]\" (the engine, vpoc demo and "
+                "vpoc bench run without them)")
+    else:
+        rep.add("vpoc profile", "ok", "pandas, pyarrow and pandas_market_calendars are installed "
+                "(CSV, Parquet, legacy text; CME sessions)")
     archs = [str(a) for a in build.get("gpu_archs", [])]
     if backend == "none":
         if tinfo.get("gpus"):
@@ -313,10 +361,22 @@ def format_report(rep: Report) -> str:
     for d in f["devices"]:
         lines.append(f"gpu:     cuda:{d['index']} {d.get('name')}, {d.get('arch')}, "
                      f"{d.get('total_memory', 0) / (1 << 30):.1f} GiB")
+    lines.extend(package_lines(f.get("packages", {})))
     for c in rep.checks:
         lines.append(f"[{c.status:^4}] {c.name}: {c.detail}")
     lines.append("result:  " + ("FAILED (see the FAIL lines)" if rep.failed else "ok"))
     return "\n".join(lines)
+
+
+def package_lines(packages: Dict[str, Optional[str]]) -> List[str]:
+    """One line per optional package: version or "missing", what needs it, what runs without it."""
+    lines = [f"numpy:   {packages.get('numpy') or 'missing'}"]
+    lines.append("optional packages:")
+    width = max(len(p[0]) for p in OPTIONAL_PACKAGES)
+    for name, needs, without in OPTIONAL_PACKAGES:
+        version = packages.get(name)
+        lines.append(f"  {name:<{width}}  {version or 'missing':<11} for {needs}; {without}")
+    return lines
 
 
 def main(json_output: bool = False, gpu: bool = True) -> int:

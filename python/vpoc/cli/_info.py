@@ -1,6 +1,7 @@
 """``vpoc info``, ``vpoc doctor``, ``vpoc bench`` and ``vpoc demo``: the install and its speed.
 
-Contract: ``info`` lists the version, backends, devices and packages (``--json`` for machines);
+Contract: ``info`` lists the version, backends, devices and every optional package with its version
+or "missing" and what runs without it (``--json`` for machines);
 ``doctor`` runs :mod:`vpoc._doctor`; ``bench`` / ``demo`` run on synthetic ES data only.
 """
 
@@ -18,15 +19,6 @@ from .._version import __version__
 from ._common import EXIT_OK
 
 __all__ = ["cmd_bench", "cmd_demo", "cmd_doctor", "cmd_info"]
-
-
-def _package_version(name: str) -> Optional[str]:
-    from importlib import metadata
-
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _gib(n: Optional[int]) -> str:
@@ -73,7 +65,7 @@ def _gpu_devices() -> List[Dict[str, Any]]:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from .. import _core
+    from .. import _core, _doctor
 
     total, avail = _host_memory()
     info: Dict[str, Any] = {
@@ -84,8 +76,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "gpu_backend": _core.gpu_backend(),
         "cpu": {"device": "cpu", "cores": os.cpu_count(), "total_bytes": total, "available_bytes": avail},
         "gpus": _gpu_devices(),
-        "packages": {name: _package_version(name) for name in
-                     ("numpy", "pandas", "pyarrow", "tqdm", "torch", "dask", "distributed")},
+        "packages": _doctor.package_versions(),
     }
     if args.json:
         print(json.dumps(info, indent=2))
@@ -100,7 +91,8 @@ def cmd_info(args: argparse.Namespace) -> int:
               f"{_gib(d['free_bytes'])} free")
     if info["gpu_backend"] != "none" and not info["gpus"]:
         print("  (no GPU visible to this process)")
-    print("packages: " + ", ".join(f"{k} {v or '-'}" for k, v in info["packages"].items()))
+    for line in _doctor.package_lines(info["packages"]):
+        print(line)
     return EXIT_OK
 
 

@@ -104,12 +104,19 @@ _CAUSE_WORDS = {"halt": "in the daily halt", "weekend": "on weekends",
 _MAX_WARNINGS = 10
 
 
+def _pct(share: float) -> str:
+    """A share as a percentage that never reads 0.0% for a non-zero share."""
+    if 0 < share < 0.001:
+        return f"{share * 100:.2g}%"
+    return f"{share:.1%}"
+
+
 def summary(tally: Any, args: argparse.Namespace) -> Optional[str]:
     """One line on the rows the session rule left out, or None when it kept every row."""
     if tally.rows_dropped <= 0:
         return None
     rows = tally.rows_dropped / max(tally.rows_in, 1)
-    vol = (f"{tally.volume_dropped / tally.volume_in:.1%} of the volume" if tally.volume_in > 0
+    vol = (f"{_pct(tally.volume_dropped / tally.volume_in)} of the volume" if tally.volume_in > 0
            else "no volume")
     causes = {k: n for k, n in tally.by_cause.items() if n}
     if causes and sum(causes.values()) == tally.rows_dropped:
@@ -117,7 +124,7 @@ def summary(tally: Any, args: argparse.Namespace) -> Optional[str]:
                                sorted(causes.items(), key=lambda kv: -kv[1]))
     else:
         why = " " + _CAUSE.get(args.session, "outside every session")
-    return (f"left out {tally.rows_dropped:,} of {tally.rows_in:,} rows ({rows:.1%} of the rows, {vol})"
+    return (f"left out {tally.rows_dropped:,} of {tally.rows_in:,} rows ({_pct(rows)} of the rows, {vol})"
             f"{why} (--session {args.session}); kept {tally.rows_kept:,}")
 
 
