@@ -9,6 +9,7 @@ rows and of volume, cause), or makes them an error under ``--strict``. Nothing g
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import warnings
@@ -107,7 +108,8 @@ _MAX_WARNINGS = 10
 def _pct(share: float) -> str:
     """A share as a percentage that never reads 0.0% for a non-zero share."""
     if 0 < share < 0.001:
-        return f"{share * 100:.2g}%"
+        digits = 1 - math.floor(math.log10(share * 100))  # two significant digits
+        return f"{share * 100:.{digits}f}%"
     return f"{share:.1%}"
 
 
