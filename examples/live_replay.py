@@ -11,6 +11,7 @@ Examples
     python examples/live_replay.py                                   # synthetic ES bars
     python examples/live_replay.py --data ES_1min.txt --tz America/Chicago \
         --checkpoint runs/train_20250101_120000/best_model.pt --print_every 30
+    python examples/live_replay.py --data "ES 03-25.Last.txt" --tz UTC --label close --interval 60
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--replay_sessions", type=int, default=2, help="last sessions replayed live")
     p.add_argument("--tick_size", type=float, default=0.25)
     p.add_argument("--tz", default="America/Chicago", help="zone of naive timestamps in files")
+    p.add_argument("--label", choices=("open", "close"), default="open",
+                   help="the files' bars are stamped at their open (default) or close")
+    p.add_argument("--interval", default=None,
+                   help="bar length for --label close, e.g. 60 (seconds) or 1min (default: inferred)")
     p.add_argument("--print_every", type=int, default=20, help="print every N-th bar (0: none)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
@@ -71,7 +76,8 @@ def tiny_checkpoint(args: argparse.Namespace, out_dir: str) -> Path:
             "--epochs", str(args.train_epochs), "--hidden_layers", "16", "--device", "cpu",
             "--output", out_dir, "--synthetic_sessions", str(args.synthetic_sessions),
             "--bars_per_session", str(args.bars_per_session), "--data_fraction", f"{frac:.6f}",
-            "--tick_size", str(args.tick_size), "--tz", args.tz, "--seed", str(args.seed)]
+            "--tick_size", str(args.tick_size), "--tz", args.tz, "--label", args.label,
+            "--seed", str(args.seed)] + (["--interval", str(args.interval)] if args.interval else [])
     run_dir = train.train(train.parse_args(argv))
     return run_dir / "best_model.pt"
 
@@ -96,7 +102,8 @@ def replay(args: argparse.Namespace, model: Dict[str, Any], out: Any = sys.stdou
     train = model["train"]
     data = train.load_bars(argparse.Namespace(
         data=args.data, synthetic_sessions=args.synthetic_sessions,
-        bars_per_session=args.bars_per_session, seed=args.seed, tz=args.tz, data_fraction=1.0))
+        bars_per_session=args.bars_per_session, seed=args.seed, tz=args.tz, label=args.label,
+        interval=args.interval, data_fraction=1.0))
     offs = data["offsets"]
     S = offs.shape[0] - 1
     first = max(0, S - args.replay_sessions)

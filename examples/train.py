@@ -7,6 +7,7 @@ Examples
 --------
     python examples/train.py --data synthetic --epochs 20                      # 1014 synthetic ES sessions
     python examples/train.py --data ES_1min.txt --tz America/Chicago --device cuda --use_mixed_precision
+    python examples/train.py --data "ES 03-25.Last.txt" --tz UTC --label close   # UTC, close stamps
     python examples/train.py --data bars.csv --level bar --window 30 --target return
     python examples/train.py --data synthetic --epochs 5 \
         --resume runs/train_20250101_120000/last_checkpoint.pt
@@ -114,7 +115,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--tick_size", type=float, default=synth.ES_TICK_SIZE)
     p.add_argument("--tz", default="America/Chicago",
                    help="time zone of naive timestamps in the data files (the legacy files are in "
-                        "exchange time)")
+                        "exchange time; `vpoc inspect FILE` tells)")
+    p.add_argument("--label", choices=("open", "close"), default="open",
+                   help="the files' bars are stamped at their open (default) or close; close stamps "
+                        "become open stamps before sessions and features (`vpoc inspect FILE` tells)")
+    p.add_argument("--interval", default=None,
+                   help="bar length for --label close, e.g. 60 (seconds) or 1min (default: the most "
+                        "common spacing)")
     p.add_argument("--synthetic_sessions", type=int, default=1014, help="sessions of --data synthetic")
     p.add_argument("--bars_per_session", type=int, default=synth.GLOBEX_MINUTES,
                    help="one-minute bars per synthetic session")
@@ -201,7 +208,11 @@ def load_bars(args: argparse.Namespace) -> Dict[str, Any]:
         from vpoc import io as vio
         from vpoc import sessions as vsessions
 
-        bars = vio.read_bars(files if len(files) > 1 else files[0], tz=args.tz)
+        interval = getattr(args, "interval", None)
+        if isinstance(interval, str) and interval.replace(".", "", 1).isdigit():
+            interval = float(interval)  # seconds
+        bars = vio.read_bars(files if len(files) > 1 else files[0], tz=args.tz,
+                             label=getattr(args, "label", "open"), interval=interval)
         sess = vsessions.globex(bars.timestamp)
         data = {k: sess.take(getattr(bars, k))
                 for k in ("open", "high", "low", "close", "volume", "timestamp")}
@@ -592,6 +603,8 @@ def train(args: argparse.Namespace) -> Path:
         "data": {"source": data["source"], "n_sessions": n_sessions,
                  "n_bars": int(data["close"].shape[0]), "data_fraction": args.data_fraction,
                  "tz": args.tz if data["source"] != "synthetic" else "UTC",
+                 "label": args.label if data["source"] != "synthetic" else "open",
+                 "interval": args.interval if data["source"] != "synthetic" else None,
                  "first_session": data["labels"][0] if n_sessions else None,
                  "last_session": data["labels"][-1] if n_sessions else None},
         "features": {"level": args.level, "builder": f"vpoc.{args.level}_features",

@@ -387,3 +387,57 @@ def test_live_replay_levels_and_predictions_equal_batch(tmp_path, capsys):
             expect[i - a] = 1.0 / (1.0 + np.exp(-y))
     assert np.array_equal(np.isnan(res["preds"]), np.isnan(expect))
     np.testing.assert_allclose(res["preds"], expect, rtol=0, atol=0)
+
+
+@needs_features
+@_deps.needs("pandas", "pandas_market_calendars")
+def test_23_1_train_and_live_replay_pass_label_and_interval(tmp_path, capsys):
+    """A UTC file stamped at bar closes, read with --label close (and --interval), gives the same
+    sessions and bars as the open-stamped file; without it the sessions lose their 16:00 CT bar."""
+    import inspect as _inspect
+
+    if "label" not in _inspect.signature(vpoc.io.read_bars).parameters:
+        pytest.skip("vpoc.io.read_bars has no label= yet")
+    pd = _deps.module("pandas")
+    train = load_script()
+    b = vpoc.synth.es_bars(n_sessions=6, seed=4)
+    utc = pd.to_datetime(b.timestamp, unit="ns", utc=True)
+
+    def write(path, stamps):
+        lines = [f"{t};{o:.2f};{h:.2f};{lo:.2f};{c:.2f};{v}" for t, o, h, lo, c, v in
+                 zip(stamps.strftime("%Y%m%d %H%M%S"), b.open, b.high, b.low, b.close, b.volume)]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    opened = write(tmp_path / "open.txt", utc)
+    closed = write(tmp_path / "close.txt", utc + pd.Timedelta(minutes=1))
+    base = ["--tz", "UTC", "--device", "cpu"]
+    want = train.load_bars(train.parse_args(["--data", str(opened), *base]))
+    np.testing.assert_array_equal(want["timestamp"], b.timestamp)
+    for extra in (["--label", "close"], ["--label", "close", "--interval", "60"],
+                  ["--label", "close", "--interval", "1min"]):
+        if "--interval" in extra:
+            got = train.load_bars(train.parse_args(["--data", str(closed), *base, *extra]))
+        else:  # the interval is inferred, and the reader says so
+            with pytest.warns(vpoc.GuessedDefaultWarning):
+                got = train.load_bars(train.parse_args(["--data", str(closed), *base, *extra]))
+        for k in ("timestamp", "open", "high", "low", "close", "volume", "offsets", "labels"):
+            np.testing.assert_array_equal(got[k], want[k], err_msg=f"{extra} {k}")
+    with pytest.warns(vpoc.DroppedRowsWarning):  # read as opens: every 16:00 close stamp is left out
+        wrong = train.load_bars(train.parse_args(["--data", str(closed), *base]))
+    assert len(wrong["close"]) == len(b) - 6
+    out = tmp_path / "runs"
+    run_inprocess(["--data", closed, *base, "--label", "close", "--interval", "1min", "--epochs", "1",
+                   "--batch_size", "4",
+                   "--val_fraction", "0.3", "--output", out], capsys)
+    meta = metadata(run_dirs(out)[0])
+    assert meta["data"]["label"] == "close" and meta["data"]["n_bars"] == len(b)
+    # live_replay passes them through to the data it replays and to its tiny model's training
+    spec = importlib.util.spec_from_file_location("vpoc_example_live_replay2", LIVE_SCRIPT)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    args = ex.parse_args(["--data", str(closed), "--tz", "UTC", "--label", "close", "--interval", "60",
+                          "--window", "4", "--train_epochs", "1", "--replay_sessions", "1",
+                          "--print_every", "0"])
+    res = ex.replay(args, ex.load_model(ex.tiny_checkpoint(args, str(tmp_path / "live"))))
+    np.testing.assert_array_equal(res["data"]["timestamp"], b.timestamp)
