@@ -360,3 +360,35 @@ def test_28_6_sigterm_during_a_write_removes_the_temporary_file(tmp_path):
     assert "terminated" in r.stderr and "Traceback" not in r.stderr
     assert sorted(os.listdir(outdir)) == ["p.csv"], os.listdir(outdir)  # no temporary file left
     assert out.read_text() == "old\n"  # the old output untouched
+
+
+# --------------------------------------------------------------------------- 28.3 cut last line
+
+
+@NEEDS_PANDAS
+def test_28_3_cut_last_line_is_reported_as_the_library_does(tmp_path):
+    """A CSV whose last line has no newline (a writer still at work: ...;25 of ...;255): left out
+    with a warning line naming --unterminated (the library's default), refused under --strict or
+    --unterminated raise, read with --unterminated keep."""
+    df = bars_frame(2, 60, seed=1)
+    text = df[list(BAR_COLS)].to_csv(index=False)
+    assert text.endswith("\n")
+    src = tmp_path / "cut.csv"
+    src.write_text(text[:-2])  # the last volume loses its last digit and the newline
+    base = ["profile", src, "--tick-size", "0.25", "--calendar", "none"]
+    out = tmp_path / "o.csv"
+    r = run([*base, "--out", out])
+    assert r.returncode == 0, r.stderr
+    assert "cut.csv line 121" in r.stderr and "--unterminated keep" in r.stderr, r.stderr
+    _no_kwarg_hints(r.stderr)
+    assert read_out(out)["count"].sum() == len(df) - 1
+    assert_table(read_out(out), expected_profile(df.iloc[:-1]))
+    for flags in (["--strict"], ["--unterminated", "raise"]):
+        msg = _one_error(run([*base, *flags]))
+        assert "cut.csv line 121" in msg and "no newline" in msg
+    r = run([*base, "--unterminated", "keep", "--out", out])
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    got = read_out(out)
+    assert got["count"].sum() == len(df)
+    exp_volume = df.volume.sum() - df.volume.iloc[-1] + df.volume.iloc[-1] // 10
+    assert got["total_volume"].sum() == exp_volume

@@ -133,6 +133,9 @@ def add_read_options(p: argparse.ArgumentParser, *, many: bool = True) -> None:
                    help="local times repeated when DST ends (default raise)")
     p.add_argument("--nonexistent", choices=("raise", "shift_forward", "shift_backward"), default=None,
                    help="local times skipped when DST starts (default raise)")
+    p.add_argument("--unterminated", choices=("drop", "raise", "keep"), default=None,
+                   help="a last line with no newline (maybe cut by a writer still at work): drop it "
+                        "with a warning (default), raise (also with --strict), or keep it when it parses")
     p.add_argument("--label", choices=("open", "close"), default=None,
                    help="bars are stamped at their open (default) or their close; close stamps become "
                         "open stamps (minus --interval)")

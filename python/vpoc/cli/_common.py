@@ -47,7 +47,7 @@ FLAGS = {
     "columns": "--columns", "sep": "--sep", "ambiguous": "--ambiguous",
     "nonexistent": "--nonexistent", "label": "--label", "interval": "--interval",
     "calendar": "--calendar", "holidays": "--holidays", "roll": "--roll", "adjust": "--adjust",
-    "snap": "--snap",
+    "snap": "--snap", "unterminated": "--unterminated",
 }
 _VALUE = r"""(?:\{[^{}]*\}|'[^']*'|"[^"]*"|None|True|False|[\w.:+-]+)"""
 _KW_RE = re.compile(r"(?<![\w.-])(?:(pass |use |or )?(on_outside|outside)=|(" + "|".join(FLAGS) + r")=)(" + _VALUE + r")?")

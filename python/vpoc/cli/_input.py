@@ -97,10 +97,13 @@ def read_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
     """The keyword arguments of vpoc.io.read_bars / read_trades the flags ask for (flags left at
     their default are not passed, so the reader's own defaults apply)."""
     kw: Dict[str, Any] = dict(tz=args.tz, format=args.format, time_unit=args.time_unit)
-    for name in ("time_format", "columns", "sep", "ambiguous", "nonexistent", "label", "interval"):
+    for name in ("time_format", "columns", "sep", "ambiguous", "nonexistent", "label", "interval",
+                 "unterminated"):
         value = getattr(args, name, None)
         if value is not None:
             kw[name] = value
+    if getattr(args, "strict", False) and "unterminated" not in kw:
+        kw["unterminated"] = "raise"  # --strict: no row left out, a cut last line neither
     if args.kind == "trades" and ("label" in kw or "interval" in kw):
         raise UsageError("--label / --interval describe bars; trades (--kind trades) are instants")
     return kw
