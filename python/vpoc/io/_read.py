@@ -44,7 +44,7 @@ Text files: rules
   are not UTF-8, a truncated or corrupt .gz/.bz2/.xz stream, dates that don't exist (month 00 or
   13, day 00, February 30, ...), YYYYMMDD years outside 1678..2261 and any time outside the int64
   nanosecond range (1677-09-21 .. 2262-04-11).
-* Files are parsed in pieces of 200,000 rows; Ctrl-C (SIGINT) interrupts a read between pieces,
+* Files are parsed in pieces of 100,000 rows; Ctrl-C (SIGINT) interrupts a read between pieces,
   within about a second even for files of hundreds of MB.
 
 Line numbers count every line of the file from 1 (the header is line 1 of a CSV); rows of

@@ -157,13 +157,13 @@ class LineStream(io.RawIOBase):
     def readinto(self, b: Any) -> int:
         try:
             self._fill()
+            n = min(len(b), len(self._buf))
+            b[:n] = self._buf[:n]
+            self._buf = self._buf[n:]
+            return n
         except BaseException as e:  # the parser may wrap it (Ctrl-C included): kept to re-raise
             self.error = e
             raise
-        n = min(len(b), len(self._buf))
-        b[:n] = self._buf[:n]
-        self._buf = self._buf[n:]
-        return n
 
     def close(self) -> None:
         try:
