@@ -159,51 +159,23 @@ def session_tz(args: argparse.Namespace) -> str:
     return args.session_tz or EXCHANGE_TZ
 
 
-#: CME equity-index regular trading hours, exchange time (GUIDE section 1): the window a
-#: ``--session rth`` given in another zone must stay inside.
-_EXCHANGE_RTH = ("08:30", "15:15")
-
-
 def check_session_tz(args: argparse.Namespace) -> None:
     """Refuse ``--session rth`` whose ``--session-tz`` puts the window outside the exchange's regular
-    hours (08:30-15:15 America/Chicago) on a winter or a summer day: ``--session-tz UTC`` on a UTC
-    file is the usual mix-up with ``--tz`` (RTH would be the European morning)."""
+    hours (vpoc.sessions.check_hours: 08:30-15:15 America/Chicago on winter and summer dates):
+    ``--session-tz UTC`` on a UTC file is the usual mix-up with ``--tz`` (RTH would be the
+    European morning)."""
     if args.session != "rth" or args.session_tz is None:
         return
-    import datetime as dt
-
-    from .._time import zone
+    from .. import sessions as vs
 
     try:
-        here, ex = zone(args.session_tz), zone(EXCHANGE_TZ)
-    except (ValueError, TypeError) as e:
-        raise UsageError(f"--session-tz: {e}") from e
-    if str(here) == EXCHANGE_TZ:
-        return
-
-    def minutes(hhmm: str) -> int:
-        h, m = (int(x) for x in str(hhmm).split(":")[:2])
-        return h * 60 + m
-
-    try:
-        start, end = minutes(args.rth_start), minutes(args.rth_end)
-    except ValueError:
-        return  # the session rule reports a malformed time itself
-    lo, hi = (minutes(x) for x in _EXCHANGE_RTH)
-    for day in (dt.date(2025, 1, 15), dt.date(2025, 7, 15)):
-        def there(m: int) -> dt.datetime:
-            local = dt.datetime.combine(day, dt.time()) + dt.timedelta(minutes=m)
-            return local.replace(tzinfo=here).astimezone(ex)
-        a, b = there(start), there(end)
-        a_min = (a.date() - day).days * 1440 + a.hour * 60 + a.minute
-        b_min = (b.date() - day).days * 1440 + b.hour * 60 + b.minute
-        if a_min < lo or b_min > hi:
-            raise UsageError(
-                f"--session rth --session-tz {args.session_tz} puts RTH at {args.rth_start}-{args.rth_end} "
-                f"{args.session_tz} = {a:%H:%M}-{b:%H:%M} {EXCHANGE_TZ} (on {day}), outside the exchange's "
-                f"regular hours {_EXCHANGE_RTH[0]}-{_EXCHANGE_RTH[1]} {EXCHANGE_TZ}. --session-tz is the "
-                f"zone of --rth-start/--rth-end, not of the file (that is --tz): leave it out for CME RTH, "
-                f"or give --rth-start/--rth-end in {EXCHANGE_TZ} time")
+        vs.check_hours(args.rth_start, args.rth_end, args.session_tz, on_mismatch="raise")
+    except ValueError as e:
+        what = str(e).split(" The session time zone")[0]
+        raise UsageError(
+            f"--session rth --session-tz {args.session_tz}: {what} --session-tz is the zone of "
+            f"--rth-start/--rth-end, not of the file (that is --tz): leave it out for CME RTH, or "
+            f"give --rth-start/--rth-end in {EXCHANGE_TZ} time") from e
 
 
 def session_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
