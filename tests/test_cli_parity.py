@@ -392,3 +392,24 @@ def test_28_3_cut_last_line_is_reported_as_the_library_does(tmp_path):
     assert got["count"].sum() == len(df)
     exp_volume = df.volume.sum() - df.volume.iloc[-1] + df.volume.iloc[-1] // 10
     assert got["total_volume"].sum() == exp_volume
+
+
+@NEEDS_PANDAS
+def test_23_7_vendor_column_aliases_need_no_flags(tmp_path):
+    """Date + Time split columns with Last for the close, and Databento's ts_event (ns UTC): read by
+    the readers' aliases, no --columns needed."""
+    df = bars_frame(3, 120, seed=7)
+    t = df.timestamp.dt.tz_convert(None)
+    vendor = pd.DataFrame({"Date": t.dt.strftime("%Y-%m-%d"), "Time": t.dt.strftime("%H:%M:%S"),
+                           "Open": df.open, "High": df.high, "Low": df.low, "Last": df.close,
+                           "Volume": df.volume})
+    dbn = pd.DataFrame({"ts_event": pd.DatetimeIndex(df.timestamp).as_unit("ns").asi8, "open": df.open,
+                        "high": df.high, "low": df.low, "close": df.close, "volume": df.volume})
+    vendor.to_csv(tmp_path / "vendor.csv", index=False)
+    dbn.to_csv(tmp_path / "dbn.csv", index=False)
+    for name, extra in (("vendor.csv", ["--tz", "UTC"]), ("dbn.csv", [])):
+        out = tmp_path / f"{name}.out.csv"
+        r = run(["profile", tmp_path / name, "--tick-size", "0.25", "--calendar", "none", *extra,
+                 "--out", out])
+        assert r.returncode == 0, (name, r.stderr)
+        assert_table(read_out(out), expected_profile(df))
