@@ -29,6 +29,10 @@ __all__ = ["write_bars", "write_trades"]
 def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: Any = None) -> None:
     """Write bars (``Bars`` or anything with timestamp/open/high/low/close/volume arrays).
 
+    The timestamps written are ``bars.timestamp``: the bars' OPEN times (read_bars(...,
+    label="close") has already turned close stamps into opens), so the file reads back with the
+    default ``label="open"``.
+
     ``format`` (default from the suffix): "legacy" (``YYYYMMDD HHMMSS;o;h;l;c;v`` in local
     time of ``tz``, which is required; timestamps must be whole seconds), "csv" (ISO 8601
     timestamps with their UTC offset, in ``tz`` or UTC) or "parquet" (timestamp[ns] in ``tz``
