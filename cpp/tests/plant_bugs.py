@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -45,6 +44,21 @@ MUTATIONS = [
      "VPOC_HD int64_t tick_to_row(int64_t t, int64_t ticks_per_row) { return t / ticks_per_row; }"),
     ("ladder p * (1/tick) without the exact fallback", "ladder.hpp",
      "return (0.5 - d <= fabs(q) * 4.5e-16) ? p / tick : q;", "return d < 0.0 ? p / tick : q;"),
+    ("ladder accepts |p / tick| == 2**52", "ladder.hpp",
+     "if (!(fabs(q) < kMaxTicks)) return false;  // also rejects NaN and inf",
+     "if (fabs(q) > kMaxTicks || q != q) return false;"),
+    ("ladder tick limit half a tick too high", "ladder.hpp",
+     "return rows * tpr - 0.5;", "return rows * tpr;"),
+    ("ladder row price is the row's top", "ladder.hpp",
+     "return static_cast<double>(r) * row_size; }", "return static_cast<double>(r + 1) * row_size; }"),
+    ("fixed volume 2**53 refused", "fixed.hpp",
+     "(v >= kMinVolume && v <= kMaxTotal)", "(v >= kMinVolume && v < kMaxTotal)"),
+    ("fixed over_max ignores the fraction", "fixed.hpp",
+     "return f.hi > kMax || (f.hi == kMax && f.lo != 0);", "return f.hi > kMax;"),
+    ("fixed times drops the middle carry", "fixed.hpp",
+     "r.hi = f.hi * k + (p1 >> 32) + (mid >> 32);", "r.hi = f.hi * k + (p1 >> 32);"),
+    ("fixed div_small without the upward correction", "fixed.hpp",
+     "  while (r >= n) {\n    ++q;\n    r -= n;\n  }\n", ""),
     ("fixed add loses the carry", "fixed.hpp",
      "hi += b.hi + (lo < b.lo ? 1u : 0u);", "hi += b.hi;"),
     ("fixed from_double drops the low 32 fraction bits", "fixed.hpp",
@@ -102,23 +116,34 @@ def main(argv: list[str] | None = None) -> int:
     exe = build / "cpp" / "tests" / "vpoc_cpp_tests"
 
     def plant(mutation) -> tuple[bool, str]:
-        shutil.rmtree(planted, ignore_errors=True)
-        shutil.copytree(ROOT / "cpp" / "src" / "core", planted / "core")
+        # The copy is synced file by file: a file is written (new mtime) only when its text changes,
+        # so make rebuilds exactly what includes the mutated header and the one restored from the
+        # previous mutation (a plain copytree keeps the originals' old mtimes, and make would then
+        # keep objects built from the previous mutation).
+        source = ROOT / "cpp" / "src" / "core"
+        want = {f.name: f.read_text() for f in source.iterdir() if f.is_file()}
         if mutation is not None:
             header, pairs = mutation[1], mutation[2:]
-            path = planted / "core" / header
-            text = path.read_text()
+            text = want[header]
             for old, new in zip(pairs[::2], pairs[1::2]):
                 if text.count(old) != 1:
                     return False, f"text to replace found {text.count(old)} times in core/{header}: {old}"
                 text = text.replace(old, new)
-            path.write_text(text)
+            want[header] = text
+        (planted / "core").mkdir(parents=True, exist_ok=True)
+        for name, text in want.items():
+            path = planted / "core" / name
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
         b = run(["cmake", "--build", str(build), "--target", "vpoc_cpp_tests", "-j", args.jobs])
         if b.returncode:
             return False, "build failed: " + (b.stdout + b.stderr)[-600:]
         t = run([str(exe), "--no-colors", "--minimal"], timeout=600)
         failed = sorted(set(re.findall(r"TEST CASE:\s+(\S+)", t.stdout)))
+        failing.update(failed)
         return t.returncode != 0, ", ".join(failed) if failed else t.stdout[-300:]
+
+    failing: set[str] = set()
 
     start = time.time()
     ok, detail = plant(None)
@@ -132,8 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         caught, detail = plant(m)
         missed += not caught
         print(f"{'caught' if caught else 'MISSED'}: {m[0]}\n    {detail}", flush=True)
-    shutil.rmtree(planted, ignore_errors=True)
     plant(None)  # leave the build matching cpp/src
+    listed = run([str(exe), "--list-test-cases", "--no-colors"]).stdout
+    cases = sorted(set(re.findall(r"^(24_5_\S+)$", listed, flags=re.M)))
+    never = [c for c in cases if c not in failing]
+    print(f"test cases failed by some planted bug: {len(cases) - len(never)} of {len(cases)}")
+    for c in never:
+        print(f"    never failed: {c}")
     print(f"{len(chosen) - missed} caught, {missed} missed of {len(chosen)} planted bugs ({time.time() - start:.0f} s)")
     return 1 if missed else 0
 
