@@ -34,6 +34,7 @@ class Progress:
         self.mode, self.paths, self.min_rows, self.desc = mode, list(paths), min_rows, desc
         self.sizes = [file_size(p) for p in self.paths]
         self.rows_read = 0
+        self.note = ""
         self.bar: Any = None
         self.tty = sys.stderr.isatty()
 
@@ -66,7 +67,8 @@ class Progress:
                             nrows=None if sized else 24, mininterval=0.2)
         if self.bar is not None:
             self.bar.total = max(estimate, self.bar.n)
-            self.bar.set_postfix_str(f"file {fi + 1}/{len(self.paths)}", refresh=False)
+            self.note = f"file {fi + 1}/{len(self.paths)}"
+            self.bar.set_postfix_str(self.note, refresh=False)
             self.bar.refresh()
 
     def update(self, kept: int, tally: Any = None) -> None:
@@ -75,7 +77,7 @@ class Progress:
         if self.bar is None:
             return
         if tally is not None and tally.rows_dropped:
-            self.bar.set_postfix_str(f"left out {tally.rows_dropped:,} rows", refresh=False)
+            self.bar.set_postfix_str(f"{self.note}, left out {tally.rows_dropped:,} rows", refresh=False)
         if kept:
             self.bar.update(kept)
         else:
