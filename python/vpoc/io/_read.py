@@ -11,7 +11,8 @@ Formats
 * CSV (``.csv``, ``.tsv``): a header line; the separator is sniffed from it (``sep=``).
 * Parquet (``.parquet``, ``.pq``; needs pyarrow).
 * pandas / polars DataFrames (polars needs pyarrow), pyarrow Tables.
-* an open file object (binary or text; the format from ``format=``, its name, or its first line).
+* an open file object (binary or text, read whole into memory; the format from ``format=``, its
+  name, or its first line; compression from its first bytes).
 Text files may be compressed (``.gz``, ``.bz2``, ``.xz``). Column names are matched
 case-insensitively, ignoring spaces and punctuation (``Open``/``OPEN``/``open``;
 ``timestamp``/``datetime``/``ts``/``ts_event``, separate ``date`` + ``time`` columns (``Date``,
