@@ -233,12 +233,18 @@ def test_23_1_close_stamped_bars_with_label_close_equal_open_stamped(es):
         inferred = vpoc.session_features(*args, open=es["open"], timestamp=ts_close, tick_size=TICK,
                                          session="globex", label="close")
     np.testing.assert_array_equal(inferred.values, ref.values)
+    # sessions built from the closes with label="close", the closes passed as opens: refused
+    with pytest.raises(ValueError, match=r"timestamp\[\d+\].*outside its session.*pass label='close'"):
+        vpoc.session_features(*args, timestamp=ts_close, tick_size=TICK, session=s_close)
+    with pytest.raises(ValueError, match=r"outside its session.*Are these bar closes"):
+        vpoc.bar_features(*args, timestamp=ts_close, tick_size=TICK, session=s_open)
     bar_ref = vpoc.bar_features(*args, timestamp=ts_open, tick_size=TICK, session="globex")
     bar_got = vpoc.bar_features(*args, timestamp=ts_close, tick_size=TICK, session="globex",
                                 label="close", interval=60)
     np.testing.assert_array_equal(bar_got.values, bar_ref.values)
     # the same stamps taken as opens: the IB and TPO of many sessions move (the defect it fixes)
-    wrong = vpoc.session_features(*args, open=es["open"], timestamp=ts_close, tick_size=TICK, session=s_close)
+    wrong = vpoc.session_features(*args, open=es["open"], timestamp=ts_close, tick_size=TICK,
+                                  offsets=s_close.offsets)
     differ = lambda cols: int(np.sum(np.any(ref.select(cols).values != wrong.select(cols).values, axis=1)))  # noqa: E731
     assert differ(IB_COLS) > 5 and differ(TPO_COLS) > 5
 

@@ -184,6 +184,8 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
     else:
         raise ValueError(f"{what}: the data has {n} rows but the sessions were built from {s.n_input} "
                          f"timestamps (and keep {s.n_kept} rows); build them from this data's timestamps")
+    if ts is not None and not guessed and isinstance(session, vs.Sessions):
+        _check_windows(ts if index is None else ts[index], s, index)
     dropped = int(s.n_dropped) if s.n_input == n else 0
     kept_vol = float(np.sum(volume if index is None else volume[index], dtype=np.float64))
     dropped_volume = float(np.sum(volume, dtype=np.float64)) - kept_vol if s.n_input == n else 0.0
@@ -200,6 +202,27 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
             "(or 'rth', 'daily', a vpoc.sessions.Sessions, offsets=) to choose",
             GuessedDefaultWarning, stacklevel=4)
     return g
+
+
+def _check_windows(opens: np.ndarray, s: Any, index: Optional[np.ndarray]) -> None:
+    """ValueError naming ``timestamp[i]`` when a kept bar's open lies outside its session's window
+    ``[start_ns, end_ns)``: the timestamps are not the ones the sessions were built from, or they
+    are bar closes read as opens (the sessions were built with label="close")."""
+    counts = np.diff(np.asarray(s.offsets, dtype=np.int64))
+    start = np.repeat(np.asarray(s.start_ns, dtype=np.int64), counts)
+    end = np.repeat(np.asarray(s.end_ns, dtype=np.int64), counts)
+    bad = (opens < start) | (opens >= end)
+    if bad.any():
+        k = int(np.argmax(bad))
+        i = k if index is None else int(index[k])
+        how = getattr(s, "label", "open")
+        hint = (" The sessions were built from bar closes (label='close'): pass label='close' (and "
+                "interval=) here too." if how == "close" else
+                " Are these bar closes? Pass label='close' (and interval=).")
+        raise ValueError(f"timestamp[{i}] = {np.datetime64(int(opens[k]), 'ns')} (a bar open) lies outside "
+                         f"its session {s.labels[np.searchsorted(np.asarray(s.offsets), k, side='right') - 1]} "
+                         f"[{np.datetime64(int(start[k]), 'ns')}, {np.datetime64(int(end[k]), 'ns')}) of "
+                         f"session=.{hint}")
 
 
 def _by_column(name: str, values: Any, dated: bool = False) -> _Grouping:
