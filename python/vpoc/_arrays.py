@@ -247,6 +247,13 @@ _SAMPLE = 1 << 20  # prices the suggested grid is measured on
 
 
 def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]:
+    """_host_off_raw with overflow/invalid silenced: prices near the float64 limit turn inf under
+    the scaling and are left to the engine's own range error, never a RuntimeWarning."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _host_off_raw(arr, tick, threads)
+
+
+def _host_off_raw(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]:
     """(number of prices off the grid, index of the first) of a host array: contiguous parts on
     up to ``threads`` threads (0: one per core) for large arrays (numpy's loops release the GIL),
     each chunk by chunk."""
