@@ -87,8 +87,11 @@ def test_bars_developing_equals_brute_force(case):
               distribute=case["distribute"], value_area=case["value_area"],
               va_method=case["va_method"], poc_tie=case["poc_tie"])
     note(repr(kw))
+    # closes are drawn anywhere in [low, high]: off the grid on purpose, rounded by the rule
+    snap = dict(snap=True)
     arrays = [case["high"], case["low"], case["close"], case["volume"], case["open"]]
-    prof = vpoc.from_bars(*arrays[:4], open=case["open"], offsets=case["offsets"], developing=True, **kw)
+    prof = vpoc.from_bars(*arrays[:4], open=case["open"], offsets=case["offsets"], developing=True,
+                          **kw, **snap)
     expected, fragile = brute_force(lambda h, l, c, v, o, **k: ref_bars(h, l, c, v, o, **k),
                                     arrays, case["offsets"], **kw)
     exact = case["whole"] and case["distribute"] in ("close", "hlc3")
@@ -170,7 +173,8 @@ def test_legacy_inexact_tick_rebuilds_the_ladder():
     volume = rng.integers(1, 9, n)
     off = np.array([0, n])
     kw = dict(tick_size=0.1, distribute="legacy", va_method="single", poc_tie="low")
-    prof = vpoc.from_bars(high, low, close, volume, developing=True, **kw)
+    # off-grid prices on purpose (the legacy ladder weighs raw prices): snap=True lets them in
+    prof = vpoc.from_bars(high, low, close, volume, developing=True, snap=True, **kw)
     expected, fragile = brute_force(lambda h, l, c, v, o, **k: ref_bars(h, l, c, v, o, **k),
                                     [high, low, close, volume, None], off, **kw)
     check(prof, expected, fragile, False, "legacy 0.1")
