@@ -247,9 +247,9 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
         raise ValueError("session= (a rule) needs timestamps: pass timestamp=<column name> (or "
                          "session_column=<column>)")
     label_dtype = ddf[session].dtype if session is not None else np.dtype(np.int64)
-    if session is not None and not isinstance(label_dtype, np.dtype):
-        raise TypeError(f"session column {session!r} must have a numpy dtype (integers, datetimes), "
-                        f"got {label_dtype}")
+    if session is not None and (not isinstance(label_dtype, np.dtype) or label_dtype.kind not in "iufmM"):
+        raise TypeError(f"session column {session!r} must have a numeric or datetime numpy dtype "
+                        f"(integers such as YYYYMMDD, datetimes), got {label_dtype}")
     spec = _Spec(kind, dict(columns), timestamp, ts_is_index, session, rule,
                  dict(session_kwargs or {}), tz, time_unit, label, step_ns, options, label_dtype)
     meta = empty_profile_table(label_dtype).set_index("session")
