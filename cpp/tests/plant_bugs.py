@@ -81,6 +81,13 @@ MUTATIONS = [
      "return 1.0 + 1.0 / (1.0 + fabs(level - close));", "return 1.0 + 1.0 / (1.5 + fabs(level - close));"),
     ("legacy range misses the last level", "distribute.hpp",
      "while (kb < K && level(kb + 1) <= mx) ++kb;", "while (kb < K && level(kb + 1) < mx) ++kb;"),
+    ("to_tick multiplies by 1 / tick", "ladder.hpp",
+     "const double q = p / tick_size;", "const double q = p * (1.0 / tick_size);"),
+    ("legacy bar without a level goes to the ladder base", "distribute.hpp",
+     "ladder::to_tick(close, L.tick, t);", "t = L.base;"),
+    ("uniform ignores add() asking to stop", "distribute.hpp",
+     "if (!add(t, split.one(static_cast<uint64_t>(t - tl)))) return false;",
+     "add(t, split.one(static_cast<uint64_t>(t - tl)));"),
     ("hlc3 divides by 4", "source.hpp",
      "row_of((it.a + it.b + it.c) / 3.0), fixed::from_double", "row_of((it.a + it.b + it.c) / 4.0), fixed::from_double"),
     ("developing resumes from the last expansion state", "developing.hpp",
@@ -138,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         b = run(["cmake", "--build", str(build), "--target", "vpoc_cpp_tests", "-j", args.jobs])
         if b.returncode:
             return False, "build failed: " + (b.stdout + b.stderr)[-600:]
-        t = run([str(exe), "--no-colors", "--minimal"], timeout=600)
-        failed = sorted(set(re.findall(r"TEST CASE:\s+(\S+)", t.stdout)))
+        # one process per test case (ctest): a case that crashes does not hide the others
+        t = run(["ctest", "--test-dir", str(build), "-j", args.jobs], timeout=900)
+        failed = sorted(set(re.findall(r"^\s*\d+ - (\S+) \(", t.stdout, flags=re.M)))
         failing.update(failed)
         return t.returncode != 0, ", ".join(failed) if failed else t.stdout[-300:]
 

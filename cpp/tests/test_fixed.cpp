@@ -32,6 +32,9 @@ TEST_CASE("24_5_fixed_from_double_hand_values") {
   CHECK(as_u128(fixed::from_double(3.75)) == 3 * kOne + 3 * (kOne / 4));
   CHECK(as_u128(fixed::from_double(9007199254740992.0)) == (u128(1) << 53) * kOne);  // 2**53
   CHECK(as_u128(fixed::from_double(fixed::kMinVolume)) == (u128(1) << 32));          // 2**-32
+  CHECK(as_u128(fixed::from_double(std::ldexp(3.0, -64))) == 3);                      // 3 units
+  CHECK(as_u128(fixed::from_double(1.0 + std::ldexp(1.0, -52))) == kOne + (u128(1) << 12));
+  CHECK(as_u128(fixed::from_double(std::ldexp(1.0, -40))) == (u128(1) << 24));
   CHECK(fixed::from_double(123456789.0).lo == 0);
   CHECK(fixed::from_double(123456789.0).hi == 123456789u);
 }
