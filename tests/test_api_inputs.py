@@ -66,7 +66,7 @@ def test_23_3_sessions_object_takes_kept_rows_and_keeps_trade_dates():
     assert prof.dropped_rows == 60 and prof.dropped_volume == float(v[~keep].sum())
     assert prof.session_rule == s.definition
     # arrays already reduced to the kept rows are taken as they are
-    same = vpoc.from_bars(*s.take(h, l, c, v), sessions=s, tick_size=0.25)
+    same = vpoc.from_bars(*s.take(h, l, c, v), session=s, tick_size=0.25)  # the one name; sessions= is its alias
     np.testing.assert_array_equal(same.volume, prof.volume)
     # trades too
     pt = vpoc.from_trades(c, v, sessions=s, tick_size=0.25)
@@ -119,9 +119,9 @@ def test_23_3_to_torch_with_labels():
 def test_23_3_offsets_of_sessions_with_all_rows_points_to_take():
     ts, h, l, c, o, v = bars()
     s = clock_sessions(ts)
-    with pytest.raises(ValueError, match=r"offsets\[-1\] must equal.*N=360.*sessions=s.*s\.take"):
+    with pytest.raises(ValueError, match=r"offsets\[-1\] must equal.*N=360.*session=s.*s\.take"):
         vpoc.from_bars(h, l, c, v, offsets=s.offsets, tick_size=0.25)
-    with pytest.raises(ValueError, match=r"sessions=s.*s\.take"):
+    with pytest.raises(ValueError, match=r"session=s.*s\.take"):
         vpoc.from_trades(c, v, offsets=s.offsets, tick_size=0.25)
 
 
@@ -130,13 +130,13 @@ def test_23_3_bad_sessions_arguments():
     s = clock_sessions(ts)
     with pytest.raises(ValueError, match="not both"):
         vpoc.from_bars(h, l, c, v, sessions=s, offsets=s.offsets, tick_size=0.25)
-    with pytest.raises(ValueError, match="has 10 rows but sessions= was built from 360"):
+    with pytest.raises(ValueError, match="has 10 rows but session= was built from 360"):
         vpoc.from_trades(c[:10], v[:10], sessions=s, tick_size=0.25)
-    with pytest.raises(TypeError, match="sessions must be a vpoc.sessions.Sessions"):
+    with pytest.raises(TypeError, match="session must be a vpoc.sessions.Sessions"):
         vpoc.from_trades(c, v, sessions=[0, 5], tick_size=0.25)
     with pytest.raises(ValueError, match="builds sessions from timestamps"):
         vpoc.from_trades(c, v, sessions="globex", tick_size=0.25)
-    with pytest.raises(ValueError, match="sessions must be"):
+    with pytest.raises(ValueError, match="session must be"):
         vpoc.from_trades(c, v, sessions="weekly", tick_size=0.25)
 
 
@@ -313,3 +313,19 @@ def test_28_5_bars_volume_past_2_53_is_refused(distribute):
     prof = vpoc.from_bars(p[:1], p[:1], p[:1], np.array([2**53], dtype=np.int64), tick_size=1.0,
                           distribute=distribute)
     assert prof.total_volume[0] == 2.0**53
+
+
+def test_23_8_session_is_the_one_name_and_sessions_its_alias():
+    """from_bars/from_trades take the session rule as session= like every other entry point;
+    sessions= is the same argument, and giving two different ones is refused."""
+    s = vpoc.sessions.daily(np.array([0, 60, 86_400 + 60], dtype=np.int64) * 10**9)
+    h = np.array([101.0, 102.0, 103.0]); l = h - 1; c = h - 0.5; v = np.array([1, 2, 3])
+    a = vpoc.from_bars(h, l, c, v, session=s, tick_size=0.25)
+    b = vpoc.from_bars(h, l, c, v, sessions=s, tick_size=0.25)
+    np.testing.assert_array_equal(a.poc, b.poc)
+    assert list(a.labels) == list(s.labels)
+    t = vpoc.from_trades(c, v, session=s, tick_size=0.25)
+    assert list(t.labels) == list(s.labels)
+    other = vpoc.sessions.daily(np.array([0, 60, 86_400 + 60], dtype=np.int64) * 10**9)
+    with pytest.raises(TypeError, match="give the session rule once"):
+        vpoc.from_bars(h, l, c, v, session=s, sessions=other, tick_size=0.25)

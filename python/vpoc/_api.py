@@ -170,7 +170,7 @@ def _sessions(offsets: Any, session_ids: Any, n: int) -> Tuple[np.ndarray, Optio
             raise ValueError(
                 f"offsets[-1] must equal the number of rows N={n}, got {int(offs[-1])}: offsets index "
                 f"only {int(offs[-1])} rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in "
-                "a session, not every input row: pass sessions=s instead of offsets=s.offsets, or select "
+                "a session, not every input row: pass session=s instead of offsets=s.offsets, or select "
                 "the kept rows first with s.take(high, low, close, volume)")
         return offs, None
     return np.array([0, n], dtype=np.int64), None
@@ -263,6 +263,14 @@ def _no_table_options(kw: dict, what: str) -> None:
         raise TypeError(f"{what}: {', '.join(given)}= apply only when the first argument is a DataFrame")
 
 
+def _one_session(session: Any, sessions: Any) -> Any:
+    """``session=`` (the name every entry point uses for the session rule) and its alias
+    ``sessions=``: one of them, or both the same object."""
+    if sessions is not None and sessions is not session:
+        raise TypeError("give the session rule once: session= (sessions= is the same argument)")
+    return session
+
+
 def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n: int, what: str,
           columns: dict) -> Tuple[dict, Any, dict]:
     """Apply ``sessions=`` (a vpoc.sessions.Sessions or a rule name), or the Globex default for
@@ -277,28 +285,28 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
     else:
         guessed = False
         if offsets is not None or session_ids is not None:
-            raise ValueError(f"{what}: give sessions= or offsets= / session_ids=, not both")
+            raise ValueError(f"{what}: give session= or offsets= / session_ids=, not both")
     rule: Optional[str] = None
     if isinstance(sessions, str):
         if sessions not in _SESSION_RULES:
-            raise ValueError(f"sessions must be a vpoc.sessions.Sessions or one of "
+            raise ValueError(f"session must be a vpoc.sessions.Sessions or one of "
                              f"{', '.join(map(repr, _SESSION_RULES))}, got {sessions!r}")
         if ts is None:
-            raise ValueError(f"sessions={sessions!r} builds sessions from timestamps: pass a vpoc.io "
+            raise ValueError(f"session={sessions!r} builds sessions from timestamps: pass a vpoc.io "
                              "container or a DataFrame with a timestamp column (or a vpoc.sessions."
                              f"{sessions}(ts) result)")
         rule = sessions
         vol = volume if isinstance(volume, np.ndarray) else None
         sessions = _build(getattr(vs, rule), ts, vol)
     elif not isinstance(sessions, vs.Sessions):
-        raise TypeError(f"sessions must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
+        raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
                         f"rule name, got {type(sessions).__name__}")
     s = sessions
     if n == s.n_input:
         if s.index is not None:
             columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
     elif n != s.n_kept:
-        raise ValueError(f"{what}: the data has {n} rows but sessions= was built from {s.n_input} "
+        raise ValueError(f"{what}: the data has {n} rows but session= was built from {s.n_input} "
                          f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
     facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
                  session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
@@ -318,7 +326,7 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
             f"{what}: no sessions, offsets or session_ids given: built CME Globex sessions from the "
             f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
             f"{s.n_sessions} sessions{span}, {s.n_dropped} of {s.n_input} rows outside them); pass "
-            "sessions='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
+            "session='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
             GuessedDefaultWarning, stacklevel=3)
     return columns, s.offsets, facts
 
@@ -337,7 +345,7 @@ def _finish(prof: Profiles, facts: dict, snapped: Optional[int]) -> Profiles:
 
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
-                sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
+                session: Any = None, sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
                 value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
                 device: Any = "cpu", threads: Optional[int] = None, max_rows: int = 1_000_000,
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
@@ -349,7 +357,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     float32/float64/int32/int64), or GPU arrays (torch/cupy, read in place). Or ``price`` alone:
     a ``vpoc.io.Trades`` container or a pandas / polars DataFrame with timestamp, price and
     volume columns (read by ``vpoc.io.read_trades``, with ``tz=`` / ``columns=``).
-    Sessions by CSR ``offsets`` [S+1], per-row ``session_ids``, or ``sessions=``: a
+    Sessions by CSR ``offsets`` [S+1], per-row ``session_ids``, or ``session=`` (alias ``sessions=``): a
     ``vpoc.sessions.Sessions`` (its kept rows are taken when the arrays have all N input rows;
     the result keeps its trade dates: ``prof.labels``, ``prof.loc[date]``, ``to_pandas()``
     indexed by date) or a rule name ("globex", "rth", "daily") applied to the timestamps.
@@ -377,6 +385,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         ts = None
         if tz is not None or columns is not None:
             _no_table_options(table, "from_trades")
+    if session is not None:
+        sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:
         cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                      {"price": price, "volume": volume})
@@ -404,7 +414,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
-              offsets: Any = None, session_ids: Any = None, sessions: Any = None, tick_size: float,
+              offsets: Any = None, session_ids: Any = None, session: Any = None, sessions: Any = None,
+              tick_size: float,
               ticks_per_row: int = 1, distribute: str = "uniform", value_area: float = 0.70,
               va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
               threads: Optional[int] = None, max_rows: int = 1_000_000,
@@ -420,7 +431,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``vpoc.io.read_bars`` with ``tz=`` and ``columns=``; ``label="close"`` says the stamps are bar
     closes, moved to bar opens by ``interval=`` or the inferred spacing, announced by a
     GuessedDefaultWarning). A frame without timestamps: pass its columns as arrays.
-    ``sessions``, ``snap``,
+    ``session``, ``snap``,
     ``device``, ``memory_budget``, ``stream``, ``developing``: as in from_trades (the developing
     series has one entry per bar). The grid check (``snap``) covers high, low, close, and open
     with ``"legacy"`` (the only rule that reads it); ``"legacy"`` weights off-grid prices where
@@ -446,6 +457,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                             "as the only positional argument)")
         if tz is not None or columns is not None or label is not None or interval is not None:
             _no_table_options(table, "from_bars")
+    if session is not None:
+        sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:
         cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
                                      {"high": high, "low": low, "close": close, "volume": volume,

@@ -108,7 +108,7 @@ class SessionProfile:
 
 class _Loc:
     """``prof.loc[label]``: the session with that label (a trade date in any usual spelling when
-    the profiles were built with ``sessions=``)."""
+    the profiles were built with ``session=``)."""
 
     __slots__ = ("_prof",)
 
@@ -151,13 +151,13 @@ class Profiles:
     dev_vah: Optional[np.ndarray]
     dev_val: Optional[np.ndarray]
 
-    #: True when ``session_labels`` are trade dates (``YYYYMMDD``), from ``sessions=``.
+    #: True when ``session_labels`` are trade dates (``YYYYMMDD``), from ``session=``.
     trade_dates: bool = False
     #: How the sessions were made: the rule name ("globex", "rth", "daily") or the
     #: ``vpoc.sessions`` definition they came from; None: the caller's offsets / session_ids (or
     #: one session).
     session_rule: Optional[str] = None
-    #: Input rows outside every session (left out by ``sessions=`` / the Globex default) and their
+    #: Input rows outside every session (left out by ``session=`` / the Globex default) and their
     #: volume.
     dropped_rows: int = 0
     dropped_volume: float = 0.0
