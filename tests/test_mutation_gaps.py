@@ -178,13 +178,21 @@ def test_28_5_int64_volume_above_2_pow_53_in_a_long_input(path):
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("developing", [False, True])
-def test_28_5_engine_itself_checks_the_exact_integer(path, developing):
+@pytest.mark.parametrize("device", _devices())
+def test_28_5_engine_itself_checks_the_exact_integer(path, developing, device):
     # The rule's home is the C++ engine: called directly (no Python-side check before it), it
-    # judges the int64 itself and names the exact value.
-    from vpoc import _core
+    # judges the int64 itself and names the exact value (GPU: in the kernels' validation pass).
+    from vpoc import _api, _core
 
     opts = dict(tick_size=0.25, ticks_per_row=1, value_area=0.7, va_method="cbot", poc_tie="center",
-                max_rows=1_000_000, threads=1, developing=developing)
+                max_rows=1_000_000, developing=developing)
+    if device == "cpu":
+        opts["threads"] = 1
+        trades, bars = _core.profile_trades, _core.profile_bars
+    else:
+        opts.update(device=0, memory_budget=_api.DEFAULT_MEMORY_BUDGET, stream=0, user_stream=False,
+                    wait_streams=[])
+        trades, bars = _core.profile_trades_gpu, _core.profile_bars_gpu
     n = 3000
     vol = np.ones(n, dtype=np.int64)
     vol[2000] = TWO53 + 1
@@ -196,9 +204,9 @@ def test_28_5_engine_itself_checks_the_exact_integer(path, developing):
         with pytest.raises(ValueError, match=rf"volume\[2000\]={bad} {text}" if bad > 0 else
                            rf"volume\[2000\] {text}") as e:
             if path == "trades":
-                _core.profile_trades(close, vol, offsets, **opts)
+                trades(close, vol, offsets, **opts)
             else:
-                _core.profile_bars(close + 0.25, close - 0.25, close, vol, None, offsets, distribute=path, **opts)
+                bars(close + 0.25, close - 0.25, close, vol, None, offsets, distribute=path, **opts)
         assert "max_rows" not in str(e.value) and "sums past" not in str(e.value)
 
 
