@@ -22,6 +22,7 @@ import textwrap
 import threading
 import time
 import warnings
+import functools
 from functools import lru_cache
 
 import numpy as np
@@ -67,6 +68,37 @@ except Exception:  # pragma: no cover - depends on the machine
     HAVE_TORCH = False
 
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="needs PyTorch with a GPU")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _snap_by_default():
+    """These tests compare the GPU engine with the CPU engine on drawn data, some of it off the
+    tick grid on purpose (make_prices' off-grid setups): both sides round (snap=True) unless a
+    test says otherwise. The grid check itself, on host and device arrays, is tested in
+    test_price_grid.py and by test_23_4_off_grid_device_prices_are_refused below."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("from_bars", "from_trades"):
+            f = getattr(vpoc, name)
+            mp.setattr(vpoc, name, functools.partial(f, snap=True))
+        yield
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif("not vpoc.gpu_available()", reason="needs a vpoc GPU build and a GPU")
+def test_23_4_off_grid_device_prices_are_refused():
+    """Off-grid prices on the device: the same ValueError as on the host, and snap=True rounds."""
+    from vpoc._api import from_trades  # the function itself, not this module's snap=True default
+
+    price = np.array([6000.0, 6000.1, 6000.25, 6000.3] * 10)
+    vol = np.ones(price.shape[0], dtype=np.int64)
+    where = ["host"] + (["torch"] if HAVE_TORCH else [])
+    for w in where:
+        arrays = place(w, {"price": price, "volume": vol})
+        with pytest.raises(ValueError, match=r"tick_size=0.25: .* not on its grid"):
+            from_trades(arrays["price"], arrays["volume"], tick_size=0.25, device="cuda")
+        g = from_trades(arrays["price"], arrays["volume"], tick_size=0.25, device="cuda", snap=True)
+        c = from_trades(price, vol, tick_size=0.25, snap=True)
+        assert_gpu_matches_cpu(g, c, exact=True, ctx=w)
 
 QUICK = os.environ.get("VPOC_GPU_TEST_QUICK", "") not in ("", "0")
 N_EXAMPLES = 3 if QUICK else max(5, settings.default.max_examples // 2)
