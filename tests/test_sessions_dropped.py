@@ -62,7 +62,8 @@ def test_23_3_misread_as_chicago_warns_and_counts(misread) -> None:
         s = S.globex(t, volume=vol)
     msg = str(rec[0].message)
     assert (f"{share} of rows ({halt:,}) fall in the daily halt 16:00-17:00 America/Chicago: "
-            "are these timestamps UTC?") in msg
+            "the time zone the timestamps were read in is likely wrong") in msg
+    assert "label='close'" not in msg  # rows deep inside the halt: not close stamps
     assert f"{int(dropped.sum()):,} of {t.size:,} rows" in msg
     assert f"{vol[dropped].sum() / vol.sum():.1%} of the volume" in msg
     assert s.dropped_rows == s.n_dropped == int(dropped.sum())

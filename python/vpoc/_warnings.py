@@ -6,7 +6,10 @@ Contract: every warning names the count, the share and the likely cause; filter 
 
 from __future__ import annotations
 
-__all__ = ["DroppedRowsWarning", "GuessedDefaultWarning"]
+import os
+import sys
+
+__all__ = ["DroppedRowsWarning", "GuessedDefaultWarning", "user_stacklevel"]
 
 
 class DroppedRowsWarning(UserWarning):
@@ -15,3 +18,18 @@ class DroppedRowsWarning(UserWarning):
 
 class GuessedDefaultWarning(UserWarning):
     """A setting the caller did not give was inferred from the data (session rule, bar interval)."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` issued by the caller of this function point
+    at the first frame outside the vpoc package (the user's line), however deep inside vpoc the
+    warning is raised. Call it in the function that calls ``warnings.warn``."""
+    level = 1
+    frame = sys._getframe(1)  # the function that will call warnings.warn (stacklevel=1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level

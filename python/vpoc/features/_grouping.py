@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._api import _sessions
-from .._warnings import GuessedDefaultWarning
+from .._warnings import GuessedDefaultWarning, user_stacklevel
 
 __all__ = ["GROUP_COLUMNS", "SESSION_RULES", "_Grouping", "_group", "_yyyymmdd_days"]
 
@@ -151,7 +151,7 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
             if len(present) > 1:
                 warnings.warn(f"{what}: the DataFrame has several grouping columns {present}: rows "
                               f"are grouped by {present[0]!r} (pass session='<column>' to choose)",
-                              GuessedDefaultWarning, stacklevel=4)
+                              GuessedDefaultWarning, stacklevel=user_stacklevel())
             return _by_column(present[0], cols[present[0]])
         if synth is not None:
             offs, labels = _sessions(synth[0], None, n)
@@ -200,7 +200,7 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
             f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
             f"{labels.size} sessions{span}, {dropped} of {n} rows outside them); pass session='globex' "
             "(or 'rth', 'daily', a vpoc.sessions.Sessions, offsets=) to choose",
-            GuessedDefaultWarning, stacklevel=4)
+            GuessedDefaultWarning, stacklevel=user_stacklevel())
     return g
 
 

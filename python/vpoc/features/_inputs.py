@@ -14,7 +14,7 @@ import numpy as np
 
 from .._arrays import as_prices, as_volume, gpu_location, unmasked
 from .._time import bar_opens, check_label, check_time_unit, datetime64_ns, epoch_ns, interval_ns
-from .._warnings import GuessedDefaultWarning
+from .._warnings import GuessedDefaultWarning, user_stacklevel
 from ..synth import SynthBars
 from ._grouping import GROUP_COLUMNS, _check_sorted, _group
 
@@ -123,15 +123,21 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
     """The validated inputs of one call: timestamps become bar opens (``label``/``interval``,
     vpoc._time.bar_opens) before the rows are grouped (``_grouping._group``); only the kept rows
     remain, their input positions in ``facts["input_index"]``."""
+    read_label = getattr(high, "label", None)  # a vpoc.io.Bars: how its file was stamped
+    read_interval = getattr(high, "interval", None)
     high, low, close, volume, open, timestamp, kind, synth, frame_cols = _unpack_frame(
         high, low, close, volume, open, timestamp)
     if session is not None and sessions is not None:
         raise ValueError(f"{what}: give session= or sessions= (the same argument), not both")
     session = sessions if session is None else session
     label = check_label(label)
-    if kind == "bars" and (label != "open" or interval is not None):
-        raise ValueError(f"{what}: label= and interval= apply to raw timestamps; a vpoc.io.Bars was read "
-                         "with them already (its timestamps are bar opens)")
+    # A Bars read with label="close" holds bar opens already: a second label=/interval= would move
+    # them twice. One read with the default label="open" holds the file's stamps as written, so an
+    # explicit label="close" here applies to them (read_bars(..., label="close") is the same).
+    if kind == "bars" and read_label == "close" and (label != "open" or interval is not None):
+        iv = "" if read_interval is None else f", interval={read_interval:g}"
+        raise ValueError(f"{what}: this vpoc.io.Bars was read with label='close'{iv}: its timestamps "
+                         "are bar opens already; leave out label= and interval= here")
     h = as_prices(_host(high), "high")
     n = h.shape[0]
     o = None if open is None else as_prices(_host(open), "open")
@@ -154,7 +160,7 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
             warnings.warn(f"{what}: label='close' without interval=: the bar interval was inferred as "
                           f"{step / 1e9:g} s (the most common spacing of timestamp); every timestamp "
                           "moved back by it. Pass interval= to set it", GuessedDefaultWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         facts["interval"] = None if step is None else step / 1e9
     g = _group(n, offsets=_host(offsets), session_ids=_host(session_ids), session=session, synth=synth,
                frame_cols=frame_cols, ts=ts, volume=np.asarray(v, dtype=np.float64), what=what)

@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from .._warnings import DroppedRowsWarning
+from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._clock import _date_span, _iso
 from ._rules import _Definition
 
@@ -95,12 +95,17 @@ def _describe(key: str, defn: _Definition) -> str:
             }.get(key, defn.gap)
 
 
+#: Likely causes. Only UTC nanoseconds reach this module, never the zone the file was read in, so
+#: the hints name what is likely wrong, not what the zone was (label='close' is suggested apart,
+#: only when the rows look like close stamps).
+_INSPECT = "vpoc.io.inspect(path) / `vpoc inspect FILE` finds the zone and the bar label"
 _HINTS = {
-    "halt": "are these timestamps UTC? (`vpoc inspect FILE` / vpoc.io.inspect finds the time zone "
-            "and bar label)",
-    "weekend": "stray prints, or timestamps in another time zone?",
-    "holiday-closed": "a wrong time zone, or a calendar that differs from the data?",
-    "early-close": "bar close stamps (label='close'), or a calendar that differs from the data?",
+    "halt": f"the time zone the timestamps were read in is likely wrong ({_INSPECT})",
+    "weekend": f"stray prints, or the time zone the timestamps were read in is wrong? ({_INSPECT})",
+    "holiday-closed": "the time zone the timestamps were read in is wrong, or a calendar that "
+                      "differs from the data?",
+    "early-close": "a calendar that differs from the data, or the time zone the timestamps were "
+                   "read in is wrong?",
 }
 
 
@@ -142,12 +147,17 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     row_share = k_rows / n
     vol_share = (k_vol / total_vol) if (k_vol is not None and total_vol) else None
     # close stamps read as opens: the last bar of each session sits on the session's close
-    at_close = 0
+    # (about one row per session, on its close, and no other row inside the halt: label='close'
+    # would put them all back; rows deep inside the halt point at a wrong zone instead)
+    at_close = deep = 0
     if closed == "left" and win_closes.size:
         tb = td[bad]
         pos = np.clip(np.searchsorted(win_closes, tb), 0, win_closes.size - 1)
-        at_close = int(np.sum(win_closes[pos] == tb))
-    close_pattern = at_close >= max(2, n_windows_used // 2)
+        on_close = win_closes[pos] == tb
+        at_close = int(np.sum(on_close))
+        deep = int(np.sum(~on_close & (keys[bad] == CAUSES.index("halt"))))
+    close_pattern = (at_close >= max(2, n_windows_used // 2)
+                     and at_close <= n_windows_used + max(2, n_windows_used // 10) and deep == 0)
     if row_share <= DROP_WARN_SHARE and (vol_share is None or vol_share <= DROP_WARN_SHARE) \
             and not close_pattern:
         return by_rows, by_vol, dropped_volume
@@ -155,16 +165,18 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
                else f"{_pct(vol_share)} of the volume")
     parts = []
     for k in sorted(warned, key=lambda k: -by_rows[k]):
+        hint = ("the timestamps look like bar closes (below)" if close_pattern and k != "weekend"
+                else _HINTS.get(k, "check the time zone and the session definition"))
         parts.append(f"{_pct(by_rows[k] / n)} of rows ({by_rows[k]:,}) fall in {_describe(k, defn)}: "
-                     f"{_HINTS.get(k, 'check the time zone and the session definition')}")
+                     f"{hint}")
     if close_pattern:
-        parts.append(f"{at_close:,} of them sit exactly on a session's close: are the timestamps bar "
-                     "closes? pass label='close'")
+        parts.append(f"{at_close:,} of them sit exactly on a session's close, about one per "
+                     "session: the timestamps look like bar closes: pass label='close'")
     warnings.warn(
         f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
         f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
         ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error",
-        DroppedRowsWarning, stacklevel=5)
+        DroppedRowsWarning, stacklevel=user_stacklevel())
     return by_rows, by_vol, dropped_volume
 
 
