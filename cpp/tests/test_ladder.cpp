@@ -103,6 +103,8 @@ TEST_CASE("24_5_ladder_tick_scale_equals_division") {
       int64_t t = 0;
       const bool ok = s.exact ? ladder::to_tick<true>(p, s, t) : ladder::to_tick<false>(p, s, t);
       if (!ok || t != static_cast<int64_t>(want)) FAIL_CHECK("to_tick(scale) tick " << ts << " p=" << p);
+      int64_t t2 = 0;  // the plain division form
+      if (!ladder::to_tick(p, ts, t2) || t2 != static_cast<int64_t>(want)) FAIL_CHECK("to_tick tick " << ts << " p=" << p);
     }
   }
 }
