@@ -455,14 +455,21 @@ class Live:
         if not self._bars and open is not None:
             raise TypeError("open is for bars; this Live profile takes trades")
         first = args[0]
-        one = isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool)
+        if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
+            return self._update_one(args, open, timestamp)  # takes its own snapshot
         snap = self._snapshot()
         try:
-            if one:
-                return self._update_one(args, open, timestamp)
             return self._update_many(args, open, timestamp)
         except BaseException:
-            self._rollback(snap)
+            # nested: a second interrupt taken as the rollback is called (before its own retry
+            # loop is set up) is caught here and the rollback runs again
+            try:
+                self._rollback(snap)
+            except BaseException:
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    self._rollback(snap)
             raise
 
     # ------------------------------------------------------------------ all or nothing
@@ -490,6 +497,15 @@ class Live:
                     raise
 
     def _put_back(self, snap: Tuple[Any, ...]) -> None:
+        if len(snap) == 8:  # a row appended to the current session (_update_one)
+            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run = snap
+            if core.size != n_ts:
+                core = self._rebuilt(core, n_ts)
+            del self._ts[n_ts:]
+            vars(self).update(_core=core, _last_ts=last_ts, n_rows=n_rows, n_dropped=n_dropped,
+                              _int_volume=int_volume, _levels=levels,
+                              _run=None if run is None else list(run))
+            return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
          prof_cache, n_comp, naked, tail, session_rows, pending, session_columns, ctx, run,
          cur) = snap
@@ -525,17 +541,17 @@ class Live:
         if type(t) is int or isinstance(t, np.integer):
             t = int(t)
             if self._ts_scale == 1 and _PLAUSIBLE_NS[0] <= t <= _PLAUSIBLE_NS[1]:
-                return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))[0]
+                return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))
             t = int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
         else:
             if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
                 t = np.datetime64(int(t.value), "ns")
             t = int(_f._timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
-        return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))[0]
+        return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))
 
     def _opens(self, ts: np.ndarray) -> Any:
         """Bar-open times of close stamps (vpoc._time.bar_opens with this feed's interval)."""
-        out = bar_opens(ts, "close", self._interval_ns)[0]
+        out = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
         return int(out[0]) if out.shape[0] == 1 else out
 
     def _scalar(self, x: Any, name: str) -> float:
@@ -553,19 +569,31 @@ class Live:
 
     def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any
                     ) -> Tuple[float, float, float, float, float]:
-        names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
-        vals = [x if type(x) is float else self._scalar(x, nm) for x, nm in zip(args, names)]
-        volume_in = args[-1]
-        int_vol = type(volume_in) is int or isinstance(volume_in, np.integer)
-        if open is not None and type(open) is not float:
-            open = self._scalar(open, "open")
+        # checks and conversions first (nothing changes), then the row under a snapshot
+        if self._bars:
+            high, low, close, volume = args
+            if type(high) is not float:
+                high = self._scalar(high, "high")
+            if type(low) is not float:
+                low = self._scalar(low, "low")
+            if type(close) is not float:
+                close = self._scalar(close, "close")
+            if open is not None and type(open) is not float:
+                open = self._scalar(open, "open")
+        else:
+            high, volume = args
+            if type(high) is not float:
+                high = self._scalar(high, "price")
+        int_vol = type(volume) is int or isinstance(volume, np.integer)
+        if type(volume) is not float:
+            volume = self._scalar(volume, "volume")
         t = self._ts_one(timestamp)
         if self._last_ts is not None and t < self._last_ts:
             raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
                              "rows must arrive in time order")
         label = self._clock.label(t)
         if label is None:
-            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1)
+            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1)  # one step
             return self._levels
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
@@ -574,28 +602,42 @@ class Live:
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
                              f"(this feed's bars {'carry' if self._has_open else 'carry no'} open)")
-        if label != self._label:  # the old session ends, the new one begins (undone on error)
-            if self._label is not None:
-                self._finish()
-            if self._core is None:
-                self._start_core(has_open)
-            self._begin(label)
-        core = self._core
-        if self._bars:
-            high, low, close, volume = vals
-            lv = core.append_bar(high, low, close, open, volume)
+        core, run = self._core, self._run
+        if label == self._label:  # the row joins the current session: what it may change
+            snap: Tuple[Any, ...] = (core, len(self._ts), self._last_ts, self.n_rows, self.n_dropped,
+                                     self._int_volume, self._levels, None if run is None else run[:])
         else:
-            volume = vals[1]
-            lv = core.append_trade(vals[0], volume)
-        if self._int_volume and not int_vol:
-            self._int_volume = False
-        self._levels = lv
-        self._last_ts = t
-        self._ts.append(t)
-        self.n_rows += 1
-        if self._bars:
-            self._advance_one(high, low, close, volume, t, open)
-        return lv
+            snap = self._snapshot()
+        try:
+            if label != self._label:  # the old session ends, the new one begins
+                if self._label is not None:
+                    self._finish()
+                if self._core is None:
+                    self._start_core(has_open)
+                self._begin(label)
+                core = self._core
+            if self._bars:
+                lv = core.append_bar(high, low, close, open, volume)
+            else:
+                lv = core.append_trade(high, volume)
+            if self._int_volume and not int_vol:
+                self._int_volume = False
+            self._levels = lv
+            self._last_ts = t
+            self._ts.append(t)
+            self.n_rows += 1
+            if self._bars:
+                self._advance_one(high, low, close, volume, t, open)
+            return lv
+        except BaseException:  # see update()
+            try:
+                self._rollback(snap)
+            except BaseException:
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    self._rollback(snap)
+            raise
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
@@ -627,7 +669,7 @@ class Live:
         if n == 0:
             return self._levels
         if self._stamp == "close":
-            ts = bar_opens(ts, "close", self._interval_ns)[0]
+            ts = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
         if n > 1 and np.any(ts[1:] < ts[:-1]):
             i = int(np.flatnonzero(ts[1:] < ts[:-1])[0]) + 1
             raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
@@ -727,8 +769,14 @@ class Live:
                 self._label = None
                 self._clock.cur = None
                 self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
-            except BaseException:
-                self._rollback(snap)
+            except BaseException:  # see update()
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    try:
+                        self._rollback(snap)
+                    except BaseException:
+                        self._rollback(snap)
                 raise
 
     def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
