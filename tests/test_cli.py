@@ -130,9 +130,13 @@ def expected_profile(df: pd.DataFrame, by: str = "session_id", *, trades: bool =
 
 
 def assert_table(got: pd.DataFrame, exp: pd.DataFrame) -> None:
-    assert list(got.columns) == list(cli.PROFILE_COLUMNS)
+    assert list(got.columns) == list(cli.PROFILE_COLUMNS) + list(cli.SESSION_COLUMNS)
     assert len(got) == len(exp), (got.session.tolist(), exp.session.tolist())
     np.testing.assert_array_equal(got.session.to_numpy(), exp.session.to_numpy())
+    # the session rule's columns: trade date of the YYYYMMDD label, partial, merged_days
+    days = [f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d}" for d in exp.session.tolist()]
+    assert [str(d)[:10] for d in got.trade_date.tolist()] == days
+    assert got.partial.dtype == bool and (got.merged_days.to_numpy() >= 1).all()
     for k in ("count", "low_row", "n_rows"):
         np.testing.assert_array_equal(got[k].to_numpy(), exp[k].to_numpy(), err_msg=k)
     for k in ("start", "end"):
@@ -216,7 +220,7 @@ def test_profile_stdout_is_default_and_same_as_file(small):
     r1 = run(["profile", small["parquet"], "--tick-size", "0.25"])
     r2 = run(["profile", *small["files"], "--tick-size", "0.25", "-o", "-", "--chunk-rows", "1"])
     assert r1.returncode == 0 and r2.returncode == 0, (r1.stderr, r2.stderr)
-    assert r1.stdout.splitlines()[0] == ",".join(cli.PROFILE_COLUMNS)
+    assert r1.stdout.splitlines()[0] == ",".join(cli.PROFILE_COLUMNS + cli.SESSION_COLUMNS)
     assert r1.stdout == r2.stdout  # splitting into files and engine calls changes nothing
     assert len(r1.stdout.splitlines()) == 1 + 6
 
@@ -272,7 +276,7 @@ def test_profile_empty_input_writes_header_only(tmp_path):
     r = run(["profile", tmp_path / "empty.csv", "--tick-size", "0.25", "-o", out, "--tz", "UTC"])
     assert r.returncode == 0, r.stderr
     got = pd.read_parquet(out)
-    assert len(got) == 0 and list(got.columns) == list(cli.PROFILE_COLUMNS)
+    assert len(got) == 0 and list(got.columns) == list(cli.PROFILE_COLUMNS + cli.SESSION_COLUMNS)
 
 
 @NEEDS_PANDAS  # --session daily: no calendar

@@ -28,6 +28,7 @@ from typing import Any, Iterator, List, Optional
 from .. import _api  # noqa: F401 - tests patch vpoc.cli._api.from_bars
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
 from ._args import build_parser, parse_size
+from ._profile import OUTPUT_COLUMNS, SESSION_COLUMNS
 from ._common import EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, UsageError, error
 
 #: Exit status after SIGTERM (the shell's 128 + signal number).
@@ -57,7 +58,7 @@ def _sigterm_raises() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
-__all__ = ["EXIT_TERMINATED", "PROFILE_COLUMNS", "Terminated", "UsageError", "build_parser", "empty_profile_table", "main",
+__all__ = ["EXIT_TERMINATED", "OUTPUT_COLUMNS", "PROFILE_COLUMNS", "SESSION_COLUMNS", "Terminated", "UsageError", "build_parser", "empty_profile_table", "main",
            "parse_size", "profile_table"]
 
 

@@ -11,13 +11,13 @@ import re
 from typing import Any, Dict
 
 from .. import _api
-from .._stream import PROFILE_COLUMNS
 from .._time import interval_ns
 from .._version import __version__
+from ..sessions._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
 from ._common import DEFAULT_CHUNK_ROWS, DEFAULT_PROGRESS_MIN_ROWS, OUTPUT_SUFFIXES, SESSION_KINDS
 from ._info import cmd_bench, cmd_demo, cmd_doctor, cmd_info
 from ._inspect import cmd_inspect
-from ._profile import cmd_features, cmd_profile
+from ._profile import OUTPUT_COLUMNS, cmd_features, cmd_profile
 
 __all__ = ["add_read_options", "build_parser", "parse_size"]
 
@@ -165,8 +165,9 @@ def _add_profile_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rth-start", default="08:30", help="regular session start (default 08:30)")
     p.add_argument("--rth-end", default="15:15", help="regular session end (default 15:15)")
     p.add_argument("--calendar", default=None, metavar="NAME",
-                   help="pandas_market_calendars calendar of globex/rth sessions (default CME_Equity), "
-                        "or none: the clock alone, no holidays")
+                   help=f"pandas_market_calendars calendar of globex/rth sessions (default "
+                        f"{DEFAULT_CALENDAR!r} with trade dates from {DEFAULT_TRADE_DATES!r}, as "
+                        f"vpoc.sessions uses), or none: the clock alone, no holidays")
     p.add_argument("--holidays", choices=("merge", "own"), default=None,
                    help="merge (default): a holiday's trading is booked to the next trade date, as CME "
                         "does; own: one session per calendar trading day")
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     prof = sub.add_parser("profile", help="per-session volume profiles of bar or trade files",
-                          description="One row per session: " + ", ".join(PROFILE_COLUMNS) + ".")
+                          description="One row per session: " + ", ".join(OUTPUT_COLUMNS) + ".")
     _add_profile_options(prof)
     prof.set_defaults(run=cmd_profile)
 

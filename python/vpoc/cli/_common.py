@@ -7,6 +7,7 @@ errors, 130 on Ctrl-C; each error is one ``vpoc: error: ...`` line on stderr.
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 
 import numpy as np
@@ -51,6 +52,7 @@ FLAGS = {
 }
 _VALUE = r"""(?:\{[^{}]*\}|'[^']*'|"[^"]*"|None|True|False|[\w.:+-]+)"""
 _KW_RE = re.compile(r"(?<![\w.-])(?:(pass |use |or )?(on_outside|outside)=|(" + "|".join(FLAGS) + r")=)(" + _VALUE + r")?")
+_WARN_OR_DROP_RE = re.compile(r"(?:pass )?on_outside='warn' or (?:on_outside=)?'drop'")
 _PAIR_RE = re.compile(r"""['"]?(\w+)['"]?\s*:\s*(\([^)]*\)|'[^']*'|"[^"]*"|[^,}]+)""")
 
 
@@ -66,13 +68,16 @@ def _flag_value(name: str, value: str) -> str:
     value = value.strip("'\"")
     if value == "None":
         return "none"
-    return value
+    return shlex.quote(value)  # as a shell takes it: '%m/%d/%Y %H:%M:%S'
 
 
 def to_flags(message: str) -> str:
     """The library's ``name=value`` hints in ``message`` spelled as the ``vpoc`` flags that exist:
     ``pass columns={'timestamp': name}`` -> ``pass --columns timestamp=name``, ``time_unit='s'`` ->
     ``--time-unit s``, ``outside='drop'`` / ``on_outside=`` -> ``--strict`` (left out or given)."""
+    # the session rule's "pass on_outside='warn' or 'drop'": both are what leaving out --strict does
+    message = _WARN_OR_DROP_RE.sub("leave out --strict", str(message))
+
     def sub(m: "re.Match[str]") -> str:
         value = m.group(4)
         if m.group(2):  # the session rule's outside= / on_outside=

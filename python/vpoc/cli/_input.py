@@ -12,14 +12,14 @@ import inspect
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._common import UsageError, fmt_ts, to_flags
 
 __all__ = ["EXCHANGE_TZ", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
-           "read_file", "read_kwargs", "session_fn", "session_kwargs", "session_tz", "split_sessions"]
+           "read_file", "read_kwargs", "roll_notes", "session_fn", "session_kwargs", "session_tz", "split_sessions"]
 
 
 
@@ -71,6 +71,8 @@ class Chunk:
     offsets: np.ndarray
     labels: np.ndarray
     n_input: int  # input rows (before session filtering) this chunk accounts for, for progress
+    partial: Optional[np.ndarray] = None  # Sessions.partial of these sessions (bool per session)
+    merged_days: Optional[np.ndarray] = None  # Sessions.merged_days of these sessions
 
 
 @dataclass
@@ -83,6 +85,7 @@ class Tally:
     volume_in: float = 0.0
     volume_kept: float = 0.0
     by_cause: Dict[str, int] = field(default_factory=dict)  # Sessions.dropped_by_cause, summed
+    notes: List[str] = field(default_factory=list)  # stderr lines of the input (the roll ledger)
 
     @property
     def rows_dropped(self) -> int:
@@ -135,8 +138,10 @@ def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
     return _rows(data, index, args.kind)
 
 
-def read_contracts(paths: Sequence[str], args: argparse.Namespace) -> Rows:
-    """One continuous series from one file per contract (vpoc.io.read_contracts, --roll/--adjust)."""
+def read_contracts(paths: Sequence[str], args: argparse.Namespace,
+                   tally: Optional[Tally] = None) -> Rows:
+    """One continuous series from one file per contract (vpoc.io.read_contracts, --roll/--adjust);
+    ``tally.notes`` gets the roll ledger and the overlapping rows the rule left out (for stderr)."""
     from .. import io as vio
 
     if args.kind == "trades":
@@ -149,7 +154,26 @@ def read_contracts(paths: Sequence[str], args: argparse.Namespace) -> Rows:
                   **read_kwargs(args))
     except (OSError, ValueError, TypeError, KeyError) as e:
         raise _reader_error(e, ", ".join(paths)) from e
+    if tally is not None:
+        tally.notes.extend(roll_notes(data))
     return _rows(data, 0, args.kind)
+
+
+def roll_notes(data: Any) -> List[str]:
+    """stderr lines for a vpoc.io.read_contracts result: each roll (date, from, to, price offset)
+    and the rows of the other contracts the roll rule left out, per contract."""
+    rolls = getattr(data, "rolls", None)
+    n = 0 if rolls is None else len(rolls)
+    out = [f"rolls (--roll {getattr(data, 'roll', '?')}, --adjust {getattr(data, 'adjust', '?')}): {n}"
+           + (": date, from, to, offset (to_close - from_close)" if n else "")]
+    for r in ([] if rolls is None else rolls.to_dict("records")):
+        out.append(f"  roll {r['date']} {r['from']} -> {r['to']} offset {float(r['offset']):g}")
+    dropped = int(getattr(data, "dropped_rows", 0) or 0)
+    by = {k: int(v) for k, v in (getattr(data, "dropped_by_contract", None) or {}).items() if v}
+    detail = f" ({', '.join(f'{k}: {v:,}' for k, v in by.items())})" if by else ""
+    out.append(f"overlapping rows of the contracts not chosen, left out by the roll rule: "
+               f"{dropped:,}{detail}")
+    return out
 
 
 EXCHANGE_TZ = "America/Chicago"
@@ -217,10 +241,11 @@ def session_fn(args: argparse.Namespace) -> Callable[..., Any]:
     return call
 
 
-def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any],
-                   tally: Optional[Tally] = None) -> Tuple[Rows, np.ndarray, np.ndarray]:
+def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any], tally: Optional[Tally] = None,
+                   flags: Optional[Dict[str, np.ndarray]] = None) -> Tuple[Rows, np.ndarray, np.ndarray]:
     """The rows kept by the session rule, CSR offsets of its non-empty sessions, their labels;
-    ``tally`` counts the rows and volume that came in and were kept."""
+    ``tally`` counts the rows and volume that came in and were kept; ``flags`` (a dict) gets the
+    sessions' ``partial`` and ``merged_days`` (of the non-empty sessions)."""
     try:
         sess = fn(rows.timestamp, rows.values.get("volume"))
     except (ValueError, TypeError) as e:
@@ -238,6 +263,14 @@ def split_sessions(rows: Rows, fn: Callable[[np.ndarray], Any],
     offsets = np.asarray(sess.offsets, dtype=np.int64)
     labels = np.asarray(sess.labels)
     nonempty = np.diff(offsets) > 0
+    if flags is not None:
+        S = labels.shape[0]
+        part = getattr(sess, "partial", None)
+        merged = getattr(sess, "merged_days", None)
+        flags["partial"] = (np.zeros(S, dtype=bool) if part is None
+                            else np.asarray(part, dtype=bool))[nonempty]
+        flags["merged_days"] = (nonempty.astype(np.int64) if merged is None
+                                else np.asarray(merged, dtype=np.int64))[nonempty]
     if not nonempty.all():  # sessions without rows are not reported
         offsets = np.concatenate([offsets[:1], offsets[1:][nonempty]])
         labels = labels[nonempty]
@@ -258,7 +291,7 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
     prev_end: Optional[int] = None
     contracts = args.roll is not None or args.adjust is not None
     for fi, path in enumerate(paths[:1] if contracts else paths):
-        data = read_contracts(paths, args) if contracts else read_file(path, fi, args)
+        data = read_contracts(paths, args, tally) if contracts else read_file(path, fi, args)
         on_read(len(paths) - 1 if contracts else fi, len(data))
         if len(data) and prev_end is not None and data.timestamp[0] < prev_end:
             raise UsageError(f"{path} starts at {fmt_ts(data.timestamp[0])}, before the end of "
@@ -274,7 +307,8 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
                 v = float(np.sum(carry.values["volume"], dtype=np.float64))
                 tally.volume_in -= v
                 tally.volume_kept -= v
-        rows, offsets, labels = split_sessions(Rows.concat(carry, data), fn, tally)
+        flags: Dict[str, np.ndarray] = {}
+        rows, offsets, labels = split_sessions(Rows.concat(carry, data), fn, tally, flags)
         last = contracts or fi == len(paths) - 1
         S = labels.shape[0]
         done = S if last else max(S - 1, 0)  # the last session may continue in the next file
@@ -284,7 +318,8 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
         s = 0
         accounted = 0
         if done == 0:
-            yield Chunk(rows.slice(0, 0), np.zeros(1, dtype=np.int64), labels[:0], n_input)
+            yield Chunk(rows.slice(0, 0), np.zeros(1, dtype=np.int64), labels[:0], n_input,
+                        flags["partial"][:0], flags["merged_days"][:0])
             continue
         while s < done:
             e = int(np.searchsorted(offsets, offsets[s] + args.chunk_rows, side="right")) - 1
@@ -292,7 +327,8 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
             a, b = int(offsets[s]), int(offsets[e])
             share = n_input - accounted if e == done else (n_input * b) // max(total_rows, 1) - accounted
             accounted += share
-            yield Chunk(rows.slice(a, b), offsets[s:e + 1] - a, labels[s:e], share)
+            yield Chunk(rows.slice(a, b), offsets[s:e + 1] - a, labels[s:e], share,
+                        flags["partial"][s:e], flags["merged_days"][s:e])
             s = e
 
 

@@ -2,7 +2,8 @@
 
 Contract: files are streamed one at a time in the order given (they must be in time order) and
 split into sessions with :mod:`vpoc.sessions`; the output (CSV on stdout, or a .csv / .parquet
-file written atomically) has one row per session (:data:`vpoc._stream.PROFILE_COLUMNS`).
+file written atomically) has one row per session: the columns :data:`vpoc._stream.PROFILE_COLUMNS`
+then :data:`SESSION_COLUMNS` (the session rule's trade date, ``partial`` and ``merged_days``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from .. import _api
 from .._files import atomic_write
 from .._optional import require
-from .._stream import empty_profile_table, profile_table
+from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
 from ._common import EXIT_OK, FLAGS, OUTPUT_SUFFIXES, UsageError, to_flags
 from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, locate, read_kwargs,
                      session_fn, session_tz)
@@ -27,7 +28,31 @@ from ._progress import Progress, Reporter
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["cmd_features", "cmd_profile"]
+__all__ = ["OUTPUT_COLUMNS", "SESSION_COLUMNS", "cmd_features", "cmd_profile", "session_columns"]
+
+#: Columns ``vpoc profile`` adds after :data:`vpoc._stream.PROFILE_COLUMNS`, from the session rule
+#: (vpoc.sessions.Sessions): the trade date of the label (a date), ``partial`` (the data covers
+#: only part of the session) and ``merged_days`` (calendar days booked to the session, 2+ where a
+#: holiday's trading is merged into the next trade date).
+SESSION_COLUMNS = ("trade_date", "partial", "merged_days")
+OUTPUT_COLUMNS = tuple(PROFILE_COLUMNS) + SESSION_COLUMNS
+
+
+def session_columns(df: "pd.DataFrame", labels: np.ndarray, partial: Optional[np.ndarray],
+                    merged_days: Optional[np.ndarray]) -> "pd.DataFrame":
+    """``df`` (one row per session, labels ``YYYYMMDD``) with :data:`SESSION_COLUMNS` appended."""
+    import pandas as pd
+
+    labels = np.asarray(labels, dtype=np.int64)
+    S = labels.shape[0]
+    df = df.copy()
+    df["trade_date"] = pd.to_datetime(pd.Series(labels.astype(str), dtype=object),
+                                      format="%Y%m%d").to_numpy() if S else \
+        np.zeros(0, dtype="datetime64[ns]")
+    df["partial"] = np.zeros(S, dtype=bool) if partial is None else np.asarray(partial, dtype=bool)
+    df["merged_days"] = (np.ones(S, dtype=np.int64) if merged_days is None
+                         else np.asarray(merged_days, dtype=np.int64))
+    return df
 
 
 def _check_output(out: Optional[str]) -> None:
@@ -136,12 +161,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
                         prof = _profile_chunk(chunk, args)
                     except (ValueError, TypeError) as e:
                         raise UsageError(to_flags(locate(e, chunk, _names(args)))) from e
-                    tables.append(profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp))
+                    table = profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp)
+                    tables.append(session_columns(table, chunk.labels, chunk.partial, chunk.merged_days))
                 progress.update(len(chunk.rows), tally)
         finally:
             progress.close()
         report.check(tally)
-        df = pd.concat(tables, ignore_index=True) if tables else empty_profile_table()
+        df = (pd.concat(tables, ignore_index=True) if tables
+              else session_columns(empty_profile_table(), np.zeros(0, dtype=np.int64), None, None))
         _write(df, args.out)
     return EXIT_OK
 

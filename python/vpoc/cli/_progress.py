@@ -173,6 +173,8 @@ class Reporter:
             print(f"vpoc: warning: {text}", file=sys.stderr)
         if len(seen) > _MAX_WARNINGS:
             print(f"vpoc: warning: ... and {len(seen) - _MAX_WARNINGS} more", file=sys.stderr)
+        for note in ([] if self.tally is None else getattr(self.tally, "notes", [])):
+            print(f"vpoc: {self.command}: {note}", file=sys.stderr)
         line = None if self.tally is None else summary(self.tally, self.args)
         if line is not None:
             print(f"vpoc: {self.command}: {line}", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect as _pyinspect
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
 
-__all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS"]
+__all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS", "COMMON_TIME_FORMATS"]
 
 #: Time zones tried for naive timestamps, in order of preference on ties.
 CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York", "Europe/London",
@@ -32,6 +33,13 @@ CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York"
 COMMON_TICKS: Tuple[float, ...] = (10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
                                    1 / 64, 0.01, 0.005, 1 / 128, 0.0025, 1 / 256, 0.001, 0.0005,
                                    0.0001, 0.00005, 0.00001)
+#: Text timestamp formats tried when a file's timestamps are neither ISO 8601 nor YYYYMMDD HHMMSS
+#: and no time_format= is given: one that parses every row, where no other does, is used.
+COMMON_TIME_FORMATS: Tuple[str, ...] = (
+    "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M:%S", "%d/%m/%Y %H:%M",
+    "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y%m%d %H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d %H:%M",
+    "%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
+    "%d-%m-%Y %H:%M:%S", "%m-%d-%Y %H:%M:%S")
 _GRID_SHARE = 0.999
 _GRID_TOL = 1e-6
 _EXCHANGE = "America/Chicago"
@@ -91,7 +99,7 @@ class Inspection:
                  f"  hours       {self.hours or 'unknown'}",
                  f"  confidence  {self.confidence}",
                  f"  read with   vpoc.io.read_bars(source, {kw(self.read_kwargs)})",
-                 f"  CLI flags   {' '.join(self.cli_args)}",
+                 f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}",
                  "evidence:"]
         lines += [f"  - {e}" for e in self.evidence]
         return "\n".join(lines)
@@ -153,6 +161,63 @@ def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
     order = np.argsort(vals, kind="stable")
     back = int(np.count_nonzero(vals[1:] < vals[:-1]))
     return df.iloc[order].reset_index(drop=True), back
+
+
+def _timestamp_text(source: Any, kw: Dict[str, Any]) -> Any:
+    """The timestamp text of a CSV / text file or DataFrame (a ``Date`` + ``Time`` pair joined by a
+    space, as the readers join them), or None when it cannot be found."""
+    import pandas as pd
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path.lower().endswith((".parquet", ".pq")) or kw.get("format") in ("parquet", "legacy"):
+            return None
+        df = pd.read_csv(path, sep=kw.get("sep") or None, engine="python", dtype=str)
+    elif isinstance(source, pd.DataFrame):
+        df = source
+    else:
+        return None
+    col = (kw.get("columns") or {}).get("timestamp")
+    names = {str(c).lower().replace("_", "").replace(" ", ""): c for c in df.columns}
+    if col is None:
+        if "date" in names and "time" in names:
+            col = (names["date"], names["time"])
+        else:
+            col = next((names[n] for n in ("timestamp", "datetime", "ts", "time", "date")
+                        if n in names), None)
+    if col is None:
+        return None
+    if isinstance(col, (tuple, list)):
+        if any(c not in df.columns for c in col):
+            return None
+        return df[list(col)].astype(str).agg(" ".join, axis=1).str.strip()
+    return df[col].astype(str).str.strip() if col in df.columns else None
+
+
+def _guess_time_format(source: Any, kw: Dict[str, Any], error: ValueError) -> str:
+    """The one format of :data:`COMMON_TIME_FORMATS` that parses every timestamp of ``source``;
+    ValueError (``error``'s message plus the candidates) when none or several do."""
+    import pandas as pd
+
+    text = _timestamp_text(source, kw)
+    fits: List[str] = []
+    if text is not None and len(text):
+        for fmt in COMMON_TIME_FORMATS:
+            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+            if not parsed.isna().any():
+                fits.append(fmt)
+    if len(fits) > 1:  # day and month both fit: a file in time order tells them apart
+        ordered = [f for f in fits if pd.to_datetime(text, format=f).is_monotonic_increasing]
+        fits = ordered if len(ordered) == 1 else fits
+    if len(fits) == 1:
+        return fits[0]
+    if fits:
+        raise ValueError(f"{error}; several common formats parse every timestamp, so the day and "
+                         f"month cannot be told apart: pass one of "
+                         + " or ".join(f"time_format={f!r}" for f in fits)) from error
+    raise ValueError(f"{error}; none of the common formats parses every timestamp "
+                     f"(tried {', '.join(map(repr, COMMON_TIME_FORMATS))}): pass time_format= "
+                     "(strftime codes, e.g. '%d/%m/%Y %H:%M')") from error
 
 
 def _label_kwargs_supported() -> bool:
@@ -374,7 +439,15 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         _zone(user_tz)
     if _label_kwargs_supported():
         kw["label"] = "open"
-    bars, unsorted = _read(source, kw, "UTC")
+    guessed_format: Optional[str] = None
+    try:
+        bars, unsorted = _read(source, kw, "UTC")
+    except ValueError as e:
+        if "time_format" not in str(e) or kw.get("time_format") is not None:
+            raise
+        guessed_format = _guess_time_format(source, kw, e)
+        kw["time_format"] = guessed_format
+        bars, unsorted = _read(source, kw, "UTC")
     kw.pop("label", None)
     name = getattr(bars, "source", "<DataFrame>")
     if isinstance(source, (str, os.PathLike)):
@@ -392,6 +465,9 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     ev.append(f"read {n:,} rows; timestamps are "
               + ("naive (no UTC offset): read as wall clock and tried in each candidate zone"
                  if naive else "instants with a UTC offset (or epoch times): no tz= needed"))
+    if guessed_format is not None:
+        ev.append(f"time_format={guessed_format!r}: the timestamps are not ISO 8601; of "
+                  f"{len(COMMON_TIME_FORMATS)} common formats only this one parses all of them")
     if unsorted:
         ev.append(f"{unsorted:,} rows are earlier than the row before them (the file is not in "
                   "time order; read_bars refuses it: sort it first)")
