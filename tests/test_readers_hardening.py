@@ -211,7 +211,7 @@ def test_28_3_errors_name_file_and_line(tmp_path) -> None:
         with pytest.raises(ValueError, match=r"oob\.csv line 3: timestamp .* is outside the int64 "
                            r"nanosecond range"):
             vio.read_bars(p, tz="UTC")
-    df = pd.DataFrame({"timestamp": pd.to_datetime(["2025-01-01", "2300-01-01"]).as_unit("s"),
+    df = pd.DataFrame({"timestamp": pd.DatetimeIndex(np.array(["2025-01-01", "2300-01-01"], dtype="datetime64[s]")),
                        "open": 1.0, "high": 2.0, "low": 0.5, "close": 1.5, "volume": 3})
     with pytest.raises(ValueError, match=r"<DataFrame> row 1: timestamp 2300-01-01.*outside"):
         vio.read_bars(df, tz="UTC")

@@ -6,6 +6,7 @@ aware), integer epoch times (with ``time_unit=``); a value that does not parse r
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import warnings
 from typing import Any, Optional, Tuple
@@ -149,6 +150,9 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
             warnings.simplefilter("error", FutureWarning)
             parsed = pd.to_datetime(text, format=fmt, errors="coerce")
     except (ValueError, FutureWarning) as e:  # mixed UTC offsets, or offsets on some rows only
+        if isinstance(e, pd.errors.OutOfBoundsDatetime):  # pandas < 3 (ns only): find the row
+            for j in range(len(text)):
+                _out_of_range(text.iloc[j], fmt, where(j))
         if fmt != "ISO8601":
             raise ValueError(f"{where.source}: cannot parse timestamps with format {fmt!r}: "
                              f"{e}") from None
@@ -161,12 +165,29 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     bad = np.asarray(parsed.isna(), dtype=bool)
     i = _first(bad)
     if i is not None:
+        _out_of_range(text.iloc[i], fmt, where(i))
         digits = text.iloc[i].lstrip("-").isdigit()
         hint = " (integer epoch times need time_unit=)" if digits else ""
         raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)
     return _local(parsed, where, opts)
+
+
+def _out_of_range(text: str, fmt: str, where: str) -> None:
+    """Raises the range error when ``text`` is a valid time outside the int64 ns range: pandas < 3
+    parses strings only in ns and turns such a time into NaT, where pandas 3 keeps it in a coarser
+    unit (and _ns_index names it); the message is the same on both."""
+    import pandas as pd
+
+    try:
+        t = pd.Timestamp(text) if fmt == "ISO8601" else pd.Timestamp(_dt.datetime.strptime(text, fmt))
+    except (ValueError, TypeError, OverflowError):
+        return
+    t = t.tz_convert("UTC").tz_localize(None) if t.tz is not None else t
+    if t < pd.Timestamp.min or t > pd.Timestamp.max:
+        raise ValueError(f"{where}: timestamp {text} is outside the int64 nanosecond range "
+                         "(1677-09-21 .. 2262-04-11)")
 
 
 def _check_offsets_not_mixed(text: Any, where: _Where,
