@@ -235,8 +235,7 @@ def test_28_1_bad_row_in_a_later_chunk_changes_nothing(monkeypatch):
 
 _SIGINT_CHILD = r"""
 import json, os, signal, sys, threading, time
-import numpy as np, vpoc, vpoc.live
-vpoc.live._MAX_PENDING = 4  # session rows computed every 4 sessions: no update runs for long
+import numpy as np, vpoc
 sys.path.insert(0, {here!r})
 from test_live_atomic import one_bar_sessions, plan, apply, new_live
 

@@ -353,8 +353,10 @@ class Live:
         self._comp: List[Tuple[float, float, float]] = []  # composite ending at each finished session
         self._naked: List[Tuple[int, int, float]] = []  # untouched POCs: (session k, row, price)
         self._tail: List[Dict[str, np.ndarray]] = []  # bars of the last finished sessions
-        self._session_rows: List[np.ndarray] = []
-        self._pending: List[Tuple[Any, ...]] = []  # finished sessions whose rows are still due
+        # per finished session its session_features row, or the record it is computed from
+        # (a tuple) until _flush replaces it in place; rows before _pending_from are all computed
+        self._session_rows: List[Any] = []
+        self._pending_from = 0
         self._session_columns: Optional[Tuple[str, ...]] = None
         self._ctx = self._next_context()
         self._run = None
@@ -482,7 +484,7 @@ class Live:
         return (self._core, len(self._ts), self._ts, self._has_open, self.n_dropped, self.n_rows,
                 self._last_ts, self._label, self._int_volume, self._levels, len(self._done),
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
-                self._session_rows, self._pending, self._session_columns, self._ctx,
+                len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur)
 
     def _rollback(self, snap: Tuple[Any, ...]) -> None:
@@ -507,19 +509,20 @@ class Live:
                               _run=None if run is None else list(run))
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, session_rows, pending, session_columns, ctx, run,
-         cur) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur) = snap
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts)
         del ts[n_ts:]
         del self._done[n_done:]
         del self._done_labels[n_done:]
         del self._comp[n_comp:]
+        # session rows computed meanwhile (in place) stay computed: only the added ones go
+        del self._session_rows[n_srows:]
         vars(self).update(
             _core=core, _ts=ts, _has_open=has_open, n_dropped=n_dropped, n_rows=n_rows,
             _last_ts=last_ts, _label=label, _int_volume=int_volume, _levels=levels,
-            _profiles_cache=prof_cache, _naked=naked, _tail=tail, _session_rows=session_rows,
-            _pending=pending, _session_columns=session_columns, _ctx=ctx,
+            _profiles_cache=prof_cache, _naked=naked, _tail=tail,
+            _pending_from=min(self._pending_from, n_srows), _ctx=ctx,
             _run=None if run is None else list(run))
         self._clock.cur = cur
 
@@ -845,14 +848,14 @@ class Live:
         self._naked = [(j, r, p) for (j, r, p) in self._naked if not lo_r <= r <= hi_r]
         self._naked.append((e, int(one["poc_row"][0]), float(one["poc"][0])))
         # bars kept for the session_features lookbacks
-        # (tail and pending are replaced, never changed in place: a rollback puts the old back)
+        # (the tail is replaced, never changed in place: a rollback puts the old one back)
         self._tail = (self._tail + [bars])[-self._tail_n:]
         if self._with_session_rows:  # computed later, off the update path (session_table())
             m = len(self._tail)
             levels = self._naked_levels(e)
             naked = (float(len(levels)),) + _nearest(levels, float(bars["close"][-1]))
-            self._pending = self._pending + [(list(self._tail), self._comp[-m:], naked, e)]
-            if len(self._pending) >= _MAX_PENDING:
+            self._session_rows.append((list(self._tail), self._comp[-m:], naked, e))
+            if len(self._session_rows) - self._pending_from >= _MAX_PENDING:
                 self._flush()
         self._ctx = self._next_context()
 
@@ -861,16 +864,18 @@ class Live:
         return sorted(p for (j, _, p) in self._naked if age is None or e - j < age)
 
     def _flush(self) -> None:
-        """The session_features rows of the sessions finished since the last call, committed in
-        one step (an interrupt before it leaves them pending, after it done)."""
-        if not self._pending:
-            return
-        rows, names = [], self._session_columns
-        for record in self._pending:
-            values, names = self._session_row(*record)
-            rows.append(values)
-        vars(self).update(_session_rows=self._session_rows + rows, _pending=[],
-                          _session_columns=names)
+        """The session_features rows of the sessions finished since the last call, each put in
+        place of its record in one step: an interrupted flush leaves every entry a row or a
+        record (both valid), keeps what it computed (also through an update's rollback), and the
+        next flush goes on from there."""
+        rows = self._session_rows
+        for i in range(self._pending_from, len(rows)):
+            if isinstance(rows[i], tuple):
+                values, names = self._session_row(*rows[i])
+                if self._session_columns is None:
+                    self._session_columns = names
+                rows[i] = values
+            self._pending_from = i + 1
 
     def _session_row(self, tail: List[Dict[str, Any]], comp_tail: List[Tuple[float, float, float]],
                      naked_last: Tuple[float, float, float], e: int
@@ -1086,7 +1091,7 @@ class Live:
             done_labels=list(self._done_labels), comp=list(self._comp), naked=list(self._naked),
             tail=[{k: copy(v) for k, v in t.items()} for t in self._tail],
             session_rows=[copy(r) for r in self._session_rows],
-            session_columns=self._session_columns, current=cur,
+            session_columns=self._session_columns if self._session_rows else None, current=cur,
         )
         return _state.flatten(st) if _bool(flat, "flat") else st
 
@@ -1135,6 +1140,7 @@ class Live:
         self._naked = [tuple(x) for x in st["naked"]]
         self._tail = [dict(t) for t in st["tail"]]
         self._session_rows = list(st["session_rows"])
+        self._pending_from = len(self._session_rows)
         self._session_columns = st["session_columns"]
         self._ctx = self._next_context()
         if self._has_open is not None:
