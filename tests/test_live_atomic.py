@@ -542,11 +542,11 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.5])
+@pytest.mark.parametrize("delay", [0.3, 4.0])
 def test_28_6_large_array_update_answers_sigint_and_rolls_back(delay):
     """A 1e7-row update answers SIGINT within about a second (engine calls in chunks) and the
-    interrupted update leaves the Live as it was. Before: 2-2.6 s, and the Live was left with
-    _last_ts moved and rows appended."""
+    interrupted update leaves the Live as it was. Before (2-core VM): SIGINT at 4 s was taken
+    after 8.45 s, with the Live's last timestamp already moved (every retry refused)."""
     code = _BIG_CHILD.format(t0=T0, delay=delay)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
