@@ -3,7 +3,8 @@
 Contract (docs/live.md): after every row the current session's POC / VAH / VAL equal the batch
 ``developing=True`` series of the same rows, the ``bar_features_row()`` equals the batch
 ``bar_features`` row, finished sessions equal ``from_bars`` / ``from_trades`` and
-``session_features`` on the same rows; a bad update raises and changes nothing.
+``session_features`` on the same rows; an update (or close()) that raises anything, a bad row or
+KeyboardInterrupt / MemoryError alike, changes nothing, and ``state_dict()`` is a deep snapshot.
 """
 
 from __future__ import annotations
