@@ -33,8 +33,7 @@ CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York"
 COMMON_TICKS: Tuple[float, ...] = (10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
                                    1 / 64, 0.01, 0.005, 1 / 128, 0.0025, 1 / 256, 0.001, 0.0005,
                                    0.0001, 0.00005, 0.00001)
-#: Text timestamp formats tried when a file's timestamps are neither ISO 8601 nor YYYYMMDD HHMMSS
-#: and no time_format= is given: one that parses every row, where no other does, is used.
+#: Text timestamp formats tried without time_format= (the one that parses every row is used).
 COMMON_TIME_FORMATS: Tuple[str, ...] = (
     "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M:%S", "%d/%m/%Y %H:%M",
     "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y%m%d %H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d %H:%M",
@@ -122,22 +121,21 @@ def _read(source: Any, kw: Dict[str, Any], tz: str) -> Tuple[Any, int]:
     return read_bars(df, tz=tz, **kw), unsorted
 
 
-def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
-    """The source as a DataFrame sorted by its timestamp text/values, and how many rows were
-    earlier than the row before them (only for reporting: read_bars refuses unsorted rows)."""
+def _frame_and_key(source: Any, kw: Dict[str, Any]) -> Tuple[Any, Any]:
+    """The source as a DataFrame (text read as str) and its timestamp column: ``columns=``'s, a
+    timestamp/datetime/ts column, a ``Date`` + ``Time`` pair joined by a space (as the readers
+    join them), ``time`` or ``date``, else the first column."""
     import pandas as pd
 
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         fmt = kw.get("format")
-        low = path.lower()
-        if fmt == "parquet" or (fmt is None and low.endswith((".parquet", ".pq"))):
+        if fmt == "parquet" or (fmt is None and path.lower().endswith((".parquet", ".pq"))):
             df = pd.read_parquet(path)
         else:
             with open(path, "r", encoding="utf-8", errors="replace") as fh:
                 first = fh.readline()
-            legacy = fmt == "legacy" or (fmt is None and first[:8].isdigit() and ";" in first)
-            if legacy:
+            if fmt == "legacy" or (fmt is None and first[:8].isdigit() and ";" in first):
                 df = pd.read_csv(path, sep=";", header=None, dtype={0: str},
                                  names=["timestamp", "open", "high", "low", "close", "volume"])
             else:
@@ -145,14 +143,30 @@ def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
     elif isinstance(source, pd.DataFrame):
         df = source.reset_index() if isinstance(source.index, pd.DatetimeIndex) else source
     else:
-        raise ValueError("source has rows out of time order and is not a file or a pandas "
-                         "DataFrame; sort it by time first")
+        raise ValueError("source is not a file or a pandas DataFrame")
     col = (kw.get("columns") or {}).get("timestamp")
     names = {str(c).lower().replace("_", "").replace(" ", ""): c for c in df.columns}
     if col is None:
-        col = next((names[n] for n in ("timestamp", "datetime", "ts", "time", "date")
-                    if n in names), df.columns[0])
-    key = df[list(col)].astype(str).agg(" ".join, axis=1) if isinstance(col, tuple) else df[col]
+        col = next((names[n] for n in ("timestamp", "datetime", "ts") if n in names), None)
+    if col is None and "date" in names and "time" in names:
+        col = (names["date"], names["time"])
+    if col is None:
+        col = next((names[n] for n in ("time", "date") if n in names), df.columns[0])
+    if isinstance(col, (tuple, list)):
+        return df, df[list(col)].astype(str).agg(" ".join, axis=1)
+    return df, df[col]
+
+
+def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
+    """The source as a DataFrame sorted by its timestamp text/values, and how many rows were
+    earlier than the row before them (only for reporting: read_bars refuses unsorted rows)."""
+    import pandas as pd
+
+    try:
+        df, key = _frame_and_key(source, kw)
+    except ValueError:
+        raise ValueError("source has rows out of time order and is not a file or a pandas DataFrame; "
+                         "sort it by time first") from None
     if key.dtype == object or pd.api.types.is_string_dtype(key.dtype):
         fmt = kw.get("time_format") or ("%Y%m%d %H%M%S" if str(key.iloc[0]).strip()[:8].isdigit()
                                         and len(str(key.iloc[0]).strip()) == 15 else "ISO8601")
@@ -163,61 +177,25 @@ def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
     return df.iloc[order].reset_index(drop=True), back
 
 
-def _timestamp_text(source: Any, kw: Dict[str, Any]) -> Any:
-    """The timestamp text of a CSV / text file or DataFrame (a ``Date`` + ``Time`` pair joined by a
-    space, as the readers join them), or None when it cannot be found."""
-    import pandas as pd
-
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if path.lower().endswith((".parquet", ".pq")) or kw.get("format") in ("parquet", "legacy"):
-            return None
-        df = pd.read_csv(path, sep=kw.get("sep") or None, engine="python", dtype=str)
-    elif isinstance(source, pd.DataFrame):
-        df = source
-    else:
-        return None
-    col = (kw.get("columns") or {}).get("timestamp")
-    names = {str(c).lower().replace("_", "").replace(" ", ""): c for c in df.columns}
-    if col is None:
-        if "date" in names and "time" in names:
-            col = (names["date"], names["time"])
-        else:
-            col = next((names[n] for n in ("timestamp", "datetime", "ts", "time", "date")
-                        if n in names), None)
-    if col is None:
-        return None
-    if isinstance(col, (tuple, list)):
-        if any(c not in df.columns for c in col):
-            return None
-        return df[list(col)].astype(str).agg(" ".join, axis=1).str.strip()
-    return df[col].astype(str).str.strip() if col in df.columns else None
-
-
 def _guess_time_format(source: Any, kw: Dict[str, Any], error: ValueError) -> str:
-    """The one format of :data:`COMMON_TIME_FORMATS` that parses every timestamp of ``source``;
-    ValueError (``error``'s message plus the candidates) when none or several do."""
+    """The one COMMON_TIME_FORMATS entry that parses every timestamp, else ValueError naming them."""
     import pandas as pd
 
-    text = _timestamp_text(source, kw)
-    fits: List[str] = []
-    if text is not None and len(text):
-        for fmt in COMMON_TIME_FORMATS:
-            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-            if not parsed.isna().any():
-                fits.append(fmt)
-    if len(fits) > 1:  # day and month both fit: a file in time order tells them apart
-        ordered = [f for f in fits if pd.to_datetime(text, format=f).is_monotonic_increasing]
-        fits = ordered if len(ordered) == 1 else fits
+    try:
+        text = _frame_and_key(source, kw)[1].astype(str).str.strip()
+    except (ValueError, KeyError, OSError):
+        text = pd.Series([], dtype=str)
+    parsed = {f: pd.to_datetime(text, format=f, errors="coerce") for f in COMMON_TIME_FORMATS}
+    fits = [f for f, p in parsed.items() if len(text) and not p.isna().any()]
+    ordered = [f for f in fits if parsed[f].is_monotonic_increasing]  # day/month: time order decides
+    fits = ordered if len(fits) > 1 and len(ordered) == 1 else fits
     if len(fits) == 1:
         return fits[0]
-    if fits:
-        raise ValueError(f"{error}; several common formats parse every timestamp, so the day and "
-                         f"month cannot be told apart: pass one of "
-                         + " or ".join(f"time_format={f!r}" for f in fits)) from error
-    raise ValueError(f"{error}; none of the common formats parses every timestamp "
-                     f"(tried {', '.join(map(repr, COMMON_TIME_FORMATS))}): pass time_format= "
-                     "(strftime codes, e.g. '%d/%m/%Y %H:%M')") from error
+    why = (("several common formats parse every timestamp (day and month cannot be told apart): "
+            "pass one of " + " or ".join(f"time_format={f!r}" for f in fits)) if fits else
+           f"none of {', '.join(map(repr, COMMON_TIME_FORMATS))} parses every timestamp: pass "
+           "time_format= (strftime codes, e.g. '%d/%m/%Y %H:%M')")
+    raise ValueError(f"{error}; {why}") from error
 
 
 def _label_kwargs_supported() -> bool:
@@ -449,9 +427,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         kw["time_format"] = guessed_format
         bars, unsorted = _read(source, kw, "UTC")
     kw.pop("label", None)
-    name = getattr(bars, "source", "<DataFrame>")
-    if isinstance(source, (str, os.PathLike)):
-        name = repr(os.fspath(source))
+    is_path = isinstance(source, (str, os.PathLike))
+    name = repr(os.fspath(source)) if is_path else getattr(bars, "source", "<DataFrame>")
     t = np.asarray(bars.timestamp, dtype=np.int64)
     n = int(t.size)
     ev: List[str] = []
@@ -466,8 +443,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
               + ("naive (no UTC offset): read as wall clock and tried in each candidate zone"
                  if naive else "instants with a UTC offset (or epoch times): no tz= needed"))
     if guessed_format is not None:
-        ev.append(f"time_format={guessed_format!r}: the timestamps are not ISO 8601; of "
-                  f"{len(COMMON_TIME_FORMATS)} common formats only this one parses all of them")
+        ev.append(f"time_format={guessed_format!r}: not ISO 8601; of {len(COMMON_TIME_FORMATS)} "
+                  "common formats only this one parses all timestamps")
     if unsorted:
         ev.append(f"{unsorted:,} rows are earlier than the row before them (the file is not in "
                   "time order; read_bars refuses it: sort it first)")
