@@ -170,3 +170,27 @@ def test_23_trial9_inspect_day_month_ambiguity_names_both_formats(tmp_path) -> N
     assert r.returncode == 2
     msg = r.stderr
     assert "--time-format '%m/%d/%Y %H:%M:%S'" in msg and "--time-format '%d/%m/%Y %H:%M:%S'" in msg
+
+
+def test_23_trial9_strict_summary_names_no_library_switches() -> None:
+    """--strict's error quotes the warning's cause, not its pointers to on_outside= (which the
+    CLI spells as --strict itself: "leave out --strict silences this")."""
+    import argparse
+    import warnings
+
+    from vpoc.cli._input import Tally
+    from vpoc.cli._progress import Reporter
+
+    args = argparse.Namespace(strict=True, session="globex")
+    tally = Tally(rows_in=100, rows_kept=90, volume_in=100.0, volume_kept=90.0)
+    with pytest.raises(cli.UsageError) as e:
+        with Reporter("profile", args) as rep:
+            warnings.warn("vpoc.sessions.globex: 10 of 100 rows (10.0%) are outside every session "
+                          "and left out. Counts: Sessions.dropped_rows, .dropped_by_cause; "
+                          "on_outside='drop' silences this, on_outside='raise' makes it an error",
+                          vpoc.DroppedRowsWarning)
+            rep.check(tally)
+    msg = str(e.value)
+    assert msg.startswith("--strict: left out 10 of 100 rows")
+    assert "10 of 100 rows (10.0%) are outside every session" in msg
+    assert "silences" not in msg and "on_outside" not in msg

@@ -151,7 +151,8 @@ class Reporter:
         self.tally = tally
         line = summary(tally, self.args)
         if line is not None and self.args.strict:
-            causes = [str(r.message) for r in self.records if issubclass(r.category, DroppedRowsWarning)]
+            causes = [str(r.message).split(" Counts: ")[0] for r in self.records  # no library switches
+                      if issubclass(r.category, DroppedRowsWarning)]
             why = f" ({to_flags(causes[-1])})" if causes else ""
             raise UsageError(f"--strict: {line}{why}")
 
