@@ -102,7 +102,7 @@ def test_bars_equal_batch_after_every_update(seed, distribute, va_method, ticks_
         keep = np.arange(n) if S.index is None else S.index
         ids = S.session_ids
     note(f"n={n} kept={keep.size} {kw} {sess}")
-    live = vpoc.Live(**kw, **sess, features=fopts)
+    live = vpoc.Live(**kw, **sess, features=fopts, on_outside="drop")
     pos = np.full(n, -1)
     pos[keep] = np.arange(keep.size)
     if keep.size:
@@ -175,7 +175,7 @@ def test_globex_calendar_sessions_and_dropped_rows():
     rng = np.random.default_rng(5)
     h, lo, c, o, v, _ = random_bars(rng, ts.size, 0.25, False, 0, MIN)
     S = vpoc.sessions.globex(ts, on_outside="drop")
-    live = vpoc.Live(tick_size=0.25, session="globex")
+    live = vpoc.Live(tick_size=0.25, session="globex", on_outside="drop")
     feed(live, (h, lo, c, o, v), ts, rng, 30)
     live.close()
     assert live.n_dropped == S.n_dropped > 0
@@ -285,7 +285,7 @@ def test_bad_rows_at_a_session_start_change_nothing():
 
 
 def test_row_of_an_older_session_raises():
-    live = vpoc.Live(tick_size=1.0, session_starts=np.array([0, 100, 200]))
+    live = vpoc.Live(tick_size=0.5, session_starts=np.array([0, 100, 200]))
     live.update(10.0, 9.0, 9.5, 1.0, timestamp=150)
     with pytest.raises(ValueError, match="before the previous row's"):
         live.update(10.0, 9.0, 9.5, 1.0, timestamp=50)

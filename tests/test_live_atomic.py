@@ -79,6 +79,7 @@ def apply(live, cols, a, b, one):
 
 
 def new_live(starts, **kw):
+    kw.setdefault("on_outside", "drop")  # the feeds start before session_starts[0] on purpose
     return vpoc.Live(tick_size=0.25, session_starts=starts,
                      features=dict(lookbacks=(1, 2), composite_sessions=2), **kw)
 
@@ -611,7 +612,7 @@ def test_28_7_session_boundaries_are_exact():
     pytest.importorskip("pandas_market_calendars")
     day = int(np.datetime64("2024-03-05T22:00", "ns").astype(np.int64))  # 16:00 CST
     ts = np.array([day - 1, day, day + 30 * MIN, day + 60 * MIN - 1, day + 60 * MIN])
-    g = vpoc.Live(tick_size=0.25, session="globex")
+    g = vpoc.Live(tick_size=0.25, session="globex", on_outside="drop")
     for t in ts:
         g.update(6000.0, 6000.0, 6000.0, 1, timestamp=int(t))
     s = vpoc.sessions.globex(ts, on_outside="drop")

@@ -10,6 +10,7 @@ KeyboardInterrupt / MemoryError alike, changes nothing, and ``state_dict()`` is 
 from __future__ import annotations
 
 import functools
+import warnings
 import math
 import re
 import numbers
@@ -26,7 +27,9 @@ from . import features as _f
 from .sessions import _core as _s
 from ._api import _bool, _int, _real, _str, from_bars, from_trades
 from ._profiles import NO_ROW, Profiles
-from ._arrays import MAX_VOLUME, _volume_too_large
+from ._arrays import GRID_TOLERANCE, MAX_VOLUME, _volume_too_large, check_grid
+from ._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
+from .sessions import DROP_WARN_SHARE
 from ._time import TIME_UNITS, bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 
 __all__ = ["BAR_COLUMNS", "Live"]
@@ -205,6 +208,21 @@ class _Clock:
         self.cur = (self.opens[i], self.closes[i], self.labels[i])
         return self.labels[i]
 
+    def at_close(self, ts: np.ndarray) -> int:
+        """How many of the sorted timestamps ``ts`` (rows in no session) sit exactly on a session
+        window's close: bar closes read as bar opens (label='close' puts them back)."""
+        if self.defn is None or self.closed != "left" or ts.shape[0] == 0:
+            return 0
+        n, i0 = 0, 0
+        while i0 < ts.shape[0]:
+            t0 = int(ts[i0])
+            if not self.table_lo <= t0 < self.table_hi:
+                self._cover(t0)
+            i1 = int(np.searchsorted(ts, self.table_hi, side="left"))
+            n += int(np.isin(ts[i0:i1], np.asarray(self.closes, np.int64)).sum())
+            i0 = i1
+        return n
+
     def labels_of(self, ts: np.ndarray) -> np.ndarray:
         """Labels of sorted timestamps (-1: in no session; labels are >= 0)."""
         out = np.empty(ts.shape[0], dtype=np.int64)
@@ -276,8 +294,14 @@ class Live:
                  poc_tie: str = "center", max_rows: int = 1_000_000, session: Any = None,
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
-                 time_unit: Optional[str] = None, label: str = "open", interval: Any = None) -> None:
+                 time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
+                 snap: bool = False, on_outside: str = "warn") -> None:
         self._lock = threading.RLock()  # see _locked
+        self._snap = _bool(snap, "snap")
+        if on_outside not in ("warn", "drop", "raise"):
+            raise ValueError(f"on_outside must be 'warn' (default), 'drop' (counted in n_dropped, no "
+                             f"warning) or 'raise', got {on_outside!r}")
+        self._on_outside = on_outside
         kind = _str(kind, "kind")
         if kind not in ("bars", "trades"):
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
@@ -298,7 +322,7 @@ class Live:
                             session_starts=None if session_starts is None else np.asarray(session_starts),
                             features=None if features is None else dict(features),
                             session_features=session_features, time_unit=time_unit, label=label,
-                            interval=interval)
+                            interval=interval, snap=self._snap, on_outside=on_outside)
         self._bars = kind == "bars"
         self._time_unit = check_time_unit(time_unit)
         self._ts_scale = TIME_UNITS[self._time_unit or "ns"]
@@ -328,6 +352,10 @@ class Live:
             (_bool(session_features, "session_features") and self._bars)
         self._clock = _Clock(session, session_options, session_starts, self._time_unit)
         self._tick = self._rules.tick_size
+        self._grid_tick = float(self._rules_kw["tick_size"])
+        # rows in no session that warn: not the overnight rows of a definition that leaves them
+        # out on purpose (rth, custom windows)
+        self._drops_warn = self._clock.defn is None or not self._clock.defn.gap_by_definition
         self._tz = self._rules.tz
         self._ib_ns = self._rules.ib_minutes * _NS_PER_MINUTE
         self._rth_ns = self._rules.rth_start_ns
@@ -341,6 +369,10 @@ class Live:
         self._core: Optional[Any] = None  # the C++ LiveSession (made at the first row: open or not)
         self._has_open: Optional[bool] = None
         self.n_dropped: int = 0
+        self.snapped_prices: int = 0  # prices rounded to the tick grid (snap=True; array updates)
+        # rows seen, dropped, dropped on a session's close, sessions finished since the last
+        # dropped-rows report (a DroppedRowsWarning at most once per update call / finished session)
+        self._drop_win: Tuple[int, int, int, int] = (0, 0, 0, 0)
         self.n_rows: int = 0  # rows kept (in a session) so far
         self._last_ts: Optional[int] = None
         self._label: Optional[int] = None
@@ -486,7 +518,8 @@ class Live:
                 self._last_ts, self._label, self._int_volume, self._levels, len(self._done),
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
-                None if run is None else run[:], self._clock.cur)
+                None if run is None else run[:], self._clock.cur, self.snapped_prices,
+                self._drop_win)
 
     def _rollback(self, snap: Tuple[Any, ...]) -> None:
         """Puts back the state of ``snap``. Idempotent: when it is itself interrupted (a second
@@ -500,17 +533,17 @@ class Live:
                     raise
 
     def _put_back(self, snap: Tuple[Any, ...]) -> None:
-        if len(snap) == 8:  # a row appended to the current session (_update_one)
-            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run = snap
+        if len(snap) == 9:  # a row appended to the current session (_update_one)
+            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped = snap
             if core.size != n_ts:
                 core = self._rebuilt(core, n_ts)
             del self._ts[n_ts:]
             vars(self).update(_core=core, _last_ts=last_ts, n_rows=n_rows, n_dropped=n_dropped,
                               _int_volume=int_volume, _levels=levels,
-                              _run=None if run is None else list(run))
+                              _run=None if run is None else list(run), snapped_prices=snapped)
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win) = snap
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts)
         del ts[n_ts:]
@@ -524,7 +557,7 @@ class Live:
             _last_ts=last_ts, _label=label, _int_volume=int_volume, _levels=levels,
             _profiles_cache=prof_cache, _naked=naked, _tail=tail,
             _pending_from=min(self._pending_from, n_srows), _ctx=ctx,
-            _run=None if run is None else list(run))
+            _run=None if run is None else list(run), snapped_prices=snapped, _drop_win=drop_win)
         self._clock.cur = cur
 
     def _rebuilt(self, core: Any, n: int) -> Any:
@@ -597,25 +630,42 @@ class Live:
                              "rows must arrive in time order")
         label = self._clock.label(t)
         if label is None:
-            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1)  # one step
+            on_close = self._clock.at_close(np.array([t], dtype=np.int64))
+            if self._on_outside == "raise" and self._drops_warn:
+                raise ValueError(self._outside_message(t, on_close))
+            w = self._drop_win
+            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1,  # one step
+                              _drop_win=(w[0], w[1], w[2] + on_close, w[3]))
             return self._levels
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
         has_open = open is not None
+        snapped = 0
+        if self._bars:
+            for x in (high, low, close, open):
+                if x is not None and not self._on_grid(x):
+                    snapped += 1
+        elif not self._on_grid(high):
+            snapped = 1
+        if snapped and not self._snap:
+            self._grid_error(high, low, close, open)
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
                              f"(this feed's bars {'carry' if self._has_open else 'carry no'} open)")
         core, run = self._core, self._run
         if label == self._label:  # the row joins the current session: what it may change
             snap: Tuple[Any, ...] = (core, len(self._ts), self._last_ts, self.n_rows, self.n_dropped,
-                                     self._int_volume, self._levels, None if run is None else run[:])
+                                     self._int_volume, self._levels, None if run is None else run[:],
+                                     self.snapped_prices)
         else:
             snap = self._snapshot()
         try:
+            finished = False
             if label != self._label:  # the old session ends, the new one begins
                 if self._label is not None:
                     self._finish()
+                    finished = True
                 if self._core is None:
                     self._start_core(has_open)
                 self._begin(label)
@@ -632,6 +682,10 @@ class Live:
             self.n_rows += 1
             if self._bars:
                 self._advance_one(high, low, close, volume, t, open)
+            if snapped:
+                self.snapped_prices += snapped
+            if finished:
+                self._report_drops()
             return lv
         except BaseException:  # see update()
             try:
@@ -695,11 +749,29 @@ class Live:
         cols = [take(c) for c in cols]
         o = None if o is None else take(o)
         ts_k = take(ts)
+        n_out = int(n - idx.size)
+        on_close = 0
+        if n_out and self._drops_warn and self._on_outside != "drop":
+            out_ts = ts[~kept]
+            on_close = self._clock.at_close(out_ts)
+            if self._on_outside == "raise":
+                i = int(np.argmin(kept))
+                raise ValueError(f"timestamp[{i}]: " + self._outside_message(
+                    int(ts[i]), int(self._clock.at_close(ts[i:i + 1])), n_out, n))
+        snapped = 0
+        if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
+            prices = {nm: c for nm, c in zip(names[:-1], cols)}
+            if o is not None:
+                prices["open"] = o
+            snapped = int(check_grid(prices, self._grid_tick, snap=self._snap, stacklevel=4) or 0)
         # Every change below is undone (update()'s rollback) if anything raises, a bad row of a
         # later chunk included: the engine checks each chunk before appending it. Chunks keep
         # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
-        self.n_dropped += int(n - idx.size)
+        self.n_dropped += n_out
+        w = self._drop_win
+        self._drop_win = (w[0], w[1], w[2] + on_close, w[3])
         self._last_ts = int(ts[-1])
+        n_done = len(self._done)
         for g in range(len(starts)):
             a, b = int(bounds[g]), int(bounds[g + 1])
             label = int(lab[a])
@@ -712,7 +784,75 @@ class Live:
             for c0 in range(a, b, _CHUNK):
                 self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx)
             self._int_volume = self._int_volume and int_volume
+        self.snapped_prices += snapped
+        if len(self._done) > n_done:
+            self._report_drops()
         return self._levels
+
+    # ------------------------------------------------------------------ checks
+
+    def _on_grid(self, x: float) -> bool:
+        """check_grid's test on one price: within GRID_TOLERANCE ticks (plus float64 rounding) of
+        the tick grid; a non-finite price is left to the engine's error."""
+        q = x / self._grid_tick
+        if not math.isfinite(q):
+            return True
+        return abs(q - round(q)) <= abs(q) * 2.0**-52 + GRID_TOLERANCE
+
+    def _grid_error(self, high: float, low: Any, close: Any, open: Any) -> None:
+        """Raises check_grid's ValueError for one row off the grid (no share tolerance can apply
+        to one row: Live refuses any off-grid price unless snap=True)."""
+        names = ("high", "low", "close", "open") if self._bars else ("price",)
+        prices = {nm: np.array([x], dtype=np.float64) for nm, x in zip(names, (high, low, close, open))
+                  if x is not None}
+        try:
+            check_grid(prices, self._grid_tick, snap=False)
+        except ValueError as e:
+            raise ValueError(f"{e} (Live refuses any off-grid price of a one-row update; "
+                             "Live(..., snap=True) rounds and counts them in snapped_prices)") from None
+        raise ValueError(f"tick_size={self._grid_tick!r}: a price of this row is off its grid")  # pragma: no cover
+
+    def _outside_message(self, t: int, on_close: int, k: int = 1, n: int = 1) -> str:
+        iso = np.datetime64(int(t), "ns").astype("datetime64[s]")
+        what = (self._clock.defn.definition if self._clock.defn is not None
+                else "session_starts (before the first start)")
+        return (f"{iso} UTC is outside every session of {what} ({k} of {n} rows of this update are); "
+                f"{self._drop_cause(on_close > 0)}; pass on_outside='warn' or 'drop' to leave such "
+                "rows out")
+
+    def _drop_cause(self, closes: bool) -> str:
+        if closes:
+            return ("the rows sit exactly on a session's close: the timestamps look like bar closes: "
+                    "pass label='close' and interval=")
+        if self._clock.defn is None:
+            return "rows before session_starts[0]"
+        return ("the time zone of the timestamps is likely wrong, or stray prints (vpoc.io.inspect(path) "
+                "/ `vpoc inspect FILE` finds the zone and the bar label)")
+
+    def _report_drops(self) -> None:
+        """A DroppedRowsWarning for the rows dropped since the last report, when they pass
+        vpoc.sessions.DROP_WARN_SHARE of the rows seen since then or look like bar closes (the
+        batch's rule); called when sessions finish, so at most once per update call (or close())."""
+        base_total, base_dropped, at_close, base_done = self._drop_win
+        seen = self.n_rows + self.n_dropped - base_total
+        dropped = self.n_dropped - base_dropped
+        finished = len(self._done) - base_done
+        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done))
+        if not dropped or not self._drops_warn or self._on_outside != "warn" or seen <= 0:
+            return
+        share = dropped / seen
+        # close stamps read as opens: about one row per session on its close, few others (the
+        # batch's rule, vpoc.sessions._dropped; a stray weekend print may come with them)
+        slack = max(2, finished // 10)
+        closes = 1 <= at_close <= finished + slack and dropped - at_close <= slack
+        if share <= DROP_WARN_SHARE and not closes:
+            return
+        pct = f"{share:.1%}" if share >= 0.01 else f"{share:.2%}"
+        warnings.warn(
+            f"vpoc.Live: {dropped:,} of {seen:,} rows ({pct}) since the last report ({finished} "
+            f"session(s) finished) are outside every session and left out: {self._drop_cause(closes)}. "
+            f"Counts: Live.n_dropped ({self.n_dropped:,} in all); on_outside='drop' silences this, "
+            "on_outside='raise' makes it an error", DroppedRowsWarning, stacklevel=user_stacklevel())
 
     def _check_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], a: int, b: int,
                     current: Any, positions: np.ndarray) -> None:
@@ -773,6 +913,7 @@ class Live:
                 self._label = None
                 self._clock.cur = None
                 self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+                self._report_drops()
             except BaseException:  # see update()
                 try:
                     self._rollback(snap)

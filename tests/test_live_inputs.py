@@ -1,0 +1,172 @@
+"""vpoc.Live's inputs (issue 23 points 3, 4, 5 on the live path): the price grid, rows outside
+every session, the IB of holiday-merged sessions and the guessed session rule.
+
+Contract: Live refuses off-grid prices unless snap=True (then counts them), warns about dropped
+rows as the batch does, and equals the batch features bit for bit on the users' file conventions.
+"""
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import vpoc
+sys.path.insert(0, "tests")
+import _deps  # noqa: E402
+from _user_file import user_bars  # noqa: E402
+
+NEEDS_CAL = _deps.needs("pandas_market_calendars")
+MIN = 60 * 10**9
+HOUR = 60 * MIN
+
+
+@pytest.fixture(scope="module")
+def es():
+    """Two weeks around MLK day (2025-01-20, booked to 2025-01-21), one Saturday stray print."""
+    return user_bars(start="2025-01-02", end="2025-01-24")
+
+
+def cols(d):
+    return d["high"], d["low"], d["close"], d["volume"]
+
+
+def one_by_one(live, d, ts):
+    for i in range(ts.shape[0]):
+        live.update(float(d["high"][i]), float(d["low"][i]), float(d["close"][i]), int(d["volume"][i]),
+                    open=float(d["open"][i]), timestamp=int(ts[i]))
+
+
+def off_grid(d, tick, rows=slice(None)):
+    """Plain-NumPy count of the prices of the given rows not within 1e-6 ticks of the grid."""
+    n = 0
+    for k in ("high", "low", "close", "open"):
+        q = d[k][rows] / tick
+        n += int(np.sum(np.abs(q - np.round(q)) > 1e-6 + np.abs(q) * 2.0**-52))
+    return n
+
+
+# =============================================================================== 23.4 price grid
+
+
+@NEEDS_CAL
+def test_23_4_off_grid_prices_are_refused_and_nothing_changes(es):
+    live = vpoc.Live(tick_size=0.3, session="globex", label="close", interval=60)
+    ts = es["open_ns"] + MIN
+    with pytest.raises(ValueError, match=r"tick_size=0\.3: .*not on its grid.*tick_size=0\.25"):
+        live.update(*cols(es), open=es["open"], timestamp=ts)
+    assert live.n_rows == live.n_dropped == 0 and live.session_label is None
+    i = int(np.argmax(~es["stray"]))
+    with pytest.raises(ValueError, match=r"tick_size=0\.3: .*snap=True"):
+        live.update(float(es["high"][i]), float(es["low"][i]), float(es["close"][i]), 5,
+                    open=float(es["open"][i]), timestamp=int(ts[i]))
+    assert live.n_rows == live.n_dropped == 0 and live.snapped_prices == 0
+    # the batch refuses the same prices
+    with pytest.raises(ValueError, match=r"tick_size=0\.3"):
+        vpoc.from_bars(*cols(es), open=es["open"], tick_size=0.3)
+
+
+def test_23_4_one_off_grid_price_in_a_row_is_refused():
+    live = vpoc.Live(tick_size=0.25, session_starts=[0])
+    live.update(10.0, 9.0, 9.5, 1, timestamp=10)
+    before = (live.n_rows, live.levels)
+    with pytest.raises(ValueError, match=r"close\[0\]=9\.6"):
+        live.update(10.0, 9.0, 9.6, 1, timestamp=20)
+    assert (live.n_rows, live.levels) == before
+    live.update(10.0, 9.0, 9.75, 1, timestamp=20)  # the feed goes on
+    assert live.n_rows == 2
+
+
+@NEEDS_CAL
+def test_23_4_snap_true_rounds_and_counts(es):
+    ts = es["open_ns"] + MIN
+    kept = ~es["stray"]
+    want = off_grid(es, 0.3, kept)
+    assert want > 0
+    a = vpoc.Live(tick_size=0.3, session="globex", label="close", interval=60, snap=True)
+    a.update(*cols(es), open=es["open"], timestamp=ts)
+    a.close()
+    assert a.snapped_prices == want
+    poc = a.profiles.poc
+    assert np.allclose(poc / 0.3, np.round(poc / 0.3))
+    b = vpoc.Live(tick_size=0.3, session="globex", label="close", interval=60, snap=True)
+    one_by_one(b, es, ts)
+    b.close()
+    assert b.snapped_prices == want
+    assert np.array_equal(a.profiles.poc, b.profiles.poc)
+    assert b.state_dict()["config"]["snap"] is True
+    assert vpoc.Live.from_state(b.state_dict(flat=True))._snap is True
+
+
+def test_23_4_array_update_follows_check_grids_rule():
+    """Up to 0.1% off the grid in an array update: check_grid's UserWarning, rounded and counted."""
+    n = 4000
+    h = np.full(n, 100.25)
+    h[7] = 100.3
+    live = vpoc.Live(tick_size=0.25, session_starts=[0])
+    lo = np.full(n, 100.0)
+    with pytest.warns(UserWarning, match="2 of 16000 prices"):
+        live.update(h, lo, lo, np.ones(n), open=h, timestamp=np.arange(1, n + 1))
+    assert live.snapped_prices == 2  # high[7] and open[7]
+    with pytest.raises(TypeError):
+        vpoc.Live(tick_size=0.25, snap="yes")
+
+
+# =============================================================================== 23.3 dropped rows
+
+
+@NEEDS_CAL
+@pytest.mark.parametrize("case,ts_of,match", [
+    ("closes read as opens", lambda d: d["open_ns"] + MIN, "look like bar closes: pass label='close'"),
+    ("UTC read as Chicago", lambda d: d["open_ns"] + 6 * HOUR, "time zone"),
+])
+def test_23_3_dropped_rows_warn_like_the_batch(es, case, ts_of, match):
+    ts = ts_of(es)
+    S = vpoc.sessions.globex(ts, on_outside="drop")
+    live = vpoc.Live(tick_size=0.25, session="globex")
+    with pytest.warns(vpoc.DroppedRowsWarning, match=match) as rec:
+        live.update(*cols(es), open=es["open"], timestamp=ts)
+    assert len([w for w in rec if w.category is vpoc.DroppedRowsWarning]) == 1  # once per update
+    assert live.n_dropped == S.dropped_rows > 0
+    assert f"{S.dropped_rows:,} of {ts.shape[0]:,} rows" in str(rec[0].message)
+    # one row at a time: at most once per finished session
+    one = vpoc.Live(tick_size=0.25, session="globex")
+    with pytest.warns(vpoc.DroppedRowsWarning, match=match) as rec:
+        one_by_one(one, es, ts)
+        one.close()
+    assert 1 <= len(rec) <= len(one)
+    assert one.n_dropped == S.dropped_rows
+
+
+@NEEDS_CAL
+def test_23_3_on_outside_drop_raise_and_the_threshold(es):
+    ts = es["open_ns"] + 6 * HOUR
+    quiet = vpoc.Live(tick_size=0.25, session="globex", on_outside="drop")
+    quiet.update(*cols(es), open=es["open"], timestamp=ts)  # filterwarnings=error: no warning
+    strict = vpoc.Live(tick_size=0.25, session="globex", on_outside="raise")
+    with pytest.raises(ValueError, match="outside every session"):
+        strict.update(*cols(es), open=es["open"], timestamp=ts)
+    assert strict.n_rows == strict.n_dropped == 0
+    with pytest.raises(ValueError, match="on_outside must be"):
+        vpoc.Live(tick_size=0.25, on_outside="ignore")
+    # the right stamps: one stray print in 21,380 rows (below 0.1%): no warning
+    right = vpoc.Live(tick_size=0.25, session="globex")
+    right.update(*cols(es), open=es["open"], timestamp=es["open_ns"])
+    one_by_one(vpoc.Live(tick_size=0.25, session="globex"), es, es["open_ns"])
+    assert right.n_dropped == int(es["stray"].sum()) == 1
+    # rth leaves the overnight rows out by definition: no warning
+    rth = vpoc.Live(tick_size=0.25, session="rth")
+    rth.update(*cols(es), open=es["open"], timestamp=es["open_ns"])
+    assert rth.n_dropped > ts.shape[0] // 2
+
+
+@NEEDS_CAL
+def test_23_3_a_warning_under_error_filters_changes_nothing(es):
+    """With warnings as errors the warning is raised inside the update: all or nothing holds."""
+    ts = es["open_ns"] + 6 * HOUR
+    live = vpoc.Live(tick_size=0.25, session="globex")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.DroppedRowsWarning)
+        with pytest.raises(vpoc.DroppedRowsWarning):
+            live.update(*cols(es), open=es["open"], timestamp=ts)
+    assert live.n_rows == live.n_dropped == 0 and len(live) == 0
