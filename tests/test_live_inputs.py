@@ -170,3 +170,47 @@ def test_23_3_a_warning_under_error_filters_changes_nothing(es):
         with pytest.raises(vpoc.DroppedRowsWarning):
             live.update(*cols(es), open=es["open"], timestamp=ts)
     assert live.n_rows == live.n_dropped == 0 and len(live) == 0
+
+
+# =============================================================================== 23.5 IB
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+@NEEDS_CAL
+def test_23_5_ib_of_holiday_merged_sessions_equals_the_batch():
+    """UTC close-stamped ES around MLK (2025-01-20 -> 21) and Presidents Day (02-17 -> 18): the
+    IB is the trade date's own 08:30 CT hour, in session_table() and bar_features_row(), bit for
+    bit the batch's; checked against a plain-NumPy IB too."""
+    d = user_bars(start="2025-01-15", end="2025-02-19")
+    ts = d["open_ns"] + MIN
+    kw = dict(tick_size=0.25, label="close", interval=60)
+    live = vpoc.Live(**kw, session="globex", on_outside="drop")  # the Saturday stray print
+    rows = []
+    for i in range(ts.shape[0]):
+        before = live.n_rows
+        live.update(float(d["high"][i]), float(d["low"][i]), float(d["close"][i]),
+                    int(d["volume"][i]), open=float(d["open"][i]), timestamp=int(ts[i]))
+        if live.n_rows > before:
+            rows.append(live.bar_features_row())
+    live.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vpoc.DroppedRowsWarning)
+        args = (d["high"], d["low"], d["close"], d["volume"])
+        sf = vpoc.session_features(*args, open=d["open"], timestamp=ts, session="globex", **kw)
+        bf = vpoc.bar_features(*args, open=d["open"], timestamp=ts, session="globex", **kw)
+    st = live.session_table()
+    assert np.array_equal(st.session_labels, sf.session_labels)
+    assert st.columns == sf.columns and _same(st.values, sf.values)
+    assert _same(np.stack(rows), bf.values)
+    # plain NumPy: the IB of 20250121 / 20250218 is 08:30-09:29 CT on that date (CST: 14:30 UTC)
+    tab = st.to_pandas()
+    for day, utc in ((20250121, "2025-01-21T14:30"), (20250218, "2025-02-18T14:30")):
+        t0 = np.datetime64(utc, "ns").astype(np.int64)
+        sel = (d["open_ns"] >= t0) & (d["open_ns"] < t0 + HOUR)
+        assert sel.sum() == 60
+        row = tab.loc[tab.index[list(st.session_labels).index(day)]]
+        assert row["ib_high"] == d["high"][sel].max() and row["ib_low"] == d["low"][sel].min()

@@ -30,6 +30,7 @@ from ._profiles import NO_ROW, Profiles
 from ._arrays import GRID_TOLERANCE, MAX_VOLUME, _volume_too_large, check_grid
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
 from .sessions import DROP_WARN_SHARE
+from .features._grouping import _yyyymmdd_days
 from ._time import TIME_UNITS, bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 
 __all__ = ["BAR_COLUMNS", "Live"]
@@ -360,6 +361,7 @@ class Live:
         self._ib_ns = self._rules.ib_minutes * _NS_PER_MINUTE
         self._rth_ns = self._rules.rth_start_ns
         self._offsets_cache: Dict[int, Tuple[int, int, int]] = {}
+        self._days_cache: Dict[int, int] = {}
         self._tail_n = max([p + 1 for p in self._rules.lookbacks] + [2])
         self._reset_history()
 
@@ -1030,10 +1032,12 @@ class Live:
         offs = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(counts, out=offs[1:])
         cat = lambda k: np.concatenate([t[k] for t in tail])  # noqa: E731
+        labels = np.asarray(self._done_labels[e - m + 1:e + 1], dtype=np.int64)
         data = _f._Data(high=cat("high"), low=cat("low"), close=cat("close"), volume=cat("volume"),
                         open=None if tail[-1]["open"] is None else cat("open"), ts=cat("ts"),
-                        offsets=offs, labels=np.asarray(self._done_labels[e - m + 1:e + 1], dtype=np.int64),
-                        engine_inputs=())
+                        offsets=offs, labels=labels, engine_inputs=(),
+                        trade_days=(_yyyymmdd_days(labels, "session labels")
+                                    if self._clock.defn is not None else None))
         prof = Profiles(_Concat(self._done[e - m + 1:e + 1], self._rules_kw["tick_size"],
                                 self._rules_kw["ticks_per_row"]))
         ctx = _f._context(data, self._rules, prof, None)
@@ -1083,12 +1087,31 @@ class Live:
             self._offsets_cache[day] = hit
         return (hit[0] if sec < hit[1] else hit[2]) * 10**9
 
+    def _trade_day(self) -> Optional[int]:
+        """The current session's trade date (days since the epoch) when its label is one (a
+        session definition's YYYYMMDD labels), else None: the IB window of ``_ib_mask``."""
+        label = self._label
+        if self._clock.defn is None or label is None:
+            return None
+        hit = self._days_cache.get(label)
+        if hit is None:
+            hit = int(_yyyymmdd_days(np.array([label], dtype=np.int64), "session label")[0])
+            if len(self._days_cache) > 64:
+                self._days_cache.clear()
+            self._days_cache[label] = hit
+        return hit
+
     def _advance_one(self, high: float, low: float, close: float, volume: float, t: int,
                      open: Optional[float]) -> None:
         """The running per-bar state (the batch's segment accumulations) after one bar."""
         local = t + self._utc_offset_ns(t)
         tod = local % _NS_PER_DAY
-        ib = (tod - self._rth_ns) % _NS_PER_DAY < self._ib_ns
+        D = self._trade_day()
+        if D is None:
+            ib = (tod - self._rth_ns) % _NS_PER_DAY < self._ib_ns
+        else:  # features._ib_mask: the window on the session's own trade date
+            since = max(-2, min(2, local // _NS_PER_DAY - D)) * _NS_PER_DAY + tod - self._rth_ns
+            ib = 0 <= since < self._ib_ns
         r = self._run
         if r is None:
             self._run = [0, volume, close * volume, high, low, high if ib else -math.inf,
@@ -1115,7 +1138,13 @@ class Live:
         local = ts + np.asarray([self._utc_offset_ns(int(x)) for x in ts], dtype=np.int64) \
             if n < 64 else ts + _f._utc_offset_ns(ts, self._tz)
         tod = np.mod(local, _NS_PER_DAY)
-        ib = np.mod(tod - self._rth_ns, _NS_PER_DAY) < self._ib_ns
+        D = self._trade_day()
+        if D is None:
+            ib = np.mod(tod - self._rth_ns, _NS_PER_DAY) < self._ib_ns
+        else:  # features._ib_mask: the window on the session's own trade date
+            since = np.clip(np.floor_divide(local, _NS_PER_DAY) - D, -2, 2) * _NS_PER_DAY \
+                + tod - self._rth_ns
+            ib = (since >= 0) & (since < self._ib_ns)
         r = self._run
         if r is None:
             r = self._run = [-1, 0.0, 0.0, -math.inf, math.inf, -math.inf, math.inf, int(ts[0]),
