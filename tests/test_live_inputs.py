@@ -214,3 +214,31 @@ def test_23_5_ib_of_holiday_merged_sessions_equals_the_batch():
         assert sel.sum() == 60
         row = tab.loc[tab.index[list(st.session_labels).index(day)]]
         assert row["ib_high"] == d["high"][sel].max() and row["ib_low"] == d["low"][sel].min()
+
+
+# =============================================================================== 23.3 guessed rule
+
+
+def test_23_3_one_session_over_several_days_is_reported(es):
+    """Live(session=None): one session for everything (kept: other code relies on it), but a feed
+    spanning more than a day gets one GuessedDefaultWarning naming how to choose."""
+    ts = es["open_ns"]
+    live = vpoc.Live(tick_size=0.25)
+    with pytest.warns(vpoc.GuessedDefaultWarning, match="session='globex'") as rec:
+        live.update(*cols(es), open=es["open"], timestamp=ts)
+        live.update(*cols(es), open=es["open"], timestamp=ts + 100 * 24 * HOUR)  # not again
+    assert len(rec) == 1 and live.n_rows == 2 * ts.shape[0] and len(live) == 0
+    one = vpoc.Live(tick_size=0.25)
+    with pytest.warns(vpoc.GuessedDefaultWarning, match=r"span 1\.\d days"):
+        one_by_one(one, es, ts[:1500])
+    # under an error filter the warning is raised inside the update: nothing changes
+    err = vpoc.Live(tick_size=0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.GuessedDefaultWarning)
+        with pytest.raises(vpoc.GuessedDefaultWarning):
+            err.update(*cols(es), open=es["open"], timestamp=ts)
+    assert err.n_rows == 0
+    # less than a day, or one session asked for: no warning (filterwarnings=error)
+    vpoc.Live(tick_size=0.25).update(*[c[:1000] for c in cols(es)], open=es["open"][:1000],
+                                     timestamp=ts[:1000])
+    vpoc.Live(tick_size=0.25, session_starts=ts[:1]).update(*cols(es), open=es["open"], timestamp=ts)

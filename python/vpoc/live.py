@@ -275,6 +275,14 @@ class Live:
         becomes ``timestamp - interval``, ``vpoc._time.bar_opens``); label="close" needs
         ``interval=`` (seconds, a timedelta or "1min"), which a live feed cannot infer.
     session_starts : sorted timestamps; session k is ``[starts[k], starts[k+1])`` (label k).
+        Neither ``session`` nor ``session_starts``: one session, with a GuessedDefaultWarning
+        (once) when its rows span more than a day.
+    snap : False (default): an update with a price off the ``tick_size`` grid raises (one row:
+        any off-grid price; arrays: ``vpoc._arrays.check_grid``'s rule) before anything changes;
+        True rounds them and counts them in ``snapped_prices``.
+    on_outside : "warn" (default: a DroppedRowsWarning when rows in no session pass
+        ``vpoc.sessions.DROP_WARN_SHARE`` of the rows seen, or sit on session closes; at most
+        once per update call), "drop" (counted in ``n_dropped`` only) or "raise".
     features : options of ``bar_features`` / ``session_features`` (``composite_sessions``,
         ``naked_max_age``, ``node_*``, ``*_threshold``, ``tz``, ``rth_start``, ``ib_minutes``,
         ``lookbacks``, ``shape_*``, ``tpo_minutes``); bars only.
@@ -357,6 +365,10 @@ class Live:
         # rows in no session that warn: not the overnight rows of a definition that leaves them
         # out on purpose (rth, custom windows)
         self._drops_warn = self._clock.defn is None or not self._clock.defn.gap_by_definition
+        # session=None and no session_starts: one session for everything, a guessed default that
+        # is reported once when the rows span more than a day (see _check_one_session)
+        self._one_session = session is None and session_starts is None
+        self._one_session_warned = False
         self._tz = self._rules.tz
         self._ib_ns = self._rules.ib_minutes * _NS_PER_MINUTE
         self._rth_ns = self._rules.rth_start_ns
@@ -688,6 +700,8 @@ class Live:
                 self.snapped_prices += snapped
             if finished:
                 self._report_drops()
+            if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
+                self._check_one_session(t)
             return lv
         except BaseException:  # see update()
             try:
@@ -789,7 +803,22 @@ class Live:
         self.snapped_prices += snapped
         if len(self._done) > n_done:
             self._report_drops()
+        if self._one_session and not self._one_session_warned and self._ts \
+                and self._ts[-1] - self._ts[0] > _NS_PER_DAY:
+            self._check_one_session(self._ts[-1])
         return self._levels
+
+    def _check_one_session(self, t: int) -> None:
+        """The GuessedDefaultWarning of session=None, once per Live: its rows span more than a
+        day, all in one session (the batch functions default to session='globex' instead)."""
+        days = (t - self._ts[0]) / _NS_PER_DAY
+        warnings.warn(
+            f"vpoc.Live(session=None) puts every row in one session, and this feed's rows span "
+            f"{days:.1f} days: pass session='globex' (CME trade dates, what session_features / "
+            "bar_features default to), 'rth', 'daily' or 'custom' (session_options=), or "
+            "session_starts=; to keep one session on purpose pass session_starts=[first timestamp]",
+            GuessedDefaultWarning, stacklevel=user_stacklevel())
+        self._one_session_warned = True
 
     # ------------------------------------------------------------------ checks
 
