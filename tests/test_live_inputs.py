@@ -242,3 +242,16 @@ def test_23_3_one_session_over_several_days_is_reported(es):
     vpoc.Live(tick_size=0.25).update(*[c[:1000] for c in cols(es)], open=es["open"][:1000],
                                      timestamp=ts[:1000])
     vpoc.Live(tick_size=0.25, session_starts=ts[:1]).update(*cols(es), open=es["open"], timestamp=ts)
+
+
+def test_23_4_trades_off_grid_and_engine_errors_first():
+    live = vpoc.Live(tick_size=0.25, kind="trades", session_starts=[0])
+    with pytest.raises(ValueError, match=r"tick_size=0\.25: 1 of 1 prices .*price\[0\]=100\.1"):
+        live.update(100.1, 1, timestamp=5)
+    with pytest.raises(ValueError, match=r"high\[0\] .*low|low\[0\]|high < low|below"):
+        vpoc.Live(tick_size=0.25, session_starts=[0]).update(9.1, 10.0, 9.5, 1, timestamp=5)
+    live.update(100.25, 1, timestamp=5)
+    assert live.n_rows == 1 and live.snapped_prices == 0
+    s = vpoc.Live(tick_size=0.25, kind="trades", session_starts=[0], snap=True)
+    s.update(100.1, 1, timestamp=5)
+    assert s.snapped_prices == 1 and s.poc == 100.0

@@ -663,7 +663,8 @@ class Live:
         elif not self._on_grid(high):
             snapped = 1
         if snapped and not self._snap:
-            self._grid_error(high, low, close, open)
+            self._grid_error(*((high, low, close, open) if self._bars else (high, None, None, None)),
+                             volume)
         if self._core is not None and has_open != self._has_open:
             raise ValueError("open must be given with every bar or with none "
                              f"(this feed's bars {'carry' if self._has_open else 'carry no'} open)")
@@ -830,9 +831,14 @@ class Live:
             return True
         return abs(q - round(q)) <= abs(q) * 2.0**-52 + GRID_TOLERANCE
 
-    def _grid_error(self, high: float, low: Any, close: Any, open: Any) -> None:
+    def _grid_error(self, high: float, low: Any, close: Any, open: Any, volume: float) -> None:
         """Raises check_grid's ValueError for one row off the grid (no share tolerance can apply
-        to one row: Live refuses any off-grid price unless snap=True)."""
+        to one row: Live refuses any off-grid price unless snap=True); the engine's own errors
+        on the row (a price past the float64 range, high < low, ...) come first."""
+        one = lambda x: None if x is None else np.array([x], dtype=np.float64)  # noqa: E731
+        cols = ([one(high), one(low), one(close), one(volume)] if self._bars
+                else [one(high), one(volume)])
+        self._check_rows(cols, one(open), 0, 1, None, np.arange(1))
         names = ("high", "low", "close", "open") if self._bars else ("price",)
         prices = {nm: np.array([x], dtype=np.float64) for nm, x in zip(names, (high, low, close, open))
                   if x is not None}
