@@ -154,6 +154,34 @@ def test_23_4_device_path_counts_like_the_host():
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     for dtype in (np.float64, np.float32):
         t = torch.as_tensor(x.astype(dtype), device=dev)
-        assert _arrays._device_off(t, 0.25) == _arrays._host_off(x.astype(dtype), 0.25)
+        assert _arrays._device_off(t, 0.25) == _arrays._host_off(x.astype(dtype), 0.25) + (7000,)
     t = torch.as_tensor(np.full(5, 6000.25), device=dev)
-    assert _arrays._device_off(t, 0.25) == (0, -1)
+    assert _arrays._device_off(t, 0.25) == (0, -1, 5)
+    # across the reused chunk buffers: a length past one chunk, off-grid prices only in the last
+    # chunk (first index and count as on the host), a non-power-of-two tick
+    n = _arrays._DEVICE_CHUNK + 1234
+    y = np.round(6000 + rng.integers(0, 100, n) * 0.1, 6)
+    y[-5:] += 0.03
+    t = torch.as_tensor(y, device=dev)
+    assert _arrays._device_off(t, 0.1) == _arrays._host_off(y, 0.1) + (n,)
+    assert _arrays._device_off(t, 0.1)[:2] == (5, n - 5)
+
+
+def test_23_4_device_arrays_of_one_call_take_one_read_back(monkeypatch):
+    """GPU arrays of one call (a bar's high, low, close) are counted on their device and read back
+    once when all are on the grid; an off-grid one falls through to the per-array pass and its
+    error. Run on CPU torch tensors treated as device arrays."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(_arrays, "gpu_location", lambda x: None if isinstance(x, np.ndarray) else 0)
+    on = torch.tensor([6000.0, 6000.25, 6000.5])
+    off = torch.tensor([6000.0, 6000.1, 6000.5])
+    reads = []
+    real = _arrays._device_off
+    monkeypatch.setattr(_arrays, "_device_off", lambda *a, **k: reads.append(k.get("lazy", False)) or real(*a, **k))
+    assert _arrays._all_on_device_and_on_grid([("high", on), ("low", on), ("open", None)], 0.25)
+    assert reads == [True, True]
+    assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", off)], 0.25)
+    assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", np.array([6000.0]))], 0.25)
+    assert _arrays.check_grid({"high": on, "low": on, "close": on}, 0.25) == 0
+    with pytest.raises(ValueError, match=r"1 of 9 prices .* e\.g\. low\[1\]=6000\.1"):
+        _arrays.check_grid({"high": on, "low": off, "close": on}, 0.25)

@@ -242,7 +242,10 @@ COMMON_TICKS = (0.25, 0.1, 0.05, 1 / 32, 1 / 64, 0.01, 0.005, 0.001)
 _DTYPE_EPS = {np.dtype(np.float32): 2.0**-23, np.dtype(np.float16): 2.0**-10}  # else float64's
 _CHUNK = 1 << 16  # host rows per pass: temporaries of 512 KiB at most stay in cache
 _PARALLEL_MIN = 1 << 21  # rows per thread, at least, when a large array is checked in parallel
-_DEVICE_CHUNK = 1 << 24  # GPU rows per pass (a float64 temporary of 128 MiB at most)
+# At most this many threads: the check is memory-bound (about 0.5 ns a float32 price on one thread of
+# the 2-core VM) and its 64K-row chunks take the GIL between numpy calls, which many threads contend for.
+_MAX_WORKERS = 4
+_DEVICE_CHUNK = 1 << 20  # GPU rows per pass: two float64 buffers and a mask, 17 MiB, reused by every chunk
 _SAMPLE = 1 << 20  # prices the suggested grid is measured on
 
 
@@ -268,7 +271,7 @@ def _host_off_raw(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, 
         where = np.flatnonzero(m)
         off = where[_exact_off(arr[where], tick)]
         return off.shape[0], (int(off[0]) if off.shape[0] else -1)
-    workers = min(threads or (os.cpu_count() or 1), n // _PARALLEL_MIN) if n >= 2 * _PARALLEL_MIN else 1
+    workers = min(threads or (os.cpu_count() or 1), n // _PARALLEL_MIN, _MAX_WORKERS) if n >= 2 * _PARALLEL_MIN else 1
     if workers > 1:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -369,34 +372,64 @@ def _device_lib(x: Any) -> Any:
         return None, None
 
 
-def _device_off(x: Any, tick: float) -> Optional[Tuple[int, int]]:
-    """As _host_off for a GPU array, computed on its device with torch or cupy (one device-to-host
-    sync); None when neither is installed."""
+def _device_off(x: Any, tick: float, lazy: bool = False) -> Any:
+    """As _host_off for a GPU array, plus its length: (off-grid count, first index, n), computed on
+    its device with torch or cupy in chunks of _DEVICE_CHUNK rows through two float64 buffers and a
+    mask allocated once per call (17 MiB at most: the memory_budget promise holds beside it) and one
+    device-to-host read of the count; None when neither library is installed."""
     lib, a = _device_lib(x)
     if lib is None:
         return None
-    torch_ = lib.__name__ == "torch"
-    f64 = lib.float64
-    eps = 2.0**-23 if a.dtype == lib.float32 else 2.0**-52
     n = int(a.shape[0])
+    if n == 0:
+        return 0, -1, 0
+    torch_ = lib.__name__ == "torch"
+    eps = 2.0**-23 if a.dtype == lib.float32 else 2.0**-52
+    m = min(n, _DEVICE_CHUNK)
+    if torch_:
+        t = lib.empty(m, dtype=lib.float64, device=a.device)
+        d = lib.empty(m, dtype=lib.float64, device=a.device)
+        b = lib.empty(m, dtype=lib.bool, device=a.device)
+    else:
+        t, d, b = lib.empty(m, dtype=lib.float64), lib.empty(m, dtype=lib.float64), lib.empty(m, dtype=lib.bool_)
+
+    def off(i0: int) -> Any:  # mask of chunk i0's off-grid prices: |t - rint(t)| > |t| eps + 1e-6
+        k = min(m, n - i0)
+        tt, dd, bb = t[:k], d[:k], b[:k]
+        if torch_:
+            tt.copy_(a[i0:i0 + k])  # widened exactly, then divided in float64 as on the host
+            tt.div_(tick)
+            lib.round(tt, out=dd)  # round half to even, as np.rint
+            dd.sub_(tt).abs_()
+            tt.abs_().mul_(eps).add_(GRID_TOLERANCE)
+            lib.gt(dd, tt, out=bb)
+        else:
+            lib.copyto(tt, a[i0:i0 + k], casting="safe")
+            lib.divide(tt, tick, out=tt)
+            lib.rint(tt, out=dd)
+            lib.subtract(dd, tt, out=dd)
+            lib.absolute(dd, out=dd)
+            lib.absolute(tt, out=tt)
+            lib.multiply(tt, eps, out=tt)
+            lib.add(tt, GRID_TOLERANCE, out=tt)
+            lib.greater(dd, tt, out=bb)
+        return bb
+
     count = None
-    for i0 in range(0, n, _DEVICE_CHUNK):
-        t = a[i0:i0 + _DEVICE_CHUNK]
-        t = (t.to(f64) if torch_ else t.astype(f64)) / tick
-        d = lib.abs(t - lib.round(t))  # both round half to even
-        off = (d > lib.abs(t) * eps + GRID_TOLERANCE).sum()
-        count = off if count is None else count + off
-    count = int(count) if count is not None else 0
+    for i0 in range(0, n, m):
+        c = off(i0).sum()
+        count = c if count is None else count + c
+    if lazy:  # the caller adds the counts of a call's arrays and reads them back once
+        return count
+    count = int(count)  # the one read-back of the common path
     if not count:
-        return 0, -1
-    for i0 in range(0, n, _DEVICE_CHUNK):  # the error path: find the first one
-        t = a[i0:i0 + _DEVICE_CHUNK]
-        t = (t.to(f64) if torch_ else t.astype(f64)) / tick
-        bad = lib.abs(t - lib.round(t)) > lib.abs(t) * eps + GRID_TOLERANCE
-        hits = lib.nonzero(bad)[0] if not torch_ else lib.nonzero(bad).flatten()
+        return 0, -1, n
+    for i0 in range(0, n, m):  # the error path: find the first one
+        hits = lib.nonzero(off(i0))
+        hits = hits.flatten() if torch_ else hits[0]
         if hits.shape[0]:
-            return count, i0 + int(hits[0])
-    return count, -1  # pragma: no cover (changed under us)
+            return count, i0 + int(hits[0]), n
+    return count, -1, n  # pragma: no cover (changed under us)
 
 
 def _host_copy(x: Any, start: int, stop: int) -> np.ndarray:
@@ -443,6 +476,24 @@ def _tick_text(tick: float) -> str:
     return repr(tick)
 
 
+def _all_on_device_and_on_grid(items: Any, tick: float) -> bool:
+    """True when every array of ``items`` is a GPU array (torch or cupy at hand) and none of their
+    prices is off the grid, found with one device-to-host read of the summed counts; False sends
+    the caller through its per-array pass (host arrays, or the error path)."""
+    total = None
+    for _, x in items:
+        if x is None:
+            continue
+        if isinstance(x, np.ndarray) or gpu_location(x) is None:
+            return False
+        lib, wrapped = _device_lib(x)
+        if lib is None or not int(wrapped.shape[0]):
+            return False
+        c = _device_off(wrapped, tick, lazy=True)
+        total = c if total is None else total + c
+    return total is not None and int(total) == 0
+
+
 def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "price",
                stacklevel: int = 2, threads: int = 0) -> Optional[int]:
     """Check that prices lie on the ``tick_size`` grid; return how many do not (they are snapped
@@ -478,6 +529,8 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
                 return 0
     else:
         items = [(name, prices)]
+    if _all_on_device_and_on_grid(items, tick):  # one read-back for all of a call's GPU arrays
+        return 0
     total, count, first = 0, 0, None
     for key, x in items:
         if x is None:
@@ -487,14 +540,22 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
         if isinstance(x, np.ndarray):
             off, i = _host_off(x, tick, threads)
         else:
-            res = _device_off(x, tick)
+            lib, wrapped = _device_lib(x)  # a torch / cupy view (also of __cuda_array_interface__-only objects)
+            res = None if lib is None else _device_off(wrapped, tick)
             if res is None:
                 if snap:
                     return None
                 raise TypeError(f"{key} is a GPU array of type {type(x).__name__}: checking its prices "
                                 f"against tick_size needs torch or cupy; install one, or pass snap=True "
                                 f"to round every price to the nearest tick unchecked")
-            off, i = res
+            off, i, n_x = res
+            total += n_x
+            if off and first is None:
+                first = (key, i, wrapped)
+            count += off
+            if off:  # the error path (_suggest) reads the wrapped view
+                items = [(k, wrapped if k == key else v) for k, v in items]
+            continue
         total += int(x.shape[0])
         if off and first is None:
             first = (key, i, x)

@@ -64,9 +64,9 @@ def _date_days(values: np.ndarray, column: str) -> np.ndarray:
         if hasattr(v, "date") and callable(v.date):  # datetime / pandas Timestamp: its own date
             v = v.date()
         try:
-            days[i] = np.datetime64(v, "D") if not isinstance(v, (int, float)) else np.datetime64("NaT")
+            days[i] = np.datetime64(v, "D") if not isinstance(v, (int, float)) else np.datetime64("NaT", "D")
         except (ValueError, TypeError):
-            days[i] = np.datetime64("NaT")
+            days[i] = np.datetime64("NaT", "D")
     if np.isnat(days).any():
         i = int(np.argmax(np.isnat(days)))
         raise ValueError(f"column {column!r}[{i}] = {values[i]!r} is not a date")
