@@ -8,13 +8,16 @@ suffix or, for .csv and unknown suffixes, from the first line; files are parsed 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
 import re
+import signal
+import threading
 import warnings
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -101,7 +104,7 @@ def _parts(source: TextSource, kw: Dict[str, Any], dtype: Any, first_line: int, 
 
     parts: List[Tuple[Dict[str, np.ndarray], _Where]] = []
     line = first_line
-    with source.open() as stream:
+    with source.open() as stream, _note_interrupts(stream):
         try:
             reader = pd.read_csv(io.BufferedReader(stream, 1 << 18), dtype=dtype, chunksize=_ROWS,
                                  **kw)
@@ -138,6 +141,28 @@ def _parts(source: TextSource, kw: Dict[str, Any], dtype: Any, first_line: int, 
             if len(parts) == 1 and opts.time_format is None and opts.time_unit is None:
                 opts = replace(opts, time_format=_text_format(df, mapping))
     return parts, stream
+
+
+@contextlib.contextmanager
+def _note_interrupts(stream: Any) -> Iterator[None]:
+    """While a file is parsed, a Ctrl-C is also noted on ``stream.error``: the interpreter can raise
+    it where the stream cannot catch it (at the entry of its read method), and pandas < 3 then
+    reports only "Calling read(nbytes) on source failed", without the KeyboardInterrupt as cause.
+    Only in the main thread and over Python's own SIGINT handler (a user's handler is left alone)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        stream.error = KeyboardInterrupt()
+        raise stream.error
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _reraise_cause(err: BaseException, stream: Any) -> None:
