@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arrays import unmasked
 
-__all__ = ["LABELS", "TIME_UNITS", "bar_opens", "check_label", "check_time_unit", "check_plausible",
+__all__ = ["LABELS", "TIME_UNITS", "bar_opens", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error"]
 
@@ -257,3 +257,17 @@ def bar_opens(ts: np.ndarray, label: Any = "open", interval: Any = None, *,
         i = int(np.argmin(t))
         raise ValueError(f"{name}[{i}] minus the bar interval leaves the int64 nanosecond range")
     return t - step, step
+
+
+def timestamps_ns(arr: np.ndarray, name: str, time_unit: Optional[str] = None,
+                  kinds: str = "datetime64") -> np.ndarray:
+    """A 1-D host timestamp array as int64 ns UTC: datetime64 of any unit (datetime64_ns) or
+    integer epoch times in ``time_unit`` (epoch_ns); anything else is a TypeError naming ``name``
+    and the accepted ``kinds``. The one conversion sessions and the feature tables share."""
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype.kind == "M":
+        return datetime64_ns(arr, name)
+    if arr.dtype.kind in "iu":
+        return epoch_ns(arr, name, time_unit)
+    raise TypeError(f"{name} must be integer epoch times (ns, or time_unit=), {kinds}, got dtype {arr.dtype}")

@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._arrays import as_prices, as_volume, gpu_location, unmasked
-from .._time import bar_opens, check_label, check_time_unit, datetime64_ns, epoch_ns, interval_ns
+from .._time import bar_opens, check_label, check_time_unit, interval_ns, timestamps_ns
 from .._warnings import GuessedDefaultWarning, user_stacklevel
 from ..synth import SynthBars
 from ._grouping import GROUP_COLUMNS, _check_sorted, _group
@@ -41,15 +41,7 @@ def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
         arr = idx.to_numpy(dtype="datetime64[ns]")
     else:
         arr = np.asarray(unmasked(_host(x), "timestamp"))
-    if arr.ndim != 1:
-        raise ValueError(f"timestamp must be 1-D, got shape {arr.shape}")
-    if arr.dtype.kind == "M":
-        out = datetime64_ns(arr, "timestamp")
-    elif arr.dtype.kind in "iu":
-        out = epoch_ns(arr, "timestamp", time_unit)
-    else:
-        raise TypeError("timestamp must be integer epoch times (ns, or time_unit=), datetime64 or "
-                        f"pandas datetimes, got dtype {arr.dtype}")
+    out = timestamps_ns(arr, "timestamp", time_unit, "datetime64 or pandas datetimes")
     if out.shape[0] != n:
         raise ValueError(f"timestamp has length {out.shape[0]} but the data has {n} rows")
     return np.ascontiguousarray(out)

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import unmasked
-from .._time import check_time_unit, datetime64_ns, epoch_ns
+from .._time import check_time_unit, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
            "_timestamps", "_yyyymmdd"]
@@ -57,15 +57,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
                              "ts.dt.replace_time_zone('America/Chicago'), or pass int64 ns UTC")
         ts = ts.to_numpy()  # a zoned polars Datetime converts to UTC datetime64
     arr = np.asarray(unmasked(ts, "ts"))
-    if arr.ndim != 1:
-        raise ValueError(f"ts must be 1-D, got shape {arr.shape}")
-    if arr.dtype.kind == "M":
-        arr = datetime64_ns(arr, "ts")
-    elif arr.dtype.kind in "iu":
-        arr = epoch_ns(arr, "ts", time_unit)
-    else:
-        raise TypeError("ts must be integer epoch times (ns, or time_unit=), datetime64, or a "
-                        f"timezone-aware pandas Series/DatetimeIndex; got dtype {arr.dtype}")
+    arr = timestamps_ns(arr, "ts", time_unit, "datetime64, or a timezone-aware pandas Series/DatetimeIndex")
     return _sorted(np.ascontiguousarray(arr))
 
 
