@@ -179,9 +179,42 @@ def test_23_4_device_arrays_of_one_call_take_one_read_back(monkeypatch):
     real = _arrays._device_off
     monkeypatch.setattr(_arrays, "_device_off", lambda *a, **k: reads.append(k.get("lazy", False)) or real(*a, **k))
     assert _arrays._all_on_device_and_on_grid([("high", on), ("low", on), ("open", None)], 0.25)
-    assert reads == [True, True]
+    assert reads == []  # a power-of-two tick: the remainder shortcut, no exact pass
+    on10 = torch.tensor([6000.0, 6000.1, 6000.5], dtype=torch.float64)
+    assert _arrays._all_on_device_and_on_grid([("high", on10), ("low", on10), ("open", None)], 0.1)
+    assert reads == [True, True]  # the exact pass on each, one read-back
     assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", off)], 0.25)
     assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", np.array([6000.0]))], 0.25)
     assert _arrays.check_grid({"high": on, "low": on, "close": on}, 0.25) == 0
     with pytest.raises(ValueError, match=r"1 of 9 prices .* e\.g\. low\[1\]=6000\.1"):
         _arrays.check_grid({"high": on, "low": off, "close": on}, 0.25)
+
+
+def test_23_4_power_of_two_tick_shortcut_on_the_device(monkeypatch):
+    """A power-of-two tick: on-grid device prices are proven on the grid by a remainder count in
+    their own dtype (no float64 pass); any non-zero remainder (off-grid, NaN) goes to the exact
+    test, whose count and message are the host's. CPU torch tensors stand in for device arrays."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(_arrays, "gpu_location", lambda x: None if isinstance(x, np.ndarray) else 0)
+    exact = []
+    real = _arrays._device_off
+    monkeypatch.setattr(_arrays, "_device_off", lambda *a, **k: exact.append(1) or real(*a, **k))
+    rng = np.random.default_rng(8)
+    for dtype in (torch.float32, torch.float64):
+        on = torch.as_tensor(rng.integers(-4000, 40000, 5000) * 0.25, dtype=dtype)
+        assert _arrays._all_on_device_and_on_grid([("price", on)], 0.25)
+        assert _arrays._all_on_device_and_on_grid([("price", on)], 1 / 32)
+        assert exact == []
+        assert int(_arrays._device_candidates(torch, on, 0.25)) == 0
+        bad = on.clone()
+        bad[17:27] += 0.1
+        assert not _arrays._all_on_device_and_on_grid([("price", bad)], 0.25)
+        with pytest.raises(ValueError, match=r"10 of 5000 prices .* e\.g\. price\[17\]"):
+            _arrays.check_grid(bad, 0.25)
+        nan = on.clone()
+        nan[3] = float("nan")
+        assert int(_arrays._device_candidates(torch, nan, 0.25)) == 1  # a candidate, not off the grid
+        assert _arrays.check_grid(nan, 0.25) == 0
+        exact.clear()
+    assert _arrays._device_candidates(torch, torch.arange(5), 0.25) is None  # integer prices
+    assert _arrays._device_candidates(torch, torch.zeros(5), 0.1) is None  # not a power of two

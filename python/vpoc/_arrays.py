@@ -489,9 +489,32 @@ def _all_on_device_and_on_grid(items: Any, tick: float) -> bool:
         lib, wrapped = _device_lib(x)
         if lib is None or not int(wrapped.shape[0]):
             return False
-        c = _device_off(wrapped, tick, lazy=True)
+        c = _device_candidates(lib, wrapped, tick)
+        if c is None:
+            c = _device_off(wrapped, tick, lazy=True)
         total = c if total is None else total + c
     return total is not None and int(total) == 0
+
+
+def _device_candidates(lib: Any, a: Any, tick: float) -> Any:
+    """For a power-of-two tick and float prices, the device count of prices whose remainder by the
+    tick is not 0 (two kernels a chunk, in the prices' own dtype): p / tick is exact there, so every
+    price on the grid has remainder 0 and a count of 0 proves none is off it (a non-zero count only
+    sends the caller to the exact test). None when the shortcut does not apply."""
+    if math.frexp(tick)[0] != 0.5 or a.dtype not in (lib.float32, lib.float64):
+        return None
+    n = int(a.shape[0])
+    m = min(n, _DEVICE_CHUNK * 2)  # 16 MiB of float64 at most, reused by every chunk
+    torch_ = lib.__name__ == "torch"
+    buf = lib.empty(m, dtype=a.dtype, device=a.device) if torch_ else lib.empty(m, dtype=a.dtype)
+    count = None
+    for i0 in range(0, n, m):
+        k = min(m, n - i0)
+        r = buf[:k]
+        lib.remainder(a[i0:i0 + k], tick, out=r)  # NaN / inf give NaN: counted, left to the exact test
+        c = lib.count_nonzero(r)
+        count = c if count is None else count + c
+    return count
 
 
 def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "price",
