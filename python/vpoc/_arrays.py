@@ -295,11 +295,7 @@ def _host_off_raw(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, 
             np.rint(t[:k], out=r[:k])
             np.not_equal(t[:k], r[:k], out=m[:k])  # NaN: a candidate the exact test drops
             if np.logical_or.reduce(m[:k]):
-                where = np.flatnonzero(m[:k])
-                off = where[_exact_off(c[where], tick)]
-                if off.shape[0]:
-                    first = i0 + int(off[0]) if first < 0 else first
-                    count += off.shape[0]
+                count, first = _tally(c, m[:k], i0, tick, count, first)
         return count, first
     # Any other tick: a float64 prefilter |p * (1 / tick) - rint(..)| > bound that keeps every
     # price the exact test calls off (the prefilter's error is below 2**-51 |t|; for float32 the
@@ -322,11 +318,19 @@ def _host_off_raw(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, 
                 bound += max(low, 0.0) * slack
             np.greater(d[:k], bound, out=m[:k])
             if np.logical_or.reduce(m[:k]):
-                where = np.flatnonzero(m[:k])
-                off = where[_exact_off(c[where], tick)]
-                if off.shape[0]:
-                    first = i0 + int(off[0]) if first < 0 else first
-                    count += off.shape[0]
+                count, first = _tally(c, m[:k], i0, tick, count, first)
+    return count, first
+
+
+def _tally(c: np.ndarray, candidates: np.ndarray, i0: int, tick: float, count: int,
+           first: int) -> Tuple[int, int]:
+    """(count, first) after the exact test of chunk ``c``'s prefilter ``candidates`` (the chunk
+    starts at row ``i0``): the one place both prefilters of _host_off_raw hand over to it."""
+    where = np.flatnonzero(candidates)
+    off = where[_exact_off(c[where], tick)]
+    if off.shape[0]:
+        first = i0 + int(off[0]) if first < 0 else first
+        count += off.shape[0]
     return count, first
 
 
