@@ -15,7 +15,7 @@ from . import _api
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["PROFILE_COLUMNS", "empty_profile_table", "profile_table"]
+__all__ = ["PROFILE_COLUMNS", "concat_columns", "empty_profile_table", "profile_table"]
 
 #: Columns of ``vpoc profile`` output and of ``vpoc.dask`` results, in order (``session`` is the
 #: index in ``vpoc.dask`` results and the first column in files).
@@ -93,3 +93,13 @@ def empty_profile_table(label_dtype: Any = np.int64) -> "pd.DataFrame":
     none = _api.from_trades(np.zeros(0), np.zeros(0), offsets=np.zeros(1, dtype=np.int64), tick_size=1.0)
     return profile_table(none, np.zeros(0, dtype=label_dtype), np.zeros(1, dtype=np.int64))
 
+
+
+def concat_columns(a: Dict[str, np.ndarray], b: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """Columns of ``b``, each appended to the same column of ``a`` in their common dtype: how the
+    CLI and vpoc.dask carry a session's rows from one piece of input into the next."""
+    out = {}
+    for k in b:
+        dtype = np.result_type(a[k].dtype, b[k].dtype)
+        out[k] = np.concatenate([a[k].astype(dtype, copy=False), b[k].astype(dtype, copy=False)])
+    return out

@@ -25,7 +25,7 @@ import numpy as np
 from . import _api
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
-from ._stream import empty_profile_table, profile_table
+from ._stream import concat_columns, empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -77,11 +77,7 @@ class _Part:
             return b
         if len(b) == 0:
             return a
-        values = {}
-        for k in b.values:
-            dtype = np.result_type(a.values[k].dtype, b.values[k].dtype)
-            values[k] = np.concatenate([a.values[k].astype(dtype, copy=False),
-                                        b.values[k].astype(dtype, copy=False)])
+        values = concat_columns(a.values, b.values)
         ts = None if b.timestamp is None else np.concatenate([a.timestamp, b.timestamp])
         return _Part(np.concatenate([a.labels, b.labels]), ts, values)
 

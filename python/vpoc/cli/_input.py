@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from .._stream import concat_columns
 from ._common import UsageError, fmt_ts, to_flags
 
 __all__ = ["EXCHANGE_TZ", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
@@ -50,11 +51,7 @@ class Rows:
             return b
         if len(b) == 0:
             return a
-        values = {}
-        for k in b.values:
-            x, y = a.values[k], b.values[k]
-            dtype = np.result_type(x.dtype, y.dtype)
-            values[k] = np.concatenate([x.astype(dtype, copy=False), y.astype(dtype, copy=False)])
+        values = concat_columns(a.values, b.values)
         return Rows(np.concatenate([a.timestamp, b.timestamp]), values,
                      np.concatenate([a.source, b.source]))
 
