@@ -270,7 +270,7 @@ def test_28_6_integer_options_raise_python_errors(api, name, value, exc, match):
     v = np.array([1, 2])
     kw = {name: value}
     if name == "memory_budget":  # read only on the GPU path: checked by the helper all paths share
-        from vpoc._api import _int
+        from vpoc._validate import integer as _int
         with pytest.raises(exc, match=match):
             _int(value, "memory_budget", 1)
         return

@@ -5,7 +5,6 @@ Contract: docs/contract.md; every bad argument raises ValueError/TypeError namin
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -14,6 +13,12 @@ from . import _core
 from ._arrays import (as_index, as_prices, as_volume, check_grid, check_volume_device, gpu_location, gpu_view,
                       producer_stream)
 from ._profiles import Profiles
+from ._validate import INT64_MAX as _INT64_MAX
+from ._validate import boolean as _bool
+from ._validate import integer as _int
+from ._validate import real as _real
+from ._validate import string as _str
+from ._validate import threads as _threads
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
            "set_pool_limit"]
@@ -107,52 +112,6 @@ def _host_index(x: Any) -> Any:
     if gpu_location(x) is None:
         return x
     return x.cpu() if hasattr(x, "cpu") else x.get()
-
-
-def _real(x: Any, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    return float(x)
-
-
-_INT64_MAX = 2**63 - 1
-
-
-def _int(x: Any, name: str, minimum: int, maximum: int = _INT64_MAX) -> int:
-    """``x`` as a Python int in [minimum, maximum]: TypeError for a non-integer (bool, str, None,
-    float), ValueError naming ``name`` and the range otherwise (never a pybind11 overload dump)."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer in [{minimum}, {maximum}], got {type(x).__name__} "
-                        f"{x!r:.40}")
-    value = int(x)
-    if not minimum <= value <= maximum:
-        if maximum == _INT64_MAX:
-            raise ValueError(f"{name} must be >= {minimum} (and at most 2**63 - 1), got {value}")
-        raise ValueError(f"{name} must be in [{minimum}, {maximum}], got {value}")
-    return value
-
-
-def _threads(x: Any) -> int:
-    if x is None:
-        return 0
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"threads must be None (all cores) or an integer in [1, 1024], got "
-                        f"{type(x).__name__} {x!r:.40}")
-    if not 1 <= int(x) <= 1024:
-        raise ValueError(f"threads must be in [1, 1024] (or None: all cores), got {int(x)}")
-    return int(x)
-
-
-def _bool(x: Any, name: str) -> bool:
-    if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
-    return bool(x)
-
-
-def _str(x: Any, name: str) -> str:
-    if not isinstance(x, str):
-        raise TypeError(f"{name} must be a string, got {type(x).__name__}")
-    return x
 
 
 def _sessions(offsets: Any, session_ids: Any, n: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:

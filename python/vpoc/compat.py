@@ -58,7 +58,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from ._api import _bool, _int, from_bars, gpu_available
+from ._api import from_bars, gpu_available
+from ._validate import boolean as _bool, integer as _int
 from ._arrays import as_prices, as_volume
 from ._optional import require
 

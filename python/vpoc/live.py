@@ -25,7 +25,8 @@ from . import _core
 from . import _live_state as _state
 from . import features as _f
 from .sessions import _core as _s
-from ._api import _bool, _int, _real, _str, from_bars, from_trades
+from ._api import from_bars, from_trades
+from ._validate import boolean as _bool, integer as _int, real as _real, string as _str
 from ._profiles import NO_ROW, Profiles
 from ._arrays import GRID_TOLERANCE, MAX_VOLUME, _volume_too_large, check_grid
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
