@@ -5,6 +5,7 @@ Contract: random sessions (on- and off-grid prices, ties, gaps, empty and one-ba
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 
@@ -431,14 +432,15 @@ def test_groupby_semantics_of_by():
 
 def test_one_engine_call_for_all_sessions(monkeypatch):
     calls = []
-    real = compat.from_bars
+    engine = importlib.import_module("vpoc.compat._legacy_profiles")  # the module that calls from_bars
+    real = engine.from_bars
 
     def counting(*args, **kwargs):
         calls.append(kwargs["offsets"].size - 1)
         assert kwargs["distribute"] == "legacy"
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(compat, "from_bars", counting)
+    monkeypatch.setattr(engine, "from_bars", counting)
     df = vpoc.synth.es_bars(n_sessions=4, bars_per_session=50, seed=2).to_pandas()
     compat.analyze_sessions(df, "session_id")
     compat.session_features(df, "session_id")
