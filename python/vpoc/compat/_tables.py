@@ -1,4 +1,4 @@
-"""Many sessions at once: analyze_sessions (the analyzer's dict per session) and session_features (legacy's 14 features).
+"""Many sessions at once: analyze_sessions (the analyzer per session) and session_features (the legacy 14 features).
 
 Contract: one engine call for all sessions of the frame, grouped like DataFrame.groupby(by);
 one row per session indexed by its key, columns ANALYZE_KEYS / LEGACY_FEATURES in that order.
