@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import vpoc
-import vpoc.live as vlive
+import vpoc.live._live as vlive
 
 MIN = 60 * 10**9
 T0 = int(np.datetime64("2024-03-04T14:00", "ns").astype(np.int64))  # a Monday, 08:00 Chicago

@@ -12,11 +12,12 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._arrays import unmasked
+from ._arrays import gpu_location, unmasked
 
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
-           "ns_range_error"]
+           "ns_range_error", "host", "input_timestamps_ns", "yyyymmdd_days", "zone_offset_s",
+           "offset_change", "utc_offset_ns"]
 
 #: Nanoseconds per unit.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -271,3 +272,88 @@ def timestamps_ns(arr: np.ndarray, name: str, time_unit: Optional[str] = None,
     if arr.dtype.kind in "iu":
         return epoch_ns(arr, name, time_unit)
     raise TypeError(f"{name} must be integer epoch times (ns, or time_unit=), {kinds}, got dtype {arr.dtype}")
+
+
+def host(x: Any) -> Any:
+    """GPU arrays (torch / cupy) copied to the host; anything else as is."""
+    if x is None or gpu_location(x) is None:
+        return x
+    return x.cpu() if hasattr(x, "cpu") else x.get()
+
+
+def input_timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
+    """A ``timestamp=`` argument of ``n`` rows as int64 ns since the epoch, UTC: integers (in
+    ``time_unit``, None: ns, checked for plausibility), datetime64 (naive = UTC) or pandas datetimes
+    (tz-aware converted to UTC); GPU arrays are copied to the host. The feature tables and vpoc.Live
+    share it."""
+    if type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "dtype") \
+            and str(getattr(x, "dtype", "")).startswith("datetime64"):
+        import pandas as pd
+
+        idx = pd.DatetimeIndex(x)
+        if idx.tz is not None:
+            idx = idx.tz_convert("UTC").tz_localize(None)
+        arr = idx.to_numpy(dtype="datetime64[ns]")
+    else:
+        arr = np.asarray(unmasked(host(x), "timestamp"))
+    out = timestamps_ns(arr, "timestamp", time_unit, "datetime64 or pandas datetimes")
+    if out.shape[0] != n:
+        raise ValueError(f"timestamp has length {out.shape[0]} but the data has {n} rows")
+    return np.ascontiguousarray(out)
+
+
+def yyyymmdd_days(labels: np.ndarray, what: str) -> np.ndarray:
+    """YYYYMMDD integers as days since 1970-01-01 (ValueError naming ``what`` when one is no date)."""
+    import datetime as _dt
+
+    lab = np.asarray(labels)
+    if lab.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be YYYYMMDD integers, got dtype {lab.dtype}")
+    out = np.zeros(lab.shape[0], dtype=np.int64)
+    epoch = _dt.date(1970, 1, 1).toordinal()
+    for i, x in enumerate(lab.tolist()):
+        try:
+            out[i] = _dt.date(x // 10000, x // 100 % 100, x % 100).toordinal() - epoch
+        except ValueError:
+            raise ValueError(f"{what}[{i}] = {x} is not a date YYYYMMDD") from None
+    return out
+
+
+def zone_offset_s(s: int, tz: Any) -> int:
+    """UTC offset (seconds) of ``tz`` (a tzinfo) at the instant ``s`` seconds after the epoch."""
+    import datetime as _dt
+
+    delta = _dt.datetime.fromtimestamp(s, tz).utcoffset()
+    return 0 if delta is None else int(delta.total_seconds())
+
+
+def offset_change(day: int, tz: Any, before: int) -> int:
+    """The first second of UTC day ``day`` (days since the epoch) at which the offset is no
+    longer ``before`` (it differs at the next midnight): bisection to the second."""
+    lo, hi = day * 86400, (day + 1) * 86400
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if zone_offset_s(mid, tz) == before:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def utc_offset_ns(ts: np.ndarray, tz: Any) -> np.ndarray:
+    """UTC offset (ns) of ``tz`` at each instant: the zone's offsets at every UTC midnight of
+    the span, each change located to the second by bisection (at most one change a day)."""
+    if ts.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    sec = np.floor_divide(ts, 10**9)
+    d0, d1 = int(sec.min()) // 86400, int(sec.max()) // 86400 + 1
+    days = list(range(d0, d1 + 1))
+    offs = [zone_offset_s(d * 86400, tz) for d in days]
+    when = []
+    value = [offs[0]]
+    for i in range(len(days) - 1):
+        if offs[i] != offs[i + 1]:
+            when.append(offset_change(days[i], tz, offs[i]))
+            value.append(offs[i + 1])
+    k = np.searchsorted(np.asarray(when, dtype=np.int64), sec, side="right")
+    return np.asarray(value, dtype=np.int64)[k] * 10**9

@@ -7,7 +7,8 @@ The package has one module per job: ``_table`` (FeatureTable), ``_params`` (rule
 ``_inputs`` (arrays and frames), ``_grouping`` (which rows form a session), ``_segments``
 (per-session reductions), ``_engine`` (engine call, context, composites), ``_lookback``, ``_naked_pocs``,
 ``_profile_nodes`` (HVN/LVN, shape), ``_intraday`` (clock, IB, TPO), ``_session`` and ``_bars`` (the two
-tables). The private names below are re-exported for vpoc.live and the tests.
+tables); ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names
+below). The private names below are re-exported for the tests.
 """
 
 from ._bars import _bar_columns, bar_features
@@ -24,14 +25,26 @@ from ._segments import (_nearest, _nearest_grouped, _price_rows, _ratio, _segmen
                         _segment_count, _segment_reduce, _sliding)
 from ._session import _session_column_names, _session_columns, session_features
 from ._table import _Columns, FeatureTable
+from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
+                           last_session_row, nearest, node_levels, price_rows, session_volume)
 
 __all__ = [
+    "FEATURE_DEFAULTS",
     "FeatureTable",
     "LEGACY_SESSION_COLUMNS",
     "LOOKBACK_FEATURES",
     "MAX_NODE_ROWS",
     "SHAPES",
     "bar_features",
+    "bar_row",
+    "composite_levels",
+    "feature_rules",
+    "ib_window",
+    "last_session_row",
     "legacy_columns",
+    "nearest",
+    "node_levels",
+    "price_rows",
     "session_features",
+    "session_volume",
 ]

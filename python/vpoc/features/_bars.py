@@ -7,7 +7,8 @@ developing levels come from one ``from_bars(..., developing=True)`` call.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, Optional, Tuple, Union
+import math
+from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
@@ -20,70 +21,187 @@ from ._params import _NS_PER_MINUTE, _engine_rules, _rules
 from ._segments import _nearest_grouped, _ratio, _segment_accumulate
 from ._table import FeatureTable, _Columns
 
-__all__ = ["_bar_columns", "bar_features"]
+__all__ = ["_bar_columns", "_bar_row", "bar_features"]
+
+_NAN = float("nan")
+
+
+def _bar_row(q: Any, tick: float) -> Iterator[Tuple[str, Any]]:
+    """The bar table's columns in order, as (name, values): the one rule for both the table
+    (``q``'s attributes are arrays over every bar, each read once, when its column is due: peak
+    memory) and ``vpoc.Live.bar_features_row()`` (floats of the latest bar). ``q`` gives close,
+    bar_index, cum_volume, cum_pv (running sum of close x volume), prev_total (the previous
+    session's volume), s_open, dev (developing POC, VAH, VAL), run_high, run_low, prev and comp
+    (POC, VAH, VAL levels of the previous session and composite), naked (count, above, below),
+    hvn and lvn (above, below: distances in price), and, when ``q.has_clock``, tod (ns since
+    local midnight), minutes_elapsed and ib_high / ib_low (+-inf: no IB bar yet)."""
+    close = q.close
+    scalar = isinstance(close, float)
+    yield "bar_index", q.bar_index
+    cum_vol = q.cum_volume
+    yield "cum_volume", cum_vol
+    yield "cum_volume_vs_prev", _ratio(cum_vol, q.prev_total)
+    s_open = q.s_open
+    yield "close_change_pct", _ratio(close - s_open, s_open) * 100.0
+    del s_open
+    cum_pv = q.cum_pv
+    if scalar:
+        vwap = _ratio(cum_pv, cum_vol) if cum_vol > 0 else close
+    else:
+        vwap = np.where(cum_vol > 0, _ratio(cum_pv, cum_vol), close)
+    del cum_pv, cum_vol
+    yield "close_to_vwap_pct", _ratio(close - vwap, vwap) * 100.0
+    del vwap
+    poc, vah, val = q.dev
+    for k, level in (("poc", poc), ("vah", vah), ("val", val)):
+        yield f"dev_{k}_dist", (close - level) / tick
+    yield "dev_va_position", _ratio(close - val, vah - val)
+    del poc, vah, val
+    yield "dev_high_dist", (q.run_high - close) / tick
+    yield "dev_low_dist", (close - q.run_low) / tick
+    # ---- levels of earlier sessions
+    for k, level in zip(("poc", "vah", "val"), q.prev):
+        yield f"prev_{k}_dist", (close - level) / tick
+    for k, level in zip(("poc", "vah", "val"), q.comp):
+        yield f"composite_{k}_dist", (close - level) / tick
+    count, above, below = q.naked
+    yield "naked_poc_count", count
+    yield "naked_poc_above_dist", above / tick
+    yield "naked_poc_below_dist", below / tick
+    del count, above, below
+    for kind in ("hvn", "lvn"):
+        up, dn = getattr(q, kind)
+        yield f"prev_{kind}_above_dist", up / tick
+        yield f"prev_{kind}_below_dist", dn / tick
+    # ---- clock
+    if q.has_clock:
+        yield "minute_of_day", q.tod / _NS_PER_MINUTE
+        yield "minutes_elapsed", q.minutes_elapsed
+        ib_hi, ib_lo = q.ib_high, q.ib_low
+        if scalar:
+            ib_hi = ib_hi if math.isfinite(ib_hi) else _NAN
+            ib_lo = ib_lo if math.isfinite(ib_lo) else _NAN
+        else:
+            ib_hi[~np.isfinite(ib_hi)] = np.nan
+            ib_lo[~np.isfinite(ib_lo)] = np.nan
+        yield "ib_high_dist", (ib_hi - close) / tick
+        yield "ib_low_dist", (close - ib_lo) / tick
+
+
+class _TableBars:
+    """``_bar_row``'s inputs over every bar of a table, each computed when it is read."""
+
+    def __init__(self, ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                 naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> None:
+        d = ctx.data
+        self.ctx, self.nodes, self.comp_levels, self.naked_d, self.clock = ctx, nodes, comp, naked, clock
+        self.n = n = d.close.shape[0]
+        self.close = d.close
+        self.offs = d.offsets
+        self.sid = np.repeat(np.arange(ctx.S, dtype=np.int64), ctx.counts)
+        self.start = np.repeat(self.offs[:-1], ctx.counts)
+        self.prev_s = ctx.prev[self.sid] if n else np.zeros(0, dtype=np.int64)
+        self.has_prev = self.prev_s >= 0
+        self.has_clock = clock is not None
+        self.ib: Optional[np.ndarray] = None
+
+    @property
+    def bar_index(self) -> np.ndarray:
+        return np.arange(self.n, dtype=np.int64) - self.start
+
+    @property
+    def cum_volume(self) -> np.ndarray:
+        return _segment_accumulate(np.add, self.ctx.data.volume, self.offs)
+
+    @property
+    def cum_pv(self) -> np.ndarray:
+        return _segment_accumulate(np.add, self.close * self.ctx.data.volume, self.offs)
+
+    @property
+    def prev_total(self) -> np.ndarray:
+        out = np.full(self.n, np.nan)
+        out[self.has_prev] = self.ctx.total_volume[self.prev_s[self.has_prev]]
+        return out
+
+    @property
+    def s_open(self) -> np.ndarray:
+        return self.ctx.s_open[self.sid] if self.n else np.zeros(0)
+
+    @property
+    def dev(self) -> Tuple[np.ndarray, ...]:
+        prof = self.ctx.prof
+        return tuple(np.asarray(getattr(prof, f"dev_{k}"), dtype=np.float64) for k in ("poc", "vah", "val"))
+
+    @property
+    def run_high(self) -> np.ndarray:
+        return _segment_accumulate(np.maximum, self.ctx.data.high, self.offs)
+
+    @property
+    def run_low(self) -> np.ndarray:
+        return _segment_accumulate(np.minimum, self.ctx.data.low, self.offs)
+
+    @property
+    def prev(self) -> Iterator[np.ndarray]:
+        for k in ("poc", "vah", "val"):
+            level = np.full(self.n, np.nan)
+            level[self.has_prev] = np.asarray(getattr(self.ctx.prof, k))[self.prev_s[self.has_prev]]
+            yield level
+
+    @property
+    def comp(self) -> Iterator[np.ndarray]:
+        kb = self.ctx.k_of[self.sid] - 1 if self.n else np.zeros(0, dtype=np.int64)  # composite ending before
+        for arr in self.comp_levels:
+            level = np.full(self.n, np.nan)
+            level[kb >= 0] = arr[kb[kb >= 0]]
+            yield level
+
+    @property
+    def naked(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.naked_d["bar_count"], self.naked_d["bar_above"], self.naked_d["bar_below"]
+
+    def _near(self, flag: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        l_offs, levels = _node_levels(self.nodes, flag)
+        return _nearest_grouped(l_offs, levels, self.offs, self.close, self.ctx.prev)
+
+    @property
+    def hvn(self) -> Tuple[np.ndarray, np.ndarray]:
+        return self._near(self.nodes.hvn)
+
+    @property
+    def lvn(self) -> Tuple[np.ndarray, np.ndarray]:
+        return self._near(self.nodes.lvn)
+
+    @property
+    def tod(self) -> np.ndarray:
+        return self.clock.tod  # type: ignore[union-attr]
+
+    @property
+    def minutes_elapsed(self) -> np.ndarray:
+        ts = self.ctx.data.ts
+        first_ts = ts[self.start] if self.n else np.zeros(0, dtype=np.int64)  # type: ignore[index]
+        return _elapsed_minutes(ts, first_ts)  # type: ignore[arg-type]
+
+    def _ib(self, ufunc: np.ufunc, x: np.ndarray, fill: float) -> np.ndarray:
+        if self.ib is None:  # one mask for both
+            self.ib = _ib_mask(self.clock, self.offs, self.ctx.data.trade_days,  # type: ignore[arg-type]
+                               self.ctx.rules)
+        return _segment_accumulate(ufunc, np.where(self.ib, x, fill), self.offs)
+
+    @property
+    def ib_high(self) -> np.ndarray:
+        return self._ib(np.maximum, self.ctx.data.high, -np.inf)
+
+    @property
+    def ib_low(self) -> np.ndarray:
+        return self._ib(np.minimum, self.ctx.data.low, np.inf)
 
 
 def _bar_columns(ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
                  naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> _Columns:
-    rules, prof, d = ctx.rules, ctx.prof, ctx.data
-    tick = rules.tick_size
-    n, S = d.close.shape[0], ctx.S
-    offs = d.offsets
-    sid = np.repeat(np.arange(S, dtype=np.int64), ctx.counts)
-    start = np.repeat(offs[:-1], ctx.counts)
-    close = d.close
-    cols = _Columns(n)
-    cols["bar_index"] = np.arange(n, dtype=np.int64) - start
-    cum_vol = _segment_accumulate(np.add, d.volume, offs)
-    cum_pv = _segment_accumulate(np.add, close * d.volume, offs)
-    prev = ctx.prev[sid] if n else np.zeros(0, dtype=np.int64)
-    has_prev = prev >= 0
-    prev_total = np.full(n, np.nan)
-    prev_total[has_prev] = ctx.total_volume[prev[has_prev]]
-    cols["cum_volume"] = cum_vol
-    cols["cum_volume_vs_prev"] = _ratio(cum_vol, prev_total)
-    s_open = ctx.s_open[sid] if n else np.zeros(0)
-    cols["close_change_pct"] = _ratio(close - s_open, s_open) * 100.0
-    vwap = np.where(cum_vol > 0, _ratio(cum_pv, cum_vol), close)
-    cols["close_to_vwap_pct"] = _ratio(close - vwap, vwap) * 100.0
-    dev = {k: np.asarray(getattr(prof, f"dev_{k}"), dtype=np.float64) for k in ("poc", "vah", "val")}
-    for k in ("poc", "vah", "val"):
-        cols[f"dev_{k}_dist"] = (close - dev[k]) / tick
-    cols["dev_va_position"] = _ratio(close - dev["val"], dev["vah"] - dev["val"])
-    cols["dev_high_dist"] = (_segment_accumulate(np.maximum, d.high, offs) - close) / tick
-    cols["dev_low_dist"] = (close - _segment_accumulate(np.minimum, d.low, offs)) / tick
-    # ---- levels of earlier sessions
-    for k in ("poc", "vah", "val"):
-        level = np.full(n, np.nan)
-        level[has_prev] = np.asarray(getattr(prof, k))[prev[has_prev]]
-        cols[f"prev_{k}_dist"] = (close - level) / tick
-    kb = ctx.k_of[sid] - 1 if n else np.zeros(0, dtype=np.int64)  # composite ending before
-    for k, arr in zip(("poc", "vah", "val"), comp):
-        level = np.full(n, np.nan)
-        level[kb >= 0] = arr[kb[kb >= 0]]
-        cols[f"composite_{k}_dist"] = (close - level) / tick
-    cols["naked_poc_count"] = naked["bar_count"]
-    cols["naked_poc_above_dist"] = naked["bar_above"] / tick
-    cols["naked_poc_below_dist"] = naked["bar_below"] / tick
-    for kind, flag in (("hvn", nodes.hvn), ("lvn", nodes.lvn)):
-        l_offs, levels = _node_levels(nodes, flag)
-        up, dn = _nearest_grouped(l_offs, levels, offs, close, ctx.prev)
-        cols[f"prev_{kind}_above_dist"] = up / tick
-        cols[f"prev_{kind}_below_dist"] = dn / tick
-    # ---- clock
-    if clock is not None:
-        cols["minute_of_day"] = clock.tod / _NS_PER_MINUTE
-        first_ts = d.ts[start] if n else np.zeros(0, dtype=np.int64)  # type: ignore[index]
-        cols["minutes_elapsed"] = _elapsed_minutes(d.ts, first_ts)  # type: ignore[arg-type]
-        ib = _ib_mask(clock, offs, d.trade_days, rules)
-        ib_hi = _segment_accumulate(np.maximum, np.where(ib, d.high, -np.inf), offs)
-        ib_lo = _segment_accumulate(np.minimum, np.where(ib, d.low, np.inf), offs)
-        ib_hi[~np.isfinite(ib_hi)] = np.nan
-        ib_lo[~np.isfinite(ib_lo)] = np.nan
-        cols["ib_high_dist"] = (ib_hi - close) / tick
-        cols["ib_low_dist"] = (close - ib_lo) / tick
+    cols = _Columns(ctx.data.close.shape[0])
+    for name, values in _bar_row(_TableBars(ctx, nodes, comp, naked, clock), ctx.rules.tick_size):
+        cols[name] = values
     return cols
-
 
 
 def _elapsed_minutes(ts: np.ndarray, first: np.ndarray) -> np.ndarray:

@@ -6,14 +6,14 @@ column, offsets/session_ids, else Globex when timestamps are given (GuessedDefau
 
 from __future__ import annotations
 
-import datetime as _dt
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._api import _sessions
+from .. import _core
+from .._time import yyyymmdd_days as _yyyymmdd_days
 from .._warnings import GuessedDefaultWarning, user_stacklevel
 
 __all__ = ["GROUP_COLUMNS", "SESSION_RULES", "_Grouping", "_group", "_yyyymmdd_days"]
@@ -35,21 +35,6 @@ class _Grouping:
     trade_days: Optional[np.ndarray] = None  # int64 [S] days since the epoch, or None (unknown)
     index: Optional[np.ndarray] = None  # kept rows' positions in the input (None: all)
     facts: Dict[str, Any] = field(default_factory=dict)  # session_rule, dropped_rows, dropped_volume
-
-
-def _yyyymmdd_days(labels: np.ndarray, what: str) -> np.ndarray:
-    """YYYYMMDD integers as days since 1970-01-01 (ValueError naming ``what`` when one is no date)."""
-    lab = np.asarray(labels)
-    if lab.dtype.kind not in "iu":
-        raise ValueError(f"{what} must be YYYYMMDD integers, got dtype {lab.dtype}")
-    out = np.zeros(lab.shape[0], dtype=np.int64)
-    epoch = _dt.date(1970, 1, 1).toordinal()
-    for i, x in enumerate(lab.tolist()):
-        try:
-            out[i] = _dt.date(x // 10000, x // 100 % 100, x % 100).toordinal() - epoch
-        except ValueError:
-            raise ValueError(f"{what}[{i}] = {x} is not a date YYYYMMDD") from None
-    return out
 
 
 def _date_days(values: np.ndarray, column: str) -> np.ndarray:
@@ -133,7 +118,7 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
             g = _by_column("session_ids", np.asarray(session_ids), dated=True)
             g.facts["session_rule"] = "session_ids"
             return g
-        offs, labels = _sessions(offsets, session_ids, n)
+        offs, labels = _core.session_offsets(offsets, session_ids, n)
         return _Grouping(offs, labels, facts=dict(session_rule="offsets" if offsets is not None
                                                    else "session_ids"))
     cols = frame_cols or {}
@@ -154,7 +139,7 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
                               GuessedDefaultWarning, stacklevel=user_stacklevel())
             return _by_column(present[0], cols[present[0]])
         if synth is not None:
-            offs, labels = _sessions(synth[0], None, n)
+            offs, labels = _core.session_offsets(synth[0], None, n)
             lab = np.asarray(synth[1])
             return _Grouping(offs, lab, trade_days=_yyyymmdd_days(lab, "session_labels"),
                              facts=dict(session_rule="SynthBars sessions"))

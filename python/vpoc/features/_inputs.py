@@ -12,39 +12,14 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._arrays import as_prices, as_volume, gpu_location, unmasked
-from .._time import bar_opens, check_label, check_time_unit, interval_ns, timestamps_ns
+from .._arrays import as_prices, as_volume
+from .._time import bar_opens, check_label, check_time_unit, interval_ns
+from .._time import host as _host, input_timestamps_ns as _timestamps_ns
 from .._warnings import GuessedDefaultWarning, user_stacklevel
 from ..synth import SynthBars
 from ._grouping import GROUP_COLUMNS, _check_sorted, _group
 
 __all__ = ["_DOC_COMMON", "_Data", "_data", "_host", "_timestamps_ns", "_unpack_frame"]
-
-
-def _host(x: Any) -> Any:
-    """GPU arrays copied to the host (features are computed in NumPy)."""
-    if x is None or gpu_location(x) is None:
-        return x
-    return x.cpu() if hasattr(x, "cpu") else x.get()
-
-
-def _timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
-    """Timestamps as int64 ns since the epoch, UTC: integers (in ``time_unit``, None: ns, checked
-    for plausibility), datetime64 (naive = UTC) or pandas datetimes (tz-aware converted to UTC)."""
-    if type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "dtype") \
-            and str(getattr(x, "dtype", "")).startswith("datetime64"):
-        import pandas as pd
-
-        idx = pd.DatetimeIndex(x)
-        if idx.tz is not None:
-            idx = idx.tz_convert("UTC").tz_localize(None)
-        arr = idx.to_numpy(dtype="datetime64[ns]")
-    else:
-        arr = np.asarray(unmasked(_host(x), "timestamp"))
-    out = timestamps_ns(arr, "timestamp", time_unit, "datetime64 or pandas datetimes")
-    if out.shape[0] != n:
-        raise ValueError(f"timestamp has length {out.shape[0]} but the data has {n} rows")
-    return np.ascontiguousarray(out)
 
 
 def _unpack_frame(high: Any, low: Any, close: Any, volume: Any, open: Any,

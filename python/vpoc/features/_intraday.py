@@ -7,57 +7,20 @@ the IB window lies on each session's own trade date when the sessions carry date
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .._api import from_bars
+from .._time import (offset_change as _offset_change, utc_offset_ns as _utc_offset_ns,
+                     zone_offset_s as _zone_offset_s)
 from ._engine import _Context
 from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
 from ._segments import _price_rows, _segment_count
 
-__all__ = ["_Clock", "_clock", "_ib_mask", "_offset_change", "_tpo", "_utc_offset_ns",
+__all__ = ["_Clock", "_clock", "_ib_mask", "_ib_window", "_offset_change", "_tpo", "_utc_offset_ns",
            "_zone_offset_s"]
-
-
-def _zone_offset_s(s: int, tz: _dt.tzinfo) -> int:
-    """UTC offset (seconds) of ``tz`` at the instant ``s`` seconds after the epoch."""
-    delta = _dt.datetime.fromtimestamp(s, tz).utcoffset()
-    return 0 if delta is None else int(delta.total_seconds())
-
-
-def _offset_change(day: int, tz: _dt.tzinfo, before: int) -> int:
-    """The first second of UTC day ``day`` (days since the epoch) at which the offset is no
-    longer ``before`` (it differs at the next midnight): bisection to the second."""
-    lo, hi = day * 86400, (day + 1) * 86400
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if _zone_offset_s(mid, tz) == before:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def _utc_offset_ns(ts: np.ndarray, tz: _dt.tzinfo) -> np.ndarray:
-    """UTC offset (ns) of ``tz`` at each instant: the zone's offsets at every UTC midnight of
-    the span, each change located to the second by bisection (at most one change a day)."""
-    if ts.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    sec = np.floor_divide(ts, 10**9)
-    d0, d1 = int(sec.min()) // 86400, int(sec.max()) // 86400 + 1
-    days = list(range(d0, d1 + 1))
-    offs = [_zone_offset_s(d * 86400, tz) for d in days]
-    when: List[int] = []
-    value: List[int] = [offs[0]]
-    for i in range(len(days) - 1):
-        if offs[i] != offs[i + 1]:
-            when.append(_offset_change(days[i], tz, offs[i]))
-            value.append(offs[i + 1])
-    k = np.searchsorted(np.asarray(when, dtype=np.int64), sec, side="right")
-    return np.asarray(value, dtype=np.int64)[k] * 10**9
 
 
 @dataclass
@@ -93,17 +56,31 @@ def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray
     holiday morning merged into the session (CME books it to the next trade date) is never its
     IB. Without them (offsets, session ids) every bar whose local time of day lies in
     ``[rth_start, rth_start + ib_minutes)`` (modulo a day) counts, whatever its date."""
-    ib_ns = rules.ib_minutes * _NS_PER_MINUTE  # <= 1 day
     if trade_days is None:
-        return np.mod(clock.tod - rules.rth_start_ns, _NS_PER_DAY) < ib_ns
+        return _ib_window(clock.day, clock.tod, None, rules)
     day = np.asarray(trade_days, dtype=np.int64)
     counts = np.diff(offsets)
     if day.shape != counts.shape:
         raise AssertionError(f"trade_days has shape {day.shape}, expected {counts.shape}")
+    return _ib_window(clock.day, clock.tod, np.repeat(day, counts), rules)
+
+
+def _ib_window(day: Any, tod: Any, trade_day: Any, rules: _Rules) -> Any:
+    """The IB rule of ``_ib_mask`` for bars of local date ``day`` (days since the epoch) and time
+    of day ``tod`` (ns) in a session of trade date ``trade_day`` (None: no dates, every day's
+    window): int64 arrays (the tables) or Python ints (one bar of vpoc.Live), the same arithmetic."""
+    ib_ns = rules.ib_minutes * _NS_PER_MINUTE  # <= 1 day
+    if trade_day is None:
+        if isinstance(tod, int):
+            return (tod - rules.rth_start_ns) % _NS_PER_DAY < ib_ns
+        return np.mod(tod - rules.rth_start_ns, _NS_PER_DAY) < ib_ns
     # local time - (D + rth_start), from the day difference clipped to +-2 (no overflow: a window
     # of at most a day starting on D holds no bar of a date 2 days away)
-    delta = np.clip(clock.day - np.repeat(day, counts), -2, 2)
-    since = delta * _NS_PER_DAY + clock.tod - rules.rth_start_ns
+    if isinstance(tod, int):
+        since = max(-2, min(2, day - trade_day)) * _NS_PER_DAY + tod - rules.rth_start_ns
+        return 0 <= since < ib_ns
+    delta = np.clip(day - trade_day, -2, 2)
+    since = delta * _NS_PER_DAY + tod - rules.rth_start_ns
     return (since >= 0) & (since < ib_ns)
 
 

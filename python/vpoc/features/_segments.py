@@ -6,7 +6,9 @@ division by zero and non-finite quotients give NaN.
 
 from __future__ import annotations
 
-from typing import Tuple
+import math
+from bisect import bisect_left, bisect_right
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -15,9 +17,17 @@ from ._params import _Rules
 __all__ = ["_nearest", "_nearest_grouped", "_price_rows", "_ratio", "_segment_accumulate",
            "_segment_count", "_segment_reduce", "_sliding"]
 
+_NAN = float("nan")
 
-def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a / b, NaN where b == 0 (or either is NaN)."""
+
+def _ratio(a: Any, b: Any) -> Any:
+    """a / b, NaN where b == 0 (or either is NaN) or the quotient is not finite; on arrays, or
+    on two Python floats (one bar of vpoc.Live: the same IEEE division, no array made)."""
+    if type(a) is float and type(b) is float:
+        if b == 0.0:
+            return _NAN
+        q = a / b
+        return q if math.isfinite(q) else _NAN
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     a, b = np.broadcast_arrays(a, b)
@@ -76,9 +86,15 @@ def _price_rows(p: np.ndarray, rules: _Rules) -> np.ndarray:
     return np.floor_divide(t, np.int64(rules.ticks_per_row))
 
 
-def _nearest(levels: np.ndarray, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _nearest(levels: Any, x: Any) -> Tuple[Any, Any]:
     """For sorted ``levels``: (min level - x over levels >= x, min x - level over levels <= x),
-    NaN where there is none."""
+    NaN where there is none. ``x`` an array, or one float (vpoc.Live's bar; ``levels`` a sorted
+    list then, searched by bisection)."""
+    if isinstance(x, float):
+        i = bisect_left(levels, x)
+        up = levels[i] - x if i < len(levels) else _NAN
+        j = bisect_right(levels, x) - 1
+        return up, (x - levels[j] if j >= 0 else _NAN)
     above = np.full(x.shape[0], np.nan)
     below = np.full(x.shape[0], np.nan)
     if levels.shape[0] == 0 or x.shape[0] == 0:

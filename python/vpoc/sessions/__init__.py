@@ -5,6 +5,7 @@ Contract: public names re-exported here; the rules live in the package's private
 
 from ._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
 from ._container import Sessions
+from ._definition import RULES, localize_wall, rule_definition
 from ._dropped import CAUSES, DROP_WARN_SHARE
 from ._guard import ES_RTH, SessionHoursWarning, check_hours
 from ._public import custom, daily, globex, rth
@@ -12,6 +13,7 @@ from ._public import custom, daily, globex, rth
 __all__ = [
     "CAUSES",
     "DROP_WARN_SHARE",
+    "RULES",
     "ES_RTH",
     "SessionHoursWarning",
     "check_hours",
@@ -21,5 +23,7 @@ __all__ = [
     "custom",
     "daily",
     "globex",
+    "localize_wall",
     "rth",
+    "rule_definition",
 ]

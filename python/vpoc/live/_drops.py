@@ -1,0 +1,75 @@
+"""Rows outside every session in vpoc.Live: the messages and the DroppedRowsWarning of on_outside=.
+
+Contract: at most one DroppedRowsWarning per update call, when the dropped rows pass
+vpoc.sessions.DROP_WARN_SHARE of the rows seen or sit on session closes (the batch's rule).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
+from ..sessions import DROP_WARN_SHARE
+from ._common import _NS_PER_DAY
+
+__all__ = ["_DropsMixin"]
+
+
+class _DropsMixin:
+    """Reports of dropped rows and of the one-session default (methods of ``Live``)."""
+
+    def _check_one_session(self, t: int) -> None:
+        """The GuessedDefaultWarning of session=None, once per Live: its rows span more than a
+        day, all in one session (the batch functions default to session='globex' instead)."""
+        days = (t - self._ts[0]) / _NS_PER_DAY
+        warnings.warn(
+            f"vpoc.Live(session=None) puts every row in one session, and this feed's rows span "
+            f"{days:.1f} days: pass session='globex' (CME trade dates, what session_features / "
+            "bar_features default to), 'rth', 'daily' or 'custom' (session_options=), or "
+            "session_starts=; to keep one session on purpose pass session_starts=[first timestamp]",
+            GuessedDefaultWarning, stacklevel=user_stacklevel())
+        self._one_session_warned = True
+
+    def _outside_message(self, t: int, on_close: int, k: int = 1, n: int = 1) -> str:
+        iso = np.datetime64(int(t), "ns").astype("datetime64[s]")
+        what = (self._clock.defn.definition if self._clock.defn is not None
+                else "session_starts (before the first start)")
+        return (f"{iso} UTC is outside every session of {what} ({k} of {n} rows of this update are); "
+                f"{self._drop_cause(on_close > 0)}; pass on_outside='warn' or 'drop' to leave such "
+                "rows out")
+
+    def _drop_cause(self, closes: bool) -> str:
+        if closes:
+            return ("the rows sit exactly on a session's close: the timestamps look like bar closes: "
+                    "pass label='close' and interval=")
+        if self._clock.defn is None:
+            return "rows before session_starts[0]"
+        return ("the time zone of the timestamps is likely wrong, or stray prints (vpoc.io.inspect(path) "
+                "/ `vpoc inspect FILE` finds the zone and the bar label)")
+
+    def _report_drops(self) -> None:
+        """A DroppedRowsWarning for the rows dropped since the last report, when they pass
+        vpoc.sessions.DROP_WARN_SHARE of the rows seen since then or look like bar closes (the
+        batch's rule); called when sessions finish, so at most once per update call (or close())."""
+        base_total, base_dropped, at_close, base_done = self._drop_win
+        seen = self.n_rows + self.n_dropped - base_total
+        dropped = self.n_dropped - base_dropped
+        finished = len(self._done) - base_done
+        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done))
+        if not dropped or not self._drops_warn or self._on_outside != "warn" or seen <= 0:
+            return
+        share = dropped / seen
+        # close stamps read as opens: about one row per session on its close, few others (the
+        # batch's rule, vpoc.sessions._dropped; a stray weekend print may come with them)
+        slack = max(2, finished // 10)
+        closes = 1 <= at_close <= finished + slack and dropped - at_close <= slack
+        if share <= DROP_WARN_SHARE and not closes:
+            return
+        pct = f"{share:.1%}" if share >= 0.01 else f"{share:.2%}"
+        warnings.warn(
+            f"vpoc.Live: {dropped:,} of {seen:,} rows ({pct}) since the last report ({finished} "
+            f"session(s) finished) are outside every session and left out: {self._drop_cause(closes)}. "
+            f"Counts: Live.n_dropped ({self.n_dropped:,} in all); on_outside='drop' silences this, "
+            "on_outside='raise' makes it an error", DroppedRowsWarning, stacklevel=user_stacklevel())

@@ -1,0 +1,484 @@
+"""``vpoc.Live``: volume profiles of a live feed, updated bar by bar (or trade by trade).
+
+Contract (docs/live.md): after every row the current session's POC / VAH / VAL equal the batch
+``developing=True`` series of the same rows, the ``bar_features_row()`` equals the batch
+``bar_features`` row, finished sessions equal ``from_bars`` / ``from_trades`` and
+``session_features`` on the same rows; an update (or close()) that raises anything, a bad row or
+KeyboardInterrupt / MemoryError alike, changes nothing, and ``state_dict()`` is a deep snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+from .._api import from_bars, from_trades
+from .._arrays import as_prices, as_volume, check_grid
+from .._profiles import NO_ROW, Profiles
+from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
+from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
+from ..features import feature_rules
+from ._atomic import _AtomicMixin
+from ._clock import _Clock
+from ._common import _Concat, _NAN, _NS_PER_DAY, _PER_SESSION, _locked
+from ._drops import _DropsMixin
+from ._features import _FEATURE_OPTIONS, _FeaturesMixin
+from ._rows import _RowsMixin
+from ._state import _StateMixin
+
+__all__ = ["Live"]
+
+# Rows per engine call of an array update: each call runs without a Python-level interrupt check,
+# so this bounds how long a KeyboardInterrupt waits (about 0.1-0.2 s on a 2-core VM).
+_CHUNK = 1 << 17
+
+
+class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
+    """Volume profile of a live feed: ``update()`` with new bars (or trades) as they arrive,
+    read the current session's POC / value area at once.
+
+    Parameters
+    ----------
+    tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, max_rows :
+        the rules of ``vpoc.from_bars`` / ``vpoc.from_trades`` (``distribute`` bars only).
+    kind : "bars" (default: ``update(high, low, close, volume, open=..., timestamp=...)``) or
+        "trades" (``update(price, volume, timestamp=...)``).
+    session : None (one session, or ``session_starts``), "globex", "rth", "daily" or "custom":
+        the definitions of ``vpoc.sessions``, with ``session_options`` their keyword arguments
+        (``calendar``, ``holidays``, ``trade_dates``, ``start``, ``end``, ``tz``,
+        ``weekdays_only``, ``closed``). Rows in no session are dropped and counted
+        (``n_dropped``). A session ends when a row of a later session arrives (or ``close()``).
+    time_unit : unit of integer timestamps ("s", "ms", "us", "ns"; None: ns, with the unit check
+        of ``vpoc.sessions`` / ``bar_features``).
+    label, interval : "open" (default: timestamps are bar opens) or "close" (bar closes: each
+        becomes ``timestamp - interval``, ``vpoc._time.bar_opens``); label="close" needs
+        ``interval=`` (seconds, a timedelta or "1min"), which a live feed cannot infer.
+    session_starts : sorted timestamps; session k is ``[starts[k], starts[k+1])`` (label k).
+        Neither ``session`` nor ``session_starts``: one session, with a GuessedDefaultWarning
+        (once) when its rows span more than a day.
+    snap : False (default): an update with a price off the ``tick_size`` grid raises (one row:
+        any off-grid price; arrays: ``vpoc._arrays.check_grid``'s rule) before anything changes;
+        True rounds them and counts them in ``snapped_prices``.
+    on_outside : "warn" (default: a DroppedRowsWarning when rows in no session pass
+        ``vpoc.sessions.DROP_WARN_SHARE`` of the rows seen, or sit on session closes; at most
+        once per update call), "drop" (counted in ``n_dropped`` only) or "raise".
+    features : options of ``bar_features`` / ``session_features`` (``composite_sessions``,
+        ``naked_max_age``, ``node_*``, ``*_threshold``, ``tz``, ``rth_start``, ``ib_minutes``,
+        ``lookbacks``, ``shape_*``, ``tpo_minutes``); bars only.
+    session_features : also compute the ``session_features`` row of every finished session
+        (default True for bars).
+
+    After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
+    ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
+    Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
+    ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
+    ends the current session at once (later rows start a new one).
+    State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; store it as .npz
+    or JSON), or ``pickle`` (only from a trusted source: unpickling runs code). See docs/live.md.
+    """
+
+    def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,
+                 distribute: str = "uniform", value_area: float = 0.70, va_method: str = "cbot",
+                 poc_tie: str = "center", max_rows: int = 1_000_000, session: Any = None,
+                 session_options: Optional[dict] = None, session_starts: Any = None,
+                 features: Optional[dict] = None, session_features: Optional[bool] = None,
+                 time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
+                 snap: bool = False, on_outside: str = "warn") -> None:
+        self._lock = threading.RLock()  # see _locked
+        self._snap = _bool(snap, "snap")
+        if on_outside not in ("warn", "drop", "raise"):
+            raise ValueError(f"on_outside must be 'warn' (default), 'drop' (counted in n_dropped, no "
+                             f"warning) or 'raise', got {on_outside!r}")
+        self._on_outside = on_outside
+        kind = _str(kind, "kind")
+        if kind not in ("bars", "trades"):
+            raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
+        self._stamp = check_label(label)
+        self._interval_ns = interval_ns(interval)
+        if self._stamp == "close":
+            if kind != "bars":
+                raise ValueError("label='close' is for bars (a trade's timestamp is its time); "
+                                 "use label='open' with kind='trades'")
+            if self._interval_ns is None:
+                raise ValueError("label='close' needs interval= (the bar length, e.g. interval='1min' "
+                                 "or 60): a live feed's bar interval cannot be inferred from the "
+                                 "bars, which arrive one at a time")
+        self._config = dict(tick_size=tick_size, kind=kind, ticks_per_row=ticks_per_row,
+                            distribute=distribute, value_area=value_area, va_method=va_method,
+                            poc_tie=poc_tie, max_rows=max_rows, session=session,
+                            session_options=None if session_options is None else dict(session_options),
+                            session_starts=None if session_starts is None else np.asarray(session_starts),
+                            features=None if features is None else dict(features),
+                            session_features=session_features, time_unit=time_unit, label=label,
+                            interval=interval, snap=self._snap, on_outside=on_outside)
+        self._bars = kind == "bars"
+        self._time_unit = check_time_unit(time_unit)
+        self._ts_scale = TIME_UNITS[self._time_unit or "ns"]
+        self._rules_kw = dict(tick_size=_real(tick_size, "tick_size"),
+                              ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1),
+                              value_area=_real(value_area, "value_area"),
+                              va_method=_str(va_method, "va_method"), poc_tie=_str(poc_tie, "poc_tie"),
+                              max_rows=_int(max_rows, "max_rows", 1))
+        self._distribute = _str(distribute, "distribute")
+        # the engine validates the rules once, here
+        probe = _core.LiveSession(self._bars, self._distribute, False, **self._rules_kw)
+        del probe
+        fopts = dict(features or {})
+        unknown = set(fopts) - set(_FEATURE_OPTIONS)
+        if unknown:
+            raise ValueError(f"features has unknown option(s) {sorted(unknown)}; known: {_FEATURE_OPTIONS}")
+        self._rules = feature_rules(self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"],
+                                    self._distribute, self._rules_kw["value_area"],
+                                    self._rules_kw["va_method"], self._rules_kw["poc_tie"], fopts)
+        self._with_session_rows = self._bars if session_features is None else \
+            (_bool(session_features, "session_features") and self._bars)
+        self._clock = _Clock(session, session_options, session_starts, self._time_unit)
+        self._tick = self._rules.tick_size
+        self._grid_tick = float(self._rules_kw["tick_size"])
+        # rows in no session that warn: not the overnight rows of a definition that leaves them
+        # out on purpose (rth, custom windows)
+        self._drops_warn = self._clock.defn is None or not self._clock.defn.gap_by_definition
+        # session=None and no session_starts: one session for everything, a guessed default that
+        # is reported once when the rows span more than a day (see _check_one_session)
+        self._one_session = session is None and session_starts is None
+        self._one_session_warned = False
+        self._tz = self._rules.tz
+        self._offsets_cache: Dict[int, Tuple[int, int, int]] = {}
+        self._days_cache: Dict[int, int] = {}
+        self._tail_n = max([p + 1 for p in self._rules.lookbacks] + [2])
+        self._reset_history()
+
+    # ------------------------------------------------------------------ state
+
+    def _reset_history(self) -> None:
+        self._core: Optional[Any] = None  # the C++ LiveSession (made at the first row: open or not)
+        self._has_open: Optional[bool] = None
+        self.n_dropped: int = 0
+        self.snapped_prices: int = 0  # prices rounded to the tick grid (snap=True; array updates)
+        # rows seen, dropped, dropped on a session's close, sessions finished since the last
+        # dropped-rows report (a DroppedRowsWarning at most once per update call / finished session)
+        self._drop_win: Tuple[int, int, int, int] = (0, 0, 0, 0)
+        self.n_rows: int = 0  # rows kept (in a session) so far
+        self._last_ts: Optional[int] = None
+        self._label: Optional[int] = None
+        self._int_volume = True
+        self._ts: List[int] = []  # timestamps of the current session's rows
+        self._levels: Tuple[float, float, float, float, float] = (_NAN, _NAN, _NAN, 0.0, 0.0)
+        # finished sessions
+        self._done: List[Dict[str, np.ndarray]] = []  # per-session profile arrays
+        self._done_labels: List[int] = []
+        self._profiles_cache: Optional[Profiles] = None
+        self._comp: List[Tuple[float, float, float]] = []  # composite ending at each finished session
+        self._naked: List[Tuple[int, int, float]] = []  # untouched POCs: (session k, row, price)
+        self._tail: List[Dict[str, np.ndarray]] = []  # bars of the last finished sessions
+        # per finished session its session_features row, or the record it is computed from
+        # (a tuple) until _flush replaces it in place; rows before _pending_from are all computed
+        self._session_rows: List[Any] = []
+        self._pending_from = 0
+        self._session_columns: Optional[Tuple[str, ...]] = None
+        self._ctx = self._next_context()
+        self._run = None
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def poc(self) -> float:
+        """POC of the current session (row price; NaN before its first row)."""
+        return self._levels[0]
+
+    @property
+    def vah(self) -> float:
+        """Value-area high of the current session (row price)."""
+        return self._levels[1]
+
+    @property
+    def val(self) -> float:
+        """Value-area low of the current session (row price)."""
+        return self._levels[2]
+
+    @property
+    def total_volume(self) -> float:
+        """Volume of the current session so far."""
+        return self._levels[3]
+
+    @property
+    def va_volume(self) -> float:
+        """Volume inside the current value area."""
+        return self._levels[4]
+
+    @property
+    def levels(self) -> Tuple[float, float, float, float, float]:
+        """(poc, vah, val, total_volume, va_volume) of the current session."""
+        return self._levels
+
+    @property
+    def session_label(self) -> Optional[int]:
+        """Label of the current session (YYYYMMDD with a session definition, k with
+        session_starts, 0 without either); None before the first row."""
+        return self._label
+
+    @property
+    def session_rows(self) -> int:
+        """Rows of the current session."""
+        return 0 if self._core is None else int(self._core.size)
+
+    @property
+    def low_row(self) -> int:
+        """Lowest ladder row of the current session (NO_ROW while empty)."""
+        return NO_ROW if self._core is None else int(self._core.low_row)
+
+    @property
+    @_locked
+    def row_prices(self) -> np.ndarray:
+        """Prices of the rows of ``histogram()``."""
+        n = 0 if self._core is None else int(self._core.n_rows)
+        return (self.low_row + np.arange(n, dtype=np.int64)).astype(np.float64) * self._rules.row_size
+
+    @_locked
+    def histogram(self) -> np.ndarray:
+        """The current session's row volumes from ``low_row`` up: a read-only view of the live
+        buffer (no copy). It follows later updates in place until the session's row range
+        grows or the session ends; take it again after an update."""
+        if self._core is None:
+            return np.zeros(0)
+        return self._core.histogram()
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+    def __repr__(self) -> str:
+        return (f"Live(kind={self._config['kind']!r}, finished={len(self._done)}, "
+                f"session={self._label}, rows={self.session_rows}, poc={self.poc})")
+
+    # ------------------------------------------------------------------ updating
+
+    @_locked
+    def update(self, *args: Any, open: Any = None, timestamp: Any = None, **kwargs: Any
+               ) -> Tuple[float, float, float, float, float]:
+        """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
+        open=None, timestamp=...)`` or trades ``update(price, volume, timestamp=...)``; scalars
+        or 1-D arrays. ``timestamp``: int ns since the epoch (UTC), datetime64 or pandas
+        timestamps (bar opens, or bar closes with ``label="close"``). Returns ``levels`` after
+        the last row. All or nothing: when it raises anything (a bad row, KeyboardInterrupt,
+        MemoryError, ...) the Live is as it was before the call, and the same update may be
+        retried."""
+        names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
+        if kwargs:
+            unknown = set(kwargs) - set(names)
+            if unknown:
+                raise TypeError(f"update() got unexpected argument(s) {sorted(unknown)}")
+            args = args + tuple(kwargs[n] for n in names[len(args):] if n in kwargs)
+        if len(args) != len(names):
+            raise TypeError(f"update() takes {', '.join(names)} (got {len(args)} values)")
+        if timestamp is None:
+            raise TypeError("update() needs timestamp=")
+        if not self._bars and open is not None:
+            raise TypeError("open is for bars; this Live profile takes trades")
+        first = args[0]
+        if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
+            return self._update_one(args, open, timestamp)  # takes its own snapshot
+        snap = self._snapshot()
+        try:
+            return self._update_many(args, open, timestamp)
+        except BaseException:
+            # nested: a second interrupt taken as the rollback is called (before its own retry
+            # loop is set up) is caught here and the rollback runs again
+            try:
+                self._rollback(snap)
+            except BaseException:
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    self._rollback(snap)
+            raise
+
+    def _start_core(self, has_open: bool) -> None:
+        self._has_open = has_open if self._bars else False
+        self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._rules_kw)
+
+    # ------------------------------------------------------------------ many rows
+
+    def _update_many(self, args: Sequence[Any], open: Any, timestamp: Any
+                     ) -> Tuple[float, float, float, float, float]:
+        names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
+        vol_in = args[-1]
+        int_volume = np.asarray(vol_in).dtype.kind in "iu" if not hasattr(vol_in, "__cuda_array_interface__") else False
+        cols = [np.ascontiguousarray(as_prices(a, n) if n != "volume" else as_volume(a, n),
+                                     dtype=np.float64) for a, n in zip(args, names)]
+        n = cols[0].shape[0]
+        for c, nm in zip(cols, names):
+            if c.shape != (n,):
+                raise ValueError(f"{nm} has {c.shape[0]} rows but {names[0]} has {n}")
+        o = None
+        if open is not None:
+            if not self._bars:
+                raise TypeError("open is for bars")
+            o = np.ascontiguousarray(as_prices(open, "open"), dtype=np.float64)
+            if o.shape != (n,):
+                raise ValueError(f"open has {o.shape[0]} rows but high has {n}")
+        ts = input_timestamps_ns(timestamp, n, self._time_unit)
+        if n == 0:
+            return self._levels
+        if self._stamp == "close":
+            ts = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
+        if n > 1 and np.any(ts[1:] < ts[:-1]):
+            i = int(np.flatnonzero(ts[1:] < ts[:-1])[0]) + 1
+            raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
+        if self._last_ts is not None and ts[0] < self._last_ts:
+            raise ValueError(f"timestamp[0] = {int(ts[0])} is before the previous row's "
+                             f"({self._last_ts}); rows must arrive in time order")
+        labels = self._clock.labels_of(ts)
+        kept = labels >= 0
+        if self._label is not None and kept.any() and labels[kept][0] < self._label:
+            raise ValueError(f"timestamp[{int(np.argmax(kept))}] belongs to session "
+                             f"{int(labels[kept][0])}, older than the current session {self._label}")
+        if self._core is not None and (o is not None) != self._has_open and kept.any():
+            raise ValueError("open must be given with every bar or with none")
+        idx = np.flatnonzero(kept)
+        lab = labels[idx]
+        starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]]) if idx.size else np.zeros(0, np.int64)
+        bounds = np.r_[starts, idx.size].astype(np.int64)
+        take = (lambda a: a[idx]) if idx.size < n else (lambda a: a)
+        cols = [take(c) for c in cols]
+        o = None if o is None else take(o)
+        ts_k = take(ts)
+        n_out = int(n - idx.size)
+        on_close = 0
+        if n_out and self._drops_warn and self._on_outside != "drop":
+            out_ts = ts[~kept]
+            on_close = self._clock.at_close(out_ts)
+            if self._on_outside == "raise":
+                i = int(np.argmin(kept))
+                raise ValueError(f"timestamp[{i}]: " + self._outside_message(
+                    int(ts[i]), int(self._clock.at_close(ts[i:i + 1])), n_out, n))
+        snapped = 0
+        if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
+            prices = {nm: c for nm, c in zip(names[:-1], cols)}
+            if o is not None:
+                prices["open"] = o
+            snapped = int(check_grid(prices, self._grid_tick, snap=self._snap, stacklevel=4) or 0)
+        # Every change below is undone (update()'s rollback) if anything raises, a bad row of a
+        # later chunk included: the engine checks each chunk before appending it. Chunks keep
+        # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
+        self.n_dropped += n_out
+        w = self._drop_win
+        self._drop_win = (w[0], w[1], w[2] + on_close, w[3])
+        self._last_ts = int(ts[-1])
+        n_done = len(self._done)
+        for g in range(len(starts)):
+            a, b = int(bounds[g]), int(bounds[g + 1])
+            label = int(lab[a])
+            if label != self._label:
+                if self._label is not None:
+                    self._finish()
+                if self._core is None:
+                    self._start_core(o is not None)
+                self._begin(label)
+            for c0 in range(a, b, _CHUNK):
+                self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx)
+            self._int_volume = self._int_volume and int_volume
+        self.snapped_prices += snapped
+        if len(self._done) > n_done:
+            self._report_drops()
+        if self._one_session and not self._one_session_warned and self._ts \
+                and self._ts[-1] - self._ts[0] > _NS_PER_DAY:
+            self._check_one_session(self._ts[-1])
+        return self._levels
+
+    # ------------------------------------------------------------------ sessions
+
+    def _begin(self, label: int) -> None:
+        self._label = label
+        self._int_volume = True  # every volume of the session came as an integer so far
+        self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+        self._run = None  # the running bar state starts with the session's first bar
+
+    @_locked
+    def close(self) -> None:
+        """Ends the current session now (it joins ``profiles``); the next row starts a new one.
+        All or nothing, like ``update``."""
+        if self._label is not None and self._core is not None and self._core.size:
+            snap = self._snapshot()
+            try:
+                self._finish()
+                self._label = None
+                self._clock.cur = None
+                self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+                self._report_drops()
+            except BaseException:  # see update()
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    try:
+                        self._rollback(snap)
+                    except BaseException:
+                        self._rollback(snap)
+                raise
+
+    def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
+                         as_int: bool) -> Dict[str, np.ndarray]:
+        """One finished session's profile arrays: from_bars / from_trades on its rows (integer
+        volumes binned as integers, as the batch engine bins them). The rows were accepted by the
+        engine, which rounds prices to the tick: snap=True does the same here."""
+        kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
+                  value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
+                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True)
+        vol = v.astype(np.int64) if as_int else v
+        if self._bars:
+            prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
+        else:
+            prof = from_trades(h, vol, **kw)
+        return {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
+
+    def _finish(self) -> None:
+        """The current session is complete: its profile (from_bars / from_trades on its rows),
+        the state the next session's features read, its session_features row. The C++ session
+        is replaced by an empty one (not cleared), so that a rollback finds it as it was."""
+        core = self._core
+        # ones whose float64 value reaches 2**63 (int64 near its maximum) stay float64, which is
+        # how the engine bins such large int64 volumes anyway
+        if self._bars:
+            h, lo, c, o, v = (core.column(k) for k in range(5))
+            o = o if self._has_open else None
+        else:
+            h, v = core.column(0), core.column(4)
+            lo = c = o = None
+        as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
+        one = self._session_profile(h, lo, c, o, v, as_int)
+        self._done.append(one)
+        self._done_labels.append(int(self._label))  # type: ignore[arg-type]
+        self._profiles_cache = None
+        if self._bars:
+            ts = np.asarray(self._ts, dtype=np.int64)
+            self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
+        self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
+                                       **self._rules_kw)
+        self._ts = []
+
+    # ------------------------------------------------------------------ finished sessions
+
+    @property
+    @_locked
+    def profiles(self) -> Profiles:
+        """The finished sessions as one ``Profiles`` (labels: their session labels)."""
+        if self._profiles_cache is None:
+            self._profiles_cache = Profiles(
+                _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
+                session_labels=np.asarray(self._done_labels, dtype=np.int64))
+        return self._profiles_cache
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Labels of the finished sessions."""
+        return np.asarray(self._done_labels, dtype=np.int64)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return self.state_dict()
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        fresh = Live.from_state(state)
+        self.__dict__.update(fresh.__dict__)
+

@@ -1,0 +1,230 @@
+"""Rows into vpoc.Live: one-row values and timestamps checked and converted, the price grid, engine appends.
+
+Contract: every check runs before anything changes; an error names the argument and, for arrays,
+the row's position in the update (the engine's indices are renamed to it).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+from .._arrays import GRID_TOLERANCE, MAX_VOLUME, _volume_too_large, check_grid
+from .._time import bar_opens, epoch_ns, input_timestamps_ns
+from ._common import _NS_PER_DAY
+
+__all__ = ["_RowsMixin", "_renamed"]
+
+# Integer timestamps in ns taken without further checks on the one-row path: 1990..2100, the span
+# vpoc._time accepts as nanoseconds (others go through its unit check).
+_PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
+
+
+def _renamed(e: ValueError, rows: np.ndarray) -> ValueError:
+    """The engine's error with its row indices (positions in the rows it was given) replaced by
+    their positions in the update."""
+    msg = re.sub(r"\b(high|low|close|open|price|volume)\[(\d+)\]",
+                 lambda m: f"{m.group(1)}[{int(rows[int(m.group(2))])}]", str(e))
+    return ValueError(msg)
+
+
+
+class _RowsMixin:
+    """One-row updates and the row checks shared by every update (methods of ``Live``)."""
+
+    def _ts_one(self, t: Any) -> int:
+        if type(t) is int or isinstance(t, np.integer):
+            t = int(t)
+            if self._ts_scale == 1 and _PLAUSIBLE_NS[0] <= t <= _PLAUSIBLE_NS[1]:
+                return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))
+            t = int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
+        else:
+            if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
+                t = np.datetime64(int(t.value), "ns")
+            t = int(input_timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
+        return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))
+
+    def _opens(self, ts: np.ndarray) -> Any:
+        """Bar-open times of close stamps (vpoc._time.bar_opens with this feed's interval)."""
+        out = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
+        return int(out[0]) if out.shape[0] == 1 else out
+
+    def _scalar(self, x: Any, name: str) -> float:
+        """A one-row value as a float: a real number (not bool / None / a string); volumes as the
+        exact integer are range-checked before any rounding."""
+        if isinstance(x, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a number, got bool")
+        if type(x) is int or isinstance(x, np.integer):
+            if name == "volume" and int(x) > MAX_VOLUME:
+                raise _volume_too_large("volume", 0, int(x))
+            return float(x)
+        if not isinstance(x, numbers.Real):
+            raise TypeError(f"{name} must be a number, got {type(x).__name__}")
+        return float(x)
+
+    def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any
+                    ) -> Tuple[float, float, float, float, float]:
+        # checks and conversions first (nothing changes), then the row under a snapshot
+        if self._bars:
+            high, low, close, volume = args
+            if type(high) is not float:
+                high = self._scalar(high, "high")
+            if type(low) is not float:
+                low = self._scalar(low, "low")
+            if type(close) is not float:
+                close = self._scalar(close, "close")
+            if open is not None and type(open) is not float:
+                open = self._scalar(open, "open")
+        else:
+            high, volume = args
+            if type(high) is not float:
+                high = self._scalar(high, "price")
+        int_vol = type(volume) is int or isinstance(volume, np.integer)
+        if type(volume) is not float:
+            volume = self._scalar(volume, "volume")
+        t = self._ts_one(timestamp)
+        if self._last_ts is not None and t < self._last_ts:
+            raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
+                             "rows must arrive in time order")
+        label = self._clock.label(t)
+        if label is None:
+            on_close = self._clock.at_close(np.array([t], dtype=np.int64))
+            if self._on_outside == "raise" and self._drops_warn:
+                raise ValueError(self._outside_message(t, on_close))
+            w = self._drop_win
+            vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1,  # one step
+                              _drop_win=(w[0], w[1], w[2] + on_close, w[3]))
+            return self._levels
+        if self._label is not None and label < self._label:
+            raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
+                             f"session {self._label}")
+        has_open = open is not None
+        snapped = 0
+        if self._bars:
+            for x in (high, low, close, open):
+                if x is not None and not self._on_grid(x):
+                    snapped += 1
+        elif not self._on_grid(high):
+            snapped = 1
+        if snapped and not self._snap:
+            self._grid_error(*((high, low, close, open) if self._bars else (high, None, None, None)),
+                             volume)
+        if self._core is not None and has_open != self._has_open:
+            raise ValueError("open must be given with every bar or with none "
+                             f"(this feed's bars {'carry' if self._has_open else 'carry no'} open)")
+        core, run = self._core, self._run
+        if label == self._label:  # the row joins the current session: what it may change
+            snap: Tuple[Any, ...] = (core, len(self._ts), self._last_ts, self.n_rows, self.n_dropped,
+                                     self._int_volume, self._levels, None if run is None else run[:],
+                                     self.snapped_prices)
+        else:
+            snap = self._snapshot()
+        try:
+            finished = False
+            if label != self._label:  # the old session ends, the new one begins
+                if self._label is not None:
+                    self._finish()
+                    finished = True
+                if self._core is None:
+                    self._start_core(has_open)
+                self._begin(label)
+                core = self._core
+            if self._bars:
+                lv = core.append_bar(high, low, close, open, volume)
+            else:
+                lv = core.append_trade(high, volume)
+            if self._int_volume and not int_vol:
+                self._int_volume = False
+            self._levels = lv
+            self._last_ts = t
+            self._ts.append(t)
+            self.n_rows += 1
+            if self._bars:
+                self._advance_one(high, low, close, volume, t, open)
+            if snapped:
+                self.snapped_prices += snapped
+            if finished:
+                self._report_drops()
+            if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
+                self._check_one_session(t)
+            return lv
+        except BaseException:  # see update()
+            try:
+                self._rollback(snap)
+            except BaseException:
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    self._rollback(snap)
+            raise
+
+    def _on_grid(self, x: float) -> bool:
+        """check_grid's test on one price: within GRID_TOLERANCE ticks (plus float64 rounding) of
+        the tick grid; a non-finite price is left to the engine's error."""
+        q = x / self._grid_tick
+        if not math.isfinite(q):
+            return True
+        return abs(q - round(q)) <= abs(q) * 2.0**-52 + GRID_TOLERANCE
+
+    def _grid_error(self, high: float, low: Any, close: Any, open: Any, volume: float) -> None:
+        """Raises check_grid's ValueError for one row off the grid (no share tolerance can apply
+        to one row: Live refuses any off-grid price unless snap=True); the engine's own errors
+        on the row (a price past the float64 range, high < low, ...) come first."""
+        one = lambda x: None if x is None else np.array([x], dtype=np.float64)  # noqa: E731
+        cols = ([one(high), one(low), one(close), one(volume)] if self._bars
+                else [one(high), one(volume)])
+        self._check_rows(cols, one(open), 0, 1, None, np.arange(1))
+        names = ("high", "low", "close", "open") if self._bars else ("price",)
+        prices = {nm: np.array([x], dtype=np.float64) for nm, x in zip(names, (high, low, close, open))
+                  if x is not None}
+        try:
+            check_grid(prices, self._grid_tick, snap=False)
+        except ValueError as e:
+            raise ValueError(f"{e} (Live refuses any off-grid price of a one-row update; "
+                             "Live(..., snap=True) rounds and counts them in snapped_prices)") from None
+        raise ValueError(f"tick_size={self._grid_tick!r}: a price of this row is off its grid")  # pragma: no cover
+
+    def _check_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], a: int, b: int,
+                    current: Any, positions: np.ndarray) -> None:
+        """Raises what appending rows [a, b) would raise, changing nothing (current: the
+        session they join, None for a new one)."""
+        core = current if current is not None else \
+            _core.LiveSession(self._bars, self._distribute, o is not None, **self._rules_kw)
+        sl = lambda x: None if x is None else x[a:b]  # noqa: E731
+        try:
+            if self._bars:
+                core.check(None, sl(cols[0]), sl(cols[1]), sl(cols[2]), sl(o), sl(cols[3]),
+                           fresh=current is None)
+            else:
+                core.check(sl(cols[0]), None, None, None, None, sl(cols[1]), fresh=current is None)
+        except ValueError as e:
+            raise _renamed(e, positions[a:b]) from None
+
+    def _append_core(self, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
+                     b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._bars:
+            return core.append(None, cols[0][a:b], cols[1][a:b], cols[2][a:b],
+                               None if o is None else o[a:b], cols[3][a:b])
+        return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b])
+
+    def _append_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], ts: np.ndarray,
+                     a: int, b: int, positions: Optional[np.ndarray] = None) -> None:
+        core = self._core
+        try:  # the engine checks the rows first and changes nothing when one is bad
+            poc, vah, val = self._append_core(core, cols, o, a, b)
+        except ValueError as e:
+            if positions is None:
+                raise
+            raise _renamed(e, positions[a:b]) from None
+        self._levels = (float(poc[-1]), float(vah[-1]), float(val[-1]), float(core.total_volume),
+                        float(core.va_volume))
+        self._ts.extend(ts[a:b].tolist())
+        self.n_rows += b - a
+        if self._bars:
+            self._advance_many(cols[0][a:b], cols[1][a:b], cols[2][a:b], cols[3][a:b], ts[a:b],
+                               None if o is None else o[a:b])
