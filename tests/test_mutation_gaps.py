@@ -186,13 +186,12 @@ def test_28_5_engine_itself_checks_the_exact_integer(path, developing, device):
 
     opts = dict(tick_size=0.25, ticks_per_row=1, value_area=0.7, va_method="cbot", poc_tie="center",
                 max_rows=1_000_000, developing=developing)
+    place = None
     if device == "cpu":
         opts["threads"] = 1
-        trades, bars = _core.profile_trades, _core.profile_bars
     else:
-        opts.update(device=0, memory_budget=_api.DEFAULT_MEMORY_BUDGET, stream=0, user_stream=False,
-                    wait_streams=[])
-        trades, bars = _core.profile_trades_gpu, _core.profile_bars_gpu
+        place = _core.Placement(device=0, memory_budget=_api.DEFAULT_MEMORY_BUDGET, stream=0, user_stream=False,
+                                wait_streams=[])
     n = 3000
     vol = np.ones(n, dtype=np.int64)
     vol[2000] = TWO53 + 1
@@ -204,9 +203,10 @@ def test_28_5_engine_itself_checks_the_exact_integer(path, developing, device):
         with pytest.raises(ValueError, match=rf"volume\[2000\]={bad} {text}" if bad > 0 else
                            rf"volume\[2000\] {text}") as e:
             if path == "trades":
-                trades(close, vol, offsets, **opts)
+                _core.profile_trades(close, vol, offsets, None, _core.Options(**opts), place)
             else:
-                bars(close + 0.25, close - 0.25, close, vol, None, offsets, distribute=path, **opts)
+                _core.profile_bars(close + 0.25, close - 0.25, close, vol, None, offsets, None,
+                                   _core.Options(**opts, distribute=path), place)
         assert "max_rows" not in str(e.value) and "sums past" not in str(e.value)
 
 

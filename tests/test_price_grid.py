@@ -131,7 +131,7 @@ def test_23_4_nan_and_inf_keep_the_engine_message():
 
 
 def test_23_4_check_grid_chunks_and_first_index():
-    n = 3 * _arrays._CHUNK + 11
+    n = 3 * 4096 + 11  # several of the count's 4096-row blocks, the last one partial
     p = np.full(n, 6000.25)
     p[[n - 3, n - 1]] = 6000.3
     assert _arrays.check_grid(p, 0.25, snap=True) == 2

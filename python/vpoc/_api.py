@@ -10,15 +10,10 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import (as_index, as_prices, as_volume, check_grid, check_volume_device, gpu_location, gpu_view,
-                      producer_stream)
+from ._arrays import as_prices, check_grid, gpu_location, gpu_view, producer_stream, report_grid
 from ._profiles import Profiles
 from ._validate import INT64_MAX as _INT64_MAX
-from ._validate import boolean as _bool
 from ._validate import integer as _int
-from ._validate import real as _real
-from ._validate import string as _str
-from ._validate import threads as _threads
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
            "set_pool_limit"]
@@ -105,65 +100,6 @@ def _stream(stream: Any) -> Tuple[int, bool]:
     if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
         return int(stream), True
     raise TypeError(f"stream must be an int handle or a torch/cupy stream, got {type(stream).__name__}")
-
-
-def _host_index(x: Any) -> Any:
-    """Offsets / session ids that live on a GPU, copied to the host (they are small)."""
-    if gpu_location(x) is None:
-        return x
-    return x.cpu() if hasattr(x, "cpu") else x.get()
-
-
-def _sessions(offsets: Any, session_ids: Any, n: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-    if offsets is not None and session_ids is not None:
-        raise ValueError("give either offsets or session_ids, not both")
-    if session_ids is not None:
-        ids = as_index(_host_index(session_ids), "session_ids")
-        if ids.shape[0] != n:
-            raise ValueError(f"session_ids has length {ids.shape[0]} but the data has {n} rows")
-        offs, labels = _core.offsets_from_ids(ids, "session_ids")
-        return offs, labels
-    if offsets is not None:
-        offs = as_index(_host_index(offsets), "offsets")
-        if offs.shape[0] > 1 and int(offs[-1]) < n and offs[0] == 0:
-            raise ValueError(
-                f"offsets[-1] must equal the number of rows N={n}, got {int(offs[-1])}: offsets index "
-                f"only {int(offs[-1])} rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in "
-                "a session, not every input row: pass session=s instead of offsets=s.offsets, or select "
-                "the kept rows first with s.take(high, low, close, volume)")
-        return offs, None
-    return np.array([0, n], dtype=np.int64), None
-
-
-def _common(tick_size: Any, ticks_per_row: Any, value_area: Any, va_method: Any, poc_tie: Any,
-            max_rows: Any, developing: Any) -> dict:
-    return dict(
-        tick_size=_real(tick_size, "tick_size"),
-        ticks_per_row=_int(ticks_per_row, "ticks_per_row", 1, _INT64_MAX),
-        value_area=_real(value_area, "value_area"),
-        va_method=_str(va_method, "va_method"),
-        poc_tie=_str(poc_tie, "poc_tie"),
-        max_rows=_int(max_rows, "max_rows", 1, 1_000_000_000),
-        developing=_bool(developing, "developing"),
-    )
-
-
-def _gpu_options(gpu: int, memory_budget: Any, stream: Any, inputs: Sequence[Any]) -> dict:
-    handle, user = _stream(stream)
-    producers = {producer_stream(x) for x in inputs if x is not None and gpu_location(x) is not None}
-    return dict(device=gpu, memory_budget=_int(memory_budget, "memory_budget", 1, _INT64_MAX), stream=handle,
-                user_stream=user, wait_streams=sorted(p for p in producers if p is not None))
-
-
-def _input(x: Any, name: str, gpu: Optional[int], prices: bool) -> Any:
-    """Host inputs as numpy arrays the engine reads; GPU inputs as (pointer, size, typestr, device)."""
-    if gpu is not None and gpu_location(x) is not None:
-        return gpu_view(x, name, "f" if prices else "fi")
-    return as_prices(x, name) if prices else as_volume(x, name)
-
-
-def _n(x: Any) -> int:
-    return x[1] if isinstance(x, tuple) else int(x.shape[0])
 
 
 # --------------------------------------------------------------------------- tables and sessions
@@ -295,7 +231,31 @@ def _build(rule: Any, ts: Any, volume: Any) -> Any:
     return rule(ts) if volume is None else rule(ts, volume=volume)
 
 
-def _finish(prof: Profiles, facts: dict, snapped: Optional[int]) -> Profiles:
+def _placement(gpu: int, memory_budget: Any, stream: Any, inputs: Sequence[Any]) -> Any:
+    """Where a GPU call runs: the device, the scratch budget, the stream, the inputs' producers."""
+    handle, user = _stream(stream)
+    producers = {producer_stream(x) for x in inputs if x is not None and gpu_location(x) is not None}
+    return _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
+                           wait_streams=sorted(p for p in producers if p is not None))
+
+
+def _gpu_inputs(arrays: dict, gpu: int) -> dict:
+    """GPU arrays as the (pointer, size, typestr, device) the engine reads in place; host ones as
+    they are (the engine converts them)."""
+    return {k: (gpu_view(x, k, "fi" if k == "volume" else "f") if x is not None and gpu_location(x) is not None
+                else x) for k, x in arrays.items()}
+
+
+def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu", snapped: Optional[int] = 0) -> Profiles:
+    """The Profiles of engine result ``r``: off-grid host prices reported (report_grid: refused
+    or warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
+    the engine's order (trades: price; bars: high, low, close, open when legacy)."""
+    if r.off_grid:
+        items = [(k, x if isinstance(x, np.ndarray) else as_prices(x, k)) for k, x in prices.items()]
+        k, i = r.first_off_grid
+        snapped = report_grid(r.off_grid, r.grid_prices, (items[k][0], i, items[k][1]), items, opts.tick_size,
+                              opts.snap, 3)
+    prof = Profiles(r, device=device)
     for k, v in facts.items():
         setattr(prof, k, v)
     if snapped != 0:
@@ -332,9 +292,13 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``dev_poc`` / ``dev_vah`` / ``dev_val`` [N]: for every trade, the levels of its session's
     profile up to and including it (no lookahead). See docs/contract.md for every rule.
     """
-    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
-    if snap is not False and snap is not True:  # (inline: the tiny-call path counts calls)
-        snap = _bool(snap, "snap")
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
+                         va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
+                         developing=developing, snap=snap)
+    if (device == "cpu" and volume is not None and session is None and sessions is None and tz is None
+            and columns is None):  # the plain call: arrays in, one engine call (no helper calls)
+        r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+        return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
     if volume is None:
@@ -352,24 +316,15 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         price, volume = cols["price"], cols["volume"]
     gpu = _device(device, (price, volume))
     if gpu is None:
-        threads_n = 0 if threads is None else _threads(threads)
-        p = as_prices(price, "price")
-        v = as_volume(volume, "volume")
-        snapped = check_grid(p, opts["tick_size"], snap, "price", 2, threads_n)
-        offs, labels = _sessions(offsets, session_ids, p.shape[0])
-        prof = Profiles(_core.profile_trades(p, v, offs, threads=threads_n, **opts), session_labels=labels,
-                        developing=opts["developing"])
-        return _finish(prof, facts, snapped) if facts or snapped else prof
-    p = _input(price, "price", gpu, True)
-    v = _input(volume, "volume", gpu, False)
-    snapped = check_grid(price if isinstance(p, tuple) else p, opts["tick_size"], snap, "price", 2)
-    if isinstance(v, tuple) and v[2] == "i8":
-        check_volume_device(volume, "volume")
-    offs, labels = _sessions(offsets, session_ids, _n(p))
-    result = _core.profile_trades_gpu(p, v, offs, **opts,
-                                      **_gpu_options(gpu, memory_budget, stream, (price, volume)))
-    prof = Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
-    return _finish(prof, facts, snapped)
+        r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+        return _finish(r, facts, {"price": price}, opts)
+    ins = _gpu_inputs({"price": price, "volume": volume}, gpu)
+    snapped = 0
+    if isinstance(ins["price"], tuple):  # prices on the GPU: checked there (the engine counts host prices)
+        snapped = check_grid(price, opts.tick_size, opts.snap, "price", 2)
+    r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts,
+                             _placement(gpu, memory_budget, stream, (price, volume)))
+    return _finish(r, facts, {"price": price}, opts, f"cuda:{gpu}", snapped)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -397,10 +352,15 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them.
     See docs/contract.md for every rule.
     """
-    opts = _common(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, developing)
-    dist = _str(distribute, "distribute")
-    if snap is not False and snap is not True:  # (inline: the tiny-call path counts calls)
-        snap = _bool(snap, "snap")
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
+                         va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
+                         developing=developing, distribute=distribute, snap=snap)
+    if (device == "cpu" and low is not None and close is not None and volume is not None and session is None and sessions is None
+            and tz is None and columns is None and label is None and interval is None):  # the plain call
+        r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+        if not r.off_grid:
+            return Profiles(r)
+        return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
     if low is None:
@@ -424,37 +384,23 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                       "open": open})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
     gpu = _device(device, (high, low, close, volume, open))
-    prices = {"high": high, "low": low, "close": close}
-    if open is not None:
-        prices["open"] = open
+    prices = _bar_prices(high, low, close, open, opts)
     if gpu is None:
-        threads_n = 0 if threads is None else _threads(threads)
-        arrs = {k: as_prices(x, k) for k, x in prices.items()}
-        if len({a.dtype for a in arrs.values()}) > 1:  # mixed float32/float64: widen all
-            arrs = {k: a.astype(np.float64) for k, a in arrs.items()}
-        v = as_volume(volume, "volume")
-        snapped = check_grid(arrs if open is None or dist == "legacy" else
-                             {k: arrs[k] for k in ("high", "low", "close")}, opts["tick_size"], snap, "high", 2,
-                             threads_n)
-        offs, labels = _sessions(offsets, session_ids, arrs["high"].shape[0])
-        result = _core.profile_bars(arrs["high"], arrs["low"], arrs["close"], v, arrs.get("open"),
-                                    offs, distribute=dist, threads=threads_n, **opts)
-        prof = Profiles(result, session_labels=labels, developing=opts["developing"])
-        return _finish(prof, facts, snapped) if facts or snapped else prof
-    ins = {k: _input(x, k, gpu, True) for k, x in prices.items()}
-    on_gpu = [k for k, a in ins.items() if isinstance(a, tuple)]
-    if on_gpu and len({a[2] for a in ins.values() if isinstance(a, tuple)}) > 1:
-        raise TypeError("high, low, close (and open) on the GPU must share one dtype")
-    if not on_gpu and len({a.dtype for a in ins.values()}) > 1:
-        ins = {k: a.astype(np.float64) for k, a in ins.items()}
-    v = _input(volume, "volume", gpu, False)
-    snapped = check_grid({k: (prices[k] if isinstance(a, tuple) else a) for k, a in ins.items()
-                          if k != "open" or dist == "legacy"}, opts["tick_size"], snap, "high", 2)
-    if isinstance(v, tuple) and v[2] == "i8":
-        check_volume_device(volume, "volume")
-    offs, labels = _sessions(offsets, session_ids, _n(ins["high"]))
-    result = _core.profile_bars_gpu(ins["high"], ins["low"], ins["close"], v, ins.get("open"), offs,
-                                    distribute=dist, **opts,
-                                    **_gpu_options(gpu, memory_budget, stream, (high, low, close, volume, open)))
-    prof = Profiles(result, session_labels=labels, device=f"cuda:{gpu}", developing=opts["developing"])
-    return _finish(prof, facts, snapped)
+        r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+        return _finish(r, facts, prices, opts)
+    ins = _gpu_inputs({"high": high, "low": low, "close": close, "volume": volume, "open": open}, gpu)
+    snapped = 0
+    if any(isinstance(ins[k], tuple) for k in prices):  # prices on the GPU: checked there
+        snapped = check_grid(prices, opts.tick_size, opts.snap, "high", 2)
+    r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
+                           opts, _placement(gpu, memory_budget, stream, (high, low, close, volume, open)))
+    return _finish(r, facts, prices, opts, f"cuda:{gpu}", snapped)
+
+
+def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:
+    """The bar prices the grid check covers, in the engine's order: open only with 'legacy' (the
+    only rule that reads it)."""
+    prices = {"high": high, "low": low, "close": close}
+    if open is not None and opts.distribute == "legacy":
+        prices["open"] = open
+    return prices

@@ -8,7 +8,6 @@ drop the rows or fill them first); a masked array with nothing masked is read as
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
-    "check_grid", "check_volume_device", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -200,7 +199,7 @@ def as_volume(x: Any, name: str) -> np.ndarray:
 MAX_VOLUME = 2**53
 
 
-def _volume_too_large(name: str, i: int, value: Any) -> ValueError:
+def volume_too_large(name: str, i: int, value: Any) -> ValueError:
     return ValueError(f"{name}[{i}]={value} is above 2**53 ({MAX_VOLUME}), the largest volume vpoc "
                       f"sums exactly; scale {name} down")
 
@@ -210,7 +209,7 @@ def _check_int_volume(arr: np.ndarray, name: str) -> None:
     (where 2**53 + 1 would become 2**53 and pass)."""
     if int(np.maximum.reduce(arr)) > MAX_VOLUME:
         i = int(np.argmax(arr > MAX_VOLUME))
-        raise _volume_too_large(name, i, int(arr[i]))
+        raise volume_too_large(name, i, int(arr[i]))
 
 
 def as_index(x: Any, name: str) -> np.ndarray:
@@ -229,6 +228,31 @@ def as_index(x: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
+def _on_gpu(x: Any, name: str) -> None:
+    if gpu_location(x) is not None:
+        raise ValueError("device='cpu' but the inputs live on a GPU; pass device='cuda' (or 'auto'), or copy "
+                         "them to the host")
+
+
+def host_prices(x: Any, name: str) -> np.ndarray:
+    """The engine's converter of a price input that is not a plain float32/float64 numpy array."""
+    _on_gpu(x, name)
+    return as_prices(x, name)
+
+
+def host_volume(x: Any, name: str) -> np.ndarray:
+    """The engine's converter of a volume input that is not a plain numeric numpy array."""
+    _on_gpu(x, name)
+    return as_volume(x, name)
+
+
+def host_index(x: Any, name: str) -> np.ndarray:
+    """The engine's converter of offsets / session ids (on a GPU: copied to the host, they are small)."""
+    if gpu_location(x) is not None:
+        x = x.cpu() if hasattr(x, "cpu") else x.get()
+    return as_index(x, name)
+
+
 # --------------------------------------------------------------------------- price grid
 
 #: Share of prices off the ``tick_size`` grid above which vpoc refuses them (unless ``snap=True``).
@@ -239,114 +263,18 @@ GRID_MAX_SHARE = 0.001
 GRID_TOLERANCE = 1e-6
 #: Ticks the error message may suggest, largest first (the largest holding >= 99.9% of the prices).
 COMMON_TICKS = (0.25, 0.1, 0.05, 1 / 32, 1 / 64, 0.01, 0.005, 0.001)
-_DTYPE_EPS = {np.dtype(np.float32): 2.0**-23, np.dtype(np.float16): 2.0**-10}  # else float64's
-_CHUNK = 1 << 16  # host rows per pass: temporaries of 512 KiB at most stay in cache
-_PARALLEL_MIN = 1 << 21  # rows per thread, at least, when a large array is checked in parallel
-# At most this many threads: the check is memory-bound (about 0.5 ns a float32 price on one thread of
-# the 2-core VM) and its 64K-row chunks take the GIL between numpy calls, which many threads contend for.
-_MAX_WORKERS = 4
 _DEVICE_CHUNK = 1 << 20  # GPU rows per pass: two float64 buffers and a mask, 17 MiB, reused by every chunk
 _SAMPLE = 1 << 20  # prices the suggested grid is measured on
 
 
 def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]:
-    """_host_off_raw with overflow/invalid silenced: prices near the float64 limit turn inf under
-    the scaling and are left to the engine's own range error, never a RuntimeWarning."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return _host_off_raw(arr, tick, threads)
+    """(number of prices off the grid, index of the first; -1 when none) of a host array: the
+    engine's own count (core/grid.hpp), on up to ``threads`` threads (0: one per core)."""
+    from . import _core
 
-
-def _host_off_raw(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]:
-    """(number of prices off the grid, index of the first) of a host array: contiguous parts on
-    up to ``threads`` threads (0: one per core) for large arrays (numpy's loops release the GIL),
-    each chunk by chunk."""
-    if arr.dtype not in PRICE_DTYPES:
-        arr = arr.astype(np.float64)
-    n = arr.shape[0]
-    if n <= _CHUNK and math.frexp(tick)[0] == 0.5:  # small (the tiny-call path): one shot
-        t = arr * arr.dtype.type(1.0 / tick)
-        m = np.not_equal(t, np.rint(t))
-        if not np.logical_or.reduce(m):
-            return 0, -1
-        where = np.flatnonzero(m)
-        off = where[_exact_off(arr[where], tick)]
-        return off.shape[0], (int(off[0]) if off.shape[0] else -1)
-    workers = min(threads or (os.cpu_count() or 1), n // _PARALLEL_MIN, _MAX_WORKERS) if n >= 2 * _PARALLEL_MIN else 1
-    if workers > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        bounds = np.linspace(0, n, workers + 1).astype(np.int64) // _CHUNK * _CHUNK
-        bounds[-1] = n
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(lambda b: _host_off(arr[b[0]:b[1]], tick), zip(bounds[:-1], bounds[1:])))
-        count = sum(c for c, _ in parts)
-        firsts = [int(b) + f for (c, f), b in zip(parts, bounds[:-1]) if c]
-        return count, (firsts[0] if firsts else -1)
-    size = min(n, _CHUNK)
-    m = np.empty(size, dtype=bool)
-    count, first = 0, -1
-    if math.frexp(tick)[0] == 0.5:  # a power of two: p / tick is exact in p's own dtype
-        inv = arr.dtype.type(1.0 / tick)
-        t, r = np.empty(size, dtype=arr.dtype), np.empty(size, dtype=arr.dtype)
-        for i0 in range(0, n, _CHUNK):
-            c = arr[i0:i0 + _CHUNK]
-            k = c.shape[0]
-            np.multiply(c, inv, out=t[:k])
-            np.rint(t[:k], out=r[:k])
-            np.not_equal(t[:k], r[:k], out=m[:k])  # NaN: a candidate the exact test drops
-            if np.logical_or.reduce(m[:k]):
-                count, first = _tally(c, m[:k], i0, tick, count, first)
-        return count, first
-    # Any other tick: a float64 prefilter |p * (1 / tick) - rint(..)| > bound that keeps every
-    # price the exact test calls off (the prefilter's error is below 2**-51 |t|; for float32 the
-    # bound adds the exact test's 2**-23 |t| allowance at the chunk's smallest t), then the exact
-    # test on the few candidates.
-    inv = 1.0 / tick
-    slack = 2.0**-23 - 2.0**-50 if arr.dtype == np.float32 else 0.0
-    t, d = np.empty(size), np.empty(size)
-    with np.errstate(invalid="ignore", over="ignore"):
-        for i0 in range(0, n, _CHUNK):
-            c = arr[i0:i0 + _CHUNK]
-            k = c.shape[0]
-            np.multiply(c, inv, out=t[:k], dtype=np.float64)
-            np.rint(t[:k], out=d[:k])
-            np.subtract(t[:k], d[:k], out=d[:k])
-            np.absolute(d[:k], out=d[:k])
-            bound = GRID_TOLERANCE
-            if slack:
-                low = float(np.minimum.reduce(c)) * inv
-                bound += max(low, 0.0) * slack
-            np.greater(d[:k], bound, out=m[:k])
-            if np.logical_or.reduce(m[:k]):
-                count, first = _tally(c, m[:k], i0, tick, count, first)
-    return count, first
-
-
-def _tally(c: np.ndarray, candidates: np.ndarray, i0: int, tick: float, count: int,
-           first: int) -> Tuple[int, int]:
-    """(count, first) after the exact test of chunk ``c``'s prefilter ``candidates`` (the chunk
-    starts at row ``i0``): the one place both prefilters of _host_off_raw hand over to it."""
-    where = np.flatnonzero(candidates)
-    off = where[_exact_off(c[where], tick)]
-    if off.shape[0]:
-        first = i0 + int(off[0]) if first < 0 else first
-        count += off.shape[0]
-    return count, first
-
-
-def _exact_off(c: np.ndarray, tick: float) -> np.ndarray:
-    """Boolean mask of the prices of ``c`` off the grid: ``|t - rint(t)| > 1e-6 + |t| * eps``
-    with ``t = p / tick`` in float64 and eps the rounding of ``c``'s dtype (float32: 2**-23)."""
-    eps = _DTYPE_EPS.get(c.dtype, 2.0**-52)
-    with np.errstate(invalid="ignore", over="ignore"):
-        t = np.divide(c, tick, dtype=np.float64)
-        d = np.rint(t)
-        np.subtract(t, d, out=d)
-        np.absolute(d, out=d)
-        np.absolute(t, out=t)
-        np.multiply(t, eps, out=t)
-        np.add(t, GRID_TOLERANCE, out=t)
-        return d > t  # NaN / inf: False (the engine reports them)
+    if arr.dtype not in PRICE_DTYPES or not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    return _core.count_off_grid(arr, float(tick), threads)
 
 
 def _device_lib(x: Any) -> Any:
@@ -534,26 +462,15 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
     Some but at most 0.1% off: a UserWarning counting them unless ``snap=True``.
     Returns None only for GPU arrays when neither torch nor cupy is installed and ``snap=True``
     (without ``snap`` that raises: the check needs one of them).
-    Host arrays: vectorised numpy in cache-sized chunks, on up to ``threads`` threads (0: one per
-    core) for arrays of 2M prices or more; a power-of-two tick (0.25, 1/32) is tested exactly in
-    the prices' own dtype, another through a float64 prefilter. A tick_size that is not a finite
-    positive number is left to the engine's own error.
+    Host arrays: the engine's own count (core/grid.hpp) on up to ``threads`` threads (0: one per
+    core), which from_trades / from_bars make themselves for host inputs. A tick_size that is not
+    a finite positive number is left to the engine's own error.
     """
     tick = float(tick_size)
     if not (tick > 0.0 and math.isfinite(tick)):
         return 0
     if isinstance(prices, dict):
         items = list(prices.items())
-        arrays = list(prices.values())
-        small, total, dtype = True, 0, arrays[0].dtype if arrays and type(arrays[0]) is np.ndarray else None
-        for x in arrays:  # (a loop, not generators: the tiny-call path counts Python calls)
-            if type(x) is not np.ndarray or x.dtype != dtype:
-                small = False
-                break
-            total += x.shape[0]
-        if small and 1 < len(arrays) and total <= _CHUNK:
-            if _host_off(np.concatenate(arrays), tick)[0] == 0:  # small bars, all on the grid
-                return 0
     else:
         items = [(name, prices)]
     if _all_on_device_and_on_grid(items, tick):  # one read-back for all of a call's GPU arrays
@@ -589,6 +506,15 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
         count += off
     if not count:
         return 0
+    return report_grid(count, total, first, items, tick, snap, stacklevel + 1)
+
+
+def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any, tick: float, snap: bool,
+                stacklevel: int = 2) -> int:
+    """What ``count`` off-grid prices of ``total`` mean: ValueError when more than GRID_MAX_SHARE
+    and not ``snap`` (naming the grid the data suggests), a UserWarning when fewer and not
+    ``snap``; returns ``count``. ``first``: (name, index, array) of the first one; ``items``:
+    the (name, array) pairs checked."""
     share = count / total
     key, i, x = first
     example = f"{key}[{i}]={float(_host_copy(x, i, i + 1)[0])!r}"
@@ -612,17 +538,3 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
             f"Likely a few bad prints; pass snap=True to round them without this warning",
             UserWarning, stacklevel=stacklevel + 1)
     return count
-
-
-def check_volume_device(x: Any, name: str = "volume") -> None:
-    """The contract's 2**53 limit on an int64 GPU volume array, on the exact integers (the engine
-    widens them to float64, where 2**53 + 1 becomes 2**53). Float volumes are left to the engine;
-    nothing is checked when neither torch nor cupy is installed."""
-    lib, a = _device_lib(x)
-    if lib is None or a.dtype != lib.int64 or not int(a.shape[0]):
-        return
-    big = a > MAX_VOLUME
-    if bool(big.any()):
-        hits = lib.nonzero(big).flatten() if lib.__name__ == "torch" else lib.nonzero(big)[0]
-        i = int(hits[0])
-        raise _volume_too_large(name, i, int(a[i]))

@@ -35,10 +35,14 @@ class _HostResult:
     state of an unpickled ``Profiles``."""
 
     def __init__(self, fields: Dict[str, Any]) -> None:
-        self.__dict__.update(fields)
+        self._fields = fields
+
+    def fields(self) -> Dict[str, Any]:
+        """What ``Profiles`` holds (as the engine's ``Result.fields()``)."""
+        return self._fields
 
     @staticmethod
-    def fields(prof: "Profiles") -> Dict[str, Any]:
+    def of(prof: "Profiles") -> Dict[str, Any]:
         """Every array of ``prof`` as a host numpy array, with its scalars."""
         out: Dict[str, Any] = dict(n_sessions=prof.n_sessions, tick_size=prof.tick_size,
                                    ticks_per_row=prof.ticks_per_row)
@@ -50,6 +54,20 @@ class _HostResult:
         return out
 
 
+def _fields_of(result: Any, developing: Optional[bool]) -> Dict[str, Any]:
+    """The fields of a result object that has no ``fields()`` (a duck-typed one, e.g. Live's
+    finished sessions): its scalars and columns; the developing series when it has them."""
+    out: Dict[str, Any] = dict(n_sessions=int(result.n_sessions), tick_size=float(result.tick_size),
+                               ticks_per_row=int(result.ticks_per_row))
+    for name in _PER_SESSION + ("offsets", "volume"):
+        out[name] = getattr(result, name)
+    if developing is None:
+        developing = getattr(result, "dev_poc", None) is not None
+    for name in _DEVELOPING:
+        out[name] = getattr(result, name) if developing else None
+    return out
+
+
 #: What a result records about how its sessions were made and its rows checked (class defaults
 #: below; set on the instance only when they differ, so the plain call pays nothing).
 _FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snapped_prices")
@@ -57,7 +75,8 @@ _FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snap
 
 def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray],
               facts: Optional[Dict[str, Any]] = None) -> "Profiles":
-    prof = Profiles(_HostResult(fields), session_labels=session_labels)
+    prof = Profiles(_HostResult(dict(fields, row_size=fields["tick_size"] * fields["ticks_per_row"])),
+                    session_labels=session_labels)
     for k, v in (facts or {}).items():
         setattr(prof, k, v)
     return prof
@@ -167,19 +186,17 @@ class Profiles:
 
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,
                  device: str = "cpu", developing: Optional[bool] = None) -> None:
-        self._result = result
-        self.n_sessions: int = int(result.n_sessions)
-        self.tick_size: float = float(result.tick_size)
-        self.ticks_per_row: int = int(result.ticks_per_row)
-        self.row_size: float = self.tick_size * self.ticks_per_row
-        self.session_labels: Optional[np.ndarray] = session_labels
-        self.device: str = device
-        for name in _PER_SESSION + ("offsets", "volume"):
-            setattr(self, name, getattr(result, name))
-        if developing is None:  # a host copy: has the series when its source had them
-            developing = getattr(result, "dev_poc", None) is not None
-        for name in _DEVELOPING:
-            setattr(self, name, getattr(result, name) if developing else None)
+        d = self.__dict__
+        try:
+            d.update(result.fields())  # the engine's Result (or a _HostResult): one call
+        except AttributeError:
+            d.update(_fields_of(result, developing))
+        if "row_size" not in d:
+            d["row_size"] = d["tick_size"] * d["ticks_per_row"]
+        d["_result"] = result
+        if session_labels is not None or "session_labels" not in d:
+            d["session_labels"] = session_labels
+        d["device"] = device
 
     def __len__(self) -> int:
         return self.n_sessions
@@ -212,15 +229,15 @@ class Profiles:
         """These profiles with every array copied to host memory (self when already there)."""
         if self.device == "cpu":
             return self
-        return _unpickle(_HostResult.fields(self), self.session_labels, self._facts())
+        return _unpickle(_HostResult.of(self), self.session_labels, self._facts())
 
     def __reduce__(self) -> Tuple[Any, ...]:
         """Pickles as host arrays (multiprocessing, Dask): GPU profiles are copied to the host
         and unpickle as CPU profiles (``device == "cpu"``)."""
         facts = self._facts()
         if facts:
-            return (_unpickle, (_HostResult.fields(self), self.session_labels, facts))
-        return (_unpickle, (_HostResult.fields(self), self.session_labels))
+            return (_unpickle, (_HostResult.of(self), self.session_labels, facts))
+        return (_unpickle, (_HostResult.of(self), self.session_labels))
 
     @property
     def labels(self) -> Optional[np.ndarray]:

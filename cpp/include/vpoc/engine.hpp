@@ -1,8 +1,10 @@
-// vpoc/engine.hpp — the public entry points: trades or bars in, Profiles out.
-// Contract: docs/contract.md; inputs are validated here, every failure is a vpoc::Error.
+// vpoc/engine.hpp — the public entry points: trades or bars (host or GPU arrays) in, one Result out.
+// Contract: docs/contract.md; each call is validated once here and run by the backend its Placement names.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "vpoc/profiles.hpp"
@@ -22,6 +24,57 @@ struct BarsInput {
   bool has_open = false;
 };
 
+// Where a call runs: device < 0 the CPU (opt.threads workers), else that GPU, within
+// memory_budget bytes of scratch + staging, on `stream` (a raw handle; 0: vpoc's own stream)
+// after the work of wait_streams (the inputs' producers).
+struct Placement {
+  int device = -1;
+  int64_t memory_budget = int64_t(256) << 20;
+  std::uintptr_t stream = 0;
+  bool user_stream = false;  // stream was given by the caller
+  std::vector<std::uintptr_t> wait_streams;
+};
+
+// The point in a GPU stream after which a result is complete (an event); null when already complete.
+struct Ready {
+  std::shared_ptr<void> event;
+  int device = -1;
+};
+
+// Prices off the tick_size grid (core/grid.hpp) among the price inputs of a host call, counted
+// before the engine runs: trades: input 0 = price; bars: 0 high, 1 low, 2 close, 3 open (legacy only).
+// `refused`: more than kGridMaxShare of them and not opt.snap: the engine did not run.
+struct GridCheck {
+  bool counted = false;  // false: inputs on a GPU (checked by the caller)
+  int64_t off = 0;       // prices off the grid (the engine rounds each to the nearest tick)
+  int64_t prices = 0;    // prices checked
+  int first_input = -1;
+  int64_t first_index = -1;
+  bool refused = false;
+};
+
+// One result column: `size` elements of `dtype` at `data`, kept alive by `owner` (host memory of
+// a Profiles, or a GPU result buffer, a vpoc::gpu::Buffer).
+struct Column {
+  std::shared_ptr<void> owner;
+  void* data = nullptr;
+  int64_t size = 0;
+  DType dtype = DType::f64;
+};
+
+// What every call returns, from either backend: the columns of VPOC_RESULT_COLUMNS.
+struct Result {
+  int device = -1;  // -1: host memory; >= 0: memory of that GPU, complete after `ready`
+  int64_t n_sessions = 0;
+  double tick_size = 0.0;
+  int64_t ticks_per_row = 1;
+  bool developing = false;  // the inputs-extent columns exist
+  Column columns[kNumColumns];
+  Ready ready;
+  GridCheck grid;
+  const Column& operator[](Col c) const { return columns[static_cast<int>(c)]; }
+};
+
 // Throws ValueError unless offsets[0] == 0, offsets is non-decreasing and offsets[S] == n_rows.
 void validate_offsets(const SessionSpan& sessions, int64_t n_rows);
 
@@ -29,15 +82,21 @@ void validate_offsets(const SessionSpan& sessions, int64_t n_rows);
 void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vector<int64_t>& offsets,
                       std::vector<int64_t>& labels);
 
-// Backend-neutral checks every engine runs first: options, lengths, dtypes, offsets.
+// Backend-neutral checks every call runs once, first: options, lengths, dtypes, offsets, and that
+// every input lives where `place` runs the call.
 void validate_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                     const Options& opt);
-void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt);
+                     const Options& opt, const Placement& place);
+void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
+                   const Placement& place);
 
-Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                        const Options& opt);
+// The one entry per operation: validate, count off-grid host prices, run cpu:: or gpu::.
+Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
+                      const Options& opt, const Placement& place = {});
+Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
+                    const Placement& place = {});
 
-Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
-                      const Options& opt);
+// (prices of a float32/float64 host array off the tick_size grid, index of the first or -1): the
+// count each host call makes first (GridCheck), for the callers' own checks of other prices.
+std::pair<int64_t, int64_t> count_off_grid(const Array& prices, double tick_size, int threads);
 
 }  // namespace vpoc

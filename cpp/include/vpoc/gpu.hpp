@@ -60,11 +60,7 @@ using BufferPtr = std::shared_ptr<Buffer>;
 // consumer's stream): when the buffer returns to the pool, its reuse waits for that stream's work.
 void note_stream(Buffer& buffer, std::uintptr_t stream);
 
-// The point in a stream after which a result is complete (an event); null when already complete.
-struct Ready {
-  std::shared_ptr<void> event;
-  int device = -1;
-};
+using Ready = ::vpoc::Ready;
 // Makes `consumer_stream` (a raw stream handle; 0 = legacy default) wait for `ready`.
 void wait(const Ready& ready, std::uintptr_t consumer_stream);
 // Blocks the host until the work queued so far on a caller's stream (raw handle) is complete:
@@ -97,13 +93,7 @@ void set_pool_limit(int device, int64_t bytes);
 constexpr int64_t kPoolLimit = int64_t(1) << 30;  // 1 GiB: a few hundred results of a training loop
 
 // How a GPU call runs: on which device, within which scratch budget, on which stream.
-struct GpuOptions {
-  int device = 0;
-  int64_t memory_budget = int64_t(256) << 20;  // device scratch + staging bytes, outputs excluded
-  std::uintptr_t stream = 0;                   // raw stream handle; 0: vpoc's own stream
-  bool user_stream = false;                    // stream was given by the caller
-  std::vector<std::uintptr_t> wait_streams;    // streams of the inputs' producers: work after theirs
-};
+using GpuOptions = ::vpoc::Placement;
 
 // One result column in device memory.
 struct DeviceColumn {
@@ -119,15 +109,15 @@ struct DeviceProfiles {
   int64_t n_sessions = 0;
   double tick_size = 0.0;
   int64_t ticks_per_row = 1;
-  BufferPtr sessions_mem, volume_mem, developing_mem;
-  DeviceColumn offsets, volume, poc_row, vah_row, val_row, low_row, n_rows, poc, vah, val,
-      total_volume, va_volume;
-  DeviceColumn dev_poc, dev_vah, dev_val;  // [N] in developing_mem; empty unless opt.developing
+  BufferPtr sessions_mem, volume_mem, developing_mem;  // extents offsets/sessions, rows, inputs
+#define VPOC_X(name, type, extent) DeviceColumn name;
+  VPOC_RESULT_COLUMNS(VPOC_X)  // inputs-extent columns (developing) empty unless opt.developing
+#undef VPOC_X
   Ready ready;
 };
 
-// The GPU engines. Inputs may be host arrays (streamed in chunks through staging buffers) or
-// arrays on opt.device (Array::device == that index: read in place).
+// The GPU engines (inputs validated by the dispatcher). Inputs may be host arrays (streamed in
+// chunks through staging buffers) or arrays on gopt.device (Array::device == that index: read in place).
 DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                               const Options& opt, const GpuOptions& gopt);
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,

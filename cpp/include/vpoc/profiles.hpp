@@ -1,28 +1,78 @@
-// vpoc/profiles.hpp — the result of one engine call: ragged per-session histograms and levels.
-// Contract: every per-session vector has n_sessions entries; offsets has n_sessions + 1.
+// vpoc/profiles.hpp — the one column schema of a result, and the CPU engine's host Profiles built from it.
+// Contract: every per-session column has n_sessions entries, offsets n_sessions + 1; a new column is one X line.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "vpoc/types.hpp"
+
 namespace vpoc {
 
 // Row index of an empty session's poc/vah/val/low rows.
 constexpr int64_t kNoRow = std::numeric_limits<int64_t>::min();
 
+// How long a column is: offsets [S+1], sessions [S], rows [sum n_rows] (the ragged histograms),
+// inputs [N] (one per input row: the developing series, present only when asked for).
+enum class Extent : int { offsets, sessions, rows, inputs };
+
+// The result columns, in the order the bindings list them: X(name, element type, extent).
+// Declared once: vpoc::Profiles (host vectors), vpoc::gpu::DeviceProfiles (device columns),
+// vpoc::Result (what a call returns) and the Python Result class are all generated from it.
+#define VPOC_RESULT_COLUMNS(X)        \
+  X(offsets, int64_t, offsets)        \
+  X(volume, double, rows)             \
+  X(poc_row, int64_t, sessions)       \
+  X(vah_row, int64_t, sessions)       \
+  X(val_row, int64_t, sessions)       \
+  X(low_row, int64_t, sessions)       \
+  X(n_rows, int64_t, sessions)        \
+  X(poc, double, sessions)            \
+  X(vah, double, sessions)            \
+  X(val, double, sessions)            \
+  X(total_volume, double, sessions)   \
+  X(va_volume, double, sessions)      \
+  X(dev_poc, double, inputs)          \
+  X(dev_vah, double, inputs)          \
+  X(dev_val, double, inputs)
+
+enum class Col : int {
+#define VPOC_X(name, type, extent) name,
+  VPOC_RESULT_COLUMNS(VPOC_X)
+#undef VPOC_X
+      count
+};
+constexpr int kNumColumns = static_cast<int>(Col::count);
+
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<double>() { return DType::f64; }
+template <>
+constexpr DType dtype_of<int64_t>() { return DType::i64; }
+
+struct ColumnInfo {
+  const char* name;
+  DType dtype;
+  Extent extent;
+};
+inline constexpr ColumnInfo kColumns[kNumColumns] = {
+#define VPOC_X(name, type, extent) {#name, dtype_of<type>(), Extent::extent},
+    VPOC_RESULT_COLUMNS(VPOC_X)
+#undef VPOC_X
+};
+
+// The CPU engine's result: one std::vector per column.
 struct Profiles {
   int64_t n_sessions = 0;
   double tick_size = 0.0;
   int64_t ticks_per_row = 1;
-  std::vector<int64_t> offsets;  // [S+1] into volume
-  std::vector<double> volume;    // [sum n_rows] row volumes, each session from its low row up
-  std::vector<int64_t> poc_row, vah_row, val_row, low_row, n_rows;  // [S] absolute ladder rows
-  std::vector<double> poc, vah, val;                               // [S] row prices
-  std::vector<double> total_volume, va_volume;                     // [S]
-  std::vector<double> dev_poc, dev_vah, dev_val;  // [N] developing series (empty unless asked for)
+#define VPOC_X(name, type, extent) std::vector<type> name;
+  VPOC_RESULT_COLUMNS(VPOC_X)
+#undef VPOC_X
 
-  // Sizes every per-session vector for S sessions (contents unspecified).
+  // Sizes every per-session vector for S sessions and offsets for S + 1 (contents unspecified).
   void resize_sessions(int64_t s);
 };
 

@@ -48,6 +48,8 @@ struct Options {
   int64_t max_rows = 1000000;  // a session wider than this is almost surely a wrong tick_size
   int threads = 0;             // 0: all cores; at most kMaxThreads
   bool developing = false;     // also the developing (prefix) POC / VAH / VAL of every input row
+  Distribute distribute = Distribute::uniform;  // how a bar's volume goes on the ladder (bars only)
+  bool snap = false;           // prices off the tick grid are rounded without refusing the call
   Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
 

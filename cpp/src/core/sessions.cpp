@@ -14,6 +14,11 @@ void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
     if (o[i] < o[i - 1])
       VPOC_THROW(ValueError, "offsets must be non-decreasing: offsets[", i, "]=", o[i], " < offsets[",
                  i - 1, "]=", o[i - 1]);
+  if (o[s] < n_rows && s >= 1)  // the usual cause, said once here for every entry point
+    VPOC_THROW(ValueError, "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s], ": offsets index only ",
+               o[s], " rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in a session, not every "
+               "input row: pass session=s instead of offsets=s.offsets, or select the kept rows first with "
+               "s.take(high, low, close, volume)");
   if (o[s] != n_rows)
     VPOC_THROW(ValueError, "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s]);
 }

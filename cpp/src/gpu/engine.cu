@@ -636,14 +636,12 @@ DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSp
 
 DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                               const Options& opt, const GpuOptions& gopt) {
-  validate_trades(price, volume, sessions, opt);
   const Inputs in = classify({&price, &volume}, gopt.device);
   return dispatch(in, view_of(price, volume), sessions, opt, gopt, false, nullptr);
 }
 
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
                             const Options& opt, const GpuOptions& gopt) {
-  validate_bars(bars, sessions, opt);
   std::vector<const Array*> arrays{&bars.high, &bars.low, &bars.close, &bars.volume};
   if (bars.has_open) arrays.push_back(&bars.open);
   const Inputs in = classify(arrays, gopt.device);

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._arrays import GRID_TOLERANCE, MAX_VOLUME, _volume_too_large, check_grid
+from .._arrays import GRID_TOLERANCE, MAX_VOLUME, check_grid, volume_too_large
 from .._time import bar_opens, epoch_ns, input_timestamps_ns
 from ._common import _NS_PER_DAY
 
@@ -61,7 +61,7 @@ class _RowsMixin:
             raise TypeError(f"{name} must be a number, got bool")
         if type(x) is int or isinstance(x, np.integer):
             if name == "volume" and int(x) > MAX_VOLUME:
-                raise _volume_too_large("volume", 0, int(x))
+                raise volume_too_large("volume", 0, int(x))
             return float(x)
         if not isinstance(x, numbers.Real):
             raise TypeError(f"{name} must be a number, got {type(x).__name__}")

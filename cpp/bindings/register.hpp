@@ -1,0 +1,29 @@
+// bindings/register.hpp — the pybind11 registration functions, one per concept, and what they share.
+// Contract: only cpp/bindings/ includes pybind11; module.cpp calls each register_* once.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "vpoc/types.hpp"
+
+namespace vpoc_bind {
+
+namespace py = pybind11;
+
+void register_options(py::module_& m);   // Options, Placement
+void register_profiles(py::module_& m);  // Result, profile_trades, profile_bars, offsets_from_ids
+void register_live(py::module_& m);      // LiveSession
+void register_device(py::module_& m);    // GPU discovery, memory, DeviceArray, build facts
+
+// A checked vpoc::Options from Python values (the keyword arguments of _core.Options).
+vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
+                           const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
+                           const py::handle& threads, const py::handle& developing, const py::handle& distribute,
+                           const py::handle& snap);
+
+// The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
+const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");
+
+}  // namespace vpoc_bind
+
+#include "interrupt.hpp"  // interruptible(opt, fn): CPU calls without the GIL, Ctrl-C-able

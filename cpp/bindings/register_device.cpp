@@ -1,0 +1,97 @@
+// bindings/register_device.cpp — GPU discovery, memory counters, the result pool and build facts.
+// Contract: callable in every build; without a GPU backend the GPU calls raise ValueError saying how to build one.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "device_array.hpp"
+#include "register.hpp"
+#include "vpoc/gpu.hpp"
+
+namespace vpoc_bind {
+
+void register_device(py::module_& m) {
+  m.def("gpu_backend", []() { return std::string(vpoc::gpu::backend()); });
+  m.def("gpu_device_count", []() { return vpoc::gpu::device_count(); });
+  m.def("gpu_require_device", [](int d) { vpoc::gpu::require_device(d); });
+  m.def("gpu_synchronize_stream", [](int d, std::uintptr_t s) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::synchronize_stream(d, s);
+  });
+  m.def("memory_stats", [](int device) {
+    const auto st = vpoc::gpu::memory_stats(device);
+    using S = vpoc::gpu::MemoryStats;
+    static const std::pair<const char*, int64_t S::*> fields[] = {
+        {"workspace_bytes", &S::workspace_bytes}, {"peak_bytes", &S::peak_bytes}, {"allocs", &S::allocs},
+        {"frees", &S::frees}, {"output_allocs", &S::output_allocs}, {"output_frees", &S::output_frees},
+        {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
+        {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
+        {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees}};
+    py::dict d;
+    for (const auto& [name, member] : fields) d[name] = st.*member;
+    return d;
+  });
+  m.def("empty_cache", [](int device) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::empty_cache(device);
+  });
+  m.def("set_pool_limit", [](int device, int64_t bytes) {
+    py::gil_scoped_release nogil;
+    vpoc::gpu::set_pool_limit(device, bytes);
+  });
+
+  // Read-only facts about this build and the GPUs the runtime sees (vpoc doctor).
+  m.def("build_info", []() {
+    py::dict d;
+    d["backend"] = std::string(vpoc::gpu::backend());
+    const std::string archs = VPOC_GPU_ARCHS;
+    py::list a;
+    for (size_t i = 0; i < archs.size();) {
+      const size_t j = std::min(archs.find(',', i), archs.size());
+      if (j > i) a.append(archs.substr(i, j - i));
+      i = j + 1;
+    }
+    d["gpu_archs"] = a;
+    d["gpu_compiler"] = std::string(VPOC_GPU_COMPILER);
+    d["cxx_compiler"] = std::string(VPOC_CXX_COMPILER);
+    d["sanitize"] = std::string(VPOC_BUILD_SANITIZE);
+    return d;
+  });
+  m.def("gpu_versions", []() {
+    py::dict d;
+    d["runtime"] = vpoc::gpu::runtime_version();
+    d["driver"] = vpoc::gpu::driver_version();
+    return d;
+  });
+  m.def("gpu_devices", []() {
+    py::list out;
+    for (const auto& info : vpoc::gpu::devices()) {
+      py::dict d;
+      d["index"] = info.index;
+      d["name"] = info.name;
+      d["arch"] = info.arch;
+      d["total_memory"] = info.total_memory;
+      d["has_code"] = info.has_code;
+      d["binary_version"] = info.binary_version;
+      d["ptx_version"] = info.ptx_version;
+      d["code_error"] = info.code_error;
+      out.append(d);
+    }
+    return out;
+  });
+
+  m.def("backends", []() {
+    std::vector<std::string> b{"cpu"};
+    if (std::string(vpoc::gpu::backend()) != "none") b.emplace_back(vpoc::gpu::backend());
+    return b;
+  });
+
+  vpoc_bind::register_device_array(m);
+  // Test-only: a host-memory (kDLCPU) DeviceArray over a copy of a 1-D array, for CPU-only DLPack tests.
+  m.def("_host_device_array", &vpoc_bind::host_device_array, py::arg("array"),
+        py::arg("device_type") = 1, py::arg("device_id") = 0);
+}
+
+}  // namespace vpoc_bind

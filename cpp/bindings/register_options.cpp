@@ -1,0 +1,214 @@
+// bindings/register_options.cpp — _core.Options (one options object per call) and _core.Placement.
+// Contract: keyword construction checks every argument once (checks.hpp, then vpoc::validate); repr and pickle round-trip.
+#include <pybind11/stl.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "checks.hpp"
+#include "register.hpp"
+#include "vpoc/engine.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc_bind {
+namespace checks {
+namespace {
+
+py::handle np_bool() {
+  // leaked on purpose: a static py::object would be released after the interpreter is gone
+  static const py::handle t = py::module_::import("numpy").attr("bool_").cast<py::object>().release();
+  return t;
+}
+bool is_bool(const py::handle& x) { return PyBool_Check(x.ptr()) || py::isinstance(x, np_bool()); }
+std::string type_name(const py::handle& x) { return py::str(py::type::handle_of(x).attr("__name__")); }
+// f"{x!r:.40}"
+std::string repr40(const py::handle& x) {
+  py::str r = py::repr(x);
+  return py::str(r[py::slice(0, 40, 1)]);
+}
+bool is_a(const py::handle& x, const char* abc) {
+  static const py::handle numbers = py::module_::import("numbers").release();  // leaked (see np_bool)
+  return py::isinstance(x, numbers.attr(abc));
+}
+bool is_real(const py::handle& x) {
+  if (PyFloat_Check(x.ptr()) || (PyLong_Check(x.ptr()) && !PyBool_Check(x.ptr()))) return true;
+  return !is_bool(x) && is_a(x, "Real");
+}
+bool is_integral(const py::handle& x) {
+  if (PyLong_Check(x.ptr())) return !PyBool_Check(x.ptr());
+  return !is_bool(x) && is_a(x, "Integral");
+}
+
+}  // namespace
+
+double real(const py::handle& x, const char* name) {
+  if (!is_real(x)) VPOC_THROW(TypeError, name, " must be a real number, got ", type_name(x));
+  return py::float_(py::reinterpret_borrow<py::object>(x)).cast<double>();
+}
+
+int64_t integer(const py::handle& x, const char* name, int64_t lo, int64_t hi) {
+  if (!is_integral(x))
+    VPOC_THROW(TypeError, name, " must be an integer in [", lo, ", ", hi, "], got ", type_name(x), " ", repr40(x));
+  py::int_ v(py::reinterpret_borrow<py::object>(x));
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0 || value < lo || value > hi) {
+    const std::string text = py::str(v);
+    if (hi == kInt64Max) VPOC_THROW(ValueError, name, " must be >= ", lo, " (and at most 2**63 - 1), got ", text);
+    VPOC_THROW(ValueError, name, " must be in [", lo, ", ", hi, "], got ", text);
+  }
+  return value;
+}
+
+int threads(const py::handle& x) {
+  if (x.is_none()) return 0;
+  if (!is_integral(x))
+    VPOC_THROW(TypeError, "threads must be None (all cores) or an integer in [1, ", vpoc::kMaxThreads, "], got ",
+               type_name(x), " ", repr40(x));
+  py::int_ v(py::reinterpret_borrow<py::object>(x));
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0 || value < 1 || value > vpoc::kMaxThreads)
+    VPOC_THROW(ValueError, "threads must be in [1, ", vpoc::kMaxThreads, "] (or None: all cores), got ",
+               std::string(py::str(v)));
+  return static_cast<int>(value);
+}
+
+bool boolean(const py::handle& x, const char* name) {
+  if (!is_bool(x)) VPOC_THROW(TypeError, name, " must be True or False, got ", type_name(x));
+  return PyObject_IsTrue(x.ptr()) == 1;
+}
+
+std::string string(const py::handle& x, const char* name) {
+  if (!PyUnicode_Check(x.ptr())) VPOC_THROW(TypeError, name, " must be a string, got ", type_name(x));
+  return x.cast<std::string>();
+}
+
+}  // namespace checks
+
+namespace {
+
+const char* name_of(vpoc::Distribute d) {
+  static const char* names[] = {"close", "hlc3", "uniform", "legacy"};
+  return names[static_cast<int>(d)];
+}
+const char* name_of(vpoc::VaMethod v) {
+  static const char* names[] = {"cbot", "single", "greedy"};
+  return names[static_cast<int>(v)];
+}
+const char* name_of(vpoc::PocTie t) {
+  static const char* names[] = {"center", "low", "high"};
+  return names[static_cast<int>(t)];
+}
+
+}  // namespace
+
+vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
+                           const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
+                           const py::handle& threads, const py::handle& developing, const py::handle& distribute,
+                           const py::handle& snap) {
+  vpoc::Options o;
+  o.tick_size = checks::real(tick_size, "tick_size");
+  o.ticks_per_row = checks::integer(ticks_per_row, "ticks_per_row", 1);
+  o.value_area = checks::real(value_area, "value_area");
+  o.va_method = vpoc::parse_va_method(checks::string(va_method, "va_method"));
+  o.poc_tie = vpoc::parse_poc_tie(checks::string(poc_tie, "poc_tie"));
+  o.max_rows = checks::integer(max_rows, "max_rows", 1, 1000000000);
+  o.developing = checks::boolean(developing, "developing");
+  o.distribute = vpoc::parse_distribute(checks::string(distribute, "distribute"));
+  o.snap = checks::boolean(snap, "snap");
+  o.threads = checks::threads(threads);
+  vpoc::validate(o);
+  return o;
+}
+
+namespace {
+
+py::tuple state_of(const vpoc::Options& o) {
+  return py::make_tuple(o.tick_size, o.ticks_per_row, o.value_area, name_of(o.va_method), name_of(o.poc_tie),
+                        o.max_rows, o.threads ? py::object(py::int_(o.threads)) : py::object(py::none()),
+                        o.developing, name_of(o.distribute), o.snap);
+}
+
+}  // namespace
+
+const vpoc::Options& options_of(const py::handle& obj, const char* name) {
+  if (!py::isinstance<vpoc::Options>(obj))
+    VPOC_THROW(TypeError, name, " must be a vpoc._core.Options, got ", checks::type_name(obj));
+  return obj.cast<const vpoc::Options&>();
+}
+
+void register_options(py::module_& m) {
+  using O = vpoc::Options;
+  py::class_<O>(m, "Options", "Every option of a call but the data and the device: ladder, levels, bars, threads.")
+      .def(py::init([](const py::object& tick_size, const py::object& ticks_per_row, const py::object& value_area,
+                       const py::object& va_method, const py::object& poc_tie, const py::object& max_rows,
+                       const py::object& threads, const py::object& developing, const py::object& distribute,
+                       const py::object& snap) {
+             return make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads,
+                                 developing, distribute, snap);
+           }),
+           py::kw_only(), py::arg("tick_size"), py::arg("ticks_per_row") = 1, py::arg("value_area") = 0.70,
+           py::arg("va_method") = "cbot", py::arg("poc_tie") = "center", py::arg("max_rows") = 1000000,
+           py::arg("threads") = py::none(), py::arg("developing") = false, py::arg("distribute") = "uniform",
+           py::arg("snap") = false)
+      .def_property_readonly("tick_size", [](const O& o) { return o.tick_size; })
+      .def_property_readonly("ticks_per_row", [](const O& o) { return o.ticks_per_row; })
+      .def_property_readonly("value_area", [](const O& o) { return o.value_area; })
+      .def_property_readonly("va_method", [](const O& o) { return name_of(o.va_method); })
+      .def_property_readonly("poc_tie", [](const O& o) { return name_of(o.poc_tie); })
+      .def_property_readonly("max_rows", [](const O& o) { return o.max_rows; })
+      .def_property_readonly("threads", [](const O& o) { return o.threads ? py::object(py::int_(o.threads)) : py::object(py::none()); })
+      .def_property_readonly("developing", [](const O& o) { return o.developing; })
+      .def_property_readonly("distribute", [](const O& o) { return name_of(o.distribute); })
+      .def_property_readonly("snap", [](const O& o) { return o.snap; })
+      .def("__repr__",
+           [](const O& o) {
+             static const char* keys[] = {"tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie",
+                                          "max_rows",  "threads",       "developing", "distribute", "snap"};
+             const py::tuple t = state_of(o);
+             std::string s = "Options(";
+             for (size_t i = 0; i < t.size(); ++i)
+               s += std::string(i ? ", " : "") + keys[i] + "=" + std::string(py::repr(t[i]));
+             return s + ")";
+           })
+      .def(py::pickle([](const O& o) { return state_of(o); },
+                      [](const py::tuple& t) {
+                        if (t.size() != 10) VPOC_THROW(ValueError, "Options state must have 10 entries, got ", t.size());
+                        return make_options(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
+                      }));
+
+  using P = vpoc::Placement;
+  py::class_<P>(m, "Placement", "Where a call runs: a GPU, its scratch budget, its stream and the streams to wait for.")
+      .def(py::init([](int device, const py::object& memory_budget, std::uintptr_t stream, bool user_stream,
+                       const std::vector<std::uintptr_t>& wait_streams) {
+             P p;
+             p.device = device;
+             p.memory_budget = checks::integer(memory_budget, "memory_budget", 1);
+             p.stream = stream;
+             p.user_stream = user_stream;
+             p.wait_streams = wait_streams;
+             return p;
+           }),
+           py::kw_only(), py::arg("device"), py::arg("memory_budget") = int64_t(256) << 20, py::arg("stream") = 0,
+           py::arg("user_stream") = false, py::arg("wait_streams") = std::vector<std::uintptr_t>{})
+      .def_property_readonly("device", [](const P& p) { return p.device; })
+      .def_property_readonly("memory_budget", [](const P& p) { return p.memory_budget; });
+
+  // The scalar checks, for every Python entry point (vpoc._validate): one wording.
+  m.def("check_real", [](const py::object& x, const std::string& name) { return checks::real(x, name.c_str()); },
+        py::arg("x"), py::arg("name"));
+  m.def("check_int",
+        [](const py::object& x, const std::string& name, int64_t lo, int64_t hi) {
+          return checks::integer(x, name.c_str(), lo, hi);
+        },
+        py::arg("x"), py::arg("name"), py::arg("minimum"), py::arg("maximum") = checks::kInt64Max);
+  m.def("check_threads", [](const py::object& x) { return checks::threads(x); }, py::arg("x"));
+  m.def("check_bool", [](const py::object& x, const std::string& name) { return checks::boolean(x, name.c_str()); },
+        py::arg("x"), py::arg("name"));
+  m.def("check_str", [](const py::object& x, const std::string& name) { return checks::string(x, name.c_str()); },
+        py::arg("x"), py::arg("name"));
+}
+
+}  // namespace vpoc_bind

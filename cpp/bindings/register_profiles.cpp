@@ -1,0 +1,326 @@
+// bindings/register_profiles.cpp — _core.profile_trades / profile_bars: arrays in, one _core.Result out.
+// Contract: plain numpy arrays are read in place; anything else goes through vpoc._arrays' converters once.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_array.hpp"
+#include "register.hpp"
+#include "vpoc/engine.hpp"
+#include "vpoc/errors.hpp"
+#include "vpoc/gpu.hpp"
+
+namespace vpoc_bind {
+namespace {
+
+// What a price or a volume may be read as without a conversion.
+enum class Role { price, volume, index };
+
+// The Python converter of a role (vpoc._arrays.host_prices / host_volume / host_index): array-likes,
+// masked arrays, other dtypes, GPU-resident offsets.
+py::object converter(Role role) {
+  // leaked on purpose: static py::objects would be released after the interpreter is gone
+  static const py::handle mod = py::module_::import("vpoc._arrays").release();
+  static const py::handle fns[] = {mod.attr("host_prices").cast<py::object>().release(), mod.attr("host_volume").cast<py::object>().release(),
+                                   mod.attr("host_index").cast<py::object>().release()};
+  return py::reinterpret_borrow<py::object>(fns[static_cast<int>(role)]);
+}
+
+py::handle ndarray_type() {
+  static const py::handle t = py::module_::import("numpy").attr("ndarray").cast<py::object>().release();  // leaked (see converter)
+  return t;
+}
+
+bool readable(const py::array& a, Role role, vpoc::DType& dt) {
+  if (a.ndim() != 1 || !(a.flags() & py::array::c_style) || !(a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) return false;
+  const auto& d = a.dtype();
+  if (d.byteorder() == '>') return false;
+  const char k = d.kind();
+  const auto size = d.itemsize();
+  if (k == 'f' && size == 4) dt = vpoc::DType::f32;
+  else if (k == 'f' && size == 8) dt = vpoc::DType::f64;
+  else if (role == Role::price) return false;
+  else if (k == 'i' && size == 4 && role == Role::volume) dt = vpoc::DType::i32;
+  else if (k == 'i' && size == 8) dt = vpoc::DType::i64;
+  else return false;
+  return role != Role::index || dt == vpoc::DType::i64;
+}
+
+// The inputs of one call, borrowed (or converted and kept alive here) for the engine.
+class Inputs {
+ public:
+  // A host numpy array read in place, a converted one, or a GPU array as the (pointer, size,
+  // typestr, device) tuple vpoc._arrays.gpu_view made.
+  vpoc::Array array(const py::object& obj, const char* name, Role role) {
+    if (py::isinstance<py::tuple>(obj)) return gpu_tuple(obj.cast<py::tuple>(), name);
+    vpoc::Array out;
+    out.name = name;
+    py::array a;
+    if (py::type::handle_of(obj).is(ndarray_type())) {
+      a = py::reinterpret_borrow<py::array>(obj);
+      if (!readable(a, role, out.dtype)) a = convert(obj, name, role, out.dtype);
+    } else {
+      a = convert(obj, name, role, out.dtype);
+    }
+    out.data = a.data();
+    out.size = static_cast<int64_t>(a.shape(0));
+    return out;
+  }
+
+  // Session offsets from offsets= or session_ids= (neither: one session of n rows), copied while
+  // the GIL is held: the engine validates them and then indexes the inputs with them (GIL released),
+  // so another Python thread must not change them in between. S + 1 integers: small beside the rows.
+  void sessions(const py::object& offsets, const py::object& session_ids, int64_t n) {
+    if (!offsets.is_none() && !session_ids.is_none())
+      VPOC_THROW(ValueError, "give either offsets or session_ids, not both");
+    if (!session_ids.is_none()) {
+      const vpoc::Array ids = array(session_ids, "session_ids", Role::index);
+      if (ids.size != n) VPOC_THROW(ValueError, "session_ids has length ", ids.size, " but the data has ", n, " rows");
+      std::vector<int64_t> labels;
+      {
+        py::gil_scoped_release nogil;
+        vpoc::offsets_from_ids(static_cast<const int64_t*>(ids.data), n, "session_ids", offsets_, labels);
+      }
+      labels_ = py::array_t<int64_t>(static_cast<py::ssize_t>(labels.size()), labels.data());
+    } else if (!offsets.is_none()) {
+      const vpoc::Array o = array(offsets, "offsets", Role::index);
+      if (o.size < 1) VPOC_THROW(ValueError, "offsets must be 1-D with at least one element (0)");
+      const auto* p = static_cast<const int64_t*>(o.data);
+      offsets_.assign(p, p + o.size);
+    } else {
+      offsets_ = {0, n};
+    }
+  }
+
+  vpoc::SessionSpan span() const { return {offsets_.data(), static_cast<int64_t>(offsets_.size()) - 1}; }
+  py::object labels() const { return labels_; }
+
+  // Prices of several columns in one dtype: mixed float32 / float64 are all read as float64.
+  void same_dtype(std::initializer_list<vpoc::Array*> prices) {
+    bool mixed = false;
+    for (auto* a : prices) mixed |= a->dtype != (*prices.begin())->dtype;
+    if (!mixed) return;
+    for (auto* a : prices) {
+      if (a->device >= 0) VPOC_THROW(TypeError, "high, low, close (and open) on the GPU must share one dtype");
+      if (a->dtype == vpoc::DType::f64) continue;
+      py::array_t<double> wide(static_cast<py::ssize_t>(a->size));
+      const auto* src = static_cast<const float*>(a->data);
+      double* dst = wide.mutable_data();
+      for (int64_t i = 0; i < a->size; ++i) dst[i] = src[i];
+      keep_.push_back(wide);
+      a->data = wide.data();
+      a->dtype = vpoc::DType::f64;
+    }
+  }
+
+ private:
+  py::array convert(const py::object& obj, const char* name, Role role, vpoc::DType& dt) {
+    py::object got = converter(role)(obj, name);
+    // numpy keeps unaligned arrays as they are (e.g. out of a pickle-5 buffer): an aligned copy
+    if (!(py::reinterpret_borrow<py::array>(got).flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
+      got = got.attr("copy")();
+    py::array a = py::reinterpret_borrow<py::array>(got);
+    if (!readable(a, role, dt)) VPOC_THROW(TypeError, name, " could not be converted to an array the engine reads");
+    keep_.push_back(got);
+    return a;
+  }
+
+  static vpoc::Array gpu_tuple(const py::tuple& t, const char* name) {
+    if (t.size() != 4) VPOC_THROW(ValueError, name, ": expected (pointer, size, typestr, device)");
+    vpoc::Array out;
+    out.data = reinterpret_cast<const void*>(t[0].cast<std::uintptr_t>());
+    out.size = t[1].cast<int64_t>();
+    out.device = t[3].cast<int>();
+    out.name = name;
+    const auto ts = t[2].cast<std::string>();
+    if (ts == "f4") out.dtype = vpoc::DType::f32;
+    else if (ts == "f8") out.dtype = vpoc::DType::f64;
+    else if (ts == "i4") out.dtype = vpoc::DType::i32;
+    else if (ts == "i8") out.dtype = vpoc::DType::i64;
+    else VPOC_THROW(TypeError, name, " on the GPU must be float32, float64, int32 or int64, got '", ts, "'");
+    return out;
+  }
+
+  std::vector<py::object> keep_;
+  std::vector<int64_t> offsets_;
+  py::object labels_ = py::none();
+};
+
+// A call's result as Python sees it: the engine's Result and the session labels of session_ids=.
+struct PyResult {
+  vpoc::Result r;
+  py::object labels = py::none();
+};
+
+// One column as a numpy view (host; its base is the Result object) or a DeviceArray (GPU).
+py::object column(const py::object& self, vpoc::Col c) {
+  const auto& pr = self.cast<const PyResult&>();
+  const vpoc::Column& col = pr.r[c];
+  if (pr.r.device >= 0)
+    return make_device_array(std::static_pointer_cast<vpoc::gpu::Buffer>(col.owner), col.data, col.size, col.dtype,
+                             vpoc::gpu::dlpack_device_type(), pr.r.device, pr.r.ready);
+  const auto& info = vpoc::kColumns[static_cast<int>(c)];
+  const py::dtype dt = info.dtype == vpoc::DType::i64 ? py::dtype::of<int64_t>() : py::dtype::of<double>();
+  return py::array(dt, {static_cast<py::ssize_t>(col.size)}, {static_cast<py::ssize_t>(8)}, col.data, self);
+}
+
+bool present(const PyResult& pr, vpoc::Col c) {
+  return pr.r.developing || vpoc::kColumns[static_cast<int>(c)].extent != vpoc::Extent::inputs;
+}
+
+PyResult run(vpoc::Options opt, const vpoc::Placement& place, Inputs& in,
+             vpoc::Result (*fn)(const void*, const vpoc::SessionSpan&, const vpoc::Options&, const vpoc::Placement&),
+             const void* data) {
+  PyResult out;
+  const auto span = in.span();
+  if (place.device < 0) {
+    out.r = interruptible(opt, [&] { return fn(data, span, opt, place); });
+  } else {
+    py::gil_scoped_release nogil;
+    out.r = fn(data, span, opt, place);
+  }
+  out.labels = in.labels();
+  return out;
+}
+
+}  // namespace
+
+void register_profiles(py::module_& m) {
+  py::class_<PyResult, std::shared_ptr<PyResult>> result(m, "Result",
+                                                         "One call's profiles: host numpy views or GPU DeviceArrays.");
+  result.def_property_readonly("n_sessions", [](const PyResult& p) { return p.r.n_sessions; })
+      .def_property_readonly("tick_size", [](const PyResult& p) { return p.r.tick_size; })
+      .def_property_readonly("ticks_per_row", [](const PyResult& p) { return p.r.ticks_per_row; })
+      .def_property_readonly("device", [](const PyResult& p) { return p.r.device; })
+      .def_property_readonly("developing", [](const PyResult& p) { return p.r.developing; })
+      .def_property_readonly("session_labels", [](const PyResult& p) { return p.labels; })
+      .def_property_readonly("grid_counted", [](const PyResult& p) { return p.r.grid.counted; })
+      .def_property_readonly("off_grid", [](const PyResult& p) { return p.r.grid.off; })
+      .def_property_readonly("grid_prices", [](const PyResult& p) { return p.r.grid.prices; })
+      .def_property_readonly("first_off_grid", [](const PyResult& p) {
+        return py::make_tuple(p.r.grid.first_input, p.r.grid.first_index);
+      })
+      .def_property_readonly("grid_refused", [](const PyResult& p) { return p.r.grid.refused; })
+      .def("fields",
+           [](const py::object& self) {
+             const auto& pr = self.cast<const PyResult&>();
+             py::dict d;
+             d["n_sessions"] = pr.r.n_sessions;
+             d["tick_size"] = pr.r.tick_size;
+             d["ticks_per_row"] = pr.r.ticks_per_row;
+             d["row_size"] = pr.r.tick_size * static_cast<double>(pr.r.ticks_per_row);
+             d["session_labels"] = pr.labels;
+             for (int k = 0; k < vpoc::kNumColumns; ++k) {
+               const auto c = static_cast<vpoc::Col>(k);
+               d[vpoc::kColumns[k].name] = present(pr, c) ? column(self, c) : py::object(py::none());
+             }
+             return d;
+           },
+           "Every column (None: not computed) and the scalars, as a dict: what vpoc.Profiles holds.");
+  for (int k = 0; k < vpoc::kNumColumns; ++k) {
+    const auto c = static_cast<vpoc::Col>(k);
+    result.def_property_readonly(vpoc::kColumns[k].name, [c](const py::object& self) {
+      return present(self.cast<const PyResult&>(), c) ? column(self, c) : py::object(py::none());
+    });
+  }
+
+  m.def(
+      "profile_trades",
+      [](const py::object& price, const py::object& volume, const py::object& offsets, const py::object& session_ids,
+         const py::handle& options, const std::optional<vpoc::Placement>& placement) {
+        const vpoc::Options& opt = options_of(options);
+        const vpoc::Placement place = placement.value_or(vpoc::Placement{});
+        Inputs in;
+        struct Trades {
+          vpoc::Array price, volume;
+        } t{in.array(price, "price", Role::price), in.array(volume, "volume", Role::volume)};
+        in.sessions(offsets, session_ids, t.price.size);
+        auto pr = std::make_shared<PyResult>(run(
+            opt, place, in,
+            [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
+              const auto* x = static_cast<const Trades*>(d);
+              return vpoc::profile_trades(x->price, x->volume, s, o, p);
+            },
+            &t));
+        return pr;
+      },
+      py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("session_ids"), py::arg("options"),
+      py::arg("placement") = py::none());
+
+  m.def(
+      "profile_bars",
+      [](const py::object& high, const py::object& low, const py::object& close, const py::object& volume,
+         const py::object& open, const py::object& offsets, const py::object& session_ids, const py::handle& options,
+         const std::optional<vpoc::Placement>& placement) {
+        const vpoc::Options& opt = options_of(options);
+        const vpoc::Placement place = placement.value_or(vpoc::Placement{});
+        Inputs in;
+        vpoc::BarsInput b;
+        b.high = in.array(high, "high", Role::price);
+        b.low = in.array(low, "low", Role::price);
+        b.close = in.array(close, "close", Role::price);
+        b.volume = in.array(volume, "volume", Role::volume);
+        if (!open.is_none()) {
+          b.open = in.array(open, "open", Role::price);
+          b.has_open = true;
+        }
+        if (b.has_open) in.same_dtype({&b.high, &b.low, &b.close, &b.open});
+        else in.same_dtype({&b.high, &b.low, &b.close});
+        in.sessions(offsets, session_ids, b.high.size);
+        return std::make_shared<PyResult>(run(
+            opt, place, in,
+            [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
+              return vpoc::profile_bars(*static_cast<const vpoc::BarsInput*>(d), s, o, p);
+            },
+            &b));
+      },
+      py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"), py::arg("offsets"),
+      py::arg("session_ids"), py::arg("options"), py::arg("placement") = py::none());
+
+  m.def(
+      "offsets_from_ids",
+      [](const py::array_t<int64_t, py::array::c_style>& ids, const std::string& name) {
+        std::vector<int64_t> offsets, labels;
+        {
+          py::gil_scoped_release nogil;
+          vpoc::offsets_from_ids(ids.data(), static_cast<int64_t>(ids.size()), name.c_str(), offsets, labels);
+        }
+        return py::make_tuple(py::array_t<int64_t>(offsets.size(), offsets.data()),
+                              py::array_t<int64_t>(labels.size(), labels.data()));
+      },
+      py::arg("ids"), py::arg("name"));
+  m.def(
+      "session_offsets",
+      [](const py::object& offsets, const py::object& session_ids, int64_t n) {
+        Inputs in;
+        in.sessions(offsets, session_ids, n);
+        const auto span = in.span();
+        return py::make_tuple(py::array_t<int64_t>(span.n_sessions + 1, span.offsets), in.labels());
+      },
+      py::arg("offsets"), py::arg("session_ids"), py::arg("n"),
+      "(offsets [S+1] int64, session labels or None) of n rows from offsets= or session_ids= (neither: one "
+      "session), as every call reads them; offsets are validated by the engine call that uses them.");
+  m.def(
+      "count_off_grid",
+      [](const py::array& prices, double tick_size, int threads) {
+        vpoc::Array a;
+        if (!readable(prices, Role::price, a.dtype)) VPOC_THROW(TypeError, "prices must be 1-D contiguous float32/float64");
+        a.data = prices.data();
+        a.size = static_cast<int64_t>(prices.shape(0));
+        a.name = "prices";
+        std::pair<int64_t, int64_t> c;
+        {
+          py::gil_scoped_release nogil;
+          c = vpoc::count_off_grid(a, tick_size, threads);
+        }
+        return py::make_tuple(c.first, c.second);
+      },
+      py::arg("prices"), py::arg("tick_size"), py::arg("threads") = 1,
+      "(prices off the tick_size grid, index of the first or -1): the rule of core/grid.hpp.");
+  m.attr("NO_ROW") = vpoc::kNoRow;
+}
+
+}  // namespace vpoc_bind

@@ -1,0 +1,84 @@
+// cpu/grid.cpp — the off-grid count of host prices: a multiply prefilter, the exact test on candidates.
+// Contract: identical to grid::off_grid on every price (the prefilter only skips prices it proves on the grid).
+#include "cpu/grid.hpp"
+
+#include <math.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/grid.hpp"
+#include "cpu/parallel.hpp"
+
+namespace vpoc::cpu {
+namespace {
+
+// Rows a worker takes at a time: 1M prices (4-8 MiB), large beside the thread start.
+constexpr int64_t kPiece = int64_t(1) << 20;
+// Rows the prefilter scans before the exact test revisits its candidates: cache-sized.
+constexpr int64_t kBlock = 4096;
+// |t| at or beyond this takes the exact test: the prefilter's round-to-integer trick needs
+// |t| < 2**51 (and the engine refuses |t| >= 2**52 anyway).
+constexpr double kPrefilterMax = 2251799813685248.0;  // 2**51
+
+// Rounds to the nearest integer, half to even, for |x| < 2**51: adding and removing 1.5 * 2**52
+// leaves the rounded value in the default rounding mode (plain SSE2 arithmetic, so the loop
+// vectorises without SSE4.1's round instruction).
+inline double round_magic(double x) {
+  constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2**52 (not folded: IEEE semantics, no fast-math)
+  return (x + kMagic) - kMagic;
+}
+
+template <class P>
+GridCount count_range(const P* p, int64_t begin, int64_t end, double tick, double eps) {
+  // p * inv differs from p / tick by at most 2 ulps (2**-51 |t|); the prefilter keeps every price
+  // whose distance to its integer could exceed the exact bound once that error is allowed for.
+  const double inv = 1.0 / tick;
+  const double slack = eps - 1.0 / 281474976710656.0;  // eps - 2**-48: the allowance, less the error
+  const double tol = grid::kGridTolerance * (1.0 - 1.0 / 1099511627776.0);  // less 2**-40: rounding of the bound
+  GridCount out;
+  for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
+    const int64_t b1 = std::min(end, b0 + kBlock);
+    int64_t candidates = 0;
+    for (int64_t i = b0; i < b1; ++i) {
+      const double t = static_cast<double>(p[i]) * inv;
+      const double a = fabs(t);
+      const double d = fabs(t - round_magic(t));
+      // NaN / inf / huge: a candidate, which the exact test settles
+      candidates += !(a < kPrefilterMax && d <= tol + a * slack);
+    }
+    if (candidates == 0) continue;
+    for (int64_t i = b0; i < b1; ++i)
+      if (grid::off_grid(static_cast<double>(p[i]), tick, eps)) {
+        if (out.first < 0) out.first = i;
+        ++out.off;
+      }
+  }
+  return out;
+}
+
+template <class P>
+GridCount count(const P* p, int64_t n, double tick, double eps, int threads, const Interrupt& interrupt) {
+  const int64_t pieces = (n + kPiece - 1) / kPiece;
+  if (pieces <= 1) return count_range(p, 0, n, tick, eps);
+  std::vector<GridCount> parts(static_cast<size_t>(pieces));
+  parallel_for(pieces, resolve_threads(threads, pieces), interrupt, [&](int64_t k, int) {
+    parts[static_cast<size_t>(k)] = count_range(p, k * kPiece, std::min(n, (k + 1) * kPiece), tick, eps);
+  });
+  GridCount out;
+  for (const auto& g : parts) {
+    if (g.off && out.first < 0) out.first = g.first;
+    out.off += g.off;
+  }
+  return out;
+}
+
+}  // namespace
+
+GridCount count_off_grid(const Array& prices, double tick_size, int threads, const Interrupt& interrupt) {
+  if (prices.dtype == DType::f32)
+    return count(static_cast<const float*>(prices.data), prices.size, tick_size, grid::kEpsF32, threads, interrupt);
+  return count(static_cast<const double*>(prices.data), prices.size, tick_size, grid::kEpsF64, threads, interrupt);
+}
+
+}  // namespace vpoc::cpu
