@@ -59,7 +59,7 @@ except ImportError:  # not installed: try the source tree (an in-place build)
 from vpoc.synth import es_bars, es_trades  # noqa: E402
 
 TICK_SIZE = 0.25
-WORKLOADS = ("bars", "bars_close", "ticks")
+WORKLOADS = ("bars", "bars_close", "ticks", "tiny")
 # acceptance targets: (workload, which vpoc timing, versus, minimum ratio)
 TARGETS = (
     ("ticks", "1t", "numpy_vec", 10.0),
@@ -426,6 +426,40 @@ def check_targets(results: dict[str, dict[str, Any]], threads: int) -> list[dict
     return out
 
 
+def _tiny_once(tree: Path | None) -> dict[str, Any]:
+    """benchmarks/tiny_call.py in a fresh process, on this tree or on ``tree``'s python/."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(Path(tree).resolve() / "python")
+    else:
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "python")
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("tiny_call.py")), "3"], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_tiny(baseline: Path | None, rounds: int = 5) -> dict[str, Any]:
+    """The tiny from_bars call (1 session, 10 bars; issue 24): Python function calls and latency,
+    and the same on ``baseline`` (an earlier tree) in alternating processes, best of ``rounds``."""
+    new: list[dict[str, Any]] = []
+    old: list[dict[str, Any]] = []
+    for _ in range(rounds):
+        new.append(_tiny_once(None))
+        if baseline is not None:
+            old.append(_tiny_once(baseline))
+    res: dict[str, Any] = {"calls": new[0]["calls"], "us": min(r["us"] for r in new), "vpoc": new[0]["vpoc"]}
+    if old:
+        res.update(baseline_tree=str(baseline), baseline_calls=old[0]["calls"],
+                   baseline_us=min(r["us"] for r in old))
+        res["speedup"] = res["baseline_us"] / res["us"]
+    line = f"tiny from_bars (1 session, 10 bars): {res['calls']} Python calls, {res['us']:.2f} us"
+    if old:
+        line += (f"; baseline {res['baseline_calls']} calls, {res['baseline_us']:.2f} us: "
+                 f"{res['speedup']:.2f}x faster")
+    print(line, flush=True)
+    return res
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -458,6 +492,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-ticks-loop", action="store_true", help="skip numpy_loop on ticks")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
+        "--baseline-tree",
+        type=Path,
+        default=os.environ.get("VPOC_BASELINE_TREE") or None,
+        help="a checkout of an earlier vpoc with its built extension in python/vpoc: the tiny "
+        "workload runs it beside this tree, rounds interleaved (default $VPOC_BASELINE_TREE)",
+    )
+    ap.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -480,6 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     results: dict[str, dict[str, Any]] = {}
+    tiny = run_tiny(args.baseline_tree) if "tiny" in wls else None
     if "bars" in wls or "bars_close" in wls:
         t0 = time.perf_counter()
         bars = es_bars(args.sessions, args.bars, seed=args.seed)
@@ -570,6 +612,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "workloads": results,
         "targets": targets,
     }
+    if tiny is not None:
+        doc["tiny_from_bars"] = tiny
     out = args.out or _default_out()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

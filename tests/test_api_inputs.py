@@ -329,3 +329,32 @@ def test_23_8_session_is_the_one_name_and_sessions_its_alias():
     other = vpoc.sessions.daily(np.array([0, 60, 86_400 + 60], dtype=np.int64) * 10**9)
     with pytest.raises(TypeError, match="give the session rule once"):
         vpoc.from_bars(h, l, c, v, session=s, sessions=other, tick_size=0.25)
+
+
+def test_24_3_input_errors_carry_structure():
+    # every bad argument or row the C++ finds is a vpoc.InputError (a ValueError) with the
+    # argument, the row and the reason as fields, so callers never parse the message
+    bad = np.array([2.0, 2.0, 2.0])
+    with pytest.raises(vpoc.InputError) as e:
+        vpoc.from_bars(bad, bad - 1, np.array([1.5, 3.0, 1.5]), np.ones(3), tick_size=0.25)
+    assert isinstance(e.value, ValueError)
+    assert (e.value.argument, e.value.index) == ("close", 1)
+    assert e.value.reason == "is outside [low[1], high[1]] = [1, 2]"
+    assert str(e.value) == "close[1]=3 is outside [low[1], high[1]] = [1, 2]"
+    with pytest.raises(vpoc.InputError) as e:
+        vpoc.from_trades(np.array([1.0, np.nan]), np.ones(2), tick_size=0.25)
+    assert (e.value.argument, e.value.index, e.value.reason) == ("price", 1, "is not finite (nan)")
+    with pytest.raises(vpoc.InputError) as e:
+        vpoc.from_trades(np.ones(2), np.array([1, -5]), tick_size=0.25)
+    assert (e.value.argument, e.value.index) == ("volume", 1)
+    assert e.value.reason == "must be finite and >= 0, got -5"
+    with pytest.raises(vpoc.InputError) as e:
+        vpoc.from_trades(np.ones(2), np.ones(2), tick_size=-1.0)
+    assert (e.value.argument, e.value.index) == ("tick_size", None)
+    with pytest.raises(vpoc.InputError) as e:
+        vpoc.from_trades(np.ones(3), np.ones(3), session_ids=np.array([2, 1, 1]), tick_size=0.25)
+    assert e.value.argument == "session_ids"
+    with pytest.raises(vpoc.InputError) as e:  # an error about no one argument: fields empty
+        vpoc.from_trades(np.array([0.0, 1e6]), np.ones(2), tick_size=0.25, max_rows=10)
+    assert (e.value.argument, e.value.index) == (None, None)
+    assert e.value.reason == str(e.value)

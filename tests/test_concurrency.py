@@ -56,8 +56,8 @@ def run_threads(device: str):
             assert_profiles_identical(prof.cpu(), expected[job], ctx=f"{job} on {device}")
             if job[1] == "developing":
                 for k in ("dev_poc", "dev_vah", "dev_val"):
-                    np.testing.assert_array_equal(np.asarray(prof.cpu().__dict__[k]),
-                                                  np.asarray(expected[job].__dict__[k]), strict=True)
+                    np.testing.assert_array_equal(np.asarray(getattr(prof.cpu(), k)),
+                                                  np.asarray(getattr(expected[job], k)), strict=True)
             n += 1
     assert n == THREADS * 3 * len(jobs)
 

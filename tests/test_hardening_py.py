@@ -680,7 +680,8 @@ try:
     eval(case)
     out = dict(result="ok")
 except (ValueError, TypeError, MemoryError) as e:
-    out = dict(result=type(e).__name__, message=str(e))
+    # the builtin class it is (vpoc.InputError is a ValueError)
+    out = dict(result=next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"), message=str(e))
 out["peak_mb"] = (status("VmPeak") - base) / 2**20
 print(json.dumps(out))
 """

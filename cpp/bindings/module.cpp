@@ -13,11 +13,19 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "vpoc C++ core (private; use the vpoc package)";
 
   static py::exception<vpoc::OutOfMemoryError> oom(m, "OutOfMemoryError", PyExc_MemoryError);
+  // vpoc.InputError: every bad argument or input row the C++ finds, a ValueError carrying
+  // .argument (name or None), .index (row or None) and .reason (the message without the
+  // "name[i]=value" lead): callers re-word or re-index it from these, never from the text.
+  static py::exception<vpoc::ValueError> input_error(m, "InputError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const vpoc::ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      py::object err = py::reinterpret_borrow<py::object>(input_error)(py::str(e.what()));
+      err.attr("argument") = e.argument().empty() ? py::object(py::none()) : py::object(py::str(e.argument()));
+      err.attr("index") = e.index() < 0 ? py::object(py::none()) : py::object(py::int_(e.index()));
+      err.attr("reason") = py::str(e.reason());
+      PyErr_SetObject(input_error.ptr(), err.ptr());
     } catch (const vpoc::TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const vpoc::OutOfMemoryError& e) {

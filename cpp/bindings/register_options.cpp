@@ -43,20 +43,20 @@ bool is_integral(const py::handle& x) {
 }  // namespace
 
 double real(const py::handle& x, const char* name) {
-  if (!is_real(x)) VPOC_THROW(TypeError, name, " must be a real number, got ", type_name(x));
+  if (!is_real(x)) VPOC_THROW_ARG(TypeError, name, name, " must be a real number, got ", type_name(x));
   return py::float_(py::reinterpret_borrow<py::object>(x)).cast<double>();
 }
 
 int64_t integer(const py::handle& x, const char* name, int64_t lo, int64_t hi) {
   if (!is_integral(x))
-    VPOC_THROW(TypeError, name, " must be an integer in [", lo, ", ", hi, "], got ", type_name(x), " ", repr40(x));
+    VPOC_THROW_ARG(TypeError, name, name, " must be an integer in [", lo, ", ", hi, "], got ", type_name(x), " ", repr40(x));
   py::int_ v(py::reinterpret_borrow<py::object>(x));
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow != 0 || value < lo || value > hi) {
     const std::string text = py::str(v);
-    if (hi == kInt64Max) VPOC_THROW(ValueError, name, " must be >= ", lo, " (and at most 2**63 - 1), got ", text);
-    VPOC_THROW(ValueError, name, " must be in [", lo, ", ", hi, "], got ", text);
+    if (hi == kInt64Max) VPOC_THROW_ARG(ValueError, name, name, " must be >= ", lo, " (and at most 2**63 - 1), got ", text);
+    VPOC_THROW_ARG(ValueError, name, name, " must be in [", lo, ", ", hi, "], got ", text);
   }
   return value;
 }
@@ -64,24 +64,24 @@ int64_t integer(const py::handle& x, const char* name, int64_t lo, int64_t hi) {
 int threads(const py::handle& x) {
   if (x.is_none()) return 0;
   if (!is_integral(x))
-    VPOC_THROW(TypeError, "threads must be None (all cores) or an integer in [1, ", vpoc::kMaxThreads, "], got ",
+    VPOC_THROW_ARG(TypeError, "threads", "threads must be None (all cores) or an integer in [1, ", vpoc::kMaxThreads, "], got ",
                type_name(x), " ", repr40(x));
   py::int_ v(py::reinterpret_borrow<py::object>(x));
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow != 0 || value < 1 || value > vpoc::kMaxThreads)
-    VPOC_THROW(ValueError, "threads must be in [1, ", vpoc::kMaxThreads, "] (or None: all cores), got ",
+    VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", vpoc::kMaxThreads, "] (or None: all cores), got ",
                std::string(py::str(v)));
   return static_cast<int>(value);
 }
 
 bool boolean(const py::handle& x, const char* name) {
-  if (!is_bool(x)) VPOC_THROW(TypeError, name, " must be True or False, got ", type_name(x));
+  if (!is_bool(x)) VPOC_THROW_ARG(TypeError, name, name, " must be True or False, got ", type_name(x));
   return PyObject_IsTrue(x.ptr()) == 1;
 }
 
 std::string string(const py::handle& x, const char* name) {
-  if (!PyUnicode_Check(x.ptr())) VPOC_THROW(TypeError, name, " must be a string, got ", type_name(x));
+  if (!PyUnicode_Check(x.ptr())) VPOC_THROW_ARG(TypeError, name, name, " must be a string, got ", type_name(x));
   return x.cast<std::string>();
 }
 
@@ -135,7 +135,7 @@ py::tuple state_of(const vpoc::Options& o) {
 
 const vpoc::Options& options_of(const py::handle& obj, const char* name) {
   if (!py::isinstance<vpoc::Options>(obj))
-    VPOC_THROW(TypeError, name, " must be a vpoc._core.Options, got ", checks::type_name(obj));
+    VPOC_THROW_ARG(TypeError, name, name, " must be a vpoc._core.Options, got ", checks::type_name(obj));
   return obj.cast<const vpoc::Options&>();
 }
 

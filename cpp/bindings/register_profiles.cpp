@@ -78,7 +78,7 @@ class Inputs {
       VPOC_THROW(ValueError, "give either offsets or session_ids, not both");
     if (!session_ids.is_none()) {
       const vpoc::Array ids = array(session_ids, "session_ids", Role::index);
-      if (ids.size != n) VPOC_THROW(ValueError, "session_ids has length ", ids.size, " but the data has ", n, " rows");
+      if (ids.size != n) VPOC_THROW_ARG(ValueError, "session_ids", "session_ids has length ", ids.size, " but the data has ", n, " rows");
       std::vector<int64_t> labels;
       {
         py::gil_scoped_release nogil;
@@ -87,7 +87,7 @@ class Inputs {
       labels_ = py::array_t<int64_t>(static_cast<py::ssize_t>(labels.size()), labels.data());
     } else if (!offsets.is_none()) {
       const vpoc::Array o = array(offsets, "offsets", Role::index);
-      if (o.size < 1) VPOC_THROW(ValueError, "offsets must be 1-D with at least one element (0)");
+      if (o.size < 1) VPOC_THROW_ARG(ValueError, "offsets", "offsets must be 1-D with at least one element (0)");
       const auto* p = static_cast<const int64_t*>(o.data);
       offsets_.assign(p, p + o.size);
     } else {
@@ -307,7 +307,7 @@ void register_profiles(py::module_& m) {
       "count_off_grid",
       [](const py::array& prices, double tick_size, int threads) {
         vpoc::Array a;
-        if (!readable(prices, Role::price, a.dtype)) VPOC_THROW(TypeError, "prices must be 1-D contiguous float32/float64");
+        if (!readable(prices, Role::price, a.dtype)) VPOC_THROW_ARG(TypeError, "prices", "prices must be 1-D contiguous float32/float64");
         a.data = prices.data();
         a.size = static_cast<int64_t>(prices.shape(0));
         a.name = "prices";

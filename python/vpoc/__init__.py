@@ -7,7 +7,7 @@ Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``Live`` (live feeds
 from . import features, io, live, sessions, synth
 from ._api import (backends, empty_cache, from_bars, from_trades, gpu_available, memory_stats,
                    set_pool_limit)
-from ._core import OutOfMemoryError
+from ._core import InputError, OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
@@ -18,6 +18,7 @@ __all__ = [
     "DroppedRowsWarning",
     "FeatureTable",
     "GuessedDefaultWarning",
+    "InputError",
     "Live",
     "NO_ROW",
     "OutOfMemoryError",

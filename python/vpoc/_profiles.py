@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from . import _core
 from ._optional import require
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,6 +29,8 @@ _PER_SESSION = (
     "poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
     "total_volume", "va_volume",
 )
+#: Every column of a result (what ``Profiles.__getattr__`` fetches on first use).
+_COLUMNS = frozenset(_PER_SESSION + ("offsets", "volume") + _DEVELOPING)
 
 
 class _HostResult:
@@ -187,16 +190,33 @@ class Profiles:
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,
                  device: str = "cpu", developing: Optional[bool] = None) -> None:
         d = self.__dict__
-        try:
-            d.update(result.fields())  # the engine's Result (or a _HostResult): one call
-        except AttributeError:
-            d.update(_fields_of(result, developing))
+        d["device"] = device
+        if result.__class__ is _core.Result:  # the engine's result: columns made on first use
+            d["_result"] = result
+            d["n_sessions"] = result.n_sessions
+            d["tick_size"] = result.tick_size
+            d["ticks_per_row"] = result.ticks_per_row
+            d["row_size"] = result.tick_size * result.ticks_per_row
+            d["session_labels"] = result.session_labels if session_labels is None else session_labels
+            return
+        fields = result.fields() if result.__class__ is _HostResult else _fields_of(result, developing)
+        d.update(fields)
         if "row_size" not in d:
             d["row_size"] = d["tick_size"] * d["ticks_per_row"]
         d["_result"] = result
         if session_labels is not None or "session_labels" not in d:
             d["session_labels"] = session_labels
-        d["device"] = device
+
+    def __getattr__(self, name: str) -> Any:
+        """A column's first use: a view of the engine result's memory (numpy on the CPU, a
+        DeviceArray on a GPU), kept on the instance; later uses read it directly."""
+        if name in _COLUMNS:
+            result = self.__dict__.get("_result")
+            if result is not None:
+                value = getattr(result, name)
+                self.__dict__[name] = value
+                return value
+        raise AttributeError(f"'Profiles' object has no attribute {name!r}")
 
     def __len__(self) -> int:
         return self.n_sessions

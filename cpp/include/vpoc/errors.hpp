@@ -2,6 +2,7 @@
 // Contract: nothing in vpoc calls exit/abort; failures are vpoc::Error subclasses stamped with file:line.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -17,8 +18,22 @@ class Error : public std::runtime_error {
       : std::runtime_error(msg), where_(std::string(file) + ":" + std::to_string(line)) {}
   const std::string& where() const noexcept { return where_; }
 
+  // Which input it is about, when one (Python: vpoc.InputError's .argument, .index, .reason):
+  // the argument's name, the row (-1: none), and the message without the "name[i]=value" lead.
+  const std::string& argument() const noexcept { return argument_; }
+  int64_t index() const noexcept { return index_; }
+  std::string reason() const { return reason_.empty() ? std::string(what()) : reason_; }
+  void set_input(std::string argument, int64_t index, std::string reason) {
+    argument_ = std::move(argument);
+    index_ = index;
+    reason_ = std::move(reason);
+  }
+
  private:
   std::string where_;
+  std::string argument_;
+  int64_t index_ = -1;
+  std::string reason_;
 };
 
 // Bad argument value (Python ValueError).
@@ -73,3 +88,12 @@ std::string concat(const Parts&... parts) {
 // and stamps the throwing file:line.
 #define VPOC_THROW(kind, ...) \
   throw ::vpoc::kind(::vpoc::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+
+// VPOC_THROW_ARG(ValueError, "tick_size", "tick_size must be > 0, got ", x): the same, naming the
+// argument it is about (index -1, reason: the message).
+#define VPOC_THROW_ARG(kind, argument, ...)                                              \
+  do {                                                                                   \
+    ::vpoc::kind vpoc_error_(::vpoc::detail::concat(__VA_ARGS__), __FILE__, __LINE__); \
+    vpoc_error_.set_input(argument, -1, std::string());                                  \
+    throw vpoc_error_;                                                                   \
+  } while (0)

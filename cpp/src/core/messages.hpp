@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cfloat>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -14,47 +15,82 @@
 
 namespace vpoc::messages {
 
+// What is wrong with one input row: the message, and the argument, row and reason it names
+// (vpoc::Error::set_input). Empty when the row is valid.
+struct Problem {
+  std::string message, argument, reason;
+  int64_t index = -1;
+  bool empty() const { return message.empty(); }
+};
+
+// "name[i]" + rest (rest: "=value is ..." or " is ..."); the reason is rest without its "=value".
+inline Problem at(const char* name, int64_t i, const std::string& rest) {
+  Problem p;
+  p.message = detail::concat(name, "[", i, "]", rest);
+  p.argument = name;
+  p.index = i;
+  size_t k = 0;
+  if (!rest.empty() && rest[0] == '=') k = std::min(rest.size(), rest.find(' '));
+  while (k < rest.size() && rest[k] == ' ') ++k;
+  p.reason = rest.substr(k);
+  return p;
+}
+
+// A message about no one row (a session, a total).
+inline Problem general(std::string message) {
+  Problem p;
+  p.message = std::move(message);
+  return p;
+}
+
+// Throws the ValueError of `p`, carrying its argument, row and reason.
+[[noreturn]] inline void raise(const Problem& p, const char* file, int line) {
+  ValueError e(p.message, file, line);
+  if (!p.argument.empty()) e.set_input(p.argument, p.index, p.reason);
+  throw e;
+}
+
 // The rule is ladder::tick_limit (tick: tick_size, tpr: ticks_per_row).
-inline std::string bad_price(const char* name, int64_t i, double p, double tick, int64_t tpr) {
-  if (!std::isfinite(p)) return detail::concat(name, "[", i, "] is not finite (", p, ")");
+inline Problem bad_price(const char* name, int64_t i, double p, double tick, int64_t tpr) {
+  if (!std::isfinite(p)) return at(name, i, detail::concat(" is not finite (", p, ")"));
   const double limit = ladder::tick_limit(tick, tpr);
   if (std::fabs(p / tick) < limit) return {};
   if (limit == ladder::kMaxTicks)
-    return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick,
-                          " (|price / tick_size| must be < 2**52)");
-  return detail::concat(name, "[", i, "]=", p, " is out of range for tick_size=", tick, " and ticks_per_row=",
-                        tpr, ": its row price would be past the float64 range (|price / tick_size| must be < ",
-                        limit, ")");
+    return at(name, i, detail::concat("=", p, " is out of range for tick_size=", tick,
+                                      " (|price / tick_size| must be < 2**52)"));
+  return at(name, i, detail::concat("=", p, " is out of range for tick_size=", tick, " and ticks_per_row=",
+                                    tpr, ": its row price would be past the float64 range (|price / tick_size| "
+                                    "must be < ", limit, ")"));
 }
 
 // Volumes are summed exactly in 64.64 fixed point (core/fixed.hpp); a session's total, and so
 // every volume, must stay at or below 2**53, where float64 still holds every integer.
 template <class T>
-std::string volume_above_max(const char* name, int64_t i, T v) {
-  return detail::concat(name, "[", i, "]=", v, " is above 2**53 (9007199254740992), the largest volume "
-                        "vpoc sums exactly; scale ", name, " down");
+Problem volume_above_max(const char* name, int64_t i, T v) {
+  return at(name, i, detail::concat("=", v, " is above 2**53 (9007199254740992), the largest volume "
+                                    "vpoc sums exactly; scale ", name, " down"));
 }
 
-inline std::string bad_volume(const char* name, int64_t i, double v) {
+inline Problem bad_volume(const char* name, int64_t i, double v) {
   if (fixed::volume_in_range(v)) return {};
   if (v > 0.0 && v < fixed::kMinVolume)
-    return detail::concat(name, "[", i, "]=", v, " is below 2**-32 (2.3e-10), the smallest volume vpoc "
-                          "sums without rounding it away (in units of 2**-64); scale ", name, " up");
+    return at(name, i, detail::concat("=", v, " is below 2**-32 (2.3e-10), the smallest volume vpoc "
+                                      "sums without rounding it away (in units of 2**-64); scale ", name, " up"));
   if (v > 9007199254740992.0 && std::isfinite(v)) return volume_above_max(name, i, v);
-  return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+  return at(name, i, detail::concat(" must be finite and >= 0, got ", v));
 }
 
 // An integer volume is judged as the exact integer, before any rounding to float64 (2**53 + 1 would
 // round to 2**53 and pass), and named by its exact value.
-inline std::string bad_volume(const char* name, int64_t i, int64_t v) {
+inline Problem bad_volume(const char* name, int64_t i, int64_t v) {
   if (v >= 0 && v <= (int64_t(1) << 53)) return {};
   if (v > 0) return volume_above_max(name, i, v);
-  return detail::concat(name, "[", i, "] must be finite and >= 0, got ", v);
+  return at(name, i, detail::concat(" must be finite and >= 0, got ", v));
 }
-inline std::string bad_volume(const char* name, int64_t i, int32_t v) {
+inline Problem bad_volume(const char* name, int64_t i, int32_t v) {
   return bad_volume(name, i, static_cast<int64_t>(v));
 }
-inline std::string bad_volume(const char* name, int64_t i, float v) {
+inline Problem bad_volume(const char* name, int64_t i, float v) {
   return bad_volume(name, i, static_cast<double>(v));
 }
 
@@ -70,30 +106,30 @@ inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
 
 // Trade i with price p (widened to float64) and volume v (as given: float or integer).
 template <class V>
-std::string trade_problem(int64_t i, const Array& price, double p, const Array& volume, V v, double tick,
-                          int64_t tpr) {
-  std::string m = bad_price(price.name, i, p, tick, tpr);
+Problem trade_problem(int64_t i, const Array& price, double p, const Array& volume, V v, double tick,
+                      int64_t tpr) {
+  Problem m = bad_price(price.name, i, p, tick, tpr);
   return m.empty() ? bad_volume(volume.name, i, v) : m;
 }
 
 // Bar i; o is ignored unless bars.has_open. Close and open must lie in [low, high]. v: the volume
 // as given (float or integer).
 template <class V>
-std::string bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c, double o, V v,
-                        double tick, int64_t tpr) {
+Problem bar_problem(int64_t i, const BarsInput& bars, double h, double l, double c, double o, V v,
+                    double tick, int64_t tpr) {
   for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.high, h}, {&bars.low, l},
                                {&bars.close, c}, {&bars.open, o}}) {
     if (arr == &bars.open && !bars.has_open) continue;
-    std::string m = bad_price(arr->name, i, p, tick, tpr);
+    Problem m = bad_price(arr->name, i, p, tick, tpr);
     if (!m.empty()) return m;
   }
   if (!(h >= l))
-    return detail::concat(bars.high.name, "[", i, "] < ", bars.low.name, "[", i, "] (", h, " < ", l, ")");
+    return at(bars.high.name, i, detail::concat(" < ", bars.low.name, "[", i, "] (", h, " < ", l, ")"));
   for (const auto& [arr, p] : {std::pair<const Array*, double>{&bars.close, c}, {&bars.open, o}}) {
     if (arr == &bars.open && !bars.has_open) continue;
     if (!(p >= l && p <= h))
-      return detail::concat(arr->name, "[", i, "]=", p, " is outside [", bars.low.name, "[", i, "], ",
-                            bars.high.name, "[", i, "]] = [", l, ", ", h, "]");
+      return at(arr->name, i, detail::concat("=", p, " is outside [", bars.low.name, "[", i, "], ",
+                                             bars.high.name, "[", i, "]] = [", l, ", ", h, "]"));
   }
   return bad_volume(bars.volume.name, i, v);
 }

@@ -12,7 +12,7 @@ Distribute parse_distribute(const std::string& s) {
   if (s == "hlc3") return Distribute::hlc3;
   if (s == "uniform") return Distribute::uniform;
   if (s == "legacy") return Distribute::legacy;
-  VPOC_THROW(ValueError, "distribute must be one of 'close', 'hlc3', 'uniform', 'legacy'; got '", s,
+  VPOC_THROW_ARG(ValueError, "distribute", "distribute must be one of 'close', 'hlc3', 'uniform', 'legacy'; got '", s,
              "'");
 }
 
@@ -20,32 +20,32 @@ VaMethod parse_va_method(const std::string& s) {
   if (s == "cbot") return VaMethod::cbot;
   if (s == "single") return VaMethod::single;
   if (s == "greedy") return VaMethod::greedy;
-  VPOC_THROW(ValueError, "va_method must be one of 'cbot', 'single', 'greedy'; got '", s, "'");
+  VPOC_THROW_ARG(ValueError, "va_method", "va_method must be one of 'cbot', 'single', 'greedy'; got '", s, "'");
 }
 
 PocTie parse_poc_tie(const std::string& s) {
   if (s == "center") return PocTie::center;
   if (s == "low") return PocTie::low;
   if (s == "high") return PocTie::high;
-  VPOC_THROW(ValueError, "poc_tie must be one of 'center', 'low', 'high'; got '", s, "'");
+  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high'; got '", s, "'");
 }
 
 void validate(const Options& opt) {
   if (!(std::isfinite(opt.tick_size) && opt.tick_size > 0.0))
-    VPOC_THROW(ValueError, "tick_size must be a finite number > 0, got ", opt.tick_size);
+    VPOC_THROW_ARG(ValueError, "tick_size", "tick_size must be a finite number > 0, got ", opt.tick_size);
   if (opt.ticks_per_row < 1)
-    VPOC_THROW(ValueError, "ticks_per_row must be an integer >= 1, got ", opt.ticks_per_row);
+    VPOC_THROW_ARG(ValueError, "ticks_per_row", "ticks_per_row must be an integer >= 1, got ", opt.ticks_per_row);
   // Row prices are row * tick_size * ticks_per_row: an infinite row size would make them NaN.
   if (!std::isfinite(opt.tick_size * static_cast<double>(opt.ticks_per_row)))
     VPOC_THROW(ValueError, "tick_size * ticks_per_row must be finite (the row size), got ", opt.tick_size,
                " * ", opt.ticks_per_row);
   if (!(opt.value_area > 0.0 && opt.value_area <= 1.0))
-    VPOC_THROW(ValueError, "value_area must be in (0, 1], got ", opt.value_area);
+    VPOC_THROW_ARG(ValueError, "value_area", "value_area must be in (0, 1], got ", opt.value_area);
   // Rows within a session are addressed with 32-bit offsets by the binning kernels.
   if (opt.max_rows < 1 || opt.max_rows > 1000000000)
-    VPOC_THROW(ValueError, "max_rows must be in [1, 1_000_000_000], got ", opt.max_rows);
+    VPOC_THROW_ARG(ValueError, "max_rows", "max_rows must be in [1, 1_000_000_000], got ", opt.max_rows);
   if (opt.threads < 0 || opt.threads > kMaxThreads)
-    VPOC_THROW(ValueError, "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
+    VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
 }
 
 }  // namespace vpoc

@@ -24,19 +24,19 @@ namespace {
 
 void require_same_length(const Array& a, const Array& ref) {
   if (a.size != ref.size)
-    VPOC_THROW(ValueError, a.name, " has length ", a.size, " but ", ref.name, " has length ",
+    VPOC_THROW_ARG(ValueError, a.name, a.name, " has length ", a.size, " but ", ref.name, " has length ",
                ref.size);
 }
 
 void require_price_dtype(const Array& a) {
   if (a.dtype != DType::f32 && a.dtype != DType::f64)
-    VPOC_THROW(TypeError, a.name, " must be float32 or float64 for the engine");
+    VPOC_THROW_ARG(TypeError, a.name, a.name, " must be float32 or float64 for the engine");
 }
 
 // A CPU call reads host memory only.
 void require_placed(const Array& a, const Placement& place) {
   if (place.device < 0 && a.device >= 0)
-    VPOC_THROW(ValueError, a.name, " is in GPU memory (cuda:", a.device, "); the CPU engine needs host arrays");
+    VPOC_THROW_ARG(ValueError, a.name, a.name, " is in GPU memory (cuda:", a.device, "); the CPU engine needs host arrays");
 }
 
 }  // namespace
@@ -59,10 +59,10 @@ void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Opt
   for (const Array* a : {&bars.high, &bars.low, &bars.close}) {
     require_price_dtype(*a);
     if (a->dtype != bars.high.dtype)
-      VPOC_THROW(TypeError, a->name, " must have the dtype of ", bars.high.name);
+      VPOC_THROW_ARG(TypeError, a->name, a->name, " must have the dtype of ", bars.high.name);
   }
   if (bars.has_open && bars.open.dtype != bars.high.dtype)
-    VPOC_THROW(TypeError, bars.open.name, " must have the dtype of ", bars.high.name);
+    VPOC_THROW_ARG(TypeError, bars.open.name, bars.open.name, " must have the dtype of ", bars.high.name);
   validate_offsets(sessions, bars.high.size);
   for (const Array* a : {&bars.high, &bars.low, &bars.close, &bars.volume}) require_placed(*a, place);
   if (bars.has_open) require_placed(bars.open, place);

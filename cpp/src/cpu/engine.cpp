@@ -71,7 +71,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     if (sums_too_much(b, vmax, volume, off[s], off[s + 1]))
       failure.record(off[s], messages::volume_overflow(volume.name, s));
   });
-  if (failure.failed()) throw ValueError(failure.message(), __FILE__, __LINE__);
+  if (failure.failed()) messages::raise(failure.problem(), __FILE__, __LINE__);
 
   Profiles out;
   out.tick_size = opt.tick_size;

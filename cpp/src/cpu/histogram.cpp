@@ -206,7 +206,7 @@ template <class P, class V>
 void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const Options& opt,
                    const Array& pa, const Array& va, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
-    std::string m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va, vol[i], opt.tick_size,
+    messages::Problem m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va, vol[i], opt.tick_size,
                                             opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }
@@ -379,7 +379,7 @@ void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, co
                  const BarsInput& in, FirstFailure& f) {
   for (int64_t i = b; i <= stop; ++i) {
     const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
-    std::string m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o, vol[i], opt.tick_size,
+    messages::Problem m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o, vol[i], opt.tick_size,
                                           opt.ticks_per_row);
     if (!m.empty()) return f.record(i, std::move(m));
   }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/messages.hpp"
 #include "cpu/row_window.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
@@ -17,22 +18,23 @@ namespace vpoc::cpu {
 // The bad input row with the smallest index seen by any worker, with its message.
 class FirstFailure {
  public:
-  void record(int64_t index, std::string msg) {
+  void record(int64_t index, messages::Problem p) {
     std::lock_guard<std::mutex> lock(m_);
     if (index < index_.load()) {
       index_.store(index);
-      msg_ = std::move(msg);
+      problem_ = std::move(p);
     }
   }
+  void record(int64_t index, std::string msg) { record(index, messages::general(std::move(msg))); }
   // True when a failure at a row before `index` is known (so work from `index` on is moot).
   bool before(int64_t index) const { return index_.load(std::memory_order_relaxed) < index; }
   bool failed() const { return before(std::numeric_limits<int64_t>::max()); }
-  const std::string& message() const { return msg_; }
+  const messages::Problem& problem() const { return problem_; }
 
  private:
   std::mutex m_;
   std::atomic<int64_t> index_{std::numeric_limits<int64_t>::max()};
-  std::string msg_;
+  messages::Problem problem_;
 };
 
 // Thrown by the int64 binning when a volume is so large (>= 2**31) that int64 row sums could

@@ -70,9 +70,9 @@ struct LiveSession::Impl {
       price.name = "price";
       volume.name = "volume";
       for (int64_t i = 0; i < r.n; ++i) {
-        const std::string m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size,
+        const messages::Problem m = messages::trade_problem(i, price, r.price[i], volume, r.volume[i], opt.tick_size,
                                                       opt.ticks_per_row);
-        if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
+        if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
       }
       return;
     }
@@ -89,9 +89,9 @@ struct LiveSession::Impl {
     b.has_open = has_open;
     for (int64_t i = 0; i < r.n; ++i) {
       const double o = has_open ? r.open[i] : r.close[i];
-      const std::string m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size,
+      const messages::Problem m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size,
                                                     opt.ticks_per_row);
-      if (!m.empty()) throw ValueError(m, __FILE__, __LINE__);
+      if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
     }
   }
 

@@ -298,9 +298,9 @@ void Run::fail_at(int64_t row) {
                                            opt_.ticks_per_row);
   };
   const DType vt = in_.arrays[vk]->dtype;
-  std::string m = vt == DType::i32 || vt == DType::i64 ? problem(ivol) : problem(vals[vk]);
-  if (m.empty()) m = detail::concat("row ", row, " of the input is invalid");
-  throw ValueError(m, __FILE__, __LINE__);
+  messages::Problem m = vt == DType::i32 || vt == DType::i64 ? problem(ivol) : problem(vals[vk]);
+  if (m.empty()) m = messages::general(detail::concat("row ", row, " of the input is invalid"));
+  messages::raise(m, __FILE__, __LINE__);
 }
 
 // A volume above huge_volume was seen in group g (rare): its sessions' volumes are summed again on
