@@ -13,7 +13,7 @@ from typing import Any, Dict
 from .. import _api
 from .._time import interval_ns
 from .._version import __version__
-from ..sessions._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
+from ..sessions import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES
 from ._common import DEFAULT_CHUNK_ROWS, DEFAULT_PROGRESS_MIN_ROWS, OUTPUT_SUFFIXES, SESSION_KINDS
 from ._info import cmd_bench, cmd_demo, cmd_doctor, cmd_info
 from ._inspect import cmd_inspect
