@@ -8,36 +8,40 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'DeviceResult', 'LiveSession', 'NO_ROW', 'OutOfMemoryError', 'Result', 'backends', 'build_info', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'profile_bars', 'profile_bars_gpu', 'profile_trades', 'profile_trades_gpu', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
 class OutOfMemoryError(MemoryError):
     pass
-class Result:
-    @property
-    def dev_poc(self) -> np.ndarray:
+class InputError(ValueError):
+    pass
+class Options:
+    """
+    Every option of a call but the data and the device: ladder, levels, bars, threads.
+    """
+    def __getstate__(self) -> tuple:
+        ...
+    def __init__(self, *, tick_size: typing.Any, ticks_per_row: typing.Any = 1, value_area: typing.Any = 0.7, va_method: typing.Any = 'cbot', poc_tie: typing.Any = 'center', max_rows: typing.Any = 1000000, threads: typing.Any = None, developing: typing.Any = False, distribute: typing.Any = 'uniform', snap: typing.Any = False) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
-    def dev_vah(self) -> np.ndarray:
+    def developing(self) -> bool:
         ...
     @property
-    def dev_val(self) -> np.ndarray:
+    def distribute(self) -> str:
         ...
     @property
-    def low_row(self) -> np.ndarray:
+    def max_rows(self) -> int:
         ...
     @property
-    def n_rows(self) -> np.ndarray:
+    def poc_tie(self) -> str:
         ...
     @property
-    def n_sessions(self) -> int:
+    def snap(self) -> bool:
         ...
     @property
-    def offsets(self) -> np.ndarray:
-        ...
-    @property
-    def poc(self) -> np.ndarray:
-        ...
-    @property
-    def poc_row(self) -> np.ndarray:
+    def threads(self) -> typing.Any:
         ...
     @property
     def tick_size(self) -> float:
@@ -46,27 +50,31 @@ class Result:
     def ticks_per_row(self) -> int:
         ...
     @property
-    def total_volume(self) -> np.ndarray:
+    def va_method(self) -> str:
         ...
     @property
-    def va_volume(self) -> np.ndarray:
+    def value_area(self) -> float:
+        ...
+class Placement:
+    """
+    Where a call runs: a GPU, its scratch budget, its stream and the streams to wait for.
+    """
+    def __init__(self, *, device: typing.SupportsInt | typing.SupportsIndex, memory_budget: typing.Any = 268435456, stream: typing.SupportsInt | typing.SupportsIndex = 0, user_stream: bool = False, wait_streams: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> None:
         ...
     @property
-    def vah(self) -> np.ndarray:
+    def device(self) -> int:
         ...
     @property
-    def vah_row(self) -> np.ndarray:
+    def memory_budget(self) -> int:
         ...
-    @property
-    def val(self) -> np.ndarray:
-        ...
-    @property
-    def val_row(self) -> np.ndarray:
-        ...
-    @property
-    def volume(self) -> np.ndarray:
-        ...
-class DeviceResult:
+class Result:
+    """
+    One call's profiles: host numpy views or GPU DeviceArrays.
+    """
+    def fields(self) -> dict:
+        """
+        Every column (None: not computed) and the scalars, as a dict: what vpoc.Profiles holds.
+        """
     @property
     def dev_poc(self) -> typing.Any:
         ...
@@ -77,7 +85,22 @@ class DeviceResult:
     def dev_val(self) -> typing.Any:
         ...
     @property
+    def developing(self) -> bool:
+        ...
+    @property
     def device(self) -> int:
+        ...
+    @property
+    def first_off_grid(self) -> tuple[int, int]:
+        ...
+    @property
+    def grid_counted(self) -> bool:
+        ...
+    @property
+    def grid_prices(self) -> int:
+        ...
+    @property
+    def grid_refused(self) -> bool:
         ...
     @property
     def low_row(self) -> typing.Any:
@@ -89,6 +112,9 @@ class DeviceResult:
     def n_sessions(self) -> int:
         ...
     @property
+    def off_grid(self) -> int:
+        ...
+    @property
     def offsets(self) -> typing.Any:
         ...
     @property
@@ -96,6 +122,9 @@ class DeviceResult:
         ...
     @property
     def poc_row(self) -> typing.Any:
+        ...
+    @property
+    def session_labels(self) -> typing.Any:
         ...
     @property
     def tick_size(self) -> float:
@@ -125,7 +154,7 @@ class DeviceResult:
     def volume(self) -> typing.Any:
         ...
 class LiveSession:
-    def __init__(self, bars: bool, distribute: str, has_open: bool, tick_size: typing.SupportsFloat | typing.SupportsIndex, ticks_per_row: typing.SupportsInt | typing.SupportsIndex, value_area: typing.SupportsFloat | typing.SupportsIndex, va_method: str, poc_tie: str, max_rows: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, bars: bool, distribute: typing.Any, has_open: bool, tick_size: typing.Any, ticks_per_row: typing.Any, value_area: typing.Any, va_method: typing.Any, poc_tie: typing.Any, max_rows: typing.Any) -> None:
         ...
     def append(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         ...
@@ -224,6 +253,20 @@ def backends() -> list[str]:
     ...
 def build_info() -> dict:
     ...
+def check_bool(x: typing.Any, name: str) -> bool:
+    ...
+def check_int(x: typing.Any, name: str, minimum: typing.SupportsInt | typing.SupportsIndex, maximum: typing.SupportsInt | typing.SupportsIndex = 9223372036854775807) -> int:
+    ...
+def check_real(x: typing.Any, name: str) -> float:
+    ...
+def check_str(x: typing.Any, name: str) -> str:
+    ...
+def check_threads(x: typing.Any) -> int:
+    ...
+def count_off_grid(prices: np.ndarray, tick_size: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[int, int]:
+    """
+    (prices off the tick_size grid, index of the first or -1): the rule of core/grid.hpp.
+    """
 def empty_cache(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def gpu_backend() -> str:
@@ -242,14 +285,14 @@ def memory_stats(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict:
     ...
 def offsets_from_ids(ids: typing.Annotated[npt.ArrayLike, np.int64], name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     ...
-def profile_bars(high: np.ndarray, low: np.ndarray, close: np.ndarray, volume: np.ndarray, open: typing.Any, offsets: typing.Annotated[npt.ArrayLike, np.int64], tick_size: typing.SupportsFloat | typing.SupportsIndex, ticks_per_row: typing.SupportsInt | typing.SupportsIndex, distribute: str, value_area: typing.SupportsFloat | typing.SupportsIndex, va_method: str, poc_tie: str, max_rows: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, developing: bool) -> Result:
+def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:
     ...
-def profile_bars_gpu(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Annotated[npt.ArrayLike, np.int64], tick_size: typing.SupportsFloat | typing.SupportsIndex, ticks_per_row: typing.SupportsInt | typing.SupportsIndex, distribute: str, value_area: typing.SupportsFloat | typing.SupportsIndex, va_method: str, poc_tie: str, max_rows: typing.SupportsInt | typing.SupportsIndex, developing: bool, device: typing.SupportsInt | typing.SupportsIndex, memory_budget: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, user_stream: bool, wait_streams: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> DeviceResult:
+def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:
     ...
-def profile_trades(price: np.ndarray, volume: np.ndarray, offsets: typing.Annotated[npt.ArrayLike, np.int64], tick_size: typing.SupportsFloat | typing.SupportsIndex, ticks_per_row: typing.SupportsInt | typing.SupportsIndex, value_area: typing.SupportsFloat | typing.SupportsIndex, va_method: str, poc_tie: str, max_rows: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex, developing: bool) -> Result:
-    ...
-def profile_trades_gpu(price: typing.Any, volume: typing.Any, offsets: typing.Annotated[npt.ArrayLike, np.int64], tick_size: typing.SupportsFloat | typing.SupportsIndex, ticks_per_row: typing.SupportsInt | typing.SupportsIndex, value_area: typing.SupportsFloat | typing.SupportsIndex, va_method: str, poc_tie: str, max_rows: typing.SupportsInt | typing.SupportsIndex, developing: bool, device: typing.SupportsInt | typing.SupportsIndex, memory_budget: typing.SupportsInt | typing.SupportsIndex, stream: typing.SupportsInt | typing.SupportsIndex, user_stream: bool, wait_streams: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> DeviceResult:
-    ...
+def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.SupportsInt | typing.SupportsIndex) -> tuple[npt.NDArray[np.int64], typing.Any]:
+    """
+    (offsets [S+1] int64, session labels or None) of n rows from offsets= or session_ids= (neither: one session), as every call reads them; offsets are validated by the engine call that uses them.
+    """
 def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 NO_ROW: int = -9223372036854775808
