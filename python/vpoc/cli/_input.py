@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from .._errors import row_of
 from .._stream import concat_columns
 from ._common import UsageError, fmt_ts, to_flags
 
@@ -329,20 +330,26 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
             s = e
 
 
+# Fallback for errors that carry no row (see locate): the index a message names as "[i]" or
+# "bar|trade|row i". Today these are check_grid's refusal (a ValueError made in Python: "e.g.
+# close[3]=100.1") and the engine's "the session holding bar i spans more than max_rows" (an
+# InputError without an index).
 _INDEX_RE = re.compile(r"\[(\d+)\]|\b(?:bar|trade|row) (\d+)")
 
 
 def locate(e: Exception, chunk: Chunk, paths: Sequence[str]) -> str:
-    """The engine's message with the file and time of the row it names, for a shell user."""
+    """The engine's message with the file and time of the row it names, for a shell user: the
+    row is the error's own (a vpoc.InputError's .index, a row of ``chunk``); only an error that
+    carries none is searched for one."""
     msg = str(e)
-    m = _INDEX_RE.search(msg)
-    if m is not None:
-        i = int(m.group(1) or m.group(2))
-        if 0 <= i < len(chunk.rows):
-            return f"{paths[int(chunk.rows.source[i])]}: row at {fmt_ts(chunk.rows.timestamp[i])}: {msg}"
+    i = row_of(e)
+    if i is None:
+        m = _INDEX_RE.search(msg)
+        i = None if m is None else int(m.group(1) or m.group(2))
+    if i is not None and 0 <= i < len(chunk.rows):
+        return f"{paths[int(chunk.rows.source[i])]}: row at {fmt_ts(chunk.rows.timestamp[i])}: {msg}"
     files = sorted({paths[int(j)] for j in np.unique(chunk.rows.source)})
     return f"{', '.join(files) or paths[0]}: {msg}"
-
 
 
 def check_inputs(paths: Sequence[str]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import numpy as np
 
 from .. import _api
+from .._errors import InputError
 from .._files import atomic_write
 from .._optional import require
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
@@ -96,7 +97,21 @@ def _engine_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 _ENGINE = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "max_rows", "device",
            "memory_budget", "threads", "distribute", "snap")
+# Fallback for errors that name no argument (see _option_error): every engine option's name in
+# the text as its flag. Today these are the TypeErrors of the option checks, the device checks
+# made in Python and "tick_size * ticks_per_row must be finite" (an InputError about two).
 _ENGINE_WORDS = re.compile(r"\b(" + "|".join(_ENGINE) + r")\b")
+
+
+def _option_error(e: Exception) -> str:
+    """The message of an engine option's error with the ``vpoc`` flags for the library's
+    keywords: a vpoc.InputError about one option (.argument; its message opens with that name)
+    opens with the option's flag instead."""
+    msg = to_flags(str(e))
+    argument = getattr(e, "argument", None) if isinstance(e, InputError) else None
+    if argument in _ENGINE and msg.startswith(argument):
+        return FLAGS[argument] + msg[len(argument):]
+    return _ENGINE_WORDS.sub(lambda m: FLAGS[m.group(1)], msg)
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -109,8 +124,7 @@ def _check_options(args: argparse.Namespace) -> None:
         else:
             _api.from_bars(empty, empty, empty, empty, distribute=args.distribute, **_engine_options(args))
     except (ValueError, TypeError) as e:
-        msg = to_flags(str(e))
-        raise UsageError(_ENGINE_WORDS.sub(lambda m: FLAGS[m.group(1)], msg)) from e
+        raise UsageError(_option_error(e)) from e
     read_kwargs(args)
     check_session_tz(args)
     try:

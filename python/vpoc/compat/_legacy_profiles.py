@@ -6,12 +6,12 @@ Contract: vpoc.from_bars(distribute="legacy", snap=True) computes the volumes; b
 
 from __future__ import annotations
 
-import re
 from typing import Optional, Tuple
 
 import numpy as np
 
 from .._api import from_bars
+from .._errors import readdressed, row_of
 from ._inputs import Source
 from ._ragged import layout, reduce
 
@@ -48,19 +48,25 @@ def has_level(mn: np.ndarray, mx: np.ndarray, base: np.ndarray, K: np.ndarray, t
     return result
 
 
-# Parses the engine's message back: "open[i]" etc. become the caller's frame[column] row r.
-# Exists only to re-word the engine's error; a structured error (argument, index) would replace it.
-_ENGINE_ARG = re.compile(r"\b(open|high|low|close|volume)\[(\d+)\]")
+# The engine's names of a bar's arrays (they are the keys of Source.columns).
+_BAR_NAMES = ("open", "high", "low", "close", "volume")
 
 
 def _engine_error(e: ValueError, source: Source) -> ValueError:
-    """The engine's message with its argument[i] rewritten as the caller's frame[column][row]."""
-    def name(m: "re.Match[str]") -> str:
-        i = int(m.group(2))
-        row = int(source.perm[i]) if source.perm is not None else i
-        return f"{source.frame}[{source.columns[m.group(1)]!r}] row {row}"
+    """The engine's error about bar e.index (a vpoc.InputError) said of the caller's frame: each
+    argument[i] it names becomes frame[column] row r (r: the frame's row of engine row i), the
+    new error's .argument is frame[column] and .index r. Errors about no one bar are returned
+    as they are."""
+    i = row_of(e)
+    if i is None:
+        return e
+    row = int(source.perm[i]) if source.perm is not None else i
 
-    return ValueError(_ENGINE_ARG.sub(name, str(e)))
+    def column(name: str) -> str:
+        return f"{source.frame}[{source.columns[name]!r}]"
+
+    return readdressed(e, row, _BAR_NAMES, lambda name, r: f"{column(name)} row {r}",
+                       argument=column(e.argument) if e.argument in source.columns else None)
 
 
 def legacy_profiles(o: np.ndarray, h: np.ndarray, l: np.ndarray, c: np.ndarray, v: np.ndarray,

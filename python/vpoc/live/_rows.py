@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
 from .._arrays import GRID_TOLERANCE, MAX_VOLUME, check_grid, volume_too_large
+from .._errors import readdressed, row_of
 from .._time import bar_opens, epoch_ns, input_timestamps_ns
 from ._common import _NS_PER_DAY
 
@@ -25,13 +25,18 @@ __all__ = ["_RowsMixin", "_renamed"]
 _PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
 
 
-def _renamed(e: ValueError, rows: np.ndarray) -> ValueError:
-    """The engine's error with its row indices (positions in the rows it was given) replaced by
-    their positions in the update."""
-    msg = re.sub(r"\b(high|low|close|open|price|volume)\[(\d+)\]",
-                 lambda m: f"{m.group(1)}[{int(rows[int(m.group(2))])}]", str(e))
-    return ValueError(msg)
+# The engine's names of a row's arrays (its messages name them as name[i]).
+_ROW_NAMES = ("high", "low", "close", "open", "price", "volume")
 
+
+def _renamed(e: ValueError, rows: np.ndarray) -> ValueError:
+    """The engine's error about one of the rows it was given (a vpoc.InputError: its argument and
+    row, e.index) said of that row's position in the update, rows[e.index]: same wording, the
+    same .argument, .index the position. Errors about no one row are returned as they are."""
+    i = row_of(e)
+    if i is None:
+        return e
+    return readdressed(e, int(rows[i]), _ROW_NAMES, lambda name, row: f"{name}[{row}]")
 
 
 class _RowsMixin:
