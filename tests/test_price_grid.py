@@ -147,74 +147,78 @@ def test_23_4_check_grid_chunks_and_first_index():
         assert _arrays.check_grid(xs, 0.25, snap=True) == plain_count(xs, 0.25, eps)
 
 
-def test_23_4_device_path_counts_like_the_host():
+def _cuda_torch():
     torch = pytest.importorskip("torch")
+    if not (vpoc.gpu_available() and torch.cuda.is_available()):
+        pytest.skip("needs a vpoc GPU build and a GPU")
+    return torch
+
+
+def test_23_4_device_path_counts_like_the_host():
+    # GPU arrays are counted by the engine's range pass with the host's rule: same count, same
+    # first index (past several tiles and groups), float64 and float32, a power-of-two tick and not
+    torch = _cuda_torch()
     rng = np.random.default_rng(6)
     x = np.round(6000 + rng.integers(0, 100, 7000) * 0.25 + (rng.random(7000) < 0.3) * 0.1, 6)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
     for dtype in (np.float64, np.float32):
-        t = torch.as_tensor(x.astype(dtype), device=dev)
-        assert _arrays._device_off(t, 0.25) == _arrays._host_off(x.astype(dtype), 0.25) + (7000,)
-    t = torch.as_tensor(np.full(5, 6000.25), device=dev)
-    assert _arrays._device_off(t, 0.25) == (0, -1, 5)
-    # across the reused chunk buffers: a length past one chunk, off-grid prices only in the last
-    # chunk (first index and count as on the host), a non-power-of-two tick
-    n = _arrays._DEVICE_CHUNK + 1234
+        t = torch.as_tensor(x.astype(dtype), device="cuda")
+        got = vpoc.from_trades(t, torch.ones(7000, device="cuda"), tick_size=0.25, device="cuda", snap=True)
+        assert got.snapped_prices == _arrays._host_off(x.astype(dtype), 0.25)[0] > 0
+    t = torch.as_tensor(np.full(5, 6000.25), device="cuda")
+    assert vpoc.from_trades(t, torch.ones(5, device="cuda"), tick_size=0.25, device="cuda").snapped_prices == 0
+    n = (1 << 20) + 1234
     y = np.round(6000 + rng.integers(0, 100, n) * 0.1, 6)
     y[-5:] += 0.03
-    t = torch.as_tensor(y, device=dev)
-    assert _arrays._device_off(t, 0.1) == _arrays._host_off(y, 0.1) + (n,)
-    assert _arrays._device_off(t, 0.1)[:2] == (5, n - 5)
+    t = torch.as_tensor(y, device="cuda")
+    with pytest.warns(UserWarning, match=rf"5 of {n} prices .* e\.g\. price\[{n - 5}\]"):
+        got = vpoc.from_trades(t, torch.ones(n, device="cuda"), tick_size=0.1, device="cuda")
+    assert got.snapped_prices == 5 == _arrays._host_off(y, 0.1)[0]
 
 
-def test_23_4_device_arrays_of_one_call_take_one_read_back(monkeypatch):
-    """GPU arrays of one call (a bar's high, low, close) are counted on their device and read back
-    once when all are on the grid; an off-grid one falls through to the per-array pass and its
-    error. Run on CPU torch tensors treated as device arrays."""
-    torch = pytest.importorskip("torch")
-    monkeypatch.setattr(_arrays, "gpu_location", lambda x: None if isinstance(x, np.ndarray) else 0)
-    on = torch.tensor([6000.0, 6000.25, 6000.5])
-    off = torch.tensor([6000.0, 6000.1, 6000.5])
-    reads = []
-    real = _arrays._device_off
-    monkeypatch.setattr(_arrays, "_device_off", lambda *a, **k: reads.append(k.get("lazy", False)) or real(*a, **k))
-    assert _arrays._all_on_device_and_on_grid([("high", on), ("low", on), ("open", None)], 0.25)
-    assert reads == []  # a power-of-two tick: the remainder shortcut, no exact pass
-    on10 = torch.tensor([6000.0, 6000.1, 6000.5], dtype=torch.float64)
-    assert _arrays._all_on_device_and_on_grid([("high", on10), ("low", on10), ("open", None)], 0.1)
-    assert reads == [True, True]  # the exact pass on each, one read-back
-    assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", off)], 0.25)
-    assert not _arrays._all_on_device_and_on_grid([("high", on), ("low", np.array([6000.0]))], 0.25)
-    assert _arrays.check_grid({"high": on, "low": on, "close": on}, 0.25) == 0
-    with pytest.raises(ValueError, match=r"1 of 9 prices .* e\.g\. low\[1\]=6000\.1"):
-        _arrays.check_grid({"high": on, "low": off, "close": on}, 0.25)
+def test_23_4_device_bars_of_one_call_are_counted_together():
+    # a bar's high, low, close on the GPU: one count over all of them; the error names the
+    # first off-grid price (its column found from the engine's row) as on the host
+    torch = _cuda_torch()
+    on = torch.tensor([6000.0, 6000.25, 6000.5], device="cuda", dtype=torch.float64)
+    off = torch.tensor([6000.0, 6000.1, 6000.5], device="cuda", dtype=torch.float64)
+    vol = torch.ones(3, device="cuda")
+    assert vpoc.from_bars(on + 0.5, on, on + 0.25, vol, tick_size=0.25, device="cuda").snapped_prices == 0
+    with pytest.raises(ValueError, match=r"1 of 9 prices .* e\.g\. low\[1\]=6000\.1") as e:
+        vpoc.from_bars(on + 0.5, off, on + 0.25, vol, tick_size=0.25, device="cuda")
+    assert (e.value.argument, e.value.index) == ("low", 1)
+    host = vpoc.from_bars((on + 0.5).cpu().numpy(), off.cpu().numpy(), (on + 0.25).cpu().numpy(),
+                          np.ones(3), tick_size=0.25, snap=True)
+    dev = vpoc.from_bars(on + 0.5, off, on + 0.25, vol, tick_size=0.25, device="cuda", snap=True)
+    assert dev.snapped_prices == host.snapped_prices == 1
 
 
-def test_23_4_power_of_two_tick_shortcut_on_the_device(monkeypatch):
-    """A power-of-two tick: on-grid device prices are proven on the grid by a remainder count in
-    their own dtype (no float64 pass); any non-zero remainder (off-grid, NaN) goes to the exact
-    test, whose count and message are the host's. CPU torch tensors stand in for device arrays."""
-    torch = pytest.importorskip("torch")
-    monkeypatch.setattr(_arrays, "gpu_location", lambda x: None if isinstance(x, np.ndarray) else 0)
-    exact = []
-    real = _arrays._device_off
-    monkeypatch.setattr(_arrays, "_device_off", lambda *a, **k: exact.append(1) or real(*a, **k))
+def test_23_4_device_nan_and_one_32nd_ticks():
+    # NaN is the engine's own error, never a grid count; 1/32 and 0.25 grids of float32 and
+    # float64 GPU prices are on the grid
+    torch = _cuda_torch()
     rng = np.random.default_rng(8)
     for dtype in (torch.float32, torch.float64):
-        on = torch.as_tensor(rng.integers(-4000, 40000, 5000) * 0.25, dtype=dtype)
-        assert _arrays._all_on_device_and_on_grid([("price", on)], 0.25)
-        assert _arrays._all_on_device_and_on_grid([("price", on)], 1 / 32)
-        assert exact == []
-        assert int(_arrays._device_candidates(torch, on, 0.25)) == 0
+        on = torch.as_tensor(rng.integers(-4000, 40000, 5000) * 0.25, dtype=dtype, device="cuda")
+        vol = torch.ones(5000, device="cuda")
+        for tick in (0.25, 1 / 32):
+            assert vpoc.from_trades(on, vol, tick_size=tick, device="cuda").snapped_prices == 0
         bad = on.clone()
         bad[17:27] += 0.1
-        assert not _arrays._all_on_device_and_on_grid([("price", bad)], 0.25)
         with pytest.raises(ValueError, match=r"10 of 5000 prices .* e\.g\. price\[17\]"):
-            _arrays.check_grid(bad, 0.25)
+            vpoc.from_trades(bad, vol, tick_size=0.25, device="cuda")
         nan = on.clone()
         nan[3] = float("nan")
-        assert int(_arrays._device_candidates(torch, nan, 0.25)) == 1  # a candidate, not off the grid
-        assert _arrays.check_grid(nan, 0.25) == 0
-        exact.clear()
-    assert _arrays._device_candidates(torch, torch.arange(5), 0.25) is None  # integer prices
-    assert _arrays._device_candidates(torch, torch.zeros(5), 0.1) is None  # not a power of two
+        with pytest.raises(ValueError, match=r"price\[3\] is not finite"):
+            vpoc.from_trades(nan, vol, tick_size=0.25, device="cuda")
+
+
+def test_23_4_check_grid_reads_array_likes_and_off_grid_at():
+    # the host check outside from_* (Live) takes any array-like; off_grid_at tests one price of a
+    # host or GPU array (a CPU torch tensor here) by the engine's rule
+    torch = pytest.importorskip("torch")
+    on = [6000.0, 6000.25, 6000.5]
+    assert _arrays.check_grid({"high": on, "low": on, "close": on}, 0.25) == 0
+    with pytest.raises(ValueError, match=r"1 of 9 prices .* e\.g\. low\[1\]=6000\.1"):
+        _arrays.check_grid({"high": on, "low": [6000.0, 6000.1, 6000.5], "close": on}, 0.25)
+    t = torch.tensor([6000.0, 6000.1], dtype=torch.float32)
+    assert not _arrays.off_grid_at(t, 0, 0.25) and _arrays.off_grid_at(t, 1, 0.25)

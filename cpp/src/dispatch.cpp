@@ -13,12 +13,15 @@
 namespace vpoc {
 namespace {
 
+bool refuses(const GridCheck& g, const Options& opt) {
+  return g.off > 0 && !opt.snap && static_cast<double>(g.off) > grid::kGridMaxShare * static_cast<double>(g.prices);
+}
+
 // The off-grid prices of a host call's price inputs (none counted when they are on a GPU: the
-// caller checks those); refused when too many and not opt.snap.
-GridCheck check_grid(std::initializer_list<const Array*> prices, const Options& opt) {
+// GPU's range pass counts those); refused when too many and not opt.snap.
+GridCheck check_grid(std::initializer_list<const Array*> prices, const Options& opt, const Placement& place) {
   GridCheck g;
-  for (const Array* a : prices)
-    if (a->device >= 0) return g;
+  if (place.device >= 0) return g;  // the GPU's range pass counts them (grid_of)
   g.counted = true;
   int k = 0;
   for (const Array* a : prices) {
@@ -31,7 +34,18 @@ GridCheck check_grid(std::initializer_list<const Array*> prices, const Options& 
     g.prices += a->size;
     ++k;
   }
-  g.refused = g.off > 0 && !opt.snap && static_cast<double>(g.off) > grid::kGridMaxShare * static_cast<double>(g.prices);
+  g.refused = refuses(g, opt);
+  return g;
+}
+
+// The GPU engine's count (made in its range pass): the row of the first, not which input.
+GridCheck grid_of(const gpu::DeviceProfiles& p, int64_t prices, const Options& opt) {
+  GridCheck g;
+  g.counted = true;
+  g.off = p.off_grid;
+  g.prices = prices;
+  g.first_index = p.first_off_grid;
+  g.refused = refuses(g, opt);
   return g;
 }
 
@@ -78,10 +92,16 @@ Result refused(GridCheck g) {
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                       const Options& opt, const Placement& place) {
   validate_trades(price, volume, sessions, opt, place);
-  const GridCheck g = check_grid({&price}, opt);
+  if (place.device >= 0) {
+    auto p = gpu::profile_trades(price, volume, sessions, opt, place);
+    const GridCheck g = grid_of(p, price.size, opt);
+    Result r = from_device(std::move(p), opt);
+    r.grid = g;
+    return r;
+  }
+  const GridCheck g = check_grid({&price}, opt, place);
   if (g.refused) return refused(g);
-  Result r = place.device < 0 ? from_host(cpu::profile_trades(price, volume, sessions, opt), opt)
-                              : from_device(gpu::profile_trades(price, volume, sessions, opt, place), opt);
+  Result r = from_host(cpu::profile_trades(price, volume, sessions, opt), opt);
   r.grid = g;
   return r;
 }
@@ -91,12 +111,17 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
   validate_bars(bars, sessions, opt, place);
   // open is read only by distribute='legacy' (which weights prices where they lie)
   const bool with_open = bars.has_open && opt.distribute == Distribute::legacy;
-  const GridCheck g = with_open ? check_grid({&bars.high, &bars.low, &bars.close, &bars.open}, opt)
-                                : check_grid({&bars.high, &bars.low, &bars.close}, opt);
+  if (place.device >= 0) {
+    auto p = gpu::profile_bars(bars, sessions, opt.distribute, opt, place);
+    const GridCheck g = grid_of(p, bars.high.size * (with_open ? 4 : 3), opt);
+    Result r = from_device(std::move(p), opt);
+    r.grid = g;
+    return r;
+  }
+  const GridCheck g = with_open ? check_grid({&bars.high, &bars.low, &bars.close, &bars.open}, opt, place)
+                                : check_grid({&bars.high, &bars.low, &bars.close}, opt, place);
   if (g.refused) return refused(g);
-  Result r = place.device < 0
-                 ? from_host(cpu::profile_bars(bars, sessions, opt.distribute, opt), opt)
-                 : from_device(gpu::profile_bars(bars, sessions, opt.distribute, opt, place), opt);
+  Result r = from_host(cpu::profile_bars(bars, sessions, opt.distribute, opt), opt);
   r.grid = g;
   return r;
 }

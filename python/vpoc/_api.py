@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import as_prices, check_grid, gpu_location, gpu_view, producer_stream, report_grid
+from ._arrays import as_prices, gpu_location, gpu_view, off_grid_at, producer_stream, report_grid
 from ._profiles import Profiles
 from ._validate import INT64_MAX as _INT64_MAX
 from ._validate import integer as _int
@@ -246,21 +246,34 @@ def _gpu_inputs(arrays: dict, gpu: int) -> dict:
                 else x) for k, x in arrays.items()}
 
 
-def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu", snapped: Optional[int] = 0) -> Profiles:
-    """The Profiles of engine result ``r``: off-grid host prices reported (report_grid: refused
-    or warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
+def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -> Profiles:
+    """The Profiles of engine result ``r``: off-grid prices reported (report_grid: refused or
+    warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
     the engine's order (trades: price; bars: high, low, close, open when legacy)."""
+    snapped = 0
     if r.off_grid:
-        items = [(k, x if isinstance(x, np.ndarray) else as_prices(x, k)) for k, x in prices.items()]
-        k, i = r.first_off_grid
-        snapped = report_grid(r.off_grid, r.grid_prices, (items[k][0], i, items[k][1]), items, opts.tick_size,
-                              opts.snap, 3)
+        snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, prices, opts), list(prices.items()),
+                              opts.tick_size, opts.snap, 3)
     prof = Profiles(r, device=device)
     for k, v in facts.items():
         setattr(prof, k, v)
     if snapped != 0:
         prof.snapped_prices = snapped
     return prof
+
+
+def _first_off_grid(r: Any, prices: dict, opts: Any) -> Tuple[str, int, Any]:
+    """(name, row, array) of the first off-grid price of ``r``: the engine names the input of a
+    CPU count; a GPU count names the row, whose prices are tested here by the same rule."""
+    k, i = r.first_off_grid
+    items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
+             for name, x in prices.items()]
+    if k >= 0:
+        return items[k][0], i, items[k][1]
+    for name, x in items:
+        if off_grid_at(x, i, opts.tick_size):
+            return name, i, x
+    return items[0][0], i, items[0][1]  # pragma: no cover (changed under us)
 
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
@@ -319,12 +332,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         r = _core.profile_trades(price, volume, offsets, session_ids, opts)
         return _finish(r, facts, {"price": price}, opts)
     ins = _gpu_inputs({"price": price, "volume": volume}, gpu)
-    snapped = 0
-    if isinstance(ins["price"], tuple):  # prices on the GPU: checked there (the engine counts host prices)
-        snapped = check_grid(price, opts.tick_size, opts.snap, "price", 2)
     r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts,
                              _placement(gpu, memory_budget, stream, (price, volume)))
-    return _finish(r, facts, {"price": price}, opts, f"cuda:{gpu}", snapped)
+    return _finish(r, facts, {"price": price}, opts, f"cuda:{gpu}")
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -389,12 +399,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
         return _finish(r, facts, prices, opts)
     ins = _gpu_inputs({"high": high, "low": low, "close": close, "volume": volume, "open": open}, gpu)
-    snapped = 0
-    if any(isinstance(ins[k], tuple) for k in prices):  # prices on the GPU: checked there
-        snapped = check_grid(prices, opts.tick_size, opts.snap, "high", 2)
     r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
                            opts, _placement(gpu, memory_budget, stream, (high, low, close, volume, open)))
-    return _finish(r, facts, prices, opts, f"cuda:{gpu}", snapped)
+    return _finish(r, facts, prices, opts, f"cuda:{gpu}")
 
 
 def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:

@@ -263,7 +263,6 @@ GRID_MAX_SHARE = 0.001
 GRID_TOLERANCE = 1e-6
 #: Ticks the error message may suggest, largest first (the largest holding >= 99.9% of the prices).
 COMMON_TICKS = (0.25, 0.1, 0.05, 1 / 32, 1 / 64, 0.01, 0.005, 0.001)
-_DEVICE_CHUNK = 1 << 20  # GPU rows per pass: two float64 buffers and a mask, 17 MiB, reused by every chunk
 _SAMPLE = 1 << 20  # prices the suggested grid is measured on
 
 
@@ -275,93 +274,6 @@ def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]
     if arr.dtype not in PRICE_DTYPES or not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr, dtype=np.float64)
     return _core.count_off_grid(arr, float(tick), threads)
-
-
-def _device_lib(x: Any) -> Any:
-    """(module, tensor) to compute on a GPU array with: torch for torch tensors and other GPU
-    arrays torch can wrap (``__cuda_array_interface__`` / DLPack), else cupy; None when neither
-    is installed."""
-    if _is_torch(x):
-        import torch
-
-        return torch, _detached(x)
-    if type(x).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy, x
-    try:
-        import torch
-
-        return torch, (torch.from_dlpack(x) if hasattr(x, "__dlpack__")
-                       else torch.as_tensor(x, device=f"cuda:{gpu_location(x)}"))
-    except ImportError:
-        pass
-    try:
-        import cupy
-
-        return cupy, cupy.asarray(x)
-    except ImportError:
-        return None, None
-
-
-def _device_off(x: Any, tick: float, lazy: bool = False) -> Any:
-    """As _host_off for a GPU array, plus its length: (off-grid count, first index, n), computed on
-    its device with torch or cupy in chunks of _DEVICE_CHUNK rows through two float64 buffers and a
-    mask allocated once per call (17 MiB at most: the memory_budget promise holds beside it) and one
-    device-to-host read of the count; None when neither library is installed."""
-    lib, a = _device_lib(x)
-    if lib is None:
-        return None
-    n = int(a.shape[0])
-    if n == 0:
-        return 0, -1, 0
-    torch_ = lib.__name__ == "torch"
-    eps = 2.0**-23 if a.dtype == lib.float32 else 2.0**-52
-    m = min(n, _DEVICE_CHUNK)
-    if torch_:
-        t = lib.empty(m, dtype=lib.float64, device=a.device)
-        d = lib.empty(m, dtype=lib.float64, device=a.device)
-        b = lib.empty(m, dtype=lib.bool, device=a.device)
-    else:
-        t, d, b = lib.empty(m, dtype=lib.float64), lib.empty(m, dtype=lib.float64), lib.empty(m, dtype=lib.bool_)
-
-    def off(i0: int) -> Any:  # mask of chunk i0's off-grid prices: |t - rint(t)| > |t| eps + 1e-6
-        k = min(m, n - i0)
-        tt, dd, bb = t[:k], d[:k], b[:k]
-        if torch_:
-            tt.copy_(a[i0:i0 + k])  # widened exactly, then divided in float64 as on the host
-            tt.div_(tick)
-            lib.round(tt, out=dd)  # round half to even, as np.rint
-            dd.sub_(tt).abs_()
-            tt.abs_().mul_(eps).add_(GRID_TOLERANCE)
-            lib.gt(dd, tt, out=bb)
-        else:
-            lib.copyto(tt, a[i0:i0 + k], casting="safe")
-            lib.divide(tt, tick, out=tt)
-            lib.rint(tt, out=dd)
-            lib.subtract(dd, tt, out=dd)
-            lib.absolute(dd, out=dd)
-            lib.absolute(tt, out=tt)
-            lib.multiply(tt, eps, out=tt)
-            lib.add(tt, GRID_TOLERANCE, out=tt)
-            lib.greater(dd, tt, out=bb)
-        return bb
-
-    count = None
-    for i0 in range(0, n, m):
-        c = off(i0).sum()
-        count = c if count is None else count + c
-    if lazy:  # the caller adds the counts of a call's arrays and reads them back once
-        return count
-    count = int(count)  # the one read-back of the common path
-    if not count:
-        return 0, -1, n
-    for i0 in range(0, n, m):  # the error path: find the first one
-        hits = lib.nonzero(off(i0))
-        hits = hits.flatten() if torch_ else hits[0]
-        if hits.shape[0]:
-            return count, i0 + int(hits[0]), n
-    return count, -1, n  # pragma: no cover (changed under us)
 
 
 def _host_copy(x: Any, start: int, stop: int) -> np.ndarray:
@@ -408,98 +320,28 @@ def _tick_text(tick: float) -> str:
     return repr(tick)
 
 
-def _all_on_device_and_on_grid(items: Any, tick: float) -> bool:
-    """True when every array of ``items`` is a GPU array (torch or cupy at hand) and none of their
-    prices is off the grid, found with one device-to-host read of the summed counts; False sends
-    the caller through its per-array pass (host arrays, or the error path)."""
-    total = None
-    for _, x in items:
-        if x is None:
-            continue
-        if isinstance(x, np.ndarray) or gpu_location(x) is None:
-            return False
-        lib, wrapped = _device_lib(x)
-        if lib is None or not int(wrapped.shape[0]):
-            return False
-        c = _device_candidates(lib, wrapped, tick)
-        if c is None:
-            c = _device_off(wrapped, tick, lazy=True)
-        total = c if total is None else total + c
-    return total is not None and int(total) == 0
-
-
-def _device_candidates(lib: Any, a: Any, tick: float) -> Any:
-    """For a power-of-two tick and float prices, the device count of prices whose remainder by the
-    tick is not 0 (two kernels a chunk, in the prices' own dtype): p / tick is exact there, so every
-    price on the grid has remainder 0 and a count of 0 proves none is off it (a non-zero count only
-    sends the caller to the exact test). None when the shortcut does not apply."""
-    if math.frexp(tick)[0] != 0.5 or a.dtype not in (lib.float32, lib.float64):
-        return None
-    n = int(a.shape[0])
-    m = min(n, _DEVICE_CHUNK * 2)  # 16 MiB of float64 at most, reused by every chunk
-    torch_ = lib.__name__ == "torch"
-    buf = lib.empty(m, dtype=a.dtype, device=a.device) if torch_ else lib.empty(m, dtype=a.dtype)
-    count = None
-    for i0 in range(0, n, m):
-        k = min(m, n - i0)
-        r = buf[:k]
-        lib.remainder(a[i0:i0 + k], tick, out=r)  # NaN / inf give NaN: counted, left to the exact test
-        c = lib.count_nonzero(r)
-        count = c if count is None else count + c
-    return count
-
-
 def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "price",
-               stacklevel: int = 2, threads: int = 0) -> Optional[int]:
-    """Check that prices lie on the ``tick_size`` grid; return how many do not (they are snapped
-    to the nearest tick by the engine).
+               stacklevel: int = 2, threads: int = 0) -> int:
+    """Check that host prices lie on the ``tick_size`` grid; return how many do not (they are
+    snapped to the nearest tick by the engine). For callers outside from_trades / from_bars, which
+    the engine checks itself (core/grid.hpp: on the CPU before it runs, on a GPU in its range pass).
 
     ``prices``: one array (named ``name``) or a mapping ``{name: array}`` (a bar's high, low,
-    close, open), numpy arrays or GPU arrays (torch/cupy, checked on their device). A price is
-    on the grid within ``GRID_TOLERANCE`` (1e-6) ticks plus its dtype's own rounding.
-    More than ``GRID_MAX_SHARE`` (0.1%) off the grid: ValueError naming ``tick_size``, the share,
-    the first off-grid price (and index) and the grid the data suggests, unless ``snap=True``.
-    Some but at most 0.1% off: a UserWarning counting them unless ``snap=True``.
-    Returns None only for GPU arrays when neither torch nor cupy is installed and ``snap=True``
-    (without ``snap`` that raises: the check needs one of them).
-    Host arrays: the engine's own count (core/grid.hpp) on up to ``threads`` threads (0: one per
-    core), which from_trades / from_bars make themselves for host inputs. A tick_size that is not
-    a finite positive number is left to the engine's own error.
+    close, open) of host prices. A price is on the grid within ``GRID_TOLERANCE`` (1e-6) ticks plus
+    its dtype's own rounding. More than ``GRID_MAX_SHARE`` (0.1%) off the grid: ValueError naming
+    ``tick_size``, the share, the first off-grid price (and index) and the grid the data suggests,
+    unless ``snap=True``. Some but at most 0.1% off: a UserWarning counting them unless ``snap=True``.
+    Counted by the engine's own rule on up to ``threads`` threads (0: one per core). A tick_size
+    that is not a finite positive number is left to the engine's own error.
     """
     tick = float(tick_size)
     if not (tick > 0.0 and math.isfinite(tick)):
         return 0
-    if isinstance(prices, dict):
-        items = list(prices.items())
-    else:
-        items = [(name, prices)]
-    if _all_on_device_and_on_grid(items, tick):  # one read-back for all of a call's GPU arrays
-        return 0
+    items = list(prices.items()) if isinstance(prices, dict) else [(name, prices)]
+    items = [(k, as_prices(x, k)) for k, x in items if x is not None]
     total, count, first = 0, 0, None
     for key, x in items:
-        if x is None:
-            continue
-        if not isinstance(x, np.ndarray) and gpu_location(x) is None:
-            x = as_prices(x, key)
-        if isinstance(x, np.ndarray):
-            off, i = _host_off(x, tick, threads)
-        else:
-            lib, wrapped = _device_lib(x)  # a torch / cupy view (also of __cuda_array_interface__-only objects)
-            res = None if lib is None else _device_off(wrapped, tick)
-            if res is None:
-                if snap:
-                    return None
-                raise TypeError(f"{key} is a GPU array of type {type(x).__name__}: checking its prices "
-                                f"against tick_size needs torch or cupy; install one, or pass snap=True "
-                                f"to round every price to the nearest tick unchecked")
-            off, i, n_x = res
-            total += n_x
-            if off and first is None:
-                first = (key, i, wrapped)
-            count += off
-            if off:  # the error path (_suggest) reads the wrapped view
-                items = [(k, wrapped if k == key else v) for k, v in items]
-            continue
+        off, i = _host_off(x, tick, threads)
         total += int(x.shape[0])
         if off and first is None:
             first = (key, i, x)
@@ -507,6 +349,11 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
     if not count:
         return 0
     return report_grid(count, total, first, items, tick, snap, stacklevel + 1)
+
+
+def off_grid_at(x: Any, i: int, tick_size: float) -> bool:
+    """Whether price ``x[i]`` (a host or GPU array) is off the ``tick_size`` grid (the engine's rule)."""
+    return _host_off(as_prices(_host_copy(x, i, i + 1), "price"), tick_size)[0] > 0
 
 
 def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any, tick: float, snap: bool,
@@ -525,10 +372,14 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
         else:
             guess = ("no common tick (" + ", ".join(_tick_text(t) for t in COMMON_TICKS) + ") holds 99.9% "
                      "of them: are these back-adjusted (ratio) or averaged prices?")
-        raise ValueError(
+        from ._errors import input_error
+
+        reason = (f"{count} of {total} prices ({100 * share:.3g}%) are not on the grid of tick_size={tick!r} "
+                  "(within 1e-6 ticks)")
+        raise input_error(
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid "
             f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
-            f"snap=True to round every price to the nearest tick")
+            f"snap=True to round every price to the nearest tick", key, i, reason)
     if not snap:
         import warnings
 

@@ -184,7 +184,7 @@ class Profiles:
     dropped_rows: int = 0
     dropped_volume: float = 0.0
     #: Prices that were not on the ``tick_size`` grid and were rounded to the nearest tick
-    #: (None: not counted, a GPU input without torch or cupy and ``snap=True``).
+    #: (counted by the engine: on the CPU before it runs, on a GPU in its range pass).
     snapped_prices: Optional[int] = 0
 
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,

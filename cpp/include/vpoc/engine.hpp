@@ -41,14 +41,15 @@ struct Ready {
   int device = -1;
 };
 
-// Prices off the tick_size grid (core/grid.hpp) among the price inputs of a host call, counted
-// before the engine runs: trades: input 0 = price; bars: 0 high, 1 low, 2 close, 3 open (legacy only).
-// `refused`: more than kGridMaxShare of them and not opt.snap: the engine did not run.
+// Prices off the tick_size grid (core/grid.hpp) among the price inputs of a call: a CPU call
+// counts them before the engine runs, a GPU call in its range pass. Inputs: trades 0 = price;
+// bars 0 high, 1 low, 2 close, 3 open (legacy only). `refused`: more than kGridMaxShare of them and
+// not opt.snap (a CPU call then does not run the engine; a GPU call has run it).
 struct GridCheck {
-  bool counted = false;  // false: inputs on a GPU (checked by the caller)
+  bool counted = false;
   int64_t off = 0;       // prices off the grid (the engine rounds each to the nearest tick)
   int64_t prices = 0;    // prices checked
-  int first_input = -1;
+  int first_input = -1;      // -1 with first_index >= 0: the GPU's count (the row, not the input)
   int64_t first_index = -1;
   bool refused = false;
 };

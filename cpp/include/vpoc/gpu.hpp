@@ -114,6 +114,8 @@ struct DeviceProfiles {
   VPOC_RESULT_COLUMNS(VPOC_X)  // inputs-extent columns (developing) empty unless opt.developing
 #undef VPOC_X
   Ready ready;
+  int64_t off_grid = 0;         // prices off the tick_size grid (core/grid.hpp), counted by the range pass
+  int64_t first_off_grid = -1;  // the first row holding one; -1: none
 };
 
 // The GPU engines (inputs validated by the dispatcher). Inputs may be host arrays (streamed in

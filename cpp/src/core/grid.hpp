@@ -28,4 +28,24 @@ VPOC_HD bool off_grid(double p, double tick_size, double eps) {
   return d > kGridTolerance + fabs(t) * eps;
 }
 
+// The prefilter's bounds (see candidate): |t| below 2**51 (where the CPU pass's round-to-integer
+// trick is exact), the tolerance less 2**-40 of itself and eps less 2**-48 (p * inv differs from
+// p / tick_size by at most a few ulps, 2**-51 |t|): every price the exact test calls off passes.
+constexpr double kPrefilterMax = 2251799813685248.0;                           // 2**51
+constexpr double kPrefilterTol = kGridTolerance * (1.0 - 1.0 / 1099511627776.0);  // less 2**-40
+constexpr double kPrefilterSlack = 1.0 / 281474976710656.0;                     // 2**-48
+
+// False proves p on the grid with one multiply (inv = 1 / tick_size); true: take the exact test.
+// `rounded` is rint(p * inv) (the caller may round its own way: any exact rounding to nearest).
+VPOC_HD bool candidate(double t, double rounded, double eps) {
+  const double a = fabs(t);
+  return !(a < kPrefilterMax && fabs(t - rounded) <= kPrefilterTol + a * (eps - kPrefilterSlack));
+}
+
+// off_grid(p, tick_size, eps), the prefilter first (one division only for the few candidates).
+VPOC_HD bool off_grid_fast(double p, double tick_size, double inv, double eps) {
+  const double t = p * inv;
+  return candidate(t, rint(t), eps) && off_grid(p, tick_size, eps);
+}
+
 }  // namespace vpoc::grid

@@ -17,9 +17,6 @@ namespace {
 constexpr int64_t kPiece = int64_t(1) << 20;
 // Rows the prefilter scans before the exact test revisits its candidates: cache-sized.
 constexpr int64_t kBlock = 4096;
-// |t| at or beyond this takes the exact test: the prefilter's round-to-integer trick needs
-// |t| < 2**51 (and the engine refuses |t| >= 2**52 anyway).
-constexpr double kPrefilterMax = 2251799813685248.0;  // 2**51
 
 // Rounds to the nearest integer, half to even, for |x| < 2**51: adding and removing 1.5 * 2**52
 // leaves the rounded value in the default rounding mode (plain SSE2 arithmetic, so the loop
@@ -31,21 +28,15 @@ inline double round_magic(double x) {
 
 template <class P>
 GridCount count_range(const P* p, int64_t begin, int64_t end, double tick, double eps) {
-  // p * inv differs from p / tick by at most 2 ulps (2**-51 |t|); the prefilter keeps every price
-  // whose distance to its integer could exceed the exact bound once that error is allowed for.
   const double inv = 1.0 / tick;
-  const double slack = eps - 1.0 / 281474976710656.0;  // eps - 2**-48: the allowance, less the error
-  const double tol = grid::kGridTolerance * (1.0 - 1.0 / 1099511627776.0);  // less 2**-40: rounding of the bound
   GridCount out;
   for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
     const int64_t b1 = std::min(end, b0 + kBlock);
     int64_t candidates = 0;
     for (int64_t i = b0; i < b1; ++i) {
       const double t = static_cast<double>(p[i]) * inv;
-      const double a = fabs(t);
-      const double d = fabs(t - round_magic(t));
-      // NaN / inf / huge: a candidate, which the exact test settles
-      candidates += !(a < kPrefilterMax && d <= tol + a * slack);
+      // round_magic is rint wherever candidate() uses it (|t| < 2**51); NaN / inf: a candidate
+      candidates += grid::candidate(t, round_magic(t), eps);
     }
     if (candidates == 0) continue;
     for (int64_t i = b0; i < b1; ++i)

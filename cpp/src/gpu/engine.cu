@@ -23,6 +23,10 @@ namespace vpoc::gpu {
 namespace {
 
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
+// Words of a group's summary read back per group (see Run::summary_); the pinned staging of the
+// group offsets starts after 8 words, so the summary must stay within them.
+constexpr int kSummaryWords = 6;
+static_assert(kSummaryWords <= 8, "the summary overlaps the staged group offsets");
 static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
 size_t itemsize(DType t) { return (t == DType::f32 || t == DType::i32) ? 4 : 8; }
@@ -145,7 +149,9 @@ class Run {
   int64_t* g_width_ = nullptr;
   void* scan_temp_ = nullptr;
   size_t scan_bytes_ = 0;
-  long long* summary_ = nullptr;      // device: [rows of the group, widest session, err, fractional]
+  long long* summary_ = nullptr;      // device: [rows of the group, widest session, err, fractional,
+                                      //          off-grid prices, first row holding one]
+  int64_t off_grid_ = 0, first_off_grid_ = -1;  // over every group so far
   long long* host_small_ = nullptr;   // pinned: summary read back, then group offsets
   gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
   // results
@@ -206,9 +212,11 @@ void Run::layout_workspace() {
   scan_temp_ = c.take<char>(scan_bytes_);
   scratch_.tiles = c.take<int64_t>(static_cast<size_t>(2 * max_tiles(slot_rows_)));
   // [rows of the group, widest session, first bad row, fractional flag]: read back in one copy
-  summary_ = c.take<long long>(4);
+  summary_ = c.take<long long>(kSummaryWords);
   scratch_.err = reinterpret_cast<unsigned long long*>(summary_ + 2);
   scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
+  scratch_.off_grid = reinterpret_cast<unsigned long long*>(summary_ + 4);
+  scratch_.first_off_grid = reinterpret_cast<unsigned long long*>(summary_ + 5);
   host_small_ = static_cast<long long*>(st_.small_pinned());
   scratch_.offsets = g_offsets_;
   // No session of the call sums past 2**53 unless one of its volumes exceeds 2**53 / rows.
@@ -375,9 +383,13 @@ void Run::process(const Group& g, int slot) {
   auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
   launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                 LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, 4 * sizeof(long long), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[0], widest = host_small_[1];
+  off_grid_ += host_small_[4];
+  if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
+    first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
   const auto flags = static_cast<unsigned long long>(host_small_[3]);
@@ -620,6 +632,8 @@ void Run::finish() {
   out_.ticks_per_row = opt_.ticks_per_row;
   out_.volume_mem = volume_mem_;
   out_.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
+  out_.off_grid = off_grid_;
+  out_.first_off_grid = first_off_grid_;
 }
 
 DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSpan& sessions,

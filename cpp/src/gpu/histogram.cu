@@ -9,6 +9,7 @@
 #include "core/distribute.hpp"
 #include "core/fixed.hpp"
 #include "core/ladder.hpp"
+#include "core/grid.hpp"
 #include "core/source.hpp"
 #include "gpu/prim.hpp"
 #include "vpoc/profiles.hpp"
@@ -167,12 +168,24 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
-  unsigned long long bad = kEncNone;
+  unsigned long long bad = kEncNone, off = 0, first_off = kEncNone;
   bool fractional = false, huge = false;
+  // the price grid: high, low, close (open only with legacy, the one rule that reads it)
+  constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
+  const double inv = 1.0 / tick;
+  const bool grid_open = Bars && legacy && src.in.open != nullptr;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     unsigned long long lo = kEncNone, hi = 0;
     sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t i, const Item& it) {
+      unsigned k = grid::off_grid_fast(it.a, tick, inv, eps);
+      if (Bars)
+        k += grid::off_grid_fast(it.b, tick, inv, eps) + grid::off_grid_fast(it.c, tick, inv, eps) +
+             (grid_open && grid::off_grid_fast(it.d, tick, inv, eps));
+      if (k) {
+        off += k;
+        first_off = min(first_off, static_cast<unsigned long long>(i));
+      }
       if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
         bad = min(bad, static_cast<unsigned long long>(i));
         return;
@@ -187,6 +200,10 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
+  if (off) {
+    atomicAdd(g.off_grid, off);
+    atomicMin(g.first_off_grid, first_off);
+  }
   if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
 }
 
@@ -358,6 +375,8 @@ __global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summar
   if (k == 0) {
     *g.err = kEncNone;
     *g.fractional = 0ull;
+    *g.off_grid = 0ull;
+    *g.first_off_grid = kEncNone;
     summary[0] = summary[1] = 0;
   }
   if (k >= g.n) return;

@@ -26,6 +26,8 @@ struct GroupScratch {
   unsigned long long* phi = nullptr;  // [n] legacy: highest price
   unsigned long long* err = nullptr;  // [1] smallest bad row index (~0: none)
   unsigned long long* fractional = nullptr;  // [1] |= kFractional, kHugeVolume (see launch_row_range)
+  unsigned long long* off_grid = nullptr;    // [1] prices off the tick_size grid (core/grid.hpp)
+  unsigned long long* first_off_grid = nullptr;  // [1] smallest row holding one (~0: none)
   double huge_volume = 0.0;           // a volume above this may make its session's sum overflow
   const int64_t* out_off = nullptr;   // [n] first output row of each session
   const int64_t* low_row = nullptr;   // [n] each session's low row
@@ -39,7 +41,7 @@ struct GroupScratch {
 int64_t max_tiles(int64_t rows);
 
 // Resets the group's scratch for a new group of g.n sessions (row ranges, price ranges when
-// legacy, error, fractional flag, summary[2]); forgets the tile table. One launch.
+// legacy, error, fractional flag, off-grid count and row, summary[2]); forgets the tile table. One launch.
 void launch_init_group(GroupScratch& g, bool legacy, long long* summary, gpuStream_t stream);
 
 // Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",
