@@ -46,7 +46,7 @@ inline Problem general(std::string message) {
 // Throws the ValueError of `p`, carrying its argument, row and reason.
 [[noreturn]] inline void raise(const Problem& p, const char* file, int line) {
   ValueError e(p.message, file, line);
-  if (!p.argument.empty()) e.set_input(p.argument, p.index, p.reason);
+  if (!p.argument.empty() || p.index >= 0) e.set_input(p.argument, p.index, p.reason);
   throw e;
 }
 
@@ -94,9 +94,11 @@ inline Problem bad_volume(const char* name, int64_t i, float v) {
   return bad_volume(name, i, static_cast<double>(v));
 }
 
-inline std::string too_wide(const char* what, int64_t i, int64_t max_rows) {
-  return detail::concat("the session holding ", what, " ", i, " spans more than max_rows=", max_rows,
-                        " rows; use a larger tick_size or ticks_per_row (or raise max_rows)");
+// The session holding input row i (a "row" of trades or a "bar") is wider than max_rows (about no
+// one argument; the row is said in the text only: Live counts it within its session).
+inline Problem too_wide(const char* what, int64_t i, int64_t max_rows) {
+  return general(detail::concat("the session holding ", what, " ", i, " spans more than max_rows=", max_rows,
+                                " rows; use a larger tick_size or ticks_per_row (or raise max_rows)"));
 }
 
 inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {

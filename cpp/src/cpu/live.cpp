@@ -183,7 +183,7 @@ void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, in
     span_hi = std::max(span_hi, last);
   }
   if (span_hi - span_lo + 1 > s.opt.max_rows)
-    throw ValueError(messages::too_wide("row", (fresh ? 0 : s.size()) + r.n - 1, s.opt.max_rows), __FILE__,
+    messages::raise(messages::too_wide("row", (fresh ? 0 : s.size()) + r.n - 1, s.opt.max_rows), __FILE__,
                      __LINE__);
 }
 
