@@ -222,3 +222,14 @@ def test_23_4_check_grid_reads_array_likes_and_off_grid_at():
         _arrays.check_grid({"high": on, "low": [6000.0, 6000.1, 6000.5], "close": on}, 0.25)
     t = torch.tensor([6000.0, 6000.1], dtype=torch.float32)
     assert not _arrays.off_grid_at(t, 0, 0.25) and _arrays.off_grid_at(t, 1, 0.25)
+
+
+def test_24_grid_refusal_of_list_inputs_names_the_price():
+    # the refusal's report reads inputs that are not numpy arrays (a list here) the way the
+    # engine read them (a fuzz case: a list close off the grid beside numpy high / low)
+    with pytest.raises(vpoc.InputError, match=r"1 of 3 prices .* e\.g\. close\[0\]=4000\.875") as e:
+        vpoc.from_bars(np.array([4000.0]), np.array([4000.0]), [4000.875], np.array([0.0]), tick_size=0.25)
+    assert (e.value.argument, e.value.index) == ("close", 0)
+    with pytest.warns(UserWarning, match=r"1 of 3000 prices .* e\.g\. price\[2999\]"):
+        got = vpoc.from_trades(list(np.r_[np.full(2999, 6000.25), 6000.3]) * 1, [1] * 3000, tick_size=0.25)
+    assert got.snapped_prices == 1

@@ -252,8 +252,10 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -
     the engine's order (trades: price; bars: high, low, close, open when legacy)."""
     snapped = 0
     if r.off_grid:
-        snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, prices, opts), list(prices.items()),
-                              opts.tick_size, opts.snap, 3)
+        items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
+                 for name, x in prices.items()]
+        snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, items, opts), items, opts.tick_size,
+                              opts.snap, 3)
     prof = Profiles(r, device=device)
     for k, v in facts.items():
         setattr(prof, k, v)
@@ -262,12 +264,11 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -
     return prof
 
 
-def _first_off_grid(r: Any, prices: dict, opts: Any) -> Tuple[str, int, Any]:
-    """(name, row, array) of the first off-grid price of ``r``: the engine names the input of a
-    CPU count; a GPU count names the row, whose prices are tested here by the same rule."""
+def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
+    """(name, row, array) of the first off-grid price of ``r`` among the (name, array) ``items``:
+    the engine names the input of a CPU count; a GPU count names the row, whose prices are tested
+    here by the same rule."""
     k, i = r.first_off_grid
-    items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
-             for name, x in prices.items()]
     if k >= 0:
         return items[k][0], i, items[k][1]
     for name, x in items:
