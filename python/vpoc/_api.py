@@ -44,10 +44,11 @@ def _gpu_index(name: str) -> int:
     return index
 
 
-def _device(device: Any, inputs: Sequence[Any]) -> Optional[int]:
-    """None for the CPU, else the GPU index ('cuda' names the GPU on NVIDIA and ROCm alike)."""
+def _device(device: Any, locations: Sequence[Optional[int]]) -> Optional[int]:
+    """None for the CPU, else the GPU index ('cuda' names the GPU on NVIDIA and ROCm alike);
+    ``locations``: gpu_location of each input (None: host)."""
     name = str(device)
-    on_gpu = [d for d in (gpu_location(x) for x in inputs if x is not None) if d is not None]
+    on_gpu = [d for d in locations if d is not None]
     if name == "cpu":
         if on_gpu:
             raise ValueError("device='cpu' but the inputs live on a GPU; pass device='cuda' "
@@ -60,6 +61,32 @@ def _device(device: Any, inputs: Sequence[Any]) -> Optional[int]:
     if name == "cuda" or (name.startswith("cuda:") and name[5:].isdigit()):
         return _gpu_index(name)
     raise ValueError(f"device must be {_DEVICES}, got {name!r}")
+
+
+def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple[Optional[int], dict, Any]:
+    """Where a call runs, probing each input once: (GPU index or None, the inputs as the engine
+    reads them: GPU arrays as (pointer, size, typestr, device), host ones as they are, and the
+    call's Placement: the stream, and the streams of the inputs' producers to wait for)."""
+    where = {k: (None if x is None else gpu_location(x)) for k, x in arrays.items()}
+    gpu = _device(device, list(where.values()))
+    if gpu is None:
+        return None, arrays, None
+    ins, producers, torch_streams = {}, set(), {}
+    for k, x in arrays.items():
+        if where[k] is None:
+            ins[k] = x
+            continue
+        ins[k] = gpu_view(x, k, "fi" if k == "volume" else "f")
+        if type(x).__module__.startswith("torch"):  # torch's current stream, once per device
+            if where[k] not in torch_streams:
+                torch_streams[where[k]] = producer_stream(x)
+            producers.add(torch_streams[where[k]])
+        else:
+            producers.add(producer_stream(x))
+    handle, user = _stream(stream)
+    place = _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
+                            wait_streams=sorted(p for p in producers if p is not None))
+    return gpu, ins, place
 
 
 def memory_stats(device: Any = "cuda") -> dict:
@@ -231,21 +258,6 @@ def _build(rule: Any, ts: Any, volume: Any) -> Any:
     return rule(ts) if volume is None else rule(ts, volume=volume)
 
 
-def _placement(gpu: int, memory_budget: Any, stream: Any, inputs: Sequence[Any]) -> Any:
-    """Where a GPU call runs: the device, the scratch budget, the stream, the inputs' producers."""
-    handle, user = _stream(stream)
-    producers = {producer_stream(x) for x in inputs if x is not None and gpu_location(x) is not None}
-    return _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
-                           wait_streams=sorted(p for p in producers if p is not None))
-
-
-def _gpu_inputs(arrays: dict, gpu: int) -> dict:
-    """GPU arrays as the (pointer, size, typestr, device) the engine reads in place; host ones as
-    they are (the engine converts them)."""
-    return {k: (gpu_view(x, k, "fi" if k == "volume" else "f") if x is not None and gpu_location(x) is not None
-                else x) for k, x in arrays.items()}
-
-
 def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -> Profiles:
     """The Profiles of engine result ``r``: off-grid prices reported (report_grid: refused or
     warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
@@ -328,14 +340,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                      {"price": price, "volume": volume})
         price, volume = cols["price"], cols["volume"]
-    gpu = _device(device, (price, volume))
-    if gpu is None:
-        r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-        return _finish(r, facts, {"price": price}, opts)
-    ins = _gpu_inputs({"price": price, "volume": volume}, gpu)
-    r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts,
-                             _placement(gpu, memory_budget, stream, (price, volume)))
-    return _finish(r, facts, {"price": price}, opts, f"cuda:{gpu}")
+    gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
+    r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
+    return _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -394,15 +401,12 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                      {"high": high, "low": low, "close": close, "volume": volume,
                                       "open": open})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
-    gpu = _device(device, (high, low, close, volume, open))
-    prices = _bar_prices(high, low, close, open, opts)
-    if gpu is None:
-        r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
-        return _finish(r, facts, prices, opts)
-    ins = _gpu_inputs({"high": high, "low": low, "close": close, "volume": volume, "open": open}, gpu)
+    gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
+                              memory_budget, stream)
     r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
-                           opts, _placement(gpu, memory_budget, stream, (high, low, close, volume, open)))
-    return _finish(r, facts, prices, opts, f"cuda:{gpu}")
+                           opts, place)
+    return _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
+                   "cpu" if gpu is None else f"cuda:{gpu}")
 
 
 def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:
