@@ -320,6 +320,8 @@ void register_profiles(py::module_& m) {
       },
       py::arg("prices"), py::arg("tick_size"), py::arg("threads") = 1,
       "(prices off the tick_size grid, index of the first or -1): the rule of core/grid.hpp.");
+  m.def("price_off_grid", &vpoc::price_off_grid, py::arg("price"), py::arg("tick_size"),
+        "Whether one float64 price is off the tick_size grid: the rule of core/grid.hpp.");
   m.attr("NO_ROW") = vpoc::kNoRow;
 }
 

@@ -131,4 +131,6 @@ std::pair<int64_t, int64_t> count_off_grid(const Array& prices, double tick_size
   return {c.off, c.first};
 }
 
+bool price_off_grid(double price, double tick_size) { return grid::off_grid(price, tick_size, grid::kEpsF64); }
+
 }  // namespace vpoc

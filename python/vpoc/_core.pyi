@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -285,6 +285,10 @@ def memory_stats(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict:
     ...
 def offsets_from_ids(ids: typing.Annotated[npt.ArrayLike, np.int64], name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     ...
+def price_off_grid(price: typing.SupportsFloat | typing.SupportsIndex, tick_size: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+    """
+    Whether one float64 price is off the tick_size grid: the rule of core/grid.hpp.
+    """
 def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:
     ...
 def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:

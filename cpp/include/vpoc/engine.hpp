@@ -99,5 +99,7 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
 // (prices of a float32/float64 host array off the tick_size grid, index of the first or -1): the
 // count each host call makes first (GridCheck), for the callers' own checks of other prices.
 std::pair<int64_t, int64_t> count_off_grid(const Array& prices, double tick_size, int threads);
+// One float64 price against the same rule (Live's row-by-row check).
+bool price_off_grid(double price, double tick_size);
 
 }  // namespace vpoc

@@ -6,14 +6,13 @@ the row's position in the update (the engine's indices are renamed to it).
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
-from .._arrays import GRID_TOLERANCE, MAX_VOLUME, check_grid, volume_too_large
+from .._arrays import MAX_VOLUME, check_grid, volume_too_large
 from .._errors import readdressed, row_of
 from .._time import bar_opens, epoch_ns, input_timestamps_ns
 from ._common import _NS_PER_DAY
@@ -169,12 +168,9 @@ class _RowsMixin:
             raise
 
     def _on_grid(self, x: float) -> bool:
-        """check_grid's test on one price: within GRID_TOLERANCE ticks (plus float64 rounding) of
-        the tick grid; a non-finite price is left to the engine's error."""
-        q = x / self._grid_tick
-        if not math.isfinite(q):
-            return True
-        return abs(q - round(q)) <= abs(q) * 2.0**-52 + GRID_TOLERANCE
+        """The engine's grid rule on one price (core/grid.hpp, as check_grid); a non-finite price
+        is on it here and left to the engine's error."""
+        return not _core.price_off_grid(x, self._grid_tick)
 
     def _grid_error(self, high: float, low: Any, close: Any, open: Any, volume: float) -> None:
         """Raises check_grid's ValueError for one row off the grid (no share tolerance can apply
