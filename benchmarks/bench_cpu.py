@@ -438,6 +438,47 @@ def _tiny_once(tree: Path | None) -> dict[str, Any]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _floor_once(workload: str, tree: Path | None) -> dict[str, Any]:
+    """benchmarks/cpu_floor.py for one workload in a fresh process, on this tree or ``tree``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str((Path(tree).resolve() if tree is not None else Path(__file__).resolve().parents[1])
+                            / "python")
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("cpu_floor.py")), workload, "3"], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_floor_table(baseline: Path | None, rounds: int) -> dict[str, Any]:
+    """Issue 25's table: per workload, new/old (median over rounds of the per-round ratio of the
+    calling thread's CPU time, one thread; and of wall time, all threads) and floor/vpoc, this tree
+    and ``baseline`` alternating process by process on identical inputs."""
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from cpu_floor import WORKLOADS as FLOOR_WORKLOADS
+
+    table: dict[str, Any] = {}
+    hdr = f"{'workload':<16} {'new/old 1t':>10} {'new/old nt':>10} {'floor/vpoc new':>15} {'floor/vpoc old':>15}"
+    print(hdr + "\n" + "-" * len(hdr), flush=True)
+    for wl in FLOOR_WORKLOADS:
+        new, old = [], []
+        for _ in range(rounds):
+            new.append(_floor_once(wl, None))
+            if baseline is not None:
+                old.append(_floor_once(wl, baseline))
+        row: dict[str, Any] = {"new": new, "old": old,
+                               "floor_over_vpoc_new": statistics.median(r["floor_s"] / r["vpoc_s"] for r in new)}
+        if old:
+            row["new_over_old_1t"] = statistics.median(a["vpoc_s"] / b["vpoc_s"] for a, b in zip(new, old))
+            row["new_over_old_nt"] = statistics.median(a["vpoc_nt_s"] / b["vpoc_nt_s"] for a, b in zip(new, old))
+            row["floor_over_vpoc_old"] = statistics.median(r["floor_s"] / r["vpoc_s"] for r in old)
+        table[wl] = row
+        fmt = lambda k: f"{row[k]:.3f}" if k in row else "-"  # noqa: E731
+        print(f"{wl:<16} {fmt('new_over_old_1t'):>10} {fmt('new_over_old_nt'):>10} "
+              f"{fmt('floor_over_vpoc_new'):>15} {fmt('floor_over_vpoc_old'):>15}", flush=True)
+    return table
+
+
 def run_tiny(baseline: Path | None, rounds: int = 5) -> dict[str, Any]:
     """The tiny from_bars call (1 session, 10 bars; issue 24): Python function calls and latency,
     and the same on ``baseline`` (an earlier tree) in alternating processes, best of ``rounds``."""
@@ -492,6 +533,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-ticks-loop", action="store_true", help="skip numpy_loop on ticks")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
+        "--floor-table",
+        action="store_true",
+        help="issue 25's table instead: each benchmarks/cpu_floor.py workload, this tree and "
+        "--baseline-tree in alternating processes for --rounds rounds: new/old and floor/vpoc",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of --floor-table (default 3)")
+    ap.add_argument(
         "--baseline-tree",
         type=Path,
         default=os.environ.get("VPOC_BASELINE_TREE") or None,
@@ -521,6 +569,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     results: dict[str, dict[str, Any]] = {}
+    if args.floor_table:
+        doc = {"machine": _machine(), "git_commit": _git_commit(), "git_dirty": _git_dirty(),
+               "load_avg_before": load_before, "floor_table": run_floor_table(args.baseline_tree, args.rounds),
+               "load_avg_after": _loadavg()}
+        out = args.out or _default_out()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {out}")
+        return 0
     tiny = run_tiny(args.baseline_tree) if "tiny" in wls else None
     if "bars" in wls or "bars_close" in wls:
         t0 = time.perf_counter()
