@@ -16,7 +16,7 @@ import pytest
 from _compare import assert_profiles_identical
 
 vpoc = pytest.importorskip("vpoc")
-from vpoc import _arrays  # noqa: E402
+from vpoc import _arrays, _core  # noqa: E402
 
 
 def es_prices(n=2000, seed=0):
@@ -226,10 +226,34 @@ def test_23_4_check_grid_reads_array_likes_and_off_grid_at():
 
 def test_24_grid_refusal_of_list_inputs_names_the_price():
     # the refusal's report reads inputs that are not numpy arrays (a list here) the way the
-    # engine read them (a fuzz case: a list close off the grid beside numpy high / low)
-    with pytest.raises(vpoc.InputError, match=r"1 of 3 prices .* e\.g\. close\[0\]=4000\.875") as e:
-        vpoc.from_bars(np.array([4000.0]), np.array([4000.0]), [4000.875], np.array([0.0]), tick_size=0.25)
-    assert (e.value.argument, e.value.index) == ("close", 0)
+    # engine read them (a fuzz case: a list low off the grid beside numpy high / close)
+    with pytest.raises(vpoc.InputError, match=r"1 of 15 prices .* e\.g\. low\[4\]=3999\.9") as e:
+        vpoc.from_bars(np.full(5, 4000.5), [4000.0] * 4 + [3999.9], np.full(5, 4000.0), np.zeros(5), tick_size=0.25)
+    assert (e.value.argument, e.value.index) == ("low", 4)
     with pytest.warns(UserWarning, match=r"1 of 3000 prices .* e\.g\. price\[2999\]"):
         got = vpoc.from_trades(list(np.r_[np.full(2999, 6000.25), 6000.3]) * 1, [1] * 3000, tick_size=0.25)
     assert got.snapped_prices == 1
+
+
+@pytest.mark.parametrize("tick", [0.25, 1 / 32, 0.5, 2.0, 0.1, 0.05, 0.01])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_24_engine_grid_count_equals_the_plain_rule(tick, dtype):
+    # the engine's count (a one-multiply prefilter, exact in the prices' dtype for a power-of-two
+    # tick, then the exact test) against the rule applied price by price in Python floats, on
+    # prices at the tolerance's edge, far out, tiny, NaN / inf, in several 4096-row blocks
+    rng = np.random.default_rng(int(tick * 1000) + (dtype == np.float32))
+    k = rng.integers(-200000, 200000, 20000).astype(np.float64)
+    near = (1e-6 * np.array([0.5, 0.999999, 1.000001, 2.0, 1e3]))
+    parts = [k * tick, (k[:5000] + rng.choice(near, 5000) * rng.choice([-1, 1], 5000)) * tick,
+             (k[:3000] + rng.random(3000)) * tick, rng.choice([0.0, 1e-300, 5e-324, -0.0], 50),
+             np.array([np.nan, np.inf, -np.inf, 1e15, -3e14, 2.0**60])]
+    x = np.concatenate(parts)
+    rng.shuffle(x)
+    x = x.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps = 2.0**-23 if dtype == np.float32 else 2.0**-52
+        want = plain_count(x[np.isfinite(x)], tick, eps)
+    got, first = _core.count_off_grid(x, tick, 1)
+    assert got == want
+    assert got > 0 and plain_count(x[first:first + 1], tick, eps) == 1 and plain_count(x[:first], tick, eps) == 0
+    assert _core.count_off_grid(x, tick, 0) == (got, first)  # every core: the same count and first

@@ -1,4 +1,4 @@
-// dispatch.cpp — the one entry per operation: validate once, count off-grid host prices, run cpu:: or gpu::.
+// dispatch.cpp — the one entry per operation: validate once, run cpu:: or gpu::, report the engine's off-grid count.
 // Contract: both backends' results leave here as one vpoc::Result whose columns follow VPOC_RESULT_COLUMNS.
 #include <memory>
 #include <utility>
@@ -17,34 +17,15 @@ bool refuses(const GridCheck& g, const Options& opt) {
   return g.off > 0 && !opt.snap && static_cast<double>(g.off) > grid::kGridMaxShare * static_cast<double>(g.prices);
 }
 
-// The off-grid prices of a host call's price inputs (none counted when they are on a GPU: the
-// GPU's range pass counts those); refused when too many and not opt.snap.
-GridCheck check_grid(std::initializer_list<const Array*> prices, const Options& opt, const Placement& place) {
-  GridCheck g;
-  if (place.device >= 0) return g;  // the GPU's range pass counts them (grid_of)
-  g.counted = true;
-  int k = 0;
-  for (const Array* a : prices) {
-    const auto c = cpu::count_off_grid(*a, opt.tick_size, opt.threads, opt.interrupt);
-    if (c.off && g.first_input < 0) {
-      g.first_input = k;
-      g.first_index = c.first;
-    }
-    g.off += c.off;
-    g.prices += a->size;
-    ++k;
-  }
-  g.refused = refuses(g, opt);
-  return g;
-}
-
-// The GPU engine's count (made in its range pass): the row of the first, not which input.
-GridCheck grid_of(const gpu::DeviceProfiles& p, int64_t prices, const Options& opt) {
+// The engine's count of off-grid prices among `prices` price inputs. The CPU counts them session
+// by session as it bins and names the input; the GPU in its range pass, naming the row only.
+GridCheck grid_of(int64_t off, int first_input, int64_t first_index, int64_t prices, const Options& opt) {
   GridCheck g;
   g.counted = true;
-  g.off = p.off_grid;
+  g.off = off;
   g.prices = prices;
-  g.first_index = p.first_off_grid;
+  g.first_input = first_input;
+  g.first_index = first_index;
   g.refused = refuses(g, opt);
   return g;
 }
@@ -81,12 +62,6 @@ Result from_device(gpu::DeviceProfiles&& p, const Options& opt) {
   return r;
 }
 
-Result refused(GridCheck g) {
-  Result r;
-  r.grid = g;
-  return r;
-}
-
 }  // namespace
 
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
@@ -94,14 +69,14 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
   validate_trades(price, volume, sessions, opt, place);
   if (place.device >= 0) {
     auto p = gpu::profile_trades(price, volume, sessions, opt, place);
-    const GridCheck g = grid_of(p, price.size, opt);
+    const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, price.size, opt);
     Result r = from_device(std::move(p), opt);
     r.grid = g;
     return r;
   }
-  const GridCheck g = check_grid({&price}, opt, place);
-  if (g.refused) return refused(g);
-  Result r = from_host(cpu::profile_trades(price, volume, sessions, opt), opt);
+  auto p = cpu::profile_trades(price, volume, sessions, opt);
+  const GridCheck g = grid_of(p.off_grid, p.first_off_grid_input, p.first_off_grid, price.size, opt);
+  Result r = from_host(std::move(p), opt);
   r.grid = g;
   return r;
 }
@@ -110,18 +85,17 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
                     const Placement& place) {
   validate_bars(bars, sessions, opt, place);
   // open is read only by distribute='legacy' (which weights prices where they lie)
-  const bool with_open = bars.has_open && opt.distribute == Distribute::legacy;
+  const int64_t prices = bars.high.size * (bars.has_open && opt.distribute == Distribute::legacy ? 4 : 3);
   if (place.device >= 0) {
     auto p = gpu::profile_bars(bars, sessions, opt.distribute, opt, place);
-    const GridCheck g = grid_of(p, bars.high.size * (with_open ? 4 : 3), opt);
+    const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, prices, opt);
     Result r = from_device(std::move(p), opt);
     r.grid = g;
     return r;
   }
-  const GridCheck g = with_open ? check_grid({&bars.high, &bars.low, &bars.close, &bars.open}, opt, place)
-                                : check_grid({&bars.high, &bars.low, &bars.close}, opt, place);
-  if (g.refused) return refused(g);
-  Result r = from_host(cpu::profile_bars(bars, sessions, opt.distribute, opt), opt);
+  auto p = cpu::profile_bars(bars, sessions, opt.distribute, opt);
+  const GridCheck g = grid_of(p.off_grid, p.first_off_grid_input, p.first_off_grid, prices, opt);
+  Result r = from_host(std::move(p), opt);
   r.grid = g;
   return r;
 }

@@ -41,10 +41,10 @@ struct Ready {
   int device = -1;
 };
 
-// Prices off the tick_size grid (core/grid.hpp) among the price inputs of a call: a CPU call
-// counts them before the engine runs, a GPU call in its range pass. Inputs: trades 0 = price;
-// bars 0 high, 1 low, 2 close, 3 open (legacy only). `refused`: more than kGridMaxShare of them and
-// not opt.snap (a CPU call then does not run the engine; a GPU call has run it).
+// Prices off the tick_size grid (core/grid.hpp) among the price inputs of a call, counted by the
+// engine as it reads them (CPU: session by session before binning; GPU: in its range pass).
+// Inputs: trades 0 = price; bars 0 high, 1 low, 2 close, 3 open (legacy only). `refused`: more than
+// kGridMaxShare of them and not opt.snap (the caller refuses the result).
 struct GridCheck {
   bool counted = false;
   int64_t off = 0;       // prices off the grid (the engine rounds each to the nearest tick)
@@ -90,7 +90,7 @@ void validate_trades(const Array& price, const Array& volume, const SessionSpan&
 void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                    const Placement& place);
 
-// The one entry per operation: validate, count off-grid host prices, run cpu:: or gpu::.
+// The one entry per operation: validate, run cpu:: or gpu::, report the engine's off-grid count.
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                       const Options& opt, const Placement& place = {});
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,

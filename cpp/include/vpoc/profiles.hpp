@@ -72,6 +72,13 @@ struct Profiles {
   VPOC_RESULT_COLUMNS(VPOC_X)
 #undef VPOC_X
 
+  // Prices off the tick_size grid the engine counted while binning (core/grid.hpp): how many,
+  // the first input holding one (trades: 0 price; bars: 0 high, 1 low, 2 close, 3 open with
+  // legacy) and its first row; -1: none.
+  int64_t off_grid = 0;
+  int first_off_grid_input = -1;
+  int64_t first_off_grid = -1;
+
   // Sizes every per-session vector for S sessions and offsets for S + 1 (contents unspecified).
   void resize_sessions(int64_t s);
 };

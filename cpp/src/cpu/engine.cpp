@@ -10,6 +10,7 @@
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
 #include "cpu/developing.hpp"
+#include "cpu/grid.hpp"
 #include "cpu/histogram.hpp"
 #include "cpu/levels.hpp"
 #include "cpu/parallel.hpp"
@@ -113,9 +114,12 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt) {
+  GridTally grid({&price}, opt.tick_size);
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
+    grid.clear();
     return run<Acc>(sessions, opt, volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+      grid.count(sessions.offsets[s], sessions.offsets[s + 1]);  // the prices, in cache for the binning
       return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
     });
   };
@@ -126,15 +130,22 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
       }
     return go(Fixed{});
   }();
+  grid.result(out.off_grid, out.first_off_grid_input, out.first_off_grid);
   if (opt.developing) developing(view_of(price, volume), sessions, opt, out);
   return out;
 }
 
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
                       const Options& opt) {
+  // open is read only by distribute='legacy' (which weights prices where they lie)
+  GridTally grid = bars.has_open && distribute == Distribute::legacy
+                       ? GridTally({&bars.high, &bars.low, &bars.close, &bars.open}, opt.tick_size)
+                       : GridTally({&bars.high, &bars.low, &bars.close}, opt.tick_size);
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
+    grid.clear();
     return run<Acc>(sessions, opt, bars.volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+      grid.count(sessions.offsets[s], sessions.offsets[s + 1]);
       return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f);
     });
   };
@@ -146,6 +157,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
       }
     return go(Fixed{});
   }();
+  grid.result(out.off_grid, out.first_off_grid_input, out.first_off_grid);
   if (opt.developing) developing(view_of(bars, distribute), sessions, opt, out);
   return out;
 }

@@ -4,7 +4,11 @@
 
 #include <math.h>
 
+#include <cmath>
+#include <type_traits>
+
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "core/grid.hpp"
@@ -51,13 +55,40 @@ VPOC_GRID_CLONES int64_t candidates_in(const P* p, int64_t b0, int64_t b1, doubl
   return candidates;
 }
 
+// The same for a power-of-two tick_size: p * inv is then exact in the prices' own dtype, so every
+// price on the grid gives a whole t, and a t that is not whole (or NaN / inf / beyond the rounding
+// trick's range) is the candidate. Eight float32 (or four float64) prices per AVX2 instruction.
+template <class P>
+VPOC_GRID_CLONES int candidates_exact(const P* p, int64_t b0, int64_t b1, P inv) {
+  constexpr bool f32 = std::is_same_v<P, float>;
+  const P magic = f32 ? P(12582912.0f) : P(6755399441055744.0);  // 1.5 * 2**23 / 2**52: round to whole
+  const P max_t = f32 ? P(4194304.0f) : P(2251799813685248.0);   // 2**22 / 2**51: where that is exact
+  int candidates = 0;
+  for (int64_t i = b0; i < b1; ++i) {
+    const P t = p[i] * inv;
+    const P whole = (t + magic) - magic;
+    candidates += !((std::fabs(t) < max_t) & (t == whole));
+  }
+  return candidates;
+}
+
+// Whether 1 / tick_size is a power of two that p * (1 / tick_size) keeps exact in P.
+template <class P>
+bool exact_scale(double tick) {
+  int e = 0;
+  if (!(std::frexp(tick, &e) == 0.5)) return false;
+  const double inv = 1.0 / tick;
+  return static_cast<double>(static_cast<P>(inv)) == inv && inv >= 1.0 / 1024 && inv <= 1024.0 * 1024.0;
+}
+
 template <class P>
 GridCount count_range(const P* p, int64_t begin, int64_t end, double tick, double eps) {
   const double inv = 1.0 / tick;
+  const bool exact = exact_scale<P>(tick);
   GridCount out;
   for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
     const int64_t b1 = std::min(end, b0 + kBlock);
-    if (candidates_in(p, b0, b1, inv, eps) == 0) continue;
+    if ((exact ? candidates_exact(p, b0, b1, static_cast<P>(inv)) : candidates_in(p, b0, b1, inv, eps)) == 0) continue;
     for (int64_t i = b0; i < b1; ++i)
       if (grid::off_grid(static_cast<double>(p[i]), tick, eps)) {
         if (out.first < 0) out.first = i;
@@ -84,6 +115,49 @@ GridCount count(const P* p, int64_t n, double tick, double eps, int threads, con
 }
 
 }  // namespace
+
+GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double tick_size) {
+  if (prices.dtype == DType::f32)
+    return count_range(static_cast<const float*>(prices.data), begin, end, tick_size, grid::kEpsF32);
+  return count_range(static_cast<const double*>(prices.data), begin, end, tick_size, grid::kEpsF64);
+}
+
+GridTally::GridTally(std::initializer_list<const Array*> inputs, double tick_size) : tick_(tick_size) {
+  for (const Array* a : inputs) inputs_[n_++] = a;
+  clear();
+}
+
+void GridTally::clear() {
+  for (int k = 0; k < 4; ++k) {
+    off_[k].store(0, std::memory_order_relaxed);
+    first_[k].store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
+  }
+}
+
+void GridTally::count(int64_t begin, int64_t end) {
+  for (int k = 0; k < n_; ++k) {
+    const GridCount c = count_off_grid(*inputs_[k], begin, end, tick_);
+    if (c.off == 0) continue;
+    off_[k].fetch_add(c.off, std::memory_order_relaxed);
+    int64_t seen = first_[k].load(std::memory_order_relaxed);
+    while (c.first < seen && !first_[k].compare_exchange_weak(seen, c.first, std::memory_order_relaxed)) {
+    }
+  }
+}
+
+void GridTally::result(int64_t& off, int& first_input, int64_t& first_index) const {
+  off = 0;
+  first_input = -1;
+  first_index = -1;
+  for (int k = 0; k < n_; ++k) {
+    const int64_t c = off_[k].load(std::memory_order_relaxed);
+    if (c && first_input < 0) {
+      first_input = k;
+      first_index = first_[k].load(std::memory_order_relaxed);
+    }
+    off += c;
+  }
+}
 
 GridCount count_off_grid(const Array& prices, double tick_size, int threads, const Interrupt& interrupt) {
   if (prices.dtype == DType::f32)

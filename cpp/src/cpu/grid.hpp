@@ -2,7 +2,9 @@
 // Contract: the same count and first index as applying grid::off_grid to every price, in any thread count.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <initializer_list>
 
 #include "vpoc/types.hpp"
 
@@ -16,5 +18,28 @@ struct GridCount {
 // Off-grid prices of a float32/float64 host array, on up to `threads` workers (0: all cores) for
 // large arrays; `interrupt` is polled between pieces.
 GridCount count_off_grid(const Array& prices, double tick_size, int threads, const Interrupt& interrupt);
+
+// Off-grid prices of prices[begin, end) (first: an absolute index).
+GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double tick_size);
+
+// The off-grid prices of up to 4 price inputs of one call, counted session by session by the
+// engine's workers (each session just before it is binned, while its prices are in cache).
+class GridTally {
+ public:
+  GridTally(std::initializer_list<const Array*> inputs, double tick_size);
+  // Counts session [begin, end) of every input (thread-safe).
+  void count(int64_t begin, int64_t end);
+  // Forgets every count (the engine bins again in fixed point).
+  void clear();
+  // Into the Profiles fields: total, the first input holding one and its first row.
+  void result(int64_t& off, int& first_input, int64_t& first_index) const;
+
+ private:
+  const Array* inputs_[4] = {};
+  int n_ = 0;
+  double tick_;
+  std::atomic<int64_t> off_[4];
+  std::atomic<int64_t> first_[4];
+};
 
 }  // namespace vpoc::cpu
