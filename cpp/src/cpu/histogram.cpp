@@ -138,23 +138,6 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
   for (; j < n; ++j) add(lane[j % kLanes][slot[j]], v[j]);
 }
 
-// Whether every v[j] is a whole number (floats: adding and removing 2**52 leaves it unchanged;
-// written to vectorise). Integer types always are.
-template <class V>
-bool block_whole(const V* v, int n) {
-  if constexpr (std::is_integral_v<V>) {
-    (void)v, (void)n;
-    return true;
-  } else {
-    int ok = 1;
-    for (int j = 0; j < n; ++j) {
-      const double x = static_cast<double>(v[j]);
-      ok &= ((x + 4503599627370496.0) - 4503599627370496.0) == x;
-    }
-    return ok != 0;
-  }
-}
-
 template <class P, class V, class Acc>
 int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
                        Bins<Acc>& bins) {
@@ -188,13 +171,14 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       if (!(s.valid(lo_t) && s.valid(hi_t))) return last;
     }
     double vmax = 0.0;
-    if (!volumes_ok(vol + i0, n, vmax)) return last;
+    bool whole = false;
+    if (!volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(vol + i0, n);
     const bool more = i0 + n < e;
     const P* next_p = more ? price + i0 + n : static_cast<const P*>(nullptr);
     const V* next_v = more ? vol + i0 + n : static_cast<const V*>(nullptr);
-    if (block_whole(vol + i0, n)) block_scatter<true>(slot, vol + i0, n, bins, next_p, next_v);
+    if (whole) block_scatter<true>(slot, vol + i0, n, bins, next_p, next_v);
     else block_scatter<false>(slot, vol + i0, n, bins, next_p, next_v);
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
   }

@@ -110,17 +110,17 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 }
 
 template <class T>
-static bool volumes_dispatch(const T* v, int n, double& vmax) {
+static bool volumes_dispatch(const T* v, int n, double& vmax, bool& whole) {
 #if defined(VPOC_HAVE_AVX2)
   static const bool avx2 = simd::have_avx2();
-  if (avx2) return simd::volumes_ok_avx2(v, n, vmax);
+  if (avx2) return simd::volumes_ok_avx2(v, n, vmax, whole);
 #endif
-  return simd::volumes_ok_impl(v, n, vmax);
+  return simd::volumes_ok_impl(v, n, vmax, whole);
 }
-bool volumes_ok(const float* v, int n, double& vmax) { return volumes_dispatch(v, n, vmax); }
-bool volumes_ok(const double* v, int n, double& vmax) { return volumes_dispatch(v, n, vmax); }
-bool volumes_ok(const int32_t* v, int n, double& vmax) { return volumes_dispatch(v, n, vmax); }
-bool volumes_ok(const int64_t* v, int n, double& vmax) { return volumes_dispatch(v, n, vmax); }
+bool volumes_ok(const float* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
+bool volumes_ok(const double* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
+bool volumes_ok(const int32_t* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
+bool volumes_ok(const int64_t* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
 
 bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
   return simd::dispatch(p, n, inv, origin, slot, mn, mx);

@@ -20,17 +20,19 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
                      double& mx);
 
 // True when every v[j], j < n, is finite, >= 0 and <= 2**53 (vectorised; AVX2 when the CPU has
-// it); vmax: an upper bound of the largest (the maximum for floats, the bitwise OR for integers).
-bool volumes_ok(const float* v, int n, double& vmax);
-bool volumes_ok(const double* v, int n, double& vmax);
-bool volumes_ok(const int32_t* v, int n, double& vmax);
-bool volumes_ok(const int64_t* v, int n, double& vmax);
+// it); vmax: an upper bound of the largest (the maximum for floats, the bitwise OR for integers);
+// whole: every v[j] is a whole number (true may be missed for odd doubles above 2**52, never given
+// wrongly), found in the same pass.
+bool volumes_ok(const float* v, int n, double& vmax, bool& whole);
+bool volumes_ok(const double* v, int n, double& vmax, bool& whole);
+bool volumes_ok(const int32_t* v, int n, double& vmax, bool& whole);
+bool volumes_ok(const int64_t* v, int n, double& vmax, bool& whole);
 
 namespace simd {
 bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
                     double& mx);
 template <class V>
-bool volumes_ok_avx2(const V* v, int n, double& vmax);
+bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole);
 // The same, one per instruction set; every variant returns identical results.
 template <class P>
 bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);

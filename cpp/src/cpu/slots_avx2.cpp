@@ -52,13 +52,13 @@ template bool slots_avx2<double>(const double*, int, double, double, int32_t*, d
 template bool slots_avx2<float>(const float*, int, double, double, int32_t*, double&, double&);
 
 template <class V>
-bool volumes_ok_avx2(const V* v, int n, double& vmax) {
-  return volumes_ok_impl(v, n, vmax);
+bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole) {
+  return volumes_ok_impl(v, n, vmax, whole);
 }
-template bool volumes_ok_avx2<float>(const float*, int, double&);
-template bool volumes_ok_avx2<double>(const double*, int, double&);
-template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&);
-template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&);
+template bool volumes_ok_avx2<float>(const float*, int, double&, bool&);
+template bool volumes_ok_avx2<double>(const double*, int, double&, bool&);
+template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&, bool&);
+template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&, bool&);
 
 bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
                     double& mx) {

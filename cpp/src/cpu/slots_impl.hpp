@@ -31,16 +31,22 @@ inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin,
 
 // Volume check written so that it vectorises (bitwise &, max, no early exit). 2**53: fixed::kMaxTotal.
 template <class T>
-inline bool volumes_ok_impl(const T* v, int n, double& vmax) {
+inline bool volumes_ok_impl(const T* v, int n, double& vmax, bool& whole) {
   if constexpr (std::is_floating_point_v<T>) {
     // The maximum through the bits as signed integers: non-negative floats order as their bit
     // patterns do, and integer max vectorises where a float one (NaN rules) may not.
     using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-    int ok = 1;
+    // Whole numbers, in the same pass: adding and removing 2**23 (float) / 2**52 (double) leaves a
+    // whole number below it unchanged; every float from 2**23 up is whole. A double volume in
+    // (2**52, 2**53] that is odd reads as not whole here: only the fast whole path is skipped.
+    constexpr T kWhole = sizeof(T) == 4 ? T(8388608.0) : T(4503599627370496.0);
+    int ok = 1, wh = 1;
     I mx = 0;
     for (int j = 0; j < n; ++j) {
+      const T x = v[j];
       // fixed::volume_in_range: 0, or 2**-32 .. 2**53
-      ok &= (v[j] == T(0)) | ((v[j] >= T(2.3283064365386963e-10)) & (v[j] <= T(9007199254740992.0)));
+      ok &= (x == T(0)) | ((x >= T(2.3283064365386963e-10)) & (x <= T(9007199254740992.0)));
+      wh &= (((x + kWhole) - kWhole) == x) | (sizeof(T) == 4 && x >= kWhole);
       I b;
       std::memcpy(&b, v + j, sizeof b);
       mx = b > mx ? b : mx;
@@ -48,8 +54,10 @@ inline bool volumes_ok_impl(const T* v, int n, double& vmax) {
     T m;
     std::memcpy(&m, &mx, sizeof m);
     vmax = static_cast<double>(m);
+    whole = wh != 0;
     return ok != 0;
   } else {
+    whole = true;  // integers are
     T any = 0;
     for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR; OR >= max
     vmax = static_cast<double>(any);
