@@ -13,7 +13,7 @@ fixable in cpp/bindings rather than here, so that the stub stays generated:
 - array results are `numpy.ndarray` (Result columns, LiveSession.histogram, DeviceArray.numpy) where the
   hand stub said `NDArray[np.int64]` / `NDArray[np.float64]`: the bindings return `py::array`; returning
   `py::array_t<double>` / `py::array_t<int64_t>` gives typed NDArray annotations.
-- DeviceResult columns and `_host_device_array` are `typing.Any` (the lambdas return `py::object`), not
+- Result columns (numpy views or DeviceArrays) and `_host_device_array` are `typing.Any` (the lambdas return `py::object`), not
   `DeviceArray`; GPU inputs and `open=` are `typing.Any` (they take `py::object`: host array, GPU array or
   None), where the hand stub spelled the (pointer, size, typestr, device) tuple and Optional.
 - functions bound without `py::arg` get positional names arg0, arg1, ...: gpu_require_device,
