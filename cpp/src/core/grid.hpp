@@ -42,38 +42,10 @@ VPOC_HD bool candidate(double t, double rounded, double eps) {
   return !(a < kPrefilterMax && fabs(t - rounded) <= kPrefilterTol + a * (eps - kPrefilterSlack));
 }
 
-// Whether 1 / tick_size is a power of two that p * (1 / tick_size) keeps exact in P (float or
-// double): then a price on the grid gives a whole p * inv in P itself, and the prefilter needs no
-// widening (candidate_exact).
-template <class P>
-VPOC_HD bool exact_scale(double tick_size) {
-  int e = 0;
-  if (!(frexp(tick_size, &e) == 0.5)) return false;
-  const double inv = 1.0 / tick_size;
-  return static_cast<double>(static_cast<P>(inv)) == inv && inv >= 1.0 / 1024 && inv <= 1024.0 * 1024.0;
-}
-
-// The prefilter for an exact scale: t = p * inv in P is not whole (or NaN / inf / too large to
-// tell: |t| >= 2**22 for float, 2**51 for double, where the CPU's rounding trick stops being exact).
-template <class P>
-VPOC_HD bool candidate_exact(P p, P inv) {
-  const P t = p * inv;
-  const P max_t = sizeof(P) == 4 ? P(4194304.0f) : P(2251799813685248.0);
-  return !(fabs(t) < max_t && t == rint(t));
-}
-
 // off_grid(p, tick_size, eps), the prefilter first (one division only for the few candidates).
 VPOC_HD bool off_grid_fast(double p, double tick_size, double inv, double eps) {
   const double t = p * inv;
   return candidate(t, rint(t), eps) && off_grid(p, tick_size, eps);
-}
-
-// The same for a price of dtype P (given widened to double, exactly): with an exact scale the
-// prefilter runs in P.
-template <class P>
-VPOC_HD bool off_grid_of(double p, double tick_size, double inv, bool exact, double eps) {
-  if (exact) return candidate_exact<P>(static_cast<P>(p), static_cast<P>(inv)) && off_grid(p, tick_size, eps);
-  return off_grid_fast(p, tick_size, inv, eps);
 }
 
 }  // namespace vpoc::grid

@@ -72,10 +72,19 @@ VPOC_GRID_CLONES int candidates_exact(const P* p, int64_t b0, int64_t b1, P inv)
   return candidates;
 }
 
+// Whether 1 / tick_size is a power of two that p * (1 / tick_size) keeps exact in P.
+template <class P>
+bool exact_scale(double tick) {
+  int e = 0;
+  if (!(std::frexp(tick, &e) == 0.5)) return false;
+  const double inv = 1.0 / tick;
+  return static_cast<double>(static_cast<P>(inv)) == inv && inv >= 1.0 / 1024 && inv <= 1024.0 * 1024.0;
+}
+
 template <class P>
 GridCount count_range(const P* p, int64_t begin, int64_t end, double tick, double eps) {
   const double inv = 1.0 / tick;
-  const bool exact = grid::exact_scale<P>(tick);
+  const bool exact = exact_scale<P>(tick);
   GridCount out;
   for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
     const int64_t b1 = std::min(end, b0 + kBlock);

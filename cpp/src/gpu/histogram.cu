@@ -164,8 +164,7 @@ __device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.
 // not a whole number below 2**31.
 template <class P, class V, bool Bars>
 __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
-                                                             const int64_t* table, double tick, bool legacy,
-                                                             bool exact_grid) {
+                                                             const int64_t* table, double tick, bool legacy) {
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
@@ -179,12 +178,10 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
     const distribute::LegacyLadder L = ladder_of(g, s, tick, legacy);
     unsigned long long lo = kEncNone, hi = 0;
     sweep<Bars>(src, t.begin(g, s), t.end(g, s), [&](int64_t i, const Item& it) {
-      // exact_grid: a power-of-two tick, tested in the prices' own dtype (grid::off_grid_of)
-      unsigned k = grid::off_grid_of<P>(it.a, tick, inv, exact_grid, eps);
+      unsigned k = grid::off_grid_fast(it.a, tick, inv, eps);
       if (Bars)
-        k += grid::off_grid_of<P>(it.b, tick, inv, exact_grid, eps) +
-             grid::off_grid_of<P>(it.c, tick, inv, exact_grid, eps) +
-             (grid_open && grid::off_grid_of<P>(it.d, tick, inv, exact_grid, eps));
+        k += grid::off_grid_fast(it.b, tick, inv, eps) + grid::off_grid_fast(it.c, tick, inv, eps) +
+             (grid_open && grid::off_grid_fast(it.d, tick, inv, eps));
       if (k) {
         off += k;
         first_off = min(first_off, static_cast<unsigned long long>(i));
@@ -537,13 +534,10 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     using P = decltype(p);
     using V = decltype(v);
     const auto src = source<P, V>(in, rows, opt);
-    const bool exact = grid::exact_scale<P>(opt.tick_size);
     if (in.bars)
-      row_range_kernel<P, V, true>
-          <<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy, exact);
+      row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
     else
-      row_range_kernel<P, V, false>
-          <<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy, exact);
+      row_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }
