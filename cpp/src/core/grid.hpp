@@ -37,9 +37,10 @@ constexpr double kPrefilterSlack = 1.0 / 281474976710656.0;                     
 
 // False proves p on the grid with one multiply (inv = 1 / tick_size); true: take the exact test.
 // `rounded` is rint(p * inv) (the caller may round its own way: any exact rounding to nearest).
+// Branch-free (& on the comparisons, no short circuit), so that the CPU's loop over it vectorises.
 VPOC_HD bool candidate(double t, double rounded, double eps) {
   const double a = fabs(t);
-  return !(a < kPrefilterMax && fabs(t - rounded) <= kPrefilterTol + a * (eps - kPrefilterSlack));
+  return !((a < kPrefilterMax) & (fabs(t - rounded) <= kPrefilterTol + a * (eps - kPrefilterSlack)));
 }
 
 // off_grid(p, tick_size, eps), the prefilter first (one division only for the few candidates).

@@ -43,14 +43,10 @@ inline double round_magic(double x) {
 // again for AVX2, picked at run time, where the compiler supports it).
 template <class P>
 VPOC_GRID_CLONES int64_t candidates_in(const P* p, int64_t b0, int64_t b1, double inv, double eps) {
-  const double bound_slope = eps - grid::kPrefilterSlack;
   int64_t candidates = 0;
   for (int64_t i = b0; i < b1; ++i) {
     const double t = static_cast<double>(p[i]) * inv;
-    const double a = fabs(t);
-    const double d = fabs(t - round_magic(t));
-    // grid::candidate, written with & (no short circuit); NaN / inf: a candidate
-    candidates += !((a < grid::kPrefilterMax) & (d <= grid::kPrefilterTol + a * bound_slope));
+    candidates += grid::candidate(t, round_magic(t), eps);  // round_magic is rint where it matters
   }
   return candidates;
 }
