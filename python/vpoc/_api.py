@@ -10,7 +10,8 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import as_prices, gpu_location, gpu_view, off_grid_at, producer_stream, report_grid
+from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream,
+                      report_grid)
 from ._profiles import Profiles
 from ._validate import INT64_MAX as _INT64_MAX
 from ._validate import integer as _int
@@ -51,8 +52,7 @@ def _device(device: Any, locations: Sequence[Optional[int]]) -> Optional[int]:
     on_gpu = [d for d in locations if d is not None]
     if name == "cpu":
         if on_gpu:
-            raise ValueError("device='cpu' but the inputs live on a GPU; pass device='cuda' "
-                             "(or 'auto'), or copy them to the host")
+            raise gpu_inputs_on_cpu()
         return None
     if name == "auto":
         if on_gpu:

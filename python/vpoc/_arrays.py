@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
-    "check_grid", "report_grid", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -228,21 +228,23 @@ def as_index(x: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def _on_gpu(x: Any, name: str) -> None:
-    if gpu_location(x) is not None:
-        raise ValueError("device='cpu' but the inputs live on a GPU; pass device='cuda' (or 'auto'), or copy "
-                         "them to the host")
+def gpu_inputs_on_cpu() -> ValueError:
+    """The error of a CPU call (device='cpu') given inputs that live on a GPU."""
+    return ValueError("device='cpu' but the inputs live on a GPU; pass device='cuda' (or 'auto'), or copy "
+                      "them to the host")
 
 
 def host_prices(x: Any, name: str) -> np.ndarray:
     """The engine's converter of a price input that is not a plain float32/float64 numpy array."""
-    _on_gpu(x, name)
+    if gpu_location(x) is not None:
+        raise gpu_inputs_on_cpu()
     return as_prices(x, name)
 
 
 def host_volume(x: Any, name: str) -> np.ndarray:
     """The engine's converter of a volume input that is not a plain numeric numpy array."""
-    _on_gpu(x, name)
+    if gpu_location(x) is not None:
+        raise gpu_inputs_on_cpu()
     return as_volume(x, name)
 
 
