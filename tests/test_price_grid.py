@@ -257,3 +257,43 @@ def test_24_engine_grid_count_equals_the_plain_rule(tick, dtype):
     assert got == want
     assert got > 0 and plain_count(x[first:first + 1], tick, eps) == 1 and plain_count(x[:first], tick, eps) == 0
     assert _core.count_off_grid(x, tick, 0) == (got, first)  # every core: the same count and first
+
+
+def _engine_grid_inputs(rng, tick, dtype, n):
+    k = rng.integers(3000, 5000, n).astype(np.float64)
+    x = k * tick
+    bad = rng.choice(n, 7, replace=False)  # off the grid, spread over blocks and sessions
+    x[bad] += tick * np.array([0.5, 0.25, 0.3, 1e-3, 0.49, 0.125, 0.7])[: bad.size]
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("tick,tpr", [(0.25, 1), (0.25, 4), (0.1, 1), (1 / 32, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_25_engine_folds_the_grid_count_into_binning(tick, tpr, dtype, threads):
+    # the binning's own pass proves blocks on the grid (power-of-two tick) and counts the others
+    # exactly: the count and the first index equal the plain rule, on every path (blocked trades,
+    # the per-row loop, bars of each distribution), any thread count
+    rng = np.random.default_rng(int(tick * 997) + tpr + (dtype == np.float32))
+    n = 30000
+    eps = 2.0**-23 if dtype == np.float32 else 2.0**-52
+    offsets = np.array([0, 1, 4000, 4000, 12000, 29999, n], dtype=np.int64)
+    opts = _core.Options(tick_size=tick, ticks_per_row=tpr, snap=True, threads=threads)
+    price = _engine_grid_inputs(rng, tick, dtype, n)
+    vol = rng.integers(1, 9, n).astype(np.float32)
+    r = _core.profile_trades(price, vol, offsets, None, opts)
+    assert r.off_grid == plain_count(price, tick, eps) == 7
+    k, i = r.first_off_grid
+    assert k == 0 and plain_count(price[i:i + 1], tick, eps) == 1 and plain_count(price[:i], tick, eps) == 0
+    close = _engine_grid_inputs(rng, tick, dtype, n)
+    high = np.maximum(close, close + tick * 2).astype(dtype)
+    low = np.minimum(close, close - tick * 3).astype(dtype)
+    for dist in ("close", "hlc3", "uniform", "legacy"):
+        o = _core.Options(tick_size=tick, ticks_per_row=tpr, snap=True, threads=threads, distribute=dist)
+        r = _core.profile_bars(high, low, close, vol, None, offsets, None, o)
+        want = sum(plain_count(a, tick, eps) for a in (high, low, close))
+        assert r.off_grid == want >= 7, dist
+        k, i = r.first_off_grid
+        a = (high, low, close)[k]
+        assert plain_count(a[i:i + 1], tick, eps) == 1 and plain_count(a[:i], tick, eps) == 0
+        assert all(plain_count(b, tick, eps) == 0 for b in (high, low, close)[:k])

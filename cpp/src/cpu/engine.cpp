@@ -119,8 +119,10 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
     using Acc = decltype(acc);
     grid.clear();
     return run<Acc>(sessions, opt, volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
-      grid.count(sessions.offsets[s], sessions.offsets[s + 1]);  // the prices, in cache for the binning
-      return bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f);
+      GridCount g;
+      const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f, g);
+      grid.add(0, g);
+      return ok;
     });
   };
   Profiles out = [&] {
@@ -138,15 +140,18 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
 Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,
                       const Options& opt) {
   // open is read only by distribute='legacy' (which weights prices where they lie)
-  GridTally grid = bars.has_open && distribute == Distribute::legacy
-                       ? GridTally({&bars.high, &bars.low, &bars.close, &bars.open}, opt.tick_size)
-                       : GridTally({&bars.high, &bars.low, &bars.close}, opt.tick_size);
+  const bool open = bars.has_open && distribute == Distribute::legacy;
+  GridTally grid = open ? GridTally({&bars.high, &bars.low, &bars.close, &bars.open}, opt.tick_size)
+                        : GridTally({&bars.high, &bars.low, &bars.close}, opt.tick_size);
+  const int n_grid = open ? 4 : 3;
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();
     return run<Acc>(sessions, opt, bars.volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
-      grid.count(sessions.offsets[s], sessions.offsets[s + 1]);
-      return bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f);
+      GridCount g[4];
+      const bool ok = bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f, g, n_grid);
+      for (int k = 0; k < n_grid; ++k) grid.add(k, g[k]);
+      return ok;
     });
   };
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;

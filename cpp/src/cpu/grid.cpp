@@ -112,10 +112,15 @@ GridCount count(const P* p, int64_t n, double tick, double eps, int threads, con
 
 }  // namespace
 
+GridCount count_off_grid(const float* prices, int64_t begin, int64_t end, double tick_size) {
+  return count_range(prices, begin, end, tick_size, grid::kEpsF32);
+}
+GridCount count_off_grid(const double* prices, int64_t begin, int64_t end, double tick_size) {
+  return count_range(prices, begin, end, tick_size, grid::kEpsF64);
+}
 GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double tick_size) {
-  if (prices.dtype == DType::f32)
-    return count_range(static_cast<const float*>(prices.data), begin, end, tick_size, grid::kEpsF32);
-  return count_range(static_cast<const double*>(prices.data), begin, end, tick_size, grid::kEpsF64);
+  if (prices.dtype == DType::f32) return count_off_grid(static_cast<const float*>(prices.data), begin, end, tick_size);
+  return count_off_grid(static_cast<const double*>(prices.data), begin, end, tick_size);
 }
 
 GridTally::GridTally(std::initializer_list<const Array*> inputs, double tick_size) : tick_(tick_size) {
@@ -131,13 +136,14 @@ void GridTally::clear() {
 }
 
 void GridTally::count(int64_t begin, int64_t end) {
-  for (int k = 0; k < n_; ++k) {
-    const GridCount c = count_off_grid(*inputs_[k], begin, end, tick_);
-    if (c.off == 0) continue;
-    off_[k].fetch_add(c.off, std::memory_order_relaxed);
-    int64_t seen = first_[k].load(std::memory_order_relaxed);
-    while (c.first < seen && !first_[k].compare_exchange_weak(seen, c.first, std::memory_order_relaxed)) {
-    }
+  for (int k = 0; k < n_; ++k) add(k, count_off_grid(*inputs_[k], begin, end, tick_));
+}
+
+void GridTally::add(int k, const GridCount& c) {
+  if (c.off == 0) return;
+  off_[k].fetch_add(c.off, std::memory_order_relaxed);
+  int64_t seen = first_[k].load(std::memory_order_relaxed);
+  while (c.first < seen && !first_[k].compare_exchange_weak(seen, c.first, std::memory_order_relaxed)) {
   }
 }
 

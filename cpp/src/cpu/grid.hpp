@@ -13,6 +13,11 @@ namespace vpoc::cpu {
 struct GridCount {
   int64_t off = 0;
   int64_t first = -1;  // index of the first price off the grid; -1 when none
+  // Adds the count of a later range (its first index only counts when this one has none).
+  void add(const GridCount& later) {
+    if (later.off && first < 0) first = later.first;
+    off += later.off;
+  }
 };
 
 // Off-grid prices of a float32/float64 host array, on up to `threads` workers (0: all cores) for
@@ -21,14 +26,19 @@ GridCount count_off_grid(const Array& prices, double tick_size, int threads, con
 
 // Off-grid prices of prices[begin, end) (first: an absolute index).
 GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double tick_size);
+GridCount count_off_grid(const float* prices, int64_t begin, int64_t end, double tick_size);
+GridCount count_off_grid(const double* prices, int64_t begin, int64_t end, double tick_size);
 
 // The off-grid prices of up to 4 price inputs of one call, counted session by session by the
-// engine's workers (each session just before it is binned, while its prices are in cache).
+// engine's workers (by the binning itself where its pass proves prices on the grid, else each
+// session just before it is binned, while its prices are in cache).
 class GridTally {
  public:
   GridTally(std::initializer_list<const Array*> inputs, double tick_size);
   // Counts session [begin, end) of every input (thread-safe).
   void count(int64_t begin, int64_t end);
+  // Adds a count of input k (thread-safe).
+  void add(int k, const GridCount& c);
   // Forgets every count (the engine bins again in fixed point).
   void clear();
   // Into the Profiles fields: total, the first input holding one and its first row.

@@ -10,6 +10,7 @@
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
+#include "cpu/grid.hpp"
 #include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
 
@@ -138,9 +139,11 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
   for (; j < n; ++j) add(lane[j % kLanes][slot[j]], v[j]);
 }
 
+// Exact tick sizes only (phase A's p * inv is then exact): the blocks whose prices phase A proves
+// whole need no grid test; the others are counted exactly into `grid` while in cache.
 template <class P, class V, class Acc>
 int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
-                       Bins<Acc>& bins) {
+                       Bins<Acc>& bins, GridCount& grid) {
   alignas(64) int32_t slot[kBlock];
   // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
@@ -148,11 +151,12 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
     const int64_t last = i0 + n - 1;
     double mn, mx;
+    bool on_grid = false;
     for (;;) {
       bool done = false;
       if constexpr (std::is_same_v<P, float>)
-        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx);
-      if (!done && !block_slots(price + i0, n, s.inv, static_cast<double>(bins.origin()), slot, mn, mx))
+        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx, on_grid);
+      if (!done && !block_slots(price + i0, n, s.inv, static_cast<double>(bins.origin()), slot, mn, mx, on_grid))
         return last;
       if (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad)) break;
       int64_t lo = bins.origin() + static_cast<int64_t>(mn), hi = bins.origin() + static_cast<int64_t>(mx);
@@ -181,6 +185,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     if (whole) block_scatter<true>(slot, vol + i0, n, bins, next_p, next_v);
     else block_scatter<false>(slot, vol + i0, n, bins, next_p, next_v);
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
+    if (!on_grid) grid.add(count_off_grid(price, i0, i0 + n, s.tick));
   }
   return e;
 }
@@ -222,6 +227,9 @@ VPOC_ALWAYS_INLINE Bar<V> load_bar(const BarPtrs<P>& b, const V* vol, int64_t i)
           b.open ? static_cast<double>(b.open[i]) : c, vol[i]};
 }
 
+// q (in range) is a whole number of ticks.
+VPOC_ALWAYS_INLINE bool is_whole(double q) { return ladder::round_half_even_nb(q) == q; }
+
 // True when the bar is valid: finite, in-range prices, low <= close, open <= high, volume finite
 // and >= 0.
 template <bool Exact, class V>
@@ -253,10 +261,34 @@ struct SplitTable {
 };
 const SplitTable split_table;
 
+// ceil(2**64 / n) for n = 2 .. kSplitTableMax: v / n = (v * M) >> 64 exactly for every v < 2**32
+// (Lemire, Kaser & Kurz, "Faster remainder by direct computation", 2019), a multiply where a
+// division would wait ~15 cycles.
+struct Reciprocals {
+  uint64_t m[kSplitTableMax + 1] = {};
+  Reciprocals() {
+    for (uint64_t n = 2; n <= kSplitTableMax; ++n) m[n] = ~uint64_t(0) / n + 1;
+  }
+};
+const Reciprocals reciprocals;
+
+VPOC_ALWAYS_INLINE uint64_t div_whole(uint64_t v, uint64_t n, uint64_t& r) {
+#if defined(__SIZEOF_INT128__)
+  if (v < (uint64_t(1) << 32)) {
+    __extension__ typedef unsigned __int128 U128;
+    const auto q_mul = static_cast<uint64_t>((static_cast<U128>(reciprocals.m[n]) * v) >> 64);
+    const uint64_t q = n == 1 ? v : q_mul;  // M would be 2**64 for n = 1
+    r = v - q * n;
+    return q;
+  }
+#endif
+  return fixed::div_small(v, n, r);
+}
+
 VPOC_ALWAYS_INLINE fixed::Split split_whole(uint64_t v, uint64_t n) {
   fixed::Split s;
   uint64_t r = 0;
-  s.q.hi = fixed::div_small(v, n, r);
+  s.q.hi = div_whole(v, n, r);
   const size_t at = n * (n - 1) / 2 + r;
   s.q.lo = split_table.frac[at];
   s.rem = split_table.rem[at];
@@ -264,14 +296,18 @@ VPOC_ALWAYS_INLINE fixed::Split split_whole(uint64_t v, uint64_t n) {
 }
 
 // Hot loop over bars [b, e) for close/hlc3/uniform. Returns e, or the bar where it stopped.
+// on_grid: with a power-of-two tick (Exact), whether every high, low and close in ticks was whole
+// (p * inv is then exact, so that proves them on the grid); false otherwise.
 template <bool Exact, bool OneTick, Distribute D, class P, class V, class Acc>
 int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
-                  int64_t tpr, Bins<Acc>& out) {
+                  int64_t tpr, Bins<Acc>& out, bool& on_grid) {
   Bins<Acc> bins = out;
   int64_t i = b;
+  bool whole = Exact;
   for (; i < e; ++i) {
     const Bar<V> x = load_bar(bp, vol, i);
     if (!bar_ok<Exact>(x, bp.open != nullptr, s)) break;
+    if constexpr (Exact) whole &= is_whole(s.ticks<true>(x.h)) & is_whole(s.ticks<true>(x.l)) & is_whole(s.ticks<true>(x.c));
     require_int64_safe<V, Acc>(x.v);
     bins.note_volume(static_cast<double>(x.v));
     const auto lane = static_cast<unsigned>(i - b);
@@ -311,6 +347,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
     if (!ok) break;
   }
   out = bins;
+  on_grid = whole;
   return i;
 }
 
@@ -378,14 +415,15 @@ bool integer_accumulation(const Array& volume, bool splits_volume) {
 
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid) {
   const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(price, [&](auto p) {
     with_volume(volume, [&](auto v) {
       with_ladder(s, opt.ticks_per_row, [&](auto exact, auto one_tick) {
         constexpr bool E = decltype(exact)::value, O = decltype(one_tick)::value;
-        const int64_t stop = E && O ? trades_blocked(p, v, begin, end, s, bins)
+        if (!(E && O)) grid.add(count_off_grid(p, begin, end, s.tick));  // before: the prices go into cache
+        const int64_t stop = E && O ? trades_blocked(p, v, begin, end, s, bins, grid)
                                     : trades_loop<E, O>(p, v, begin, end, s, opt.ticks_per_row, bins);
         ok = stop == end;
         if (!ok) report_trades(p, v, begin, stop, opt, price, volume, f);
@@ -397,9 +435,10 @@ bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t 
 
 template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
-              const Options& opt, Bins<Acc>& bins, FirstFailure& f) {
+              const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount* grid, int n_grid) {
   const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
+  bool on_grid = false;
   with_price(bars.high, [&](auto high) {
     using P = std::remove_const_t<std::remove_pointer_t<decltype(high)>>;
     const BarPtrs<P> bp{high, static_cast<const P*>(bars.low.data), static_cast<const P*>(bars.close.data),
@@ -410,9 +449,15 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
         const int64_t tpr = opt.ticks_per_row;
         int64_t stop = end;
         switch (distribute) {
-          case Distribute::close: stop = bars_loop<E, O, Distribute::close>(bp, v, begin, end, s, tpr, bins); break;
-          case Distribute::hlc3: stop = bars_loop<E, O, Distribute::hlc3>(bp, v, begin, end, s, tpr, bins); break;
-          case Distribute::uniform: stop = bars_loop<E, O, Distribute::uniform>(bp, v, begin, end, s, tpr, bins); break;
+          case Distribute::close:
+            stop = bars_loop<E, O, Distribute::close>(bp, v, begin, end, s, tpr, bins, on_grid);
+            break;
+          case Distribute::hlc3:
+            stop = bars_loop<E, O, Distribute::hlc3>(bp, v, begin, end, s, tpr, bins, on_grid);
+            break;
+          case Distribute::uniform:
+            stop = bars_loop<E, O, Distribute::uniform>(bp, v, begin, end, s, tpr, bins, on_grid);
+            break;
           case Distribute::legacy: stop = legacy_loop<E>(bp, v, begin, end, s, tpr, bins); break;
         }
         ok = stop == end;
@@ -420,17 +465,21 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
       });
     });
   });
+  // inputs the binning did not prove on the grid (an open, a tick that is not a power of two,
+  // legacy): counted exactly while in cache
+  const Array* inputs[4] = {&bars.high, &bars.low, &bars.close, &bars.open};
+  for (int k = on_grid ? 3 : 0; k < n_grid; ++k) grid[k].add(count_off_grid(*inputs[k], begin, end, opt.tick_size));
   return ok;
 }
 
 template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, const Options&,
-                                  Bins<int64_t>&, FirstFailure&);
+                                  Bins<int64_t>&, FirstFailure&, GridCount&);
 template bool bin_trades<Fixed>(const Array&, const Array&, int64_t, int64_t, const Options&,
-                                 Bins<Fixed>&, FirstFailure&);
+                                 Bins<Fixed>&, FirstFailure&, GridCount&);
 template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
-                                Bins<int64_t>&, FirstFailure&);
+                                Bins<int64_t>&, FirstFailure&, GridCount*, int);
 template bool bin_bars<Fixed>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
-                              Bins<Fixed>&, FirstFailure&);
+                              Bins<Fixed>&, FirstFailure&, GridCount*, int);
 
 double sum_volumes(const Array& volume, int64_t begin, int64_t end) {
   double sum = 0.0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/messages.hpp"
+#include "cpu/grid.hpp"
 #include "cpu/row_window.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
@@ -48,14 +49,16 @@ double sum_volumes(const Array& volume, int64_t begin, int64_t end);
 // accumulators are exact (trades, and bars with "close"/"hlc3", of integer volumes).
 bool integer_accumulation(const Array& volume, bool splits_volume);
 
-// Bins rows [begin, end) of the trades. False (and f recorded) on a bad row.
+// Bins rows [begin, end) of the trades and adds their off-grid prices to `grid`. False (and f
+// recorded) on a bad row.
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, Bins<Acc>& bins, FirstFailure& f);
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid);
 
-// Bins bars [begin, end) with the given distribution. False (and f recorded) on a bad row.
+// Bins bars [begin, end) with the given distribution and adds the off-grid prices of the first
+// n_grid inputs (high, low, close, open) to grid[0 .. n_grid). False (and f recorded) on a bad row.
 template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
-              const Options& opt, Bins<Acc>& bins, FirstFailure& f);
+              const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount* grid, int n_grid);
 
 }  // namespace vpoc::cpu

@@ -25,6 +25,7 @@ struct Scalar {
   static D sub(D a, D b) { return a - b; }
   static D abs(D a) { return std::fabs(a); }
   static D lt(D a, D b) { return a < b ? 1.0 : 0.0; }
+  static D eq(D a, D b) { return a == b ? 1.0 : 0.0; }
   static D and_(D a, D mask) { return mask != 0.0 ? a : 0.0; }
   static D copysign(D mag, D sign) { return std::copysign(mag, sign); }
   static D min(D a, D b) { return b < a ? b : a; }
@@ -36,11 +37,12 @@ struct Scalar {
 };
 
 template <class P>
-bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
-  return slots_run<Scalar>(p, n, inv, origin, slot, mn, mx);
+bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                  bool& whole) {
+  return slots_run<Scalar>(p, n, inv, origin, slot, mn, mx, whole);
 }
-template bool slots_scalar<double>(const double*, int, double, double, int32_t*, double&, double&);
-template bool slots_scalar<float>(const float*, int, double, double, int32_t*, double&, double&);
+template bool slots_scalar<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
+template bool slots_scalar<float>(const float*, int, double, double, int32_t*, double&, double&, bool&);
 
 #if defined(__SSE2__)
 // Two doubles per vector (x86-64 baseline).
@@ -58,6 +60,7 @@ struct Sse2 {
   static D sub(D a, D b) { return _mm_sub_pd(a, b); }
   static D abs(D a) { return _mm_andnot_pd(_mm_set1_pd(-0.0), a); }
   static D lt(D a, D b) { return _mm_cmplt_pd(a, b); }
+  static D eq(D a, D b) { return _mm_cmpeq_pd(a, b); }
   static D and_(D a, D mask) { return _mm_and_pd(a, mask); }
   static D copysign(D mag, D sign) {
     return _mm_or_pd(_mm_and_pd(sign, _mm_set1_pd(-0.0)), mag);
@@ -75,15 +78,15 @@ struct Sse2 {
 
 namespace {
 template <class P>
-bool dispatch(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
+bool dispatch(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx, bool& whole) {
 #if defined(VPOC_HAVE_AVX2)
   static const bool avx2 = have_avx2();
-  if (avx2) return slots_avx2(p, n, inv, origin, slot, mn, mx);
+  if (avx2) return slots_avx2(p, n, inv, origin, slot, mn, mx, whole);
 #endif
 #if defined(__SSE2__)
-  return slots_run<Sse2>(p, n, inv, origin, slot, mn, mx);
+  return slots_run<Sse2>(p, n, inv, origin, slot, mn, mx, whole);
 #else
-  return slots_scalar(p, n, inv, origin, slot, mn, mx);
+  return slots_scalar(p, n, inv, origin, slot, mn, mx, whole);
 #endif
 }
 }  // namespace
@@ -100,12 +103,12 @@ bool have_avx2() {
 
 namespace vpoc::cpu {
 bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                     double& mx) {
+                     double& mx, bool& whole) {
 #if defined(VPOC_HAVE_AVX2)
   static const bool avx2 = simd::have_avx2();
-  if (avx2) return simd::slots_f32_avx2(p, n, inv, origin, slot, mn, mx);
+  if (avx2) return simd::slots_f32_avx2(p, n, inv, origin, slot, mn, mx, whole);
 #endif
-  (void)p, (void)n, (void)inv, (void)origin, (void)slot, (void)mn, (void)mx;
+  (void)p, (void)n, (void)inv, (void)origin, (void)slot, (void)mn, (void)mx, (void)whole;
   return false;
 }
 
@@ -122,10 +125,12 @@ bool volumes_ok(const double* v, int n, double& vmax, bool& whole) { return volu
 bool volumes_ok(const int32_t* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
 bool volumes_ok(const int64_t* v, int n, double& vmax, bool& whole) { return volumes_dispatch(v, n, vmax, whole); }
 
-bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
-  return simd::dispatch(p, n, inv, origin, slot, mn, mx);
+bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                 bool& whole) {
+  return simd::dispatch(p, n, inv, origin, slot, mn, mx, whole);
 }
-bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
-  return simd::dispatch(p, n, inv, origin, slot, mn, mx);
+bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                 bool& whole) {
+  return simd::dispatch(p, n, inv, origin, slot, mn, mx, whole);
 }
 }  // namespace vpoc::cpu

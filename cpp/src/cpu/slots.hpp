@@ -7,17 +7,21 @@
 namespace vpoc::cpu {
 
 // For j < n: slot[j] = round_half_even(p[j] * inv) - origin (invalid prices give slot 0), and the
-// smallest / largest unclamped slot in mn / mx. Returns false when some |p[j] * inv| >= 2**52, NaN
-// or inf. Picks the widest instruction set the CPU has (AVX2 where compiled in, else SSE2/scalar).
-bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
-bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
+// smallest / largest unclamped slot in mn / mx; whole: every p[j] * inv is a whole number (with a
+// power-of-two tick, the proof that the block's prices are on the grid). Returns false when some
+// |p[j] * inv| >= 2**52, NaN or inf. Picks the widest instruction set the CPU has (AVX2 where
+// compiled in, else SSE2/scalar).
+bool block_slots(const double* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                 bool& whole);
+bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                 bool& whole);
 
 // Phase A for float32 prices when tick_size is a power of two <= 1 (p * inv is then exact in
 // float32): eight at a time. Same slots as block_slots; returns false (slot contents unspecified)
 // when the block must take block_slots instead: no AVX2, |p * inv| >= 2**23, NaN/inf, or an origin
 // beyond +-2**30.
 bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                     double& mx);
+                     double& mx, bool& whole);
 
 // True when every v[j], j < n, is finite, >= 0 and <= 2**53 (vectorised; AVX2 when the CPU has
 // it); vmax: an upper bound of the largest (the maximum for floats, the bitwise OR for integers);
@@ -30,14 +34,16 @@ bool volumes_ok(const int64_t* v, int n, double& vmax, bool& whole);
 
 namespace simd {
 bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                    double& mx);
+                    double& mx, bool& whole);
 template <class V>
 bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole);
 // The same, one per instruction set; every variant returns identical results.
 template <class P>
-bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
+bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                  bool& whole);
 template <class P>
-bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx);
+bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                bool& whole);
 bool have_avx2();
 }  // namespace simd
 

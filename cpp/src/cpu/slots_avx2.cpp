@@ -24,6 +24,7 @@ struct Avx2 {
   static D sub(D a, D b) { return _mm256_sub_pd(a, b); }
   static D abs(D a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
   static D lt(D a, D b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
+  static D eq(D a, D b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
   static D and_(D a, D mask) { return _mm256_and_pd(a, mask); }
   static D copysign(D mag, D sign) {
     return _mm256_or_pd(_mm256_and_pd(sign, _mm256_set1_pd(-0.0)), mag);
@@ -45,11 +46,11 @@ struct Avx2 {
 };
 
 template <class P>
-bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
-  return slots_run<Avx2>(p, n, inv, origin, slot, mn, mx);
+bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx, bool& whole) {
+  return slots_run<Avx2>(p, n, inv, origin, slot, mn, mx, whole);
 }
-template bool slots_avx2<double>(const double*, int, double, double, int32_t*, double&, double&);
-template bool slots_avx2<float>(const float*, int, double, double, int32_t*, double&, double&);
+template bool slots_avx2<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
+template bool slots_avx2<float>(const float*, int, double, double, int32_t*, double&, double&, bool&);
 
 template <class V>
 bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole) {
@@ -61,7 +62,7 @@ template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&, bool&);
 template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&, bool&);
 
 bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                    double& mx) {
+                    double& mx, bool& whole) {
   constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
   if (origin <= -(int64_t(1) << 30) || origin >= (int64_t(1) << 30)) return false;
   const auto org = static_cast<int32_t>(origin);
@@ -69,13 +70,15 @@ bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* s
   const __m256i vorg = _mm256_set1_epi32(org);
   __m256i lo = _mm256_set1_epi32(std::numeric_limits<int32_t>::max());
   __m256i hi = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
-  __m256 valid = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  __m256 valid = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), wh = valid;
   int j = 0;
   for (; j + 8 <= n; j += 8) {
     const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(p + j), vinv);
     valid = _mm256_and_ps(valid, _mm256_cmp_ps(_mm256_andnot_ps(sign, q), lim, _CMP_LT_OQ));
     const __m256 m = _mm256_or_ps(_mm256_and_ps(q, sign), lim);
-    const __m256i k = _mm256_sub_epi32(_mm256_cvttps_epi32(_mm256_sub_ps(_mm256_add_ps(q, m), m)), vorg);
+    const __m256 rounded = _mm256_sub_ps(_mm256_add_ps(q, m), m);
+    wh = _mm256_and_ps(wh, _mm256_cmp_ps(rounded, q, _CMP_EQ_OQ));
+    const __m256i k = _mm256_sub_epi32(_mm256_cvttps_epi32(rounded), vorg);
     lo = _mm256_min_epi32(lo, k);
     hi = _mm256_max_epi32(hi, k);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), k);
@@ -89,16 +92,19 @@ bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* s
   l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
   h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
   int32_t l = _mm_cvtsi128_si32(l4), h = _mm_cvtsi128_si32(h4);
+  bool all_whole = _mm256_movemask_ps(wh) == 0xFF;
   for (; j < n; ++j) {
     const float q = p[j] * inv;
     if (!(std::fabs(q) < kLim)) return false;
     const float m = std::copysign(kLim, q);
+    all_whole &= ((q + m) - m) == q;
     const int32_t k = static_cast<int32_t>((q + m) - m) - org;
     l = std::min(l, k), h = std::max(h, k);
     slot[j] = k;
   }
   mn = l;
   mx = h;
+  whole = all_whole;
   return true;
 }
 

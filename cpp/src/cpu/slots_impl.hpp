@@ -13,15 +13,18 @@ namespace vpoc::cpu::simd {
 
 // Lane-wise body shared by every width: q = p * inv; valid = |q| < 2**52; k = rint(q) - origin
 // (0 when invalid), clamped to +-2e9 (a session is at most 1e9 rows wide, so clamped slots are only
-// ever out of the window); running min / max of k.
+// ever out of the window); running min / max of k; whole_all: every q was a whole number (with a
+// power-of-two tick, p * inv is exact, so a whole q proves the price on the grid: core/grid.hpp).
 template <class V>
 inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin, typename V::D& lo,
-                       typename V::D& hi, typename V::D& valid_all, int32_t* out) {
+                       typename V::D& hi, typename V::D& valid_all, typename V::D& whole_all, int32_t* out) {
   const auto q = V::mul(p, inv);
   const auto valid = V::lt(V::abs(q), V::set(ladder::kMaxTicks));
   valid_all = V::and_(valid_all, valid);
   const auto m = V::copysign(V::set(ladder::kMaxTicks), q);
-  auto k = V::sub(V::sub(V::add(q, m), m), origin);
+  const auto rounded = V::sub(V::add(q, m), m);
+  whole_all = V::and_(whole_all, V::eq(rounded, q));
+  auto k = V::sub(rounded, origin);
   k = V::and_(k, valid);  // invalid -> +0.0
   k = V::min(V::max(k, V::set(-2e9)), V::set(2e9));
   lo = V::min(lo, k);
@@ -70,18 +73,21 @@ inline bool volumes_ok_impl(const T* v, int n, double& vmax, bool& whole) {
 }
 
 template <class V, class P>
-inline bool slots_run(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx) {
-  auto lo = V::set(INFINITY), hi = V::set(-INFINITY), valid = V::all_ones();
+inline bool slots_run(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                      bool& whole) {
+  auto lo = V::set(INFINITY), hi = V::set(-INFINITY), valid = V::all_ones(), wh = V::all_ones();
   const auto vinv = V::set(inv), vorg = V::set(origin);
   int j = 0;
-  for (; j + V::kWidth <= n; j += V::kWidth) slots_body<V>(V::load(p + j), vinv, vorg, lo, hi, valid, slot + j);
+  for (; j + V::kWidth <= n; j += V::kWidth) slots_body<V>(V::load(p + j), vinv, vorg, lo, hi, valid, wh, slot + j);
   mn = V::hmin(lo);
   mx = V::hmax(hi);
   bool ok = V::all(valid);
+  whole = V::all(wh);
   for (; j < n; ++j) {  // tail, scalar
     const double q = static_cast<double>(p[j]) * inv;
     const bool v = fabs(q) < ladder::kMaxTicks;
     ok &= v;
+    whole &= ladder::round_half_even_nb(q) == q;
     double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
     k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
     mn = k < mn ? k : mn;
