@@ -1,7 +1,7 @@
 """vpoc: exact, fast volume profiles (POC, value area) for futures sessions.
 
-Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``Live`` (live feeds); ``backends()``;
-``synth`` data.
+Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``tpo`` -> ``TpoProfiles``; ``Live`` (live
+feeds); ``backends()``; ``synth`` data.
 """
 
 from . import features, io, live, sessions, synth
@@ -11,18 +11,20 @@ from ._core import InputError, OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
-from .features import FeatureTable, bar_features, session_features
+from .features import FeatureTable, IncompleteSessionWarning, TpoProfiles, bar_features, session_features, tpo
 from .live import Live
 
 __all__ = [
     "DroppedRowsWarning",
     "FeatureTable",
     "GuessedDefaultWarning",
+    "IncompleteSessionWarning",
     "InputError",
     "Live",
     "NO_ROW",
     "OutOfMemoryError",
     "Profiles",
+    "TpoProfiles",
     "__version__",
     "backends",
     "bar_features",
@@ -38,4 +40,5 @@ __all__ = [
     "sessions",
     "set_pool_limit",
     "synth",
+    "tpo",
 ]

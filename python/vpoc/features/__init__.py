@@ -7,7 +7,8 @@ The package has one module per job: ``_table`` (FeatureTable), ``_params`` (rule
 ``_inputs`` (arrays and frames), ``_grouping`` (which rows form a session), ``_segments``
 (per-session reductions), ``_engine`` (engine call, context, composites), ``_lookback``, ``_naked_pocs``,
 ``_profile_nodes`` (HVN/LVN, shape), ``_intraday`` (clock, IB, TPO), ``_session`` and ``_bars`` (the two
-tables); ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names
+tables); ``_tpo_counts`` (TPO brackets and counts), ``_tpo`` and ``_tpo_result`` (``tpo``,
+``TpoProfiles``); ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names
 below). The private names below are re-exported for the tests.
 """
 
@@ -25,16 +26,23 @@ from ._segments import (_nearest, _nearest_grouped, _price_rows, _ratio, _segmen
                         _segment_count, _segment_reduce, _sliding)
 from ._session import _session_column_names, _session_columns, session_features
 from ._table import _Columns, FeatureTable
+from ._tpo import INCOMPLETE, IncompleteSessionWarning, tpo
+from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_FIELDS, TpoProfiles
 from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
                            last_session_row, nearest, node_levels, price_rows, session_volume)
 
 __all__ = [
     "FEATURE_DEFAULTS",
     "FeatureTable",
+    "INCOMPLETE",
+    "IncompleteSessionWarning",
     "LEGACY_SESSION_COLUMNS",
     "LOOKBACK_FEATURES",
     "MAX_NODE_ROWS",
     "SHAPES",
+    "TPO_LETTERS",
+    "TPO_SESSION_FIELDS",
+    "TpoProfiles",
     "bar_features",
     "bar_row",
     "composite_levels",
@@ -47,4 +55,5 @@ __all__ = [
     "price_rows",
     "session_features",
     "session_volume",
+    "tpo",
 ]

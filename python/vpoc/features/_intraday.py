@@ -12,12 +12,12 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .._api import from_bars
 from .._time import (offset_change as _offset_change, utc_offset_ns as _utc_offset_ns,
                      zone_offset_s as _zone_offset_s)
 from ._engine import _Context
 from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
 from ._segments import _price_rows, _segment_count
+from ._tpo_counts import _brackets, _tpo_profiles
 
 __all__ = ["_Clock", "_clock", "_ib_mask", "_ib_window", "_offset_change", "_tpo", "_utc_offset_ns",
            "_zone_offset_s"]
@@ -87,30 +87,11 @@ def _ib_window(day: Any, tod: Any, trade_day: Any, rules: _Rules) -> Any:
 def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
     """(TPO POC price, single-print count) per session. A TPO period covers every row from the
     row of its lowest low to the row of its highest high; a row's TPO count is the number of
-    periods covering it; the TPO POC follows ``poc_tie``; single prints are rows counted once."""
+    periods covering it; the TPO POC follows ``poc_tie``; single prints are rows counted once.
+    The counts and the POC are those of ``vpoc.tpo`` (``_tpo_counts``, their one home)."""
     rules, d = ctx.rules, ctx.data
-    S = ctx.S
-    sid = np.repeat(np.arange(S, dtype=np.int64), ctx.counts)
-    per = clock.period
-    if per.size > 1 and not np.all((np.diff(per) >= 0) | (np.diff(sid) != 0)):
-        order = np.lexsort((per, sid))
-    else:
-        order = None
-    lo_row = _price_rows(d.low, rules)
-    hi_row = _price_rows(d.high, rules)
-    if order is not None:
-        sid, per, lo_row, hi_row = sid[order], per[order], lo_row[order], hi_row[order]
-    start = np.flatnonzero(np.r_[True, (sid[1:] != sid[:-1]) | (per[1:] != per[:-1])]) \
-        if sid.size else np.zeros(0, dtype=np.int64)
-    g_lo = np.minimum.reduceat(lo_row, start) if start.size else np.zeros(0, dtype=np.int64)
-    g_hi = np.maximum.reduceat(hi_row, start) if start.size else np.zeros(0, dtype=np.int64)
-    g_offs = np.zeros(S + 1, dtype=np.int64)
-    np.cumsum(np.bincount(sid[start], minlength=S), out=g_offs[1:])
-    rs = rules.row_size
-    tprof = from_bars(g_hi.astype(np.float64) * rs, g_lo.astype(np.float64) * rs,
-                      g_lo.astype(np.float64) * rs, (g_hi - g_lo + 1).astype(np.int64),
-                      offsets=g_offs, tick_size=rs, ticks_per_row=1, distribute="uniform",
-                      poc_tie=rules.poc_tie, threads=ctx.threads)
+    b = _brackets(d.offsets, clock.period, _price_rows(d.low, rules), _price_rows(d.high, rules))
+    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
+                          poc_tie=rules.poc_tie, threads=ctx.threads)
     singles = _segment_count(np.asarray(tprof.volume) == 1.0, np.asarray(tprof.offsets))
     return np.asarray(tprof.poc, dtype=np.float64), singles.astype(np.float64)
-

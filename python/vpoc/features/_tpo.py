@@ -1,0 +1,297 @@
+"""``vpoc.tpo``: TPO (time-price opportunity) profiles of bars, with the Market Profile levels of each session.
+
+Contract (docs/features.md, TPO profiles): counts, POC and value area on the volume profile's ladder by the engine's
+rules; every rule is a documented parameter; bad input raises naming the argument; gaps and short sessions are reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import warnings
+from typing import Any, Dict, Optional, Tuple, Union
+
+import numpy as np
+
+from .._time import interval_ns
+from .._warnings import user_stacklevel
+from ._engine import _profiles
+from ._inputs import _data, _Data
+from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
+from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
+from ._segments import _price_rows, _ratio, _segment_count, _segment_reduce
+from ._tpo_counts import _Brackets, _brackets, _tpo_profiles
+from ._tpo_result import TpoProfiles
+
+__all__ = ["INCOMPLETE", "IncompleteSessionWarning", "tpo"]
+
+#: What ``tpo(..., incomplete=)`` does with sessions whose periods have gaps or whose initial
+#: balance is incomplete.
+INCOMPLETE: Tuple[str, ...] = ("warn", "raise", "ignore")
+
+
+class IncompleteSessionWarning(UserWarning):
+    """Sessions have TPO periods without bars inside them, or end before their initial balance does
+    (``vpoc.tpo``): their letters skip the empty periods, their IB extension is NaN."""
+
+
+def _period_minutes(period: Any) -> int:
+    """``period=`` ("30min", "1h", a timedelta, seconds) as whole minutes in [1, 1440]."""
+    if isinstance(period, (bool, np.bool_)):
+        raise TypeError("period must be a duration such as '30min' (a string, a timedelta or seconds), got bool")
+    ns = interval_ns(period, "period")
+    if ns is None:
+        raise TypeError("period must be a duration such as '30min', got None")
+    if ns % _NS_PER_MINUTE:
+        raise ValueError(f"period={period!r} is not a whole number of minutes (TPO periods are clock "
+                         "minutes aligned to rth_start)")
+    minutes = ns // _NS_PER_MINUTE
+    if minutes > 1440:
+        raise ValueError(f"period={period!r} is longer than a day (1440 minutes)")
+    return int(minutes)
+
+
+def _arrays(high: Any, low: Any, close: Any, volume: Any) -> Tuple[Any, Any, Any, bool]:
+    """close and volume are optional with arrays (TPO reads only high, low and the times):
+    (close, volume, has_volume); close defaults to low, volume to zeros (they only pass the
+    engine's bar checks)."""
+    from ..io import Bars
+    from ..synth import SynthBars
+
+    table = isinstance(high, (Bars, SynthBars)) or (
+        type(high).__module__.split(".")[0] in ("pandas", "polars") and hasattr(high, "columns"))
+    if table or low is None:
+        if not table:
+            raise TypeError("tpo needs high and low arrays (with timestamp=), or a vpoc.io.Bars, a "
+                            "SynthBars or a DataFrame as its only positional argument")
+        return close, volume, True
+    has_volume = volume is not None
+    if close is None:
+        close = low
+    if volume is None:
+        volume = np.zeros(np.shape(low)[0] if np.ndim(low) else 0, dtype=np.int64)
+    return close, volume, has_volume
+
+
+def _check_interval(data: _Data, period_min: int) -> None:
+    """ValueError naming ``period`` when the bar interval (``interval=``, or the one inferred and
+    announced for ``label="close"``) is longer than a period: each bar would put its letter in one
+    period and leave the next ones empty."""
+    step = data.facts.get("interval")
+    if step is not None and step * 1e9 > period_min * _NS_PER_MINUTE:
+        raise ValueError(f"period={period_min} minutes is shorter than the bars (interval {step / 60:g} "
+                         "minutes): each bar would touch one period and leave the next empty; pass a "
+                         "period of at least the bar interval")
+
+
+def _period_start(ts: np.ndarray, rules: _Rules) -> np.ndarray:
+    """UTC ns start of the clock period of each (bar open) ``ts``: the open minus the time since
+    the period began on the local wall clock (the period grid of ``_clock``)."""
+    if ts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    per_ns = rules.tpo_minutes * _NS_PER_MINUTE
+    off = _utc_offset_ns(ts, rules.tz)
+    pr = np.mod(ts, per_ns)
+    return ts - np.mod(pr + off - rules.rth_start_ns, per_ns)
+
+
+def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Per session: (single prints, poor high, poor low, excess high, excess low) of the ragged
+    counts. Excess: the rows of count 1 running down from the top row (up from the bottom row)."""
+    S = offsets.shape[0] - 1
+    n = np.diff(offsets)
+    ne = n > 0
+    singles = _segment_count(count == 1, offsets)
+    poor_high = np.zeros(S, dtype=bool)
+    poor_low = np.zeros(S, dtype=bool)
+    excess_high = np.zeros(S, dtype=np.int64)
+    excess_low = np.zeros(S, dtype=np.int64)
+    if ne.any():
+        top, bottom = offsets[1:][ne] - 1, offsets[:-1][ne]
+        poor_high[ne] = count[top] >= 2
+        poor_low[ne] = count[bottom] >= 2
+        idx = np.arange(count.shape[0], dtype=np.int64)
+        other = count != 1
+        last_other = np.maximum.reduceat(np.where(other, idx, -1), bottom)
+        first_other = np.minimum.reduceat(np.where(other, idx, count.shape[0]), bottom)
+        excess_high[ne] = np.where(last_other >= bottom, top - last_other, n[ne])
+        excess_low[ne] = np.where(first_other <= top, first_other - bottom, n[ne])
+    return singles, poor_high, poor_low, excess_high, excess_low
+
+
+def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Dict[str, np.ndarray]:
+    """The initial balance of ``session_features`` (``_ib_mask``: bars opening in
+    [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar after its
+    last bar) and the range extension of the bars after it, in IB ranges."""
+    offs = data.offsets
+    S = offs.shape[0] - 1
+    ib = _ib_mask(clock, offs, data.trade_days, rules)
+    ib_high = _segment_reduce(np.maximum, np.where(ib, data.high, -np.inf), offs, np.nan)
+    ib_low = _segment_reduce(np.minimum, np.where(ib, data.low, np.inf), offs, np.nan)
+    ib_high[~np.isfinite(ib_high)] = np.nan
+    ib_low[~np.isfinite(ib_low)] = np.nan
+    idx = np.arange(ib.shape[0], dtype=np.int64)
+    last_ib = _segment_reduce(np.maximum, np.where(ib, idx, -1).astype(np.float64), offs, -1.0)
+    after = (idx > np.repeat(last_ib, np.diff(offs))) & np.repeat(last_ib >= 0, np.diff(offs))
+    post_high = _segment_reduce(np.maximum, np.where(after, data.high, -np.inf), offs, -np.inf)
+    post_low = _segment_reduce(np.minimum, np.where(after, data.low, np.inf), offs, np.inf)
+    complete = (last_ib >= 0) & np.isfinite(post_high)
+    ib_range = ib_high - ib_low
+    up = np.full(S, np.nan)
+    down = np.full(S, np.nan)
+    up[complete] = _ratio(np.maximum(post_high[complete] - ib_high[complete], 0.0), ib_range[complete])
+    down[complete] = _ratio(np.maximum(ib_low[complete] - post_low[complete], 0.0), ib_range[complete])
+    return dict(ib_high=ib_high, ib_low=ib_low, ib_range=ib_range, ib_complete=complete,
+                ib_ext_up=up, ib_ext_down=down)
+
+
+def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> Tuple[np.ndarray, np.ndarray]:
+    """High / low of the bars opening in [rth_start, rth_start + minutes) on the trade date: the IB
+    window rule (``_ib_mask``) with ``minutes`` for ``ib_minutes``."""
+    mask = _ib_mask(clock, data.offsets, data.trade_days, dataclasses.replace(rules, ib_minutes=minutes))
+    hi = _segment_reduce(np.maximum, np.where(mask, data.high, -np.inf), data.offsets, np.nan)
+    lo = _segment_reduce(np.minimum, np.where(mask, data.low, np.inf), data.offsets, np.nan)
+    hi[~np.isfinite(hi)] = np.nan
+    lo[~np.isfinite(lo)] = np.nan
+    return hi, lo
+
+
+def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, period_min: int,
+            incomplete: str) -> None:
+    """The ``incomplete=`` report of sessions with empty periods or an incomplete IB."""
+    if incomplete == "ignore":
+        return
+    ne = np.diff(data.offsets) > 0
+    gaps = np.flatnonzero(empty_periods > 0)
+    short = np.flatnonzero(ne & ~ib_complete)
+    if not gaps.size and not short.size:
+        return
+    labels = data.labels
+    S = int(ne.sum())
+    parts = []
+    if gaps.size:
+        s = int(gaps[0])
+        parts.append(f"{gaps.size} of {S} sessions have {period_min}-minute periods without bars between their "
+                     f"first and last bar (session {labels[s]!r}: {int(empty_periods[s])}; the empty "
+                     "periods keep their letters)")
+    if short.size:
+        s = int(short[0])
+        parts.append(f"{short.size} of {S} sessions have no initial balance or no bar after it "
+                     f"(session {labels[s]!r} first; their ib_ext_up/ib_ext_down are NaN)")
+    text = "; ".join(parts)
+    if incomplete == "raise":
+        raise ValueError(f"tpo: timestamp: {text}. incomplete='raise' refuses them; check timestamp, period "
+                         "and the sessions (incomplete='warn' reports them in empty_periods / ib_complete)")
+    warnings.warn(f"tpo: {text}. See empty_periods and ib_complete; incomplete='raise' makes this an error, "
+                  "incomplete='ignore' keeps only those columns", IncompleteSessionWarning,
+                  stacklevel=user_stacklevel())
+
+
+def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
+        timestamp: Any = None, offsets: Any = None, session_ids: Any = None, session: Any = None,
+        sessions: Any = None, label: str = "open", interval: Any = None,
+        time_unit: Optional[str] = None, tick_size: float, ticks_per_row: int = 1,
+        period: Any = "30min", value_area: float = 0.70, va_method: str = "cbot",
+        poc_tie: str = "center", distribute: str = "uniform",
+        tz: Union[str, _dt.tzinfo] = "America/Chicago", rth_start: Union[str, _dt.time] = "08:30",
+        ib_minutes: int = 60, opening_minutes: Optional[int] = None, incomplete: str = "warn",
+        threads: Optional[int] = None) -> TpoProfiles:
+    """TPO profiles of bars, one per session (docs/features.md, "TPO profiles").
+
+    A session's bars are grouped into ``period``-long clock periods (aligned to ``rth_start`` in
+    ``tz``); a period touches every ladder row from the row of its lowest low to that of its
+    highest high; a row's TPO count is the number of periods touching it. The TPO POC and value
+    area are the engine's rules (``value_area``, ``va_method``, ``poc_tie``, docs/contract.md)
+    applied to the counts. Also per session: period letters per row (A-Z then a-z from the
+    session's first period), single prints, poor high/low, excess, opening range
+    (``opening_minutes`` after ``rth_start``, default one period), initial balance (as
+    ``session_features``: ``ib_minutes`` after ``rth_start`` on the trade date) and range
+    extension in IB ranges.
+
+    Inputs and sessions as ``session_features`` (docs/features.md): arrays with ``timestamp=``
+    (required), a ``vpoc.io.Bars``, a SynthBars or a DataFrame; ``close`` and ``volume`` are
+    optional with arrays (TPO counts read high, low and the times; with ``volume`` the result
+    carries the volume profile of the same bars, by ``distribute``, in ``volume_profile``).
+    ``incomplete``: sessions with periods without bars between their first and last bar, or with
+    no initial balance or no bar after it, are reported by an ``IncompleteSessionWarning``
+    ("warn", default), refused with ValueError ("raise") or only recorded in ``empty_periods`` /
+    ``ib_complete`` ("ignore").
+    """
+    if not isinstance(incomplete, str) or incomplete not in INCOMPLETE:
+        raise ValueError(f"incomplete must be one of {', '.join(map(repr, INCOMPLETE))}, got {incomplete!r}")
+    period_min = _period_minutes(period)
+    rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
+                   0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min)
+    or_min = period_min if opening_minutes is None else _int_param(opening_minutes, "opening_minutes", 1, 1440,
+                                                                   " (a day)")
+    close, volume, has_volume = _arrays(high, low, close, volume)
+    data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
+                 session=session, sessions=sessions, label=label, interval=interval, what="tpo")
+    if data.ts is None:
+        raise ValueError("tpo: timestamp is required (TPO periods are clock periods): pass timestamp= "
+                         "or a vpoc.io.Bars / SynthBars / DataFrame with a timestamp column")
+    # the engine's bar checks (finite prices, low <= close <= high, the tick grid, the ladder
+    # options) on the kept bars, and their volume profile on the same ladder
+    prof, _ = _profiles(data, rules, "cpu", threads, developing=False)
+    rules = _engine_rules(rules, prof)
+    _check_interval(data, period_min)
+    clock = _clock(data.ts, rules)
+    b = _brackets(data.offsets, clock.period, _price_rows(data.low, rules), _price_rows(data.high, rules))
+    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
+                          poc_tie=rules.poc_tie, threads=threads)
+    columns = _columns(data, clock, rules, b, tprof, or_min)
+    _report(data, columns["empty_periods"], columns["ib_complete"], period_min, incomplete)
+    settings = dict(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, row_size=rules.row_size,
+                    period=period_min,
+                    rules=dict(period=period_min, value_area=rules.value_area, va_method=rules.va_method,
+                               poc_tie=rules.poc_tie, tz=rules.tz, rth_start_ns=rules.rth_start_ns,
+                               ib_minutes=rules.ib_minutes, opening_minutes=or_min,
+                               distribute=rules.distribute))
+    facts = dict(session_labels=data.labels, trade_days=data.trade_days,
+                 trade_dates=data.trade_days is not None, session_rule=data.facts.get("session_rule"),
+                 dropped_rows=int(data.facts.get("dropped_rows", 0)),
+                 dropped_volume=float(data.facts.get("dropped_volume", 0.0)) if has_volume else float("nan"),
+                 input_index=data.facts.get("input_index"), label=data.facts.get("label", "open"),
+                 interval=data.facts.get("interval"))
+    return TpoProfiles(columns, settings=settings, facts=facts, volume_profile=prof if has_volume else None)
+
+
+def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any,
+             or_min: int) -> Dict[str, np.ndarray]:
+    """Every column of the result from the brackets ``b`` and their engine profile ``tprof``."""
+    offs = data.offsets
+    S = offs.shape[0] - 1
+    count_f = np.asarray(tprof.volume)
+    count = count_f.astype(np.int64)
+    if not np.array_equal(count, count_f):  # pragma: no cover (one unit per row: exact)
+        raise AssertionError("TPO counts are not whole numbers")
+    cols: Dict[str, np.ndarray] = {}
+    for name in ("poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows"):
+        cols[name] = np.array(getattr(tprof, name))
+    cols["total_tpo"] = np.asarray(tprof.total_volume).astype(np.int64)
+    cols["va_tpo"] = np.asarray(tprof.va_volume).astype(np.int64)
+    cols["offsets"] = np.array(tprof.offsets, dtype=np.int64)
+    cols["count"] = count
+    # periods: index from the session's first period (A), start time, bracket rows
+    n_per = np.diff(b.offsets)
+    first_per = np.repeat(b.period[b.offsets[:-1][n_per > 0]], n_per[n_per > 0])
+    cols["period_offsets"] = b.offsets
+    cols["period_index"] = b.period - first_per
+    cols["period_start"] = _period_start(data.ts[b.first_bar], rules)
+    cols["period_low_row"] = b.lo_row
+    cols["period_high_row"] = b.hi_row
+    cols["n_periods"] = n_per.astype(np.int64)
+    span = np.zeros(S, dtype=np.int64)
+    ne = n_per > 0
+    span[ne] = cols["period_index"][b.offsets[1:][ne] - 1] + 1
+    cols["empty_periods"] = span - cols["n_periods"]
+    first_start = np.full(S, np.iinfo(np.int64).min, dtype=np.int64)
+    first_start[ne] = cols["period_start"][b.offsets[:-1][ne]]
+    cols["first_period_start"] = first_start
+    (cols["single_prints"], cols["poor_high"], cols["poor_low"], cols["excess_high"],
+     cols["excess_low"]) = _tails(count, cols["offsets"])
+    cols["session_high"] = _segment_reduce(np.maximum, data.high, offs, np.nan)
+    cols["session_low"] = _segment_reduce(np.minimum, data.low, offs, np.nan)
+    cols["or_high"], cols["or_low"] = _opening_range(data, clock, rules, or_min)
+    cols.update(_ib(data, clock, rules))
+    return cols
