@@ -267,6 +267,36 @@ def test_tpo_poc_and_single_prints_equal_session_features(seed, poc_tie):
         h, lo, close, vol, offsets=offs, tick_size=TICK, ticks_per_row=2, poc_tie=poc_tie).poc)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_session_table_tpo_columns(seed):
+    """session_features(tpo_columns=True) adds vpoc.tpo's columns after single_prints (period and
+    opening range = tpo_minutes); the default table is unchanged; no row reads a later session."""
+    h, lo, ts, offs, _ = random_sessions(seed)
+    close, vol = h.copy(), np.full(h.shape[0], 3, dtype=np.int64)
+    kw = dict(timestamp=ts, offsets=offs, tick_size=TICK, lookbacks=(5,), tpo_minutes=15, va_method="single")
+    plain = vpoc.session_features(h, lo, close, vol, **kw)
+    table = vpoc.session_features(h, lo, close, vol, tpo_columns=True, **kw)
+    extra = [name for name, _ in vpoc.features.TPO_TABLE_COLUMNS]
+    at = plain.columns.index("single_prints") + 1
+    assert table.columns == plain.columns[:at] + tuple(extra) + plain.columns[at:]
+    np.testing.assert_array_equal(table.select(plain.columns).values, plain.values)
+    got = vpoc.tpo(h, lo, timestamp=ts, offsets=offs, tick_size=TICK, period="15min", va_method="single",
+                   incomplete="ignore")
+    empty = got.n_rows == 0
+    for name, field in vpoc.features.TPO_TABLE_COLUMNS:
+        want = np.asarray(getattr(got, field), dtype=np.float64).astype(np.float32)
+        want[empty] = np.nan
+        np.testing.assert_array_equal(table[name], want, err_msg=name)
+    # no lookahead: the sessions before the last are the same rows without it (and with more bars)
+    if offs.size > 2:
+        cut = int(offs[-2])
+        head = vpoc.session_features(h[:cut], lo[:cut], close[:cut], vol[:cut], tpo_columns=True,
+                                     **dict(kw, timestamp=ts[:cut], offsets=offs[:-1]))
+        np.testing.assert_array_equal(head.values, table.values[:-1])
+    with pytest.raises(TypeError, match="tpo_columns"):
+        vpoc.session_features(h, lo, close, vol, tpo_columns="yes", **kw)
+
+
 def test_synth_globex_sessions_and_exports():
     bars = vpoc.synth.es_bars(3, seed=4)
     got = vpoc.tpo(bars, tick_size=TICK)

@@ -26,7 +26,7 @@ from ._segments import (_nearest, _nearest_grouped, _price_rows, _ratio, _segmen
                         _segment_count, _segment_reduce, _sliding)
 from ._session import _session_column_names, _session_columns, session_features
 from ._table import _Columns, FeatureTable
-from ._tpo import INCOMPLETE, IncompleteSessionWarning, tpo
+from ._tpo import INCOMPLETE, IncompleteSessionWarning, TPO_TABLE_COLUMNS, tpo
 from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_FIELDS, TpoProfiles
 from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
                            last_session_row, nearest, node_levels, price_rows, session_volume)
@@ -42,6 +42,7 @@ __all__ = [
     "SHAPES",
     "TPO_LETTERS",
     "TPO_SESSION_FIELDS",
+    "TPO_TABLE_COLUMNS",
     "TpoProfiles",
     "bar_features",
     "bar_row",

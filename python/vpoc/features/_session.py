@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._validate import boolean
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _DOC_COMMON, _data
 from ._lookback import _lookback_columns
@@ -20,11 +21,13 @@ from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
+from ._tpo import TPO_TABLE_COLUMNS, _table_columns
 
 __all__ = ["_scatter", "_session_column_names", "_session_columns", "session_features"]
 
 
-def _session_column_names(rules: _Rules, clock: Optional[_Clock]) -> Tuple[str, ...]:
+def _session_column_names(rules: _Rules, clock: Optional[_Clock],
+                          tpo_columns: bool = False) -> Tuple[str, ...]:
     """The columns of ``_session_columns``, in its order."""
     names = list(legacy_columns(rules.lookbacks))
     names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
@@ -33,6 +36,8 @@ def _session_column_names(rules: _Rules, clock: Optional[_Clock]) -> Tuple[str, 
               "lvn_count", "hvn_above_dist", "hvn_below_dist", "lvn_above_dist", "lvn_below_dist"]
     if clock is not None:
         names += ["ib_high", "ib_low", "ib_range", "tpo_poc", "single_prints"]
+        if tpo_columns:
+            names += [name for name, _ in TPO_TABLE_COLUMNS]
     names += [f"shape_{label}" for label in SHAPES]
     return tuple(names + ["close_va_position"])
 
@@ -45,11 +50,12 @@ def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
 
 def _session_columns(ctx: _Context, nodes: _Nodes,
                      comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                     naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> _Columns:
+                     naked: Dict[str, np.ndarray], clock: Optional[_Clock],
+                     tpo_columns: bool = False) -> _Columns:
     rules, prof = ctx.rules, ctx.prof
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
-    cols = _Columns(S, _session_column_names(rules, clock))
+    cols = _Columns(S, _session_column_names(rules, clock, tpo_columns))
     poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
     empty = ctx.counts == 0
 
@@ -116,6 +122,9 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         cols["ib_range"] = ib_high - ib_low
         cols["tpo_poc"] = tpo_poc
         cols["single_prints"] = nan_empty(singles)
+        if tpo_columns:
+            for name, values in _table_columns(ctx, clock).items():
+                cols[name] = values
     # ---- shape and close in value area
     code = _shapes(ctx, nodes)
     for i, label in enumerate(SHAPES):
@@ -135,6 +144,9 @@ _DOC_SESSION = """
         largest and the least smoothed volume between them is <= shape_b_valley x the second
         (0.6 and 0.5).
     tpo_minutes : the TPO period in minutes, aligned to rth_start (30).
+    tpo_columns : with ``timestamp``, also the further TPO columns of ``vpoc.tpo`` (TPO value area,
+        poor high/low, excess, empty periods, opening range, IB completeness and range extension;
+        ``TPO_TABLE_COLUMNS``, docs/features.md) after ``single_prints`` (False).
 """
 
 
@@ -151,7 +163,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      shape_edge: float = 0.3, shape_b_peak: float = 0.6,
                      shape_b_valley: float = 0.5, tz: Union[str, _dt.tzinfo] = "America/Chicago",
                      rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
-                     tpo_minutes: int = 30, device: Any = "cpu",
+                     tpo_minutes: int = 30, tpo_columns: bool = False, device: Any = "cpu",
                      threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
@@ -164,6 +176,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes)
+    tpo_columns = boolean(tpo_columns, "tpo_columns")
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='session_features')
     prof, where = _profiles(data, rules, device, threads, developing=False)
@@ -171,7 +184,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
-    cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock)
+    cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._time import interval_ns
 from .._warnings import user_stacklevel
-from ._engine import _profiles
+from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
@@ -23,7 +23,7 @@ from ._segments import _price_rows, _ratio, _segment_count, _segment_reduce
 from ._tpo_counts import _Brackets, _brackets, _tpo_profiles
 from ._tpo_result import TpoProfiles
 
-__all__ = ["INCOMPLETE", "IncompleteSessionWarning", "tpo"]
+__all__ = ["INCOMPLETE", "IncompleteSessionWarning", "TPO_TABLE_COLUMNS", "_table_columns", "tpo"]
 
 #: What ``tpo(..., incomplete=)`` does with sessions whose periods have gaps or whose initial
 #: balance is incomplete.
@@ -166,18 +166,23 @@ def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, per
     short = np.flatnonzero(ne & ~ib_complete)
     if not gaps.size and not short.size:
         return
-    labels = data.labels
+    labels = np.asarray(data.labels)
+
+    def name(s: int) -> Any:
+        x = labels[s]
+        return x.item() if isinstance(x, np.generic) else x
+
     S = int(ne.sum())
     parts = []
     if gaps.size:
         s = int(gaps[0])
         parts.append(f"{gaps.size} of {S} sessions have {period_min}-minute periods without bars between their "
-                     f"first and last bar (session {labels[s]!r}: {int(empty_periods[s])}; the empty "
+                     f"first and last bar (session {name(s)!r} has {int(empty_periods[s])}; the empty "
                      "periods keep their letters)")
     if short.size:
         s = int(short[0])
         parts.append(f"{short.size} of {S} sessions have no initial balance or no bar after it "
-                     f"(session {labels[s]!r} first; their ib_ext_up/ib_ext_down are NaN)")
+                     f"(session {name(s)!r} first; their ib_ext_up/ib_ext_down are NaN)")
     text = "; ".join(parts)
     if incomplete == "raise":
         raise ValueError(f"tpo: timestamp: {text}. incomplete='raise' refuses them; check timestamp, period "
@@ -295,3 +300,31 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any
     cols["or_high"], cols["or_low"] = _opening_range(data, clock, rules, or_min)
     cols.update(_ib(data, clock, rules))
     return cols
+
+
+#: The session table's further TPO columns (``session_features(..., tpo_columns=True)``), after
+#: ``single_prints``, and the ``vpoc.tpo`` column each one is.
+TPO_TABLE_COLUMNS: Tuple[Tuple[str, str], ...] = (
+    ("tpo_vah", "vah"), ("tpo_val", "val"), ("tpo_poor_high", "poor_high"), ("tpo_poor_low", "poor_low"),
+    ("tpo_excess_high", "excess_high"), ("tpo_excess_low", "excess_low"),
+    ("tpo_empty_periods", "empty_periods"), ("or_high", "or_high"), ("or_low", "or_low"),
+    ("ib_complete", "ib_complete"), ("ib_ext_up", "ib_ext_up"), ("ib_ext_down", "ib_ext_down"),
+)
+
+
+def _table_columns(ctx: _Context, clock: _Clock) -> Dict[str, np.ndarray]:
+    """``TPO_TABLE_COLUMNS`` of the session table: ``vpoc.tpo``'s columns for its sessions, with
+    ``period = tpo_minutes`` and ``opening_minutes = tpo_minutes``, as float64 (bools 0/1; NaN for
+    an empty session). Each uses only its own session's bars."""
+    rules, d = ctx.rules, ctx.data
+    b = _brackets(d.offsets, clock.period, _price_rows(d.low, rules), _price_rows(d.high, rules))
+    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
+                          poc_tie=rules.poc_tie, threads=ctx.threads)
+    cols = _columns(d, clock, rules, b, tprof, rules.tpo_minutes)
+    empty = np.diff(d.offsets) == 0
+    out: Dict[str, np.ndarray] = {}
+    for name, key in TPO_TABLE_COLUMNS:
+        x = np.asarray(cols[key], dtype=np.float64).copy()
+        x[empty] = np.nan
+        out[name] = x
+    return out
