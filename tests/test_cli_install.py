@@ -19,7 +19,7 @@ import _deps
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-FLOORED = ("numpy", "pandas", "pyarrow", "pandas_market_calendars")
+FLOORED = ("numpy", "pandas", "pyarrow", "pandas_market_calendars", "databento_dbn")
 
 
 def _blocks(lang: str) -> list:

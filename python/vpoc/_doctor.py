@@ -62,6 +62,8 @@ OPTIONAL_PACKAGES: Tuple[Tuple[str, str, str], ...] = (
     ("dask", "vpoc.dask", "without it: everything but vpoc.dask"),
     ("distributed", "vpoc.dask on a cluster", "without it: vpoc.dask on the local scheduler"),
     ("matplotlib", "Profiles.plot()", "without it: everything but plots"),
+    ("databento-dbn", "Databento DBN files (vpoc.io .dbn / .dbn.zst; .zst also needs pyarrow)",
+     "without it: everything but DBN files"),
 )
 #: What ``vpoc profile`` needs to read CSV, Parquet and legacy text with CME sessions (the cli
 #: extra, which the README's first command installs).

@@ -1,7 +1,7 @@
 """Optional dependencies: import one on first use, or raise an ImportError that says what to install.
 
-vpoc needs only NumPy; pandas, pyarrow, polars, pandas_market_calendars, dask, torch, matplotlib and
-tqdm are imported where a feature needs them. When one is missing the user gets
+vpoc needs only NumPy; pandas, pyarrow, polars, pandas_market_calendars, dask, torch, matplotlib,
+tqdm and databento_dbn are imported where a feature needs them. When one is missing the user gets
 ``ModuleNotFoundError: <feature> needs <package>: pip install "vpoc[<extra>]"`` (an ImportError
 whose ``name`` is the missing package), not a bare "No module named ..." from deep inside vpoc.
 """
@@ -25,6 +25,7 @@ EXTRAS: Dict[str, str] = {
     "torch": "torch",
     "matplotlib": "plot",
     "tqdm": "cli",
+    "databento_dbn": "databento",
 }
 
 

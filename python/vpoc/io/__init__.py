@@ -1,4 +1,4 @@
-"""Readers and writers of bars and trades (text, CSV, Parquet, DataFrames) and the file inspector.
+"""Readers and writers of bars and trades (text, CSV, Parquet, Databento DBN, DataFrames), file inspector.
 
 Contract: public names re-exported here; each module of the package has one job.
 """

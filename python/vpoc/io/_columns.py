@@ -12,14 +12,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._side import aggressor_side
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
                        _Options, _Where)
 from ._timestamps import WallNs, _localize, _timestamps
 
 # Columns whose integers are UTC epoch nanoseconds by the vendor's definition (Databento).
 _NS_COLUMNS = ("tsevent",)
+# Names of the optional aggressor-side column of trades (normalised).
+SIDE_ALIASES = ("side", "aggressorside")
 
-__all__: list = []
+__all__ = ["SIDE_ALIASES"]
 
 
 # --------------------------------------------------------------------------- column handling
@@ -77,7 +80,27 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
             continue
         raise ValueError(f"{source}: no column for {field!r} (columns: {listing}); pass "
                          f"columns={{{field!r}: name}}")
+    if "price" in opts.fields:
+        out["side"] = _side_column(names, by_norm, opts, source, listing)
     return out
+
+
+def _side_column(names: Sequence[Any], by_norm: Dict[str, List[Any]], opts: _Options,
+                 source: str, listing: str) -> Any:
+    """The trades' optional aggressor-side column: ``columns["side"]`` (None: ignore the
+    source's), else the one column named side / aggressor_side, else None."""
+    if "side" in opts.columns:
+        want = opts.columns["side"]
+        if want is not None and want not in names:
+            raise ValueError(f"{source}: columns['side'] = {want!r} is not a column "
+                             f"(columns: {listing})")
+        return want
+    hits = [n for a in SIDE_ALIASES for n in by_norm.get(a, [])]
+    if len(hits) > 1:
+        raise ValueError(f"{source}: several columns could be 'side' "
+                         f"({', '.join(repr(str(d)) for d in hits)}); pass columns={{'side': name}} "
+                         "or columns={'side': None} to ignore them")
+    return hits[0] if hits else None
 
 
 def _extract(df: Any, where: _Where, opts: _Options,
@@ -91,7 +114,7 @@ def _combine(parts: List[Dict[str, np.ndarray]], where: _Where,
     """The parts of one source (pieces of a file read in turn) as one validated set of arrays:
     wall-clock timestamps localized together, the time order checked across pieces."""
     out: Dict[str, np.ndarray] = {}
-    for f in opts.fields:
+    for f in opts.fields + (("side",) if "side" in parts[0] else ()):
         arrays = [p[f] for p in parts]
         if f == "volume":
             kind = np.int64 if all(a.dtype.kind in "iu" for a in arrays) else np.float64
@@ -141,8 +164,28 @@ def _extract_part(df: Any, where: _Where, opts: _Options,
     for field in opts.fields[1:]:
         out[field] = _numbers(df[mapping[field]].reset_index(drop=True), field, where,
                               field == "volume")
+    if mapping.get("side") is not None:
+        out["side"] = _sides(df[mapping["side"]].reset_index(drop=True), where)
     _validate(out, where, opts)
     return out
+
+
+def _sides(col: Any, where: _Where) -> np.ndarray:
+    """A side column as int8 +1 / -1 / 0 (vpoc._side): numbers, or 'B' / 'A' / 'N' text."""
+    import pandas as pd
+
+    name = "side" if str(col.name) == "side" else f"side (column {str(col.name)!r})"
+    if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+        missing = col.isna().to_numpy(dtype=bool)
+        i = _first(missing)
+        if i is not None:
+            raise ValueError(f"{where(i)}: {name} is missing")
+        values = col.to_numpy(dtype=np.float64 if col.dtype.kind == "f" else np.int64)
+    elif pd.api.types.is_bool_dtype(col.dtype):
+        values = col.to_numpy(dtype=bool)
+    else:
+        values = col.to_numpy(dtype=object, na_value=None)
+    return aggressor_side(values, name, where)
 
 
 def _numbers(col: Any, field: str, where: _Where, volume: bool) -> np.ndarray:

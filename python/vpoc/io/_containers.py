@@ -1,7 +1,9 @@
 """The Bars and Trades containers returned by the readers of vpoc.io.
 
 Contract: arrays are converted on construction (timestamps to int64 ns UTC, prices to float64,
-volume to int64 or float64) and their lengths must agree; values are validated by the readers.
+volume to int64 or float64, a trade's aggressor side to int8 +1/-1/0) and their lengths must agree;
+values are validated by the readers. ``symbol`` / ``tick_size`` are the source's own (DBN
+instrument definitions), or None.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy.typing as npt
 
 from .._arrays import as_array, unmasked
 from .._optional import require
+from .._side import aggressor_side
 from .._time import check_label, datetime64_ns, epoch_ns
 from ._options import BAR_FIELDS, TRADE_FIELDS, Float64Array, Int64Array, _iso
 
@@ -70,6 +73,25 @@ def _span(ts: Int64Array) -> str:
     return f"{_iso(ts[0])} .. {_iso(ts[-1])}, " if ts.shape[0] else ""
 
 
+def _check_instrument(obj: Any) -> None:
+    """``symbol`` (a string or None) and ``tick_size`` (a positive finite number or None)."""
+    if obj.symbol is not None and not isinstance(obj.symbol, str):
+        raise TypeError(f"symbol must be a string or None, got {type(obj.symbol).__name__}")
+    tick = obj.tick_size
+    if tick is None:
+        return
+    if isinstance(tick, bool) or not isinstance(tick, (int, float, np.number)):
+        raise TypeError(f"tick_size must be a number or None, got {type(tick).__name__}")
+    if not (np.isfinite(tick) and tick > 0):
+        raise ValueError(f"tick_size must be a positive number, got {tick!r}")
+    object.__setattr__(obj, "tick_size", float(tick))
+
+
+def _instrument_repr(obj: Any) -> str:
+    out = "" if obj.symbol is None else f", symbol={obj.symbol!r}"
+    return out + ("" if obj.tick_size is None else f", tick_size={obj.tick_size!r}")
+
+
 @dataclass(frozen=True, repr=False, eq=False)
 class Bars:
     """OHLCV bars with int64 ns UTC timestamps, as read by :func:`read_bars`.
@@ -79,8 +101,10 @@ class Bars:
     ``source`` (the file(s) read, or ``"<DataFrame>"``), ``label`` ("open" or "close": how
     the *source* stamped its bars) and ``interval`` (the bar interval in seconds, or None when
     neither given nor needed). ``timestamp`` is always the bar's OPEN time: read_bars(...,
-    label="close") has already subtracted the interval. Arrays are converted on construction
-    (lengths must agree); values are validated by the readers, not here.
+    label="close") has already subtracted the interval. ``symbol`` and ``tick_size`` (None unless
+    the source says: a DBN file's instrument definitions give the contract's raw symbol and its
+    ``min_price_increment``; pass ``tick_size=bars.tick_size`` to the profiles). Arrays are
+    converted on construction (lengths must agree); values are validated by the readers, not here.
     """
 
     timestamp: Int64Array
@@ -92,6 +116,8 @@ class Bars:
     source: str = "<arrays>"
     label: str = "open"
     interval: Optional[float] = None
+    symbol: Optional[str] = None
+    tick_size: Optional[float] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
@@ -110,6 +136,7 @@ class Bars:
                 raise ValueError(f"interval must be a positive number of seconds, got "
                                  f"{self.interval!r}")
             object.__setattr__(self, "interval", float(self.interval))
+        _check_instrument(self)
         _same_length(self, BAR_FIELDS)
 
     def __len__(self) -> int:
@@ -119,6 +146,7 @@ class Bars:
         extra = "" if self.label == "open" else f", label={self.label!r}"
         if self.interval is not None:
             extra += f", interval={self.interval:g}s"
+        extra += _instrument_repr(self)
         return f"Bars({len(self)} rows, {_span(self.timestamp)}source={self.source!r}{extra})"
 
     @property
@@ -137,13 +165,19 @@ class Trades:
     """Trades with int64 ns UTC timestamps, as read by :func:`read_trades`.
 
     Attributes: ``timestamp`` (int64, ns since the epoch, UTC), ``price`` (float64),
-    ``volume`` (int64 when the source holds integers, else float64), ``source``.
+    ``volume`` (int64 when the source holds integers, else float64), ``source``; ``side``: the
+    aggressor side of each trade as int8, +1 buyer-initiated, -1 seller-initiated, 0 unknown (given
+    as those integers or Databento's letters 'B' / 'A' / 'N', see vpoc._side), or None when the
+    source has no side; ``symbol`` / ``tick_size`` as in :class:`Bars`.
     """
 
     timestamp: Int64Array
     price: Float64Array
     volume: npt.NDArray[Any]
     source: str = "<arrays>"
+    side: Optional[npt.NDArray[np.int8]] = None
+    symbol: Optional[str] = None
+    tick_size: Optional[float] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
@@ -151,13 +185,18 @@ class Trades:
         object.__setattr__(self, "volume", _as_vol(self.volume, "volume"))
         if not isinstance(self.source, str):
             raise TypeError(f"source must be a string, got {type(self.source).__name__}")
-        _same_length(self, TRADE_FIELDS)
+        if self.side is not None:
+            object.__setattr__(self, "side", aggressor_side(self.side, "side"))
+        _check_instrument(self)
+        _same_length(self, TRADE_FIELDS if self.side is None else TRADE_FIELDS + ("side",))
 
     def __len__(self) -> int:
         return int(self.timestamp.shape[0])
 
     def __repr__(self) -> str:
-        return f"Trades({len(self)} rows, {_span(self.timestamp)}source={self.source!r})"
+        extra = "" if self.side is None else ", with side"
+        return (f"Trades({len(self)} rows, {_span(self.timestamp)}source={self.source!r}{extra}"
+                f"{_instrument_repr(self)})")
 
     @property
     def ts(self) -> Int64Array:
@@ -166,5 +205,8 @@ class Trades:
 
     def to_pandas(self, index: bool = False) -> Any:
         """A DataFrame with ``timestamp`` (datetime64[ns, UTC]; the index when ``index``),
-        ``price``, ``volume``."""
-        return _frame(self.timestamp, {"price": self.price, "volume": self.volume}, index)
+        ``price``, ``volume``, and ``side`` (int8) when the trades have one."""
+        cols = {"price": self.price, "volume": self.volume}
+        if self.side is not None:
+            cols["side"] = self.side
+        return _frame(self.timestamp, cols, index)

@@ -42,7 +42,11 @@ _TRADE_VOLUME_ALIASES = ("volume", "vol", "v", "size", "qty", "quantity", "trade
 _DATE_NAMES = ("date", "day", "tradedate")
 _TIME_NAMES = ("time", "timeofday")
 
-_FORMATS = ("legacy", "csv", "parquet")
+_FORMATS = ("legacy", "csv", "parquet")  # what the writers write
+_READ_FORMATS = _FORMATS + ("dbn",)
+# Columns a trade source may have beyond TRADE_FIELDS (read when present; columns={"side": None}
+# ignores the source's own).
+_TRADE_OPTIONAL = ("side",)
 _COMPRESSION = (".gz", ".bz2", ".xz")
 _LEGACY_LINE = re.compile(r"^\s*\d{8} \d{6};")
 _LEGACY_TIME_FORMAT = "%Y%m%d %H%M%S"
@@ -73,14 +77,26 @@ class _Options:
     fields: Tuple[str, ...]
     unterminated: str = "drop"
     defer_tz: bool = False
+    instrument: Any = None
 
     @staticmethod
     def make(tz: Any, format: Any, columns: Any, sep: Any, time_format: Any, time_unit: Any,
              ambiguous: Any, nonexistent: Any, strict_ohlc: Any,
-             fields: Tuple[str, ...], unterminated: Any = "drop") -> "_Options":
-        if format is not None and format not in _FORMATS:
-            raise ValueError(f"format must be one of {', '.join(map(repr, _FORMATS))} or None, "
-                             f"got {format!r}")
+             fields: Tuple[str, ...], unterminated: Any = "drop",
+             instrument: Any = None) -> "_Options":
+        if format is not None and format not in _READ_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(map(repr, _READ_FORMATS))} or "
+                             f"None, got {format!r}")
+        if instrument is not None:
+            if isinstance(instrument, (bool, np.bool_)) or not isinstance(
+                    instrument, (int, np.integer, str)):
+                raise TypeError(f"instrument must be an instrument_id (int), a symbol (str) or "
+                                f"None, got {type(instrument).__name__}")
+            if isinstance(instrument, str) and not instrument.strip():
+                raise ValueError("instrument must be a non-empty symbol, an instrument_id or None")
+            if not isinstance(instrument, str) and not 0 <= int(instrument) < 2**32:
+                raise ValueError(f"instrument: an instrument_id is a 32-bit unsigned integer, "
+                                 f"got {int(instrument)}")
         if sep is not None and (not isinstance(sep, str) or len(sep) != 1):
             raise ValueError(f"sep must be a single character or None, got {sep!r}")
         if time_format is not None and not isinstance(time_format, str):
@@ -102,7 +118,9 @@ class _Options:
                         columns=_check_columns(columns, fields), sep=sep,
                         time_format=time_format, time_unit=time_unit, ambiguous=ambiguous,
                         nonexistent=nonexistent, strict_ohlc=bool(strict_ohlc), fields=fields,
-                        unterminated=unterminated)
+                        unterminated=unterminated,
+                        instrument=instrument if isinstance(instrument, (str, type(None)))
+                        else int(instrument))
 
 
 def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
@@ -112,17 +130,22 @@ def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
         raise TypeError(f"columns must be a mapping {{field: column name}}, got "
                         f"{type(columns).__name__}")
     out = {}
+    optional = _TRADE_OPTIONAL if "price" in fields else ()
     for key, value in columns.items():
-        if key not in fields:
+        if key in optional and (value is None or isinstance(value, str)):
+            out[key] = value
+            continue
+        if key not in fields + optional:
             hint = ""
             if isinstance(value, str) and value in fields:
                 hint = f" (did you mean {{{value!r}: {key!r}}}? keys are vpoc's field names)"
             raise ValueError(f"columns: unknown field {key!r}; fields are "
-                             f"{', '.join(fields)}{hint}")
+                             f"{', '.join(fields + optional)}{hint}")
         pair = isinstance(value, tuple) and len(value) == 2 and key == "timestamp"
         if not (isinstance(value, str) or pair):
             raise TypeError(f"columns[{key!r}] must be a column name"
-                            f"{' or a (date, time) pair' if key == 'timestamp' else ''}, "
+                            f"{' or a (date, time) pair' if key == 'timestamp' else ''}"
+                            f"{' or None (ignore the column)' if key in optional else ''}, "
                             f"got {value!r}")
         out[key] = value
     return out

@@ -10,6 +10,10 @@ Formats
   ``YYYYMMDD HHMMSS;open;high;low;close;volume``, no header, local wall-clock times.
 * CSV (``.csv``, ``.tsv``): a header line; the separator is sniffed from it (``sep=``).
 * Parquet (``.parquet``, ``.pq``; needs pyarrow).
+* Databento DBN (``.dbn``, ``.dbn.zst``; needs databento-dbn, and pyarrow for .zst: the
+  ``databento`` extra): trades, tbbo and mbp-1 to read_trades (with the aggressor ``side``),
+  ohlcv-1s / -1m / -1h / -1d to read_bars; ``instrument=`` picks one instrument of several, and
+  the files' instrument definitions give ``symbol`` and ``tick_size`` (rules in vpoc.io._dbn).
 * pandas / polars DataFrames (polars needs pyarrow), pyarrow Tables.
 * an open file object (binary or text, read whole into memory; the format from ``format=``, its
   name, or its first line; compression from its first bytes).
@@ -20,7 +24,11 @@ case-insensitively, ignoring spaces and punctuation (``Open``/``OPEN``/``open``;
 price of trades, ``Vol``/``Volume``/``V`` the volume; trades also take ``size``/``qty``);
 ``columns=`` maps vpoc's names to yours. Integers in a ``ts_event`` column (Databento) are UTC
 nanoseconds without ``time_unit=``. A column named twice in a CSV header (``close,close``, or
-``Close,close``) is refused naming it.
+``Close,close``) is refused naming it. Trades take an optional ``side`` (or ``aggressor_side``)
+column: the aggressor side, +1 / -1 / 0 or Databento's 'B' (buy aggressor) / 'A' (sell aggressor)
+/ 'N' (none), anything else is a ValueError naming the column and row; ``Trades.side`` is None
+without one, and ``columns={"side": None}`` ignores it. In a list of files, those without a side
+column read as side 0 (unknown) when another file has one.
 
 Bar labels
 ----------
@@ -67,6 +75,8 @@ from .._time import bar_opens, check_label, infer_interval_ns, interval_ns
 from .._warnings import GuessedDefaultWarning
 from ._columns import _extract
 from ._containers import Bars, Trades
+from ._dbn import read_dbn
+from ._dbn_file import is_dbn_name
 from ._options import BAR_FIELDS, TRADE_FIELDS, _iso, _Options, _Where
 from ._parquet import _read_parquet
 from ._source import TextSource, is_file_object
@@ -83,12 +93,12 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
               time_format: Optional[str] = None, time_unit: Optional[str] = None,
               ambiguous: str = "raise", nonexistent: str = "raise",
               strict_ohlc: bool = False, label: str = "open", interval: Any = None,
-              unterminated: str = "drop") -> Bars:
+              unterminated: str = "drop", instrument: Any = None) -> Bars:
     """Read OHLCV bars from a file, a list of files (concatenated), or a DataFrame.
 
     ``path_or_df``: a path (format from its suffix, see the module docs), a list of paths (each
     file's rows must follow the previous file's in time), a pandas or polars DataFrame, or a
-    pyarrow Table. ``format``: "legacy", "csv" or "parquet" overrides the suffix.
+    pyarrow Table. ``format``: "legacy", "csv", "parquet" or "dbn" overrides the suffix.
     ``tz``: time zone of naive timestamps (e.g. "America/Chicago"; required for them, and for
     the legacy format, which stores local wall-clock times); timestamps with a UTC offset or
     time zone are converted from their own. ``columns``: ``{"open": "Eröffnung", ...}`` maps
@@ -109,19 +119,42 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
     ``Bars.label`` / ``Bars.interval`` (seconds) record what was used.
     ``unterminated``: the last line of a text file when no newline ends it, which may be cut
     short by a writer still at work: "drop" (default, with a DroppedRowsWarning naming it),
-    "raise", or "keep" (only when it has every field and parses).
+    "raise", or "keep" (only when it has every field and parses). In a DBN file the same holds
+    for a last record cut short ("keep" cannot apply: ValueError).
+    ``instrument``: DBN files only: the instrument_id (int) or symbol (str) to read when the
+    files hold several (see the module docs). DBN bars are stamped at their open with the
+    schema's interval: ``label`` must be "open" and ``interval``, if given, the schema's.
+    ``Bars.symbol`` / ``Bars.tick_size`` come from DBN instrument definitions (None otherwise).
     Always checked, naming the file and line/row of the first offending row: well-formed
     fields, finite prices, ``high >= low``, finite volume ``>= 0``, non-decreasing timestamps.
     """
     check_label(label)
     interval_ns(interval)
     opts = _Options.make(tz, format, columns, sep, time_format, time_unit, ambiguous,
-                         nonexistent, strict_ohlc, BAR_FIELDS, unterminated)
-    cols, source = _read(path_or_df, opts)
-    ts, step = _opens(cols["timestamp"], label, interval, source)
+                         nonexistent, strict_ohlc, BAR_FIELDS, unterminated, instrument)
+    cols, source, meta = _read(path_or_df, opts)
+    if "interval" in meta:  # DBN bars: stamped at their open, interval from the schema
+        ts, step = cols["timestamp"], _dbn_interval(meta.pop("interval"), label, interval, source)
+    else:
+        ts, step = _opens(cols["timestamp"], label, interval, source)
     return Bars(timestamp=ts, open=cols["open"], high=cols["high"], low=cols["low"],
                 close=cols["close"], volume=cols["volume"], source=source, label=label,
-                interval=None if step is None else step / 1e9)
+                interval=None if step is None else step / 1e9, **meta)
+
+
+def _dbn_interval(schema_s: Optional[int], label: str, interval: Any,
+                  source: str) -> Optional[int]:
+    """The interval (ns) of DBN bars: the schema's; ``label`` must be "open" (Databento stamps
+    bars at their start) and ``interval``, if given, the same."""
+    if label != "open":
+        raise ValueError(f"{source}: label={label!r}, but DBN OHLCV bars are stamped at the start "
+                         "of their interval (ts_event); leave label='open'")
+    given = interval_ns(interval)
+    schema = None if schema_s is None else schema_s * 10**9
+    if given is not None and schema is not None and given != schema:
+        raise ValueError(f"{source}: interval={interval!r}, but the DBN schema's bars are "
+                         f"{schema_s} s apart")
+    return schema if schema is not None else given
 
 
 def _opens(ts: np.ndarray, label: str, interval: Any, source: str) -> Tuple[np.ndarray, Any]:
@@ -145,29 +178,43 @@ def read_trades(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None
                 columns: Optional[Mapping[str, Any]] = None, sep: Optional[str] = None,
                 time_format: Optional[str] = None, time_unit: Optional[str] = None,
                 ambiguous: str = "raise", nonexistent: str = "raise",
-                unterminated: str = "drop") -> Trades:
-    """Read trades (timestamp, price, volume) from CSV, Parquet, a list of files or a DataFrame.
+                unterminated: str = "drop", instrument: Any = None) -> Trades:
+    """Read trades (timestamp, price, volume[, side]) from CSV, Parquet, DBN, a list of files or
+    a DataFrame.
 
     Options as in :func:`read_bars`; field names are timestamp, price (also ``last``, ``px``)
-    and volume (also ``size``, ``qty``, ``quantity``). The legacy bar format does not apply.
-    Checked: finite prices, finite volume ``>= 0``, non-decreasing timestamps.
+    and volume (also ``size``, ``qty``, ``quantity``), and the optional ``side`` (the aggressor
+    side: ``Trades.side`` int8 +1 buyer-initiated, -1 seller-initiated, 0 unknown; None when
+    the source has no side). The legacy bar format does not apply. DBN files (trades, tbbo,
+    mbp-1) always carry the side: Databento's 'B' (buy aggressor) is +1, 'A' (sell aggressor)
+    -1, 'N' 0 (https://databento.com/docs/schemas/trades); ``instrument=`` as in read_bars.
+    Checked: finite prices, finite volume ``>= 0``, non-decreasing timestamps, valid sides.
     """
     opts = _Options.make(tz, format, columns, sep, time_format, time_unit, ambiguous,
-                         nonexistent, False, TRADE_FIELDS, unterminated)
+                         nonexistent, False, TRADE_FIELDS, unterminated, instrument)
     if opts.format == "legacy":
         raise ValueError("format='legacy' holds bars, not trades; use read_bars")
-    cols, source = _read(path_or_df, opts)
+    cols, source, meta = _read(path_or_df, opts)
     return Trades(timestamp=cols["timestamp"], price=cols["price"], volume=cols["volume"],
-                  source=source)
+                  source=source, side=cols.get("side"), **meta)
 
 
-def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str]:
+def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str, Dict[str, Any]]:
+    """(columns, source name, the source's own Bars / Trades attributes: DBN's symbol, ...)."""
     if isinstance(obj, (list, tuple)):
         if not obj:
             raise ValueError("path_or_df is an empty list; give at least one file")
         for k, item in enumerate(obj):
             if not isinstance(item, (str, os.PathLike)):
                 raise TypeError(f"path_or_df[{k}] must be a path, got {type(item).__name__}")
+        dbn = [opts.format == "dbn" or is_dbn_name(item) for item in obj]
+        if any(dbn):
+            if not all(dbn):
+                k = dbn.index(False)
+                raise ValueError(f"path_or_df[{k}] ({os.fspath(obj[k])}) is not a DBN file but "
+                                 f"path_or_df[{dbn.index(True)}] is; read DBN files on their own")
+            return read_dbn(list(obj), opts)
+        _no_instrument(opts)
         parts = [_read_one(item, opts) for item in obj]
         for k in range(1, len(parts)):
             prev, (cols, where) = parts[k - 1], parts[k]
@@ -181,18 +228,39 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str]:
         vols = [p[0]["volume"] for p in parts]
         kind = np.int64 if all(v.dtype.kind in "iu" for v in vols) else np.float64
         merged["volume"] = np.concatenate([v.astype(kind, copy=False) for v in vols])
+        if any("side" in p[0] for p in parts):  # a file without a side column: side unknown (0)
+            merged["side"] = np.concatenate([
+                p[0]["side"] if "side" in p[0] else np.zeros(len(p[0]["timestamp"]), np.int8)
+                for p in parts])
         names = [str(os.fspath(p)) for p in obj]
         source = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)} files)"
-        return merged, source
+        return merged, source, {}
+    if isinstance(obj, (str, os.PathLike)) or is_file_object(obj):
+        if opts.format == "dbn" or is_dbn_name(obj):
+            return read_dbn([obj], opts)
+        source = TextSource(obj)  # a path must name a regular file (a FIFO could block)
+        if opts.format is None and _infer_format(source) == "dbn":
+            return read_dbn([source], opts)
+        _no_instrument(opts)
+        cols, where = _read_one(source, opts)
+        return cols, where.source, {}
+    _no_instrument(opts)
     cols, where = _read_one(obj, opts)
-    return cols, where.source
+    return cols, where.source, {}
+
+
+def _no_instrument(opts: _Options) -> None:
+    if opts.instrument is not None:
+        raise ValueError(f"instrument={opts.instrument!r} applies to DBN files (which may hold "
+                         "several instruments); pass instrument=None")
 
 
 def _read_one(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], _Where]:
+    """One source that is not DBN: a TextSource, a path, or a table."""
     pd = require("pandas", "vpoc.io.read_bars / read_trades", "io")
 
-    if isinstance(obj, (str, os.PathLike)) or is_file_object(obj):
-        source = TextSource(obj)  # a path must name a regular file (a FIFO could block)
+    if isinstance(obj, (str, os.PathLike, TextSource)) or is_file_object(obj):
+        source = obj if isinstance(obj, TextSource) else TextSource(obj)
         fmt = opts.format or _infer_format(source)
         if fmt == "legacy":
             if opts.columns:

@@ -88,6 +88,13 @@ class TextSource:
             raise
         return LineStream(raw, self.name, self.compression, base)
 
+    def head(self, n: int = 8) -> bytes:
+        """The first ``n`` bytes as stored (not decompressed), for telling binary formats apart."""
+        if self.data is not None:
+            return self.data[:n]
+        with open(self.path, "rb") as fh:  # type: ignore[arg-type]
+            return fh.read(n)
+
     def first_line(self) -> str:
         """The first line (decoded leniently), for sniffing the format and the separator."""
         with self.open() as s:

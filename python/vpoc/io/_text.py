@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._warnings import DroppedRowsWarning
-from ._columns import _combine, _extract_part, _names, _norm, _resolve
+from ._columns import SIDE_ALIASES, _combine, _extract_part, _names, _norm, _resolve
 from ._options import (_ALIASES, _COMPRESSION, _DATE_NAMES, _LEGACY_LINE, _LEGACY_TIME_FORMAT,
                        _LEGACY_TIME_RE, _PARSER_LINE_RE, _TIME_NAMES, _TRADE_VOLUME_ALIASES,
                        BAR_FIELDS, _Options, _Where)
@@ -31,6 +31,7 @@ from ._source import TextSource
 __all__: list = []
 
 _ROWS = 100_000  # rows parsed at a time: each piece takes a small fraction of a second
+_DBN_MAGIC = (b"DBN", b"\x28\xb5\x2f\xfd")  # a DBN file, or a zstd frame (vpoc reads zstd DBN only)
 _LEGACY_WHAT = "';'-separated fields (YYYYMMDD HHMMSS;o;h;l;c;v)"
 
 
@@ -51,13 +52,15 @@ def _infer_format(source: TextSource) -> str:
         return "legacy"
     if source.data is not None and source.data.startswith(b"PAR1"):
         return "parquet"
+    if source.head().startswith(_DBN_MAGIC):  # Databento DBN, plain or zstd-compressed
+        return "dbn"
     looks_legacy = bool(_LEGACY_LINE.match(source.first_line()))
     if suffix in (".csv", ".tsv"):
         return "legacy" if looks_legacy else "csv"
     if looks_legacy:
         return "legacy"
     raise ValueError(f"cannot tell the format of {source.name!r} from its suffix {suffix!r}; pass "
-                     "format='legacy', 'csv' or 'parquet'")
+                     "format='legacy', 'csv', 'parquet' or 'dbn'")
 
 
 # --------------------------------------------------------------------------- file readers
@@ -292,8 +295,9 @@ def _check_duplicates(raw: Sequence[str], opts: _Options, path: str) -> None:
     """A field's column named twice in the header (``close,close``, or ``Close,close`` after case
     and punctuation are ignored) is refused: pandas would rename one and vpoc take the other."""
     known = {a for f in opts.fields for a in _ALIASES.get(f, ())} | set(_TRADE_VOLUME_ALIASES) \
-        | set(_DATE_NAMES) | set(_TIME_NAMES)
-    known |= {_norm(n) for v in opts.columns.values() for n in _names(v)}
+        | set(_DATE_NAMES) | set(_TIME_NAMES) | (set(SIDE_ALIASES) if "price" in opts.fields
+                                                 else set())
+    known |= {_norm(n) for v in opts.columns.values() if v is not None for n in _names(v)}
     seen: Dict[str, str] = {}
     for name in raw:
         key = _norm(name)
@@ -323,7 +327,8 @@ def _read_csv(source: TextSource, opts: _Options) -> Tuple[Dict[str, np.ndarray]
         raise ValueError(f"{source.name} line 1: no timestamp column (timestamp, datetime, ts, "
                          "ts_event, date + time) in the header; pass columns={'timestamp': name}")
     text_cols = set(_names(mapping["timestamp"]))
-    numeric = {c: np.float64 for f, c in mapping.items() if f not in ("timestamp", "volume")}
+    numeric = {c: np.float64 for f, c in mapping.items()
+               if f not in ("timestamp", "volume", "side")}
     dtypes = {c: (np.float64 if c in numeric else str) for c in header}
     dtypes.pop(mapping["volume"], None)  # integers stay integers
     for c in text_cols:

@@ -62,19 +62,24 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
 
 def write_trades(trades: Any, path: PathLike, *, format: Optional[str] = None,
                  tz: Any = None) -> None:
-    """Write trades (``Trades`` or anything with timestamp/price/volume arrays) as "csv" or
-    "parquet" (default from the suffix); timestamps, compression and the atomic replacement of
+    """Write trades (``Trades`` or anything with timestamp/price/volume arrays, and optionally
+    ``side``) as "csv" or "parquet" (default from the suffix); a ``side`` column (int8 +1/-1/0)
+    is written when the trades have one; timestamps, compression and the atomic replacement of
     ``path`` as in :func:`write_bars`."""
     if not isinstance(trades, Trades):
         try:
-            trades = Trades(**{f: getattr(trades, f) for f in TRADE_FIELDS})
+            trades = Trades(**{f: getattr(trades, f) for f in TRADE_FIELDS},
+                            side=getattr(trades, "side", None))
         except AttributeError as e:
             raise TypeError(f"trades must be vpoc.io.Trades or have {', '.join(TRADE_FIELDS)} "
                             f"attributes ({e})") from None
     fmt = _write_format(path, format)
     if fmt == "legacy":
         raise ValueError("format='legacy' holds bars, not trades; use 'csv' or 'parquet'")
-    _write_table(trades.timestamp, {"price": trades.price, "volume": trades.volume}, path, fmt, tz)
+    cols = {"price": trades.price, "volume": trades.volume}
+    if trades.side is not None:
+        cols["side"] = trades.side
+    _write_table(trades.timestamp, cols, path, fmt, tz)
 
 
 def _write_format(path: Any, format: Optional[str]) -> str:
