@@ -7,8 +7,8 @@ The package has one module per job: ``_table`` (FeatureTable), ``_params`` (rule
 ``_inputs`` (arrays and frames), ``_grouping`` (which rows form a session), ``_segments``
 (per-session reductions), ``_engine`` (engine call, context, composites), ``_lookback``, ``_naked_pocs``,
 ``_profile_nodes`` (HVN/LVN, shape), ``_intraday`` (clock, IB, TPO), ``_session`` and ``_bars`` (the two
-tables); ``_tpo_counts`` (TPO brackets and counts), ``_tpo`` and ``_tpo_result`` (``tpo``,
-``TpoProfiles``); ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names
+tables); ``_tpo_counts`` (TPO brackets and counts), ``_tpo``, ``_tpo_result`` and ``_tpo_types`` (``tpo``,
+``TpoProfiles``, day and open types); ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names
 below). The private names below are re-exported for the tests.
 """
 
@@ -28,10 +28,12 @@ from ._session import _session_column_names, _session_columns, session_features
 from ._table import _Columns, FeatureTable
 from ._tpo import INCOMPLETE, IncompleteSessionWarning, TPO_TABLE_COLUMNS, tpo
 from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_FIELDS, TpoProfiles
+from ._tpo_types import DAY_TYPES, OPEN_TYPES, TYPE_RULES as TPO_TYPE_RULES
 from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
                            last_session_row, nearest, node_levels, price_rows, session_volume)
 
 __all__ = [
+    "DAY_TYPES",
     "FEATURE_DEFAULTS",
     "FeatureTable",
     "INCOMPLETE",
@@ -39,10 +41,12 @@ __all__ = [
     "LEGACY_SESSION_COLUMNS",
     "LOOKBACK_FEATURES",
     "MAX_NODE_ROWS",
+    "OPEN_TYPES",
     "SHAPES",
     "TPO_LETTERS",
     "TPO_SESSION_FIELDS",
     "TPO_TABLE_COLUMNS",
+    "TPO_TYPE_RULES",
     "TpoProfiles",
     "bar_features",
     "bar_row",

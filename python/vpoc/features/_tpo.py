@@ -22,6 +22,7 @@ from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
 from ._segments import _price_rows, _ratio, _segment_count, _segment_reduce
 from ._tpo_counts import _Brackets, _brackets, _tpo_profiles
 from ._tpo_result import TpoProfiles
+from ._tpo_types import _day_types, _open_types, _type_rules
 
 __all__ = ["INCOMPLETE", "IncompleteSessionWarning", "TPO_TABLE_COLUMNS", "_table_columns", "tpo"]
 
@@ -119,10 +120,10 @@ def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
     return singles, poor_high, poor_low, excess_high, excess_low
 
 
-def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Dict[str, np.ndarray]:
+def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
     """The initial balance of ``session_features`` (``_ib_mask``: bars opening in
     [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar after its
-    last bar) and the range extension of the bars after it, in IB ranges."""
+    last bar) and the range extension of the bars after it, in IB ranges; and the IB mask."""
     offs = data.offsets
     S = offs.shape[0] - 1
     ib = _ib_mask(clock, offs, data.trade_days, rules)
@@ -142,7 +143,7 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Dict[str, np.ndarray]:
     up[complete] = _ratio(np.maximum(post_high[complete] - ib_high[complete], 0.0), ib_range[complete])
     down[complete] = _ratio(np.maximum(ib_low[complete] - post_low[complete], 0.0), ib_range[complete])
     return dict(ib_high=ib_high, ib_low=ib_low, ib_range=ib_range, ib_complete=complete,
-                ib_ext_up=up, ib_ext_down=down)
+                ib_ext_up=up, ib_ext_down=down), ib
 
 
 def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -200,7 +201,7 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
         poc_tie: str = "center", distribute: str = "uniform",
         tz: Union[str, _dt.tzinfo] = "America/Chicago", rth_start: Union[str, _dt.time] = "08:30",
         ib_minutes: int = 60, opening_minutes: Optional[int] = None, incomplete: str = "warn",
-        threads: Optional[int] = None) -> TpoProfiles:
+        type_rules: Optional[Dict[str, Any]] = None, threads: Optional[int] = None) -> TpoProfiles:
     """TPO profiles of bars, one per session (docs/features.md, "TPO profiles").
 
     A session's bars are grouped into ``period``-long clock periods (aligned to ``rth_start`` in
@@ -211,7 +212,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     session's first period), single prints, poor high/low, excess, opening range
     (``opening_minutes`` after ``rth_start``, default one period), initial balance (as
     ``session_features``: ``ib_minutes`` after ``rth_start`` on the trade date) and range
-    extension in IB ranges.
+    extension in IB ranges; Dalton's day type and open type (``type_rules``: their thresholds,
+    defaults ``TPO_TYPE_RULES``).
 
     Inputs and sessions as ``session_features`` (docs/features.md): arrays with ``timestamp=``
     (required), a ``vpoc.io.Bars``, a SynthBars or a DataFrame; ``close`` and ``volume`` are
@@ -225,10 +227,12 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     if not isinstance(incomplete, str) or incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete must be one of {', '.join(map(repr, INCOMPLETE))}, got {incomplete!r}")
     period_min = _period_minutes(period)
+    types = _type_rules(type_rules)
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
                    0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min)
     or_min = period_min if opening_minutes is None else _int_param(opening_minutes, "opening_minutes", 1, 1440,
                                                                    " (a day)")
+    close_given = close is not None or low is None  # a table always has its closes
     close, volume, has_volume = _arrays(high, low, close, volume)
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what="tpo")
@@ -244,14 +248,14 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     b = _brackets(data.offsets, clock.period, _price_rows(data.low, rules), _price_rows(data.high, rules))
     tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
                           poc_tie=rules.poc_tie, threads=threads)
-    columns = _columns(data, clock, rules, b, tprof, or_min)
+    columns = _columns(data, clock, rules, b, tprof, or_min, types, close_given)
     _report(data, columns["empty_periods"], columns["ib_complete"], period_min, incomplete)
     settings = dict(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, row_size=rules.row_size,
                     period=period_min,
                     rules=dict(period=period_min, value_area=rules.value_area, va_method=rules.va_method,
                                poc_tie=rules.poc_tie, tz=rules.tz, rth_start_ns=rules.rth_start_ns,
                                ib_minutes=rules.ib_minutes, opening_minutes=or_min,
-                               distribute=rules.distribute))
+                               distribute=rules.distribute, type_rules=types))
     facts = dict(session_labels=data.labels, trade_days=data.trade_days,
                  trade_dates=data.trade_days is not None, session_rule=data.facts.get("session_rule"),
                  dropped_rows=int(data.facts.get("dropped_rows", 0)),
@@ -261,9 +265,10 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     return TpoProfiles(columns, settings=settings, facts=facts, volume_profile=prof if has_volume else None)
 
 
-def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any,
-             or_min: int) -> Dict[str, np.ndarray]:
-    """Every column of the result from the brackets ``b`` and their engine profile ``tprof``."""
+def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any, or_min: int,
+             types: Optional[Dict[str, float]] = None, close_given: bool = True) -> Dict[str, np.ndarray]:
+    """Every column of the result from the brackets ``b`` and their engine profile ``tprof``; the
+    day and open types with ``types`` (the open type needs ``open`` and ``close``)."""
     offs = data.offsets
     S = offs.shape[0] - 1
     count_f = np.asarray(tprof.volume)
@@ -298,7 +303,13 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any
     cols["session_high"] = _segment_reduce(np.maximum, data.high, offs, np.nan)
     cols["session_low"] = _segment_reduce(np.minimum, data.low, offs, np.nan)
     cols["or_high"], cols["or_low"] = _opening_range(data, clock, rules, or_min)
-    cols.update(_ib(data, clock, rules))
+    ib_cols, ib = _ib(data, clock, rules)
+    cols.update(ib_cols)
+    if types is not None:
+        cols["day_type"] = _day_types(cols, types)
+        decide = cols["ib_complete"] & (cols["ib_range"] > 0)
+        cols["open_type"] = _open_types(data.high, data.low, data.open if close_given else None, data.close,
+                                        ib, offs, decide, rules.tick_size, types)
     return cols
 
 

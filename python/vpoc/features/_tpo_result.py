@@ -26,7 +26,7 @@ SESSION_FIELDS: Tuple[str, ...] = (
     "poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows", "total_tpo",
     "va_tpo", "n_periods", "empty_periods", "first_period_start", "single_prints", "poor_high",
     "poor_low", "excess_high", "excess_low", "session_high", "session_low", "or_high", "or_low",
-    "ib_high", "ib_low", "ib_range", "ib_complete", "ib_ext_up", "ib_ext_down",
+    "ib_high", "ib_low", "ib_range", "ib_complete", "ib_ext_up", "ib_ext_down", "day_type", "open_type",
 )
 _PERIOD_FIELDS = ("period_index", "period_start", "period_low_row", "period_high_row")
 _LETTER_CODES = np.frombuffer(LETTERS.encode("ascii"), dtype=np.uint8)
@@ -52,7 +52,8 @@ class TpoProfiles:
     has a count >= 2), ``excess_high`` / ``excess_low`` (rows of count 1 running down from the top /
     up from the bottom); ``session_high``, ``session_low``, ``or_high``, ``or_low`` (opening range),
     ``ib_high``, ``ib_low``, ``ib_range`` (float64 prices), ``ib_complete`` (bool), ``ib_ext_up``,
-    ``ib_ext_down`` (range extension beyond the IB, in IB ranges).
+    ``ib_ext_down`` (range extension beyond the IB, in IB ranges); ``day_type``, ``open_type`` (str:
+    Dalton's types, "" when undecided).
 
     Ragged rows: ``offsets`` (int64, S+1) into ``count`` (int64 TPO count per row) and ``letters``
     (the letters of the periods touching each row, in time order; built on first use). Ragged
