@@ -10,6 +10,7 @@
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
+#include "cpu/bar_slots.hpp"
 #include "cpu/grid.hpp"
 #include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
@@ -351,6 +352,70 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   return i;
 }
 
+// Bars in blocks, as trades_blocked does: phase A (bar_slots, vectorised) checks a block of bars and
+// turns it into slots and split terms, phase B adds them into the window: the split's three
+// difference-array entries (uniform) or the scatter of volumes into lanes (close / hlc3). Exact
+// tick sizes with one tick per row only. A block phase A cannot take (a bad bar, a volume check
+// that fails, a session outgrowing max_rows) and the rest of the session go to bars_loop, which
+// finds and reports the bar.
+template <Distribute D, class P, class V, class Acc>
+int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, const TickScale& s,
+                     Bins<Acc>& bins, bool& on_grid) {
+  constexpr BarRow kRow = D == Distribute::uniform ? BarRow::uniform
+                          : D == Distribute::close ? BarRow::close
+                                                   : BarRow::hlc3;
+  BarSlots slots;
+  bool grid_all = true;
+  for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
+    double vmax = 0.0, mn = 0.0, mx = 0.0;
+    bool whole = false, grid = false;
+    bool fits = volumes_ok(vol + i0, n, vmax, whole);
+    while (fits) {
+      fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, bp.open ? bp.open + i0 : nullptr, vol + i0, n,
+                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid);
+      if (!fits || (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad))) break;
+      fits = mn > -2e9 && mx < 2e9 && bins.reserve(bins.origin() + static_cast<int64_t>(mn),
+                                                    bins.origin() + static_cast<int64_t>(mx));
+    }
+    if (!fits) {
+      bool rest_on_grid = false;
+      const int64_t stop = bars_loop<true, true, D>(bp, vol, i0, e, s, 1, bins, rest_on_grid);
+      on_grid = grid_all && rest_on_grid;
+      return stop;
+    }
+    grid_all &= grid;
+    bins.note_volume(vmax);
+    if constexpr (D == Distribute::uniform) {
+      if constexpr (std::is_same_v<Acc, Fixed>) {
+        auto& w = bins.window();
+        Fixed* d = w.diff_row(bins.origin());  // slot k's entry at d[k]
+        for (int j = 0; j < n; ++j) {
+          const int64_t tl = slots.lo[j], th = slots.hi[j];
+          const int32_t k = slots.split[j];
+          fixed::Split split;
+          if (k >= 0) {  // split_whole, its terms from phase A
+            split.q.hi = static_cast<uint64_t>(slots.whole[j]);
+            split.q.lo = split_table.frac[static_cast<size_t>(k)];
+            split.rem = split_table.rem[static_cast<size_t>(k)];
+          } else {
+            split = fixed::Split::make(to_acc<Fixed>(vol[i0 + j]), static_cast<uint64_t>(th - tl + 1));
+          }
+          distribute::uniform_diff(tl, th, split, [d](int64_t t, const Fixed& u) { d[t] += u; });
+        }
+        w.mark_diff();
+      }
+    } else {
+      require_int64_safe_block<V, Acc>(vol + i0, n);
+      if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
+      else block_scatter<false>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
+    }
+    bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
+  }
+  on_grid = grid_all;
+  return e;
+}
+
 // True when a legacy session whose prices span [lo, hi] surely touches more than max_rows rows:
 // the bars at its ends put volume within one tick of ceil(lo / tick) and floor(hi / tick).
 inline bool legacy_too_wide(double lo, double hi, const TickScale& s, int64_t tpr, int64_t max_rows) {
@@ -450,13 +515,16 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
         int64_t stop = end;
         switch (distribute) {
           case Distribute::close:
-            stop = bars_loop<E, O, Distribute::close>(bp, v, begin, end, s, tpr, bins, on_grid);
+            stop = E && O ? bars_blocked<Distribute::close>(bp, v, begin, end, s, bins, on_grid)
+                          : bars_loop<E, O, Distribute::close>(bp, v, begin, end, s, tpr, bins, on_grid);
             break;
           case Distribute::hlc3:
-            stop = bars_loop<E, O, Distribute::hlc3>(bp, v, begin, end, s, tpr, bins, on_grid);
+            stop = E && O ? bars_blocked<Distribute::hlc3>(bp, v, begin, end, s, bins, on_grid)
+                          : bars_loop<E, O, Distribute::hlc3>(bp, v, begin, end, s, tpr, bins, on_grid);
             break;
           case Distribute::uniform:
-            stop = bars_loop<E, O, Distribute::uniform>(bp, v, begin, end, s, tpr, bins, on_grid);
+            stop = E && O ? bars_blocked<Distribute::uniform>(bp, v, begin, end, s, bins, on_grid)
+                          : bars_loop<E, O, Distribute::uniform>(bp, v, begin, end, s, tpr, bins, on_grid);
             break;
           case Distribute::legacy: stop = legacy_loop<E>(bp, v, begin, end, s, tpr, bins); break;
         }

@@ -1,0 +1,137 @@
+// cpu/bar_slots.cpp — phase A of bar binning: branch-free loops the compiler vectorises (AVX2 clone).
+// Contract: bar_slots.hpp; the same checks and rows as histogram.cpp's per-bar loop, bit for bit.
+#include "cpu/bar_slots.hpp"
+
+#include <math.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/ladder.hpp"
+
+// Compiled for AVX2 too, the variant picked when the library loads (as cpu/grid.cpp does).
+#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(VPOC_NO_CLONES)
+#define VPOC_BAR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VPOC_BAR_CLONES
+#endif
+
+namespace vpoc::cpu {
+namespace {
+
+constexpr double kSlotClamp = 2e9;     // a session is at most 1e9 rows wide: clamped slots are out
+constexpr double kSplitMaxVolume = 2147483648.0;  // 2**31: volume // ticks fits int32, v / n exact
+
+// x as int32, clamped to its range (NaN to the low end): every conversion here is defined, so the
+// compiler may assume nothing of it. Two min / max instructions in the vectorised loop.
+inline int32_t to_i32(double x) {
+  return static_cast<int32_t>(std::min(2147483647.0, std::max(-2147483648.0, x)));  // NaN: max gives -2**31
+}
+
+// The volume as float64 for the split, and whether the table split takes it (a whole volume below
+// 2**31; a negative one never reaches here: volumes_ok refused it). Integers are compared as
+// integers: a float64 of an int64 near 2**63 would round.
+template <class V>
+inline double split_volume(V x, int64_t& takes) {
+  if constexpr (std::is_integral_v<V>) {
+    takes = static_cast<uint64_t>(x) < static_cast<uint64_t>(kSplitMaxVolume);
+    return static_cast<double>(static_cast<int32_t>(x));
+  } else {
+    const double d = static_cast<double>(x);
+    takes = (d >= 0.0) & (d < kSplitMaxVolume) & (static_cast<double>(to_i32(d)) == d);
+    return d;
+  }
+}
+
+template <BarRow R, bool Open, class P, class V>
+VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
+                              double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
+  // Written for the vectoriser: integer reductions (a float min / max reduction is order-sensitive
+  // to it), and no floating-point value chosen by a condition (it will not if-convert those); a bad
+  // bar's slots may be garbage (NaN converts to INT32_MIN): the block is refused then anyway.
+  int64_t ok = 1, grid = 1;
+  int32_t lo_min = INT32_MAX, hi_max = INT32_MIN;
+  for (int j = 0; j < n; ++j) {
+    const double H = h[j], L = l[j], C = c[j];
+    const double qh = H * inv, ql = L * inv, qc = C * inv;
+    bool good = (fabs(qh) < limit) & (fabs(ql) < limit) & (fabs(qc) < limit) & (H >= L) & (C >= L) & (C <= H);
+    if constexpr (Open) {
+      const double O = o[j];
+      good &= (fabs(O * inv) < limit) & (O >= L) & (O <= H);
+    }
+    const double rh = ladder::round_half_even_nb(qh), rl = ladder::round_half_even_nb(ql);
+    const double rc = ladder::round_half_even_nb(qc);
+    grid &= (rh == qh) & (rl == ql) & (rc == qc);
+    double a, b;
+    if constexpr (R == BarRow::uniform) {
+      a = rl, b = rh;
+    } else if constexpr (R == BarRow::close) {
+      a = b = rc;
+    } else {
+      a = b = ladder::round_half_even_nb(((H + L + C) / 3.0) * inv);
+    }
+    a = std::min(kSlotClamp, std::max(-kSlotClamp, a - origin));  // NaN (a bad bar): -kSlotClamp
+    b = std::min(kSlotClamp, std::max(-kSlotClamp, b - origin));
+    const auto ai = static_cast<int32_t>(a), bi = static_cast<int32_t>(b);
+    lo_min = std::min(lo_min, ai);
+    hi_max = std::max(hi_max, bi);
+    out.lo[j] = ai;
+    out.hi[j] = bi;
+    if constexpr (R == BarRow::uniform) {
+      int64_t takes = 0;
+      const double vol = split_volume(v[j], takes);
+      takes &= static_cast<uint32_t>(bi - ai) < static_cast<uint32_t>(kSplitTableMax);  // 1 .. 64 ticks
+      const double ticks = b - a + 1.0;
+      // v / n rounded is within 2**-21 of the quotient for v < 2**31, n <= 64: its truncation is
+      // the floor (a remainder is at least 1/64 from the next integer)
+      const int32_t q = to_i32(vol / ticks);
+      const double r = vol - static_cast<double>(q) * ticks;
+      const int32_t at = to_i32(ticks * (ticks - 1.0) * 0.5 + r);
+      out.whole[j] = q;
+      out.split[j] = at | static_cast<int32_t>(takes - 1);  // -1 where the table split does not take it
+    }
+    ok &= good;
+  }
+  mn = lo_min;
+  mx = hi_max;
+  on_grid = grid != 0;
+  return ok != 0;
+}
+
+template <BarRow R, class P, class V>
+bool slots_row(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv, double limit,
+               double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
+  if (o != nullptr) return slots_of<R, true>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+  return slots_of<R, false>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+}
+
+}  // namespace
+
+template <class P, class V>
+bool bar_slots(BarRow row, const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
+               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
+  switch (row) {
+    case BarRow::uniform: return slots_row<BarRow::uniform>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+    case BarRow::close: return slots_row<BarRow::close>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+    case BarRow::hlc3: return slots_row<BarRow::hlc3>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+  }
+  return false;
+}
+
+#define VPOC_BAR_SLOTS(P, V)                                                                                    \
+  template bool bar_slots<P, V>(BarRow, const P*, const P*, const P*, const P*, const V*, int, double, double, \
+                                double, BarSlots&, double&, double&, bool&);
+VPOC_BAR_SLOTS(float, float)
+VPOC_BAR_SLOTS(float, double)
+VPOC_BAR_SLOTS(float, int32_t)
+VPOC_BAR_SLOTS(float, int64_t)
+VPOC_BAR_SLOTS(double, float)
+VPOC_BAR_SLOTS(double, double)
+VPOC_BAR_SLOTS(double, int32_t)
+VPOC_BAR_SLOTS(double, int64_t)
+#undef VPOC_BAR_SLOTS
+
+}  // namespace vpoc::cpu
