@@ -303,6 +303,12 @@ def test_schema_that_does_not_fit_the_call(tmp_path):
     live = save(tmp_path / "live.dbn", metadata(None) + definition(7, "ESH5") + status + trade(7, T0, UNIT, 2))
     got = vio.read_trades(live)
     assert got.volume.tolist() == [2] and got.symbol == "ESH5"
+    # statistics records are as long as mbp-1's (80 bytes): skipped inside one run of records
+    stat = bytearray(trade(7, T0, UNIT, 9, mbp=True))
+    stat[1] = 0x18  # rtype STATISTICS
+    body = b"".join(trade(7, T0 + k, (6000 + k) * UNIT, k + 1, mbp=True) + bytes(stat) for k in range(4))
+    got = vio.read_trades(save(tmp_path / "mbp.dbn", metadata(None) + body))
+    assert got.volume.tolist() == [1, 2, 3, 4] and got.price.tolist() == [6000.0, 6001.0, 6002.0, 6003.0]
 
 
 def test_undefined_values_are_refused(tmp_path):

@@ -60,10 +60,19 @@ def prices_from_units(units: np.ndarray) -> np.ndarray:
     """
     units = np.asarray(units, dtype=np.int64)
     out = units.astype(np.float64) / 1e9
-    big = (units > _EXACT) | (units < -_EXACT)
-    if big.any():
+    if units.size and (units.max() > _EXACT or units.min() < -_EXACT):
+        big = (units > _EXACT) | (units < -_EXACT)
         out[big] = [u / 10**9 for u in units[big].tolist()]
     return out
+
+
+def _distinct(ids: np.ndarray) -> Set[int]:
+    """The distinct values of ``ids`` (one compare for the usual file of one instrument)."""
+    if ids.size == 0:
+        return set()
+    if bool((ids == ids[0]).all()):
+        return {int(ids[0])}
+    return set(np.unique(ids).tolist())
 
 
 class _RecordWhere(_Where):
@@ -81,18 +90,20 @@ class _Part:
     """The data records of one file, with each record's names and index date."""
 
     def __init__(self, f: DbnFile, recs: np.ndarray, index: np.ndarray, trades: bool) -> None:
-        self.file, self.recs, self.index = f, recs, index
+        self.file, self.recs, self.index, self.trades = f, recs, index, trades
         self.ids = recs["instrument_id"].astype(np.int64)
-        ts = recs["ts_recv"] if trades else recs["ts_event"]
-        self.day = (ts // np.uint64(_DAY_NS)).astype(np.int64)
         self.intervals = _intervals(f)
+        self._day: Optional[np.ndarray] = None
 
     def mapped(self, symbol: str) -> np.ndarray:
         """Records the metadata maps to ``symbol`` on their date."""
         hit = np.zeros(len(self.ids), dtype=bool)
         for name, iid, d0, d1 in self.intervals:
             if name == symbol:
-                hit |= (self.ids == iid) & (self.day >= d0) & (self.day < d1)
+                if self._day is None:  # the UTC date of dbn's index timestamp
+                    ts = self.recs["ts_recv"] if self.trades else self.recs["ts_event"]
+                    self._day = (ts // np.uint64(_DAY_NS)).astype(np.int64)
+                hit |= (self.ids == iid) & (self._day >= d0) & (self._day < d1)
         return hit
 
 
@@ -259,7 +270,7 @@ def _describe(parts: Sequence[_Part], static: Dict[int, Set[str]]) -> str:
 def _select(parts: Sequence[_Part], static: Dict[int, Set[str]], instrument: Any, source: str,
             trades: bool) -> Tuple[List[np.ndarray], Optional[str], Set[int]]:
     """Per part the records kept, the result's symbol and the instrument_ids kept."""
-    all_ids = set(np.unique(np.concatenate([p.ids for p in parts])).tolist())
+    all_ids = set().union(*(_distinct(p.ids) for p in parts))
     if instrument is None:
         keep = [np.ones(len(p.ids), dtype=bool) for p in parts]
         if not all_ids and len(static) == 1:  # no rows: the one instrument defined
@@ -280,7 +291,10 @@ def _select(parts: Sequence[_Part], static: Dict[int, Set[str]], instrument: Any
         keep = [p.mapped(instrument) | np.isin(p.ids, list(named)) for p in parts]
     else:
         keep = [p.ids == instrument for p in parts]
-    kept = set(np.unique(np.concatenate([p.ids[k] for p, k in zip(parts, keep)])).tolist())
+    kept = set().union(*(_distinct(p.ids[k]) for p, k in zip(parts, keep)))
+    if not all_ids:  # no rows at all (a quiet day): nothing to choose from, 0 rows
+        ids = {i for i, names in static.items() if instrument in names or i == instrument}
+        return keep, instrument if isinstance(instrument, str) else _name_of(ids, parts, static), ids
     if not kept:
         raise ValueError(f"{source}: no {'trades' if trades else 'bars'} of instrument="
                          f"{instrument!r}; the file(s) hold {_describe(parts, static) or 'none'}")
@@ -333,7 +347,9 @@ def _combine_parts(parts: Sequence[_Part], keep: Sequence[np.ndarray], trades: b
     out: Dict[str, List[np.ndarray]] = {f: [] for f in fields}
     prev: Optional[Tuple[str, int]] = None
     for p, k in zip(parts, keep):
-        recs, where = p.recs[k], _RecordWhere(p.file.name, p.index[k])
+        every = bool(k.all())
+        recs = p.recs if every else p.recs[k]
+        where = _RecordWhere(p.file.name, p.index if every else p.index[k])
         cols = _convert(recs, where, trades)
         _validate(cols, where, opts)
         _check_order(cols["timestamp"], where)
@@ -345,7 +361,7 @@ def _combine_parts(parts: Sequence[_Part], keep: Sequence[np.ndarray], trades: b
             prev = (p.file.name, int(cols["timestamp"][-1]))
         for f in fields:
             out[f].append(cols[f])
-    return {f: np.concatenate(v) for f, v in out.items()}
+    return {f: v[0] if len(v) == 1 else np.concatenate(v) for f, v in out.items()}
 
 
 def _convert(recs: np.ndarray, where: _RecordWhere, trades: bool) -> Dict[str, np.ndarray]:

@@ -135,6 +135,7 @@ class DbnFile:
         self.runs, self.tail = self._walk()
         self.count = sum(r[2] for r in self.runs)
         self._definitions: Optional[List[Any]] = None
+        self._kinds: Optional[List[np.ndarray]] = None
 
     def _walk(self) -> Tuple[List[Tuple[int, int, int, int]], int]:
         """Runs of consecutive records of one length: each record's length byte is read once,
@@ -163,14 +164,23 @@ class DbnFile:
             pos, first = pos + size * count, first + count
         return runs, n - pos
 
+    def kinds(self) -> List[np.ndarray]:
+        """The rtype of every record, run by run (read once)."""
+        if self._kinds is None:
+            u8 = np.frombuffer(self.data, dtype=np.uint8)
+            self._kinds = [u8[pos + 1 + size * np.arange(count, dtype=np.int64)]
+                           for pos, size, count, _ in self.runs]
+        return self._kinds
+
     def rtypes(self) -> Dict[int, int]:
         """Number of records of each rtype."""
-        u8 = np.frombuffer(self.data, dtype=np.uint8)
         out: Dict[int, int] = {}
-        for pos, size, count, _ in self.runs:
-            kinds, counts = np.unique(u8[pos + 1 + size * np.arange(count, dtype=np.int64)],
-                                      return_counts=True)
-            for k, c in zip(kinds.tolist(), counts.tolist()):
+        for kinds in self.kinds():
+            if kinds.size and bool((kinds == kinds[0]).all()):
+                out[int(kinds[0])] = out.get(int(kinds[0]), 0) + int(kinds.size)
+                continue
+            values, counts = np.unique(kinds, return_counts=True)
+            for k, c in zip(values.tolist(), counts.tolist()):
                 out[k] = out.get(k, 0) + c
         return out
 
@@ -181,9 +191,7 @@ class DbnFile:
         fields = _TRADE_FIELDS if trades else _OHLCV_FIELDS
         want = size + (8 if self.meta.ts_out else 0)
         parts, index = [], []
-        u8 = np.frombuffer(self.data, dtype=np.uint8)
-        for pos, rsize, count, first in self.runs:
-            kinds = u8[pos + 1 + rsize * np.arange(count, dtype=np.int64)]
+        for (pos, rsize, count, first), kinds in zip(self.runs, self.kinds()):
             mine = np.isin(kinds, rtypes)
             if not mine.any():
                 continue
@@ -192,11 +200,13 @@ class DbnFile:
                 raise ValueError(f"{self.name}: record {first + k} ({RTYPE_NAMES[int(kinds[k])]}) "
                                  f"is {rsize} bytes long, expected {want}: the file is corrupt")
             view = np.ndarray((count,), dtype=_dtype(fields, rsize), buffer=self.data, offset=pos)
-            parts.append(view[mine])
-            index.append(first + np.flatnonzero(mine))
-        dt = _dtype(fields, want)
+            every = bool(mine.all())  # a run of one record type: the view itself, no copy
+            parts.append(view if every else view[mine])
+            index.append(first + (np.arange(count, dtype=np.int64) if every else np.flatnonzero(mine)))
         if not parts:
-            return np.zeros(0, dtype=dt), np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=_dtype(fields, want)), np.zeros(0, dtype=np.int64)
+        if len(parts) == 1:
+            return parts[0], index[0]
         return np.concatenate(parts), np.concatenate(index).astype(np.int64)
 
     def definitions(self, dbn: Any) -> List[Any]:
@@ -208,11 +218,9 @@ class DbnFile:
 
     def _decode_definitions(self, dbn: Any) -> List[Any]:
         pieces = []
-        u8 = np.frombuffer(self.data, dtype=np.uint8)
-        for pos, size, count, _ in self.runs:
-            starts = pos + size * np.arange(count, dtype=np.int64)
-            hit = np.isin(u8[starts + 1], (_DEFINITION, _SYMBOL_MAPPING))
-            pieces += [self.data[s:s + size] for s in starts[hit].tolist()]
+        for (pos, size, count, _), kinds in zip(self.runs, self.kinds()):
+            hit = np.flatnonzero((kinds == _DEFINITION) | (kinds == _SYMBOL_MAPPING))
+            pieces += [self.data[s:s + size] for s in (pos + size * hit).tolist()]
         if not pieces:
             return []
         decoder = dbn.DBNDecoder()
