@@ -169,6 +169,38 @@ TEST_CASE("24_5_distribute_uniform_diff_running_sum_is_the_shares") {
   }
 }
 
+TEST_CASE("25_distribute_uniform_diff_with_units_apart_running_sums_are_the_shares") {
+  // the CPU's form: 128-bit entries +q / -q and a one-word array of single units; the two running
+  // sums together are each tick's share, for whole and fractional volumes, rem 0 or not
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int with_rem = 0, without_rem = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t tl = static_cast<int64_t>(rng() % 40) - 20, th = tl + static_cast<int64_t>(rng() % 70);
+    const double v = trial % 3 == 0 ? u(rng) * 10 : std::floor(u(rng) * (trial % 3 == 1 ? 1000 : 4e9));
+    const u128 V = ref::units(v);
+    const auto n = static_cast<u128>(th - tl + 1);
+    const auto split = fixed::Split::make(fixed::from_double(v), static_cast<uint64_t>(n));
+    (split.rem ? with_rem : without_rem) += 1;
+    std::map<int64_t, u128> diff;
+    std::map<int64_t, int64_t> units;
+    distribute::uniform_diff(
+        tl, th, split, [&](int64_t t, const Fixed& q, bool negate) { diff[t] += negate ? u128(0) - as_u128(q) : as_u128(q); },
+        [&](int64_t t, int64_t k) { units[t] += k; });
+    u128 running = 0;  // mod 2**128, like the engines' accumulators
+    int64_t running_units = 0;
+    for (int64_t t = tl - 3; t <= th + 3; ++t) {
+      running += diff.count(t) ? diff[t] : 0;
+      running_units += units.count(t) ? units[t] : 0;
+      REQUIRE(running_units >= 0);
+      const u128 want = t < tl || t > th ? 0 : V / n + (u128(t - tl) < V % n ? 1 : 0);
+      if (running + u128(running_units) != want) FAIL_CHECK("tick " << t << " of " << tl << ".." << th);
+    }
+  }
+  CHECK(with_rem > 100);
+  CHECK(without_rem > 100);
+}
+
 TEST_CASE("24_5_distribute_uniform_refuses_2_pow_32_ticks_and_stops_on_false") {
   Calls none;
   CHECK_FALSE(distribute::uniform(0, int64_t(1) << 32, fixed::from_double(1.0), 1, none.adder()));

@@ -49,6 +49,20 @@ VPOC_HD void uniform_diff(int64_t tl, int64_t th, const fixed::Split& split, Add
   add(th + 1, Fixed{} - split.q);
 }
 
+// The same entries with the single units apart: add(t, q, negate) takes the 128-bit ones (+q at
+// tl, -q at th + 1: subtracting q beats adding 0 - q), add_units(t, k) one-word counts of units (+1
+// at tl, -1 at tl + rem; both 0 when rem is 0, so there is no branch on it). The CPU keeps the
+// units in an int64 difference array of their own: no carry, and no read-modify-write of a 16-byte
+// entry waiting on the one just stored.
+template <class Add, class AddUnits>
+VPOC_HD void uniform_diff(int64_t tl, int64_t th, const fixed::Split& split, Add&& add, AddUnits&& add_units) {
+  const int64_t one = split.rem != 0 ? 1 : 0;
+  add(tl, split.q, false);
+  add(th + 1, split.q, true);
+  add_units(tl, one);
+  add_units(tl + static_cast<int64_t>(split.rem), -one);
+}
+
 // A session's legacy level ladder: L_k = base * tick + k * tick for k = 0..K (this exact float64
 // expression), level k on tick base + k. lo/hi: the session's min(open, close, low) and
 // max(open, close, high).

@@ -389,7 +389,8 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
     if constexpr (D == Distribute::uniform) {
       if constexpr (std::is_same_v<Acc, Fixed>) {
         auto& w = bins.window();
-        Fixed* d = w.diff_row(bins.origin());  // slot k's entry at d[k]
+        Fixed* d = w.diff_row(bins.origin());  // slot k's entries at d[k], u[k]
+        int64_t* u = w.units_row(bins.origin());
         for (int j = 0; j < n; ++j) {
           const int64_t tl = slots.lo[j], th = slots.hi[j];
           const int32_t k = slots.split[j];
@@ -401,7 +402,9 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
           } else {
             split = fixed::Split::make(to_acc<Fixed>(vol[i0 + j]), static_cast<uint64_t>(th - tl + 1));
           }
-          distribute::uniform_diff(tl, th, split, [d](int64_t t, const Fixed& u) { d[t] += u; });
+          distribute::uniform_diff(
+              tl, th, split, [d](int64_t t, const Fixed& q, bool negate) { negate ? d[t] -= q : d[t] += q; },
+              [u](int64_t t, int64_t m) { u[t] += m; });
         }
         w.mark_diff();
       }

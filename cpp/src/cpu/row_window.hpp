@@ -54,6 +54,9 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // +share at a bar's first tick, -share past its last, in exact (wrapping) integer arithmetic;
   // drain() adds its running sum to the rows. Three stores per bar instead of one per tick.
   Fixed* diff_row(int64_t r) { return diff_.data() + (r - origin_); }
+  // Beside it, a difference array of single units (2**-64) whose running sum drain() adds too: the
+  // +1 / -1 unit entries of uniform splits, kept out of the 128-bit entries (no carry, one word).
+  int64_t* units_row(int64_t r) { return units_.data() + (r - origin_); }
   void mark_diff() { diff_used_ = true; }
 
   // Makes the window hold rows want_lo..want_hi + kPad beside the occupied rows lo..hi (lo > hi:
@@ -86,6 +89,12 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
                   diff.begin() + (lo - origin));
       }
       diff_.swap(diff);
+      std::vector<int64_t> units(static_cast<size_t>(cap));
+      if (!empty && diff_used_) {
+        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);
+        std::copy(units_.begin() + (lo - origin_), units_.begin() + (end - origin_ + 1), units.begin() + (lo - origin));
+      }
+      units_.swap(units);
     }
     origin_ = origin;
     rows_ = cap;
@@ -101,12 +110,16 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if constexpr (std::is_same_v<Acc, Fixed>) {
       if (diff_used_) {  // the running sum of the difference array into lane 0
         Fixed running;
+        int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
+        int64_t* u = units_.data() + first;
         for (int64_t k = 0; k < n; ++k) {
           running += d[k];
-          buf_[static_cast<size_t>(first + k)] += running;
+          running_units += u[k];
+          buf_[static_cast<size_t>(first + k)] += running + Fixed{static_cast<uint64_t>(running_units), 0};
         }
         std::fill(d, d + clear, Fixed{});
+        std::fill(u, u + clear, int64_t{0});
         diff_used_ = false;
       }
     }
@@ -127,7 +140,8 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
-  std::vector<Fixed> diff_;  // [rows_] difference array (Fixed windows only)
+  std::vector<Fixed> diff_;      // [rows_] difference array (Fixed windows only)
+  std::vector<int64_t> units_;   // [rows_] its single units
   bool diff_used_ = false;
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator
   int64_t rows_ = 0;    // accumulators per lane
