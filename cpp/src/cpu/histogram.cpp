@@ -31,20 +31,35 @@ bool valid_volume(V v) {
     return v >= V(0) && static_cast<int64_t>(v) <= (int64_t(1) << 53);
 }
 
-// int64 row sums stay exact and cannot overflow while every volume is < 2**31 (a session would
-// need 2**32 rows to overflow). Larger int64 volumes make the call bin in fixed point instead.
-template <class V, class Acc>
-void require_int64_safe(V v) {
-  if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>)
-    if (v >> 31) throw NeedsFixed{};
-}
+// int64 row sums stay exact and cannot overflow while every volume is a whole number below 2**31
+// (a session would need 2**32 rows to overflow). A volume that is not (a fraction, a larger one,
+// NaN) makes the call bin in fixed point instead: the int64 rows are only a faster way to the
+// same exact sums.
+constexpr double kInt64SafeVolume = 2147483648.0;  // 2**31
 
 template <class V, class Acc>
-void require_int64_safe_block(const V* v, int n) {
-  if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<V, int64_t>) {
-    V any = 0;
-    for (int j = 0; j < n; ++j) any |= v[j];
-    if (any >> 31) throw NeedsFixed{};
+void require_int64_safe(V v) {
+  if constexpr (std::is_same_v<Acc, int64_t>) {
+    if constexpr (std::is_same_v<V, int64_t>) {
+      if (v >> 31) throw NeedsFixed{};
+    } else if constexpr (std::is_floating_point_v<V>) {
+      const double d = static_cast<double>(v);
+      if (!(d >= 0.0 && d < kInt64SafeVolume && d == static_cast<double>(static_cast<int64_t>(d)))) throw NeedsFixed{};
+    }
+  }
+}
+
+// The same for a block that volumes_ok found valid, `whole` and at most vmax.
+template <class V, class Acc>
+void require_int64_safe_block(const V* v, int n, bool whole, double vmax) {
+  if constexpr (std::is_same_v<Acc, int64_t>) {
+    if constexpr (std::is_same_v<V, int64_t>) {
+      V any = 0;
+      for (int j = 0; j < n; ++j) any |= v[j];
+      if (any >> 31) throw NeedsFixed{};
+    } else if constexpr (std::is_floating_point_v<V>) {
+      if (!whole || !(vmax < kInt64SafeVolume)) throw NeedsFixed{};
+    }
   }
 }
 
@@ -179,7 +194,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     bool whole = false;
     if (!volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
-    require_int64_safe_block<V, Acc>(vol + i0, n);
+    require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
     const bool more = i0 + n < e;
     const P* next_p = more ? price + i0 + n : static_cast<const P*>(nullptr);
     const V* next_v = more ? vol + i0 + n : static_cast<const V*>(nullptr);
@@ -409,7 +424,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         w.mark_diff();
       }
     } else {
-      require_int64_safe_block<V, Acc>(vol + i0, n);
+      require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
       if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
       else block_scatter<false>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
     }
@@ -478,7 +493,8 @@ void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, co
 }  // namespace
 
 bool integer_accumulation(const Array& volume, bool splits_volume) {
-  return !splits_volume && (volume.dtype == DType::i32 || volume.dtype == DType::i64);
+  (void)volume;  // float volumes too: whole ones (contract counts) take int64 rows, others rebin
+  return !splits_volume;
 }
 
 template <class Acc>

@@ -38,15 +38,16 @@ class FirstFailure {
   messages::Problem problem_;
 };
 
-// Thrown by the int64 binning when a volume is so large (>= 2**31) that int64 row sums could
-// overflow; the engine then bins the whole call again in fixed point.
+// Thrown by the int64 binning when a volume is not a whole number below 2**31 (int64 row sums
+// could overflow, or could not hold it); the engine then bins the whole call again in fixed point.
 struct NeedsFixed {};
 
 // The sum of volume[begin, end) in float64 (a check for sessions that may sum past 2**63).
 double sum_volumes(const Array& volume, int64_t begin, int64_t end);
 
-// True when every row's volume lands whole on one ladder row and is an integer, so the int64
-// accumulators are exact (trades, and bars with "close"/"hlc3", of integer volumes).
+// True when the call bins in int64 rows first: every row's volume lands whole on one row (trades,
+// bars with "close" / "hlc3"). Exact while the volumes are whole numbers below 2**31; the binning
+// throws NeedsFixed at the first one that is not.
 bool integer_accumulation(const Array& volume, bool splits_volume);
 
 // Bins rows [begin, end) of the trades and adds their off-grid prices to `grid`. False (and f

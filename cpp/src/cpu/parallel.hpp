@@ -26,23 +26,33 @@ inline int resolve_threads(int threads, int64_t n) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, n)));
 }
 
-// The calling thread's side of an Interrupt: poll() asks interrupt.check at most every
-// kInterruptPollMs (a clock read otherwise) and throws Cancelled when it says stop.
+// The calling thread's side of an Interrupt: poll() asks interrupt.check about every
+// kInterruptPollMs and throws Cancelled when it says stop. It counts calls and reads the clock only
+// every `stride_` of them: the stride doubles while items are short (up to kMaxStride: a clock read
+// costs about as much as a small session) and halves when the items between two reads took long,
+// so a call of long sessions still reads it at each one.
 class InterruptPoll {
  public:
   explicit InterruptPoll(const Interrupt& interrupt) : interrupt_(interrupt) {}
   void poll() {
-    if (interrupt_.check == nullptr) return;
+    if (interrupt_.check == nullptr || --countdown_ > 0) return;
     const auto now = std::chrono::steady_clock::now();
+    const auto since = now - last_;
+    last_ = now;
+    if (since < std::chrono::milliseconds(1)) stride_ = std::min(stride_ * 2, kMaxStride);
+    else if (since > std::chrono::milliseconds(kInterruptPollMs / 4)) stride_ = std::max(stride_ / 2, 1);
+    countdown_ = stride_;
     if (now < next_) return;
     if (interrupt_.check(interrupt_.ctx)) VPOC_THROW(Cancelled, "interrupted");
     next_ = now + std::chrono::milliseconds(kInterruptPollMs);
   }
 
  private:
+  static constexpr int kMaxStride = 64;
   Interrupt interrupt_;
-  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() +
-                                                 std::chrono::milliseconds(kInterruptPollMs);
+  int stride_ = 1, countdown_ = 1;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point next_ = last_ + std::chrono::milliseconds(kInterruptPollMs);
 };
 
 // Runs fn(i, worker) for i in [0, n) on up to `workers` threads (the caller is worker 0). Items are
