@@ -82,7 +82,33 @@ bool volumes_ok_avx2<double>(const double* v, int n, double& vmax, bool& whole) 
   whole = _mm256_movemask_pd(wh) == 15 && tail_whole;
   return _mm256_movemask_pd(ok) == 15 && tail_ok;
 }
-template bool volumes_ok_avx2<float>(const float*, int, double&, bool&);
+
+// float32 volumes the same way, eight at a time (vmaxps).
+template <>
+bool volumes_ok_avx2<float>(const float* v, int n, double& vmax, bool& whole) {
+  const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(2.3283064365386963e-10f),
+               hi = _mm256_set1_ps(9007199254740992.0f), big = _mm256_set1_ps(8388608.0f);
+  __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), wh = ok, mx = zero;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 x = _mm256_loadu_ps(v + j);
+    const __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GE_OQ), _mm256_cmp_ps(x, hi, _CMP_LE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_EQ_OQ), in));
+    // whole: below 2**23 adding and removing 2**23 keeps it; from 2**23 up every float is whole
+    wh = _mm256_and_ps(wh, _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(_mm256_add_ps(x, big), big), x, _CMP_EQ_OQ),
+                                        _mm256_cmp_ps(x, big, _CMP_GE_OQ)));
+    mx = _mm256_max_ps(mx, x);
+  }
+  double tail_max = 0.0;
+  bool tail_whole = true;
+  const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+  vmax = std::max(static_cast<double>(_mm_cvtss_f32(m4)), tail_max);
+  whole = _mm256_movemask_ps(wh) == 0xFF && tail_whole;
+  return _mm256_movemask_ps(ok) == 0xFF && tail_ok;
+}
 template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&, bool&);
 template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&, bool&);
 
