@@ -84,12 +84,15 @@ VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, co
       int64_t takes = 0;
       const double vol = split_volume(v[j], takes);
       takes &= static_cast<uint32_t>(bi - ai) < static_cast<uint32_t>(kSplitTableMax);  // 1 .. 64 ticks
-      const double ticks = b - a + 1.0;
+      // clamped into the range where the table split applies (they change nothing where it takes
+      // the bar), so every conversion below is defined
+      const double ticks = std::min(64.0, std::max(1.0, b - a + 1.0));
+      const double vol_c = std::min(2147483647.0, vol);
       // v / n rounded is within 2**-21 of the quotient for v < 2**31, n <= 64: its truncation is
       // the floor (a remainder is at least 1/64 from the next integer)
-      const int32_t q = to_i32(vol / ticks);
-      const double r = vol - static_cast<double>(q) * ticks;
-      const int32_t at = to_i32(ticks * (ticks - 1.0) * 0.5 + r);
+      const auto q = static_cast<int32_t>(vol_c / ticks);
+      const double r = vol_c - static_cast<double>(q) * ticks;
+      const auto at = static_cast<int32_t>(ticks * (ticks - 1.0) * 0.5 + r);
       out.whole[j] = q;
       out.split[j] = at | static_cast<int32_t>(takes - 1);  // -1 where the table split does not take it
     }

@@ -127,15 +127,13 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
 // per row only (the common case); everything else takes trades_loop.
 constexpr int kBlock = 1024;  // 4 KiB of slots: stays in L1 beside the window
 
-// Phase B: h[slot[j]] += v[j] in lane j % kLanes. Meanwhile it prefetches the next block's prices
-// and volumes (next_p / next_v, may be null), so phase A of that block finds them in cache: phase B
-// is compute-bound and phase A memory-bound, this overlaps the two.
+// Phase B: h[slot[j]] += v[j] in lane j % kLanes. Meanwhile fetch(j) (called at every kLanes-th
+// j) prefetches the next block's inputs, so phase A of that block finds them in cache: phase B is
+// compute-bound and phase A memory-bound, this overlaps the two.
 // Whole: every v[j] of the block is a whole number, so a fixed-point row takes it in its integer
 // word alone (the same sum, half the memory traffic).
-template <bool Whole, class P, class V, class Acc>
-void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins, const P* next_p,
-                   const V* next_v) {
-  constexpr int kLine = 64;
+template <bool Whole, class V, class Acc, class Fetch>
+void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins, Fetch&& fetch) {
   Acc* lane[kLanes];
   for (int l = 0; l < kLanes; ++l) lane[l] = bins.lane(static_cast<unsigned>(l));
   const auto add = [](Acc& row, V x) {
@@ -144,16 +142,25 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
   };
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    if (next_p != nullptr && (j * int(sizeof(P))) % kLine == 0) {
-      __builtin_prefetch(reinterpret_cast<const char*>(next_p) + j * sizeof(P));
-      __builtin_prefetch(reinterpret_cast<const char*>(next_v) + j * sizeof(V));
-      if (sizeof(V) > sizeof(P))
-        __builtin_prefetch(reinterpret_cast<const char*>(next_v) + j * sizeof(V) + kLine);
-    }
+    fetch(j);
     for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l]], v[j + l]);
   }
   for (; j < n; ++j) add(lane[j % kLanes][slot[j]], v[j]);
 }
+
+// Prefetches of the next block of trades (price p, volume v; null at the last block), once per
+// cache line of prices.
+template <class P, class V>
+struct TradePrefetch {
+  const P* p;
+  const V* v;
+  VPOC_ALWAYS_INLINE void operator()(int j) const {
+    if (p == nullptr || (j * int(sizeof(P))) % 64 != 0) return;
+    __builtin_prefetch(p + j);
+    __builtin_prefetch(v + j);
+    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(v + j) + 64);
+  }
+};
 
 // Exact tick sizes only (phase A's p * inv is then exact): the blocks whose prices phase A proves
 // whole need no grid test; the others are counted exactly into `grid` while in cache.
@@ -198,8 +205,9 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     const bool more = i0 + n < e;
     const P* next_p = more ? price + i0 + n : static_cast<const P*>(nullptr);
     const V* next_v = more ? vol + i0 + n : static_cast<const V*>(nullptr);
-    if (whole) block_scatter<true>(slot, vol + i0, n, bins, next_p, next_v);
-    else block_scatter<false>(slot, vol + i0, n, bins, next_p, next_v);
+    const TradePrefetch<P, V> fetch{next_p, next_v};
+    if (whole) block_scatter<true>(slot, vol + i0, n, bins, fetch);
+    else block_scatter<false>(slot, vol + i0, n, bins, fetch);
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
     if (!on_grid) grid.add(count_off_grid(price, i0, i0 + n, s.tick));
   }
@@ -367,6 +375,26 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   return i;
 }
 
+// While phase B of a block runs (compute-bound), the next block's bars are fetched into cache: phase
+// A (a vector loop) would otherwise wait on memory with nothing to overlap.
+template <class P, class V>
+struct BarPrefetch {
+  const BarPtrs<P>& bp;
+  const V* vol;
+  // Bar `at + j`'s cache lines, once per line of the price arrays (a float32 line holds 16 bars).
+  VPOC_ALWAYS_INLINE void fetch(int64_t at, int j) const {
+    constexpr int kPerLine = 64 / static_cast<int>(sizeof(P));
+    if (j % kPerLine != 0) return;
+    const int64_t i = at + j;
+    __builtin_prefetch(bp.high + i);
+    __builtin_prefetch(bp.low + i);
+    __builtin_prefetch(bp.close + i);
+    if (bp.open) __builtin_prefetch(bp.open + i);
+    __builtin_prefetch(vol + i);
+    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(vol + i) + 64);
+  }
+};
+
 // Bars in blocks, as trades_blocked does: phase A (bar_slots, vectorised) checks a block of bars and
 // turns it into slots and split terms, phase B adds them into the window: the split's three
 // difference-array entries (uniform) or the scatter of volumes into lanes (close / hlc3). Exact
@@ -381,6 +409,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
                                                    : BarRow::hlc3;
   BarSlots slots;
   bool grid_all = true;
+  const BarPrefetch<P, V> next_block{bp, vol};
   for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
     double vmax = 0.0, mn = 0.0, mx = 0.0;
@@ -406,7 +435,9 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         auto& w = bins.window();
         Fixed* d = w.diff_row(bins.origin());  // slot k's entries at d[k], u[k]
         int64_t* u = w.units_row(bins.origin());
+        const bool more = i0 + n < e;
         for (int j = 0; j < n; ++j) {
+          if (more) next_block.fetch(i0 + n, j);
           const int64_t tl = slots.lo[j], th = slots.hi[j];
           const int32_t k = slots.split[j];
           fixed::Split split;
@@ -425,8 +456,12 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
       }
     } else {
       require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
-      if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
-      else block_scatter<false>(slots.lo, vol + i0, n, bins, static_cast<const P*>(nullptr), static_cast<const V*>(nullptr));
+      const bool more = i0 + n < e;
+      const auto fetch = [&](int j) {
+        if (more) next_block.fetch(i0 + n, j);
+      };
+      if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, fetch);
+      else block_scatter<false>(slots.lo, vol + i0, n, bins, fetch);
     }
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
   }
