@@ -881,20 +881,26 @@ _BUDGET_SCRIPT = textwrap.dedent("""
 def test_memory_budget_caps_device_memory_in_a_fresh_process():
     budget = 8 * MiB
     n = size(8_000_000, 1_000_000)
-    r = subprocess.run([sys.executable, "-c", _BUDGET_SCRIPT, str(budget), str(n)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    line = [x for x in r.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    res = json.loads(line[len("RESULT "):])
-    stats = res["stats"]
-    assert res["same"], "streamed result differs from the CPU"
-    assert stats["workspace_bytes"] <= budget, stats
-    assert stats["peak_bytes"] <= budget, stats
-    delta = res["free0"] - res["min_free"]
-    assert delta <= budget + res["out"] + 48 * MiB, (
-        f"free device memory fell by {delta / MiB:.1f} MiB with memory_budget "
-        f"{budget / MiB:.0f} MiB (outputs {res['out'] / MiB:.1f} MiB, host input "
-        f"{res['input'] / MiB:.0f} MiB): {stats}")
+    # The free memory is the GPU's, not this process's: other processes on the GPU (other pytest
+    # workers) lower it too. Memory vpoc takes beyond its budget shows in every run, so a run
+    # within the bound passes; up to three are made.
+    deltas = []
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", _BUDGET_SCRIPT, str(budget), str(n)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+        line = [x for x in r.stdout.splitlines() if x.startswith("RESULT ")][-1]
+        res = json.loads(line[len("RESULT "):])
+        stats = res["stats"]
+        assert res["same"], "streamed result differs from the CPU"
+        assert stats["workspace_bytes"] <= budget, stats
+        assert stats["peak_bytes"] <= budget, stats
+        deltas.append(res["free0"] - res["min_free"])
+        if deltas[-1] <= budget + res["out"] + 48 * MiB:
+            return
+    pytest.fail(f"free device memory fell by {min(deltas) / MiB:.1f} MiB or more in {len(deltas)} runs "
+                f"with memory_budget {budget / MiB:.0f} MiB (outputs {res['out'] / MiB:.1f} MiB, host "
+                f"input {res['input'] / MiB:.0f} MiB): {stats}")
 
 
 def test_budget_too_small_for_one_chunk_then_next_call_works():
