@@ -1,7 +1,7 @@
 """vpoc: exact, fast volume profiles (POC, value area) for futures sessions.
 
-Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``tpo`` -> ``TpoProfiles``; ``Live`` (live
-feeds); ``backends()``; ``synth`` data.
+Public API: ``from_trades``, ``from_bars`` -> ``Profiles``; ``tpo`` -> ``TpoProfiles``; ``levels`` -> ``Levels``;
+``Live`` (live feeds); ``backends()``; ``synth`` data.
 """
 
 from . import features, io, live, sessions, synth
@@ -11,7 +11,8 @@ from ._core import InputError, OutOfMemoryError
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
-from .features import FeatureTable, IncompleteSessionWarning, TpoProfiles, bar_features, session_features, tpo
+from .features import (FeatureTable, IncompleteSessionWarning, Levels, TpoProfiles, bar_features, levels,
+                       session_features, tpo)
 from .live import Live
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "GuessedDefaultWarning",
     "IncompleteSessionWarning",
     "InputError",
+    "Levels",
     "Live",
     "NO_ROW",
     "OutOfMemoryError",
@@ -34,6 +36,7 @@ __all__ = [
     "from_trades",
     "gpu_available",
     "io",
+    "levels",
     "live",
     "memory_stats",
     "session_features",

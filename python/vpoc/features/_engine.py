@@ -15,7 +15,7 @@ from .._api import from_bars, from_trades
 from .._profiles import Profiles
 from ._inputs import _Data
 from ._params import _Rules
-from ._segments import _ratio, _segment_reduce
+from ._segments import _previous_nonempty, _ratio, _segment_reduce
 
 __all__ = ["_Context", "_composites", "_context", "_profiles"]
 
@@ -49,8 +49,7 @@ def _context(data: _Data, rules: _Rules, prof: Profiles, threads: Optional[int])
     ne = np.flatnonzero(nonempty)
     k_of = np.full(S, -1, dtype=np.int64)
     k_of[ne] = np.arange(ne.shape[0])
-    before = np.cumsum(nonempty) - nonempty  # non-empty sessions before s
-    prev = np.where(before > 0, ne[np.maximum(before - 1, 0)] if ne.size else -1, -1)
+    prev = _previous_nonempty(counts)
     first = offs[:-1]
     last = offs[1:] - 1
     s_close = np.full(S, np.nan)

@@ -24,6 +24,7 @@ class _Nodes:
     lvn: np.ndarray
     smooth: np.ndarray  # smoothed (window-summed) volume per histogram row
     row_price: np.ndarray
+    row: np.ndarray  # int64 ladder row of each histogram row
     hoff: np.ndarray  # histogram offsets [S+1]
 
 
@@ -72,8 +73,9 @@ def _nodes(ctx: _Context) -> _Nodes:
     lvn = np.zeros(R, dtype=bool)
     hvn[c[is_h]] = True
     lvn[c[is_l]] = True
-    row_price = (np.repeat(np.asarray(prof.low_row), n_rows) + pos).astype(np.float64) * rules.row_size
-    return _Nodes(hvn=hvn, lvn=lvn, smooth=sm, row_price=row_price, hoff=hoff)
+    row = np.repeat(np.asarray(prof.low_row), n_rows) + pos
+    row_price = row.astype(np.float64) * rules.row_size
+    return _Nodes(hvn=hvn, lvn=lvn, smooth=sm, row_price=row_price, row=row, hoff=hoff)
 
 
 def _node_levels(nodes: _Nodes, flag: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._params import _Rules
 
-__all__ = ["_nearest", "_nearest_grouped", "_price_rows", "_ratio", "_segment_accumulate",
+__all__ = ["_nearest", "_nearest_grouped", "_previous_nonempty", "_price_rows", "_ratio", "_segment_accumulate",
            "_segment_count", "_segment_reduce", "_sliding"]
 
 _NAN = float("nan")
@@ -78,6 +78,16 @@ def _sliding(ufunc: np.ufunc, x: np.ndarray, k: int) -> np.ndarray:
     prefix = ufunc.accumulate(blocks, axis=1).reshape(-1)
     suffix = ufunc.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].reshape(-1)
     return ufunc(suffix[:n - k + 1], prefix[k - 1:n])
+
+
+def _previous_nonempty(counts: np.ndarray) -> np.ndarray:
+    """int64 [S]: the last session before s with rows (``counts > 0``), -1 when there is none."""
+    nonempty = np.asarray(counts) > 0
+    ne = np.flatnonzero(nonempty)
+    before = np.cumsum(nonempty) - nonempty  # non-empty sessions before s
+    if not ne.size:
+        return np.full(nonempty.shape[0], -1, dtype=np.int64)
+    return np.where(before > 0, ne[np.maximum(before - 1, 0)], -1).astype(np.int64)
 
 
 def _price_rows(p: np.ndarray, rules: _Rules) -> np.ndarray:

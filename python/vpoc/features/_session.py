@@ -21,13 +21,15 @@ from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
-from ._tpo import TPO_TABLE_COLUMNS, _table_columns
+from ._tpo import TPO_TABLE_COLUMNS, _session_tpo, _table_columns
+from ._context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
+from ._tpo_types import _type_rules
 
 __all__ = ["_scatter", "_session_column_names", "_session_columns", "session_features"]
 
 
-def _session_column_names(rules: _Rules, clock: Optional[_Clock],
-                          tpo_columns: bool = False) -> Tuple[str, ...]:
+def _session_column_names(rules: _Rules, clock: Optional[_Clock], tpo_columns: bool = False,
+                          level_columns: bool = False, context_columns: bool = False) -> Tuple[str, ...]:
     """The columns of ``_session_columns``, in its order."""
     names = list(legacy_columns(rules.lookbacks))
     names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
@@ -39,7 +41,12 @@ def _session_column_names(rules: _Rules, clock: Optional[_Clock],
         if tpo_columns:
             names += [name for name, _ in TPO_TABLE_COLUMNS]
     names += [f"shape_{label}" for label in SHAPES]
-    return tuple(names + ["close_va_position"])
+    names.append("close_va_position")
+    if level_columns:
+        names += LEVEL_TABLE_COLUMNS
+    if context_columns:
+        names += _context_names(clock is not None)
+    return tuple(names)
 
 
 def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
@@ -51,11 +58,15 @@ def _scatter(values: np.ndarray, where: np.ndarray, size: int) -> np.ndarray:
 def _session_columns(ctx: _Context, nodes: _Nodes,
                      comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
                      naked: Dict[str, np.ndarray], clock: Optional[_Clock],
-                     tpo_columns: bool = False) -> _Columns:
+                     tpo_columns: bool = False, level_columns: bool = False,
+                     context_columns: bool = False, types: Optional[Dict[str, float]] = None) -> _Columns:
+    """The session table's columns; the optional groups with ``tpo_columns``, ``level_columns``,
+    ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``)."""
     rules, prof = ctx.rules, ctx.prof
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
-    cols = _Columns(S, _session_column_names(rules, clock, tpo_columns))
+    cols = _Columns(S, _session_column_names(rules, clock, tpo_columns, level_columns, context_columns))
+    tpo_cols = None
     poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
     empty = ctx.counts == 0
 
@@ -122,14 +133,23 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         cols["ib_range"] = ib_high - ib_low
         cols["tpo_poc"] = tpo_poc
         cols["single_prints"] = nan_empty(singles)
+        if tpo_columns or context_columns:
+            tpo_cols = _session_tpo(ctx, clock, _type_rules(types) if context_columns else None)
         if tpo_columns:
-            for name, values in _table_columns(ctx, clock).items():
+            for name, values in _table_columns(ctx, clock, tpo_cols).items():
                 cols[name] = values
     # ---- shape and close in value area
     code = _shapes(ctx, nodes)
     for i, label in enumerate(SHAPES):
         cols[f"shape_{label}"] = np.where(code < 0, np.nan, (code == i).astype(np.float64))
     cols["close_va_position"] = nan_empty(_ratio(ctx.s_close - val, vah - val))
+    # ---- level lists and session context (opt-in)
+    if level_columns:
+        for name, values in _level_columns(ctx, nodes).items():
+            cols[name] = values
+    if context_columns:
+        for name, values in _context_columns(ctx, clock, tpo_cols).items():
+            cols[name] = values
     return cols
 
 
@@ -147,6 +167,13 @@ _DOC_SESSION = """
     tpo_columns : with ``timestamp``, also the further TPO columns of ``vpoc.tpo`` (TPO value area,
         poor high/low, excess, empty periods, opening range, IB completeness and range extension;
         ``TPO_TABLE_COLUMNS``, docs/features.md) after ``single_prints`` (False).
+    level_columns : also the level columns (``LEVEL_TABLE_COLUMNS``: nearest HVN / LVN prices at or
+        above / below the close, balanced target and its side) after ``close_va_position`` (False).
+    context_columns : also the session context (``CONTEXT_TABLE_COLUMNS``: prior session high, low,
+        close, value-area migration code; with ``timestamp`` overnight high / low and the day / open
+        type codes) after those (False).
+    type_rules : the day and open type thresholds (``TPO_TYPE_RULES`` keys) of the ``day_type`` /
+        ``open_type`` columns; only with ``context_columns=True`` and ``timestamp`` (None: defaults).
 """
 
 
@@ -163,7 +190,9 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      shape_edge: float = 0.3, shape_b_peak: float = 0.6,
                      shape_b_valley: float = 0.5, tz: Union[str, _dt.tzinfo] = "America/Chicago",
                      rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
-                     tpo_minutes: int = 30, tpo_columns: bool = False, device: Any = "cpu",
+                     tpo_minutes: int = 30, tpo_columns: bool = False, level_columns: bool = False,
+                     context_columns: bool = False, type_rules: Optional[Dict[str, Any]] = None,
+                     device: Any = "cpu",
                      threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
@@ -177,6 +206,9 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes)
     tpo_columns = boolean(tpo_columns, "tpo_columns")
+    level_columns = boolean(level_columns, "level_columns")
+    context_columns = boolean(context_columns, "context_columns")
+    _type_rules(type_rules)  # bad keys or values raise before any work
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='session_features')
     prof, where = _profiles(data, rules, device, threads, developing=False)
@@ -184,7 +216,11 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
-    cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns)
+    if type_rules is not None and (clock is None or not context_columns):
+        raise ValueError("type_rules sets the day_type / open_type columns, which need context_columns=True "
+                         "and timestamp=; leave it out otherwise")
+    cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns,
+                            level_columns, context_columns, type_rules)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,

@@ -15,16 +15,17 @@ import numpy as np
 
 from .._time import interval_ns
 from .._warnings import user_stacklevel
+from ._context import VA_MIGRATIONS, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
-from ._segments import _price_rows, _ratio, _segment_count, _segment_reduce
+from ._segments import _previous_nonempty, _price_rows, _ratio, _segment_count, _segment_reduce
 from ._tpo_counts import _Brackets, _brackets, _tpo_profiles
 from ._tpo_result import TpoProfiles
 from ._tpo_types import _day_types, _open_types, _type_rules
 
-__all__ = ["INCOMPLETE", "IncompleteSessionWarning", "TPO_TABLE_COLUMNS", "_table_columns", "tpo"]
+__all__ = ["INCOMPLETE", "IncompleteSessionWarning", "TPO_TABLE_COLUMNS", "_session_tpo", "_table_columns", "tpo"]
 
 #: What ``tpo(..., incomplete=)`` does with sessions whose periods have gaps or whose initial
 #: balance is incomplete.
@@ -310,7 +311,33 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any
         decide = cols["ib_complete"] & (cols["ib_range"] > 0)
         cols["open_type"] = _open_types(data.high, data.low, data.open if close_given else None, data.close,
                                         ib, offs, decide, rules.tick_size, types)
+    cols.update(_session_context(data, clock, rules, cols, close_given))
     return cols
+
+
+def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, np.ndarray],
+                     close_given: bool) -> Dict[str, np.ndarray]:
+    """Overnight high / low, the prior non-empty session's high / low / close (NaN without closes)
+    and the migration of the TPO value area against the prior one (a ``VA_MIGRATIONS`` name; ""
+    for the first non-empty session and empty ones): the rules of ``_context``."""
+    offs = data.offsets
+    n = np.diff(offs)
+    out: Dict[str, np.ndarray] = {}
+    out["overnight_high"], out["overnight_low"] = _overnight(data.high, data.low, offs, clock, data.trade_days,
+                                                             rules)
+    prev = _previous_nonempty(n)
+    close = np.full(n.shape[0], np.nan)
+    if close_given:
+        close[n > 0] = data.close[offs[1:][n > 0] - 1]
+    out["prior_high"], out["prior_low"], out["prior_close"] = _prior(prev, cols["session_high"],
+                                                                     cols["session_low"], close)
+    mig = np.full(n.shape[0], "", dtype="U18")
+    has = (prev >= 0) & (n > 0)
+    if has.any():
+        val, vah, p = cols["val_row"], cols["vah_row"], prev[has]
+        mig[has] = np.asarray(VA_MIGRATIONS)[_va_migration(val[has], vah[has], val[p], vah[p])]
+    out["va_migration"] = mig
+    return out
 
 
 #: The session table's further TPO columns (``session_features(..., tpo_columns=True)``), after
@@ -323,15 +350,24 @@ TPO_TABLE_COLUMNS: Tuple[Tuple[str, str], ...] = (
 )
 
 
-def _table_columns(ctx: _Context, clock: _Clock) -> Dict[str, np.ndarray]:
-    """``TPO_TABLE_COLUMNS`` of the session table: ``vpoc.tpo``'s columns for its sessions, with
-    ``period = tpo_minutes`` and ``opening_minutes = tpo_minutes``, as float64 (bools 0/1; NaN for
-    an empty session). Each uses only its own session's bars."""
+def _session_tpo(ctx: _Context, clock: _Clock, types: Optional[Dict[str, float]] = None) -> Dict[str, np.ndarray]:
+    """``vpoc.tpo``'s columns for the session table's sessions, with ``period = tpo_minutes`` and
+    ``opening_minutes = tpo_minutes``; the day and open types with ``types``."""
     rules, d = ctx.rules, ctx.data
     b = _brackets(d.offsets, clock.period, _price_rows(d.low, rules), _price_rows(d.high, rules))
     tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
                           poc_tie=rules.poc_tie, threads=ctx.threads)
-    cols = _columns(d, clock, rules, b, tprof, rules.tpo_minutes)
+    return _columns(d, clock, rules, b, tprof, rules.tpo_minutes, types)
+
+
+def _table_columns(ctx: _Context, clock: _Clock,
+                   cols: Optional[Dict[str, np.ndarray]] = None) -> Dict[str, np.ndarray]:
+    """``TPO_TABLE_COLUMNS`` of the session table: ``vpoc.tpo``'s columns for its sessions
+    (``_session_tpo``, or ``cols`` when computed already), as float64 (bools 0/1; NaN for an empty
+    session). Each uses only its own session's bars."""
+    d = ctx.data
+    if cols is None:
+        cols = _session_tpo(ctx, clock)
     empty = np.diff(d.offsets) == 0
     out: Dict[str, np.ndarray] = {}
     for name, key in TPO_TABLE_COLUMNS:

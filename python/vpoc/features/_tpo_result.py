@@ -27,6 +27,7 @@ SESSION_FIELDS: Tuple[str, ...] = (
     "va_tpo", "n_periods", "empty_periods", "first_period_start", "single_prints", "poor_high",
     "poor_low", "excess_high", "excess_low", "session_high", "session_low", "or_high", "or_low",
     "ib_high", "ib_low", "ib_range", "ib_complete", "ib_ext_up", "ib_ext_down", "day_type", "open_type",
+    "overnight_high", "overnight_low", "prior_high", "prior_low", "prior_close", "va_migration",
 )
 _PERIOD_FIELDS = ("period_index", "period_start", "period_low_row", "period_high_row")
 _LETTER_CODES = np.frombuffer(LETTERS.encode("ascii"), dtype=np.uint8)
@@ -53,7 +54,11 @@ class TpoProfiles:
     up from the bottom); ``session_high``, ``session_low``, ``or_high``, ``or_low`` (opening range),
     ``ib_high``, ``ib_low``, ``ib_range`` (float64 prices), ``ib_complete`` (bool), ``ib_ext_up``,
     ``ib_ext_down`` (range extension beyond the IB, in IB ranges); ``day_type``, ``open_type`` (str:
-    Dalton's types, "" when undecided).
+    Dalton's types, "" when undecided); ``overnight_high``, ``overnight_low`` (the bars before
+    ``rth_start`` on the trade date), ``prior_high``, ``prior_low``, ``prior_close`` (the previous
+    non-empty session's; NaN for the first, ``prior_close`` NaN without closes), ``va_migration``
+    (str: the TPO value area against the prior session's, ``vpoc.features.VA_MIGRATIONS``; "" for
+    the first).
 
     Ragged rows: ``offsets`` (int64, S+1) into ``count`` (int64 TPO count per row) and ``letters``
     (the letters of the periods touching each row, in time order; built on first use). Ragged
