@@ -57,8 +57,16 @@ def _node_rules(prof: Profiles, node_smoothing: Any, node_order: Any, hvn_thresh
                   "America/Chicago", "08:30", 60, 30)
 
 
+def _comparable(labels: Any) -> np.ndarray:
+    """Session labels as compared by ``_check_tpo``: datetime64 dates as days since the epoch (the
+    spelling ``from_bars`` gives datetime64 session ids), anything else as it is."""
+    x = np.asarray(labels)
+    return x.astype("datetime64[D]").astype(np.int64) if x.dtype.kind == "M" else x
+
+
 def _check_tpo(tpo: Any, prof: Profiles) -> Optional[TpoProfiles]:
-    """``tpo`` (None or a TpoProfiles of the same sessions): TypeError / ValueError naming ``tpo``."""
+    """``tpo`` (None or a TpoProfiles of the same sessions: as many, with the same labels when
+    ``prof`` has labels): TypeError / ValueError naming ``tpo``."""
     if tpo is None:
         return None
     if not isinstance(tpo, TpoProfiles):
@@ -67,7 +75,7 @@ def _check_tpo(tpo: Any, prof: Profiles) -> Optional[TpoProfiles]:
         raise ValueError(f"tpo has {tpo.n_sessions} sessions but prof has {prof.n_sessions}: pass the TPO "
                          "profiles of the same bars and sessions")
     labels = prof.session_labels
-    if labels is not None and not np.array_equal(np.asarray(labels), np.asarray(tpo.session_labels)):
+    if labels is not None and not np.array_equal(_comparable(labels), _comparable(tpo.session_labels)):
         raise ValueError("tpo's session labels differ from prof's: pass the TPO profiles of the same bars and "
                          "sessions")
     return tpo
