@@ -175,10 +175,17 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     const int64_t last = i0 + n - 1;
     double mn, mx;
     bool on_grid = false;
+    VolumeCheck vc;  // float32 volumes: checked in phase A's pass (vc_done)
+    bool vc_done = false;
     for (;;) {
       bool done = false;
-      if constexpr (std::is_same_v<P, float>)
-        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx, on_grid);
+      if constexpr (std::is_same_v<P, float>) {
+        const float* fv = nullptr;
+        if constexpr (std::is_same_v<V, float>) fv = vol + i0;
+        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx, on_grid,
+                                      fv, fv ? &vc : nullptr);
+        vc_done = done && fv != nullptr;
+      }
       if (!done && !block_slots(price + i0, n, s.inv, static_cast<double>(bins.origin()), slot, mn, mx, on_grid))
         return last;
       if (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad)) break;
@@ -197,9 +204,9 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       const double lo_t = static_cast<double>(bins.origin()) + mn, hi_t = static_cast<double>(bins.origin()) + mx;
       if (!(s.valid(lo_t) && s.valid(hi_t))) return last;
     }
-    double vmax = 0.0;
-    bool whole = false;
-    if (!volumes_ok(vol + i0, n, vmax, whole)) return last;
+    double vmax = vc.vmax;
+    bool whole = vc.whole;
+    if (vc_done ? !vc.ok : !volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
     const bool more = i0 + n < e;

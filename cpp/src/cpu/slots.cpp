@@ -103,12 +103,12 @@ bool have_avx2() {
 
 namespace vpoc::cpu {
 bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                     double& mx, bool& whole) {
+                     double& mx, bool& whole, const float* v, VolumeCheck* vc) {
 #if defined(VPOC_HAVE_AVX2)
   static const bool avx2 = simd::have_avx2();
-  if (avx2) return simd::slots_f32_avx2(p, n, inv, origin, slot, mn, mx, whole);
+  if (avx2) return simd::slots_f32_avx2(p, n, inv, origin, slot, mn, mx, whole, v, vc);
 #endif
-  (void)p, (void)n, (void)inv, (void)origin, (void)slot, (void)mn, (void)mx, (void)whole;
+  (void)p, (void)n, (void)inv, (void)origin, (void)slot, (void)mn, (void)mx, (void)whole, (void)v, (void)vc;
   return false;
 }
 

@@ -20,8 +20,14 @@ bool block_slots(const float* p, int n, double inv, double origin, int32_t* slot
 // float32): eight at a time. Same slots as block_slots; returns false (slot contents unspecified)
 // when the block must take block_slots instead: no AVX2, |p * inv| >= 2**23, NaN/inf, or an origin
 // beyond +-2**30.
+// With float32 volumes v (may be null), checks them in the same pass into *vc as volumes_ok does
+// (vc->ok, vc->vmax, vc->whole); valid only when it returns true.
+struct VolumeCheck {
+  bool ok = false, whole = false;
+  double vmax = 0.0;
+};
 bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                     double& mx, bool& whole);
+                     double& mx, bool& whole, const float* v = nullptr, VolumeCheck* vc = nullptr);
 
 // True when every v[j], j < n, is finite, >= 0 and <= 2**53 (vectorised; AVX2 when the CPU has
 // it); vmax: an upper bound of the largest (the maximum for floats, the bitwise OR for integers);
@@ -34,7 +40,7 @@ bool volumes_ok(const int64_t* v, int n, double& vmax, bool& whole);
 
 namespace simd {
 bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                    double& mx, bool& whole);
+                    double& mx, bool& whole, const float* v, VolumeCheck* vc);
 template <class V>
 bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole);
 // The same, one per instruction set; every variant returns identical results.
