@@ -8,6 +8,10 @@ from . import features, io, live, sessions, synth
 from ._api import (backends, empty_cache, from_bars, from_trades, gpu_available, memory_stats,
                    set_pool_limit)
 from ._core import InputError, OutOfMemoryError
+from ._diff import ProfilesDiff, diff
+from ._plot import plot_profile
+from ._plot_migration import plot_migration
+from ._plot_tpo import plot_tpo
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
@@ -26,10 +30,12 @@ __all__ = [
     "NO_ROW",
     "OutOfMemoryError",
     "Profiles",
+    "ProfilesDiff",
     "TpoProfiles",
     "__version__",
     "backends",
     "bar_features",
+    "diff",
     "empty_cache",
     "features",
     "from_bars",
@@ -39,6 +45,9 @@ __all__ = [
     "levels",
     "live",
     "memory_stats",
+    "plot_migration",
+    "plot_profile",
+    "plot_tpo",
     "session_features",
     "sessions",
     "set_pool_limit",

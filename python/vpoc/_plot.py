@@ -1,47 +1,116 @@
 """``plot_profile``: one session's volume profile drawn with matplotlib (``Profiles.plot``).
 
 Contract: one horizontal bar per profile row (width = row volume), a POC line and a value-area
-band, on the price axis; draws into ``ax`` (or a new figure) and returns the Axes.
+band, on the price axis; draws into ``ax`` (or a new figure) and returns the Axes. The helpers
+below (session lookup, row centres, price text, stacked bars) are shared with ``vpoc._plot_tpo``.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._optional import require
+from ._profiles import _yyyymmdd
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
     from ._profiles import Profiles
 
-__all__ = ["plot_profile"]
+__all__ = ["label_text", "new_axes", "outside_legend", "plot_profile", "price_text", "row_offset",
+           "session_position", "stacked_bars"]
 
 
-def _price(p: float, tick_size: float) -> str:
+def price_text(p: float, tick_size: float) -> str:
     """``p`` with as many decimals as the tick size has (0.25 -> "4512.75")."""
     text = np.format_float_positional(tick_size, trim="-")
     decimals = len(text.split(".")[1]) if "." in text else 0
     return f"{p:.{decimals}f}"
 
 
-def _position(prof: "Profiles", session: Any) -> int:
-    """The index of ``session``: an in-range integer is an index, anything else a label."""
+
+def row_offset(result: Any) -> float:
+    """From a row's price (its lowest tick) to the middle of its ticks: 0 with one tick per row."""
+    return (int(result.ticks_per_row) - 1) * float(result.tick_size) / 2.0
+
+
+def label_text(result: Any, s: int) -> str:
+    """Session ``s``'s label as a title shows it: a trade date as YYYY-MM-DD, else the label, else
+    the index."""
+    labels = result.session_labels
+    if labels is None:
+        return str(s)
+    label = labels[s].item() if isinstance(labels[s], np.generic) else labels[s]
+    if result.trade_dates:
+        return f"{label // 10000:04d}-{label // 100 % 100:02d}-{label % 100:02d}"
+    return str(label)
+
+
+def _label_position(result: Any, key: Any) -> int:
+    """The index of the session labelled ``key`` in a result without ``position`` (TpoProfiles):
+    trade dates in any spelling ``Profiles.loc`` takes; KeyError when no session has it."""
+    labels = result.session_labels
+    if labels is None:
+        raise KeyError(f"{key!r}: this result has no session labels; use an integer position")
+    want = _yyyymmdd(key) if result.trade_dates else key
+    hits = np.flatnonzero(np.asarray(labels) == want) if want is not None and not isinstance(want, bytes) else []
+    if len(hits) == 0:
+        span = f"{labels[0]} .. {labels[-1]}" if len(labels) else "none"
+        raise KeyError(f"no session labelled {key!r} (labels: {span})")
+    return int(hits[0])
+
+
+def session_position(result: Any, session: Any, name: str = "session") -> int:
+    """The index of ``session`` in ``result`` (a Profiles or a TpoProfiles): an in-range integer is
+    an index (negative counts from the end), anything else a label (a trade date in any usual
+    spelling when the result has them). TypeError for a float or bool naming ``name``; KeyError for
+    an unknown label; an out-of-range integer that is no label is returned as it is (the caller's
+    ``session(i)`` raises the IndexError)."""
     if isinstance(session, (bool, np.bool_, float, np.floating)):
-        raise TypeError(f"session must be an integer session index or a session label, got "
+        raise TypeError(f"{name} must be an integer session index or a session label, got "
                         f"{type(session).__name__}")
+    find = getattr(result, "position", None)
+    if find is None:
+        def find(key: Any) -> int:
+            return _label_position(result, key)
     if isinstance(session, numbers.Integral):
-        n = prof.n_sessions
-        if -n <= int(session) < n or prof.session_labels is None:
+        n = result.n_sessions
+        if -n <= int(session) < n or result.session_labels is None:
             return int(session)
         try:
-            return prof.position(session)
+            return find(session)
         except KeyError:
-            return int(session)  # neither: the index error below says so
-    return prof.position(session)  # KeyError naming the label and the labels there are
+            return int(session)  # neither: the index error of session(i) says so
+    return find(session)  # KeyError naming the label and the labels there are
+
+
+
+def new_axes(feature: str, figsize: Tuple[float, float], layout: Optional[str] = None) -> "Axes":
+    """A new figure's Axes (matplotlib.pyplot.subplots, ``layout`` as it takes it: "constrained"
+    keeps a legend outside the Axes in the figure); ModuleNotFoundError naming ``feature`` and the
+    ``plot`` extra when matplotlib is missing."""
+    plt = require("matplotlib.pyplot", feature)
+    return plt.subplots(figsize=figsize, layout=layout)[1]
+
+
+def outside_legend(ax: "Axes") -> None:
+    """The Axes' legend right of it, top-aligned (it never hides what is drawn)."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small")
+
+
+def stacked_bars(ax: "Axes", y: np.ndarray, layers: Sequence[Tuple[str, np.ndarray, Any]],
+                 height: float) -> list:
+    """Horizontal bars at ``y``, one set per layer (label, widths, colour), each layer starting
+    where the previous ones end (one layer: plain bars from 0). Returns the BarContainers."""
+    left = np.zeros(np.shape(y)[0], dtype=np.float64)
+    out = []
+    for label, widths, color in layers:
+        out.append(ax.barh(y, widths, height=height, left=left.copy(), color=color, label=label))
+        left = left + np.asarray(widths, dtype=np.float64)
+    return out
 
 
 def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
@@ -82,39 +151,35 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     -------
     matplotlib.axes.Axes
     """
-    pos = _position(prof, session)
+    pos = session_position(prof, session)
     if not 0.0 <= float(va_alpha) <= 1.0:
         raise ValueError(f"va_alpha must be in [0, 1], got {va_alpha!r}")
     if not 0.0 < float(bar_fill) <= 1.0:
         raise ValueError(f"bar_fill must be in (0, 1], got {bar_fill!r}")
     if ax is None:
-        plt = require("matplotlib.pyplot", "Profiles.plot()")
-        _, ax = plt.subplots(figsize=(5, 7))
+        ax = new_axes("Profiles.plot()", (5, 7))
     host = prof.cpu()
     prices, volumes = host.session(pos)  # IndexError for an out-of-range session
     s = pos % host.n_sessions
-    offset = (host.ticks_per_row - 1) * host.tick_size / 2.0  # row price -> centre of its ticks
+    offset = row_offset(host)  # row price -> centre of its ticks
     row = host.row_size
     if title is None:
-        label = host.session_labels[s] if host.session_labels is not None else s
-        if host.trade_dates:
-            label = f"{label // 10000:04d}-{label // 100 % 100:02d}-{label % 100:02d}"
-        title = f"session {label}"
+        title = f"session {label_text(host, s)}"
     if prices.shape[0] == 0:
         ax.set_title(f"{title} (empty session)")
         ax.set_xlabel("volume")
         ax.set_ylabel("price")
         return ax
-    ax.barh(prices + offset, volumes, height=bar_fill * row, color=color, label="volume")
+    stacked_bars(ax, prices + offset, [("volume", volumes, color)], bar_fill * row)
     if show_va:
         val, vah = float(host.val[s]), float(host.vah[s])
         ax.axhspan(val + offset - row / 2.0, vah + offset + row / 2.0, color=va_color,
                    alpha=float(va_alpha), zorder=0,
-                   label=f"value area {_price(val, host.tick_size)} - {_price(vah, host.tick_size)}")
+                   label=f"value area {price_text(val, host.tick_size)} - {price_text(vah, host.tick_size)}")
     if show_poc:
         poc = float(host.poc[s])
         ax.axhline(poc + offset, color=poc_color, linewidth=1.5,
-                   label=f"POC {_price(poc, host.tick_size)}")
+                   label=f"POC {price_text(poc, host.tick_size)}")
     ax.set_title(title)
     ax.set_xlabel("volume")
     ax.set_ylabel("price")

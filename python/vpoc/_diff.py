@@ -1,0 +1,381 @@
+"""``vpoc.diff``: two ``Profiles`` compared session by session: which levels, histogram rows and rules differ.
+
+Contract: same number of sessions or ValueError; per session the POC / VAH / VAL / total volume / histogram differences
+(price and rows), and the rule that explains them where the inputs' settings or histograms can tell it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from ._api import from_trades
+from ._optional import require
+from ._profiles import NO_ROW, Profiles
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["DIFF_FIELDS", "POC_TIES", "ProfilesDiff", "RULES", "VA_METHODS", "diff"]
+
+#: The rules that decide a profile's levels: the ladder, then the options ``Profiles`` does not record.
+RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "distribute")
+#: The values tried when a side's rule is not recorded (docs/contract.md).
+POC_TIES: Tuple[str, ...] = ("center", "low", "high")
+VA_METHODS: Tuple[str, ...] = ("cbot", "single", "greedy")
+_LEVELS = ("poc", "vah", "val")
+_INFERRED = ("poc_tie", "va_method", "value_area")  # the order of a candidate triple
+
+#: The per-session columns of a ``ProfilesDiff``, in ``to_pandas()`` order.
+DIFF_FIELDS: Tuple[str, ...] = (
+    "differs", "poc_differs", "vah_differs", "val_differs", "total_volume_differs", "histogram_differs",
+    "poc_delta", "vah_delta", "val_delta", "poc_rows", "vah_rows", "val_rows", "total_volume_delta",
+    "rows_differ", "first_row", "first_price", "rule", "reason",
+)
+
+_Triple = Tuple[str, str, float]
+
+
+class ProfilesDiff:
+    """``vpoc.diff(a, b)``'s result: per session (length ``n_sessions``, ``DIFF_FIELDS``):
+
+    - ``differs``: anything below differs; ``poc_differs``, ``vah_differs``, ``val_differs``,
+      ``total_volume_differs``, ``histogram_differs`` (bool);
+    - ``poc_delta``, ``vah_delta``, ``val_delta`` (b - a, price; NaN when a side is empty) and
+      ``poc_rows``, ``vah_rows``, ``val_rows`` (the same in rows of the finer ladder);
+      ``total_volume_delta`` (b - a);
+    - ``rows_differ``: histogram rows whose volumes differ, on the compared ladder (-1 when the two
+      ladders cannot be compared row by row); ``first_row`` / ``first_price``: the lowest of them
+      (``NO_ROW`` / NaN when none);
+    - ``rule``: the likely rule behind the differences ("" when nothing differs): names from
+      ``RULES`` and "histogram" (the volumes differ: other inputs, or ``distribute``) joined by "+",
+      alternatives joined by " or ", "unexplained" when no rule tried reproduces a side;
+      ``reason``: the same in words, with the values that tell it.
+
+    Also: ``settings`` (each rule of ``RULES`` -> (a's, b's); None where a side does not record
+    it), ``compared_row_size`` (the row size histograms were compared on, or None), ``notes``
+    (what could not be compared and why), ``session_labels``, ``trade_dates`` (a's).
+    """
+
+    def __init__(self, columns: Dict[str, np.ndarray], *, settings: Dict[str, Tuple[Any, Any]],
+                 compared_row_size: Optional[float], notes: Tuple[str, ...], source: Profiles) -> None:
+        self.__dict__.update(columns)
+        self.settings = settings
+        self.compared_row_size = compared_row_size
+        self.notes = notes
+        self.session_labels = source.session_labels
+        self.trade_dates = source.trade_dates
+        self._source = source
+
+    @property
+    def n_sessions(self) -> int:
+        return int(self.differs.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_sessions
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{name[:-8]} {int(getattr(self, name).sum())}" for name in DIFF_FIELDS[1:6])
+        return f"ProfilesDiff(n_sessions={self.n_sessions}, differ={int(self.differs.sum())}: {counts})"
+
+    def to_dict(self) -> Dict[str, np.ndarray]:
+        """Every per-session column (``DIFF_FIELDS``) as a numpy array."""
+        return {name: getattr(self, name) for name in DIFF_FIELDS}
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per session with every column, indexed as ``a.to_pandas()`` (trade dates,
+        session labels or 0..S-1)."""
+        pd = require("pandas", "ProfilesDiff.to_pandas()")
+        index = self._source.to_pandas().index
+        return pd.DataFrame(self.to_dict(), index=index)
+
+
+def _rules_of(prof: Profiles) -> Dict[str, Any]:
+    """The rules a result records: tick_size and ticks_per_row always, the others when it carries a
+    ``rules`` dict (as ``TpoProfiles`` does)."""
+    out: Dict[str, Any] = {"tick_size": float(prof.tick_size), "ticks_per_row": int(prof.ticks_per_row)}
+    extra = getattr(prof, "rules", None)
+    if isinstance(extra, dict):
+        out.update({k: extra[k] for k in RULES[2:] if k in extra})
+    return out
+
+
+def _value_areas(value_area: Any) -> Tuple[float, ...]:
+    values = value_area if isinstance(value_area, (list, tuple, np.ndarray)) else (value_area,)
+    out = []
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"value_area must be a number in (0, 1] or a sequence of them, got {type(v).__name__}")
+        if not 0.0 < float(v) <= 1.0:
+            raise ValueError(f"value_area must be in (0, 1], got {v!r}")
+        out.append(float(v))
+    if not out:
+        raise ValueError("value_area must name at least one value-area fraction")
+    return tuple(out)
+
+
+def _ragged(prof: Profiles, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets, low rows, volumes) of ``prof``'s histograms on the ladder of rows ``m`` times its
+    own (row R holds rows m*R .. m*R + m - 1; m == 1: the histograms themselves)."""
+    n = np.asarray(prof.n_rows, dtype=np.int64)
+    low = np.asarray(prof.low_row, dtype=np.int64)
+    vol = np.asarray(prof.volume, dtype=np.float64)
+    if m == 1:
+        return np.asarray(prof.offsets, dtype=np.int64), np.where(n > 0, low, 0), vol
+    S = n.shape[0]
+    sess = np.repeat(np.arange(S, dtype=np.int64), n)
+    row = np.repeat(low, n) + (np.arange(vol.shape[0], dtype=np.int64) - np.repeat(np.cumsum(n) - n, n))
+    clow = np.where(n > 0, np.floor_divide(low, m), 0)
+    cn = np.where(n > 0, np.floor_divide(low + n - 1, m) - clow + 1, 0)
+    offs = np.concatenate(([0], np.cumsum(cn))).astype(np.int64)
+    out = np.bincount(offs[:-1][sess] + np.floor_divide(row, m) - clow[sess], weights=vol,
+                      minlength=int(offs[-1])).astype(np.float64)
+    return offs, clow, out
+
+
+def _compare_rows(a: Tuple[np.ndarray, ...], b: Tuple[np.ndarray, ...], rtol: float
+                  ) -> Tuple[np.ndarray, np.ndarray]:
+    """Per session: (rows whose volumes differ, lowest such row or NO_ROW) over the union of the
+    two sessions' rows (a row outside one profile holds 0 there)."""
+    (oa, la, va), (ob, lb, vb) = a, b
+    na, nb = np.diff(oa), np.diff(ob)
+    S = na.shape[0]
+    ha, hb = la + na - 1, lb + nb - 1
+    lo = np.where(na > 0, np.where(nb > 0, np.minimum(la, lb), la), lb)
+    hi = np.where(na > 0, np.where(nb > 0, np.maximum(ha, hb), ha), hb)
+    width = np.where((na > 0) | (nb > 0), hi - lo + 1, 0)
+    offs = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
+    dense = np.zeros((2, int(offs[-1])), dtype=np.float64)
+    for k, (o, low, v, n) in enumerate(((oa, la, va, na), (ob, lb, vb, nb))):
+        sess = np.repeat(np.arange(S, dtype=np.int64), n)
+        within = np.arange(v.shape[0], dtype=np.int64) - np.repeat(o[:-1], n)
+        dense[k, offs[:-1][sess] + (low - lo)[sess] + within] = v
+    x, y = dense
+    bad = np.abs(x - y) > rtol * np.maximum(np.abs(x), np.abs(y))
+    hits = np.flatnonzero(bad)
+    seg = np.searchsorted(offs, hits, side="right") - 1
+    count = np.bincount(seg, minlength=S).astype(np.int64)
+    first = np.full(S, NO_ROW, dtype=np.int64)
+    segs, at = np.unique(seg, return_index=True)
+    first[segs] = lo[segs] + (hits[at] - offs[segs])
+    return count, first
+
+
+def _levels_under(prof: Profiles, sel: np.ndarray, poc_tie: str, va_method: str, value_area: float
+                  ) -> np.ndarray:
+    """[len(sel), 3] (poc_row, vah_row, val_row) of sessions ``sel`` of ``prof`` recomputed by the
+    engine from their histograms (each row a trade at its row price) under these rules."""
+    n = np.asarray(prof.n_rows, dtype=np.int64)[sel]
+    offs = np.asarray(prof.offsets, dtype=np.int64)
+    take = np.concatenate([np.arange(offs[s], offs[s + 1]) for s in sel.tolist()]) if sel.size else \
+        np.zeros(0, dtype=np.int64)
+    rows = np.repeat(np.asarray(prof.low_row, dtype=np.int64)[sel], n) + (
+        np.arange(take.shape[0], dtype=np.int64) - np.repeat(np.cumsum(n) - n, n))
+    row = float(prof.row_size)
+    r = from_trades(rows.astype(np.float64) * row, np.asarray(prof.volume, dtype=np.float64)[take],
+                    offsets=np.concatenate(([0], np.cumsum(n))), tick_size=row, value_area=value_area,
+                    va_method=va_method, poc_tie=poc_tie)
+    return np.stack([r.poc_row, r.vah_row, r.val_row], axis=1)
+
+
+def _candidates(prof: Profiles, sel: np.ndarray, recorded: Dict[str, Any], value_areas: Tuple[float, ...]
+                ) -> List[Set[_Triple]]:
+    """Per session of ``sel``: the (poc_tie, va_method, value_area) triples under which the engine
+    reproduces ``prof``'s POC, VAH and VAL rows from its own histogram. A recorded rule is the only
+    value tried for it. A session no triple reproduces at ``value_areas`` is tried again with the
+    fraction of its volume its value area holds (``va_volume / total_volume``: the largest
+    ``value_area`` giving that value area)."""
+    ties = (recorded["poc_tie"],) if "poc_tie" in recorded else POC_TIES
+    methods = (recorded["va_method"],) if "va_method" in recorded else VA_METHODS
+    fixed = (float(recorded["value_area"]),) if "value_area" in recorded else value_areas
+    want = np.stack([np.asarray(getattr(prof, f"{x}_row"))[sel] for x in _LEVELS], axis=1)
+    out: List[Set[_Triple]] = [set() for _ in range(sel.shape[0])]
+    for t, m, v in itertools.product(ties, methods, fixed):
+        ok = np.all(_levels_under(prof, sel, t, m, v) == want, axis=1)
+        for k in np.flatnonzero(ok).tolist():
+            out[k].add((t, m, v))
+    if "value_area" in recorded:
+        return out
+    total = np.asarray(prof.total_volume, dtype=np.float64)
+    va_vol = np.asarray(prof.va_volume, dtype=np.float64)
+    for k in [k for k, c in enumerate(out) if not c]:
+        s = int(sel[k])
+        if not total[s] > 0:
+            continue
+        v = min(float(va_vol[s] / total[s]), 1.0)
+        one = sel[k:k + 1]
+        for t, m in itertools.product(ties, methods):
+            if np.array_equal(_levels_under(prof, one, t, m, v)[0], want[k]):
+                out[k].add((t, m, v))
+    return out
+
+
+def _explain(ca: Set[_Triple], cb: Set[_Triple]) -> Tuple[List[FrozenSet[str]], str]:
+    """The smallest sets of rule names in which a triple of ``ca`` and one of ``cb`` differ, and
+    the values that show it."""
+    best: Dict[FrozenSet[str], Tuple[set, set]] = {}
+    size = None
+    for x, y in itertools.product(sorted(ca), sorted(cb)):
+        names = frozenset(n for i, n in enumerate(_INFERRED) if x[i] != y[i])
+        if size is None or len(names) < size:
+            best, size = {}, len(names)
+        if len(names) == size:
+            sa, sb = best.setdefault(names, (set(), set()))
+            sa.add(x)
+            sb.add(y)
+    words = []
+    for names, (sa, sb) in best.items():
+        for i, n in enumerate(_INFERRED):
+            if n in names:
+                fmt = (lambda v: f"{v:.4g}") if i == 2 else repr
+                va_ = ", ".join(sorted({fmt(x[i]) for x in sa}))
+                vb_ = ", ".join(sorted({fmt(y[i]) for y in sb}))
+                words.append(f"{n}: a fits {va_}, b fits {vb_}")
+    return list(best), "; ".join(dict.fromkeys(words))
+
+
+def _check(x: Any, name: str) -> Profiles:
+    if not isinstance(x, Profiles):
+        raise TypeError(f"{name} must be a vpoc.Profiles, got {type(x).__name__}")
+    return x.cpu()
+
+
+def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70) -> ProfilesDiff:
+    """Compare two ``Profiles`` session by session (position by position).
+
+    For each session: whether POC, VAH, VAL, total volume and histogram differ, by how much (b - a
+    in price, and in rows of the finer ladder), how many histogram rows differ and the lowest one,
+    and the likely rule behind the differences (``ProfilesDiff``). Volumes are equal within
+    ``rtol`` relative (default 1e-9, the engine's tie band); levels compare as prices (equal within
+    a millionth of a row).
+
+    Histograms are compared row by row on one ladder: the common one, or the coarser of the two
+    when its row size is a whole multiple of the finer one's (the finer histogram summed onto the
+    coarser rows: ``ticks_per_row`` 1 vs 2 compares on 2-tick rows); otherwise they are not
+    compared (``rows_differ == -1``, said in ``notes``).
+
+    The rule: a ``tick_size`` / ``ticks_per_row`` difference is read from the two results; a
+    volume difference is "histogram" (other inputs, or ``distribute``: ``Profiles`` does not record
+    how bars were spread). ``value_area``, ``va_method`` and ``poc_tie`` are not recorded by
+    ``Profiles`` either (a result carrying a ``rules`` dict, as ``TpoProfiles`` does, has them read
+    from it): for a session whose levels differ each side's POC / VAH / VAL are recomputed by the
+    engine from its own histogram under every ``poc_tie`` x ``va_method`` with each fraction of
+    ``value_area`` (a number or a sequence; default 0.70), else with the fraction that side's
+    value area holds, and the rule names in which the fitting rules of a and b differ least are
+    reported ("unexplained" when no rule tried reproduces a side). Raises TypeError naming ``a`` /
+    ``b`` for anything but a Profiles, ValueError when their session counts differ.
+    """
+    pa, pb = _check(a, "a"), _check(b, "b")
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"rtol must be a number, got {type(rtol).__name__}")
+    if not 0.0 <= float(rtol) < 1.0:
+        raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
+    fractions = _value_areas(value_area)
+    S = pa.n_sessions
+    if pb.n_sessions != S:
+        raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
+    ra, rb = _rules_of(pa), _rules_of(pb)
+    settings = {k: (ra.get(k), rb.get(k)) for k in RULES}
+    notes: List[str] = []
+    unrecorded = [k for k in RULES[2:] if k not in ra or k not in rb]
+    if unrecorded:
+        notes.append(f"{', '.join(unrecorded)} not recorded on both results: the rule behind a level difference is "
+                     "inferred from each side's histogram (see vpoc.diff)")
+    la, lb = pa.session_labels, pb.session_labels
+    if la is not None and lb is not None and not np.array_equal(np.asarray(la), np.asarray(lb)):
+        k = int(np.flatnonzero(np.asarray(la) != np.asarray(lb))[0])
+        notes.append(f"session labels differ (first at position {k}: {la[k]} vs {lb[k]}); compared by position")
+    ladder = [k for k in RULES[:2] if not np.isclose(ra[k], rb[k], rtol=1e-12, atol=0.0)]
+    size_a, size_b = float(pa.row_size), float(pb.row_size)
+    fine = min(size_a, size_b)
+    ratio = max(size_a, size_b) / fine
+    compared: Optional[float] = None
+    if abs(ratio - round(ratio)) <= 1e-9 * ratio:
+        m = int(round(ratio))
+        compared = max(size_a, size_b)
+        rows_differ, first = _compare_rows(_ragged(pa, m if size_a < size_b else 1),
+                                           _ragged(pb, m if size_b < size_a else 1), float(rtol))
+        if m > 1:
+            notes.append(f"row sizes differ ({size_a:g} vs {size_b:g}): histograms compared on the coarser rows "
+                         f"({compared:g}, the finer histogram summed onto them)")
+        first_price = np.where(first != NO_ROW, first.astype(np.float64) * compared, np.nan)
+        hist = rows_differ > 0
+    else:
+        rows_differ = np.full(S, -1, dtype=np.int64)
+        first = np.full(S, NO_ROW, dtype=np.int64)
+        first_price = np.full(S, np.nan)
+        hist = (np.asarray(pa.n_rows) > 0) | (np.asarray(pb.n_rows) > 0)
+        notes.append(f"row sizes {size_a:g} and {size_b:g} share no ladder: histograms not compared row by row")
+    cols: Dict[str, Any] = {}
+    for x in _LEVELS:
+        pxa, pxb = np.asarray(getattr(pa, x), dtype=np.float64), np.asarray(getattr(pb, x), dtype=np.float64)
+        both_nan = np.isnan(pxa) & np.isnan(pxb)
+        cols[f"{x}_differs"] = ~both_nan & ~(np.abs(pxb - pxa) <= 1e-6 * fine)
+        cols[f"{x}_delta"] = pxb - pxa
+        cols[f"{x}_rows"] = (pxb - pxa) / fine
+    ta, tb = np.asarray(pa.total_volume, dtype=np.float64), np.asarray(pb.total_volume, dtype=np.float64)
+    cols["total_volume_differs"] = np.abs(tb - ta) > float(rtol) * np.maximum(np.abs(ta), np.abs(tb))
+    cols["total_volume_delta"] = tb - ta
+    cols["histogram_differs"] = hist
+    level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
+    cols["differs"] = level | cols["total_volume_differs"] | hist
+    cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
+    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, compared, fractions)
+    cols["rule"], cols["reason"] = rule, reason
+    return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
+                        notes=tuple(notes), source=pa)
+
+
+def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Profiles, pb: Profiles) -> str:
+    if np.isnan(float(getattr(pa, x)[s])):
+        return f"{x}: a's session is empty"
+    if np.isnan(float(getattr(pb, x)[s])):
+        return f"{x}: b's session is empty"
+    return f"{x} {cols[f'{x}_delta'][s]:+g} ({cols[f'{x}_rows'][s]:+g} rows)"
+
+
+def _rules(pa: Profiles, pb: Profiles, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
+           level: np.ndarray, ladder: Sequence[str], compared: Optional[float],
+           fractions: Tuple[float, ...]) -> Tuple[np.ndarray, np.ndarray]:
+    """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``)."""
+    S = level.shape[0]
+    rule = np.full(S, "", dtype=object)
+    reason = np.full(S, "", dtype=object)
+    base = list(ladder)
+    base_words = [f"{k} {ra[k]:g} vs {rb[k]:g}" for k in ladder]
+    recorded_spread = "distribute" in ra and "distribute" in rb and ra["distribute"] != rb["distribute"]
+    ne = (np.asarray(pa.n_rows) > 0) & (np.asarray(pb.n_rows) > 0)
+    sel = np.flatnonzero(level & ne)
+    ca = _candidates(pa, sel, ra, fractions) if sel.size else []
+    cb = _candidates(pb, sel, rb, fractions) if sel.size else []
+    where = {int(s): k for k, s in enumerate(sel.tolist())}
+    for s in np.flatnonzero(cols["differs"]).tolist():
+        names = list(base)
+        words = list(base_words) + [_level_words(x, cols, s, pa, pb) for x in _LEVELS if cols[f"{x}_differs"][s]]
+        if cols["histogram_differs"][s]:
+            if recorded_spread:
+                names.append("distribute")
+                words.append(f"distribute {ra['distribute']!r} vs {rb['distribute']!r}")
+            else:
+                names.append("histogram")
+            if cols["rows_differ"][s] > 0:
+                words.append(f"{cols['rows_differ'][s]} histogram rows differ, the lowest at {cols['first_price'][s]:g}")
+            if cols["total_volume_differs"][s]:
+                words.append(f"total volume {cols['total_volume_delta'][s]:+g}")
+            elif compared is not None and not recorded_spread:
+                words.append("the same total volume on other rows (distribute, or the inputs' prices)")
+        alternatives = [names]
+        k = where.get(s)
+        if k is not None and ca[k] and cb[k]:
+            found, text = _explain(ca[k], cb[k])
+            alternatives = [names + [n for n in _INFERRED if n in f] for f in found]
+            if text:
+                words.append(text)
+        elif k is not None:
+            words.append(f"no poc_tie / va_method / value_area tried reproduces {'a' if not ca[k] else 'b'}'s "
+                         "levels from its histogram")
+        rule[s] = " or ".join(dict.fromkeys("+".join(alt) for alt in alternatives if alt)) or "unexplained"
+        reason[s] = "; ".join(words)
+    return rule.astype(str), reason.astype(str)
