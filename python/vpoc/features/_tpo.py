@@ -319,7 +319,8 @@ def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, 
                      close_given: bool) -> Dict[str, np.ndarray]:
     """Overnight high / low, the prior non-empty session's high / low / close (NaN without closes)
     and the migration of the TPO value area against the prior one (a ``VA_MIGRATIONS`` name; ""
-    for the first non-empty session and empty ones): the rules of ``_context``."""
+    for the first non-empty session and empty ones): the rules of ``_context``. NaN / "" for an
+    empty session."""
     offs = data.offsets
     n = np.diff(offs)
     out: Dict[str, np.ndarray] = {}
@@ -331,6 +332,8 @@ def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, 
         close[n > 0] = data.close[offs[1:][n > 0] - 1]
     out["prior_high"], out["prior_low"], out["prior_close"] = _prior(prev, cols["session_high"],
                                                                      cols["session_low"], close)
+    for name in ("prior_high", "prior_low", "prior_close"):
+        out[name][n == 0] = np.nan  # an empty session's fields are all NaN
     mig = np.full(n.shape[0], "", dtype="U18")
     has = (prev >= 0) & (n > 0)
     if has.any():
