@@ -214,7 +214,9 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     (``opening_minutes`` after ``rth_start``, default one period), initial balance (as
     ``session_features``: ``ib_minutes`` after ``rth_start`` on the trade date) and range
     extension in IB ranges; Dalton's day type and open type (``type_rules``: their thresholds,
-    defaults ``TPO_TYPE_RULES``).
+    defaults ``TPO_TYPE_RULES``); the overnight high / low (bars before ``rth_start`` on the trade
+    date), the prior non-empty session's high / low / close and the TPO value area's migration
+    against the prior one (docs/features.md, "Session context").
 
     Inputs and sessions as ``session_features`` (docs/features.md): arrays with ``timestamp=``
     (required), a ``vpoc.io.Bars``, a SynthBars or a DataFrame; ``close`` and ``volume`` are
