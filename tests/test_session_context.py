@@ -1,7 +1,7 @@
 """Session context: overnight high/low, prior-session high/low/close, value-area migration, day/open type codes.
 
-Contract checked: docs/features.md "Session context": session_features(context_columns=True) and vpoc.tpo's fields
-against a loop reference written here (zoneinfo clocks), hand-built migration and overnight cases, no lookahead, bad input.
+Contract checked: docs/features.md "Session context": session_features(context_columns=True) and vpoc.tpo's
+fields against a loop reference (zoneinfo clocks), hand-built migration and overnight cases, no lookahead, bad input.
 """
 
 from __future__ import annotations
