@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-pytest.importorskip("matplotlib")
-pytest.importorskip("torch")
+import _deps
+
+nbformat = _deps.require("nbformat")
+nbclient = _deps.require("nbclient")
+_deps.require("ipykernel")
+_deps.require("matplotlib")
 vpoc = pytest.importorskip("vpoc")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -23,17 +24,30 @@ EXPECTED = {
                          "of the volume in the value area", "trading dates:"],
     "features_to_torch.ipynb": ["SessionFeatureDataset(items=119", "epoch 4:",
                                 "batch: (64, 30,"],
+    "tpo_and_migration.ipynb": ["10 RTH sessions, 140 periods", "TPO counts identical to a plain loop",
+                                "letters drawn: 123 (2019-01-03 has 123 TPOs, 2 single prints)",
+                                "value-area migration: VAL higher", "ProfilesDiff(n_sessions=10"],
+}
+
+#: Per notebook: the optional packages it imports beyond nbclient, ipykernel and matplotlib (it is
+#: skipped, with the reason, when one is missing); the TPO notebook needs only the test extras.
+REQUIRES = {
+    "quickstart.ipynb": ("torch", "pandas", "pandas_market_calendars"),
+    "features_to_torch.ipynb": ("torch", "pandas"),
+    "tpo_and_migration.ipynb": ("pandas", "pandas_market_calendars"),
 }
 
 
-def _pending() -> list:
-    """Public names the notebooks use that this vpoc does not have yet."""
+def _pending(name: str) -> list:
+    """Public names the notebook ``name`` uses that this vpoc does not have yet."""
     import importlib
 
-    missing = [n for n in ("session_features", "bar_features") if not hasattr(vpoc, n)]
+    missing = [n for n in ("session_features", "bar_features", "tpo", "plot_tpo", "plot_migration", "diff")
+               if not hasattr(vpoc, n)]
     if not hasattr(vpoc.Profiles, "plot"):
         missing.append("Profiles.plot")
-    for mod in ("vpoc.torch", "vpoc.io", "vpoc.sessions"):
+    torch_mods = ("vpoc.torch",) if "torch" in REQUIRES[name] else ()
+    for mod in torch_mods + ("vpoc.io", "vpoc.sessions"):
         try:
             importlib.import_module(mod)
         except ImportError:
@@ -48,7 +62,7 @@ def _kernel_available() -> bool:
 
 
 def test_every_notebook_is_listed():
-    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED)
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == sorted(EXPECTED) == sorted(REQUIRES)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -63,8 +77,10 @@ def test_notebook_is_stored_without_outputs(name):
 def test_notebook_executes(name, monkeypatch):
     if not _kernel_available():
         pytest.skip("no 'python3' Jupyter kernel (pip install ipykernel)")
-    if _pending():
-        pytest.skip(f"not in this vpoc yet: {', '.join(_pending())}")
+    if _deps.missing(*REQUIRES[name]):
+        pytest.skip(_deps.reason(*_deps.missing(*REQUIRES[name])))
+    if _pending(name):
+        pytest.skip(f"not in this vpoc yet: {', '.join(_pending(name))}")
     monkeypatch.setenv("MPLBACKEND", "Agg")  # inherited by the kernel process
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
