@@ -216,10 +216,10 @@ def test_to_pandas_and_to_dict():
     (("A", None), {}, TypeError, "a must be a vpoc.Profiles"),
     ((None, "B"), {}, TypeError, "b must be a vpoc.Profiles"),
     ((None, None), dict(rtol=-1.0), ValueError, "rtol must be in"),
-    ((None, None), dict(rtol="x"), TypeError, "rtol must be a number"),
+    ((None, None), dict(rtol="x"), TypeError, "rtol must be a real number"),
     ((None, None), dict(value_area=1.5), ValueError, "value_area must be in"),
     ((None, None), dict(value_area=[]), ValueError, "value_area must name"),
-    ((None, None), dict(value_area="0.7"), TypeError, "value_area must be a number"),
+    ((None, None), dict(value_area="0.7"), TypeError, "value_area must be a real number"),
 ])
 def test_bad_input(args, kw, exc, match):
     p = rows_profile([1, 2, 3])

@@ -168,9 +168,9 @@ def test_empty_session_and_session_labels():
     (None, dict(session="2024-06-04"), KeyError, "no session labelled"),
     (None, dict(layout="stacked"), ValueError, "layout must be one of"),
     (None, dict(va_alpha=1.5), ValueError, r"va_alpha must be in \[0, 1\]"),
-    (None, dict(va_alpha="x"), TypeError, "va_alpha must be a number"),
-    (None, dict(fontsize=0), ValueError, "fontsize must be > 0"),
-    (None, dict(fontsize="big"), TypeError, "fontsize must be a number"),
+    (None, dict(va_alpha="x"), TypeError, "va_alpha must be a real number"),
+    (None, dict(fontsize=0), ValueError, "fontsize must be > 0 points"),
+    (None, dict(fontsize="big"), TypeError, "fontsize must be a real number"),
 ])
 def test_plot_tpo_bad_input(arg, kw, exc, match):
     tp = rth_tpo(BRACKETS)
@@ -269,7 +269,7 @@ def test_migration_band_and_tpo_levels():
     (dict(prof="x"), TypeError, "prof must be a vpoc.Profiles or a vpoc.TpoProfiles"),
     (dict(style="area"), ValueError, "style must be one of"),
     (dict(bar_width=0), ValueError, r"bar_width must be in \(0, 1\]"),
-    (dict(va_alpha=True), TypeError, "va_alpha must be a number"),
+    (dict(va_alpha=True), TypeError, "va_alpha must be a real number"),
     (dict(sessions=[]), ValueError, "sessions selects no session"),
     (dict(sessions=slice(9, None)), ValueError, "sessions selects no session"),
     (dict(sessions="2019-01-03"), TypeError, "sessions must be None, a slice or a sequence"),

@@ -14,6 +14,7 @@ import numpy as np
 from ._api import from_trades
 from ._optional import require
 from ._profiles import NO_ROW, Profiles
+from ._validate import real
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -106,11 +107,10 @@ def _value_areas(value_area: Any) -> Tuple[float, ...]:
     values = value_area if isinstance(value_area, (list, tuple, np.ndarray)) else (value_area,)
     out = []
     for v in values:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"value_area must be a number in (0, 1] or a sequence of them, got {type(v).__name__}")
-        if not 0.0 < float(v) <= 1.0:
+        x = real(v, "value_area")
+        if not 0.0 < x <= 1.0:
             raise ValueError(f"value_area must be in (0, 1], got {v!r}")
-        out.append(float(v))
+        out.append(x)
     if not out:
         raise ValueError("value_area must name at least one value-area fraction")
     return tuple(out)
@@ -268,9 +268,8 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
     ``b`` for anything but a Profiles, ValueError when their session counts differ.
     """
     pa, pb = _check(a, "a"), _check(b, "b")
-    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating)):
-        raise TypeError(f"rtol must be a number, got {type(rtol).__name__}")
-    if not 0.0 <= float(rtol) < 1.0:
+    tol = real(rtol, "rtol")
+    if not 0.0 <= tol < 1.0:
         raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
     fractions = _value_areas(value_area)
     S = pa.n_sessions
@@ -296,7 +295,7 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
         m = int(round(ratio))
         compared = max(size_a, size_b)
         rows_differ, first = _compare_rows(_ragged(pa, m if size_a < size_b else 1),
-                                           _ragged(pb, m if size_b < size_a else 1), float(rtol))
+                                           _ragged(pb, m if size_b < size_a else 1), tol)
         if m > 1:
             notes.append(f"row sizes differ ({size_a:g} vs {size_b:g}): histograms compared on the coarser rows "
                          f"({compared:g}, the finer histogram summed onto them)")
@@ -316,7 +315,7 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
         cols[f"{x}_delta"] = pxb - pxa
         cols[f"{x}_rows"] = (pxb - pxa) / fine
     ta, tb = np.asarray(pa.total_volume, dtype=np.float64), np.asarray(pb.total_volume, dtype=np.float64)
-    cols["total_volume_differs"] = np.abs(tb - ta) > float(rtol) * np.maximum(np.abs(ta), np.abs(tb))
+    cols["total_volume_differs"] = np.abs(tb - ta) > tol * np.maximum(np.abs(ta), np.abs(tb))
     cols["total_volume_delta"] = tb - ta
     cols["histogram_differs"] = hist
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]

@@ -14,13 +14,14 @@ import numpy as np
 
 from ._optional import require
 from ._profiles import _yyyymmdd
+from ._validate import real
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
     from ._profiles import Profiles
 
-__all__ = ["label_text", "new_axes", "outside_legend", "plot_profile", "price_text", "row_offset",
+__all__ = ["fraction", "label_text", "new_axes", "outside_legend", "plot_profile", "price_text", "row_offset",
            "session_position", "stacked_bars"]
 
 
@@ -30,6 +31,14 @@ def price_text(p: float, tick_size: float) -> str:
     decimals = len(text.split(".")[1]) if "." in text else 0
     return f"{p:.{decimals}f}"
 
+
+
+def fraction(x: Any, name: str, low_open: bool = False) -> float:
+    """``x`` as a float in [0, 1] (``low_open``: in (0, 1]); TypeError / ValueError naming ``name``."""
+    v = real(x, name)
+    if not (0.0 < v <= 1.0 if low_open else 0.0 <= v <= 1.0):
+        raise ValueError(f"{name} must be in {'(0, 1]' if low_open else '[0, 1]'}, got {x!r}")
+    return v
 
 
 def row_offset(result: Any) -> float:

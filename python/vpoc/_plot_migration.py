@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple
 import numpy as np
 
 from ._optional import require
-from ._plot import new_axes, outside_legend, row_offset, session_position
+from ._plot import fraction, new_axes, outside_legend, row_offset, session_position
 from ._profiles import Profiles
 from ._time import yyyymmdd_days
 from .features import TpoProfiles
@@ -112,11 +112,7 @@ def plot_migration(prof: Any, sessions: Any = None, ax: Optional["Axes"] = None,
     """
     if not isinstance(style, str) or style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(map(repr, STYLES))}, got {style!r}")
-    for name, value, low_open in (("va_alpha", va_alpha, False), ("bar_width", bar_width, True)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-        if not (0.0 < float(value) <= 1.0 if low_open else 0.0 <= float(value) <= 1.0):
-            raise ValueError(f"{name} must be in {'(0, 1]' if low_open else '[0, 1]'}, got {value!r}")
+    alpha, width = fraction(va_alpha, "va_alpha"), fraction(bar_width, "bar_width", low_open=True)
     lv = migration_levels(prof, sessions)
     if ax is None:
         ax = new_axes("vpoc.plot_migration()", (10, 5), "constrained")
@@ -129,13 +125,13 @@ def plot_migration(prof: Any, sessions: Any = None, ax: Optional["Axes"] = None,
     bottom, top = lv["va_bottom"], lv["va_top"]
     ok = np.isfinite(bottom) & np.isfinite(top)
     if style == "bars":
-        bars = ax.bar(x[ok], (top - bottom)[ok], bottom=bottom[ok], width=float(bar_width), color=va_color,
-                      alpha=float(va_alpha), label="value area")
+        bars = ax.bar(x[ok], (top - bottom)[ok], bottom=bottom[ok], width=width, color=va_color,
+                      alpha=alpha, label="value area")
         for patch in bars:  # floating bars: no sticky base, so the margins show every bar whole
             patch.sticky_edges.y.clear()
         ax.autoscale_view()
     else:
-        ax.fill_between(x, bottom, top, where=ok, color=va_color, alpha=float(va_alpha), linewidth=0,
+        ax.fill_between(x, bottom, top, where=ok, color=va_color, alpha=alpha, linewidth=0,
                         label="value area")
     ax.plot(x, lv["poc"], color=poc_color, marker=marker, linewidth=1.5, label="POC")
     if dated:

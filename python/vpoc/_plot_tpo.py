@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 import numpy as np
 
-from ._plot import label_text, new_axes, outside_legend, price_text, row_offset, session_position
+from ._plot import fraction, label_text, new_axes, outside_legend, price_text, row_offset, session_position
+from ._validate import real
 from .features import TPO_LETTERS, TpoProfiles
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,24 +48,13 @@ def tpo_cells(tp: TpoProfiles, s: int, layout: str = "packed") -> Tuple[np.ndarr
     return rows, np.arange(n, dtype=np.int64) - first, periods
 
 
-def _fraction(x: Any, name: str, low_open: bool) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(x).__name__}")
-    v = float(x)
-    if not (0.0 < v <= 1.0 if low_open else 0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must be in {'(0, 1]' if low_open else '[0, 1]'}, got {x!r}")
-    return v
-
-
 def _letter_size(ax: "Axes", n_rows: int, fontsize: Any) -> float:
     """Points per letter: ``fontsize``, or what fits ``n_rows`` rows in the Axes' height (3 to 10)."""
     if fontsize is not None:
-        if isinstance(fontsize, (bool, np.bool_)) or not isinstance(fontsize, (int, float, np.integer,
-                                                                                 np.floating)):
-            raise TypeError(f"fontsize must be a number of points or None, got {type(fontsize).__name__}")
-        if not float(fontsize) > 0:
-            raise ValueError(f"fontsize must be > 0, got {fontsize!r}")
-        return float(fontsize)
+        size = real(fontsize, "fontsize")
+        if not size > 0:
+            raise ValueError(f"fontsize must be > 0 points, got {fontsize!r}")
+        return size
     height_pt = ax.bbox.height * 72.0 / ax.figure.dpi
     return float(np.clip(0.8 * height_pt / max(n_rows + 1, 1), 3.0, 10.0))
 
@@ -126,7 +116,7 @@ def plot_tpo(tpo_result: TpoProfiles, session: Any, ax: Optional["Axes"] = None,
                         f"{type(tpo_result).__name__}")
     if not isinstance(layout, str) or layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
-    alpha = _fraction(va_alpha, "va_alpha", low_open=False)
+    alpha = fraction(va_alpha, "va_alpha")
     pos = session_position(tpo_result, session)
     prices, counts, _ = tpo_result.session(pos)  # IndexError for an out-of-range session
     s = pos % tpo_result.n_sessions
