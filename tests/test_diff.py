@@ -38,9 +38,10 @@ def dense_rows(prof, s, m=1):
 
 
 def ref_row_diff(a, b, s, ma=1, mb=1):
-    """(count, lowest row) of rows whose volumes differ, by a plain loop over the union of rows."""
+    """(count, lowest row) of rows whose volumes differ or that one profile lacks, by a plain loop over the
+    union of rows."""
     x, y = dense_rows(a, s, ma), dense_rows(b, s, mb)
-    bad = sorted(r for r in set(x) | set(y) if x.get(r, 0.0) != y.get(r, 0.0))
+    bad = sorted(r for r in set(x) | set(y) if x.get(r) != y.get(r))
     return len(bad), (bad[0] if bad else NO_ROW)
 
 
@@ -159,7 +160,9 @@ def test_one_more_trade():
     d = vpoc.diff(a, b)
     assert not d.differs[0] and d.differs[1]
     assert d.total_volume_differs[1] and d.total_volume_delta[1] == 7
-    assert d.rows_differ[1] == 1 and d.first_row[1] == 3 and d.first_price[1] == 3 * TICK
+    # row 3 has the new trade; row 2 is a zero row inside b's profile that a's does not reach
+    assert d.rows_differ[1] == 2 and d.first_row[1] == 2 and d.first_price[1] == 2 * TICK
+    assert ref_row_diff(a, b, 1) == (2, 2)
     assert d.poc_delta[1] == 3 * TICK
     assert d.rule[1] == "histogram" and "total volume +7" in d.reason[1]
 
@@ -194,6 +197,21 @@ def test_ladders_that_share_no_rows():
     assert d.compared_row_size is None and d.rows_differ[0] == -1 and d.first_row[0] == NO_ROW
     assert any("share no ladder" in n for n in d.notes)
     assert d.poc_rows[0] == d.poc_delta[0] / (2 * TICK)  # rows of the finer ladder
+    assert d.rule[0] == "ticks_per_row" and "histograms not compared" in d.reason[0]  # the ladder alone
+    c = vpoc.from_trades(ticks * TICK, np.r_[np.ones(6), 2.0], tick_size=TICK, ticks_per_row=3)
+    d = vpoc.diff(a, c)
+    assert d.rule[0] == "ticks_per_row+histogram" and "total volume +1" in d.reason[0]
+
+
+def test_an_edge_row_of_zero_volume_counts():
+    # the same volumes, but b's profile reaches one row higher with 0 there: its centre (for poc_tie) moves
+    a = vpoc.from_trades(np.array([0, 1, 2]) * TICK, np.array([3.0, 1, 3]), tick_size=TICK)
+    b = vpoc.from_trades(np.array([0, 1, 2, 3]) * TICK, np.array([3.0, 1, 3, 0]), tick_size=TICK)
+    d = vpoc.diff(a, b)
+    assert d.histogram_differs[0] and d.rows_differ[0] == 1 and d.first_row[0] == 3
+    assert not d.total_volume_differs[0]
+    assert (a.poc_row[0], b.poc_row[0]) == (0, 2) and d.poc_rows[0] == 2  # centre 1 vs 1.5: tied rows 0 and 2
+    assert d.rule[0] == "histogram"
 
 
 @_deps.needs("pandas", "pandas_market_calendars")

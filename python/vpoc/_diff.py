@@ -47,9 +47,9 @@ class ProfilesDiff:
     - ``poc_delta``, ``vah_delta``, ``val_delta`` (b - a, price; NaN when a side is empty) and
       ``poc_rows``, ``vah_rows``, ``val_rows`` (the same in rows of the finer ladder);
       ``total_volume_delta`` (b - a);
-    - ``rows_differ``: histogram rows whose volumes differ, on the compared ladder (-1 when the two
-      ladders cannot be compared row by row); ``first_row`` / ``first_price``: the lowest of them
-      (``NO_ROW`` / NaN when none);
+    - ``rows_differ``: histogram rows whose volumes differ or that only one profile covers, on the
+      compared ladder (-1 when the two ladders cannot be compared row by row); ``first_row`` /
+      ``first_price``: the lowest of them (``NO_ROW`` / NaN when none);
     - ``rule``: the likely rule behind the differences ("" when nothing differs): names from
       ``RULES`` and "histogram" (the volumes differ: other inputs, or ``distribute``) joined by "+",
       alternatives joined by " or ", "unexplained" when no rule tried reproduces a side;
@@ -137,8 +137,9 @@ def _ragged(prof: Profiles, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _compare_rows(a: Tuple[np.ndarray, ...], b: Tuple[np.ndarray, ...], rtol: float
                   ) -> Tuple[np.ndarray, np.ndarray]:
-    """Per session: (rows whose volumes differ, lowest such row or NO_ROW) over the union of the
-    two sessions' rows (a row outside one profile holds 0 there)."""
+    """Per session: (rows that differ, lowest such row or NO_ROW) over the union of the two
+    sessions' rows: a row differs when its volumes differ (beyond ``rtol`` relative; a row outside
+    a profile holds 0 there) or when only one profile covers it (the extent decides poc_tie="center")."""
     (oa, la, va), (ob, lb, vb) = a, b
     na, nb = np.diff(oa), np.diff(ob)
     S = na.shape[0]
@@ -148,12 +149,14 @@ def _compare_rows(a: Tuple[np.ndarray, ...], b: Tuple[np.ndarray, ...], rtol: fl
     width = np.where((na > 0) | (nb > 0), hi - lo + 1, 0)
     offs = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
     dense = np.zeros((2, int(offs[-1])), dtype=np.float64)
+    covered = np.zeros((2, int(offs[-1])), dtype=bool)
     for k, (o, low, v, n) in enumerate(((oa, la, va, na), (ob, lb, vb, nb))):
         sess = np.repeat(np.arange(S, dtype=np.int64), n)
-        within = np.arange(v.shape[0], dtype=np.int64) - np.repeat(o[:-1], n)
-        dense[k, offs[:-1][sess] + (low - lo)[sess] + within] = v
+        at = offs[:-1][sess] + (low - lo)[sess] + (np.arange(v.shape[0], dtype=np.int64) - np.repeat(o[:-1], n))
+        dense[k, at] = v
+        covered[k, at] = True
     x, y = dense
-    bad = np.abs(x - y) > rtol * np.maximum(np.abs(x), np.abs(y))
+    bad = (np.abs(x - y) > rtol * np.maximum(np.abs(x), np.abs(y))) | (covered[0] != covered[1])
     hits = np.flatnonzero(bad)
     seg = np.searchsorted(offs, hits, side="right") - 1
     count = np.bincount(seg, minlength=S).astype(np.int64)
@@ -321,7 +324,7 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
     cols["differs"] = level | cols["total_volume_differs"] | hist
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
-    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, compared, fractions)
+    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions)
     cols["rule"], cols["reason"] = rule, reason
     return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
                         notes=tuple(notes), source=pa)
@@ -336,8 +339,8 @@ def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Profiles, pb: Profile
 
 
 def _rules(pa: Profiles, pb: Profiles, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
-           level: np.ndarray, ladder: Sequence[str], compared: Optional[float],
-           fractions: Tuple[float, ...]) -> Tuple[np.ndarray, np.ndarray]:
+           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...]
+           ) -> Tuple[np.ndarray, np.ndarray]:
     """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``)."""
     S = level.shape[0]
     rule = np.full(S, "", dtype=object)
@@ -353,17 +356,21 @@ def _rules(pa: Profiles, pb: Profiles, ra: Dict[str, Any], rb: Dict[str, Any], c
     for s in np.flatnonzero(cols["differs"]).tolist():
         names = list(base)
         words = list(base_words) + [_level_words(x, cols, s, pa, pb) for x in _LEVELS if cols[f"{x}_differs"][s]]
-        if cols["histogram_differs"][s]:
+        if cols["rows_differ"][s] < 0:  # no common ladder: the ladder alone may explain the histograms
+            if cols["total_volume_differs"][s]:
+                names.append("histogram")
+                words.append(f"total volume {cols['total_volume_delta'][s]:+g}")
+            words.append("histograms not compared (no common ladder)")
+        elif cols["histogram_differs"][s]:
             if recorded_spread:
                 names.append("distribute")
                 words.append(f"distribute {ra['distribute']!r} vs {rb['distribute']!r}")
             else:
                 names.append("histogram")
-            if cols["rows_differ"][s] > 0:
-                words.append(f"{cols['rows_differ'][s]} histogram rows differ, the lowest at {cols['first_price'][s]:g}")
+            words.append(f"{cols['rows_differ'][s]} histogram rows differ, the lowest at {cols['first_price'][s]:g}")
             if cols["total_volume_differs"][s]:
                 words.append(f"total volume {cols['total_volume_delta'][s]:+g}")
-            elif compared is not None and not recorded_spread:
+            elif not recorded_spread:
                 words.append("the same total volume on other rows (distribute, or the inputs' prices)")
         alternatives = [names]
         k = where.get(s)
