@@ -57,57 +57,99 @@ bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole) {
   return volumes_ok_impl(v, n, vmax, whole);
 }
 
-// float64 volumes with AVX2 intrinsics: the same checks as volumes_ok_impl, but the maximum by
-// vmaxpd (AVX2 has no int64 max, which the compiler emulated with compares and blends: that loop
-// cost as much as reading the prices). A NaN makes `ok` false, so what vmaxpd does with it does not
-// matter.
+// AVX2 lanes of float32 (8) or float64 (4) volumes: what the volume check needs of each.
+template <class T>
+struct Lanes;
 template <>
-bool volumes_ok_avx2<double>(const double* v, int n, double& vmax, bool& whole) {
-  const __m256d zero = _mm256_setzero_pd(), lo = _mm256_set1_pd(2.3283064365386963e-10),
-                hi = _mm256_set1_pd(9007199254740992.0), big = _mm256_set1_pd(4503599627370496.0);
-  __m256d ok = _mm256_castsi256_pd(_mm256_set1_epi32(-1)), wh = ok, mx = zero;
-  int j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const __m256d x = _mm256_loadu_pd(v + j);
-    const __m256d in = _mm256_and_pd(_mm256_cmp_pd(x, lo, _CMP_GE_OQ), _mm256_cmp_pd(x, hi, _CMP_LE_OQ));
-    ok = _mm256_and_pd(ok, _mm256_or_pd(_mm256_cmp_pd(x, zero, _CMP_EQ_OQ), in));
-    wh = _mm256_and_pd(wh, _mm256_cmp_pd(_mm256_sub_pd(_mm256_add_pd(x, big), big), x, _CMP_EQ_OQ));
-    mx = _mm256_max_pd(mx, x);
+struct Lanes<float> {
+  using R = __m256;
+  static constexpr int kWidth = 8, kAll = 0xFF;
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static R set(double x) { return _mm256_set1_ps(static_cast<float>(x)); }
+  static R ones() { return _mm256_castsi256_ps(_mm256_set1_epi32(-1)); }
+  static R ge(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+  static R le(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
+  static R eq(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  static R and_(R a, R b) { return _mm256_and_ps(a, b); }
+  static R or_(R a, R b) { return _mm256_or_ps(a, b); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+  static R max(R a, R b) { return _mm256_max_ps(a, b); }
+  static int mask(R a) { return _mm256_movemask_ps(a); }
+  static double hmax(R a) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return static_cast<double>(_mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1))));
   }
-  double tail_max = 0.0;
-  bool tail_whole = true;
-  const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
-  const __m128d m2 = _mm_max_pd(_mm256_castpd256_pd128(mx), _mm256_extractf128_pd(mx, 1));
-  vmax = std::max(_mm_cvtsd_f64(_mm_max_sd(m2, _mm_unpackhi_pd(m2, m2))), tail_max);
-  whole = _mm256_movemask_pd(wh) == 15 && tail_whole;
-  return _mm256_movemask_pd(ok) == 15 && tail_ok;
+};
+template <>
+struct Lanes<double> {
+  using R = __m256d;
+  static constexpr int kWidth = 4, kAll = 0xF;
+  static R load(const double* p) { return _mm256_loadu_pd(p); }
+  static R set(double x) { return _mm256_set1_pd(x); }
+  static R ones() { return _mm256_castsi256_pd(_mm256_set1_epi32(-1)); }
+  static R ge(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
+  static R le(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_LE_OQ); }
+  static R eq(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+  static R and_(R a, R b) { return _mm256_and_pd(a, b); }
+  static R or_(R a, R b) { return _mm256_or_pd(a, b); }
+  static R add(R a, R b) { return _mm256_add_pd(a, b); }
+  static R sub(R a, R b) { return _mm256_sub_pd(a, b); }
+  static R max(R a, R b) { return _mm256_max_pd(a, b); }
+  static int mask(R a) { return _mm256_movemask_pd(a); }
+  static double hmax(R a) {
+    const __m128d m = _mm_max_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
+  }
+};
+
+// volumes_ok_impl's check of float volumes, fed a vector at a time, the maximum by vmaxps / vmaxpd
+// (AVX2 has no int64 max, whose emulation by compares and blends cost as much as reading the
+// prices; a NaN makes `ok` false, so what the max does with it does not matter).
+template <class T>
+struct VolumeLanes {
+  using L = Lanes<T>;
+  using R = typename L::R;
+  static constexpr bool kF32 = sizeof(T) == 4;
+  // volume_in_range's bounds; kWhole: adding and removing it keeps a whole number below it
+  const R zero = L::set(0.0), lo = L::set(2.3283064365386963e-10), hi = L::set(9007199254740992.0),
+          big = L::set(kF32 ? 8388608.0 : 4503599627370496.0);
+  R ok = L::ones(), wh = L::ones(), mx = L::set(0.0);
+
+  void add(R x) {
+    ok = L::and_(ok, L::or_(L::eq(x, zero), L::and_(L::ge(x, lo), L::le(x, hi))));
+    R whole = L::eq(L::sub(L::add(x, big), big), x);
+    if (kF32) whole = L::or_(whole, L::ge(x, big));  // every float from 2**23 up is whole
+    wh = L::and_(wh, whole);
+    mx = L::max(mx, x);
+  }
+  // With the scalar check of the n values at tail: volumes_ok's results.
+  bool finish(const T* tail, int n, double& vmax, bool& whole) const {
+    double tail_max = 0.0;
+    bool tail_whole = true;
+    const bool tail_ok = volumes_ok_impl(tail, n, tail_max, tail_whole);
+    vmax = std::max(L::hmax(mx), tail_max);
+    whole = L::mask(wh) == L::kAll && tail_whole;
+    return L::mask(ok) == L::kAll && tail_ok;
+  }
+};
+
+template <class T>
+bool volumes_ok_lanes(const T* v, int n, double& vmax, bool& whole) {
+  VolumeLanes<T> acc;
+  int j = 0;
+  for (; j + Lanes<T>::kWidth <= n; j += Lanes<T>::kWidth) acc.add(Lanes<T>::load(v + j));
+  return acc.finish(v + j, n - j, vmax, whole);
 }
 
-// float32 volumes the same way, eight at a time (vmaxps).
+template <>
+bool volumes_ok_avx2<double>(const double* v, int n, double& vmax, bool& whole) {
+  return volumes_ok_lanes(v, n, vmax, whole);
+}
 template <>
 bool volumes_ok_avx2<float>(const float* v, int n, double& vmax, bool& whole) {
-  const __m256 zero = _mm256_setzero_ps(), lo = _mm256_set1_ps(2.3283064365386963e-10f),
-               hi = _mm256_set1_ps(9007199254740992.0f), big = _mm256_set1_ps(8388608.0f);
-  __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), wh = ok, mx = zero;
-  int j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256 x = _mm256_loadu_ps(v + j);
-    const __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GE_OQ), _mm256_cmp_ps(x, hi, _CMP_LE_OQ));
-    ok = _mm256_and_ps(ok, _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_EQ_OQ), in));
-    // whole: below 2**23 adding and removing 2**23 keeps it; from 2**23 up every float is whole
-    wh = _mm256_and_ps(wh, _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(_mm256_add_ps(x, big), big), x, _CMP_EQ_OQ),
-                                        _mm256_cmp_ps(x, big, _CMP_GE_OQ)));
-    mx = _mm256_max_ps(mx, x);
-  }
-  double tail_max = 0.0;
-  bool tail_whole = true;
-  const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
-  vmax = std::max(static_cast<double>(_mm_cvtss_f32(m4)), tail_max);
-  whole = _mm256_movemask_ps(wh) == 0xFF && tail_whole;
-  return _mm256_movemask_ps(ok) == 0xFF && tail_ok;
+  return volumes_ok_lanes(v, n, vmax, whole);
 }
 template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&, bool&);
 template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&, bool&);
@@ -126,10 +168,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   __m256i lo = _mm256_set1_epi32(std::numeric_limits<int32_t>::max());
   __m256i hi = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
   __m256 valid = _mm256_castsi256_ps(_mm256_set1_epi32(-1)), wh = valid;
-  // the volumes' bounds as volumes_ok_avx2<float> has them
-  const __m256 zero = _mm256_setzero_ps(), vlo = _mm256_set1_ps(2.3283064365386963e-10f),
-               vhi = _mm256_set1_ps(9007199254740992.0f);
-  __m256 vok = valid, vwh = valid, vmx = zero;
+  VolumeLanes<float> vol;  // the volumes' check, as volumes_ok_avx2<float>
   int j = 0;
   for (; j + 8 <= n; j += 8) {
     const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(p + j), vinv);
@@ -141,14 +180,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
     lo = _mm256_min_epi32(lo, k);
     hi = _mm256_max_epi32(hi, k);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), k);
-    if constexpr (Vol) {
-      const __m256 x = _mm256_loadu_ps(v + j);
-      const __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, vlo, _CMP_GE_OQ), _mm256_cmp_ps(x, vhi, _CMP_LE_OQ));
-      vok = _mm256_and_ps(vok, _mm256_or_ps(_mm256_cmp_ps(x, zero, _CMP_EQ_OQ), in));
-      vwh = _mm256_and_ps(vwh, _mm256_or_ps(_mm256_cmp_ps(_mm256_sub_ps(_mm256_add_ps(x, lim), lim), x, _CMP_EQ_OQ),
-                                            _mm256_cmp_ps(x, lim, _CMP_GE_OQ)));
-      vmx = _mm256_max_ps(vmx, x);
-    }
+    if constexpr (Vol) vol.add(Lanes<float>::load(v + j));
   }
   if (_mm256_movemask_ps(valid) != 0xFF) return false;
   // Horizontal min / max in registers (a stack array here made GCC keep lo/hi in memory).
@@ -173,17 +205,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   mn = l;
   mx = h;
   whole = all_whole;
-  if constexpr (Vol) {
-    double tail_max = 0.0;
-    bool tail_whole = true;
-    const bool tail_ok = volumes_ok_impl(v + tail, n - tail, tail_max, tail_whole);
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmx), _mm256_extractf128_ps(vmx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
-    vc->vmax = std::max(static_cast<double>(_mm_cvtss_f32(m4)), tail_max);
-    vc->whole = _mm256_movemask_ps(vwh) == 0xFF && tail_whole;
-    vc->ok = _mm256_movemask_ps(vok) == 0xFF && tail_ok;
-  }
+  if constexpr (Vol) vc->ok = vol.finish(v + tail, n - tail, vc->vmax, vc->whole);
   return true;
 }
 }  // namespace
