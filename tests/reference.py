@@ -448,3 +448,16 @@ def exact_session_units(kind: str, cols, tick_size: float, ticks_per_row: int = 
         r = int(t) // int(ticks_per_row)  # floor division, also for negative ticks
         rows[r] = rows.get(r, 0) + u
     return rows
+
+
+def poc_of_counts(counts, tie: str) -> int:
+    """The POC index of whole-number counts (exact ties): the lowest, the highest, or the one
+    nearest the middle (the lower of two equally near) of the tied rows, as docs/contract.md says."""
+    m = max(counts)
+    tied = [i for i, c in enumerate(counts) if c == m]
+    if tie == "low":
+        return tied[0]
+    if tie == "high":
+        return tied[-1]
+    n = len(counts)
+    return min(tied, key=lambda i: (abs(2 * i - (n - 1)), i))

@@ -11,6 +11,7 @@ import pytest
 
 import vpoc
 from vpoc.features import LEVEL_FIELDS, LEVEL_TABLE_COLUMNS
+from reference import poc_of_counts
 
 TICK = 0.25
 MIN = 60 * 10**9
@@ -25,16 +26,6 @@ def ref_histogram(prices, volumes, tick, tpr):
     for r, v in zip(rows, volumes):
         h[r - lo] += int(v)
     return lo, h
-
-
-def ref_poc(h, tie):
-    m = max(h)
-    tied = [i for i, v in enumerate(h) if v == m]
-    if tie == "low":
-        return tied[0]
-    if tie == "high":
-        return tied[-1]
-    return min(tied, key=lambda i: (abs(2 * i - (len(h) - 1)), i))
 
 
 def ref_nodes(h, smoothing, order, hth, lth):
@@ -134,7 +125,7 @@ def check_against_reference(lv, prices, volumes, offsets, *, tpr, smoothing, ord
             np.testing.assert_array_equal(got[kind], [(lo + i) * rs for i in idx])
             np.testing.assert_array_equal(getattr(lv, f"{kind}_volume")[sl], [float(sm[i]) for i in idx])
             assert getattr(lv, f"{kind}_count")[s] == len(idx)
-        row, side = ref_balanced(lo, h, ref_poc(h, tie))
+        row, side = ref_balanced(lo, h, poc_of_counts(h, tie))
         assert lv.balanced_target_side[s] == side == got["balanced_target_side"], f"session {s}"
         if row is None:
             assert np.isnan(lv.balanced_target[s]) and lv.balanced_target_row[s] == vpoc.NO_ROW

@@ -16,6 +16,7 @@ import pytest
 
 import vpoc
 from vpoc import IncompleteSessionWarning
+from reference import poc_of_counts
 
 TICK = 0.25
 MIN = 60 * 10**9
@@ -35,17 +36,6 @@ def wall_ns(ts: int, tz) -> int:
 
 def row_of(p: float, tick: float, tpr: int) -> int:
     return int(round(p / tick)) // tpr
-
-
-def ref_poc(counts, tie):
-    m = max(counts)
-    tied = [i for i, c in enumerate(counts) if c == m]
-    if tie == "low":
-        return tied[0]
-    if tie == "high":
-        return tied[-1]
-    n = len(counts)
-    return min(tied, key=lambda i: (abs(2 * i - (n - 1)), i))
 
 
 def ref_va(counts, poc, value_area, method):
@@ -113,7 +103,7 @@ def ref_tpo(high, low, ts, offsets, *, tick=TICK, tpr=1, period=30, tz="America/
             for r in range(plo, phi + 1):
                 counts[r - lo_r] += 1
                 letters[r - lo_r] += LETTERS[(p - p0) % 52]
-        poc = ref_poc(counts, poc_tie)
+        poc = poc_of_counts(counts, poc_tie)
         val, vah, va_tpo = ref_va(counts, poc, value_area, va_method)
         rs = tick * tpr
         n = len(counts)
