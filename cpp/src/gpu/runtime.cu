@@ -325,12 +325,17 @@ void note_stream(Buffer& buffer, std::uintptr_t stream) {
 
 const char* backend() { return kBackend; }
 
+// Read once per process: the runtime fixes the visible devices at its initialisation, and every
+// call checks its device against this (the query cost two runtime calls per call before).
 int device_count() {
-  int n = 0;
-  if (gpuGetDeviceCount(&n) != gpuSuccess) {
-    (void)gpuGetLastError();  // no driver / no device: not an error for discovery
-    return 0;
-  }
+  static const int n = [] {
+    int count = 0;
+    if (gpuGetDeviceCount(&count) != gpuSuccess) {
+      (void)gpuGetLastError();  // no driver / no device: not an error for discovery
+      return 0;
+    }
+    return count;
+  }();
   return n;
 }
 
