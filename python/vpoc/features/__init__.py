@@ -9,7 +9,7 @@ The package has one module per job: ``_table`` (FeatureTable), ``_params`` (rule
 ``_profile_nodes`` (HVN/LVN, shape), ``_intraday`` (clock, IB, TPO), ``_session`` and ``_bars`` (the two
 tables); ``_tpo_counts`` (TPO brackets and counts), ``_tpo``, ``_tpo_result`` and ``_tpo_types`` (``tpo``,
 ``TpoProfiles``, day and open types); ``_levels`` (``levels``, ``Levels``: HVN/LVN lists, balanced target) and
-``_context`` (prior session, overnight, value-area migration, type codes; the opt-in table columns);
+``_market_context`` (prior session, overnight, value-area migration, type codes; the opt-in table columns);
 ``_incremental`` gives vpoc.Live the same rows one session or bar at a time (public names below). The private names below are re-exported for the tests.
 """
 
@@ -31,7 +31,7 @@ from ._tpo import INCOMPLETE, IncompleteSessionWarning, TPO_TABLE_COLUMNS, tpo
 from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_FIELDS, TpoProfiles
 from ._tpo_types import DAY_TYPES, OPEN_TYPES, TYPE_RULES as TPO_TYPE_RULES
 from ._levels import LEVEL_FIELDS, Levels, levels
-from ._context import (CONTEXT_TABLE_COLUMNS, DAY_TYPE_CODES, LEVEL_TABLE_COLUMNS, OPEN_TYPE_CODES,
+from ._market_context import (CONTEXT_TABLE_COLUMNS, DAY_TYPE_CODES, LEVEL_TABLE_COLUMNS, OPEN_TYPE_CODES,
                        VA_MIGRATION_CODES, VA_MIGRATIONS)
 from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
                            last_session_row, nearest, node_levels, price_rows, session_volume)

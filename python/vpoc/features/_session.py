@@ -22,7 +22,7 @@ from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rul
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
 from ._tpo import TPO_TABLE_COLUMNS, _session_tpo, _table_columns
-from ._context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
+from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
 from ._tpo_types import _type_rules
 
 __all__ = ["_scatter", "_session_column_names", "_session_columns", "session_features"]

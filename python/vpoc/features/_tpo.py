@@ -15,7 +15,7 @@ import numpy as np
 
 from .._time import interval_ns
 from .._warnings import user_stacklevel
-from ._context import VA_MIGRATIONS, _overnight, _prior, _va_migration
+from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
