@@ -13,6 +13,7 @@ from . import _core
 from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream,
                       report_grid)
 from ._profiles import Profiles
+from . import _side_profiles as _sides
 from ._validate import INT64_MAX as _INT64_MAX
 from ._validate import integer as _int
 
@@ -162,7 +163,7 @@ def _table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
                             f"polars DataFrame as its first argument; got {type(obj).__name__} alone")
         given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
         data = vio.read_bars(obj, **given) if bars else vio.read_trades(obj, **given)
-    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume")
+    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
     ts = data.timestamp
     if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
         from ._time import bar_opens  # the one place close stamps become open stamps
@@ -295,7 +296,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 device: Any = "cpu", threads: Optional[int] = None, max_rows: int = 1_000_000,
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
                 developing: bool = False, snap: bool = False, tz: Any = None,
-                columns: Any = None) -> Profiles:
+                columns: Any = None, side: Any = None, imbalance_ratio: Optional[float] = None,
+                stacked_imbalance_min: Optional[int] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -316,33 +318,42 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``memory_budget`` caps vpoc's device scratch + staging bytes and ``stream`` (an int handle or
     a torch/cupy stream) is the stream vpoc works on. ``developing=True`` also computes
     ``dev_poc`` / ``dev_vah`` / ``dev_val`` [N]: for every trade, the levels of its session's
-    profile up to and including it (no lookahead). See docs/contract.md for every rule.
+    profile up to and including it (no lookahead). ``side``: each trade's aggressor side, +1 / -1 / 0
+    (unknown) or 'B' / 'A' / 'N' (a ``vpoc.io.Trades`` with a ``side`` uses it unless ``side=`` is
+    given); adds ``buy_volume`` / ``sell_volume`` (rows aligned with ``volume``), ``delta``,
+    ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
+    default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
+    See docs/contract.md for every rule.
     """
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, snap=snap)
+    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     if (device == "cpu" and volume is not None and session is None and sessions is None and tz is None
-            and columns is None):  # the plain call: arrays in, one engine call (no helper calls)
+            and columns is None and side is None and not sided.given):  # the plain call: arrays in, one engine call (no helper calls)
         r = _core.profile_trades(price, volume, offsets, session_ids, opts)
         return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
     if volume is None:
         cols, ts = _table(price, False, table)
-        price, volume = cols["price"], cols["volume"]
+        price, volume, side = cols["price"], cols["volume"], cols["side"] if side is None else side
     else:
         ts = None
         if tz is not None or columns is not None:
             _no_table_options(table, "from_trades")
+    side = _sides.trade_side(side, volume, len(price), sided)
     if session is not None:
         sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:
         cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
-                                     {"price": price, "volume": volume})
-        price, volume = cols["price"], cols["volume"]
+                                     {"price": price, "volume": volume, "side": side})
+        price, volume, side = cols["price"], cols["volume"], cols["side"]
     gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
     r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
-    return _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
+    prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
+    return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
+                                  stream)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -353,7 +364,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               threads: Optional[int] = None, max_rows: int = 1_000_000,
               memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
               developing: bool = False, snap: bool = False, tz: Any = None, columns: Any = None,
-              label: Optional[str] = None, interval: Any = None) -> Profiles:
+              label: Optional[str] = None, interval: Any = None, buy_volume: Any = None,
+              sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
+              stacked_imbalance_min: Optional[int] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -367,14 +380,18 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``device``, ``memory_budget``, ``stream``, ``developing``: as in from_trades (the developing
     series has one entry per bar). The grid check (``snap``) covers high, low, close, and open
     with ``"legacy"`` (the only rule that reads it); ``"legacy"`` weights off-grid prices where
-    they lie rather than rounding them, and ``snap=True`` accepts them.
-    See docs/contract.md for every rule.
+    they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
+    ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
+    Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
+    ``distribute``. See docs/contract.md for every rule.
     """
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, distribute=distribute, snap=snap)
+    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     if (device == "cpu" and low is not None and close is not None and volume is not None and session is None and sessions is None
-            and tz is None and columns is None and label is None and interval is None):  # the plain call
+            and tz is None and columns is None and label is None and interval is None and buy_volume is None
+            and sell_volume is None and not sided.given):  # the plain call
         r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
         if not r.off_grid:
             return Profiles(r)
@@ -394,19 +411,22 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                             "as the only positional argument)")
         if tz is not None or columns is not None or label is not None or interval is not None:
             _no_table_options(table, "from_bars")
+    sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, len(high), sided)
     if session is not None:
         sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:
         cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
                                      {"high": high, "low": low, "close": close, "volume": volume,
-                                      "open": open})
+                                      "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
+        sv = sv and (cols["buy"], cols["sell"])
     gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
                               memory_budget, stream)
     r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
                            opts, place)
-    return _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
-                   "cpu" if gpu is None else f"cuda:{gpu}")
+    prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts, "cpu" if gpu is None else f"cuda:{gpu}")
+    return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open}, offsets,
+                                session_ids, opts, memory_budget, stream)
 
 
 def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:

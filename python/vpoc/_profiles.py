@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core
 from ._optional import require
+from ._side_profiles import SIDE_FIELDS, SIDE_SESSION_FIELDS, host_array
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -54,6 +55,10 @@ class _HostResult:
         for name in _DEVELOPING:
             value = getattr(prof, name)
             out[name] = None if value is None else np.asarray(value)
+        for name in SIDE_FIELDS:  # aggressor side: only when the call had one
+            value = getattr(prof, name)
+            if value is not None:
+                out[name] = host_array(value)
         return out
 
 
@@ -114,7 +119,8 @@ class SessionProfile:
     ``poc``, ``vah``, ``val``, ``total_volume``, ``va_volume`` and row indices."""
 
     __slots__ = ("label", "position", "prices", "volume", "poc", "vah", "val", "total_volume",
-                 "va_volume", "poc_row", "vah_row", "val_row", "low_row", "n_rows")
+                 "va_volume", "poc_row", "vah_row", "val_row", "low_row", "n_rows", "buy_volume",
+                 "sell_volume", "delta", "delta_poc")
 
     def __init__(self, prof: "Profiles", i: int) -> None:
         self.position = i
@@ -122,6 +128,12 @@ class SessionProfile:
         self.prices, self.volume = prof.session(i)
         for name in _PER_SESSION:
             setattr(self, name, getattr(prof, name)[i].item())
+        sided = prof.buy_volume is not None  # aggressor side: its rows and levels, else None
+        a, b = int(prof.offsets[i]), int(prof.offsets[i + 1])
+        self.buy_volume = prof.buy_volume[a:b] if sided else None
+        self.sell_volume = prof.sell_volume[a:b] if sided else None
+        self.delta = prof.delta[i].item() if sided else None
+        self.delta_poc = prof.delta_poc[i].item() if sided else None
 
     def __repr__(self) -> str:
         return (f"SessionProfile(label={self.label!r}, position={self.position}, poc={self.poc}, "
@@ -150,6 +162,12 @@ class Profiles:
     ``total_volume``, ``va_volume`` (float64). Histograms: ``offsets`` (int64, S+1) into
     ``volume`` (float64). With ``developing=True``: ``dev_poc``, ``dev_vah``, ``dev_val`` (float64,
     one per input row: the levels of the row's session up to and including it), else None. Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
+    With an aggressor side (``from_trades(side=)``, ``from_bars(buy_volume=, sell_volume=)``; else
+    None): ragged ``buy_volume``, ``sell_volume`` (float64) and ``imbalance_buy``,
+    ``imbalance_sell`` (bool), aligned with ``volume``; per session ``delta`` (float64),
+    ``delta_poc`` / ``delta_poc_row`` (the row of the largest |buy - sell|, ties by ``poc_tie``),
+    ``stacked_imbalance_buy`` / ``stacked_imbalance_sell`` (int64); with ``developing=True``
+    ``dev_delta`` (float64, one per input row). docs/contract.md, "Aggressor side".
 
     On the CPU the arrays are numpy views of the result's memory; on a GPU (``device`` is
     "cuda:N") they are ``DeviceArray`` objects in device memory, exported zero-copy through
@@ -172,6 +190,16 @@ class Profiles:
     dev_poc: Optional[np.ndarray]
     dev_vah: Optional[np.ndarray]
     dev_val: Optional[np.ndarray]
+    buy_volume: Optional[np.ndarray]
+    sell_volume: Optional[np.ndarray]
+    imbalance_buy: Optional[np.ndarray]
+    imbalance_sell: Optional[np.ndarray]
+    delta: Optional[np.ndarray]
+    delta_poc: Optional[np.ndarray]
+    delta_poc_row: Optional[np.ndarray]
+    stacked_imbalance_buy: Optional[np.ndarray]
+    stacked_imbalance_sell: Optional[np.ndarray]
+    dev_delta: Optional[np.ndarray]
 
     #: True when ``session_labels`` are trade dates (``YYYYMMDD``), from ``session=``.
     trade_dates: bool = False
@@ -216,6 +244,11 @@ class Profiles:
                 value = getattr(result, name)
                 self.__dict__[name] = value
                 return value
+        if name in SIDE_FIELDS:  # made by vpoc._side_profiles on first use; None without a side
+            side = self.__dict__.get("_side")
+            value = None if side is None else side.field(name)
+            self.__dict__[name] = value
+            return value
         raise AttributeError(f"'Profiles' object has no attribute {name!r}")
 
     def __len__(self) -> int:
@@ -332,7 +365,8 @@ class Profiles:
         else:
             index = (pd.Index(self.session_labels, name="session") if self.session_labels is not None
                      else pd.RangeIndex(self.n_sessions, name="session"))
-        return pd.DataFrame({name: getattr(self, name) for name in _PER_SESSION}, index=index)
+        names = _PER_SESSION + (SIDE_SESSION_FIELDS if self.delta is not None else ())
+        return pd.DataFrame({name: getattr(self, name) for name in names}, index=index)
 
     def plot(self, session: Any, ax: Any = None, **kwargs: Any) -> Any:
         """Horizontal volume bars of one session with its POC line and value-area band
@@ -349,4 +383,5 @@ class Profiles:
         names = _PER_SESSION + ("offsets", "volume")
         if self.dev_poc is not None:
             names += _DEVELOPING
+        names += tuple(name for name in SIDE_FIELDS if getattr(self, name) is not None)
         return {name: torch.from_dlpack(getattr(self, name)) for name in names}

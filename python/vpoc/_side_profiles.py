@@ -1,0 +1,464 @@
+"""Aggressor-side profiles: per-row buy / sell volume, delta, delta POC, footprint imbalances, dev_delta.
+
+Contract: the buy rows are the engine's profile of the same prices with volume * (side == +1), the sell
+rows with side == -1, so they align with ``volume`` row for row and CPU / GPU agree bit for bit.
+
+Every rule keeps its one home: the ladder and the distribution are the engine's (three engine passes
+over the input: all, buy, sell), the delta POC is the engine's POC rule run on |buy - sell| per row,
+the side codes are vpoc._side's. Masking and the derived fields run in the inputs' own library
+(numpy on the host; torch or cupy on their GPU). docs/contract.md, "Aggressor side"; docs/features.md,
+"Footprint imbalances".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, NamedTuple, Optional
+
+import numpy as np
+
+from . import _core
+from ._arrays import as_index, as_volume, gpu_location
+from ._errors import InputError, readdressed, row_of
+from ._side import aggressor_side
+from ._validate import INT64_MAX, integer, real
+
+__all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side",
+           "bar_side_volumes", "add_trade_sides", "add_bar_sides", "SideFields", "host_array",
+           "DEFAULT_IMBALANCE_RATIO", "DEFAULT_STACKED_IMBALANCE_MIN"]
+
+#: Ragged per-row fields, aligned with ``Profiles.volume``.
+SIDE_ROW_FIELDS = ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
+#: Per-session fields (length ``n_sessions``).
+SIDE_SESSION_FIELDS = ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell")
+#: Every side field; ``dev_delta`` is one per input row (``developing=True`` only).
+SIDE_FIELDS = SIDE_ROW_FIELDS + SIDE_SESSION_FIELDS + ("dev_delta",)
+
+DEFAULT_IMBALANCE_RATIO = 3.0
+DEFAULT_STACKED_IMBALANCE_MIN = 3
+_SMALLEST = 2.0 ** -32  # the engine's smallest non-zero volume (docs/contract.md, "Exact sums")
+
+
+class SideRules(NamedTuple):
+    """The imbalance parameters of one call; ``given``: the caller passed one of them."""
+
+    imbalance_ratio: float
+    stacked_min: int
+    given: bool
+
+
+def side_rules(imbalance_ratio: Any, stacked_imbalance_min: Any) -> SideRules:
+    """``imbalance_ratio`` (a real >= 1, default 3.0) and ``stacked_imbalance_min`` (an integer >= 1,
+    default 3), checked before any work."""
+    given = imbalance_ratio is not None or stacked_imbalance_min is not None
+    ratio = DEFAULT_IMBALANCE_RATIO if imbalance_ratio is None else real(imbalance_ratio, "imbalance_ratio")
+    if not (np.isfinite(ratio) and ratio >= 1.0):
+        raise ValueError(f"imbalance_ratio must be a finite number >= 1, got {imbalance_ratio!r}")
+    k = (DEFAULT_STACKED_IMBALANCE_MIN if stacked_imbalance_min is None
+         else integer(stacked_imbalance_min, "stacked_imbalance_min", 1, INT64_MAX))
+    return SideRules(float(ratio), int(k), given)
+
+
+# --------------------------------------------------------------------------- the arrays' library
+
+
+class _Lib:
+    """numpy on the host, or the torch / cupy of a GPU array: the few operations the side fields
+    need, run where that library keeps its arrays."""
+
+    def __init__(self, like: Any = None) -> None:
+        mod = "numpy" if like is None else type(like).__module__.split(".")[0]
+        self.name = mod if mod in ("torch", "cupy") else "numpy"
+        self.device = None if self.name == "numpy" else like.device
+        if self.name == "torch":
+            import torch
+
+            self.xp: Any = torch
+        elif self.name == "cupy":
+            import cupy
+
+            self.xp = cupy
+        else:
+            self.xp = np
+
+    @staticmethod
+    def of(*arrays: Any) -> "_Lib":
+        """The library of the first array in GPU memory (numpy when none is)."""
+        for x in arrays:
+            if x is not None and gpu_location(x) is not None and type(x).__module__.split(".")[0] in ("torch",
+                                                                                                    "cupy"):
+                return _Lib(x)
+        return _Lib()
+
+    def put(self, x: Any) -> Any:
+        """``x`` (numpy, a DeviceArray, or another library's array) as this library's array."""
+        if self.name == "numpy":
+            return host_array(x)
+        if type(x).__module__.split(".")[0] == self.name:
+            return x
+        if isinstance(x, np.ndarray):
+            if self.name == "torch":
+                return self.xp.as_tensor(x, device=self.device)
+            with self.device:
+                return self.xp.asarray(x)
+        return self.xp.from_dlpack(x)
+
+    def zeros(self, n: int, kind: str) -> Any:
+        if self.name == "torch":
+            dtype = {"i8": self.xp.int64, "f8": self.xp.float64, "b1": self.xp.bool}[kind]
+            return self.xp.zeros(n, dtype=dtype, device=self.device)
+        dtype = {"i8": np.int64, "f8": np.float64, "b1": np.bool_}[kind]
+        if self.name == "cupy":
+            with self.device:
+                return self.xp.zeros(n, dtype=dtype)
+        return np.zeros(n, dtype=dtype)
+
+    def arange(self, n: int) -> Any:
+        if self.name == "torch":
+            return self.xp.arange(n, dtype=self.xp.int64, device=self.device)
+        if self.name == "cupy":
+            with self.device:
+                return self.xp.arange(n, dtype=np.int64)
+        return np.arange(n, dtype=np.int64)
+
+    def cumsum(self, x: Any) -> Any:
+        return self.xp.cumsum(x, 0) if self.name == "torch" else self.xp.cumsum(x)
+
+    def cat(self, parts: list) -> Any:
+        return self.xp.cat(parts) if self.name == "torch" else self.xp.concatenate(parts)
+
+    def cast(self, x: Any, kind: str) -> Any:
+        if self.name == "torch":
+            return x.to({"i8": self.xp.int64, "f8": self.xp.float64, "i1": self.xp.int8}[kind])
+        return x.astype({"i8": np.int64, "f8": np.float64, "i1": np.int8}[kind])
+
+    def flatnonzero(self, mask: Any) -> Any:
+        return self.xp.nonzero(mask).flatten() if self.name == "torch" else self.xp.flatnonzero(mask)
+
+    def bincount(self, idx: Any, n: int) -> Any:
+        return self.xp.bincount(idx, minlength=n)
+
+    def kind(self, x: Any) -> str:
+        """The dtype kind of ``x``: "b", "i", "u", "f", "c" or another numpy kind."""
+        if self.name != "torch":
+            return x.dtype.kind
+        if x.dtype == self.xp.bool:
+            return "b"
+        if x.is_complex():
+            return "c"
+        if x.is_floating_point():
+            return "f"
+        return "u" if x.dtype == self.xp.uint8 else "i"
+
+    def whole(self, x: Any) -> bool:
+        """Whether every value of ``x`` is a whole number (integer dtypes always are)."""
+        if self.kind(x) in "iu":
+            return True
+        return not bool((x != self.xp.floor(x)).any())
+
+
+def host_array(x: Any) -> Any:
+    """``x`` as a host numpy array: numpy as it is, a DeviceArray / torch / cupy array copied; None stays."""
+    if x is None or isinstance(x, np.ndarray):
+        return x
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch":
+        return x.detach().cpu().numpy()
+    if mod == "cupy":
+        return x.get()
+    return np.asarray(x)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _on_device(x: Any, lib: _Lib, name: str, n: int) -> Any:
+    """A per-row column on the volume's side of the call: host values checked by ``as_volume``
+    (numeric, 1-D) and moved to ``lib``; GPU values checked for a numeric dtype; length ``n``."""
+    if gpu_location(x) is not None and lib.name == "numpy":
+        x = host_array(x)
+    if gpu_location(x) is None:
+        x = as_volume(x, name)
+        out = x if lib.name == "numpy" else lib.put(x)
+    else:
+        out = lib.put(x.detach() if hasattr(x, "detach") else x)
+        if len(out.shape) != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {tuple(out.shape)}")
+        if lib.kind(out) not in "iuf":
+            raise TypeError(f"{name} must be a numeric array (integer or float), got dtype {out.dtype}")
+    if int(out.shape[0]) != n:
+        raise ValueError(f"{name} has length {int(out.shape[0])} but there are {n} rows")
+    return out
+
+
+def trade_side(side: Any, volume: Any, n: int, rules: SideRules) -> Any:
+    """``side`` as int8 codes +1 / -1 / 0 where ``volume`` lives (host numpy, or the torch / cupy of
+    a GPU volume), checked against the caller's rows (ValueError naming ``side`` and the row; the
+    rule is vpoc._side's); None stays None (TypeError when an imbalance parameter was given without
+    a side)."""
+    if side is None:
+        if rules.given:
+            raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
+                            "pass side= (trades) or buy_volume= and sell_volume= (bars)")
+        return None
+    lib = _Lib.of(volume)
+    if gpu_location(side) is None or lib.name == "numpy":
+        codes = aggressor_side(host_array(side) if gpu_location(side) is not None else side, "side")
+        codes = codes if lib.name == "numpy" else lib.put(codes)
+    else:  # a GPU side for a GPU volume: checked on the device, the first bad value worded by vpoc._side
+        codes = lib.put(side.detach() if hasattr(side, "detach") else side)
+        if len(codes.shape) != 1:
+            raise ValueError(f"side must be 1-D, got shape {tuple(codes.shape)}")
+        if lib.kind(codes) not in "iuf":
+            aggressor_side(host_array(codes[:1]), "side")  # raises: boolean or not a number
+        bad = (codes != 1) & (codes != -1) & (codes != 0)
+        if bool(bad.any()):
+            i = int(lib.flatnonzero(bad)[0])
+            aggressor_side(host_array(codes[i:i + 1]), "side", where=lambda _: f"side[{i}]")
+        codes = lib.cast(codes, "i1")
+    if int(codes.shape[0]) != n:
+        raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
+    return codes
+
+
+def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, n: int, rules: SideRules) -> Any:
+    """(buy, sell) volume columns of bars where ``volume`` lives, or None when neither is given.
+    Both or neither (TypeError); numeric, length ``n``; ``buy + sell <= volume`` per bar (exactly for
+    integer columns, within 1e-9 relative for float ones), else ValueError naming the bar."""
+    if buy_volume is None and sell_volume is None:
+        if rules.given:
+            raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
+                            "pass buy_volume= and sell_volume= (bars) or side= (trades)")
+        return None
+    if buy_volume is None or sell_volume is None:
+        raise TypeError("give buy_volume= and sell_volume= together (the aggressor-side volume of each bar)")
+    lib = _Lib.of(volume, buy_volume, sell_volume)
+    v = _on_device(volume, lib, "volume", n)
+    b = _on_device(buy_volume, lib, "buy_volume", n)
+    s = _on_device(sell_volume, lib, "sell_volume", n)
+    if all(lib.kind(x) in "iu" for x in (v, b, s)):
+        over = lib.cast(b, "i8") + lib.cast(s, "i8") > lib.cast(v, "i8")
+    else:
+        over = lib.cast(b, "f8") + lib.cast(s, "f8") > lib.cast(v, "f8") * (1.0 + 1e-9)
+    if bool(over.any()):
+        i = int(lib.flatnonzero(over)[0])
+        raise ValueError(f"buy_volume[{i}] + sell_volume[{i}] = {b[i].item()!r} + {s[i].item()!r} is more than "
+                         f"volume[{i}] = {v[i].item()!r}; the aggressor-side volumes of a bar are part of its volume")
+    return b, s
+
+
+# --------------------------------------------------------------------------- engine passes
+
+
+class _Engine:
+    """The engine calls of one from_* call, on its device, memory budget and stream: the side passes
+    over the same prices, and the delta-POC pass over profile rows."""
+
+    def __init__(self, device: str, memory_budget: Any, stream: Any, prices: Dict[str, Any], offsets: Any,
+                 session_ids: Any, opts: Any) -> None:
+        self.device, self.memory_budget, self.stream = device, memory_budget, stream
+        self.prices, self.offsets, self.session_ids, self.opts = prices, offsets, session_ids, opts
+
+    def options(self, **over: Any) -> Any:
+        """The call's options for a side pass: no developing series, every price rounded to its tick
+        (the first pass has reported the off-grid ones already: a second report would repeat it)."""
+        o = self.opts
+        kw = dict(tick_size=o.tick_size, ticks_per_row=o.ticks_per_row, value_area=o.value_area,
+                  va_method=o.va_method, poc_tie=o.poc_tie, max_rows=o.max_rows, threads=o.threads,
+                  developing=False, distribute=o.distribute, snap=True)
+        kw.update(over)
+        return _core.Options(**kw)
+
+    def _run(self, arrays: Dict[str, Any], offsets: Any, session_ids: Any, options: Any) -> Any:
+        from ._api import _placed  # the one place a call is put on its device
+
+        _, ins, place = _placed(self.device, arrays, self.memory_budget, self.stream)
+        if "price" in ins:
+            return _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, options, place)
+        return _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins.get("open"), offsets,
+                                  session_ids, options, place)
+
+    def same_prices(self, volume: Any, name: str) -> Any:
+        """The engine's profile of the call's prices with ``volume``; its errors name ``name``."""
+        try:
+            return self._run({**self.prices, "volume": volume}, self.offsets, self.session_ids, self.options())
+        except InputError as e:
+            if getattr(e, "argument", None) != "volume" or name == "volume":
+                raise
+            row = row_of(e)
+            if row is None:
+                raise ValueError(f"{name}: {e}") from None
+            raise readdressed(e, row, ("volume",), lambda _, r: f"{name}[{r}]", name) from None
+
+    def rows(self, price: Any, volume: Any, offsets: np.ndarray, row_size: float) -> Any:
+        """The engine on one 'trade' per profile row (price = row * row_size): its POC rule."""
+        opts = self.options(tick_size=row_size, ticks_per_row=1, value_area=1.0, va_method="single",
+                            distribute="close")
+        return self._run({"price": price, "volume": volume}, offsets, None, opts)
+
+
+def _input_offsets(offsets: Any, session_ids: Any, n: int) -> np.ndarray:
+    """The CSR layout of the input rows the engine profiled (host int64)."""
+    if offsets is not None:
+        return as_index(host_array(offsets) if gpu_location(offsets) is not None else offsets, "offsets")
+    if session_ids is not None:
+        ids = as_index(host_array(session_ids) if gpu_location(session_ids) is not None else session_ids,
+                       "session_ids")
+        return np.asarray(_core.offsets_from_ids(ids, "session_ids")[0], dtype=np.int64)
+    return np.array([0, n], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- the fields
+
+
+class SideFields:
+    """The side fields of one Profiles: the buy / sell engine results, made at call time; the rest
+    (delta, delta POC, imbalances, stacked counts) on first use, like the engine's columns."""
+
+    def __init__(self, prof: Any, lib: _Lib, engine: _Engine, buy: Any, sell: Any, rules: SideRules,
+                 dev_delta: Any) -> None:
+        self.lib, self.engine, self.rules = lib, engine, rules
+        self.buy, self.sell = buy, sell
+        self.row_size = float(prof.row_size)
+        self.offsets = np.asarray(host_array(prof.offsets), dtype=np.int64)
+        self.low_row = np.asarray(host_array(prof.low_row), dtype=np.int64)
+        n_rows = np.asarray(host_array(prof.n_rows), dtype=np.int64)
+        for r in (buy, sell):  # the same prices give the same rows (zero-volume inputs touch theirs)
+            if not (np.array_equal(host_array(r.low_row), self.low_row) and np.array_equal(host_array(r.n_rows),
+                                                                                            n_rows)):
+                raise RuntimeError("vpoc: the side pass binned the prices onto other rows than the profile; "
+                                   "please report this")  # pragma: no cover
+        self.cache: Dict[str, Any] = {"buy_volume": buy.volume, "sell_volume": sell.volume, "dev_delta": dev_delta}
+
+    def field(self, name: str) -> Any:
+        if name not in self.cache:
+            if name == "delta":
+                self.cache[name] = self.lib.put(self.buy.total_volume) - self.lib.put(self.sell.total_volume)
+            elif name in ("delta_poc", "delta_poc_row"):
+                r = self._delta_poc()
+                self.cache.update(delta_poc=r.poc, delta_poc_row=r.poc_row)
+            else:
+                self.cache.update(self._imbalances())
+        return self.cache[name]
+
+    def _layout(self) -> Dict[str, Any]:
+        """Per profile row, in ``lib``: its absolute ladder row, its session, first / last row flags."""
+        lib, hoff = self.lib, self.offsets
+        R, S = int(hoff[-1]), hoff.shape[0] - 1
+        ne = np.flatnonzero(np.diff(hoff) > 0)
+        starts, ends = hoff[ne], hoff[ne + 1] - 1
+        first = lib.zeros(R, "b1")
+        last = lib.zeros(R, "b1")
+        marks = lib.zeros(R, "i8")
+        if ne.shape[0]:
+            first[lib.put(starts)] = True
+            last[lib.put(ends)] = True
+            marks[lib.put(starts)] = 1
+        k = lib.cumsum(marks) - 1  # position of the row's session among the non-empty ones
+        row = lib.put(self.low_row[ne] - starts)[k] + lib.arange(R) if R else lib.zeros(0, "i8")
+        session = lib.put(ne.astype(np.int64))[k] if R else lib.zeros(0, "i8")
+        return dict(R=R, S=S, first=first, last=last, row=row, session=session)
+
+    def _delta_poc(self) -> Any:
+        lib = self.lib
+        lay = self._layout()
+        d = abs(lib.put(self.buy.volume) - lib.put(self.sell.volume))
+        d = d * (d >= _SMALLEST)  # float rounding noise below the engine's smallest volume counts as 0
+        price = lib.cast(lay["row"], "f8") * self.row_size
+        # kept while the result lives: a GPU pass may still read them after the call returns
+        self.cache["_row_inputs"] = (price, d)
+        return self.engine.rows(price, d, self.offsets, self.row_size)
+
+    def _imbalances(self) -> Dict[str, Any]:
+        lib, ratio, k = self.lib, self.rules.imbalance_ratio, self.rules.stacked_min
+        lay = self._layout()
+        R, S = lay["R"], lay["S"]
+        buy, sell = lib.put(self.buy.volume), lib.put(self.sell.volume)
+        if R == 0:
+            none = lib.zeros(0, "b1")
+            return dict(imbalance_buy=none, imbalance_sell=none, stacked_imbalance_buy=lib.zeros(S, "i8"),
+                        stacked_imbalance_sell=lib.zeros(S, "i8"))
+        zero = lib.zeros(1, "f8")
+        below_sell = lib.cat([zero, sell[:-1]])  # sell volume one row down (the diagonal)
+        above_buy = lib.cat([buy[1:], zero])  # buy volume one row up
+        imb_buy = ~lay["first"] & (buy > 0) & (buy >= below_sell * ratio)
+        imb_sell = ~lay["last"] & (sell > 0) & (sell >= above_buy * ratio)
+        return dict(imbalance_buy=imb_buy, imbalance_sell=imb_sell,
+                    stacked_imbalance_buy=_stacked(lib, imb_buy, lay["session"], S, k),
+                    stacked_imbalance_sell=_stacked(lib, imb_sell, lay["session"], S, k))
+
+
+def _stacked(lib: _Lib, flag: Any, session: Any, S: int, k: int) -> Any:
+    """Runs of >= k consecutive flagged rows, counted per session. A run never crosses sessions: a
+    session's lowest row has no buy imbalance and its highest no sell imbalance."""
+    no = lib.zeros(1, "b1")
+    starts = lib.flatnonzero(flag & ~lib.cat([no, flag[:-1]]))
+    ends = lib.flatnonzero(flag & ~lib.cat([flag[1:], no]))
+    long = (ends - starts + 1) >= k
+    return lib.bincount(session[ends[long]], S)
+
+
+def _dev_delta(lib: _Lib, buy: Any, sell: Any, in_offsets: np.ndarray) -> Any:
+    """Per input row, the session's buy - sell volume up to and including it (float64): int64 running
+    sums when every volume is whole (exact, any order), else a float64 sum in input order on the host."""
+    n = int(in_offsets[-1])
+    counts = np.diff(in_offsets)
+    starts = in_offsets[:-1][counts > 0]
+    if lib.whole(buy) and lib.whole(sell):
+        c = lib.cumsum(lib.cast(buy, "i8") - lib.cast(sell, "i8"))  # int64; wraps mod 2**64, as do the differences
+        if starts.shape[0]:
+            base = c[lib.put(np.maximum(starts - 1, 0))] * lib.put(starts > 0)
+            adj = lib.zeros(n, "i8")
+            adj[lib.put(starts)] = base - lib.cat([lib.zeros(1, "i8"), base[:-1]])
+            c = c - lib.cumsum(adj)
+        return lib.cast(c, "f8")
+    d = host_array(lib.cast(buy, "f8")) - host_array(lib.cast(sell, "f8"))
+    out = np.empty(n, dtype=np.float64)
+    for a, b in zip(starts.tolist(), in_offsets[1:][counts > 0].tolist()):
+        np.cumsum(d[a:b], out=out[a:b])
+    return lib.put(out)
+
+
+# --------------------------------------------------------------------------- attach
+
+
+def _attach(prof: Any, lib: _Lib, engine: _Engine, buy_in: Any, sell_in: Any, names: tuple, rules: SideRules,
+            developing: bool, n: int) -> Any:
+    buy = engine.same_prices(buy_in, names[0])
+    sell = engine.same_prices(sell_in, names[1])
+    engine.prices = {}  # the delta-POC pass reads rows, not the input: let the input go with the caller
+    dev = None
+    if developing:
+        dev = _dev_delta(lib, buy_in, sell_in, _input_offsets(engine.offsets, engine.session_ids, n))
+    # SideFields checks the rows on host copies of both results, which wait for the GPU passes to
+    # finish: only then may the masked columns (temporaries of this call) be freed
+    prof.__dict__["_side"] = SideFields(prof, lib, engine, buy, sell, rules, dev)
+    return prof
+
+
+def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
+                    session_ids: Any, opts: Any, memory_budget: Any, stream: Any) -> Any:
+    """``prof`` with the side fields of trades whose aggressor side is ``side`` (from ``trade_side``;
+    None: ``prof`` as it is). Buy / sell passes: the engine on ``volume * (side == +1)`` and
+    ``volume * (side == -1)``, masked where the volume lives."""
+    if side is None:
+        return prof
+    lib = _Lib.of(volume)
+    v = as_volume(volume, "volume") if lib.name == "numpy" else (volume.detach() if hasattr(volume, "detach")
+                                                                 else volume)
+    buy, sell = v * (side == 1), v * (side == -1)
+    engine = _Engine(prof.device, memory_budget, stream, {"price": price}, offsets, session_ids, opts)
+    return _attach(prof, lib, engine, buy, sell, ("volume", "volume"), rules, bool(opts.developing),
+                   int(v.shape[0]))
+
+
+def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, Any], offsets: Any,
+                  session_ids: Any, opts: Any, memory_budget: Any, stream: Any) -> Any:
+    """``prof`` with the side fields of bars whose (buy, sell) volumes are ``volumes`` (from
+    ``bar_side_volumes``; None: ``prof`` as it is): each spread by the call's ``distribute``."""
+    if volumes is None:
+        return prof
+    buy, sell = volumes
+    lib = _Lib.of(buy)
+    engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
+    return _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
+                   int(buy.shape[0]))
