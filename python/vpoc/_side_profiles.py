@@ -129,7 +129,7 @@ class _Lib:
     def cast(self, x: Any, kind: str) -> Any:
         if self.name == "torch":
             return x.to({"i8": self.xp.int64, "f8": self.xp.float64, "i1": self.xp.int8}[kind])
-        return x.astype({"i8": np.int64, "f8": np.float64, "i1": np.int8}[kind])
+        return x.astype({"i8": np.int64, "f8": np.float64, "i1": np.int8}[kind], copy=False)
 
     def flatnonzero(self, mask: Any) -> Any:
         return self.xp.nonzero(mask).flatten() if self.name == "torch" else self.xp.flatnonzero(mask)
@@ -404,13 +404,15 @@ def _dev_delta(lib: _Lib, buy: Any, sell: Any, in_offsets: np.ndarray) -> Any:
     counts = np.diff(in_offsets)
     starts = in_offsets[:-1][counts > 0]
     if lib.whole(buy) and lib.whole(sell):
-        c = lib.cumsum(lib.cast(buy, "i8") - lib.cast(sell, "i8"))  # int64; wraps mod 2**64, as do the differences
-        if starts.shape[0]:
-            base = c[lib.put(np.maximum(starts - 1, 0))] * lib.put(starts > 0)
-            adj = lib.zeros(n, "i8")
-            adj[lib.put(starts)] = base - lib.cat([lib.zeros(1, "i8"), base[:-1]])
-            c = c - lib.cumsum(adj)
-        return lib.cast(c, "f8")
+        d = lib.cast(buy, "i8") - lib.cast(sell, "i8")  # int64 sums wrap mod 2**64, and so do their differences
+        if starts.shape[0] > 1:  # restart at each session: its first row less the previous session's total
+            if lib.name == "numpy":
+                totals = np.add.reduceat(d, starts)
+            else:
+                totals = lib.cumsum(d)[lib.put(in_offsets[1:][counts > 0] - 1)]
+                totals = totals - lib.cat([lib.zeros(1, "i8"), totals[:-1]])
+            d[lib.put(starts[1:])] -= totals[:-1]
+        return lib.cast(lib.cumsum(d), "f8")
     d = host_array(lib.cast(buy, "f8")) - host_array(lib.cast(sell, "f8"))
     out = np.empty(n, dtype=np.float64)
     for a, b in zip(starts.tolist(), in_offsets[1:][counts > 0].tolist()):
