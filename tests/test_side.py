@@ -541,3 +541,49 @@ def test_gpu_torch_inputs_bit_equal(seed):
     with pytest.raises(TypeError, match="boolean"):
         vpoc.from_trades(t(price[:3]), t(volume[:3]), side=t(np.array([True, False, True])), tick_size=0.25,
                          device="cuda")
+
+
+# --------------------------------------------------------------------------- the session table (opt-in columns)
+
+
+def test_session_features_side_columns():
+    high, low, close, volume, buy, sell, offsets = random_bars(5)
+    kw = dict(offsets=offsets, tick_size=0.25)
+    base = vpoc.session_features(high, low, close, volume, **kw)
+    table = vpoc.session_features(high, low, close, volume, buy_volume=buy, sell_volume=sell,
+                                  stacked_imbalance_min=2, **kw)
+    side_cols = vpoc.features.SIDE_TABLE_COLUMNS
+    assert tuple(table.columns) == tuple(base.columns) + side_cols  # default columns unchanged, side last
+    np.testing.assert_array_equal(table.values[:, :len(base.columns)], base.values)
+    prof = vpoc.from_bars(high, low, close, volume, buy_volume=buy, sell_volume=sell, stacked_imbalance_min=2, **kw)
+    empty = prof.n_rows == 0
+    for j, name in enumerate(side_cols):
+        want = np.asarray(getattr(prof, name), dtype=np.float64)
+        want[empty] = np.nan  # an empty session's row is all NaN
+        np.testing.assert_array_equal(table.values[:, len(base.columns) + j], want.astype(np.float32), err_msg=name)
+    with pytest.raises(TypeError, match="together"):
+        vpoc.session_features(high, low, close, volume, buy_volume=buy, **kw)
+    with pytest.raises(TypeError, match="imbalance_ratio"):
+        vpoc.session_features(high, low, close, volume, imbalance_ratio=2.0, **kw)
+
+
+def test_session_features_side_columns_kept_rows():
+    """session= leaves rows out: the buy / sell columns lose the same rows."""
+    rng = np.random.default_rng(3)
+    n = 600
+    t0 = np.datetime64("2025-01-21T20:00", "ns").astype(np.int64)
+    ts = t0 + np.arange(n, dtype=np.int64) * 60 * 10**9  # crosses the 16:00-17:00 CT halt
+    low = (24000 + np.cumsum(rng.integers(-2, 3, n))) * 0.25
+    high = low + rng.integers(0, 4, n) * 0.25
+    volume = rng.integers(1, 50, n)
+    buy = volume // 2
+    sell = volume - buy - (rng.random(n) < 0.3)
+    sess = vpoc.sessions.globex(ts, on_outside="drop")
+    table = vpoc.session_features(high, low, low, volume, timestamp=ts, session=sess, tick_size=0.25,
+                                  buy_volume=buy, sell_volume=sell)
+    k = sess.index
+    assert k is not None and sess.n_dropped > 0
+    prof = vpoc.from_bars(high[k], low[k], low[k], volume[k], offsets=sess.offsets, tick_size=0.25,
+                          buy_volume=buy[k], sell_volume=sell[k])
+    got = table.values[:, list(table.columns).index("delta")]
+    np.testing.assert_array_equal(got, np.where(prof.n_rows > 0, prof.delta, np.nan).astype(np.float32))

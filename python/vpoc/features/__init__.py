@@ -25,7 +25,7 @@ from ._params import (LEGACY_SESSION_COLUMNS, LOOKBACK_FEATURES, MAX_NODE_ROWS, 
                       _engine_rules, _Rules, _rules, _tzinfo, legacy_columns)
 from ._segments import (_nearest, _nearest_grouped, _price_rows, _ratio, _segment_accumulate,
                         _segment_count, _segment_reduce, _sliding)
-from ._session import _session_column_names, _session_columns, session_features
+from ._session import SIDE_TABLE_COLUMNS, _session_column_names, _session_columns, session_features
 from ._table import _Columns, FeatureTable
 from ._tpo import INCOMPLETE, IncompleteSessionWarning, TPO_TABLE_COLUMNS, tpo
 from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_FIELDS, TpoProfiles
@@ -53,6 +53,7 @@ __all__ = [
     "OPEN_TYPES",
     "OPEN_TYPE_CODES",
     "SHAPES",
+    "SIDE_TABLE_COLUMNS",
     "TPO_LETTERS",
     "TPO_SESSION_FIELDS",
     "TPO_TABLE_COLUMNS",

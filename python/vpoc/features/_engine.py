@@ -68,10 +68,12 @@ def _context(data: _Data, rules: _Rules, prof: Profiles, threads: Optional[int])
 
 
 def _profiles(data: _Data, rules: _Rules, device: Any, threads: Optional[int],
-              developing: bool) -> Tuple[Profiles, str]:
-    """One engine call over all sessions; (host profiles, the device it ran on)."""
+              developing: bool, **side: Any) -> Tuple[Profiles, str]:
+    """One engine call over all sessions; (host profiles, the device it ran on). ``side``: the
+    aggressor-side arguments of ``from_bars`` (buy_volume=, sell_volume=, imbalance parameters)."""
     h, lo, c, v, o = data.engine_inputs
     kw: Dict[str, Any] = dict(developing=True) if developing else {}
+    kw.update(side)
     prof = from_bars(h, lo, c, v, open=o, offsets=data.offsets, tick_size=rules.tick_size,
                      ticks_per_row=rules.ticks_per_row, distribute=rules.distribute,
                      value_area=rules.value_area, va_method=rules.va_method, poc_tie=rules.poc_tie,

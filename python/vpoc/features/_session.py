@@ -11,9 +11,10 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .._arrays import as_volume
 from .._validate import boolean
 from ._engine import _composites, _Context, _context, _profiles
-from ._inputs import _DOC_COMMON, _data
+from ._inputs import _DOC_COMMON, _data, _host
 from ._lookback import _lookback_columns
 from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
@@ -25,11 +26,15 @@ from ._tpo import TPO_TABLE_COLUMNS, _session_tpo, _table_columns
 from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
 from ._tpo_types import _type_rules
 
-__all__ = ["_scatter", "_session_column_names", "_session_columns", "session_features"]
+__all__ = ["SIDE_TABLE_COLUMNS", "_scatter", "_session_column_names", "_session_columns", "session_features"]
+
+#: The opt-in aggressor-side columns (``buy_volume=`` / ``sell_volume=``), last in the table.
+SIDE_TABLE_COLUMNS = ("delta", "delta_poc", "stacked_imbalance_buy", "stacked_imbalance_sell")
 
 
 def _session_column_names(rules: _Rules, clock: Optional[_Clock], tpo_columns: bool = False,
-                          level_columns: bool = False, context_columns: bool = False) -> Tuple[str, ...]:
+                          level_columns: bool = False, context_columns: bool = False,
+                          side_columns: bool = False) -> Tuple[str, ...]:
     """The columns of ``_session_columns``, in its order."""
     names = list(legacy_columns(rules.lookbacks))
     names += [f"prev_{k}_dist" for k in ("poc", "vah", "val")]
@@ -46,6 +51,8 @@ def _session_column_names(rules: _Rules, clock: Optional[_Clock], tpo_columns: b
         names += LEVEL_TABLE_COLUMNS
     if context_columns:
         names += _context_names(clock is not None)
+    if side_columns:
+        names += SIDE_TABLE_COLUMNS
     return tuple(names)
 
 
@@ -59,13 +66,16 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
                      comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
                      naked: Dict[str, np.ndarray], clock: Optional[_Clock],
                      tpo_columns: bool = False, level_columns: bool = False,
-                     context_columns: bool = False, types: Optional[Dict[str, float]] = None) -> _Columns:
+                     context_columns: bool = False, types: Optional[Dict[str, float]] = None,
+                     side_columns: bool = False) -> _Columns:
     """The session table's columns; the optional groups with ``tpo_columns``, ``level_columns``,
-    ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``)."""
+    ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``) and
+    ``side_columns`` (the profiles' aggressor-side fields)."""
     rules, prof = ctx.rules, ctx.prof
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
-    cols = _Columns(S, _session_column_names(rules, clock, tpo_columns, level_columns, context_columns))
+    cols = _Columns(S, _session_column_names(rules, clock, tpo_columns, level_columns, context_columns,
+                                             side_columns))
     tpo_cols = None
     poc, vah, val = (np.asarray(getattr(prof, k), dtype=np.float64) for k in ("poc", "vah", "val"))
     empty = ctx.counts == 0
@@ -150,6 +160,9 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     if context_columns:
         for name, values in _context_columns(ctx, clock, tpo_cols).items():
             cols[name] = values
+    if side_columns:  # the session's own buy / sell volume only (no lookahead)
+        for name in SIDE_TABLE_COLUMNS:
+            cols[name] = nan_empty(getattr(prof, name))
     return cols
 
 
@@ -174,6 +187,10 @@ _DOC_SESSION = """
         type codes) after those (False).
     type_rules : the day and open type thresholds (``TPO_TYPE_RULES`` keys) of the ``day_type`` /
         ``open_type`` columns; only with ``context_columns=True`` and ``timestamp`` (None: defaults).
+    buy_volume, sell_volume : [N], optional, both or neither: each bar's buy- and sell-aggressor
+        volume (as ``vpoc.from_bars``); adds ``SIDE_TABLE_COLUMNS`` (delta, delta POC, stacked
+        imbalance counts) last. ``imbalance_ratio`` (3.0) and ``stacked_imbalance_min`` (3): the
+        footprint imbalance rule (docs/features.md, Footprint imbalances).
 """
 
 
@@ -192,7 +209,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
                      tpo_minutes: int = 30, tpo_columns: bool = False, level_columns: bool = False,
                      context_columns: bool = False, type_rules: Optional[Dict[str, Any]] = None,
-                     device: Any = "cpu",
+                     buy_volume: Any = None, sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
+                     stacked_imbalance_min: Optional[int] = None, device: Any = "cpu",
                      threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
@@ -211,7 +229,16 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     _type_rules(type_rules)  # bad keys or values raise before any work
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='session_features')
-    prof, where = _profiles(data, rules, device, threads, developing=False)
+    side = dict(buy_volume=buy_volume, sell_volume=sell_volume, imbalance_ratio=imbalance_ratio,
+                stacked_imbalance_min=stacked_imbalance_min)
+    side_columns = any(x is not None for x in side.values())
+    index = data.facts.get("input_index")
+    for k in ("buy_volume", "sell_volume"):  # host arrays of the kept rows, as the other columns
+        if side[k] is not None:
+            side[k] = as_volume(_host(side[k]), k)
+            side[k] = side[k] if index is None else side[k][index]
+    prof, where = _profiles(data, rules, device, threads, developing=False,
+                            **(side if side_columns else {}))
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
@@ -220,7 +247,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
         raise ValueError("type_rules sets the day_type / open_type columns, which need context_columns=True "
                          "and timestamp=; leave it out otherwise")
     cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns,
-                            level_columns, context_columns, type_rules)
+                            level_columns, context_columns, type_rules, side_columns)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
