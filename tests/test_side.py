@@ -2,13 +2,12 @@
 imbalances, stacked counts and dev_delta, from trades with a side and from bars with buy / sell columns.
 
 Contract: on the CPU every field equals the plain-NumPy loop reference below exactly for integer volumes;
-the buy / sell rows align with ``volume``; GPU results equal the CPU bit for bit (skipped without a GPU).
+the buy / sell rows align with ``volume``. GPU calls and the torch code path: tests/test_side_devices.py.
 """
 
 from __future__ import annotations
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -16,8 +15,6 @@ import pytest
 from reference import poc_of_counts
 
 vpoc = pytest.importorskip("vpoc")
-
-from vpoc import _side_profiles as sp  # noqa: E402
 
 NO_ROW = vpoc.NO_ROW
 ROW_FIELDS = ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
@@ -444,105 +441,6 @@ def test_bad_bar_columns():
     vpoc.from_bars(h, h, h, np.array([0.3, 1, 1]), tick_size=1.0, buy_volume=[0.1, 0, 0], sell_volume=[0.2, 0, 0])
 
 
-# --------------------------------------------------------------------------- the library path (torch on the CPU)
-
-
-def test_torch_library_path_equals_numpy():
-    """The ops the GPU path runs in torch (layout, imbalances, stacked runs, delta POC, dev_delta), run
-    here on CPU tensors: the same values as numpy's."""
-    torch = pytest.importorskip("torch")
-    price, volume, side, offsets = random_trades(6, n_sessions=7)
-    prof = vpoc.from_trades(price, volume, offsets=offsets, tick_size=0.25, side=side, developing=True)
-    ours = prof.__dict__["_side"]
-    lib = sp._Lib(torch.zeros(1))
-    fields = sp.SideFields(prof, lib, ours.engine, ours.buy, ours.sell, ours.rules, None)
-    for name in ALL_FIELDS[:-1]:
-        got = fields.field(name)
-        np.testing.assert_array_equal(sp.host_array(got), getattr(prof, name), err_msg=name)
-    for vol in (volume, volume + 0.5):
-        buy, sell = vol * (side == 1), vol * (side == -1)
-        want = sp._dev_delta(sp._Lib(), buy, sell, offsets)
-        got = sp._dev_delta(lib, torch.as_tensor(buy), torch.as_tensor(sell), offsets)
-        assert isinstance(got, torch.Tensor)
-        np.testing.assert_array_equal(got.numpy(), want)
-
-
-# --------------------------------------------------------------------------- GPU (skipped without one)
-
-
-def _gpu_ok():
-    try:
-        return bool(vpoc.gpu_available())
-    except Exception:  # pragma: no cover - depends on the machine
-        return False
-
-
-needs_gpu = pytest.mark.skipif(not _gpu_ok(), reason="no GPU: vpoc.gpu_available() is False (CPU-only build or "
-                                                     "no device)")
-
-
-def _torch_cuda():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import torch
-        return torch if torch.cuda.is_available() else None
-    except Exception:  # pragma: no cover
-        return None
-
-
-def _same(a, b, names=ALL_FIELDS):
-    for name in names:
-        x, y = getattr(a, name), getattr(b, name)
-        assert (x is None) == (y is None), name
-        if x is not None:
-            np.testing.assert_array_equal(sp.host_array(x), sp.host_array(y), err_msg=name)
-
-
-@needs_gpu
-@pytest.mark.parametrize("seed", range(6))
-def test_gpu_host_inputs_bit_equal(seed):
-    price, volume, side, offsets = random_trades(seed)
-    kw = dict(offsets=offsets, tick_size=0.25, side=side, developing=True)
-    _same(vpoc.from_trades(price, volume, device="cuda", **kw), vpoc.from_trades(price, volume, **kw))
-    fvol = volume + 0.25
-    _same(vpoc.from_trades(price, fvol, device="cuda", **kw), vpoc.from_trades(price, fvol, **kw))
-
-
-@needs_gpu
-@pytest.mark.parametrize("distribute", ["uniform", "close", "legacy"])
-def test_gpu_bars_bit_equal(distribute):
-    high, low, close, volume, buy, sell, offsets = random_bars(3)
-    kw = dict(offsets=offsets, tick_size=0.25, distribute=distribute, buy_volume=buy, sell_volume=sell,
-              developing=True)
-    _same(vpoc.from_bars(high, low, close, volume, device="cuda", **kw), vpoc.from_bars(high, low, close, volume, **kw))
-
-
-@needs_gpu
-@pytest.mark.skipif(_torch_cuda() is None, reason="needs PyTorch with a GPU")
-@pytest.mark.parametrize("seed", range(4))
-def test_gpu_torch_inputs_bit_equal(seed):
-    torch = _torch_cuda()
-    price, volume, side, offsets = random_trades(seed)
-    kw = dict(offsets=offsets, tick_size=0.25, developing=True)
-    cpu = vpoc.from_trades(price, volume, side=side, **kw)
-    t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
-    for s in (t(side), side, t(side.astype(np.float32))):
-        gpu = vpoc.from_trades(t(price), t(volume), side=s, device="cuda", **kw)
-        _same(gpu, cpu)
-        assert isinstance(gpu.delta, torch.Tensor) and gpu.delta.is_cuda  # derived on the device
-    high, low, close, vol, buy, sell, offs = random_bars(seed)
-    bkw = dict(offsets=offs, tick_size=0.25, developing=True)
-    _same(vpoc.from_bars(t(high), t(low), t(close), t(vol), buy_volume=t(buy), sell_volume=t(sell), device="cuda",
-                         **bkw),
-          vpoc.from_bars(high, low, close, vol, buy_volume=buy, sell_volume=sell, **bkw))
-    with pytest.raises(ValueError, match=r"side\[1\]"):
-        vpoc.from_trades(t(price[:3]), t(volume[:3]), side=t(np.array([1, 5, 0])), tick_size=0.25, device="cuda")
-    with pytest.raises(TypeError, match="boolean"):
-        vpoc.from_trades(t(price[:3]), t(volume[:3]), side=t(np.array([True, False, True])), tick_size=0.25,
-                         device="cuda")
-
-
 # --------------------------------------------------------------------------- the session table (opt-in columns)
 
 
@@ -587,3 +485,49 @@ def test_session_features_side_columns_kept_rows():
                           buy_volume=buy[k], sell_volume=sell[k])
     got = table.values[:, list(table.columns).index("delta")]
     np.testing.assert_array_equal(got, np.where(prof.n_rows > 0, prof.delta, np.nan).astype(np.float32))
+
+
+# --------------------------------------------------------------------------- more call shapes
+
+
+def test_empty_inputs_and_sessions():
+    prof = vpoc.from_trades([], [], tick_size=0.25, side=[], developing=True)
+    assert prof.buy_volume.shape == (0,) and prof.dev_delta.shape == (0,)
+    assert prof.delta.tolist() == [0.0] and np.isnan(prof.delta_poc[0]) and prof.delta_poc_row[0] == NO_ROW
+    assert prof.stacked_imbalance_buy.tolist() == [0] and prof.imbalance_sell.shape == (0,)
+    prof = vpoc.from_trades(np.zeros(0), np.zeros(0), offsets=[0, 0, 0], tick_size=0.25, side=np.zeros(0))
+    assert prof.delta.tolist() == [0.0, 0.0] and prof.stacked_imbalance_sell.tolist() == [0, 0]
+
+
+def test_session_ids_and_threads():
+    price, volume, side, offsets = random_trades(8, n_sessions=6)
+    counts = np.diff(offsets)
+    ids = np.repeat(np.arange(len(counts)) * 10 + 3, counts)
+    by_ids = vpoc.from_trades(price, volume, session_ids=ids, tick_size=0.25, side=side, developing=True, threads=2)
+    keep = counts > 0  # session_ids make no empty sessions
+    ref = vpoc.from_trades(price, volume, offsets=np.r_[0, np.cumsum(counts[keep])], tick_size=0.25, side=side,
+                           developing=True, threads=1)
+    for name in ALL_FIELDS:
+        np.testing.assert_array_equal(getattr(by_ids, name), getattr(ref, name), err_msg=name)
+
+
+def test_off_grid_prices_are_reported_once():
+    price = np.r_[np.arange(2000) * 0.25, 100.1]
+    with pytest.warns(UserWarning, match="not on its grid") as record:
+        prof = vpoc.from_trades(price, np.ones(2001, int), tick_size=0.25, side=np.ones(2001))
+        prof.delta_poc  # the lazy pass too
+    assert len(record) == 1 and prof.snapped_prices == 1
+    np.testing.assert_array_equal(prof.buy_volume, prof.volume)
+
+
+def test_dataframe_side_column():
+    pd = pytest.importorskip("pandas")
+    ts = pd.date_range("2025-01-21 15:00", periods=5, freq="s", tz="UTC")
+    df = pd.DataFrame({"timestamp": ts, "price": [1.0, 2, 3, 2, 1], "volume": [1, 2, 3, 4, 5],
+                       "side": ["B", "A", "N", "B", "A"]})
+    prof = vpoc.from_trades(df, tick_size=1.0, session="daily")
+    np.testing.assert_array_equal(prof.buy_volume, [1, 4, 0])
+    np.testing.assert_array_equal(prof.sell_volume, [5, 2, 0])
+    assert prof.delta.tolist() == [-2.0]
+    with pytest.raises(ValueError, match="side"):
+        vpoc.from_trades(df.assign(side=["B", "A", "X", "B", "A"]), tick_size=1.0, session="daily")
