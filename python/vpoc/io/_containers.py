@@ -168,7 +168,8 @@ class Trades:
     ``volume`` (int64 when the source holds integers, else float64), ``source``; ``side``: the
     aggressor side of each trade as int8, +1 buyer-initiated, -1 seller-initiated, 0 unknown (given
     as those integers or Databento's letters 'B' / 'A' / 'N', see vpoc._side), or None when the
-    source has no side; ``symbol`` / ``tick_size`` as in :class:`Bars`.
+    source has no side (``vpoc.from_trades(trades)`` uses it as its ``side=`` by default: buy / sell
+    volume per row, delta, imbalances); ``symbol`` / ``tick_size`` as in :class:`Bars`.
     """
 
     timestamp: Int64Array
