@@ -328,11 +328,12 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, snap=snap)
-    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     if (device == "cpu" and volume is not None and session is None and sessions is None and tz is None
-            and columns is None and side is None and not sided.given):  # the plain call: arrays in, one engine call (no helper calls)
+            and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
+        # the plain call: arrays in, one engine call (no helper calls)
         r = _core.profile_trades(price, volume, offsets, session_ids, opts)
         return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
+    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
     if volume is None:
@@ -388,14 +389,14 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, distribute=distribute, snap=snap)
-    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     if (device == "cpu" and low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
-            and sell_volume is None and not sided.given):  # the plain call
+            and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
         if not r.off_grid:
             return Profiles(r)
         return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
+    sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
     if low is None:

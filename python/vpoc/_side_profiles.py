@@ -12,7 +12,7 @@ the side codes are vpoc._side's. Masking and the derived fields run in the input
 
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple
 
 import numpy as np
 
