@@ -250,7 +250,7 @@ def test_opening_range_is_carried_from_tpo():
     with pytest.raises(ValueError, match="tpo"):  # other sessions
         vpoc.levels(prof, tpo=vpoc.tpo(h[:4], lo[:4], timestamp=ts[:4], offsets=[0, 4], tick_size=TICK,
                                        incomplete="ignore"))
-    other = vpoc.tpo(h, lo, timestamp=ts, session_ids=ids + 7, tick_size=TICK, incomplete="ignore")
+    other = vpoc.tpo(h, lo, timestamp=ts, session_ids=ids + np.timedelta64(7, "D"), tick_size=TICK, incomplete="ignore")
     with pytest.raises(ValueError, match="tpo's session labels"):
         vpoc.levels(prof, tpo=other)
     with pytest.raises(TypeError, match="tpo must be"):

@@ -343,7 +343,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         ts = None
         if tz is not None or columns is not None:
             _no_table_options(table, "from_trades")
-    side = _sides.trade_side(side, volume, len(price), sided)
+    side = _sides.trade_side(side, volume, price, sided)
     if session is not None:
         sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:
@@ -412,7 +412,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                             "as the only positional argument)")
         if tz is not None or columns is not None or label is not None or interval is not None:
             _no_table_options(table, "from_bars")
-    sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, len(high), sided)
+    sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:
         sessions = _one_session(session, sessions)
     if sessions is not None or ts is not None:

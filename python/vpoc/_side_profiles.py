@@ -190,9 +190,17 @@ def _on_device(x: Any, lib: _Lib, name: str, n: int) -> Any:
     return out
 
 
-def trade_side(side: Any, volume: Any, n: int, rules: SideRules) -> Any:
+def rows_of(x: Any) -> int:
+    """The length of a 1-D input, also of an object that only has ``__cuda_array_interface__``."""
+    try:
+        return len(x)
+    except TypeError:
+        return int(x.__cuda_array_interface__["shape"][0])
+
+
+def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
     """``side`` as int8 codes +1 / -1 / 0 where ``volume`` lives (host numpy, or the torch / cupy of
-    a GPU volume), checked against the caller's rows (ValueError naming ``side`` and the row; the
+    a GPU volume), checked against the rows of ``price`` (ValueError naming ``side`` and the row; the
     rule is vpoc._side's); None stays None (TypeError when an imbalance parameter was given without
     a side)."""
     if side is None:
@@ -200,6 +208,7 @@ def trade_side(side: Any, volume: Any, n: int, rules: SideRules) -> Any:
             raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
                             "pass side= (trades) or buy_volume= and sell_volume= (bars)")
         return None
+    n = rows_of(price)
     lib = _Lib.of(volume)
     if gpu_location(side) is None or lib.name == "numpy":
         codes = aggressor_side(host_array(side) if gpu_location(side) is not None else side, "side")
@@ -220,9 +229,9 @@ def trade_side(side: Any, volume: Any, n: int, rules: SideRules) -> Any:
     return codes
 
 
-def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, n: int, rules: SideRules) -> Any:
+def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, rules: SideRules) -> Any:
     """(buy, sell) volume columns of bars where ``volume`` lives, or None when neither is given.
-    Both or neither (TypeError); numeric, length ``n``; ``buy + sell <= volume`` per bar (exactly for
+    Both or neither (TypeError); numeric, as long as ``high``; ``buy + sell <= volume`` per bar (exactly for
     integer columns, within 1e-9 relative for float ones), else ValueError naming the bar."""
     if buy_volume is None and sell_volume is None:
         if rules.given:
@@ -231,6 +240,7 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, n: int, rul
         return None
     if buy_volume is None or sell_volume is None:
         raise TypeError("give buy_volume= and sell_volume= together (the aggressor-side volume of each bar)")
+    n = rows_of(high)
     lib = _Lib.of(volume, buy_volume, sell_volume)
     v = _on_device(volume, lib, "volume", n)
     b = _on_device(buy_volume, lib, "buy_volume", n)
