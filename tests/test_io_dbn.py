@@ -125,11 +125,14 @@ def test_trades_round_trip(tmp_path, schema, zst):
     assert np.array_equal(got.volume, size) and got.volume.dtype == np.int64
     assert np.array_equal(got.side, side) and got.side.dtype == np.int8
     assert got.symbol is None and got.tick_size is None and got.source == str(path)
-    # the same profiles as the arrays passed directly (one session; developing too)
+    # the container as users pass it (its side used by default) gives the same profiles as the
+    # original trades passed as arrays (one session; developing too)
     for kw in ({}, {"developing": True}):
-        a = vpoc.from_trades(got.price, got.volume, offsets=[0, ts.size], tick_size=0.25, **kw)
-        b = vpoc.from_trades(units / 1e9, size, offsets=[0, ts.size], tick_size=0.25, **kw)
+        a = vpoc.from_trades(got, offsets=[0, ts.size], tick_size=0.25, **kw)
+        b = vpoc.from_trades(units / 1e9, size, side=side, offsets=[0, ts.size], tick_size=0.25, **kw)
         assert_profiles_identical(a, b)
+        assert a.buy_volume is not None and np.array_equal(np.asarray(a.buy_volume), np.asarray(b.buy_volume))
+        assert np.array_equal(np.asarray(a.delta), np.asarray(b.delta))
     # a container with a side goes through from_trades' table path like one without
     plain = vio.Trades(ts, units / 1e9, size)
     assert_profiles_identical(vpoc.from_trades(got, session="daily", tick_size=0.25),

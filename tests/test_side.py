@@ -485,6 +485,19 @@ def test_session_features_side_columns_kept_rows():
                           buy_volume=buy[k], sell_volume=sell[k])
     got = table.values[:, list(table.columns).index("delta")]
     np.testing.assert_array_equal(got, np.where(prof.n_rows > 0, prof.delta, np.nan).astype(np.float32))
+    # a buy / sell column of another length than the input is refused before the kept rows are
+    # taken from it (longer: it was cut silently; shorter: an IndexError)
+    for m in (n + 5, n - 3):
+        with pytest.raises(ValueError, match=f"buy_volume has {m} rows but the bars have {n}"):
+            vpoc.session_features(high, low, low, volume, timestamp=ts, session=sess, tick_size=0.25,
+                                  buy_volume=np.resize(buy, m), sell_volume=np.resize(sell, m))
+
+
+def test_side_with_scalar_prices_names_the_price():
+    with pytest.raises(ValueError, match="price must be a 1-D array"):
+        vpoc.from_trades(100.0, 1.0, tick_size=0.25, side=[1])
+    with pytest.raises(ValueError, match="high must be a 1-D array"):
+        vpoc.from_bars(100.0, 100.0, 100.0, 1.0, tick_size=0.25, buy_volume=[1], sell_volume=[0])
 
 
 # --------------------------------------------------------------------------- more call shapes

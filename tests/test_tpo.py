@@ -469,3 +469,16 @@ def test_default_sessions_are_announced():
     pytest.importorskip("pandas_market_calendars")
     with pytest.warns(vpoc.GuessedDefaultWarning, match="Globex"):
         vpoc.tpo(bars.high, bars.low, timestamp=bars.timestamp, tick_size=TICK, incomplete="ignore")
+
+
+def test_tpo_volume_profile_by_close_needs_the_close():
+    # distribute rules that read the close must not read the low in its place
+    ts = np.array(["2024-06-03T13:30", "2024-06-03T14:00"], dtype="datetime64[ns]").astype(np.int64)
+    h, lo, v = np.array([101.0, 102.0]), np.array([100.0, 100.5]), np.array([5, 7])
+    for dist in ("close", "hlc3", "legacy"):
+        with pytest.raises(ValueError, match="close is missing"):
+            vpoc.tpo(h, lo, volume=v, timestamp=ts, offsets=[0, 2], tick_size=0.25, distribute=dist,
+                     incomplete="ignore")
+    tp = vpoc.tpo(h, lo, volume=v, timestamp=ts, offsets=[0, 2], tick_size=0.25, incomplete="ignore")
+    assert float(tp.volume_profile.total_volume[0]) == 12.0  # uniform reads high and low only
+

@@ -190,12 +190,18 @@ def _on_device(x: Any, lib: _Lib, name: str, n: int) -> Any:
     return out
 
 
-def rows_of(x: Any) -> int:
-    """The length of a 1-D input, also of an object that only has ``__cuda_array_interface__``."""
+def rows_of(x: Any, name: str) -> int:
+    """The length of 1-D input ``name``, also of an object that only has ``__cuda_array_interface__``;
+    ValueError naming it for anything without a length (a scalar, None)."""
     try:
         return len(x)
     except TypeError:
-        return int(x.__cuda_array_interface__["shape"][0])
+        cai = getattr(x, "__cuda_array_interface__", None)
+        shape = tuple(cai["shape"]) if cai is not None else ()
+        if len(shape) != 1:
+            raise ValueError(f"{name} must be a 1-D array, got {type(x).__name__}"
+                             + (f" of shape {shape}" if cai is not None else "")) from None
+        return int(shape[0])
 
 
 def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
@@ -208,7 +214,7 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
             raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
                             "pass side= (trades) or buy_volume= and sell_volume= (bars)")
         return None
-    n = rows_of(price)
+    n = rows_of(price, "price")
     lib = _Lib.of(volume)
     if gpu_location(side) is None or lib.name == "numpy":
         codes = aggressor_side(host_array(side) if gpu_location(side) is not None else side, "side")
@@ -240,7 +246,7 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, 
         return None
     if buy_volume is None or sell_volume is None:
         raise TypeError("give buy_volume= and sell_volume= together (the aggressor-side volume of each bar)")
-    n = rows_of(high)
+    n = rows_of(high, "high")
     lib = _Lib.of(volume, buy_volume, sell_volume)
     v = _on_device(volume, lib, "volume", n)
     b = _on_device(buy_volume, lib, "buy_volume", n)

@@ -236,6 +236,9 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     for k in ("buy_volume", "sell_volume"):  # host arrays of the kept rows, as the other columns
         if side[k] is not None:
             side[k] = as_volume(_host(side[k]), k)
+            n_in = data.high.shape[0] + int(data.facts.get("dropped_rows", 0))  # kept + left out
+            if side[k].shape[0] != n_in:  # before the kept rows are taken (they would index it)
+                raise ValueError(f"{k} has {side[k].shape[0]} rows but the bars have {n_in}")
             side[k] = side[k] if index is None else side[k][index]
     prof, where = _profiles(data, rules, device, threads, developing=False,
                             **(side if side_columns else {}))

@@ -53,10 +53,11 @@ def _period_minutes(period: Any) -> int:
     return int(minutes)
 
 
-def _arrays(high: Any, low: Any, close: Any, volume: Any) -> Tuple[Any, Any, Any, bool]:
+def _arrays(high: Any, low: Any, close: Any, volume: Any, distribute: str) -> Tuple[Any, Any, Any, bool]:
     """close and volume are optional with arrays (TPO reads only high, low and the times):
     (close, volume, has_volume); close defaults to low, volume to zeros (they only pass the
-    engine's bar checks)."""
+    engine's bar checks). A volume profile whose ``distribute`` reads the close ("close", "hlc3",
+    "legacy") needs the close: ValueError naming it rather than the low in its place."""
     from ..io import Bars
     from ..synth import SynthBars
 
@@ -68,6 +69,9 @@ def _arrays(high: Any, low: Any, close: Any, volume: Any) -> Tuple[Any, Any, Any
                             "SynthBars or a DataFrame as its only positional argument")
         return close, volume, True
     has_volume = volume is not None
+    if close is None and has_volume and distribute != "uniform":
+        raise ValueError(f"tpo: close is missing, and volume= with distribute={distribute!r} puts each bar's "
+                         "volume by its close; pass close= (or distribute='uniform', which reads high and low)")
     if close is None:
         close = low
     if volume is None:
@@ -236,7 +240,7 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     or_min = period_min if opening_minutes is None else _int_param(opening_minutes, "opening_minutes", 1, 1440,
                                                                    " (a day)")
     close_given = close is not None or low is None  # a table always has its closes
-    close, volume, has_volume = _arrays(high, low, close, volume)
+    close, volume, has_volume = _arrays(high, low, close, volume, distribute)
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what="tpo")
     if data.ts is None:
