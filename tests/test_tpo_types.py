@@ -135,3 +135,32 @@ def test_open_type_rules():
 def test_bad_type_rules(rules, exc, match):
     with pytest.raises(exc, match=match):
         tpo_of(periods(DAY_TYPE_SESSIONS["normal"]), type_rules=rules)
+
+
+def test_types_compare_whole_ticks_with_a_decimal_tick():
+    """A move of exactly open_tolerance ticks, or an extension of exactly normal_ext IB ranges, is
+    judged the same at every price level of a decimal tick (0.1): prices are compared in ticks."""
+    minute = 60 * 10**9
+    t0 = np.datetime64("2024-06-03", "ns").astype(np.int64) + (13 * 60 + 30) * minute
+
+    def open_type(tick, o):
+        px = lambda k: float(np.round(round(o / tick + k) * tick, 9))  # noqa: E731 (grid prices)
+        bars = [(0, px(-2), px(4), o, px(4)), (5, px(3), px(8), px(4), px(8)),
+                (30, px(6), px(12), px(8), px(12)), (60, px(10), px(16), px(12), px(15))]
+        m, lo, hi, op, cl = (np.array(x) for x in zip(*bars))
+        return vpoc.tpo(hi, lo, cl, open=op, timestamp=t0 + m * minute, offsets=[0, 4], tick_size=tick,
+                        incomplete="ignore").open_type[0]
+
+    assert {open_type(0.1, 6000.0 + k / 10) for k in range(12)} == {open_type(0.25, 6000.25)}
+
+    def extension(base):
+        px = lambda k: float(np.round((base + k) * 0.1, 9))  # noqa: E731
+        lo = np.array([px(0), px(2), px(4)])
+        hi = np.array([px(10), px(8), px(12)])  # IB 10 ticks, then 2 ticks above it
+        r = vpoc.tpo(hi, lo, timestamp=t0 + np.arange(3) * 30 * minute, offsets=[0, 3], tick_size=0.1,
+                     incomplete="ignore")
+        return r.ib_ext_up[0], r.day_type[0]
+
+    got = {extension(base) for base in range(60000, 60030)}
+    assert len(got) == 1 and next(iter(got))[0] == 0.2
+

@@ -145,8 +145,12 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
     ib_range = ib_high - ib_low
     up = np.full(S, np.nan)
     down = np.full(S, np.nan)
-    up[complete] = _ratio(np.maximum(post_high[complete] - ib_high[complete], 0.0), ib_range[complete])
-    down[complete] = _ratio(np.maximum(ib_low[complete] - post_low[complete], 0.0), ib_range[complete])
+    # extensions in whole ticks (prices on the grid): a decimal tick's float differences would put
+    # an extension of exactly k IB ranges on either side of a day-type threshold
+    with np.errstate(invalid="ignore"):
+        t = lambda x: np.rint(x[complete] / rules.tick_size)  # noqa: E731
+        up[complete] = _ratio(np.maximum(t(post_high) - t(ib_high), 0.0), t(ib_high) - t(ib_low))
+        down[complete] = _ratio(np.maximum(t(ib_low) - t(post_low), 0.0), t(ib_high) - t(ib_low))
     return dict(ib_high=ib_high, ib_low=ib_low, ib_range=ib_range, ib_complete=complete,
                 ib_ext_up=up, ib_ext_down=down), ib
 

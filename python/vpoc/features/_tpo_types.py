@@ -147,11 +147,15 @@ def _open_types(high: np.ndarray, low: np.ndarray, open_: Optional[np.ndarray], 
     out = np.full(S, "", dtype="U22")
     if open_ is None:
         return out
-    tol = rules["open_tolerance"] * tick_size
+    # in whole ticks (prices on the grid): a decimal tick's float differences would put a move of
+    # exactly open_tolerance ticks on either side of the rule
+    tol = float(rules["open_tolerance"])
+    ticks = lambda x: np.rint(np.asarray(x, dtype=np.float64) / tick_size)  # noqa: E731
     for s in range(S):
         if not decide[s]:
             continue
         a, b = int(offsets[s]), int(offsets[s + 1])
         idx = a + np.flatnonzero(ib[a:b])
-        out[s] = _open_type(float(open_[idx[0]]), high[idx], low[idx], float(close[idx[-1]]), tol, rules)
+        out[s] = _open_type(float(ticks(open_[idx[0]])), ticks(high[idx]), ticks(low[idx]),
+                            float(ticks(close[idx[-1]])), tol, rules)
     return out
