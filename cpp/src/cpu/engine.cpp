@@ -114,7 +114,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt) {
-  GridTally grid({&price}, opt.tick_size);
+  GridTally grid(1);
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();
@@ -141,9 +141,8 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
                       const Options& opt) {
   // open is read only by distribute='legacy' (which weights prices where they lie)
   const bool open = bars.has_open && distribute == Distribute::legacy;
-  GridTally grid = open ? GridTally({&bars.high, &bars.low, &bars.close, &bars.open}, opt.tick_size)
-                        : GridTally({&bars.high, &bars.low, &bars.close}, opt.tick_size);
-  const int n_grid = open ? 4 : 3;
+  GridTally grid(open ? 4 : 3);  // high, low, close (, open)
+  const int n_grid = grid.inputs();
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();

@@ -123,20 +123,13 @@ GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double
   return count_off_grid(static_cast<const double*>(prices.data), begin, end, tick_size);
 }
 
-GridTally::GridTally(std::initializer_list<const Array*> inputs, double tick_size) : tick_(tick_size) {
-  for (const Array* a : inputs) inputs_[n_++] = a;
-  clear();
-}
+GridTally::GridTally(int n_inputs) : n_(n_inputs) { clear(); }
 
 void GridTally::clear() {
   for (int k = 0; k < 4; ++k) {
     off_[k].store(0, std::memory_order_relaxed);
     first_[k].store(std::numeric_limits<int64_t>::max(), std::memory_order_relaxed);
   }
-}
-
-void GridTally::count(int64_t begin, int64_t end) {
-  for (int k = 0; k < n_; ++k) add(k, count_off_grid(*inputs_[k], begin, end, tick_));
 }
 
 void GridTally::add(int k, const GridCount& c) {

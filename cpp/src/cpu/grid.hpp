@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <initializer_list>
 
 #include "vpoc/types.hpp"
 
@@ -29,14 +28,12 @@ GridCount count_off_grid(const Array& prices, int64_t begin, int64_t end, double
 GridCount count_off_grid(const float* prices, int64_t begin, int64_t end, double tick_size);
 GridCount count_off_grid(const double* prices, int64_t begin, int64_t end, double tick_size);
 
-// The off-grid prices of up to 4 price inputs of one call, counted session by session by the
-// engine's workers (by the binning itself where its pass proves prices on the grid, else each
-// session just before it is binned, while its prices are in cache).
+// The off-grid counts of up to 4 price inputs of one call, added session by session by the engine's
+// workers (the binning counts them: cpu/histogram.cpp bin_trades / bin_bars).
 class GridTally {
  public:
-  GridTally(std::initializer_list<const Array*> inputs, double tick_size);
-  // Counts session [begin, end) of every input (thread-safe).
-  void count(int64_t begin, int64_t end);
+  explicit GridTally(int n_inputs);
+  int inputs() const { return n_; }
   // Adds a count of input k (thread-safe).
   void add(int k, const GridCount& c);
   // Forgets every count (the engine bins again in fixed point).
@@ -45,9 +42,7 @@ class GridTally {
   void result(int64_t& off, int& first_input, int64_t& first_index) const;
 
  private:
-  const Array* inputs_[4] = {};
-  int n_ = 0;
-  double tick_;
+  int n_;
   std::atomic<int64_t> off_[4];
   std::atomic<int64_t> first_[4];
 };
