@@ -143,9 +143,9 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) {
     fetch(j);
-    for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l]], v[j + l]);
+    for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l] * kLanes], v[j + l]);
   }
-  for (; j < n; ++j) add(lane[j % kLanes][slot[j]], v[j]);
+  for (; j < n; ++j) add(lane[j % kLanes][slot[j] * kLanes], v[j]);
 }
 
 // The prefetch rule of both block paths (trades, bars): while phase B of a block runs, next(j) is
