@@ -6,7 +6,9 @@ so the same command under another tree's PYTHONPATH times that tree on identical
 
 Workloads (ES ladder, tick 0.25): bars_uniform / bars_close (1014 sessions x 1380 bars, float64
 prices, int64 volume), trades_f32_20M / trades_f32_50M (float32 price and volume), trades_f64_20M
-(float64 both), trades_f64_i64 (float64 price, int64 volume, 20 M). The read floor is, per input the
+(float64 both), trades_f64_i64 (float64 price, int64 volume, 20 M); and, beyond issue 25's table,
+trades_f32_runs (20 M float32 trades whose price moves on one trade in ten, as traded prices do: long
+runs of trades on one row, the histogram's dependency chain). The read floor is, per input the
 engine reads, the faster of ``a.sum()`` and ``a.max()`` on one thread, summed over the inputs.
 """
 
@@ -21,6 +23,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 
 WORKLOADS = ("bars_uniform", "bars_close", "trades_f32_20M", "trades_f32_50M", "trades_f64_20M", "trades_f64_i64")
+EXTRA_WORKLOADS = ("trades_f32_runs",)  # not in issue 25's table (bench_cpu.py)
 SESSIONS, BARS = 1014, 1380
 
 
@@ -36,9 +39,13 @@ def _bars(seed: int = 0) -> Tuple[List[np.ndarray], np.ndarray]:
     return [high, low, close, vol], offsets
 
 
-def _trades(n: int, price_dtype: Any, volume_dtype: Any, seed: int = 0) -> Tuple[List[np.ndarray], np.ndarray]:
+def _trades(n: int, price_dtype: Any, volume_dtype: Any, seed: int = 0,
+            moves: float = 2 / 3) -> Tuple[List[np.ndarray], np.ndarray]:
     rng = np.random.default_rng(seed)
-    walk = np.cumsum(rng.integers(-1, 2, n, dtype=np.int64))
+    step = rng.integers(-1, 2, n, dtype=np.int64)
+    if moves != 2 / 3:  # a move (one tick up or down) on a `moves` share of the trades
+        step = np.where(rng.random(n) < moves, np.where(rng.random(n) < 0.5, -1, 1), 0)
+    walk = np.cumsum(step)
     price = (4000.0 + (walk - walk.min()) % 800 * 0.25).astype(price_dtype)
     vol = rng.integers(1, 10, n).astype(volume_dtype)
     offsets = np.linspace(0, n, SESSIONS + 1).astype(np.int64)
@@ -58,8 +65,9 @@ def make(workload: str) -> Tuple[List[np.ndarray], np.ndarray, Callable[[Any, in
         return arrays, offsets, call
     n = 50_000_000 if workload == "trades_f32_50M" else 20_000_000
     dtypes = {"trades_f32_20M": (np.float32, np.float32), "trades_f32_50M": (np.float32, np.float32),
-              "trades_f64_20M": (np.float64, np.float64), "trades_f64_i64": (np.float64, np.int64)}[workload]
-    arrays, offsets = _trades(n, *dtypes)
+              "trades_f64_20M": (np.float64, np.float64), "trades_f64_i64": (np.float64, np.int64),
+              "trades_f32_runs": (np.float32, np.float32)}[workload]
+    arrays, offsets = _trades(n, *dtypes, moves=0.1 if workload == "trades_f32_runs" else 2 / 3)
 
     def call_t(vpoc: Any, threads: int) -> Any:
         return vpoc.from_trades(arrays[0], arrays[1], offsets=offsets, tick_size=0.25, threads=threads)

@@ -143,22 +143,25 @@ void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) {
     fetch(j);
-    for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l]], v[j + l]);
+    for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l] * kLanes], v[j + l]);
   }
-  for (; j < n; ++j) add(lane[j % kLanes][slot[j]], v[j]);
+  for (; j < n; ++j) add(lane[j % kLanes][slot[j] * kLanes], v[j]);
 }
 
-// Prefetches of the next block of trades (price p, volume v; null at the last block), once per
-// cache line of prices.
-template <class P, class V>
-struct TradePrefetch {
-  const P* p;
-  const V* v;
+// The prefetch rule of both block paths (trades, bars): while phase B of a block runs, next(j) is
+// called at its rows j; at the first row of each cache line of prices (64 / sizeof(P) rows) it
+// fetches that line of the next block's price arrays (null ones skipped: bars without an open) and
+// the volume lines those rows cover (two when V is wider than P). vol null: no next block.
+template <class P, class V, int N>
+struct NextBlock {
+  const P* price[N];
+  const V* vol;
   VPOC_ALWAYS_INLINE void operator()(int j) const {
-    if (p == nullptr || (j * int(sizeof(P))) % 64 != 0) return;
-    __builtin_prefetch(p + j);
-    __builtin_prefetch(v + j);
-    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(v + j) + 64);
+    if (vol == nullptr || j % (64 / static_cast<int>(sizeof(P))) != 0) return;
+    for (int k = 0; k < N; ++k)
+      if (price[k] != nullptr) __builtin_prefetch(price[k] + j);
+    __builtin_prefetch(vol + j);
+    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(vol + j) + 64);
   }
 };
 
@@ -210,9 +213,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
     const bool more = i0 + n < e;
-    const P* next_p = more ? price + i0 + n : static_cast<const P*>(nullptr);
-    const V* next_v = more ? vol + i0 + n : static_cast<const V*>(nullptr);
-    const TradePrefetch<P, V> fetch{next_p, next_v};
+    const NextBlock<P, V, 1> fetch{{price + i0 + n}, more ? vol + i0 + n : nullptr};
     if (whole) block_scatter<true>(slot, vol + i0, n, bins, fetch);
     else block_scatter<false>(slot, vol + i0, n, bins, fetch);
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
@@ -316,14 +317,29 @@ VPOC_ALWAYS_INLINE uint64_t div_whole(uint64_t v, uint64_t n, uint64_t& r) {
   return fixed::div_small(v, n, r);
 }
 
-VPOC_ALWAYS_INLINE fixed::Split split_whole(uint64_t v, uint64_t n) {
+// The split of a whole volume whose quotient by its n ticks is `whole` and whose table row is
+// at = n * (n - 1) / 2 + remainder (bar_slots computes both for a block; split_whole for one bar).
+VPOC_ALWAYS_INLINE fixed::Split split_of_table(uint64_t whole, size_t at) {
   fixed::Split s;
-  uint64_t r = 0;
-  s.q.hi = div_whole(v, n, r);
-  const size_t at = n * (n - 1) / 2 + r;
+  s.q.hi = whole;
   s.q.lo = split_table.frac[at];
   s.rem = split_table.rem[at];
   return s;
+}
+
+VPOC_ALWAYS_INLINE fixed::Split split_whole(uint64_t v, uint64_t n) {
+  uint64_t r = 0;
+  const uint64_t whole = div_whole(v, n, r);
+  return split_of_table(whole, n * (n - 1) / 2 + r);
+}
+
+// A bar's split over slots tl..th as difference-array entries (distribute::uniform_diff, the units
+// apart): the 128-bit ones into d, the single units into u (the window's diff_row / units_row,
+// indexed by slot).
+VPOC_ALWAYS_INLINE void add_uniform_diff(int64_t tl, int64_t th, const fixed::Split& split, Fixed* d, int64_t* u) {
+  distribute::uniform_diff(
+      tl, th, split, [d](int64_t t, const Fixed& q, bool negate) { negate ? d[t] -= q : d[t] += q; },
+      [u](int64_t t, int64_t m) { u[t] += m; });
 }
 
 // Hot loop over bars [b, e) for close/hlc3/uniform. Returns e, or the bar where it stopped.
@@ -355,7 +371,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
     } else if constexpr (!std::is_same_v<Acc, Fixed>) {
       ok = false;  // never: a split distribution always bins in fixed point
     } else if constexpr (OneTick) {
-      // v split evenly over ticks tl..th (fixed::Split), as three entries of the difference array.
+      // v split evenly over ticks tl..th (fixed::Split), as difference-array entries (as bars_blocked).
       const auto tl = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(l)));
       const auto th = static_cast<int64_t>(ladder::round_half_even(s.ticks<Exact>(h)));
       ok = bins.reserve(tl, th);
@@ -365,8 +381,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
         const Fixed v = to_acc<Fixed>(x.v);
         const fixed::Split split = v.lo == 0 && n <= kSplitTableMax ? split_whole(v.hi, n) : fixed::Split::make(v, n);
         auto& w = bins.window();
-        Fixed* d = w.diff_row(tl);
-        distribute::uniform_diff(tl, th, split, [d, tl](int64_t t, const Fixed& u) { d[t - tl] += u; });
+        add_uniform_diff(0, th - tl, split, w.diff_row(tl), w.units_row(tl));
         w.mark_diff();
       }
     } else {
@@ -382,25 +397,11 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   return i;
 }
 
-// While phase B of a block runs (compute-bound), the next block's bars are fetched into cache: phase
-// A (a vector loop) would otherwise wait on memory with nothing to overlap.
+// The next block's bars, from bar `at` (null vol: none), for NextBlock.
 template <class P, class V>
-struct BarPrefetch {
-  const BarPtrs<P>& bp;
-  const V* vol;
-  // Bar `at + j`'s cache lines, once per line of the price arrays (a float32 line holds 16 bars).
-  VPOC_ALWAYS_INLINE void fetch(int64_t at, int j) const {
-    constexpr int kPerLine = 64 / static_cast<int>(sizeof(P));
-    if (j % kPerLine != 0) return;
-    const int64_t i = at + j;
-    __builtin_prefetch(bp.high + i);
-    __builtin_prefetch(bp.low + i);
-    __builtin_prefetch(bp.close + i);
-    if (bp.open) __builtin_prefetch(bp.open + i);
-    __builtin_prefetch(vol + i);
-    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(vol + i) + 64);
-  }
-};
+NextBlock<P, V, 4> next_bars(const BarPtrs<P>& bp, const V* vol, int64_t at, bool more) {
+  return {{bp.high + at, bp.low + at, bp.close + at, bp.open ? bp.open + at : nullptr}, more ? vol + at : nullptr};
+}
 
 // Bars in blocks, as trades_blocked does: phase A (bar_slots, vectorised) checks a block of bars and
 // turns it into slots and split terms, phase B adds them into the window: the split's three
@@ -416,7 +417,6 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
                                                    : BarRow::hlc3;
   BarSlots slots;
   bool grid_all = true;
-  const BarPrefetch<P, V> next_block{bp, vol};
   for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
     double vmax = 0.0, mn = 0.0, mx = 0.0;
@@ -442,31 +442,22 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         auto& w = bins.window();
         Fixed* d = w.diff_row(bins.origin());  // slot k's entries at d[k], u[k]
         int64_t* u = w.units_row(bins.origin());
-        const bool more = i0 + n < e;
+        const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
         for (int j = 0; j < n; ++j) {
-          if (more) next_block.fetch(i0 + n, j);
+          fetch(j);
           const int64_t tl = slots.lo[j], th = slots.hi[j];
           const int32_t k = slots.split[j];
-          fixed::Split split;
-          if (k >= 0) {  // split_whole, its terms from phase A
-            split.q.hi = static_cast<uint64_t>(slots.whole[j]);
-            split.q.lo = split_table.frac[static_cast<size_t>(k)];
-            split.rem = split_table.rem[static_cast<size_t>(k)];
-          } else {
-            split = fixed::Split::make(to_acc<Fixed>(vol[i0 + j]), static_cast<uint64_t>(th - tl + 1));
-          }
-          distribute::uniform_diff(
-              tl, th, split, [d](int64_t t, const Fixed& q, bool negate) { negate ? d[t] -= q : d[t] += q; },
-              [u](int64_t t, int64_t m) { u[t] += m; });
+          // split_whole, its terms from phase A, or the general split
+          const fixed::Split split =
+              k >= 0 ? split_of_table(static_cast<uint64_t>(slots.whole[j]), static_cast<size_t>(k))
+                     : fixed::Split::make(to_acc<Fixed>(vol[i0 + j]), static_cast<uint64_t>(th - tl + 1));
+          add_uniform_diff(tl, th, split, d, u);
         }
         w.mark_diff();
       }
     } else {
       require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
-      const bool more = i0 + n < e;
-      const auto fetch = [&](int j) {
-        if (more) next_block.fetch(i0 + n, j);
-      };
+      const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
       if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, fetch);
       else block_scatter<false>(slots.lo, vol + i0, n, bins, fetch);
     }
