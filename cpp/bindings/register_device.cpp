@@ -28,11 +28,15 @@ void register_device(py::module_& m) {
         {"frees", &S::frees}, {"output_allocs", &S::output_allocs}, {"output_frees", &S::output_frees},
         {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
         {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
-        {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees}};
+        {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees},
+        {"speculative_calls", &S::speculative_calls}, {"speculative_reruns", &S::speculative_reruns}};
     py::dict d;
     for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;
   });
+  m.def("gpu_set_speculation", &vpoc::gpu::set_speculation, py::arg("enabled"),
+        "Whether GPU calls of a shape seen before bin before reading their layout back (default True).");
+  m.def("gpu_speculation", &vpoc::gpu::speculation);
   m.def("empty_cache", [](int device) {
     py::gil_scoped_release nogil;
     vpoc::gpu::empty_cache(device);

@@ -64,10 +64,88 @@ def _device(device: Any, locations: Sequence[Optional[int]]) -> Optional[int]:
     raise ValueError(f"device must be {_DEVICES}, got {name!r}")
 
 
+# Placements of recent calls: (device, memory_budget, stream, user stream, producers) -> Placement
+# (immutable; a training loop's calls share one).
+_PLACEMENTS: dict = {}
+
+
+def _placement(gpu: int, memory_budget: Any, handle: int, user: bool, producers: tuple) -> Any:
+    key = (gpu, memory_budget, type(memory_budget), handle, user, producers)
+    place = _PLACEMENTS.get(key)
+    if place is None:
+        place = _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
+                                wait_streams=list(producers))
+        if len(_PLACEMENTS) >= 64:
+            _PLACEMENTS.clear()
+        _PLACEMENTS[key] = place
+    return place
+
+
+def _torch_placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Optional[tuple]:
+    """_placed for the common GPU call: every input a 1-D contiguous CUDA torch tensor of an engine
+    dtype on one device (and the device asked for); None for anything else (the general path then
+    probes and reports). Reads each tensor's pointer, size and dtype once, and torch's current stream
+    of that device once."""
+    ins: dict = {}
+    index = None
+    for k, x in arrays.items():
+        if x is None:
+            ins[k] = None
+            continue
+        if not (_is_torch_tensor(x) and x.is_cuda and x.dim() == 1):
+            return None
+        typestr = _TORCH_TYPESTRS.get(x.dtype)
+        n = x.numel()
+        if typestr is None or (n > 1 and x.stride(0) != 1) or (k != "volume" and typestr[0] != "f"):
+            return None
+        d = x.get_device()
+        if index is None:
+            index = d
+        elif d != index:
+            return None
+        ins[k] = (x.data_ptr() if n else 0, n, typestr, d)
+    # device= as the general path reads it: 'cuda' is cuda:0, 'auto' the inputs' GPU
+    if index is None or not (device == "auto" or device == f"cuda:{index}" or (device == "cuda" and index == 0)):
+        return None
+    gpu = _gpu_index(f"cuda:{index}")
+    handle, user = _stream(stream)
+    producer = _current_raw_stream(index)
+    return gpu, ins, _placement(gpu, memory_budget, handle, user, (producer,))
+
+
+def _is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__ == "torch" and type(x).__name__ == "Tensor"
+
+
+def _current_raw_stream(index: int) -> int:
+    """torch's current stream of device ``index`` as a raw handle."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object per call
+    if raw is not None:
+        return int(raw(index))
+    return int(torch.cuda.current_stream(index).cuda_stream)  # pragma: no cover - older torch
+
+
+_TORCH_TYPESTRS: dict = {}
+
+
+def _torch_dtypes() -> None:
+    import torch
+
+    _TORCH_TYPESTRS.update({torch.float32: "f4", torch.float64: "f8", torch.int32: "i4", torch.int64: "i8"})
+
+
 def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple[Optional[int], dict, Any]:
     """Where a call runs, probing each input once: (GPU index or None, the inputs as the engine
     reads them: GPU arrays as (pointer, size, typestr, device), host ones as they are, and the
     call's Placement: the stream, and the streams of the inputs' producers to wait for)."""
+    if device != "cpu" and _is_torch_tensor(arrays.get("volume")):
+        if not _TORCH_TYPESTRS:
+            _torch_dtypes()
+        fast = _torch_placed(device, arrays, memory_budget, stream)
+        if fast is not None:
+            return fast
     where = {k: (None if x is None else gpu_location(x)) for k, x in arrays.items()}
     gpu = _device(device, list(where.values()))
     if gpu is None:
@@ -85,9 +163,7 @@ def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple
         else:
             producers.add(producer_stream(x))
     handle, user = _stream(stream)
-    place = _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
-                            wait_streams=sorted(p for p in producers if p is not None))
-    return gpu, ins, place
+    return gpu, ins, _placement(gpu, memory_budget, handle, user, tuple(sorted(p for p in producers if p is not None)))
 
 
 def memory_stats(device: Any = "cuda") -> dict:
@@ -328,11 +404,16 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, snap=snap)
-    if (device == "cpu" and volume is not None and session is None and sessions is None and tz is None
+    if (volume is not None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
-        r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-        return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
+        if device == "cpu":
+            r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+            return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
+        gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
+        r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
+        where = "cpu" if gpu is None else f"cuda:{gpu}"
+        return Profiles(r, device=where) if not r.off_grid else _finish(r, {}, {"price": price}, opts, where)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
@@ -389,13 +470,22 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
                          developing=developing, distribute=distribute, snap=snap)
-    if (device == "cpu" and low is not None and close is not None and volume is not None and session is None and sessions is None
+    if (low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
-        r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+        if device == "cpu":
+            r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+            if not r.off_grid:
+                return Profiles(r)
+            return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
+        gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
+                                  memory_budget, stream)
+        r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
+                               opts, place)
+        where = "cpu" if gpu is None else f"cuda:{gpu}"
         if not r.off_grid:
-            return Profiles(r)
-        return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
+            return Profiles(r, device=where)
+        return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts, where)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)

@@ -83,8 +83,14 @@ struct MemoryStats {
   int64_t pool_hits = 0;          // result buffers served from the cache
   int64_t driver_allocs = 0;  // every device/pinned allocation vpoc asked the driver for
   int64_t driver_frees = 0;   // every free vpoc gave the driver (each one syncs the device)
+  int64_t speculative_calls = 0;   // calls that binned before reading their layout back (no mid-call wait)
+  int64_t speculative_reruns = 0;  // of those, calls run again because the rows outgrew the expected size
 };
 MemoryStats memory_stats(int device);
+// Whether calls of a shape seen before bin before reading their layout back (default true; false:
+// every call waits for its layout mid-call, as the first call of a shape does). Process-wide.
+void set_speculation(bool enabled);
+bool speculation();
 // Gives every cached (free) result buffer, the workspace and the pinned staging of `device` back
 // to the driver. Live results stay valid.
 void empty_cache(int device);

@@ -28,6 +28,8 @@ MemoryStats memory_stats(int) { no_backend(); }
 void empty_cache(int) { no_backend(); }
 void set_pool_limit(int, int64_t) { no_backend(); }
 void note_stream(Buffer&, std::uintptr_t) {}
+void set_speculation(bool) {}
+bool speculation() { return false; }
 DeviceProfiles profile_trades(const Array&, const Array&, const SessionSpan&, const Options&,
                               const GpuOptions&) {
   no_backend();

@@ -25,7 +25,7 @@ namespace {
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
 // Words of a group's summary read back per group (see Run::summary_); the pinned staging of the
 // group offsets starts after 8 words, so the summary must stay within them.
-constexpr int kSummaryWords = 6;
+constexpr int kSummaryWords = 7;  // [rows, widest, err, fractional, off-grid, first off-grid, go]
 static_assert(kSummaryWords <= 8, "the summary overlaps the staged group offsets");
 static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
@@ -115,6 +115,11 @@ class Run {
   DeviceProfiles run();
 
  private:
+  uint64_t shape_key() const;
+  bool speculate(int64_t hint);
+  void stage_offsets(const Group& g);
+  void read_summary();
+  [[noreturn]] void too_wide(const Group& g);
   void layout_workspace();
   void upload(int64_t a, int64_t b, int slot);
   InputView view_at(int slot) const;
@@ -125,6 +130,8 @@ class Run {
   void allocate_sessions();
   void developing();
   void finish();
+  void describe();
+  void hold_inputs();
   void check_totals();
 
   const Inputs& in_;
@@ -162,6 +169,117 @@ class Run {
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
 };
+
+// The shape of a call, as far as its output rows go: calls of one shape (a training loop's) get
+// a histogram sized from the rows the earlier ones had, and bin without reading the layout back.
+uint64_t Run::shape_key() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words that set the rows
+  const auto mix = [&](uint64_t x) {
+    for (int k = 0; k < 8; ++k) h = (h ^ ((x >> (8 * k)) & 0xff)) * 1099511628211ull;
+  };
+  uint64_t tick = 0;
+  std::memcpy(&tick, &opt_.tick_size, 8);
+  mix(static_cast<uint64_t>(in_.n));
+  mix(static_cast<uint64_t>(sessions_.n_sessions));
+  mix(tick);
+  mix(static_cast<uint64_t>(opt_.ticks_per_row));
+  mix(bars_ ? 1 + static_cast<uint64_t>(view_.distribute) : 0);
+  for (const Array* a : in_.arrays) mix(static_cast<uint64_t>(a->dtype));
+  return h;
+}
+
+// The group's session offsets to the device, through pinned memory when they fit. The staging is
+// free: the previous group's (or call's) copy of it finished before its summary was read.
+void Run::stage_offsets(const Group& g) {
+  const size_t off_bytes = static_cast<size_t>(g.s1 - g.s0 + 1) * 8;
+  const int64_t* off_src = sessions_.offsets + g.s0;
+  if (off_bytes + 64 <= DeviceState::kSmallPinned) {
+    auto* staged = reinterpret_cast<int64_t*>(host_small_ + 8);
+    std::memcpy(staged, off_src, off_bytes);
+    off_src = staged;
+  }
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
+}
+
+// The group summary, copied back (host_small_): off-grid counts added up; a bad row throws.
+void Run::read_summary() {
+  off_grid_ += host_small_[4];
+  if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
+    first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
+  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
+}
+
+// A session of group g wider than max_rows: the first widest one is named.
+void Run::too_wide(const Group& g) {
+  const int64_t n = g.s1 - g.s0;
+  std::vector<int64_t> w(static_cast<size_t>(n));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  const auto k = std::max_element(w.begin(), w.end()) - w.begin();
+  VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
+}
+
+// One group of device inputs, with no host round trip before the binning: the histogram gets
+// `hint`-based rows; the layout tells the later passes on the device whether they fit (summary[kGo]),
+// and the host reads the summary only once everything is queued (by then it is usually there).
+// False when the rows did not fit: nothing was written, the caller runs the call again.
+bool Run::speculate(int64_t hint) {
+  const Group& g = groups_[0];
+  const int64_t n = g.s1 - g.s0;
+  // a quarter more than the most seen, in 4096-row steps (the pool then reuses one size)
+  const int64_t cap = (hint + hint / 4 + 1024 + 4095) / 4096 * 4096;
+  stage_offsets(g);
+  scratch_.n = n;
+  scratch_.go = nullptr;
+  scratch_.fixed_by_flag = !splits_;  // whole volumes on one row each: integer rows unless the flag says
+  const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
+  const RowSpan rows{g.r0, g.r1, 0};
+  launch_init_group(scratch_, legacy, summary_, rows, stream_);
+  if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
+  launch_row_range(view_, rows, scratch_, opt_, stream_);
+  // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
+  volume_mem_ = st_.output(static_cast<size_t>(cap) * 8, stream_);
+  volume_cap_ = cap;
+  const BufferPtr lo_mem = st_.output(static_cast<size_t>(cap) * 8, stream_);
+  void* out = volume_mem_->data;
+  const bool zero_in_layout = cap <= kLayoutZeroRows;  // else a launch of its own, below
+  launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
+                LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
+                              static_cast<int64_t*>(out_.offsets.data)},
+                0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
+                zero_in_layout ? lo_mem->data : nullptr);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                stream_));
+  VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
+  scratch_.go = summary_ + kGo;
+  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
+  launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
+  launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
+  LevelColumns cols{static_cast<const int64_t*>(out_.offsets.data), static_cast<const int64_t*>(out_.n_rows.data),
+                    static_cast<const int64_t*>(out_.low_row.data), static_cast<int64_t*>(out_.poc_row.data),
+                    static_cast<int64_t*>(out_.vah_row.data), static_cast<int64_t*>(out_.val_row.data),
+                    static_cast<double*>(out_.poc.data), static_cast<double*>(out_.vah.data),
+                    static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
+                    static_cast<double*>(out_.va_volume.data), summary_ + kGo};
+  launch_levels(static_cast<const double*>(out), nullptr, cols, sessions_.n_sessions, opt_, stream_);
+  out_.ready = record_ready(stream_, gopt_.device);
+  st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
+  st_.count_speculative(false);
+  VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
+  read_summary();
+  const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
+  if (widest > opt_.max_rows) too_wide(g);
+  if (rows_out > cap) {
+    st_.note_rows(shape_key(), rows_out);
+    return false;
+  }
+  if ((static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0) {
+    may_overflow_ = true;
+    check_group_sums(g);
+  }
+  laid_out_ = rows_out;
+  return true;
+}
 
 void Run::layout_workspace() {
   auto budget = static_cast<size_t>(gopt_.memory_budget);
@@ -349,18 +467,14 @@ void Run::grow_volume(int64_t need, int64_t used) {
 void Run::process(const Group& g, int slot) {
   const int64_t n = g.s1 - g.s0;
   if (!in_.on_device && !g.split) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[slot]));
-  // Group session offsets (through pinned memory when they fit) and fresh scratch.
-  const size_t off_bytes = static_cast<size_t>(n + 1) * 8;
-  const int64_t* off_src = sessions_.offsets + g.s0;
-  if (off_bytes + 64 <= DeviceState::kSmallPinned) {
-    auto* staged = reinterpret_cast<int64_t*>(host_small_ + 8);
-    std::memcpy(staged, off_src, off_bytes);  // free: the previous group's copy finished at its sync
-    off_src = staged;
-  }
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
+  // Group session offsets and fresh scratch.
+  stage_offsets(g);
   scratch_.n = n;
+  scratch_.go = nullptr;
+  scratch_.fixed_by_flag = false;
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
-  launch_init_group(scratch_, legacy, summary_, stream_);
+  // the tile table of the first pass comes with the reset (a split group's pieces build their own)
+  launch_init_group(scratch_, legacy, summary_, g.split ? RowSpan{0, 0, 0} : RowSpan{g.r0, g.r1, 0}, stream_);
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -382,15 +496,12 @@ void Run::process(const Group& g, int slot) {
   auto* low_col = static_cast<int64_t*>(out_.low_row.data) + g.s0;
   auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
   launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
-                LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, stream_);
+                LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, INT64_MAX, opt_.max_rows, stream_);
   VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
                                 stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-  const int64_t rows = host_small_[0], widest = host_small_[1];
-  off_grid_ += host_small_[4];
-  if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
-    first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
-  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
+  const int64_t rows = host_small_[kRows], widest = host_small_[kWidest];
+  read_summary();
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
   const auto flags = static_cast<unsigned long long>(host_small_[3]);
   const bool integer_acc = !splits_ && (flags & kFractional) == 0;
@@ -398,13 +509,7 @@ void Run::process(const Group& g, int slot) {
     may_overflow_ = true;
     check_group_sums(g);
   }
-  if (widest > opt_.max_rows) {
-    std::vector<int64_t> w(static_cast<size_t>(n));
-    VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
-    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-    const auto k = std::max_element(w.begin(), w.end()) - w.begin();
-    VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
-  }
+  if (widest > opt_.max_rows) too_wide(g);
   if (g.s0 == 0 && groups_.size() > 1) {  // first group: estimate the whole output from it
     const double per_session = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(n, 1));
     grow_volume(static_cast<int64_t>(per_session * static_cast<double>(sessions_.n_sessions) * 1.25) + 1024, 0);
@@ -560,6 +665,26 @@ DeviceProfiles Run::run() {
   }
   layout_workspace();
   allocate_sessions();
+  // Device inputs in one group, a shape seen before: bin before reading anything back.
+  const int64_t hint = in_.on_device && !opt_.developing && opt_.va_method != VaMethod::greedy &&
+                               groups_.size() == 1 && sessions_.n_sessions <= kOneBlockLayout && speculation()
+                           ? st_.rows_hint(shape_key())
+                           : 0;
+  if (hint > 0) {
+    const bool fits = speculate(hint);
+    if (!fits) st_.count_speculative(true);
+    if (fits) {
+      if (may_overflow_) check_totals();
+      describe();
+      hold_inputs();
+      return std::move(out_);
+    }
+    // the rows outgrew the hint: nothing was written; the call again, reading the layout back
+    volume_mem_.reset();
+    volume_cap_ = 0;
+    off_grid_ = 0;
+    first_off_grid_ = -1;
+  }
   // Upload the first group, then overlap: upload group k+1 while group k computes.
   const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
   if (!groups_.empty() && resident(0)) upload(groups_[0].r0, groups_[0].r1, 0);
@@ -571,7 +696,9 @@ DeviceProfiles Run::run() {
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
       upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
+  if (in_.on_device && groups_.size() == 1) st_.note_rows(shape_key(), laid_out_);
   finish();
+  hold_inputs();
   return std::move(out_);
 }
 
@@ -626,6 +753,25 @@ void Run::finish() {
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;
+  describe();
+}
+
+// Device inputs are read until the result is ready: the producers' streams wait for it, so that
+// memory their owner frees meanwhile (a torch tensor dropped after the call) is not written again
+// by work on those streams (the caching allocator's stream order) while vpoc still reads it.
+void Run::hold_inputs() {
+  if (!in_.on_device || !out_.ready.event) return;
+  const auto ready = static_cast<gpuEvent_t>(out_.ready.event.get());
+  for (const std::uintptr_t producer : gopt_.wait_streams) {
+    const auto p = reinterpret_cast<gpuStream_t>(producer);
+    if (p != stream_) VPOC_GPU_CHECK(gpuStreamWaitEvent(p, ready));
+  }
+}
+
+// The result's scalars and the histogram's extent (the columns are in place).
+void Run::describe() {
+  const int64_t S = sessions_.n_sessions;
+  const int64_t R = laid_out_;
   out_.device = gopt_.device;
   out_.n_sessions = S;
   out_.tick_size = opt_.tick_size;

@@ -256,6 +256,9 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff) {
   extern __shared__ unsigned long long smem_words[];
+  // speculative calls: nothing when the layout said stop, or when the other row kind was chosen
+  if (g.go != nullptr && *g.go == 0) return;
+  if (g.fixed_by_flag && ((*g.fractional & kFractional) != 0) != (Rows::kWords == 2)) return;
   constexpr int64_t kCap = kSmemRows / Rows::kWords;  // shared rows (all copies)
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
@@ -326,6 +329,8 @@ __global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, u
                                                                const unsigned long long* lo, double* total,
                                                                bool scan) {
   __shared__ unsigned long long red_hi[kThreads], red_lo[kThreads];
+  if (g.go != nullptr && *g.go == 0) return;  // block-uniform
+  if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;  // integer rows were binned
   const int64_t s = blockIdx.x;
   const int64_t off = g.out_off[s], width = g.width[s];
   Fixed sum, carry;  // carry: the running sum of the chunks before this one (scan)
@@ -369,15 +374,22 @@ __global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, u
   }
 }
 
-// [n] blocks of kThreads: fresh per-group scratch.
-__global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summary) {
+// [max(n, tiles)] threads: fresh per-group scratch (thread k: session k), and the tile table of
+// the first pass (thread k: tile k; none when n_tiles is 0).
+__global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summary, RowSpan rows, int64_t n_tiles) {
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (k < n_tiles) {
+    const int64_t t0 = rows.begin + k * g.tile_rows;
+    const int64_t t1 = min(t0 + g.tile_rows, rows.end);
+    g.tiles[2 * k] = find_session(g, t0);
+    g.tiles[2 * k + 1] = find_session(g, t1 - 1);
+  }
   if (k == 0) {
     *g.err = kEncNone;
     *g.fractional = 0ull;
     *g.off_grid = 0ull;
     *g.first_off_grid = kEncNone;
-    summary[0] = summary[1] = 0;
+    summary[kRows] = summary[kWidest] = summary[kGo] = 0;
   }
   if (k >= g.n) return;
   g.lo[k] = kEncNone;
@@ -388,10 +400,28 @@ __global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summar
   }
 }
 
-// Sessions up to which the layout runs as one block (a scan in shared memory, chunk by chunk);
-// beyond, three launches with the library's device-wide scan.
-constexpr int64_t kOneBlockLayout = 16384;
+// Up to kOneBlockLayout sessions (histogram.hpp) the layout runs as one block (a scan in shared
+// memory, chunk by chunk); beyond, three launches with the library's device-wide scan.
 constexpr int kLayoutThreads = 1024;
+
+// Whether the passes after the layout may run: the rows fit, no session is too wide, no row is bad.
+__device__ inline long long go_on(const GroupScratch& g, long long rows, unsigned long long widest, int64_t cap,
+                                  int64_t max_rows) {
+  return rows <= cap && widest <= static_cast<unsigned long long>(max_rows) && *g.err == kEncNone ? 1 : 0;
+}
+
+// [blocks] x [kThreads], grid-stride: rows [0, summary[kRows]) of hi (and lo) zeroed.
+__global__ void zero_rows_kernel(GroupScratch g, unsigned long long* hi, unsigned long long* lo,
+                                 const long long* summary) {
+  if (*g.go == 0) return;
+  if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;
+  const int64_t n = summary[kRows];
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < n;
+       k += static_cast<int64_t>(gridDim.x) * kThreads) {
+    hi[k] = 0;
+    if (lo != nullptr) lo[k] = 0;
+  }
+}
 
 // Width and low row of session k from the row ranges; the result columns.
 __device__ inline int64_t lay_out_session(const GroupScratch& g, int64_t k, int64_t* width, int64_t* low,
@@ -410,9 +440,13 @@ __device__ inline int64_t lay_out_session(const GroupScratch& g, int64_t k, int6
 __global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupScratch g, int64_t* width,
                                                                           int64_t* low, int64_t* out_off,
                                                                           LayoutColumns cols, int64_t base,
-                                                                          long long* summary) {
+                                                                          long long* summary, int64_t cap,
+                                                                          int64_t max_rows,
+                                                                          unsigned long long* zero_hi,
+                                                                          unsigned long long* zero_lo) {
   __shared__ int64_t scan[kLayoutThreads];
   __shared__ unsigned long long widest;
+  __shared__ long long go;
   if (threadIdx.x == 0) widest = 0;
   int64_t carry = 0;
   for (int64_t c0 = 0; c0 < g.n; c0 += kLayoutThreads) {
@@ -435,9 +469,20 @@ __global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupS
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    summary[0] = carry;
-    summary[1] = static_cast<long long>(widest);
+    summary[kRows] = carry;
+    summary[kWidest] = static_cast<long long>(widest);
+    go = go_on(g, carry, widest, cap, max_rows);
+    summary[kGo] = go;
     cols.offsets[g.n] = base + carry;
+  }
+  if (zero_hi == nullptr) return;  // block-uniform
+  __syncthreads();
+  if (go == 0) return;
+  unsigned long long* lo = zero_lo;
+  if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;
+  for (int64_t k = threadIdx.x; k < carry; k += kLayoutThreads) {
+    zero_hi[k] = 0;
+    if (lo != nullptr) lo[k] = 0;
   }
 }
 
@@ -447,18 +492,20 @@ __global__ void layout_widths_kernel(GroupScratch g, int64_t* width, int64_t* lo
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (k >= g.n) return;
   const int64_t w = lay_out_session(g, k, width, low, cols);
-  atomicMax(reinterpret_cast<unsigned long long*>(summary + 1), static_cast<unsigned long long>(w));
+  atomicMax(reinterpret_cast<unsigned long long*>(summary + kWidest), static_cast<unsigned long long>(w));
 }
 
 // [n] one thread per session of the group.
-__global__ void layout_offsets_kernel(int64_t n, const int64_t* width, const int64_t* out_off, LayoutColumns cols,
-                                      int64_t base, long long* summary) {
+__global__ void layout_offsets_kernel(GroupScratch g, const int64_t* width, const int64_t* out_off, LayoutColumns cols,
+                                      int64_t base, long long* summary, int64_t cap, int64_t max_rows) {
+  const int64_t n = g.n;
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (k >= n) return;
   cols.offsets[k] = base + out_off[k];
   if (k == n - 1) {
-    summary[0] = out_off[k] + width[k];
-    cols.offsets[n] = base + summary[0];
+    summary[kRows] = out_off[k] + width[k];
+    cols.offsets[n] = base + summary[kRows];
+    summary[kGo] = go_on(g, summary[kRows], static_cast<unsigned long long>(summary[kWidest]), cap, max_rows);
   }
 }
 
@@ -505,10 +552,16 @@ void tile_table(RowSpan rows, GroupScratch& g, gpuStream_t stream) {
 
 int64_t max_tiles(int64_t rows) { return (rows + kMinTile - 1) / kMinTile; }
 
-void launch_init_group(GroupScratch& g, bool legacy, long long* summary, gpuStream_t stream) {
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, gpuStream_t stream) {
   g.tiled = RowSpan{-1, -1, 0};
-  const auto blocks = static_cast<unsigned>(std::max<int64_t>(1, (g.n + kThreads - 1) / kThreads));
-  init_group_kernel<<<blocks, kThreads, 0, stream>>>(g, legacy, summary);
+  int64_t n_tiles = 0;
+  if (rows.end > rows.begin && g.n > 0) {  // the tile table of the first pass, in the same launch
+    g.tile_rows = tile_rows_for(rows.end - rows.begin, g.n);
+    n_tiles = tiles(rows, g);
+    g.tiled = rows;
+  }
+  const auto blocks = static_cast<unsigned>(std::max<int64_t>(1, (std::max(g.n, n_tiles) + kThreads - 1) / kThreads));
+  init_group_kernel<<<blocks, kThreads, 0, stream>>>(g, legacy, summary, rows, n_tiles);
   VPOC_GPU_CHECK_LAUNCH("init_group_kernel");
 }
 
@@ -561,10 +614,14 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     };
     using Yes = std::true_type;
     using No = std::false_type;
+    // g.fixed_by_flag: both kinds are launched and the one the flag does not pick returns at once
+    const bool u64 = lo == nullptr || g.fixed_by_flag, fixed = lo != nullptr;
     if (in.bars) {
-      if (lo == nullptr) go(Yes{}, U64Rows{hi}); else go(Yes{}, FixedRows{hi, lo});
+      if (u64) go(Yes{}, U64Rows{hi});
+      if (fixed) go(Yes{}, FixedRows{hi, lo});
     } else {
-      if (lo == nullptr) go(No{}, U64Rows{hi}); else go(No{}, FixedRows{hi, lo});
+      if (u64) go(No{}, U64Rows{hi});
+      if (fixed) go(No{}, FixedRows{hi, lo});
     }
   });
   VPOC_GPU_CHECK_LAUNCH("bin_kernel");
@@ -590,20 +647,33 @@ size_t layout_temp_bytes(int64_t n) {
   return bytes;
 }
 
+void launch_zero_rows(const GroupScratch& g, void* out_hi, void* out_lo, int64_t cap, const long long* summary,
+                      gpuStream_t stream) {
+  if (cap <= 0) return;
+  // about 8 rows per thread, at most 1024 blocks (grid-stride beyond)
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(1024, (cap + 8 * kThreads - 1) / (8 * kThreads)));
+  zero_rows_kernel<<<blocks, kThreads, 0, stream>>>(g, static_cast<unsigned long long*>(out_hi),
+                                                    static_cast<unsigned long long*>(out_lo), summary);
+  VPOC_GPU_CHECK_LAUNCH("zero_rows_kernel");
+}
+
 void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
-                   gpuStream_t stream) {
+                   int64_t cap, int64_t max_rows, gpuStream_t stream, void* zero_hi, void* zero_lo) {
   if (g.n <= 0) return;
   if (g.n <= kOneBlockLayout) {
-    layout_one_block_kernel<<<1, kLayoutThreads, 0, stream>>>(g, width, low, out_off, cols, base, summary);
+    layout_one_block_kernel<<<1, kLayoutThreads, 0, stream>>>(g, width, low, out_off, cols, base, summary, cap,
+                                                              max_rows, static_cast<unsigned long long*>(zero_hi),
+                                                              static_cast<unsigned long long*>(zero_lo));
     VPOC_GPU_CHECK_LAUNCH("layout_one_block_kernel");
     return;
   }
+  if (zero_hi != nullptr) VPOC_THROW(Error, "launch_layout: zeroing needs the one-block layout");
   const auto blocks = static_cast<unsigned>((g.n + kThreads - 1) / kThreads);
   layout_widths_kernel<<<blocks, kThreads, 0, stream>>>(g, width, low, cols, summary);
   VPOC_GPU_CHECK_LAUNCH("layout_widths_kernel");
   VPOC_GPU_CHECK(prim::exclusive_sum(temp, temp_bytes, width, out_off, static_cast<int>(g.n), stream));
-  layout_offsets_kernel<<<blocks, kThreads, 0, stream>>>(g.n, width, out_off, cols, base, summary);
+  layout_offsets_kernel<<<blocks, kThreads, 0, stream>>>(g, width, out_off, cols, base, summary, cap, max_rows);
   VPOC_GPU_CHECK_LAUNCH("layout_offsets_kernel");
 }
 

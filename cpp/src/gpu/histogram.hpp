@@ -35,14 +35,22 @@ struct GroupScratch {
   int64_t* tiles = nullptr;           // [2 * max_tiles] first / last session of each tile of a pass
   int64_t tile_rows = 0;              // rows per tile (block) of the current tile table
   RowSpan tiled{-1, -1, 0};           // host: the rows the tile table was built for (begin -1: none)
+  // Speculative calls (the host does not read the layout back before binning):
+  const long long* go = nullptr;      // [1] summary[kGo]: 0 when the output is too small or a row is bad;
+                                      //     the passes after the layout then do nothing (nullptr: always run)
+  bool fixed_by_flag = false;         // integer or fixed-point rows chosen on the device by *fractional
 };
+
+// Words of the group summary the layout fills (read back by the host in one copy).
+inline constexpr int kRows = 0, kWidest = 1, kGo = 6;
 
 // Tiles (blocks) a pass over `rows` rows may use: the size of GroupScratch::tiles / 2.
 int64_t max_tiles(int64_t rows);
 
 // Resets the group's scratch for a new group of g.n sessions (row ranges, price ranges when
-// legacy, error, fractional flag, off-grid count and row, summary[2]); forgets the tile table. One launch.
-void launch_init_group(GroupScratch& g, bool legacy, long long* summary, gpuStream_t stream);
+// legacy, error, fractional flag, off-grid count and row, the summary) and builds the tile table
+// of the group's first pass over `rows` (g.offsets already on the device). One launch.
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, gpuStream_t stream);
 
 // Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",
 // "no error".
@@ -61,6 +69,7 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
 // Adds the volume of every row, exactly, at row g.out_off[s] + row - g.low_row[s] of out_hi
 // (u64 integer part) and out_lo (u64 fraction, 2**-64 units; nullptr: whole volumes landing whole
 // on one row, integer part only). Rows validated by launch_row_range; out planes zeroed.
+// g.fixed_by_flag: out_lo is given and used only when *g.fractional says so (two launches, one returns).
 void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                 void* out_hi, void* out_lo, gpuStream_t stream);
 // Whether launch_bin puts the volume of `in` as a difference array (uniform, one tick per row):
@@ -70,6 +79,11 @@ bool uniform_diff(const InputView& in, const Options& opt);
 // each session's exact sum rounded once (+inf past 2**53).
 void launch_finish_rows(const InputView& in, const Options& opt, const GroupScratch& g, void* out_hi,
                         const void* out_lo, double* total, gpuStream_t stream);
+
+// [R] rows of out_hi (and out_lo, unless null or unused by g.fixed_by_flag) zeroed, R = summary[kRows]
+// read on the device (at most cap). Nothing when *g.go == 0.
+void launch_zero_rows(const GroupScratch& g, void* out_hi, void* out_lo, int64_t cap, const long long* summary,
+                      gpuStream_t stream);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
 struct LayoutColumns {
@@ -81,9 +95,18 @@ struct LayoutColumns {
 size_t layout_temp_bytes(int64_t n);
 // From g.lo / g.hi: widths and low rows into g (width / low_row / out_off, which launch_bin reads)
 // and the result columns; summary[0] = the group's rows, summary[1] = its widest session
-// (summary zeroed by launch_init_group). One launch up to kOneBlockLayout sessions.
+// (summary zeroed by launch_init_group), summary[kGo] = 1 when the rows fit in `cap`, no session is
+// wider than `max_rows` and no row is bad (else 0). One launch up to kOneBlockLayout sessions.
+// zero_hi (and zero_lo, as launch_zero_rows reads it): a one-launch layout also zeroes the group's
+// rows there when summary[kGo] is 1 (callers pass them for at most kLayoutZeroRows rows).
 void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
-                   gpuStream_t stream);
+                   int64_t cap, int64_t max_rows, gpuStream_t stream, void* zero_hi = nullptr,
+                   void* zero_lo = nullptr);
+// Rows up to which the one-block layout zeroes the output itself (64 per thread at most: a few
+// microseconds, less than a launch of its own).
+inline constexpr int64_t kLayoutZeroRows = int64_t(1) << 16;
+// Sessions up to which the layout is one launch (and a call may bin without reading it back).
+inline constexpr int64_t kOneBlockLayout = 16384;
 
 }  // namespace vpoc::gpu

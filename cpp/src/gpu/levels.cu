@@ -41,6 +41,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
+  if (c.go != nullptr && *c.go == 0) return;  // block-uniform: the call is run again or fails
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
   if (n == 0) {

@@ -17,6 +17,7 @@ struct LevelColumns {
   const int64_t* low_row;
   int64_t *poc_row, *vah_row, *val_row;
   double *poc, *vah, *val, *total_volume, *va_volume;
+  const long long* go = nullptr;  // [1] speculative calls: 0 = the binning did not run, do nothing
 };
 
 // iota[i] = i for i < n (the values the greedy sort carries).

@@ -4,6 +4,7 @@
 #include "gpu/runtime.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 namespace vpoc::gpu {
@@ -19,6 +20,25 @@ DeviceState::DeviceState(int device) : device_(device) {
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking));
   VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&copy_stream_, gpuStreamNonBlocking));
   for (auto& e : slot_events_) VPOC_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming));
+  VPOC_GPU_CHECK(gpuEventCreateWithFlags(&summary_event_, gpuEventDisableTiming));
+}
+
+int64_t DeviceState::rows_hint(uint64_t key) const {
+  for (const RowsHint& h : hints_)
+    if (h.key == key) return h.rows;
+  return 0;
+}
+
+void DeviceState::note_rows(uint64_t key, int64_t rows) {
+  auto it = std::find_if(hints_.begin(), hints_.end(), [&](const RowsHint& h) { return h.key == key; });
+  RowsHint h{key, rows};
+  if (it != hints_.end()) {
+    h.rows = std::max(h.rows, it->rows);  // the largest seen: calls of a shape vary a little
+    hints_.erase(it);
+  } else if (hints_.size() == kHints) {
+    hints_.pop_back();
+  }
+  hints_.insert(hints_.begin(), h);
 }
 
 void* DeviceState::driver_malloc(size_t bytes) {
@@ -290,6 +310,18 @@ void DeviceState::set_pool_limit(int64_t bytes) {
     trim(pool_limit_);
   }
 }
+
+void DeviceState::count_speculative(bool rerun) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  if (rerun) stats_.speculative_reruns += 1;
+  else stats_.speculative_calls += 1;
+}
+
+namespace {
+std::atomic<bool> g_speculation{true};
+}  // namespace
+void set_speculation(bool enabled) { g_speculation.store(enabled); }
+bool speculation() { return g_speculation.load(); }
 
 MemoryStats DeviceState::stats() {
   std::lock_guard<std::mutex> lock(pool_mutex_);

@@ -44,6 +44,12 @@ class DeviceState {
   // kSlotEvents events owned by the state for one call's double buffering (callers hold mutex()).
   static constexpr int kSlotEvents = 4;
   gpuEvent_t slot_event(int k) const { return slot_events_[k]; }
+  // The event a speculative call records after its summary copy (callers hold mutex()).
+  gpuEvent_t summary_event() const { return summary_event_; }
+  // Output rows seen for calls of one shape (`key`, see gpu/engine.cu), 0 when none: the size a
+  // call that bins before reading its layout back gives its histogram (callers hold mutex()).
+  int64_t rows_hint(uint64_t key) const;
+  void note_rows(uint64_t key, int64_t rows);
   // A result buffer of at least `bytes`, written on `stream`: a cached buffer when one fits (the
   // stream first waits for the buffer's earlier users), else a new driver allocation. It returns
   // to the pool with its last reference.
@@ -51,6 +57,7 @@ class DeviceState {
   // An event from the pool; it goes back to the pool with the last reference.
   std::shared_ptr<void> event();
   MemoryStats stats();
+  void count_speculative(bool rerun);  // a speculative call binned (false) / ran again (true)
   void empty_cache();
   void set_pool_limit(int64_t bytes);
   // The end of the last call on this device: the next call's stream waits for it before it
@@ -76,6 +83,13 @@ class DeviceState {
   gpuStream_t stream_ = nullptr;       // vpoc's own compute stream (non-blocking)
   gpuStream_t copy_stream_ = nullptr;  // host-to-device staging copies
   gpuEvent_t slot_events_[kSlotEvents] = {};
+  gpuEvent_t summary_event_ = nullptr;
+  struct RowsHint {
+    uint64_t key;
+    int64_t rows;
+  };
+  static constexpr size_t kHints = 16;  // shapes remembered (a training loop has a few)
+  std::vector<RowsHint> hints_;         // most recent first
   std::mutex mutex_;
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;

@@ -1,0 +1,209 @@
+"""GPU calls of a shape seen before bin before reading their layout back (no mid-call wait).
+
+Contract: a speculative call gives the bits the waiting call gives (and the CPU's), raises the same
+exception for the same bad input, reruns (counted) when its rows outgrow the expected size, and its
+histogram holds exactly the rows its offsets say. Skipped without a GPU build, a GPU and torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+vpoc = pytest.importorskip("vpoc")
+if not (hasattr(vpoc, "gpu_available") and vpoc.gpu_available()):
+    pytest.skip("needs a vpoc GPU build and a GPU", allow_module_level=True)
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
+    pytest.skip("needs PyTorch with a GPU", allow_module_level=True)
+
+from vpoc import _core  # noqa: E402
+
+from _compare import ALL_FIELDS  # noqa: E402
+
+FIELDS = ALL_FIELDS + ("poc", "vah", "val")
+
+
+@contextlib.contextmanager
+def speculation(enabled: bool):
+    before = _core.gpu_speculation()
+    _core.gpu_set_speculation(enabled)
+    try:
+        yield
+    finally:
+        _core.gpu_set_speculation(before)
+
+
+def stats():
+    return vpoc.memory_stats("cuda")
+
+
+def data(api: str, n: int, S: int, seed: int, *, spread: int = 1, volume: str = "int"):
+    """Tick random walk on the 0.25 grid (``spread`` ticks per step), S sessions of about n / S rows."""
+    rng = np.random.default_rng(seed)
+    t = 16000 + np.cumsum(rng.integers(-spread, spread + 1, n))
+    vol = rng.integers(0, 60, n).astype(np.float64)
+    if volume == "frac":
+        vol = vol + rng.integers(0, 4, n) * 0.25
+    d = {"volume": vol}
+    if api == "trades":
+        d["price"] = t * 0.25
+    else:
+        w = rng.integers(0, 7 * spread, n)
+        low = t * 0.25
+        d.update(high=low + w * 0.25, low=low, close=low + rng.integers(0, w + 1) * 0.25,
+                 open=low + rng.integers(0, w + 1) * 0.25)
+    off = np.linspace(0, n, S + 1).astype(np.int64)
+    return d, off
+
+
+def call(api: str, d: dict, off, device: str, **kw):
+    if device != "cpu":
+        d = {k: torch.from_numpy(np.ascontiguousarray(v)).cuda() for k, v in d.items()}
+    if api == "trades":
+        return vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25, device=device, **kw)
+    return vpoc.from_bars(d["high"], d["low"], d["close"], d["volume"], open=d["open"], offsets=off,
+                          tick_size=0.25, distribute=api, device=device, **kw)
+
+
+def fields(p) -> dict:
+    h = p.cpu()
+    return {k: np.asarray(getattr(h, k)) for k in FIELDS}
+
+
+def assert_same(a: dict, b: dict, ctx: str) -> None:
+    for k in FIELDS:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=f"{k} [{ctx}]", strict=True)
+
+
+@pytest.mark.parametrize("api, volume", [("trades", "int"), ("trades", "frac"), ("close", "int"),
+                                         ("hlc3", "frac"), ("uniform", "int"), ("legacy", "int")])
+@pytest.mark.parametrize("va_method", ["cbot", "single"])
+def test_repeated_shape_bins_before_reading_back(api, volume, va_method):
+    d, off = data(api, 20_000 + len(api), 9, seed=1, volume=volume)
+    with speculation(False):
+        waiting = fields(call(api, d, off, "cuda", va_method=va_method))
+    cpu = fields(call(api, d, off, "cpu", va_method=va_method))
+    before = stats()
+    for k in range(3):  # the first call of the shape may wait; the others do not
+        got = fields(call(api, d, off, "cuda", va_method=va_method))
+        assert_same(got, waiting, f"{api} call {k} vs the waiting call")
+    after = stats()
+    assert after["speculative_calls"] - before["speculative_calls"] >= 2
+    assert after["speculative_reruns"] == before["speculative_reruns"]
+    for k in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row"):
+        np.testing.assert_array_equal(waiting[k], cpu[k], err_msg=k, strict=True)
+    np.testing.assert_allclose(waiting["volume"], cpu["volume"], rtol=1e-12, atol=0)
+    assert waiting["volume"].size == waiting["offsets"][-1]
+
+
+@pytest.mark.parametrize("api", ["trades", "uniform"])
+def test_rows_outgrowing_the_expected_size_rerun(api):
+    narrow, off = data(api, 30_011, 5, seed=2, spread=1)
+    wide, _ = data(api, 30_011, 5, seed=3, spread=40)  # same shape, far more rows
+    call(api, narrow, off, "cuda")
+    call(api, narrow, off, "cuda")
+    before = stats()
+    got = call(api, wide, off, "cuda")
+    after = stats()
+    assert after["speculative_reruns"] - before["speculative_reruns"] == 1
+    want = fields(call(api, wide, off, "cpu"))
+    g = fields(got)
+    for k in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row"):
+        np.testing.assert_array_equal(g[k], want[k], err_msg=k, strict=True)
+    np.testing.assert_allclose(g["volume"], want["volume"], rtol=1e-12, atol=0)
+    # the hint grew: the next call of the shape fits
+    before = stats()
+    assert_same(fields(call(api, wide, off, "cuda")), g, "after the rerun")
+    assert stats()["speculative_reruns"] == before["speculative_reruns"]
+
+
+def _bad(api: str, d: dict, case: str) -> dict:
+    d = {k: v.copy() for k, v in d.items()}
+    key = "price" if api == "trades" else "high"
+    if case == "nan_price":
+        d[key][[70, 90]] = np.nan
+    elif case == "negative_volume":
+        d["volume"][[70, 90]] = -1.0
+    elif case == "too_wide":
+        d[key][70] += 5000.0
+        if api != "trades":
+            d["close"][70] = d["low"][70]
+    elif case == "high_below_low":
+        d["high"][70] = d["low"][70] - 0.25
+    return d
+
+
+@pytest.mark.parametrize("api, case", [("trades", "nan_price"), ("trades", "negative_volume"),
+                                       ("trades", "too_wide"), ("uniform", "nan_price"),
+                                       ("uniform", "high_below_low"), ("close", "negative_volume"),
+                                       ("uniform", "too_wide")])
+def test_bad_input_on_a_known_shape_raises_as_the_waiting_call(api, case):
+    good, off = data(api, 4_000 + 7 * len(case), 3, seed=4)
+    kw = {"max_rows": 2000} if case == "too_wide" else {}
+    call(api, good, off, "cuda", **kw)
+    call(api, good, off, "cuda", **kw)
+    bad = _bad(api, good, case)
+    with speculation(False):
+        with pytest.raises(ValueError) as waiting:
+            call(api, bad, off, "cuda", **kw)
+    before = stats()
+    with pytest.raises(ValueError) as spec:
+        call(api, bad, off, "cuda", **kw)
+    assert stats()["speculative_calls"] > before["speculative_calls"], "the bad call did not bin first"
+    assert str(spec.value) == str(waiting.value)
+    with pytest.raises(ValueError) as cpu:
+        call(api, bad, off, "cpu", **kw)
+    assert type(cpu.value) is type(spec.value)
+    # and the shape still works
+    assert_same(fields(call(api, good, off, "cuda", **kw)), fields(call(api, good, off, "cuda", **kw)), "after")
+
+
+def test_integer_then_fractional_volumes_on_one_shape():
+    ints, off = data("trades", 12_345, 4, seed=5, volume="int")
+    fracs, _ = data("trades", 12_345, 4, seed=5, volume="frac")
+    call("trades", ints, off, "cuda")
+    for d in (ints, fracs, ints, fracs):
+        with speculation(False):
+            want = fields(call("trades", d, off, "cuda"))
+        assert_same(fields(call("trades", d, off, "cuda")), want, "int/frac")
+
+
+def test_off_grid_counts_on_the_speculative_path():
+    d, off = data("trades", 8_888, 3, seed=6)
+    call("trades", d, off, "cuda")
+    few = {k: v.copy() for k, v in d.items()}
+    few["price"][[5, 600]] += 0.1  # 2 of 8888 off the grid: rounded with a warning
+    with speculation(False):
+        with pytest.warns(UserWarning, match="tick") as w0:
+            want = call("trades", few, off, "cuda")
+    with pytest.warns(UserWarning, match="tick") as w1:
+        got = call("trades", few, off, "cuda")
+    assert [str(x.message) for x in w0] == [str(x.message) for x in w1]
+    assert got.snapped_prices == want.snapped_prices
+    assert_same(fields(got), fields(want), "off grid")
+    many = {k: v.copy() for k, v in d.items()}
+    many["price"][::10] += 0.1  # 10% off: refused
+    with speculation(False):
+        with pytest.raises(ValueError) as e0:
+            call("trades", many, off, "cuda")
+    with pytest.raises(ValueError) as e1:
+        call("trades", many, off, "cuda")
+    assert str(e0.value) == str(e1.value)
+
+
+def test_huge_volumes_on_the_speculative_path():
+    d, off = data("trades", 10_000, 2, seed=7)
+    call("trades", d, off, "cuda")
+    big = {k: v.copy() for k, v in d.items()}
+    big["volume"][::50] = 2.0**52  # a session's sum passes 2**53
+    with speculation(False):
+        with pytest.raises(ValueError) as e0:
+            call("trades", big, off, "cuda")
+    with pytest.raises(ValueError) as e1:
+        call("trades", big, off, "cuda")
+    assert str(e0.value) == str(e1.value)
+    with pytest.raises(ValueError):
+        call("trades", big, off, "cpu")
