@@ -1,7 +1,7 @@
-"""``vpoc.diff``: two ``Profiles`` compared session by session: which levels, histogram rows and rules differ.
+"""``vpoc.diff``: two ``Profiles``, or two ``TpoProfiles``, compared session by session: what differs and why.
 
-Contract: same number of sessions or ValueError; per session the POC / VAH / VAL / total volume / histogram differences
-(price and rows), and the rule that explains them where the inputs' settings or histograms can tell it.
+Contract: same kind and number of sessions or TypeError / ValueError; per session the POC / VAH / VAL / total /
+histogram differences (price and rows), and the rule that explains them where the settings or histograms can tell it.
 """
 
 from __future__ import annotations
@@ -15,14 +15,22 @@ from ._api import from_trades
 from ._optional import require
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
+from .features import TpoProfiles
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DIFF_FIELDS", "POC_TIES", "ProfilesDiff", "RULES", "VA_METHODS", "diff"]
+__all__ = ["DIFF_FIELDS", "POC_TIES", "ProfilesDiff", "RULES", "TPO_RULES", "VA_METHODS", "diff"]
 
 #: The rules that decide a profile's levels: the ladder, then the options ``Profiles`` does not record.
 RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "distribute")
+#: The same for two ``TpoProfiles`` (each records all of them): the ladder, the level rules, then the
+#: rules that place the TPO brackets (the period grid: its length, its start, the clock it is read on).
+TPO_RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "period",
+                              "rth_start", "tz")
+#: Per kind: the rules after the level rules that move the histogram itself (named instead of "histogram"
+#: when both sides record them and they differ).
+_SPREAD_RULES = {"volume": ("distribute",), "tpo": ("period", "rth_start", "tz")}
 #: The values tried when a side's rule is not recorded (docs/contract.md).
 POC_TIES: Tuple[str, ...] = ("center", "low", "high")
 VA_METHODS: Tuple[str, ...] = ("cbot", "single", "greedy")
@@ -55,13 +63,16 @@ class ProfilesDiff:
       alternatives joined by " or ", "unexplained" when no rule tried reproduces a side;
       ``reason``: the same in words, with the values that tell it.
 
-    Also: ``settings`` (each rule of ``RULES`` -> (a's, b's); None where a side does not record
-    it), ``compared_row_size`` (the row size histograms were compared on, or None), ``notes``
-    (what could not be compared and why), ``session_labels``, ``trade_dates`` (a's).
+    Of two ``TpoProfiles`` the histogram is the TPO counts (``total_volume_*``: the total TPO
+    count), the levels the TPO POC / value area, the rule names from ``TPO_RULES``.
+
+    Also: ``settings`` (each rule of ``RULES``, or ``TPO_RULES``, -> (a's, b's); None where a side
+    does not record it), ``compared_row_size`` (the row size histograms were compared on, or
+    None), ``notes`` (what could not be compared and why), ``session_labels``, ``trade_dates`` (a's).
     """
 
     def __init__(self, columns: Dict[str, np.ndarray], *, settings: Dict[str, Tuple[Any, Any]],
-                 compared_row_size: Optional[float], notes: Tuple[str, ...], source: Profiles) -> None:
+                 compared_row_size: Optional[float], notes: Tuple[str, ...], source: Any) -> None:
         self.__dict__.update(columns)
         self.settings = settings
         self.compared_row_size = compared_row_size
@@ -93,13 +104,57 @@ class ProfilesDiff:
         return pd.DataFrame(self.to_dict(), index=index)
 
 
-def _rules_of(prof: Profiles) -> Dict[str, Any]:
+class _TpoView:
+    """A ``TpoProfiles`` seen as the histogram ``diff`` compares: its TPO counts as the row
+    "volumes" (``count``, ``total_tpo``, ``va_tpo``) on its ladder, its TPO POC / value area as the
+    levels, and every rule it records (``TPO_RULES``)."""
+
+    kind = "tpo"
+
+    def __init__(self, tp: TpoProfiles) -> None:
+        self.source = tp
+        for name in ("offsets", "low_row", "n_rows", "poc", "vah", "val", "poc_row", "vah_row", "val_row",
+                     "tick_size", "ticks_per_row", "row_size", "session_labels", "trade_dates"):
+            setattr(self, name, getattr(tp, name))
+        self.n_sessions = tp.n_sessions
+        self.volume = np.asarray(tp.count, dtype=np.float64)
+        self.total_volume = np.asarray(tp.total_tpo, dtype=np.float64)
+        self.va_volume = np.asarray(tp.va_tpo, dtype=np.float64)
+        r = tp.rules
+        start = int(r["rth_start_ns"]) // 10**9
+        self.rules = dict(value_area=float(r["value_area"]), va_method=r["va_method"], poc_tie=r["poc_tie"],
+                          period=f"{int(r['period'])}min", tz=str(r["tz"]),
+                          rth_start=f"{start // 3600:02d}:{start // 60 % 60:02d}"
+                                    + (f":{start % 60:02d}" if start % 60 else ""))
+
+    def coarse(self, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offsets, low rows, counts) of the TPO profile on the ladder of rows ``m`` times its own,
+        rebuilt from its periods: a period spans coarse rows lo // m .. hi // m and counts once on
+        each (TPO counts do not add up over rows as volumes do: a period touching two fine rows of
+        one coarse row is one TPO there)."""
+        tp = self.source
+        n = np.asarray(tp.n_rows, dtype=np.int64)
+        low = np.asarray(tp.low_row, dtype=np.int64)
+        S = n.shape[0]
+        clow = np.where(n > 0, np.floor_divide(low, m), 0)
+        cn = np.where(n > 0, np.floor_divide(low + n - 1, m) - clow + 1, 0)
+        offs = np.concatenate(([0], np.cumsum(cn))).astype(np.int64)
+        sess = np.repeat(np.arange(S, dtype=np.int64), np.diff(np.asarray(tp.period_offsets, dtype=np.int64)))
+        base = offs[:-1][sess] - clow[sess]
+        lo = base + np.floor_divide(np.asarray(tp.period_low_row, dtype=np.int64), m)
+        hi = base + np.floor_divide(np.asarray(tp.period_high_row, dtype=np.int64), m)
+        step = np.bincount(lo, minlength=int(offs[-1]) + 1) - np.bincount(hi + 1, minlength=int(offs[-1]) + 1)
+        return offs, clow, np.cumsum(step)[:-1].astype(np.float64)
+
+
+def _rules_of(prof: Any) -> Dict[str, Any]:
     """The rules a result records: tick_size and ticks_per_row always, the others when it carries a
-    ``rules`` dict (as ``TpoProfiles`` does)."""
+    ``rules`` dict (as ``TpoProfiles`` does: every one of ``TPO_RULES``)."""
     out: Dict[str, Any] = {"tick_size": float(prof.tick_size), "ticks_per_row": int(prof.ticks_per_row)}
     extra = getattr(prof, "rules", None)
     if isinstance(extra, dict):
-        out.update({k: extra[k] for k in RULES[2:] if k in extra})
+        names = TPO_RULES if getattr(prof, "kind", "volume") == "tpo" else RULES
+        out.update({k: extra[k] for k in names[2:] if k in extra})
     return out
 
 
@@ -116,12 +171,15 @@ def _value_areas(value_area: Any) -> Tuple[float, ...]:
     return tuple(out)
 
 
-def _ragged(prof: Profiles, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ragged(prof: Any, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(offsets, low rows, volumes) of ``prof``'s histograms on the ladder of rows ``m`` times its
-    own (row R holds rows m*R .. m*R + m - 1; m == 1: the histograms themselves)."""
+    own (row R holds rows m*R .. m*R + m - 1; m == 1: the histograms themselves); a TPO profile's
+    counts on that ladder are rebuilt from its periods (``_TpoView.coarse``)."""
     n = np.asarray(prof.n_rows, dtype=np.int64)
     low = np.asarray(prof.low_row, dtype=np.int64)
     vol = np.asarray(prof.volume, dtype=np.float64)
+    if m > 1 and isinstance(prof, _TpoView):
+        return prof.coarse(m)
     if m == 1:
         return np.asarray(prof.offsets, dtype=np.int64), np.where(n > 0, low, 0), vol
     S = n.shape[0]
@@ -166,7 +224,7 @@ def _compare_rows(a: Tuple[np.ndarray, ...], b: Tuple[np.ndarray, ...], rtol: fl
     return count, first
 
 
-def _levels_under(prof: Profiles, sel: np.ndarray, poc_tie: str, va_method: str, value_area: float
+def _levels_under(prof: Any, sel: np.ndarray, poc_tie: str, va_method: str, value_area: float
                   ) -> np.ndarray:
     """[len(sel), 3] (poc_row, vah_row, val_row) of sessions ``sel`` of ``prof`` recomputed by the
     engine from their histograms (each row a trade at its row price) under these rules."""
@@ -183,7 +241,7 @@ def _levels_under(prof: Profiles, sel: np.ndarray, poc_tie: str, va_method: str,
     return np.stack([r.poc_row, r.vah_row, r.val_row], axis=1)
 
 
-def _candidates(prof: Profiles, sel: np.ndarray, recorded: Dict[str, Any], value_areas: Tuple[float, ...]
+def _candidates(prof: Any, sel: np.ndarray, recorded: Dict[str, Any], value_areas: Tuple[float, ...]
                 ) -> List[Set[_Triple]]:
     """Per session of ``sel``: the (poc_tie, va_method, value_area) triples under which the engine
     reproduces ``prof``'s POC, VAH and VAL rows from its own histogram. A recorded rule is the only
@@ -239,20 +297,30 @@ def _explain(ca: Set[_Triple], cb: Set[_Triple]) -> Tuple[List[FrozenSet[str]], 
     return list(best), "; ".join(dict.fromkeys(words))
 
 
-def _check(x: Any, name: str) -> Profiles:
+def _check(x: Any, name: str) -> Any:
+    """``x`` as ``diff`` reads it: a Profiles on the host, or a TpoProfiles' TPO histogram."""
+    if isinstance(x, TpoProfiles):
+        return _TpoView(x)
     if not isinstance(x, Profiles):
-        raise TypeError(f"{name} must be a vpoc.Profiles, got {type(x).__name__}")
+        raise TypeError(f"{name} must be a vpoc.Profiles or a vpoc.TpoProfiles (two of the same kind), got "
+                        f"{type(x).__name__}")
     return x.cpu()
 
 
-def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70) -> ProfilesDiff:
-    """Compare two ``Profiles`` session by session (position by position).
+def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> ProfilesDiff:
+    """Compare two ``Profiles``, or two ``TpoProfiles``, session by session (position by position).
 
     For each session: whether POC, VAH, VAL, total volume and histogram differ, by how much (b - a
     in price, and in rows of the finer ladder), how many histogram rows differ and the lowest one,
     and the likely rule behind the differences (``ProfilesDiff``). Volumes are equal within
     ``rtol`` relative (default 1e-9, the engine's tie band); levels compare as prices (equal within
     a millionth of a row).
+
+    Two ``TpoProfiles`` (``vpoc.tpo`` results) compare their TPO profiles the same way: the TPO
+    counts per row are the histogram (``total_volume_*`` is then the total TPO count), the TPO POC /
+    VAH / VAL the levels, and every rule is read from their ``rules`` (``TPO_RULES``): besides the
+    ladder and the level rules, ``period`` / ``rth_start`` / ``tz`` (the period grid) are named in
+    place of "histogram" when they differ and the counts do.
 
     Histograms are compared row by row on one ladder: the common one, or the coarser of the two
     when its row size is a whole multiple of the finer one's (the finer histogram summed onto the
@@ -268,9 +336,16 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
     ``value_area`` (a number or a sequence; default 0.70), else with the fraction that side's
     value area holds, and the rule names in which the fitting rules of a and b differ least are
     reported ("unexplained" when no rule tried reproduces a side). Raises TypeError naming ``a`` /
-    ``b`` for anything but a Profiles, ValueError when their session counts differ.
+    ``b`` for anything but a Profiles or a TpoProfiles, or for one of each; ValueError when their
+    session counts differ.
     """
     pa, pb = _check(a, "a"), _check(b, "b")
+    kind = getattr(pa, "kind", "volume")
+    if getattr(pb, "kind", "volume") != kind:
+        tp, other = ("a", "b") if kind == "tpo" else ("b", "a")
+        raise TypeError(f"{tp} is a vpoc.TpoProfiles and {other} a vpoc.Profiles: diff compares like with like "
+                        f"(a TpoProfiles' volume_profile is the volume profile of its bars)")
+    names = TPO_RULES if kind == "tpo" else RULES
     tol = real(rtol, "rtol")
     if not 0.0 <= tol < 1.0:
         raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
@@ -279,9 +354,9 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
     if pb.n_sessions != S:
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
-    settings = {k: (ra.get(k), rb.get(k)) for k in RULES}
+    settings = {k: (ra.get(k), rb.get(k)) for k in names}
     notes: List[str] = []
-    unrecorded = [k for k in RULES[2:] if k not in ra or k not in rb]
+    unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
         notes.append(f"{', '.join(unrecorded)} not recorded on both results: the rule behind a level difference is "
                      "inferred from each side's histogram (see vpoc.diff)")
@@ -300,8 +375,10 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
         rows_differ, first = _compare_rows(_ragged(pa, m if size_a < size_b else 1),
                                            _ragged(pb, m if size_b < size_a else 1), tol)
         if m > 1:
+            how = ("the finer TPO profile's periods counted on them" if kind == "tpo" else
+                   "the finer histogram summed onto them")
             notes.append(f"row sizes differ ({size_a:g} vs {size_b:g}): histograms compared on the coarser rows "
-                         f"({compared:g}, the finer histogram summed onto them)")
+                         f"({compared:g}, {how})")
         first_price = np.where(first != NO_ROW, first.astype(np.float64) * compared, np.nan)
         hist = rows_differ > 0
     else:
@@ -324,13 +401,13 @@ def diff(a: Profiles, b: Profiles, *, rtol: float = 1e-9, value_area: Any = 0.70
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
     cols["differs"] = level | cols["total_volume_differs"] | hist
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
-    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions)
+    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind)
     cols["rule"], cols["reason"] = rule, reason
     return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
-                        notes=tuple(notes), source=pa)
+                        notes=tuple(notes), source=getattr(pa, "source", pa))
 
 
-def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Profiles, pb: Profiles) -> str:
+def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
     if np.isnan(float(getattr(pa, x)[s])):
         return f"{x}: a's session is empty"
     if np.isnan(float(getattr(pb, x)[s])):
@@ -338,16 +415,18 @@ def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Profiles, pb: Profile
     return f"{x} {cols[f'{x}_delta'][s]:+g} ({cols[f'{x}_rows'][s]:+g} rows)"
 
 
-def _rules(pa: Profiles, pb: Profiles, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
-           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...]
+def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
+           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...], kind: str = "volume"
            ) -> Tuple[np.ndarray, np.ndarray]:
-    """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``)."""
+    """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``); ``kind``: "volume" (Profiles) or
+    "tpo" (TpoProfiles: TPO counts in place of volumes, the period grid in place of ``distribute``)."""
     S = level.shape[0]
     rule = np.full(S, "", dtype=object)
     reason = np.full(S, "", dtype=object)
     base = list(ladder)
     base_words = [f"{k} {ra[k]:g} vs {rb[k]:g}" for k in ladder]
-    recorded_spread = "distribute" in ra and "distribute" in rb and ra["distribute"] != rb["distribute"]
+    spread = [k for k in _SPREAD_RULES[kind] if k in ra and k in rb and ra[k] != rb[k]]
+    total = "total TPO count" if kind == "tpo" else "total volume"
     ne = (np.asarray(pa.n_rows) > 0) & (np.asarray(pb.n_rows) > 0)
     sel = np.flatnonzero(level & ne)
     ca = _candidates(pa, sel, ra, fractions) if sel.size else []
@@ -358,20 +437,24 @@ def _rules(pa: Profiles, pb: Profiles, ra: Dict[str, Any], rb: Dict[str, Any], c
         words = list(base_words) + [_level_words(x, cols, s, pa, pb) for x in _LEVELS if cols[f"{x}_differs"][s]]
         if cols["rows_differ"][s] < 0:  # no common ladder: the ladder alone may explain the histograms
             if cols["total_volume_differs"][s]:
-                names.append("histogram")
-                words.append(f"total volume {cols['total_volume_delta'][s]:+g}")
+                if kind != "tpo":  # a TPO total depends on the ladder: the ladder alone may explain it
+                    names.append("histogram")
+                words.append(f"{total} {cols['total_volume_delta'][s]:+g}")
             words.append("histograms not compared (no common ladder)")
         elif cols["histogram_differs"][s]:
-            if recorded_spread:
-                names.append("distribute")
-                words.append(f"distribute {ra['distribute']!r} vs {rb['distribute']!r}")
+            if spread:
+                names.extend(spread)
+                words.extend(f"{k} {ra[k]!r} vs {rb[k]!r}" for k in spread)
             else:
                 names.append("histogram")
-            words.append(f"{cols['rows_differ'][s]} histogram rows differ, the lowest at {cols['first_price'][s]:g}")
+            what = "TPO count rows" if kind == "tpo" else "histogram rows"
+            words.append(f"{cols['rows_differ'][s]} {what} differ, the lowest at {cols['first_price'][s]:g}")
             if cols["total_volume_differs"][s]:
-                words.append(f"total volume {cols['total_volume_delta'][s]:+g}")
-            elif not recorded_spread:
-                words.append("the same total volume on other rows (distribute, or the inputs' prices)")
+                words.append(f"{total} {cols['total_volume_delta'][s]:+g}")
+            elif not spread:
+                words.append("the same total TPO count on other rows (other bars, or the period grid)"
+                             if kind == "tpo" else
+                             "the same total volume on other rows (distribute, or the inputs' prices)")
         alternatives = [names]
         k = where.get(s)
         if k is not None and ca[k] and cb[k]:

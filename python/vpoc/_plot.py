@@ -1,8 +1,9 @@
 """``plot_profile``: one session's volume profile drawn with matplotlib (``Profiles.plot``).
 
-Contract: one horizontal bar per profile row (width = row volume), a POC line and a value-area
-band, on the price axis; draws into ``ax`` (or a new figure) and returns the Axes. The helpers
-below (session lookup, row centres, price text, stacked bars) are shared with ``vpoc._plot_tpo``.
+Contract: one horizontal bar per profile row (width = row volume; with aggressor sides: buy, sell and
+unknown-side layers stacked to it, and the row's delta), a POC line and a value-area band, on the
+price axis; draws into ``ax`` (or a new figure) and returns the Axes. The helpers below (session
+lookup, row centres, price text, stacked bars) are shared with ``vpoc._plot_tpo``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ._profiles import Profiles
 
-__all__ = ["fraction", "label_text", "new_axes", "outside_legend", "plot_profile", "price_text", "row_offset",
-           "session_position", "stacked_bars"]
+__all__ = ["DELTA_GID", "fraction", "label_text", "new_axes", "outside_legend", "plot_profile", "price_text",
+           "row_offset", "session_position", "side_rows", "stacked_bars"]
+
+#: The ``gid`` of the per-row delta bars ``plot_profile`` draws for a Profiles with aggressor sides.
+DELTA_GID: str = "delta"
 
 
 def price_text(p: float, tick_size: float) -> str:
@@ -30,7 +34,6 @@ def price_text(p: float, tick_size: float) -> str:
     text = np.format_float_positional(tick_size, trim="-")
     decimals = len(text.split(".")[1]) if "." in text else 0
     return f"{p:.{decimals}f}"
-
 
 
 def fraction(x: Any, name: str, low_open: bool = False) -> float:
@@ -96,7 +99,6 @@ def session_position(result: Any, session: Any, name: str = "session") -> int:
     return find(session)  # KeyError naming the label and the labels there are
 
 
-
 def new_axes(feature: str, figsize: Tuple[float, float], layout: Optional[str] = None) -> "Axes":
     """A new figure's Axes (matplotlib.pyplot.subplots, ``layout`` as it takes it: "constrained"
     keeps a legend outside the Axes in the figure); ModuleNotFoundError naming ``feature`` and the
@@ -122,11 +124,27 @@ def stacked_bars(ax: "Axes", y: np.ndarray, layers: Sequence[Tuple[str, np.ndarr
     return out
 
 
+def side_rows(host: "Profiles", s: int) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(buy, sell, unknown-side) volume per row of session ``s`` of a host Profiles with aggressor
+    sides (``side=`` / ``buy_volume=``), aligned with its ``volume`` rows; None without them. The
+    unknown-side volume is ``volume - buy - sell`` (0 where float rounding leaves less)."""
+    buy = host.buy_volume
+    if buy is None:
+        return None
+    a, b = int(host.offsets[s]), int(host.offsets[s + 1])
+    bv = np.asarray(buy[a:b], dtype=np.float64)
+    sv = np.asarray(host.sell_volume[a:b], dtype=np.float64)
+    rest = np.asarray(host.volume[a:b], dtype=np.float64) - bv - sv
+    return bv, sv, np.where(rest > 0, rest, 0.0)
+
+
 def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
                  color: str = "tab:blue", va_color: str = "tab:orange",
                  poc_color: str = "tab:red", va_alpha: float = 0.15, bar_fill: float = 0.9,
                  show_va: bool = True, show_poc: bool = True, legend: bool = True,
-                 title: Optional[str] = None) -> "Axes":
+                 title: Optional[str] = None, side: Optional[bool] = None, buy_color: Any = "tab:green",
+                 sell_color: Any = "tab:red", unknown_color: Any = "tab:gray", delta_color: Any = "black",
+                 show_delta: bool = True) -> "Axes":
     """Draw session ``session`` of ``prof`` as horizontal volume bars with its POC and value area.
 
     Each profile row is a bar centred on the middle of the row's ticks (the row's price when
@@ -134,6 +152,13 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     is a horizontal line through the POC row's centre; the value area is a band from the
     bottom of the VAL row to the top of the VAH row. An empty session draws no bars and says
     so in the title. GPU profiles are copied to the host first.
+
+    A Profiles with aggressor sides (``from_trades(side=)``, ``from_bars(buy_volume=,
+    sell_volume=)``) draws each row's bar as stacked layers: its buy volume from 0, its sell
+    volume after it, and the volume of unknown side after that (only when some row has any), so
+    the stack is as long as the row's volume; and, with ``show_delta``, the row's delta
+    (buy - sell) as a thinner bar from 0 (right when positive, left when negative; gid
+    ``DELTA_GID``), labelled with the session's delta.
 
     Parameters
     ----------
@@ -145,7 +170,7 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     ax : matplotlib Axes, optional
         Where to draw; default: a new figure from ``matplotlib.pyplot.subplots``.
     color, va_color, poc_color : matplotlib colours
-        Of the bars, the value-area band and the POC line.
+        Of the bars (without sides), the value-area band and the POC line.
     va_alpha : float in [0, 1]
         Opacity of the value-area band.
     bar_fill : float in (0, 1]
@@ -155,21 +180,36 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
     title : str, optional
         Axes title; default: "session <label>" (the session label when ``prof`` has labels; a
         trade date as YYYY-MM-DD).
+    side : bool, optional
+        Draw the aggressor-side layers: None (default) when ``prof`` has them, False never, True
+        always (ValueError naming ``side`` when ``prof`` has none).
+    buy_color, sell_color, unknown_color, delta_color : matplotlib colours
+        Of the buy, sell and unknown-side layers and the delta bars.
+    show_delta : bool
+        Draw the per-row delta bars (with sides only).
 
     Returns
     -------
     matplotlib.axes.Axes
+        Without sides one BarContainer labelled "volume"; with them one per layer labelled
+        "buy", "sell" (and "unknown side"), and the delta bars labelled "delta (session <d>)".
     """
     pos = session_position(prof, session)
     if not 0.0 <= float(va_alpha) <= 1.0:
         raise ValueError(f"va_alpha must be in [0, 1], got {va_alpha!r}")
     if not 0.0 < float(bar_fill) <= 1.0:
         raise ValueError(f"bar_fill must be in (0, 1], got {bar_fill!r}")
+    if side is not None and not isinstance(side, (bool, np.bool_)):
+        raise TypeError(f"side must be True, False or None, got {type(side).__name__}")
     if ax is None:
         ax = new_axes("Profiles.plot()", (5, 7))
     host = prof.cpu()
     prices, volumes = host.session(pos)  # IndexError for an out-of-range session
     s = pos % host.n_sessions
+    sides = side_rows(host, s) if side is not False else None
+    if side and sides is None:
+        raise ValueError("side=True draws the aggressor-side volumes, and this Profiles has none (make it "
+                         "with from_trades(side=) or from_bars(buy_volume=, sell_volume=))")
     offset = row_offset(host)  # row price -> centre of its ticks
     row = host.row_size
     if title is None:
@@ -179,7 +219,24 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
         ax.set_xlabel("volume")
         ax.set_ylabel("price")
         return ax
-    stacked_bars(ax, prices + offset, [("volume", volumes, color)], bar_fill * row)
+    left = 0.0
+    if sides is None:
+        stacked_bars(ax, prices + offset, [("volume", volumes, color)], bar_fill * row)
+    else:
+        buy, sell, unknown = sides
+        layers = [("buy", buy, buy_color), ("sell", sell, sell_color)]
+        if unknown.any():
+            layers.append(("unknown side", unknown, unknown_color))
+        stacked_bars(ax, prices + offset, layers, bar_fill * row)
+        if show_delta:
+            delta = buy - sell
+            total = float(np.asarray(host.delta)[s])
+            bars = ax.barh(prices + offset, delta, height=0.35 * bar_fill * row, color=delta_color, zorder=3,
+                           label=f"delta (session {total:+g})")
+            for r in bars:
+                r.set_gid(DELTA_GID)
+            ax.axvline(0.0, color=delta_color, linewidth=0.6, zorder=2)
+            left = min(0.0, float(delta.min()))
     if show_va:
         val, vah = float(host.val[s]), float(host.vah[s])
         ax.axhspan(val + offset - row / 2.0, vah + offset + row / 2.0, color=va_color,
@@ -190,9 +247,10 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
         ax.axhline(poc + offset, color=poc_color, linewidth=1.5,
                    label=f"POC {price_text(poc, host.tick_size)}")
     ax.set_title(title)
-    ax.set_xlabel("volume")
+    ax.set_xlabel("volume" if sides is None else "volume (buy | sell stacked; delta from 0)")
     ax.set_ylabel("price")
-    ax.set_xlim(0.0, float(volumes.max()) * 1.05 if float(volumes.max()) > 0 else 1.0)
+    top = float(volumes.max())
+    ax.set_xlim(left * 1.05, top * 1.05 if top > 0 else 1.0)
     if legend:
         ax.legend(loc="lower right", fontsize="small")
     return ax

@@ -28,21 +28,13 @@ LETTER_GID: str = "tpo-letter"
 
 def tpo_cells(tp: TpoProfiles, s: int, layout: str = "packed") -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, columns, period indices) of every TPO of session ``s``: one entry per (period, row)
-    the period's bracket touches, ordered by row then time. ``rows``: absolute ladder rows;
-    ``columns``: the letter's column (``layout``); the letter is ``TPO_LETTERS[period % 52]``."""
-    a, b = int(tp.period_offsets[s]), int(tp.period_offsets[s + 1])
-    lo = np.asarray(tp.period_low_row[a:b], dtype=np.int64)
-    hi = np.asarray(tp.period_high_row[a:b], dtype=np.int64)
-    per = np.asarray(tp.period_index[a:b], dtype=np.int64)
-    reps = hi - lo + 1
-    n = int(reps.sum())
-    within = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
-    rows = np.repeat(lo, reps) + within
-    periods = np.repeat(per, reps)
-    order = np.argsort(rows, kind="stable")  # periods are in time order: stable keeps it per row
-    rows, periods = rows[order], periods[order]
+    the period's bracket touches, ordered by row then time (``TpoProfiles.cells``, the expansion
+    the result's ``letters`` use too). ``rows``: absolute ladder rows; ``columns``: the letter's
+    column (``layout``); the letter is ``TPO_LETTERS[period % 52]``."""
+    rows, periods = tp.cells(s)
     if layout == "split":
         return rows, periods.copy(), periods
+    n = rows.shape[0]
     starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if n else np.zeros(0, dtype=np.int64)
     first = np.repeat(starts, np.diff(np.r_[starts, n]))
     return rows, np.arange(n, dtype=np.int64) - first, periods
@@ -118,7 +110,7 @@ def plot_tpo(tpo_result: TpoProfiles, session: Any, ax: Optional["Axes"] = None,
         raise ValueError(f"layout must be one of {', '.join(map(repr, LAYOUTS))}, got {layout!r}")
     alpha = fraction(va_alpha, "va_alpha")
     pos = session_position(tpo_result, session)
-    prices, counts, _ = tpo_result.session(pos)  # IndexError for an out-of-range session
+    prices, counts = tpo_result.session_counts(pos)  # IndexError for an out-of-range session
     s = pos % tpo_result.n_sessions
     if ax is None:
         ax = new_axes("vpoc.plot_tpo()", (8, 8), "constrained")
@@ -147,13 +139,11 @@ def plot_tpo(tpo_result: TpoProfiles, session: Any, ax: Optional["Axes"] = None,
     for x_, y_, text, c in zip(cols.tolist(), y.tolist(), letters.tolist(), colours):
         ax.text(x_, y_, text, ha="center", va="center", fontsize=size, family="monospace", color=c,
                 gid=LETTER_GID, zorder=3)
-    if show_singles:
-        one = np.flatnonzero(counts == 1)
-        single_rows = tpo_result.low_row[s] + one
-        at = np.isin(rows, single_rows)
-        if at.any():
-            ax.barh(y[at], np.ones(int(at.sum())), height=0.9 * row, left=cols[at] - 0.5,
-                    color=single_color, zorder=1, label=f"single prints ({int(at.sum())})")
+    if show_singles and int(tpo_result.single_prints[s]):
+        # a single print is one cell: its row's only TPO (the result's rows and count, not a recount)
+        at = np.isin(rows, tpo_result.single_print_rows(s))
+        ax.barh(y[at], np.ones(int(at.sum())), height=0.9 * row, left=cols[at] - 0.5, color=single_color,
+                zorder=1, label=f"single prints ({int(tpo_result.single_prints[s])})")
     if show_va:
         val, vah = float(tpo_result.val[s]), float(tpo_result.vah[s])
         ax.axhspan(val + offset - row / 2.0, vah + offset + row / 2.0, color=va_color, alpha=alpha,

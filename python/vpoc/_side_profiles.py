@@ -237,8 +237,11 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
 
 def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, rules: SideRules) -> Any:
     """(buy, sell) volume columns of bars where ``volume`` lives, or None when neither is given.
-    Both or neither (TypeError); numeric, as long as ``high``; ``buy + sell <= volume`` per bar (exactly for
-    integer columns, within 1e-9 relative for float ones), else ValueError naming the bar."""
+    Both or neither (TypeError); numeric, as long as ``high``; per bar ``buy >= 0``, ``sell >= 0`` and
+    ``buy + sell <= volume`` (exactly for integer columns, within 1e-9 relative for float ones; NaN fails),
+    else ValueError naming the bar. Checked on every input row, before ``session=`` keeps some of them,
+    so the error names the row of the caller's input (the engine's later pass over the kept rows would
+    name a kept row's position)."""
     if buy_volume is None and sell_volume is None:
         if rules.given:
             raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
@@ -252,13 +255,20 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, 
     b = _on_device(buy_volume, lib, "buy_volume", n)
     s = _on_device(sell_volume, lib, "sell_volume", n)
     if all(lib.kind(x) in "iu" for x in (v, b, s)):
-        over = lib.cast(b, "i8") + lib.cast(s, "i8") > lib.cast(v, "i8")
+        bi, si = lib.cast(b, "i8"), lib.cast(s, "i8")
+        ok = (bi >= 0) & (si >= 0) & (bi + si <= lib.cast(v, "i8"))
     else:
-        over = lib.cast(b, "f8") + lib.cast(s, "f8") > lib.cast(v, "f8") * (1.0 + 1e-9)
-    if bool(over.any()):
-        i = int(lib.flatnonzero(over)[0])
-        raise ValueError(f"buy_volume[{i}] + sell_volume[{i}] = {b[i].item()!r} + {s[i].item()!r} is more than "
-                         f"volume[{i}] = {v[i].item()!r}; the aggressor-side volumes of a bar are part of its volume")
+        bf, sf = lib.cast(b, "f8"), lib.cast(s, "f8")
+        ok = (bf >= 0) & (sf >= 0) & (bf + sf <= lib.cast(v, "f8") * (1.0 + 1e-9))  # NaN: never ok
+    if not bool(ok.all()):
+        i = int(lib.flatnonzero(~ok)[0])
+        bv, sv, vv = b[i].item(), s[i].item(), v[i].item()
+        for name, x in (("buy_volume", bv), ("sell_volume", sv)):
+            if not x >= 0:
+                raise ValueError(f"{name}[{i}] = {x!r}: the aggressor-side volumes of a bar must be finite and "
+                                 ">= 0 (a part of its volume)")
+        raise ValueError(f"buy_volume[{i}] + sell_volume[{i}] = {bv!r} + {sv!r} is more than volume[{i}] = {vv!r}; "
+                         "the aggressor-side volumes of a bar are part of its volume")
     return b, s
 
 
@@ -480,3 +490,45 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
     return _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
                    int(buy.shape[0]))
+
+
+# --------------------------------------------------------------------------- rows already binned
+
+
+def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, delta: Any,
+              rules: SideRules, opts: Any) -> SideFields:
+    """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
+    ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
+    ``low_row[s]`` up, ``delta`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
+    the imbalances and stacked counts by SideFields' own code (the rules of every from_* call, the
+    engine's POC rule under ``opts``, a ``_core.Options``); ``dev_delta`` is None. For vpoc.Live (its
+    finished sessions, the session so far) and bar_features (the profiles of session prefixes)."""
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n_rows = np.diff(offsets)
+    low = np.where(n_rows > 0, np.asarray(low_row, dtype=np.int64), np.iinfo(np.int64).min)
+    prof = _Rows(row_size=float(row_size), offsets=offsets, low_row=low, n_rows=n_rows, total_volume=None)
+    buy = prof._replace(volume=np.ascontiguousarray(buy_rows, dtype=np.float64))
+    sell = prof._replace(volume=np.ascontiguousarray(sell_rows, dtype=np.float64))
+    fields = SideFields(prof, _Lib(), _Engine("cpu", None, None, {}, offsets, None, opts), buy, sell, rules, None)
+    fields.cache["delta"] = np.asarray(delta, dtype=np.float64)
+    return fields
+
+
+def attach_sides(prof: Any, fields: SideFields) -> Any:
+    """``prof`` (a host Profiles) with ``fields`` (from ``row_sides`` on its rows) as its side fields."""
+    prof.__dict__["_side"] = fields
+    return prof
+
+
+class _Rows(NamedTuple):
+    """The few attributes SideFields reads of a profile and of its buy / sell results."""
+
+    row_size: float
+    offsets: Any
+    low_row: Any
+    n_rows: Any
+    total_volume: Any
+    volume: Any = None
+
+
+__all__ += ["row_sides", "attach_sides"]

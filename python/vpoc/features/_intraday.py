@@ -16,8 +16,7 @@ from .._time import (offset_change as _offset_change, utc_offset_ns as _utc_offs
                      zone_offset_s as _zone_offset_s)
 from ._engine import _Context
 from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
-from ._segments import _price_rows, _segment_count
-from ._tpo_counts import _brackets, _tpo_profiles
+from ._tpo_counts import _context_pass
 
 __all__ = ["_Clock", "_clock", "_ib_mask", "_ib_window", "_offset_change", "_tpo", "_utc_offset_ns",
            "_zone_offset_s"]
@@ -88,10 +87,6 @@ def _tpo(ctx: _Context, clock: _Clock) -> Tuple[np.ndarray, np.ndarray]:
     """(TPO POC price, single-print count) per session. A TPO period covers every row from the
     row of its lowest low to the row of its highest high; a row's TPO count is the number of
     periods covering it; the TPO POC follows ``poc_tie``; single prints are rows counted once.
-    The counts and the POC are those of ``vpoc.tpo`` (``_tpo_counts``, their one home)."""
-    rules, d = ctx.rules, ctx.data
-    b = _brackets(d.offsets, clock.period, _price_rows(d.low, rules), _price_rows(d.high, rules))
-    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
-                          poc_tie=rules.poc_tie, threads=ctx.threads)
-    singles = _segment_count(np.asarray(tprof.volume) == 1.0, np.asarray(tprof.offsets))
-    return np.asarray(tprof.poc, dtype=np.float64), singles.astype(np.float64)
+    The counts and the POC are those of ``vpoc.tpo``: the call's one TPO pass (``_context_pass``)."""
+    p = _context_pass(ctx, clock)
+    return np.asarray(p.prof.poc, dtype=np.float64), p.singles.astype(np.float64)

@@ -13,15 +13,17 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
+from .._arrays import check_grid
 from .._time import interval_ns
+from .._validate import boolean
 from .._warnings import user_stacklevel
 from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
-from ._segments import _previous_nonempty, _price_rows, _ratio, _segment_count, _segment_reduce
-from ._tpo_counts import _Brackets, _brackets, _tpo_profiles
+from ._segments import _previous_nonempty, _ratio, _segment_reduce
+from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
 from ._tpo_result import TpoProfiles
 from ._tpo_types import _day_types, _open_types, _type_rules
 
@@ -102,12 +104,12 @@ def _period_start(ts: np.ndarray, rules: _Rules) -> np.ndarray:
 
 
 def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
-    """Per session: (single prints, poor high, poor low, excess high, excess low) of the ragged
-    counts. Excess: the rows of count 1 running down from the top row (up from the bottom row)."""
+    """Per session: (poor high, poor low, excess high, excess low) of the ragged counts. Excess: the
+    rows of count 1 running down from the top row (up from the bottom row). Single prints are the
+    pass's (``_tpo_counts._single_prints``)."""
     S = offsets.shape[0] - 1
     n = np.diff(offsets)
     ne = n > 0
-    singles = _segment_count(count == 1, offsets)
     poor_high = np.zeros(S, dtype=bool)
     poor_low = np.zeros(S, dtype=bool)
     excess_high = np.zeros(S, dtype=np.int64)
@@ -122,7 +124,7 @@ def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
         first_other = np.minimum.reduceat(np.where(other, idx, count.shape[0]), bottom)
         excess_high[ne] = np.where(last_other >= bottom, top - last_other, n[ne])
         excess_low[ne] = np.where(first_other <= top, first_other - bottom, n[ne])
-    return singles, poor_high, poor_low, excess_high, excess_low
+    return poor_high, poor_low, excess_high, excess_low
 
 
 def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
@@ -210,7 +212,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
         poc_tie: str = "center", distribute: str = "uniform",
         tz: Union[str, _dt.tzinfo] = "America/Chicago", rth_start: Union[str, _dt.time] = "08:30",
         ib_minutes: int = 60, opening_minutes: Optional[int] = None, incomplete: str = "warn",
-        type_rules: Optional[Dict[str, Any]] = None, threads: Optional[int] = None) -> TpoProfiles:
+        type_rules: Optional[Dict[str, Any]] = None, threads: Optional[int] = None,
+        snap: bool = False) -> TpoProfiles:
     """TPO profiles of bars, one per session (docs/features.md, "TPO profiles").
 
     A session's bars are grouped into ``period``-long clock periods (aligned to ``rth_start`` in
@@ -234,9 +237,16 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     no initial balance or no bar after it, are reported by an ``IncompleteSessionWarning``
     ("warn", default), refused with ValueError ("raise") or only recorded in ``empty_periods`` /
     ``ib_complete`` ("ignore").
+
+    ``snap``: as in ``from_bars`` (docs/contract.md): the prices given (high, low, close when
+    given, open with ``distribute="legacy"``) must lie on the ``tick_size`` grid; more than 0.1%
+    off it raises ValueError, a few are rounded to the nearest tick with a warning; ``snap=True``
+    rounds every one without a word. Either way ``snapped_prices`` counts the prices rounded
+    (``from_bars``' count of the same bars with a close), and the TPO brackets are their rows.
     """
     if not isinstance(incomplete, str) or incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete must be one of {', '.join(map(repr, INCOMPLETE))}, got {incomplete!r}")
+    snap = boolean(snap, "snap")
     period_min = _period_minutes(period)
     types = _type_rules(type_rules)
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
@@ -250,16 +260,24 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     if data.ts is None:
         raise ValueError("tpo: timestamp is required (TPO periods are clock periods): pass timestamp= "
                          "or a vpoc.io.Bars / SynthBars / DataFrame with a timestamp column")
-    # the engine's bar checks (finite prices, low <= close <= high, the tick grid, the ladder
-    # options) on the kept bars, and their volume profile on the same ladder
-    prof, _ = _profiles(data, rules, "cpu", threads, developing=False)
+    # the tick grid of the prices the caller gave (from_bars' rule: high, low, close, and open with
+    # "legacy"; not the stand-in close of arrays without one), reported here once, so that its
+    # advice (snap=True) is this call's; then the engine's other bar checks (finite prices,
+    # low <= close <= high, the ladder options) on the kept bars, and their volume profile on the
+    # same ladder, every price rounded to its tick (reported above)
+    h, lo, c, _, o = data.engine_inputs
+    grid = {"high": h, "low": lo}
+    if close_given:
+        grid["close"] = c
+    if o is not None and rules.distribute == "legacy":
+        grid["open"] = o
+    snapped = check_grid(grid, rules.tick_size, snap=snap, stacklevel=user_stacklevel(), threads=threads or 0)
+    prof, _ = _profiles(data, rules, "cpu", threads, developing=False, snap=True)
     rules = _engine_rules(rules, prof)
     _check_interval(data, period_min)
     clock = _clock(data.ts, rules)
-    b = _brackets(data.offsets, clock.period, _price_rows(data.low, rules), _price_rows(data.high, rules))
-    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
-                          poc_tie=rules.poc_tie, threads=threads)
-    columns = _columns(data, clock, rules, b, tprof, or_min, types, close_given)
+    columns = _columns(data, clock, rules, _tpo_pass(data.offsets, clock.period, data.low, data.high, rules, threads),
+                       or_min, types, close_given)
     _report(data, columns["empty_periods"], columns["ib_complete"], period_min, incomplete)
     settings = dict(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, row_size=rules.row_size,
                     period=period_min,
@@ -272,20 +290,17 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
                  dropped_rows=int(data.facts.get("dropped_rows", 0)),
                  dropped_volume=float(data.facts.get("dropped_volume", 0.0)) if has_volume else float("nan"),
                  input_index=data.facts.get("input_index"), label=data.facts.get("label", "open"),
-                 interval=data.facts.get("interval"))
+                 interval=data.facts.get("interval"), snapped_prices=int(snapped))
     return TpoProfiles(columns, settings=settings, facts=facts, volume_profile=prof if has_volume else None)
 
 
-def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any, or_min: int,
+def _columns(data: _Data, clock: _Clock, rules: _Rules, tpass: _TpoPass, or_min: int,
              types: Optional[Dict[str, float]] = None, close_given: bool = True) -> Dict[str, np.ndarray]:
-    """Every column of the result from the brackets ``b`` and their engine profile ``tprof``; the
-    day and open types with ``types`` (the open type needs ``open`` and ``close``)."""
+    """Every column of the result from the TPO pass ``tpass`` (brackets, engine profile, counts,
+    single prints); the day and open types with ``types`` (the open type needs ``open`` and ``close``)."""
     offs = data.offsets
     S = offs.shape[0] - 1
-    count_f = np.asarray(tprof.volume)
-    count = count_f.astype(np.int64)
-    if not np.array_equal(count, count_f):  # pragma: no cover (one unit per row: exact)
-        raise AssertionError("TPO counts are not whole numbers")
+    b, tprof, count = tpass.brackets, tpass.prof, tpass.count
     cols: Dict[str, np.ndarray] = {}
     for name in ("poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows"):
         cols[name] = np.array(getattr(tprof, name))
@@ -309,8 +324,8 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, b: _Brackets, tprof: Any
     first_start = np.full(S, np.iinfo(np.int64).min, dtype=np.int64)
     first_start[ne] = cols["period_start"][b.offsets[:-1][ne]]
     cols["first_period_start"] = first_start
-    (cols["single_prints"], cols["poor_high"], cols["poor_low"], cols["excess_high"],
-     cols["excess_low"]) = _tails(count, cols["offsets"])
+    cols["single_prints"] = tpass.singles
+    cols["poor_high"], cols["poor_low"], cols["excess_high"], cols["excess_low"] = _tails(count, cols["offsets"])
     cols["session_high"] = _segment_reduce(np.maximum, data.high, offs, np.nan)
     cols["session_low"] = _segment_reduce(np.minimum, data.low, offs, np.nan)
     cols["or_high"], cols["or_low"] = _opening_range(data, clock, rules, or_min)
@@ -365,12 +380,9 @@ TPO_TABLE_COLUMNS: Tuple[Tuple[str, str], ...] = (
 
 def _session_tpo(ctx: _Context, clock: _Clock, types: Optional[Dict[str, float]] = None) -> Dict[str, np.ndarray]:
     """``vpoc.tpo``'s columns for the session table's sessions, with ``period = tpo_minutes`` and
-    ``opening_minutes = tpo_minutes``; the day and open types with ``types``."""
-    rules, d = ctx.rules, ctx.data
-    b = _brackets(d.offsets, clock.period, _price_rows(d.low, rules), _price_rows(d.high, rules))
-    tprof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
-                          poc_tie=rules.poc_tie, threads=ctx.threads)
-    return _columns(d, clock, rules, b, tprof, rules.tpo_minutes, types)
+    ``opening_minutes = tpo_minutes``; the day and open types with ``types``. The TPO pass is the
+    call's one (``_context_pass``: the table's ``tpo_poc`` / ``single_prints`` read it too)."""
+    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), ctx.rules.tpo_minutes, types)
 
 
 def _table_columns(ctx: _Context, clock: _Clock,

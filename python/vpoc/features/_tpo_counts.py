@@ -2,19 +2,23 @@
 
 Contract: a bracket spans the ladder rows from its period's lowest low to its highest high; a row's TPO count
 is the number of the session's brackets touching it, an exact integer; POC / value area are the engine's rules.
+``_tpo_pass`` is the one place a call's TPO engine pass runs (once per call: ``_context_pass`` shares it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._api import from_bars
 from .._profiles import Profiles
+from ._params import _Rules
+from ._segments import _price_rows, _segment_count
 
-__all__ = ["_Brackets", "_brackets", "_tpo_profiles"]
+__all__ = ["_Brackets", "_TpoPass", "_brackets", "_context_pass", "_single_print_mask", "_single_prints", "_tpo_pass",
+           "_tpo_profiles"]
 
 
 @dataclass
@@ -73,3 +77,51 @@ def _tpo_profiles(b: _Brackets, row_size: float, *, value_area: float = 0.70,
                      b.lo_row.astype(np.float64) * rs, (b.hi_row - b.lo_row + 1).astype(np.int64),
                      offsets=b.offsets, tick_size=rs, ticks_per_row=1, distribute="uniform",
                      value_area=value_area, va_method=va_method, poc_tie=poc_tie, threads=threads)
+
+
+def _single_print_mask(count: np.ndarray) -> np.ndarray:
+    """Which rows are single prints: TPO count 1 (the one home of that rule)."""
+    return np.asarray(count) == 1
+
+
+def _single_prints(count: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Single prints per session (int64): the rows of ``_single_print_mask``."""
+    return _segment_count(_single_print_mask(count), np.asarray(offsets, dtype=np.int64))
+
+
+@dataclass
+class _TpoPass:
+    """One TPO engine pass over a call's bars: the brackets, their TPO profile (the engine's result),
+    its counts per row (int64, exact) and single prints per session."""
+
+    brackets: _Brackets
+    prof: Profiles
+    count: np.ndarray
+    singles: np.ndarray
+
+
+def _tpo_pass(offsets: np.ndarray, period: np.ndarray, low: np.ndarray, high: np.ndarray, rules: _Rules,
+              threads: Optional[int] = None) -> _TpoPass:
+    """The TPO pass of bars (``low`` / ``high`` prices, clock ``period`` of each, sessions by
+    ``offsets``) on the ladder of ``rules``, by its value-area and POC rules."""
+    b = _brackets(offsets, period, _price_rows(low, rules), _price_rows(high, rules))
+    prof = _tpo_profiles(b, rules.row_size, value_area=rules.value_area, va_method=rules.va_method,
+                         poc_tie=rules.poc_tie, threads=threads)
+    count_f = np.asarray(prof.volume)
+    count = count_f.astype(np.int64)
+    if not np.array_equal(count, count_f):  # pragma: no cover (one unit per row: exact)
+        raise AssertionError("TPO counts are not whole numbers")
+    return _TpoPass(b, prof, count, _single_prints(count, np.asarray(prof.offsets)))
+
+
+def _context_pass(ctx: Any, clock: Any) -> _TpoPass:
+    """The TPO pass of a features call (``ctx``: its ``_Context``; ``clock``: its ``_Clock``), made on
+    first use and kept on ``ctx`` for that clock: the session table's ``tpo_poc`` / ``single_prints``,
+    its ``tpo_columns`` and its context columns read the same pass."""
+    kept = ctx.__dict__.get("_tpo_pass")
+    if kept is not None and kept[0] is clock:
+        return kept[1]
+    d = ctx.data
+    p = _tpo_pass(d.offsets, clock.period, d.low, d.high, ctx.rules, ctx.threads)
+    ctx.__dict__["_tpo_pass"] = (clock, p)
+    return p

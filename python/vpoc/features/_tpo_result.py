@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._optional import require
+from ._tpo_counts import _single_print_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["LETTERS", "SESSION_FIELDS", "TpoProfiles", "letter_of"]
+__all__ = ["LETTERS", "SESSION_FIELDS", "TpoProfiles", "letter_of", "period_cells"]
 
 #: The period letters: period k of a session (k = 0 for its first period) is ``LETTERS[k % 52]``,
 #: A-Z then a-z, starting again at A after z.
@@ -39,6 +40,23 @@ def letter_of(k: Any) -> Any:
         return LETTERS[int(k) % len(LETTERS)]
     codes = _LETTER_CODES[np.mod(np.asarray(k, dtype=np.int64), len(LETTERS))]
     return codes.view("S1").astype("U1")
+
+
+def period_cells(low_row: np.ndarray, high_row: np.ndarray, base: Any = 0) -> Tuple[np.ndarray, np.ndarray]:
+    """Every TPO (one per period and row its bracket touches) of periods in time order with these
+    low / high rows: (rows, period positions), ordered by ``base + row`` then time. ``base`` (per
+    period, or a scalar) shifts a period's rows to its session's place (the flat rows of ragged
+    counts); rows are returned without it. The one expansion of periods into cells: ``letters``
+    and ``vpoc.plot_tpo`` both read it."""
+    lo = np.asarray(low_row, dtype=np.int64)
+    reps = np.asarray(high_row, dtype=np.int64) - lo + 1
+    n = int(reps.sum())
+    within = np.arange(n, dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
+    rows = np.repeat(lo, reps) + within
+    which = np.repeat(np.arange(lo.shape[0], dtype=np.int64), reps)
+    key = rows + (np.repeat(np.asarray(base, dtype=np.int64), reps) if np.ndim(base) else int(base))
+    order = np.argsort(key, kind="stable")  # periods are in time order: stable keeps it per row
+    return rows[order], which[order]
 
 
 class TpoProfiles:
@@ -69,8 +87,12 @@ class TpoProfiles:
     when volumes were given, else None. Settings and facts: ``tick_size``, ``ticks_per_row``,
     ``row_size``, ``period`` (minutes), ``rules`` (every rule's value), ``session_labels``,
     ``trade_dates``, ``session_rule``, ``dropped_rows``, ``dropped_volume``, ``input_index``,
-    ``label``, ``interval``. Empty sessions: ``n_rows == 0``, NaN prices, ``NO_ROW`` rows.
+    ``label``, ``interval``, ``snapped_prices`` (prices off the ``tick_size`` grid rounded to the
+    nearest tick: ``tpo(snap=)``). Empty sessions: ``n_rows == 0``, NaN prices, ``NO_ROW`` rows.
     """
+
+    #: Prices off the ``tick_size`` grid rounded to the nearest tick (``vpoc.tpo(snap=)``).
+    snapped_prices: int = 0
 
     def __init__(self, columns: Dict[str, np.ndarray], *, settings: Dict[str, Any],
                  facts: Dict[str, Any], volume_profile: Any = None) -> None:
@@ -115,32 +137,52 @@ class TpoProfiles:
         n = int(counts.shape[0])
         if n == 0:
             return np.zeros(0, dtype="U1")
-        reps = (self.period_high_row - self.period_low_row + 1).astype(np.int64)
         sess = np.repeat(np.arange(self.n_sessions, dtype=np.int64), np.diff(self.period_offsets))
-        first = self.offsets[:-1][sess] + (self.period_low_row - self.low_row[sess])  # flat row of each low
-        within = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
-        flat_row = np.repeat(first, reps) + within
-        code = np.repeat(_LETTER_CODES[np.mod(self.period_index, len(LETTERS))], reps)
-        order = np.argsort(flat_row, kind="stable")  # periods are in time order within a session
-        text = code[order].tobytes().decode("ascii")
+        _, which = period_cells(self.period_low_row, self.period_high_row,
+                                self.offsets[:-1][sess] - self.low_row[sess])  # flat rows of the counts
+        text = _LETTER_CODES[np.mod(self.period_index[which], len(LETTERS))].tobytes().decode("ascii")
         ends = np.cumsum(counts)
         starts = (ends - counts).tolist()
         width = int(counts.max())
         return np.array([text[a:b] for a, b in zip(starts, ends.tolist())], dtype=f"U{max(width, 1)}")
 
-    def session(self, i: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(row prices, TPO counts, letters) of session i, from its low row up (negative i counts
-        from the end)."""
+    def session_counts(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(row prices, TPO counts) of session i, from its low row up (negative i counts from the
+        end): ``session(i)`` without the letters."""
         if not -self.n_sessions <= i < self.n_sessions:
             raise IndexError(f"session index {i} out of range for {self.n_sessions} sessions")
         i %= self.n_sessions
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         low = int(self.low_row[i]) if b > a else 0
-        prices = (low + np.arange(b - a, dtype=np.int64)).astype(np.float64) * self.row_size
-        return prices, self.count[a:b], self.letters[a:b]
+        return (low + np.arange(b - a, dtype=np.int64)).astype(np.float64) * self.row_size, self.count[a:b]
+
+    def session(self, i: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row prices, TPO counts, letters) of session i, from its low row up (negative i counts
+        from the end)."""
+        prices, counts = self.session_counts(i)
+        a = int(self.offsets[i % self.n_sessions])
+        return prices, counts, self.letters[a:a + counts.shape[0]]
+
+    def cells(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
+        """(ladder rows, period indices) of every TPO of session i (one per period and row its
+        bracket touches), ordered by row then time: the cells ``letters`` holds, for one session."""
+        if not -self.n_sessions <= i < self.n_sessions:
+            raise IndexError(f"session index {i} out of range for {self.n_sessions} sessions")
+        i %= self.n_sessions
+        a, b = int(self.period_offsets[i]), int(self.period_offsets[i + 1])
+        rows, which = period_cells(self.period_low_row[a:b], self.period_high_row[a:b])
+        return rows, np.asarray(self.period_index[a:b], dtype=np.int64)[which]
+
+    def single_print_rows(self, i: int) -> np.ndarray:
+        """The ladder rows of session i's single prints (rows of TPO count 1, the rule of
+        ``single_prints``: ``len(single_print_rows(i)) == single_prints[i]``), low row first."""
+        _, counts = self.session_counts(i)
+        return int(self.low_row[i]) + np.flatnonzero(_single_print_mask(counts)).astype(np.int64)
 
     def __repr__(self) -> str:
         rule = "" if self.session_rule is None else f", sessions={self.session_rule!r}"
+        if self.snapped_prices:
+            rule += f", snapped_prices={self.snapped_prices}"
         return (f"TpoProfiles(n_sessions={self.n_sessions}, rows={self.count.shape[0]}, "
                 f"periods={self.period_index.shape[0]}, period={self.period}min, "
                 f"tick_size={self.tick_size}, ticks_per_row={self.ticks_per_row}{rule})")

@@ -24,6 +24,17 @@ Rules (docs in vpoc.io._read and README):
 * ``symbol``: the symbol asked for, else the instrument's definition (raw symbol), else the symbol the
   metadata maps to it. ``tick_size``: the definitions' ``min_price_increment`` (the same for every
   instrument read, else ValueError); None without definitions.
+* Order. Databento writes the records of a file in the order of their index timestamp: ``ts_recv`` (the
+  capture server's) for trade and MBP records, ``ts_event`` for OHLCV bars, which have no ts_recv
+  (databento/dbn, rust/dbn/src/record/traits.rs, ``Record::raw_index_ts``: "This timestamp should be
+  used for sorting records"; rust/dbn/src/record.rs marks ``ts_recv`` of TradeMsg / Mbp1Msg
+  ``#[dbn(index_ts)]``). So trades in a file may step back in ``ts_event`` (the matching engine's
+  time) while ``ts_recv`` does not: read_trades refuses a file, or a list of files, whose ``ts_recv``
+  steps back (not in Databento's order: corrupt, or files given out of order), and returns the trades
+  sorted by ``ts_event`` (stable: equal times keep the file order), the time a session, a bar or a
+  developing series is read in; the trades that were moved are counted in a
+  ``ReorderedRecordsWarning`` (how many, how far back at most). read_bars refuses bars whose
+  ``ts_event`` steps back.
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ from ._dbn_file import (OHLCV_SECONDS, RTYPE_NAMES, TRADE_RTYPES, UNDEF_PRICE, U
                         DbnFile)
 from ._options import _iso, _Options, _Where
 
-__all__ = ["read_dbn", "prices_from_units"]
+__all__ = ["ReorderedRecordsWarning", "read_dbn", "prices_from_units"]
 
 _TRADE_SCHEMAS = ("trades", "tbbo", "mbp-1")
 _BAR_SCHEMAS = ("ohlcv-1s", "ohlcv-1m", "ohlcv-1h", "ohlcv-1d")
@@ -50,6 +61,12 @@ _SCHEMA_RTYPE = {"ohlcv-1s": 0x20, "ohlcv-1m": 0x21, "ohlcv-1h": 0x22, "ohlcv-1d
 _DAY_NS = 86_400 * 10**9
 _EXACT = 2**53  # |units| up to this are exact in float64, so one division rounds once
 _EPOCH = _dt.date(1970, 1, 1)
+
+
+class ReorderedRecordsWarning(UserWarning):
+    """read_trades of a DBN file sorted its trades by ``ts_event``: Databento writes them in ``ts_recv``
+    order, in which ``ts_event`` may step back (the message counts the trades moved and the largest
+    step back)."""
 
 
 def prices_from_units(units: np.ndarray) -> np.ndarray:
@@ -343,6 +360,9 @@ def _tick_size(files: Sequence[DbnFile], ids: Set[int], dbn: Any) -> Optional[fl
 
 def _combine_parts(parts: Sequence[_Part], keep: Sequence[np.ndarray], trades: bool,
                    opts: _Options) -> Dict[str, np.ndarray]:
+    """The columns of the records kept, file after file. The order check reads each file's index
+    timestamp (module docstring, "Order"): ``ts_recv`` for trades, which are then sorted by
+    ``ts_event``; ``ts_event`` for bars."""
     fields = opts.fields + (("side",) if trades else ())
     out: Dict[str, List[np.ndarray]] = {f: [] for f in fields}
     prev: Optional[Tuple[str, int]] = None
@@ -352,16 +372,70 @@ def _combine_parts(parts: Sequence[_Part], keep: Sequence[np.ndarray], trades: b
         where = _RecordWhere(p.file.name, p.index if every else p.index[k])
         cols = _convert(recs, where, trades)
         _validate(cols, where, opts)
-        _check_order(cols["timestamp"], where)
-        if prev is not None and cols["timestamp"].size and cols["timestamp"][0] < prev[1]:
-            raise ValueError(f"{where(0)}: timestamp {_iso(cols['timestamp'][0])} is before the "
-                             f"last row of {prev[0]} ({_iso(prev[1])}); give the files in time "
-                             "order")
-        if cols["timestamp"].size:
-            prev = (p.file.name, int(cols["timestamp"][-1]))
+        index_ts, label = (_recv_times(recs), "timestamp (ts_recv)") if trades else (cols["timestamp"], "timestamp")
+        if trades:
+            _check_recv_order(index_ts, where)
+        else:
+            _check_order(index_ts, where)
+        defined = np.flatnonzero(index_ts >= 0)
+        if prev is not None and defined.size and index_ts[defined[0]] < prev[1]:
+            i = int(defined[0])
+            raise ValueError(f"{where(i)}: {label} {_iso(index_ts[i])} is before the last row of {prev[0]} "
+                             f"({_iso(prev[1])}); give the files in time order")
+        if defined.size:
+            prev = (p.file.name, int(index_ts[defined[-1]]))
         for f in fields:
             out[f].append(cols[f])
-    return {f: v[0] if len(v) == 1 else np.concatenate(v) for f, v in out.items()}
+    cols = {f: v[0] if len(v) == 1 else np.concatenate(v) for f, v in out.items()}
+    return _by_event_time(cols, parts) if trades else cols
+
+
+def _span(ns: int) -> str:
+    """A duration in ns as text in its unit: 750 ns, 12.5 us, 3.2 ms, 1.5 s."""
+    for unit, size in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= size:
+            return f"{ns / size:.3g} {unit}"
+    return f"{ns} ns"
+
+
+def _recv_times(recs: np.ndarray) -> np.ndarray:
+    """``ts_recv`` as int64 ns; -1 where undefined (UNDEF_TIMESTAMP, or past int64)."""
+    recv = recs["ts_recv"]
+    out = recv.astype(np.int64)
+    out[recv > np.uint64(np.iinfo(np.int64).max)] = -1
+    return out
+
+
+def _check_recv_order(recv: np.ndarray, where: _RecordWhere) -> None:
+    """Trade records in Databento's order: ``ts_recv`` never steps back (undefined ones skipped)."""
+    at = np.flatnonzero(recv >= 0)
+    if at.size > 1:
+        t = recv[at]
+        back = np.flatnonzero(t[1:] < t[:-1])
+        if back.size:
+            i, j = int(at[back[0] + 1]), int(at[back[0]])
+            raise ValueError(f"{where(i)}: timestamp (ts_recv) {_iso(recv[i])} is before the previous row's "
+                             f"{_iso(recv[j])}: Databento writes records in ts_recv order, and this file is not "
+                             "(rows must be in time order)")
+
+
+def _by_event_time(cols: Dict[str, np.ndarray], parts: Sequence[_Part]) -> Dict[str, np.ndarray]:
+    """Trades in ``ts_event`` order: a stable sort (equal times keep the file order), reported by a
+    ``ReorderedRecordsWarning`` counting the trades that came after a later ``ts_event`` in the file
+    and the largest step back. Nothing is moved (and nothing said) when they are in order."""
+    ts = cols["timestamp"]
+    if ts.size < 2 or not bool((ts[1:] < ts[:-1]).any()):
+        return cols
+    before = np.maximum.accumulate(ts)[:-1]  # the latest ts_event before each trade
+    late = ts[1:] < before
+    count, lag = int(late.sum()), int((before - ts[1:])[late].max())
+    order = np.argsort(ts, kind="stable")
+    names = parts[0].file.name if len(parts) == 1 else f"{parts[0].file.name} .. {parts[-1].file.name}"
+    warnings.warn(f"{names}: {count} of {ts.size} trades ({100.0 * count / ts.size:.3g}%) have a ts_event before "
+                  f"that of a trade ahead of them in the file (by up to {_span(lag)}): Databento writes "
+                  "trades in ts_recv order, in which ts_event may step back; sorted by ts_event (equal times "
+                  "keep the file order)", ReorderedRecordsWarning, stacklevel=user_stacklevel())
+    return {f: x[order] for f, x in cols.items()}
 
 
 def _convert(recs: np.ndarray, where: _RecordWhere, trades: bool) -> Dict[str, np.ndarray]:
