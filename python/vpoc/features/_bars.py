@@ -1,7 +1,8 @@
 """The bar table: ``bar_features`` [N, F], one row per bar.
 
 Contract: bar row i uses only bars <= i of its session and the sessions before it (no lookahead);
-developing levels come from one ``from_bars(..., developing=True)`` call.
+developing levels come from one ``from_bars(..., developing=True)`` call (with ``buy_volume=`` /
+``sell_volume=`` also the running delta; the developing delta POC from ``_delta``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Dict, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
+from ._delta import _delta_columns, _side_inputs
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _DOC_COMMON, _data
 from ._intraday import _Clock, _clock, _ib_mask
@@ -34,7 +36,9 @@ def _bar_row(q: Any, tick: float) -> Iterator[Tuple[str, Any]]:
     session's volume), s_open, dev (developing POC, VAH, VAL), run_high, run_low, prev and comp
     (POC, VAH, VAL levels of the previous session and composite), naked (count, above, below),
     hvn and lvn (above, below: distances in price), and, when ``q.has_clock``, tod (ns since
-    local midnight), minutes_elapsed and ib_high / ib_low (+-inf: no IB bar yet)."""
+    local midnight), minutes_elapsed and ib_high / ib_low (+-inf: no IB bar yet); when
+    ``q.has_side`` (buy / sell volumes given), bar_delta (the bar's buy - sell volume), cum_delta
+    (the session's so far) and delta_poc (the developing delta POC, a price)."""
     close = q.close
     scalar = isinstance(close, float)
     yield "bar_index", q.bar_index
@@ -86,13 +90,22 @@ def _bar_row(q: Any, tick: float) -> Iterator[Tuple[str, Any]]:
             ib_lo[~np.isfinite(ib_lo)] = np.nan
         yield "ib_high_dist", (ib_hi - close) / tick
         yield "ib_low_dist", (close - ib_lo) / tick
+    # ---- aggressor side
+    if q.has_side:
+        yield "bar_delta", q.bar_delta
+        cum_delta = q.cum_delta
+        yield "cum_delta", cum_delta
+        yield "cum_delta_ratio", _ratio(cum_delta, q.cum_volume)
+        del cum_delta
+        yield "dev_delta_poc_dist", (close - q.delta_poc) / tick
 
 
 class _TableBars:
     """``_bar_row``'s inputs over every bar of a table, each computed when it is read."""
 
     def __init__(self, ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                 naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> None:
+                 naked: Dict[str, np.ndarray], clock: Optional[_Clock],
+                 side: Optional[Dict[str, np.ndarray]] = None) -> None:
         d = ctx.data
         self.ctx, self.nodes, self.comp_levels, self.naked_d, self.clock = ctx, nodes, comp, naked, clock
         self.n = n = d.close.shape[0]
@@ -104,6 +117,9 @@ class _TableBars:
         self.has_prev = self.prev_s >= 0
         self.has_clock = clock is not None
         self.ib: Optional[np.ndarray] = None
+        self.has_side = side is not None
+        if side is not None:  # bar_delta, cum_delta, delta_poc (_delta._delta_columns)
+            self.__dict__.update(side)
 
     @property
     def bar_index(self) -> np.ndarray:
@@ -197,9 +213,10 @@ class _TableBars:
 
 
 def _bar_columns(ctx: _Context, nodes: _Nodes, comp: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                 naked: Dict[str, np.ndarray], clock: Optional[_Clock]) -> _Columns:
+                 naked: Dict[str, np.ndarray], clock: Optional[_Clock],
+                 side: Optional[Dict[str, np.ndarray]] = None) -> _Columns:
     cols = _Columns(ctx.data.close.shape[0])
-    for name, values in _bar_row(_TableBars(ctx, nodes, comp, naked, clock), ctx.rules.tick_size):
+    for name, values in _bar_row(_TableBars(ctx, nodes, comp, naked, clock, side), ctx.rules.tick_size):
         cols[name] = values
     return cols
 
@@ -220,7 +237,11 @@ def _elapsed_minutes(ts: np.ndarray, first: np.ndarray) -> np.ndarray:
 
 _DOC_BAR = """
     Parameters
-    ----------""" + _DOC_COMMON
+    ----------""" + _DOC_COMMON + """\
+    buy_volume, sell_volume : [N], optional, both or neither: each bar's buy- and sell-aggressor
+        volume (as ``vpoc.from_bars``); adds the columns ``bar_delta``, ``cum_delta``,
+        ``cum_delta_ratio`` and ``dev_delta_poc_dist`` last (no lookahead; docs/features.md).
+"""
 
 
 
@@ -236,10 +257,13 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
                  tz: Union[str, _dt.tzinfo] = "America/Chicago",
                  rth_start: Union[str, _dt.time] = "08:30", ib_minutes: int = 60,
                  device: Any = "cpu", threads: Optional[int] = None,
-                 time_unit: Optional[str] = None) -> FeatureTable:
+                 time_unit: Optional[str] = None, buy_volume: Any = None,
+                 sell_volume: Any = None) -> FeatureTable:
     """One row per bar [N, F] (float32): the developing POC/VAH/VAL (``from_bars(...,
     developing=True)``), developing VWAP, range and volume, and levels of earlier sessions
-    (previous session, composite, naked POCs, HVN/LVN), as distances from the bar's close.
+    (previous session, composite, naked POCs, HVN/LVN), as distances from the bar's close;
+    with ``buy_volume`` / ``sell_volume`` also the bar's and the session's delta and the
+    developing delta POC.
 
     Row i uses only bars <= i of its session and the sessions before it (no lookahead). Every
     column is defined in docs/features.md.
@@ -249,12 +273,14 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
                    lvn_threshold, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, 30)
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='bar_features')
-    prof, where = _profiles(data, rules, device, threads, developing=True)
+    side = _side_inputs(buy_volume, sell_volume, data)
+    prof, where = _profiles(data, rules, device, threads, developing=True, **side)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
-    cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock)
+    delta = _delta_columns(data, side, prof, rules) if side else None
+    cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock, delta)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels, offsets=data.offsets,

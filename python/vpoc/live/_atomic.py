@@ -29,7 +29,7 @@ class _AtomicMixin:
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
-                self._drop_win)
+                self._drop_win, self._side_snap())
 
     def _rollback(self, snap: Tuple[Any, ...]) -> None:
         """Puts back the state of ``snap``. Idempotent: when it is itself interrupted (a second
@@ -43,19 +43,21 @@ class _AtomicMixin:
                     raise
 
     def _put_back(self, snap: Tuple[Any, ...]) -> None:
-        if len(snap) == 9:  # a row appended to the current session (_update_one)
-            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped = snap
+        if len(snap) == 10:  # a row appended to the current session (_update_one)
+            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped, side = snap
             if core.size != n_ts:
                 core = self._rebuilt(core, n_ts)
+            self._side_put_back(side, n_ts)
             del self._ts[n_ts:]
             vars(self).update(_core=core, _last_ts=last_ts, n_rows=n_rows, n_dropped=n_dropped,
                               _int_volume=int_volume, _levels=levels,
                               _run=None if run is None else list(run), snapped_prices=snapped)
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side) = snap
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts)
+        self._side_put_back(side, n_ts)
         del ts[n_ts:]
         del self._done[n_done:]
         del self._done_labels[n_done:]

@@ -18,7 +18,7 @@ from ..features import (FEATURE_DEFAULTS, FeatureTable, bar_row, composite_level
                         last_session_row, nearest, node_levels, price_rows, session_volume)
 from ._common import _Concat, _NAN, _NS_PER_DAY, _NS_PER_MINUTE, _locked
 
-__all__ = ["BAR_COLUMNS", "_FEATURE_OPTIONS", "_FeaturesMixin"]
+__all__ = ["BAR_COLUMNS", "BAR_SIDE_COLUMNS", "_FEATURE_OPTIONS", "_FeaturesMixin"]
 
 #: The columns of ``Live.bar_features_row()``: those of ``vpoc.bar_features`` with timestamps.
 BAR_COLUMNS: Tuple[str, ...] = (
@@ -29,6 +29,9 @@ BAR_COLUMNS: Tuple[str, ...] = (
     "naked_poc_below_dist", "prev_hvn_above_dist", "prev_hvn_below_dist", "prev_lvn_above_dist",
     "prev_lvn_below_dist", "minute_of_day", "minutes_elapsed", "ib_high_dist", "ib_low_dist",
 )
+#: The columns ``bar_features_row()`` adds after ``BAR_COLUMNS`` with ``Live(side=True)``: those of
+#: ``vpoc.bar_features(..., buy_volume=, sell_volume=)``.
+BAR_SIDE_COLUMNS: Tuple[str, ...] = ("bar_delta", "cum_delta", "cum_delta_ratio", "dev_delta_poc_dist")
 
 #: The feature options ``Live(features=...)`` takes (those of session_features / bar_features).
 _FEATURE_OPTIONS = tuple(FEATURE_DEFAULTS)
@@ -207,8 +210,10 @@ class _FeaturesMixin:
 
     @_locked
     def bar_features_row(self) -> np.ndarray:
-        """The ``vpoc.bar_features`` row (float32 [F], columns ``BAR_COLUMNS``) of the latest bar:
-        equal to the batch table's row for the same bars and sessions (with timestamps)."""
+        """The ``vpoc.bar_features`` row (float32 [F], columns ``BAR_COLUMNS``, then
+        ``BAR_SIDE_COLUMNS`` with ``Live(side=True)``) of the latest bar: equal to the batch
+        table's row for the same bars and sessions (with timestamps; and ``buy_volume=`` /
+        ``sell_volume=``)."""
         if not self._bars:
             raise TypeError("bar features need bars (this Live profile takes trades)")
         r = self._run
@@ -221,7 +226,12 @@ class _FeaturesMixin:
             s_open=r[8], dev=self._levels[:3], run_high=r[3], run_low=r[4], prev=ctx.prev,
             comp=ctx.comp, naked=(float(len(ctx.naked)),) + nearest(ctx.naked, c),
             hvn=nearest(ctx.hvn, c), lvn=nearest(ctx.lvn, c), has_clock=True, tod=r[10],
-            minutes_elapsed=(r[11] - r[7]) / _NS_PER_MINUTE, ib_high=r[5], ib_low=r[6])
+            minutes_elapsed=(r[11] - r[7]) / _NS_PER_MINUTE, ib_high=r[5], ib_low=r[6],
+            has_side=self._sided)
+        if self._sided:  # the latest bar's delta, the session's so far, its delta POC so far
+            b, s = self._last_side
+            q.bar_delta, q.cum_delta = b - s, self._delta
+            q.delta_poc = float(self._side_fields_now().field("delta_poc")[0])
         row = [v for _, v in bar_row(q, ctx.tick)]  # the table's own rule, on this bar
         return np.array(row, dtype=np.float32)
 

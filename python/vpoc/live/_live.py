@@ -27,6 +27,7 @@ from ._common import _Concat, _NAN, _NS_PER_DAY, _PER_SESSION, _locked
 from ._drops import _DropsMixin
 from ._features import _FEATURE_OPTIONS, _FeaturesMixin
 from ._rows import _RowsMixin
+from ._side import SIDE_DONE_KEYS, _SideMixin
 from ._state import _StateMixin
 
 __all__ = ["Live"]
@@ -36,7 +37,7 @@ __all__ = ["Live"]
 _CHUNK = 1 << 17
 
 
-class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
+class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _StateMixin):
     """Volume profile of a live feed: ``update()`` with new bars (or trades) as they arrive,
     read the current session's POC / value area at once.
 
@@ -70,6 +71,12 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
         ``lookbacks``, ``shape_*``, ``tpo_minutes``); bars only.
     session_features : also compute the ``session_features`` row of every finished session
         (default True for bars).
+    side : True: every update carries the aggressor side (trades ``side=``: +1 / -1 / 0 or
+        'B' / 'A' / 'N'; bars ``buy_volume=`` and ``sell_volume=``), and the Live keeps per-row buy /
+        sell volume (``buy_histogram()``, ``sell_histogram()``), ``delta``, ``delta_poc`` and
+        ``side_profile()`` of the session so far, and the side fields of ``profiles``, equal to
+        ``from_trades(..., side=..., developing=True)`` / ``from_bars(..., buy_volume=, sell_volume=)``;
+        ``imbalance_ratio`` / ``stacked_imbalance_min``: their footprint imbalance rule.
 
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
@@ -86,7 +93,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
                  time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
-                 snap: bool = False, on_outside: str = "warn") -> None:
+                 snap: bool = False, on_outside: str = "warn", side: bool = False,
+                 imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None) -> None:
         self._lock = threading.RLock()  # see _locked
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
@@ -114,6 +122,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
                             features=None if features is None else dict(features),
                             session_features=session_features, time_unit=time_unit, label=label,
                             interval=interval, snap=self._snap, on_outside=on_outside)
+        if side is not False or imbalance_ratio is not None or stacked_imbalance_min is not None:
+            # only when used: a state of a Live without them keeps the keys it always had
+            self._config.update(side=side, imbalance_ratio=imbalance_ratio,
+                                stacked_imbalance_min=stacked_imbalance_min)
         self._bars = kind == "bars"
         self._time_unit = check_time_unit(time_unit)
         self._ts_scale = TIME_UNITS[self._time_unit or "ns"]
@@ -126,6 +138,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
         # the engine validates the rules once, here
         probe = _core.LiveSession(self._bars, self._distribute, False, **self._rules_kw)
         del probe
+        self._side_setup(side, imbalance_ratio, stacked_imbalance_min)
         fopts = dict(features or {})
         unknown = set(fopts) - set(_FEATURE_OPTIONS)
         if unknown:
@@ -181,6 +194,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
         self._session_columns: Optional[Tuple[str, ...]] = None
         self._ctx = self._next_context()
         self._run = None
+        self._side_reset()
 
     # ------------------------------------------------------------------ reading
 
@@ -256,12 +270,15 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
     # ------------------------------------------------------------------ updating
 
     @_locked
-    def update(self, *args: Any, open: Any = None, timestamp: Any = None, **kwargs: Any
+    def update(self, *args: Any, open: Any = None, timestamp: Any = None, side: Any = None,
+               buy_volume: Any = None, sell_volume: Any = None, **kwargs: Any
                ) -> Tuple[float, float, float, float, float]:
         """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
         open=None, timestamp=...)`` or trades ``update(price, volume, timestamp=...)``; scalars
         or 1-D arrays. ``timestamp``: int ns since the epoch (UTC), datetime64 or pandas
-        timestamps (bar opens, or bar closes with ``label="close"``). Returns ``levels`` after
+        timestamps (bar opens, or bar closes with ``label="close"``). With ``Live(side=True)``
+        every update also takes the rows' aggressor side: trades ``side=`` (+1 / -1 / 0 or
+        'B' / 'A' / 'N'), bars ``buy_volume=`` and ``sell_volume=``. Returns ``levels`` after
         the last row. All or nothing: when it raises anything (a bad row, KeyboardInterrupt,
         MemoryError, ...) the Live is as it was before the call, and the same update may be
         retried."""
@@ -277,12 +294,13 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
             raise TypeError("update() needs timestamp=")
         if not self._bars and open is not None:
             raise TypeError("open is for bars; this Live profile takes trades")
+        sides = self._side_args(side, buy_volume, sell_volume)
         first = args[0]
         if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
-            return self._update_one(args, open, timestamp)  # takes its own snapshot
+            return self._update_one(args, open, timestamp, sides)  # takes its own snapshot
         snap = self._snapshot()
         try:
-            return self._update_many(args, open, timestamp)
+            return self._update_many(args, open, timestamp, sides)
         except BaseException:
             # nested: a second interrupt taken as the rollback is called (before its own retry
             # loop is set up) is caught here and the rollback runs again
@@ -298,10 +316,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
         self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._rules_kw)
+        self._side_start(self._has_open)
 
     # ------------------------------------------------------------------ many rows
 
-    def _update_many(self, args: Sequence[Any], open: Any, timestamp: Any
+    def _update_many(self, args: Sequence[Any], open: Any, timestamp: Any, given: Any = None
                      ) -> Tuple[float, float, float, float, float]:
         names = ("high", "low", "close", "volume") if self._bars else ("price", "volume")
         vol_in = args[-1]
@@ -320,6 +339,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
             if o.shape != (n,):
                 raise ValueError(f"open has {o.shape[0]} rows but high has {n}")
         ts = input_timestamps_ns(timestamp, n, self._time_unit)
+        sides = self._side_many(given, args, cols[-1])
         if n == 0:
             return self._levels
         if self._stamp == "close":
@@ -344,6 +364,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
         take = (lambda a: a[idx]) if idx.size < n else (lambda a: a)
         cols = [take(c) for c in cols]
         o = None if o is None else take(o)
+        sides = None if sides is None else (take(sides[0]), take(sides[1]))
         ts_k = take(ts)
         n_out = int(n - idx.size)
         on_close = 0
@@ -378,7 +399,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
                     self._start_core(o is not None)
                 self._begin(label)
             for c0 in range(a, b, _CHUNK):
-                self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx)
+                self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx, sides)
             self._int_volume = self._int_volume and int_volume
         self.snapped_prices += snapped
         if len(self._done) > n_done:
@@ -419,19 +440,24 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
                 raise
 
     def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
-                         as_int: bool) -> Dict[str, np.ndarray]:
+                         as_int: bool, sides: Optional[Tuple[np.ndarray, np.ndarray]] = None
+                         ) -> Dict[str, np.ndarray]:
         """One finished session's profile arrays: from_bars / from_trades on its rows (integer
-        volumes binned as integers, as the batch engine bins them). The rows were accepted by the
-        engine, which rounds prices to the tick: snap=True does the same here."""
+        volumes binned as integers, as the batch engine bins them); with ``sides`` (its rows' buy
+        and sell volumes) also its side rows and delta. The rows were accepted by the engine,
+        which rounds prices to the tick: snap=True does the same here."""
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
                   poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True)
         vol = v.astype(np.int64) if as_int else v
+        if sides is not None:
+            kw.update(self._side_profile_kw(*sides))
         if self._bars:
             prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
         else:
             prof = from_trades(h, vol, **kw)
-        return {name: np.array(getattr(prof, name)) for name in _PER_SESSION + ("volume",)}
+        names = _PER_SESSION + ("volume",) + (SIDE_DONE_KEYS if sides is not None else ())
+        return {name: np.array(getattr(prof, name)) for name in names}
 
     def _finish(self) -> None:
         """The current session is complete: its profile (from_bars / from_trades on its rows),
@@ -447,7 +473,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
             h, v = core.column(0), core.column(4)
             lo = c = o = None
         as_int = self._int_volume and (v.size == 0 or float(np.max(v)) < 2.0**63)
-        one = self._session_profile(h, lo, c, o, v, as_int)
+        one = self._session_profile(h, lo, c, o, v, as_int, self._side_columns() if self._sided else None)
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
         self._profiles_cache = None
@@ -456,6 +482,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
         self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
                                        **self._rules_kw)
+        self._side_finished()
         self._ts = []
 
     # ------------------------------------------------------------------ finished sessions
@@ -465,9 +492,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _StateMixin):
     def profiles(self) -> Profiles:
         """The finished sessions as one ``Profiles`` (labels: their session labels)."""
         if self._profiles_cache is None:
-            self._profiles_cache = Profiles(
+            self._profiles_cache = self._side_attach(Profiles(
                 _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
-                session_labels=np.asarray(self._done_labels, dtype=np.int64))
+                session_labels=np.asarray(self._done_labels, dtype=np.int64)))
         return self._profiles_cache
 
     @property

@@ -71,7 +71,7 @@ class _RowsMixin:
             raise TypeError(f"{name} must be a number, got {type(x).__name__}")
         return float(x)
 
-    def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any
+    def _update_one(self, args: Sequence[Any], open: Any, timestamp: Any, given: Any = None
                     ) -> Tuple[float, float, float, float, float]:
         # checks and conversions first (nothing changes), then the row under a snapshot
         if self._bars:
@@ -89,8 +89,10 @@ class _RowsMixin:
             if type(high) is not float:
                 high = self._scalar(high, "price")
         int_vol = type(volume) is int or isinstance(volume, np.integer)
+        volume_in = volume
         if type(volume) is not float:
             volume = self._scalar(volume, "volume")
+        bs = None if given is None else self._side_one(given, volume_in, high, volume)
         t = self._ts_one(timestamp)
         if self._last_ts is not None and t < self._last_ts:
             raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
@@ -125,7 +127,7 @@ class _RowsMixin:
         if label == self._label:  # the row joins the current session: what it may change
             snap: Tuple[Any, ...] = (core, len(self._ts), self._last_ts, self.n_rows, self.n_dropped,
                                      self._int_volume, self._levels, None if run is None else run[:],
-                                     self.snapped_prices)
+                                     self.snapped_prices, self._side_snap())
         else:
             snap = self._snapshot()
         try:
@@ -142,6 +144,11 @@ class _RowsMixin:
                 lv = core.append_bar(high, low, close, open, volume)
             else:
                 lv = core.append_trade(high, volume)
+            if bs is not None:
+                if self._bars:
+                    self._side_append_one(high, low, close, open, bs)
+                else:
+                    self._side_append_one(high, None, None, None, bs)
             if self._int_volume and not int_vol:
                 self._int_volume = False
             self._levels = lv
@@ -214,7 +221,8 @@ class _RowsMixin:
         return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b])
 
     def _append_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], ts: np.ndarray,
-                     a: int, b: int, positions: Optional[np.ndarray] = None) -> None:
+                     a: int, b: int, positions: Optional[np.ndarray] = None,
+                     sides: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         core = self._core
         try:  # the engine checks the rows first and changes nothing when one is bad
             poc, vah, val = self._append_core(core, cols, o, a, b)
@@ -222,6 +230,8 @@ class _RowsMixin:
             if positions is None:
                 raise
             raise _renamed(e, positions[a:b]) from None
+        if sides is not None:  # the same rows' buy and sell volume (a bad one: the update's rollback)
+            self._side_append(cols, o, sides, a, b, positions)
         self._levels = (float(poc[-1]), float(vah[-1]), float(val[-1]), float(core.total_volume),
                         float(core.va_volume))
         self._ts.extend(ts[a:b].tolist())

@@ -41,6 +41,8 @@ class _StateMixin:
             cur = {k: self._core.column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))}
             cur["ts"] = np.asarray(self._ts, dtype=np.int64)
             cur["int_volume"] = self._int_volume
+            if self._sided:  # the rows' buy and sell volume
+                cur["buy"], cur["sell"] = (np.array(x) for x in self._side_columns())
         copy = lambda a: None if a is None else np.array(a, copy=True)  # noqa: E731
         st = dict(
             version=STATE_VERSION, config=self._config_copy(), has_open=self._has_open,
@@ -88,8 +90,9 @@ class _StateMixin:
 
     def _restore(self, st: Dict[str, Any]) -> None:
         st = check_state(st, bars=self._bars, row_size=self._rules.row_size,
-                                tail_n=self._tail_n, session_rows=self._with_session_rows,
-                                profile_of=self._tail_profile, composites_of=self._composites_of)
+                         tail_n=self._tail_n, session_rows=self._with_session_rows,
+                         profile_of=self._tail_profile, composites_of=self._composites_of,
+                         sided=self._sided)
         self._has_open = st["has_open"]
         self.n_dropped, self._label = int(st["n_dropped"]), st["label"]
         self._done = [dict(d) for d in st["done"]]
@@ -118,7 +121,11 @@ class _StateMixin:
                 self._check_rows(cols, o, 0, ts.shape[0], None, np.arange(ts.shape[0]))
             except ValueError as e:
                 raise ValueError(f"state['current']: {e}") from None
-            self._append_rows(cols, o, ts, 0, cols[0].shape[0])
+            sides = (np.ascontiguousarray(cur["buy"]), np.ascontiguousarray(cur["sell"])) if self._sided else None
+            try:  # the engine checks the buy / sell volumes as it takes them
+                self._append_rows(cols, o, ts, 0, cols[0].shape[0], None, sides)
+            except ValueError as e:
+                raise ValueError(f"state['current']: {e}") from None
             self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 __all__ = ["STATE_KEYS", "STATE_VERSION", "check_envelope", "check_state", "_array", "_BAR_KEYS",
-           "_CURRENT_KEYS", "_DONE_KEYS", "_FLOAT_FIELDS"]
+           "_CURRENT_KEYS", "_DONE_KEYS", "_FLOAT_FIELDS", "_SIDE_CURRENT_KEYS", "_SIDE_DONE_KEYS"]
 
 STATE_VERSION = 1
 STATE_KEYS = ("version", "config", "has_open", "n_dropped", "n_rows", "last_ts", "label", "done",
@@ -30,6 +30,9 @@ _ROW_FIELDS = ("poc_row", "vah_row", "val_row", "low_row", "n_rows")
 _DONE_KEYS = _FLOAT_FIELDS + _ROW_FIELDS + ("volume",)
 _BAR_KEYS = ("high", "low", "close", "open", "volume", "ts")
 _CURRENT_KEYS = _BAR_KEYS + ("int_volume",)
+# Live(side=True) only: a finished session's buy / sell rows and delta; the current rows' buy / sell volume
+_SIDE_DONE_KEYS = ("buy_volume", "sell_volume", "delta")
+_SIDE_CURRENT_KEYS = ("buy", "sell")
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 _REL = 1e-9  # the engine's tie band, relative
 
@@ -175,9 +178,9 @@ def _bars(x: Any, path: Sequence[Any], has_open: bool) -> Dict[str, Any]:
     return dict(high=high, low=low, close=close, open=open_, volume=volume, ts=ts)
 
 
-def _session(x: Any, path: Sequence[Any], row_size: float) -> Dict[str, np.ndarray]:
-    """One finished session's profile (``state['done'][k]``)."""
-    d = _dict(x, path, _DONE_KEYS)
+def _session(x: Any, path: Sequence[Any], row_size: float, sided: bool = False) -> Dict[str, np.ndarray]:
+    """One finished session's profile (``state['done'][k]``; with ``sided`` its side rows and delta)."""
+    d = _dict(x, path, _DONE_KEYS + (_SIDE_DONE_KEYS if sided else ()))
     out: Dict[str, np.ndarray] = {}
     for k in _FLOAT_FIELDS:
         out[k] = _array(d[k], (*path, k), "f", 1)
@@ -209,7 +212,47 @@ def _session(x: Any, path: Sequence[Any], row_size: float) -> Dict[str, np.ndarr
         raise ValueError(f"{_name((*path, 'va_volume'))} = {va} is not in [0, total_volume]")
     if vol[int(out["poc_row"][0]) - low] < vmax - 10 * _REL * vmax:
         raise ValueError(f"{_name((*path, 'poc_row'))} is not a row of the largest volume")
+    if sided:
+        _side_rows(d, out, path, vol)
     return {k: out[k] for k in d}  # the order state_dict() gives
+
+
+def _side_rows(d: Dict[str, Any], out: Dict[str, np.ndarray], path: Sequence[Any], vol: np.ndarray) -> None:
+    """A finished session's buy / sell rows (as long as its volume, >= 0, together at most the
+    row's volume) and its delta (their totals' difference)."""
+    n = vol.shape[0]
+    buy = out["buy_volume"] = _array(d["buy_volume"], (*path, "buy_volume"), "f", n, lo=0.0)
+    sell = out["sell_volume"] = _array(d["sell_volume"], (*path, "sell_volume"), "f", n, lo=0.0)
+    delta = out["delta"] = _array(d["delta"], (*path, "delta"), "f", 1)
+    over = np.flatnonzero(buy + sell > vol + _REL * max(float(np.max(vol)), 1.0))
+    if over.size:
+        i = int(over[0])
+        raise ValueError(f"{_name((*path, 'buy_volume'))}[{i}] + sell_volume[{i}] is more than the row's "
+                         f"volume ({vol[i]})")
+    b, s = float(np.sum(buy)), float(np.sum(sell))
+    if abs(float(delta[0]) - (b - s)) > _REL * max(b + s, 1.0):
+        raise ValueError(f"{_name((*path, 'delta'))} = {float(delta[0])} is not buy - sell volume ({b - s})")
+
+
+def _side_current(cur: Dict[str, Any], path: Sequence[Any], bars: bool, n: int) -> None:
+    """The current rows' buy / sell volume: bars by from_bars' rule (vpoc._side_profiles); a
+    trade's buy volume is its volume or 0, its sell volume too, never both."""
+    from .._side_profiles import bar_side_volumes, side_rules
+
+    buy = cur["buy"] = _array(cur["buy"], (*path, "buy"), "f", n, lo=0.0)
+    sell = cur["sell"] = _array(cur["sell"], (*path, "sell"), "f", n, lo=0.0)
+    v = cur["volume"]
+    if bars:
+        try:
+            bar_side_volumes(buy, sell, v, cur["high"], side_rules(None, None))
+        except ValueError as e:
+            raise ValueError(f"{_name(path)}: {e}") from None
+        return
+    bad = np.flatnonzero(((buy != 0) & (buy != v)) | ((sell != 0) & (sell != v)) | ((buy != 0) & (sell != 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{_name((*path, 'buy'))}[{i}] = {buy[i]}, sell[{i}] = {sell[i]}: a trade's buy and "
+                         f"sell volume are its volume ({v[i]}) on its side and 0 on the other")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -228,7 +271,8 @@ def _check_tail(tail: List[Dict[str, Any]], done: List[Dict[str, np.ndarray]],
             got = profile_of(t)
         except ValueError as e:
             raise ValueError(f"state['tail'][{k}]: {e}") from None
-        for field, want in done[j].items():
+        for field in _DONE_KEYS:  # the profile (the side rows are checked with the session)
+            want = done[j][field]
             if not _same(got[field], want):
                 raise ValueError(f"state['tail'][{k}] is not the bars of state['done'][{j}]: they give "
                                  f"{field} {got[field][:4]}, the session holds {want[:4]}")
@@ -246,12 +290,13 @@ def _check_comp(comp: List[Tuple[float, ...]], done: List[Dict[str, np.ndarray]]
 
 def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: int,
                 session_rows: bool, profile_of: Optional[Callable[..., Any]] = None,
-                composites_of: Optional[Callable[..., Any]] = None) -> Dict[str, Any]:
+                composites_of: Optional[Callable[..., Any]] = None, sided: bool = False) -> Dict[str, Any]:
     """Every field of ``state`` (whose envelope passed :func:`check_envelope`) checked and
     normalised; ``bars``, ``row_size``, ``tail_n`` (bars kept per finished session for the
     lookbacks), ``session_rows`` (session_features rows kept): the restored Live's settings;
     ``profile_of`` (bars -> profile arrays) and ``composites_of`` (done -> composites), when
-    given, check ``tail`` and ``comp`` against the finished sessions."""
+    given, check ``tail`` and ``comp`` against the finished sessions; ``sided``: a Live with
+    side=True (its finished sessions' side rows, its current rows' buy / sell volume)."""
     st = dict(state)
     n_rows = _int(st["n_rows"], ("n_rows",), 0)
     n_dropped = _int(st["n_dropped"], ("n_dropped",), 0)
@@ -267,7 +312,7 @@ def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: i
         raise ValueError(f"state['last_ts'] is {last_ts!r} but {n_rows} rows were kept and "
                          f"{n_dropped} dropped (it is None exactly before the first row)")
 
-    done = [_session(d, ("done", k), row_size) for k, d in enumerate(_list(st["done"], ("done",)))]
+    done = [_session(d, ("done", k), row_size, sided) for k, d in enumerate(_list(st["done"], ("done",)))]
     S = len(done)
     labels = [_int(x, ("done_labels", k), 0)
               for k, x in enumerate(_list(st["done_labels"], ("done_labels",), S))]
@@ -329,7 +374,7 @@ def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: i
     kept = sum(t["ts"].shape[0] for t in tail)
     if cur is not None:
         path = ("current",)
-        _dict(cur, path, _CURRENT_KEYS)
+        _dict(cur, path, _CURRENT_KEYS + (_SIDE_CURRENT_KEYS if sided else ()))
         if label is None:
             raise ValueError("state['current'] holds rows but state['label'] is None")
         ts = _array(cur["ts"], (*path, "ts"), "i")
@@ -349,6 +394,8 @@ def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: i
                 raise ValueError(f"{_name((*path, k))} has length {arr.shape[0]}, expected 0 or {n}")
             cur[k] = arr
         cur["ts"] = ts
+        if sided:
+            _side_current(cur, path, bars, n)
         cur["int_volume"] = _bool(cur["int_volume"], (*path, "int_volume"))
         if cur["int_volume"]:
             v = cur["volume"]

@@ -11,9 +11,10 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from ._state_check import STATE_VERSION, _array, _BAR_KEYS, _CURRENT_KEYS, _DONE_KEYS, _FLOAT_FIELDS
+from ._state_check import (STATE_VERSION, _array, _BAR_KEYS, _CURRENT_KEYS, _DONE_KEYS, _FLOAT_FIELDS,
+                           _SIDE_CURRENT_KEYS, _SIDE_DONE_KEYS)
 
-__all__ = ["FLAT_KEYS", "FLAT_LAYOUT", "flatten", "is_flat", "unflatten"]
+__all__ = ["FLAT_KEYS", "FLAT_SIDE_KEYS", "FLAT_LAYOUT", "flatten", "is_flat", "unflatten"]
 
 # state_dict(flat=True): one level of numpy arrays (int64 / float64 / float32 / str) and plain
 # strings and integers, so that np.savez + np.load(allow_pickle=False) and JSON keep it whole.
@@ -27,6 +28,9 @@ FLAT_KEYS = (("layout", "version", "config", "has_open", "n_dropped", "n_rows", 
              + _FLAT_DONE + ("done_labels", "comp", "naked_session", "naked_row", "naked_price",
                              "tail_rows") + tuple(f"tail_{k}" for k in _BAR_KEYS)
              + ("session_rows", "session_columns") + tuple(f"current_{k}" for k in _CURRENT_KEYS))
+#: Live(side=True) only (all or none): the finished sessions' buy / sell rows (laid out as done_volume)
+#: and deltas, the current rows' buy / sell volume.
+FLAT_SIDE_KEYS = tuple(f"done_{k}" for k in _SIDE_DONE_KEYS) + tuple(f"current_{k}" for k in _SIDE_CURRENT_KEYS)
 
 
 def is_flat(state: Any) -> bool:
@@ -93,6 +97,11 @@ def flatten(st: Dict[str, Any]) -> Dict[str, Any]:
         out[f"current_{k}"] = np.zeros(0, i64 if k == "ts" else f64) if cur is None else \
             np.asarray(cur[k], dtype=i64 if k == "ts" else f64)
     out["current_int_volume"] = 0 if cur is None else int(bool(cur["int_volume"]))
+    if st["config"].get("side"):
+        for k in _SIDE_DONE_KEYS:
+            out[f"done_{k}"] = cat([d[k] for d in done], f64)
+        for k in _SIDE_CURRENT_KEYS:
+            out[f"current_{k}"] = np.zeros(0, f64) if cur is None else np.asarray(cur[k], dtype=f64)
     return out
 
 
@@ -129,9 +138,14 @@ def unflatten(state: Any) -> Dict[str, Any]:
     missing = [k for k in FLAT_KEYS if k not in flat]
     if missing:
         raise ValueError(f"state is missing {missing} (a flat state from Live.state_dict(flat=True))")
-    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS)))
+    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS)))
     if unknown:
         raise ValueError(f"state has unknown key(s) {unknown}")
+    sided = [k for k in FLAT_SIDE_KEYS if k in flat]
+    if sided and len(sided) != len(FLAT_SIDE_KEYS):
+        raise ValueError(f"state is missing {[k for k in FLAT_SIDE_KEYS if k not in flat]} (the side keys "
+                         "of a Live with side=True come all together)")
+    side = {k: _array(flat[k], (k,), "f", finite=False) for k in sided}
     version = _flat_int(flat["version"], "version")
     try:
         config = json.loads(_flat_str(flat["config"], "config"))
@@ -151,6 +165,15 @@ def unflatten(state: Any) -> Dict[str, Any]:
     vols = _split(arr["done_volume"], arr["done_n_rows"], "done_volume", "done_n_rows")
     done = [{k: (vols[s] if k == "volume" else arr[f"done_{k}"][s:s + 1]) for k in _DONE_KEYS}
             for s in range(S)]
+    if side:
+        if side["done_delta"].shape[0] != S:
+            raise ValueError(f"state['done_delta'] has length {side['done_delta'].shape[0]}, expected {S} "
+                             "(state['done_n_rows'])")
+        rows = {k: _split(side[f"done_{k}"], arr["done_n_rows"], f"done_{k}", "done_n_rows")
+                for k in ("buy_volume", "sell_volume")}
+        for s in range(S):
+            done[s].update(buy_volume=rows["buy_volume"][s], sell_volume=rows["sell_volume"][s],
+                           delta=side["done_delta"][s:s + 1])
     comp = np.asarray(flat["comp"], dtype=np.float64)
     comp = comp.reshape(0, 3) if comp.size == 0 else comp
     if comp.ndim != 2 or comp.shape[1] != 3:
@@ -177,6 +200,8 @@ def unflatten(state: Any) -> Dict[str, Any]:
     if arr["current_ts"].shape[0]:
         cur = {k: arr[f"current_{k}"] for k in _BAR_KEYS}
         cur["int_volume"] = bool(_flat_int(flat["current_int_volume"], "current_int_volume"))
+        if side:
+            cur.update({k: side[f"current_{k}"] for k in _SIDE_CURRENT_KEYS})
     return dict(version=version, config=config, has_open=None if ints["has_open"] < 0 else has_open,
                 n_dropped=ints["n_dropped"], n_rows=ints["n_rows"],
                 last_ts=None if ints["last_ts"] == _NONE else ints["last_ts"],
