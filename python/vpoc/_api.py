@@ -5,13 +5,15 @@ Contract: docs/contract.md; every bad argument raises ValueError/TypeError namin
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+import contextlib
+from typing import Any, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _core
 from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream,
                       report_grid)
+from ._errors import InputError, readdressed, row_of
 from ._profiles import Profiles
 from . import _side_profiles as _sides
 from ._validate import INT64_MAX as _INT64_MAX
@@ -176,6 +178,9 @@ def memory_stats(device: Any = "cuda") -> dict:
     cap on cached bytes, ``pool_hits``: results served from the cache. ``driver_allocs`` /
     ``driver_frees``: every allocation / free vpoc asked the GPU driver for (zero growth in a
     steady-state loop).
+    ``speculative_calls``: calls of a shape seen before that binned without reading their layout
+    back first; ``speculative_reruns``: of those, calls run again because their histogram outgrew
+    the size the shape had before.
     """
     return dict(_core.memory_stats(_gpu_index(str(device))))
 
@@ -271,15 +276,17 @@ def _one_session(session: Any, sessions: Any) -> Any:
 
 
 def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n: int, what: str,
-          columns: dict) -> Tuple[dict, Any, dict]:
+          columns: dict) -> Tuple[dict, Any, dict, Optional[np.ndarray]]:
     """Apply ``sessions=`` (a vpoc.sessions.Sessions or a rule name), or the Globex default for
-    data with timestamps: returns the kept rows of ``columns``, the offsets and the result's
-    session facts (labels, rule, dropped rows)."""
+    data with timestamps: returns the kept rows of ``columns``, the offsets, the result's session
+    facts (labels, rule, dropped rows) and the caller's input row of each kept row (None when the
+    columns are the caller's rows as given): errors about a kept row name its input row through
+    ``_input_rows``."""
     from . import sessions as vs
 
     if sessions is None:
         if ts is None or offsets is not None or session_ids is not None:
-            return columns, None, {}
+            return columns, None, {}, None
         sessions, guessed = "globex", True
     else:
         guessed = False
@@ -301,9 +308,11 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
         raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
                         f"rule name, got {type(sessions).__name__}")
     s = sessions
+    rows = None
     if n == s.n_input:
         if s.index is not None:
             columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
+            rows = np.asarray(s.index, dtype=np.int64)
     elif n != s.n_kept:
         raise ValueError(f"{what}: the data has {n} rows but session= was built from {s.n_input} "
                          f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
@@ -327,7 +336,31 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
             f"{s.n_sessions} sessions{span}, {s.n_dropped} of {s.n_input} rows outside them); pass "
             "session='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
             GuessedDefaultWarning, stacklevel=3)
-    return columns, s.offsets, facts
+    return columns, s.offsets, facts, rows
+
+
+# The names the engine gives a row's inputs in its messages (name[i]: "close[3]=5 is outside [low[3],
+# high[3]]"), and the side columns' (vpoc._side_profiles names them so).
+_ROW_NAMES = ("price", "volume", "high", "low", "close", "open", "side", "buy_volume", "sell_volume")
+
+
+@contextlib.contextmanager
+def _input_rows(rows: Optional[np.ndarray]) -> Iterator[None]:
+    """Around the work on the rows ``_plan`` kept: a vpoc.InputError about one of them (its
+    ``.index``, a position among the kept rows) is raised again about the caller's input row
+    ``rows[index]``: the same type, wording and ``.argument``, ``.index`` and every ``name[index]``
+    of its message the input row (vpoc._errors.readdressed: from the error's fields, not its text).
+    Errors about no one row, and every error when ``rows`` is None (nothing was left out), pass."""
+    if rows is None:
+        yield
+        return
+    try:
+        yield
+    except InputError as e:
+        i = row_of(e)
+        if i is None or not 0 <= i < rows.shape[0]:
+            raise
+        raise readdressed(e, int(rows[i]), _ROW_NAMES, lambda name, row: f"{name}[{row}]") from None
 
 
 def _build(rule: Any, ts: Any, volume: Any) -> Any:
@@ -427,15 +460,17 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     side = _sides.trade_side(side, volume, price, sided)
     if session is not None:
         sessions = _one_session(session, sessions)
+    rows = None
     if sessions is not None or ts is not None:
-        cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
-                                     {"price": price, "volume": volume, "side": side})
+        cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
+                                           {"price": price, "volume": volume, "side": side})
         price, volume, side = cols["price"], cols["volume"], cols["side"]
-    gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
-    r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
-    prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
-    return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
-                                  stream)
+    with _input_rows(rows):
+        gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
+        r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
+        prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
+        return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
+                                      stream)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -505,19 +540,22 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:
         sessions = _one_session(session, sessions)
+    rows = None
     if sessions is not None or ts is not None:
-        cols, offsets, facts = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
-                                     {"high": high, "low": low, "close": close, "volume": volume,
-                                      "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
+        cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
+                                           {"high": high, "low": low, "close": close, "volume": volume,
+                                            "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
-    gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
-                              memory_budget, stream)
-    r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
-                           opts, place)
-    prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts, "cpu" if gpu is None else f"cuda:{gpu}")
-    return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open}, offsets,
-                                session_ids, opts, memory_budget, stream)
+    with _input_rows(rows):
+        gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume,
+                                           "open": open}, memory_budget, stream)
+        r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets,
+                               session_ids, opts, place)
+        prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
+                       "cpu" if gpu is None else f"cuda:{gpu}")
+        return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
+                                    offsets, session_ids, opts, memory_budget, stream)
 
 
 def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:
