@@ -86,7 +86,9 @@ TICK = 0.25
 MiB = 1 << 20
 GiB = 1 << 30
 BUDGET_500M = 256 * MiB
-WORKLOADS = ("bars", "batch", "ticks", "ticks_500M_host")
+WORKLOADS = ("bars", "batch", "ticks", "ticks_side", "ticks_500M_host")
+# the side fields ticks_side checks against the CPU and touches in every timed call
+SIDE_CHECKED = ("buy_volume", "sell_volume", "delta", "delta_poc", "imbalance_buy", "imbalance_sell")
 BATCH_SESSIONS, BATCH_BARS, BATCH_CALLS, BATCH_WARMUP = 32, 390, 1000, 50
 FIELDS = ("poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
           "total_volume", "va_volume", "offsets", "volume")
@@ -494,6 +496,51 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------
+# ticks_side: the ticks workload with an aggressor side per trade
+# --------------------------------------------------------------------------------------
+def run_ticks_side(tr: Any, args: Any, off_arg: Callable[[np.ndarray], Any], mem: Any, base_other: int,
+                   h2d_bw: float, copy_bw: float) -> Dict[str, Any]:
+    """from_trades(side=) on the ticks data (45% buyer-, 45% seller-initiated, 10% unknown), every side
+    field touched per call; correctness: the GPU side fields equal the CPU's exactly (whole volumes)."""
+    p, v, off = tr.price, tr.volume, tr.offsets.astype(np.int64)
+    rng = np.random.default_rng(args.seed + 7)
+    side = rng.choice(np.array([1, -1, 0], np.int8), size=p.shape[0], p=[0.45, 0.45, 0.10])
+    P, V, SD = torch.from_numpy(p).cuda(), torch.from_numpy(v).cuda(), torch.from_numpy(side).cuda()
+    voff = off_arg(off)
+
+    def touched(prof: Any) -> Any:
+        for name in SIDE_CHECKED:
+            getattr(prof, name)
+        return prof
+
+    t0 = time.perf_counter()
+    cpu_prof = vpoc.from_trades(p, v, offsets=off, tick_size=TICK, side=side)
+    cpu = host_fields(cpu_prof)
+    cpu_side = {k: np.asarray(getattr(cpu_prof, k)) for k in SIDE_CHECKED}
+    log(f"\n[ticks_side] CPU side reference: {time.perf_counter() - t0:.1f}s")
+    del cpu_prof
+    r = run_workload(
+        "ticks_side", rows=p.shape[0], input_bytes=p.nbytes + v.nbytes + side.nbytes + off.nbytes,
+        vpoc_fn=lambda: touched(vpoc.from_trades(P, V, offsets=voff, tick_size=TICK, device="cuda", side=SD)),
+        cpu_fields=cpu, exact=True, peers={}, k_vpoc=args.repeat, mem=mem, base_other=base_other,
+        host_streamed=False, h2d_bw=h2d_bw, copy_bw=copy_bw)
+    try:
+        g = vpoc.from_trades(P, V, offsets=voff, tick_size=TICK, device="cuda", side=SD).cpu()
+        bad = [k for k in SIDE_CHECKED
+               if not np.array_equal(np.asarray(getattr(g, k)), cpu_side[k], equal_nan=True)]
+        log(f"  check side fields GPU vs CPU: {'ok' if not bad else 'MISMATCH ' + ', '.join(bad)}")
+        if bad:
+            r["correct"] = False
+            r.setdefault("errors", []).append(f"side fields differ: {bad}")
+    except Exception as e:  # recorded, the run goes on
+        r["correct"] = False
+        r.setdefault("errors", []).append(f"side check raised {type(e).__name__}: {e}")
+        log(traceback.format_exc())
+    r.update(price_dtype="float32", volume_dtype="float32", side_dtype="int8")
+    return r
+
+
+# --------------------------------------------------------------------------------------
 # one workload
 # --------------------------------------------------------------------------------------
 def bars_developing(h: np.ndarray, lo: np.ndarray, c: np.ndarray, v: np.ndarray, off: np.ndarray,
@@ -668,6 +715,9 @@ def acceptance(res: Dict[str, Dict[str, Any]], h2d: float) -> List[Dict[str, Any
         check("ticks vpoc >= 50x torch_vec", x is not None and x >= 50, f"{x or 0:.1f}x")
         x = g("ticks", "bw_fraction")
         check("ticks bw_fraction >= 0.30", x is not None and x >= 0.30, f"{x or 0:.3f}")
+    if "ticks_side" in res:
+        x = g("ticks_side", "bytes_per_s_vs_ticks")
+        check("ticks_side bytes/s >= 0.8 of ticks'", x is not None and x >= 0.8, f"{x or 0:.2f}")
     if "bars" in res:
         v = g("bars", "vpoc_s")
         check("bars vpoc <= 0.10 ms per call", v is not None and v <= 0.10e-3,
@@ -785,7 +835,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     # ---------------------------------------------------------------- ticks (and the 500M sample)
     tr = None
-    if "ticks" in wls or "ticks_500M_host" in wls:
+    if "ticks" in wls or "ticks_side" in wls or "ticks_500M_host" in wls:
         t0 = time.perf_counter()
         tr = es_trades(args.ticks, S, seed=args.seed, price_dtype=np.float32,
                        volume_dtype=np.float32)
@@ -810,6 +860,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         results["ticks"].update(price_dtype="float32", volume_dtype="float32",
                                 vpoc_offsets="device" if args.device_offsets else "host")
         del P, V, off_dev, voff, cpu
+        torch.cuda.empty_cache()
+
+    # ---------------------------------------------------------------- ticks_side
+    if "ticks_side" in wls:
+        results["ticks_side"] = run_ticks_side(tr, args, off_arg, mem, base_other, h2d_bw, copy_bw)
+        if "ticks" in results and results["ticks_side"].get("vpoc_s") and results["ticks"].get("vpoc_s"):
+            a, b = results["ticks_side"], results["ticks"]
+            a["bytes_per_s"] = a["input_bytes"] / a["vpoc_s"]
+            a["bytes_per_s_vs_ticks"] = a["bytes_per_s"] / (b["input_bytes"] / b["vpoc_s"])
+            log(f"  ticks_side {a['bytes_per_s'] / 1e9:.1f} GB/s = {a['bytes_per_s_vs_ticks']:.2f} of the plain "
+                "ticks workload's")
         torch.cuda.empty_cache()
 
     # ---------------------------------------------------------------- ticks_500M_host
