@@ -281,8 +281,11 @@ def test_bars_equal_batch_for_any_chunking(seed, distribute, fractional, tpr, ti
     done = vpoc.from_bars(*cols, open=o[keep], session_ids=ids, buy_volume=kb, sell_volume=ks, **kw)
     for name in ROW_FIELDS + SESSION_FIELDS + ("volume", "poc"):
         assert same(getattr(live.profiles, name), getattr(done, name)), name
-    sf = vpoc.session_features(*cols, open=o[keep], timestamp=ts[keep], session_ids=ids, **kw, **fopts)
-    assert same(live.session_table().values, sf.values)  # the session table is the plain one
+    sf = vpoc.session_features(*cols, open=o[keep], timestamp=ts[keep], session_ids=ids, buy_volume=kb,
+                               sell_volume=ks, **kw, **fopts)
+    table = live.session_table()
+    assert table.columns == sf.columns and table.columns[-4:] == vpoc.features.SIDE_TABLE_COLUMNS
+    assert same(table.values, sf.values)  # every column, the side ones too (tests/test_live_side_table_followup.py)
 
 
 # --------------------------------------------------------------------------- bad input

@@ -17,6 +17,7 @@ from ._version import __version__
 from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
 from .features import (FeatureTable, IncompleteSessionWarning, Levels, TpoProfiles, bar_features, levels,
                        session_features, tpo)
+from .io import ReorderedRecordsWarning
 from .live import Live
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "OutOfMemoryError",
     "Profiles",
     "ProfilesDiff",
+    "ReorderedRecordsWarning",
     "TpoProfiles",
     "__version__",
     "backends",

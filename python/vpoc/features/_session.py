@@ -11,10 +11,12 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .._arrays import as_volume
+from .._arrays import check_grid
 from .._validate import boolean
+from .._warnings import user_stacklevel
+from ._delta import _side_inputs
 from ._engine import _composites, _Context, _context, _profiles
-from ._inputs import _DOC_COMMON, _data, _host
+from ._inputs import _DOC_COMMON, _data
 from ._lookback import _lookback_columns
 from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
@@ -67,11 +69,14 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
                      naked: Dict[str, np.ndarray], clock: Optional[_Clock],
                      tpo_columns: bool = False, level_columns: bool = False,
                      context_columns: bool = False, types: Optional[Dict[str, float]] = None,
-                     side_columns: bool = False) -> _Columns:
+                     side_columns: Optional[bool] = None) -> _Columns:
     """The session table's columns; the optional groups with ``tpo_columns``, ``level_columns``,
     ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``) and
-    ``side_columns`` (the profiles' aggressor-side fields)."""
+    ``side_columns`` (the profiles' aggressor-side fields; None: when the profiles have them, as
+    vpoc.Live's finished sessions of a ``Live(side=True)`` do)."""
     rules, prof = ctx.rules, ctx.prof
+    if side_columns is None:
+        side_columns = getattr(prof, "buy_volume", None) is not None
     S, ne = ctx.S, ctx.ne
     tick = rules.tick_size
     cols = _Columns(S, _session_column_names(rules, clock, tpo_columns, level_columns, context_columns,
@@ -191,6 +196,13 @@ _DOC_SESSION = """
         volume (as ``vpoc.from_bars``); adds ``SIDE_TABLE_COLUMNS`` (delta, delta POC, stacked
         imbalance counts) last. ``imbalance_ratio`` (3.0) and ``stacked_imbalance_min`` (3): the
         footprint imbalance rule (docs/features.md, Footprint imbalances).
+    snap : as in ``vpoc.from_bars`` (docs/contract.md): the prices (high, low, close, and open with
+        ``distribute="legacy"``) must lie on the ``tick_size`` grid; more than 0.1% off it raises
+        ValueError, a few are rounded to the nearest tick with a warning; ``snap=True`` rounds every
+        one without a word (False). Rounded means binned: the profile and what is made of it (levels,
+        nodes, composites, TPO rows, side columns) put each price on its nearest tick; the columns
+        that read the prices themselves (session high / low / open / close, VWAP, initial balance)
+        read them as given.
 """
 
 
@@ -211,7 +223,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      context_columns: bool = False, type_rules: Optional[Dict[str, Any]] = None,
                      buy_volume: Any = None, sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
                      stacked_imbalance_min: Optional[int] = None, device: Any = "cpu",
-                     threads: Optional[int] = None, time_unit: Optional[str] = None) -> FeatureTable:
+                     threads: Optional[int] = None, time_unit: Optional[str] = None,
+                     snap: bool = False) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
     TPO (with ``timestamp``), profile shape and the close's place in the value area.
@@ -226,22 +239,22 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     tpo_columns = boolean(tpo_columns, "tpo_columns")
     level_columns = boolean(level_columns, "level_columns")
     context_columns = boolean(context_columns, "context_columns")
+    snap = boolean(snap, "snap")
     _type_rules(type_rules)  # bad keys or values raise before any work
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='session_features')
-    side = dict(buy_volume=buy_volume, sell_volume=sell_volume, imbalance_ratio=imbalance_ratio,
-                stacked_imbalance_min=stacked_imbalance_min)
-    side_columns = any(x is not None for x in side.values())
-    index = data.facts.get("input_index")
-    for k in ("buy_volume", "sell_volume"):  # host arrays of the kept rows, as the other columns
-        if side[k] is not None:
-            side[k] = as_volume(_host(side[k]), k)
-            n_in = data.high.shape[0] + int(data.facts.get("dropped_rows", 0))  # kept + left out
-            if side[k].shape[0] != n_in:  # before the kept rows are taken (they would index it)
-                raise ValueError(f"{k} has {side[k].shape[0]} rows but the bars have {n_in}")
-            side[k] = side[k] if index is None else side[k][index]
-    prof, where = _profiles(data, rules, device, threads, developing=False,
-                            **(side if side_columns else {}))
+    side = _side_inputs(buy_volume, sell_volume, data)  # the kept rows, as the other columns
+    side.update((k, v) for k, v in (("imbalance_ratio", imbalance_ratio),
+                                    ("stacked_imbalance_min", stacked_imbalance_min)) if v is not None)
+    side_columns = bool(side)  # from_bars refuses the imbalance rules without both columns
+    # the tick grid of the prices (from_bars' rule: high, low, close, and open with "legacy"), reported
+    # here once, so that its advice (snap=True) is this call's; the engine then rounds them (reported)
+    h, lo, c, _, o = data.engine_inputs
+    grid = {"high": h, "low": lo, "close": c}
+    if o is not None and rules.distribute == "legacy":
+        grid["open"] = o
+    check_grid(grid, rules.tick_size, snap=snap, stacklevel=user_stacklevel(), threads=threads or 0)
+    prof, where = _profiles(data, rules, device, threads, developing=False, snap=True, **side)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)

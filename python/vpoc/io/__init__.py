@@ -4,6 +4,7 @@ Contract: public names re-exported here; each module of the package has one job.
 """
 
 from ._containers import Bars, Trades
+from ._dbn import ReorderedRecordsWarning
 from ._read import read_bars, read_trades
 from ._write import write_bars, write_trades
 from .contracts import ContinuousBars, read_contracts
@@ -13,6 +14,7 @@ __all__ = [
     "Bars",
     "ContinuousBars",
     "Inspection",
+    "ReorderedRecordsWarning",
     "Trades",
     "inspect",
     "read_bars",

@@ -188,7 +188,12 @@ def read_trades(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None
     the source has no side). The legacy bar format does not apply. DBN files (trades, tbbo,
     mbp-1) always carry the side: Databento's 'B' (buy aggressor) is +1, 'A' (sell aggressor)
     -1, 'N' 0 (https://databento.com/docs/schemas/trades); ``instrument=`` as in read_bars.
-    Checked: finite prices, finite volume ``>= 0``, non-decreasing timestamps, valid sides.
+    Checked: finite prices, finite volume ``>= 0``, valid sides, and non-decreasing timestamps,
+    except in DBN files: Databento writes trades in ``ts_recv`` order, in which ``ts_event`` (the
+    timestamp read) may step back, so they are sorted by ``ts_event`` (a stable sort: equal times
+    keep the file order), announced by a ``vpoc.io.ReorderedRecordsWarning`` counting the trades
+    moved and the largest step back; a DBN file (or list of files) whose ``ts_recv`` steps back is
+    refused (rules in vpoc.io._dbn, "Order").
     """
     opts = _Options.make(tz, format, columns, sep, time_format, time_unit, ambiguous,
                          nonexistent, False, TRADE_FIELDS, unterminated, instrument)

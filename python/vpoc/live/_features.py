@@ -104,8 +104,10 @@ class _FeaturesMixin:
         m = len(tail)
         labels = np.asarray(self._done_labels[e - m + 1:e + 1], dtype=np.int64)
         trade_days = yyyymmdd_days(labels, "session labels") if self._clock.defn is not None else None
-        prof = Profiles(_Concat(self._done[e - m + 1:e + 1], self._rules_kw["tick_size"],
-                                self._rules_kw["ticks_per_row"]))
+        done = self._done[e - m + 1:e + 1]
+        prof = Profiles(_Concat(done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]))
+        # with side=True the profiles carry their side fields, which add session_features' side columns
+        prof = self._side_attach(prof, done)  # type: ignore[attr-defined]
         return last_session_row(tail, prof, labels, trade_days, comp_tail, naked_last, self._rules)
 
     def _next_context(self) -> SimpleNamespace:
@@ -237,7 +239,9 @@ class _FeaturesMixin:
 
     @_locked
     def session_table(self) -> FeatureTable:
-        """The ``session_features`` rows of the finished sessions (a FeatureTable)."""
+        """The ``session_features`` rows of the finished sessions (a FeatureTable); with
+        ``Live(side=True)`` ending in ``vpoc.features.SIDE_TABLE_COLUMNS``, as ``session_features(...,
+        buy_volume=, sell_volume=)``."""
         if not self._with_session_rows:
             raise ValueError("session features are off (bars only; session_features=True)")
         self._flush()

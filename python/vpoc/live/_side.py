@@ -286,12 +286,14 @@ class _SideMixin:
 
     # ------------------------------------------------------------------ finished sessions
 
-    def _side_attach(self, prof: Profiles) -> Profiles:
-        """``prof`` (the finished sessions) with their side fields, from the rows each session kept
-        when it ended (computed there by from_bars / from_trades on its rows)."""
+    def _side_attach(self, prof: Profiles, done: Optional[List[Dict[str, np.ndarray]]] = None) -> Profiles:
+        """``prof`` (the finished sessions ``done``, default all of them) with their side fields,
+        from the rows each session kept when it ended (computed there by from_bars / from_trades on
+        its rows)."""
         if not self._sided:
             return prof
-        done = self._done  # type: ignore[attr-defined]
+        if done is None:
+            done = self._done  # type: ignore[attr-defined]
         cat = lambda k: np.concatenate([d[k] for d in done]) if done else np.zeros(0)  # noqa: E731
         fields = row_sides(prof.row_size, prof.offsets, prof.low_row, cat("buy_volume"), cat("sell_volume"),
                            cat("delta"), self._side_rules, self._side_opts)
