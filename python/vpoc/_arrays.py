@@ -359,14 +359,17 @@ def off_grid_at(x: Any, i: int, tick_size: float) -> bool:
 
 
 def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any, tick: float, snap: bool,
-                stacklevel: int = 2) -> int:
+                stacklevel: int = 2, rows: Any = None) -> int:
     """What ``count`` off-grid prices of ``total`` mean: ValueError when more than GRID_MAX_SHARE
     and not ``snap`` (naming the grid the data suggests), a UserWarning when fewer and not
     ``snap``; returns ``count``. ``first``: (name, index, array) of the first one; ``items``:
-    the (name, array) pairs checked."""
+    the (name, array) pairs checked. ``rows``: the caller's input row of each index (the rows
+    ``session=`` kept; None: the indices are the caller's rows): the example and the error's
+    ``.index`` name the input row ``rows[index]``."""
     share = count / total
     key, i, x = first
-    example = f"{key}[{i}]={float(_host_copy(x, i, i + 1)[0])!r}"
+    row = i if rows is None else int(rows[i])
+    example = f"{key}[{row}]={float(_host_copy(x, i, i + 1)[0])!r}"
     if share > GRID_MAX_SHARE and not snap:
         hint = _suggest([x for _, x in items if x is not None])
         if hint is not None and hint != tick:
@@ -381,7 +384,7 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
         raise input_error(
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid "
             f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
-            f"snap=True to round every price to the nearest tick", key, i, reason)
+            f"snap=True to round every price to the nearest tick", key, row, reason)
     if not snap:
         import warnings
 

@@ -6,11 +6,16 @@ taken from the error's fields (argument, row), never read back from its text.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+import contextlib
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from ._core import InputError
 
-__all__ = ["InputError", "input_error", "readdressed", "row_of"]
+__all__ = ["ROW_NAMES", "InputError", "input_error", "input_rows", "readdressed", "row_of"]
+
+#: The names the engine gives a row's inputs in its messages (name[i]: "close[3]=5 is outside [low[3],
+#: high[3]]"), and the side columns' (vpoc._side_profiles names them so).
+ROW_NAMES = ("price", "volume", "high", "low", "close", "open", "side", "buy_volume", "sell_volume")
 
 
 def input_error(message: str, argument: Optional[str] = None, index: Optional[int] = None,
@@ -68,3 +73,25 @@ def readdressed(e: InputError, row: int, names: Iterable[str], label: Callable[[
     spelled = {f"{name}[{index}]": label(name, int(row)) for name in names}
     return input_error(_replace_names(str(e), spelled), e.argument if argument is None else argument,
                        int(row), _replace_names(str(e.reason), spelled))
+
+
+@contextlib.contextmanager
+def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES) -> Iterator[None]:
+    """Around work on some of the caller's rows (``rows[i]``: the caller's input row of position
+    ``i``, e.g. the rows a vpoc.sessions.Sessions keeps, its ``.index``): a vpoc.InputError about
+    position ``i`` (its ``.index``) is raised again about the input row ``rows[i]``: the same type,
+    wording and ``.argument``, ``.index`` and every ``name[i]`` of its message (``names``) the input
+    row (:func:`readdressed`: from the error's fields, not its text). Errors about no one row, about
+    a position outside ``rows``, other exceptions, and every error when ``rows`` is None (the
+    positions are the caller's rows) pass as they are. Nested, each maps its own positions."""
+    if rows is None:
+        yield
+        return
+    names = tuple(names)
+    try:
+        yield
+    except InputError as e:
+        i = row_of(e)
+        if i is None or not 0 <= i < len(rows):
+            raise
+        raise readdressed(e, int(rows[i]), names, lambda name, row: f"{name}[{row}]") from None

@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._api import from_bars, from_trades
+from .._errors import input_rows
 from .._profiles import Profiles
 from ._inputs import _Data
 from ._params import _Rules
@@ -70,14 +71,17 @@ def _context(data: _Data, rules: _Rules, prof: Profiles, threads: Optional[int])
 def _profiles(data: _Data, rules: _Rules, device: Any, threads: Optional[int],
               developing: bool, **side: Any) -> Tuple[Profiles, str]:
     """One engine call over all sessions; (host profiles, the device it ran on). ``side``: the
-    aggressor-side arguments of ``from_bars`` (buy_volume=, sell_volume=, imbalance parameters)."""
+    aggressor-side arguments of ``from_bars`` (buy_volume=, sell_volume=, imbalance parameters).
+    The engine's errors about a bar name the caller's input row of it (``facts["input_index"]``:
+    the rows a session= kept), as from_bars' own ``session=`` does."""
     h, lo, c, v, o = data.engine_inputs
     kw: Dict[str, Any] = dict(developing=True) if developing else {}
     kw.update(side)
-    prof = from_bars(h, lo, c, v, open=o, offsets=data.offsets, tick_size=rules.tick_size,
-                     ticks_per_row=rules.ticks_per_row, distribute=rules.distribute,
-                     value_area=rules.value_area, va_method=rules.va_method, poc_tie=rules.poc_tie,
-                     device=device, threads=threads, **kw)
+    with input_rows(data.facts.get("input_index")):
+        prof = from_bars(h, lo, c, v, open=o, offsets=data.offsets, tick_size=rules.tick_size,
+                         ticks_per_row=rules.ticks_per_row, distribute=rules.distribute,
+                         value_area=rules.value_area, va_method=rules.va_method, poc_tie=rules.poc_tie,
+                         device=device, threads=threads, **kw)
     return prof.cpu(), prof.device
 
 

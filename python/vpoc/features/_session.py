@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .._arrays import check_grid
+from .._errors import input_rows
 from .._validate import boolean
 from .._warnings import user_stacklevel
 from ._delta import _side_inputs
@@ -202,7 +203,7 @@ _DOC_SESSION = """
         one without a word (False). Rounded means binned: the profile and what is made of it (levels,
         nodes, composites, TPO rows, side columns) put each price on its nearest tick; the columns
         that read the prices themselves (session high / low / open / close, VWAP, initial balance)
-        read them as given.
+        read them as given. The table's ``snapped_prices`` counts the prices rounded (0: none).
 """
 
 
@@ -253,7 +254,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     grid = {"high": h, "low": lo, "close": c}
     if o is not None and rules.distribute == "legacy":
         grid["open"] = o
-    check_grid(grid, rules.tick_size, snap=snap, stacklevel=user_stacklevel(), threads=threads or 0)
+    with input_rows(data.facts.get("input_index")):  # its refusal names the caller's row
+        snapped = check_grid(grid, rules.tick_size, snap=snap, stacklevel=user_stacklevel(), threads=threads or 0)
     prof, where = _profiles(data, rules, device, threads, developing=False, snap=True, **side)
     rules = _engine_rules(rules, prof)
     ctx = _context(data, rules, prof, threads)
@@ -268,7 +270,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
                         offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
-                        device=where, **data.facts)
+                        device=where, snapped_prices=int(snapped), **data.facts)
 
 
 session_features.__doc__ = (session_features.__doc__ or "") + _DOC_SESSION

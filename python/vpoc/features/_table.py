@@ -33,6 +33,8 @@ class FeatureTable:
     every session, left out of the table, and their volume), ``input_index`` (the input position
     of every kept bar, or None when every row was kept), ``label`` ("open"/"close": how the input
     timestamps were stamped) and ``interval`` (seconds subtracted from close stamps, or None).
+    ``snapped_prices``: the prices off the ``tick_size`` grid that were rounded to their nearest
+    tick (``session_features``, warned about or ``snap=True``; 0 when none was).
 
     Export: ``numpy()`` / ``np.asarray(table)`` (no copy), ``torch.from_dlpack(table)`` and
     ``to_torch()`` (zero-copy on the CPU), ``to_pandas()``; ``table["name"]`` is a column view.
@@ -42,7 +44,7 @@ class FeatureTable:
                  offsets: np.ndarray, kind: str = "session", device: str = "cpu",
                  session_rule: Optional[str] = None, dropped_rows: int = 0,
                  dropped_volume: float = 0.0, input_index: Optional[np.ndarray] = None,
-                 label: str = "open", interval: Optional[float] = None) -> None:
+                 label: str = "open", interval: Optional[float] = None, snapped_prices: int = 0) -> None:
         values = np.asarray(values)
         if values.dtype != np.float32 or values.ndim != 2 or not values.flags.c_contiguous:
             raise ValueError("values must be a C-contiguous float32 array [rows, F], got "
@@ -74,11 +76,12 @@ class FeatureTable:
         self.input_index: Optional[np.ndarray] = input_index
         self.label: str = label
         self.interval: Optional[float] = interval
+        self.snapped_prices: int = int(snapped_prices)
 
     def _facts(self) -> Dict[str, Any]:
         return dict(session_rule=self.session_rule, dropped_rows=self.dropped_rows,
                     dropped_volume=self.dropped_volume, input_index=self.input_index,
-                    label=self.label, interval=self.interval)
+                    label=self.label, interval=self.interval, snapped_prices=self.snapped_prices)
 
     # ---- container protocol
     def __len__(self) -> int:
@@ -120,8 +123,9 @@ class FeatureTable:
     def __repr__(self) -> str:
         rule = "" if self.session_rule is None else f", session_rule={self.session_rule!r}"
         dropped = f", dropped_rows={self.dropped_rows}" if self.dropped_rows else ""
+        snapped = f", snapped_prices={self.snapped_prices}" if self.snapped_prices else ""
         return (f"FeatureTable(kind='{self.kind}', rows={self.shape[0]}, features={self.shape[1]}, "
-                f"sessions={self.session_labels.shape[0]}, device='{self.device}'{rule}{dropped})")
+                f"sessions={self.session_labels.shape[0]}, device='{self.device}'{rule}{dropped}{snapped})")
 
     # ---- array protocols (all delegate to the numpy array: no copy)
     def numpy(self) -> np.ndarray:
