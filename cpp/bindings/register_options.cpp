@@ -107,7 +107,7 @@ const char* name_of(vpoc::PocTie t) {
 vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
                            const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
                            const py::handle& threads, const py::handle& developing, const py::handle& distribute,
-                           const py::handle& snap) {
+                           const py::handle& snap, const py::handle& window) {
   vpoc::Options o;
   o.tick_size = checks::real(tick_size, "tick_size");
   o.ticks_per_row = checks::integer(ticks_per_row, "ticks_per_row", 1);
@@ -119,6 +119,7 @@ vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_
   o.distribute = vpoc::parse_distribute(checks::string(distribute, "distribute"));
   o.snap = checks::boolean(snap, "snap");
   o.threads = checks::threads(threads);
+  o.window = window.is_none() ? 0 : checks::integer(window, "window", 1);
   vpoc::validate(o);
   return o;
 }
@@ -128,7 +129,8 @@ namespace {
 py::tuple state_of(const vpoc::Options& o) {
   return py::make_tuple(o.tick_size, o.ticks_per_row, o.value_area, name_of(o.va_method), name_of(o.poc_tie),
                         o.max_rows, o.threads ? py::object(py::int_(o.threads)) : py::object(py::none()),
-                        o.developing, name_of(o.distribute), o.snap);
+                        o.developing, name_of(o.distribute), o.snap,
+                        o.window ? py::object(py::int_(o.window)) : py::object(py::none()));
 }
 
 }  // namespace
@@ -145,14 +147,14 @@ void register_options(py::module_& m) {
       .def(py::init([](const py::object& tick_size, const py::object& ticks_per_row, const py::object& value_area,
                        const py::object& va_method, const py::object& poc_tie, const py::object& max_rows,
                        const py::object& threads, const py::object& developing, const py::object& distribute,
-                       const py::object& snap) {
+                       const py::object& snap, const py::object& window) {
              return make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads,
-                                 developing, distribute, snap);
+                                 developing, distribute, snap, window);
            }),
            py::kw_only(), py::arg("tick_size"), py::arg("ticks_per_row") = 1, py::arg("value_area") = 0.70,
            py::arg("va_method") = "cbot", py::arg("poc_tie") = "center", py::arg("max_rows") = 1000000,
            py::arg("threads") = py::none(), py::arg("developing") = false, py::arg("distribute") = "uniform",
-           py::arg("snap") = false)
+           py::arg("snap") = false, py::arg("window") = py::none())
       .def_property_readonly("tick_size", [](const O& o) { return o.tick_size; })
       .def_property_readonly("ticks_per_row", [](const O& o) { return o.ticks_per_row; })
       .def_property_readonly("value_area", [](const O& o) { return o.value_area; })
@@ -163,10 +165,12 @@ void register_options(py::module_& m) {
       .def_property_readonly("developing", [](const O& o) { return o.developing; })
       .def_property_readonly("distribute", [](const O& o) { return name_of(o.distribute); })
       .def_property_readonly("snap", [](const O& o) { return o.snap; })
+      .def_property_readonly("window", [](const O& o) { return o.window ? py::object(py::int_(o.window)) : py::object(py::none()); })
       .def("__repr__",
            [](const O& o) {
              static const char* keys[] = {"tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie",
-                                          "max_rows",  "threads",       "developing", "distribute", "snap"};
+                                          "max_rows",  "threads",       "developing", "distribute", "snap",
+                                          "window"};
              const py::tuple t = state_of(o);
              std::string s = "Options(";
              for (size_t i = 0; i < t.size(); ++i)
@@ -175,8 +179,11 @@ void register_options(py::module_& m) {
            })
       .def(py::pickle([](const O& o) { return state_of(o); },
                       [](const py::tuple& t) {
-                        if (t.size() != 10) VPOC_THROW(ValueError, "Options state must have 10 entries, got ", t.size());
-                        return make_options(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]);
+                        // 10 entries: a state pickled before window= existed
+                        if (t.size() != 10 && t.size() != 11)
+                          VPOC_THROW(ValueError, "Options state must have 11 entries, got ", t.size());
+                        return make_options(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
+                                            t.size() == 11 ? py::handle(t[10]) : py::handle(py::none()));
                       }));
 
   using P = vpoc::Placement;

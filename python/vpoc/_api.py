@@ -5,15 +5,14 @@ Contract: docs/contract.md; every bad argument raises ValueError/TypeError namin
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _core
 from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream,
                       report_grid)
-from ._errors import InputError, readdressed, row_of
+from ._errors import input_rows
 from ._profiles import Profiles
 from . import _side_profiles as _sides
 from ._validate import INT64_MAX as _INT64_MAX
@@ -281,7 +280,7 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
     data with timestamps: returns the kept rows of ``columns``, the offsets, the result's session
     facts (labels, rule, dropped rows) and the caller's input row of each kept row (None when the
     columns are the caller's rows as given): errors about a kept row name its input row through
-    ``_input_rows``."""
+    ``vpoc._errors.input_rows``."""
     from . import sessions as vs
 
     if sessions is None:
@@ -339,45 +338,24 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
     return columns, s.offsets, facts, rows
 
 
-# The names the engine gives a row's inputs in its messages (name[i]: "close[3]=5 is outside [low[3],
-# high[3]]"), and the side columns' (vpoc._side_profiles names them so).
-_ROW_NAMES = ("price", "volume", "high", "low", "close", "open", "side", "buy_volume", "sell_volume")
-
-
-@contextlib.contextmanager
-def _input_rows(rows: Optional[np.ndarray]) -> Iterator[None]:
-    """Around the work on the rows ``_plan`` kept: a vpoc.InputError about one of them (its
-    ``.index``, a position among the kept rows) is raised again about the caller's input row
-    ``rows[index]``: the same type, wording and ``.argument``, ``.index`` and every ``name[index]``
-    of its message the input row (vpoc._errors.readdressed: from the error's fields, not its text).
-    Errors about no one row, and every error when ``rows`` is None (nothing was left out), pass."""
-    if rows is None:
-        yield
-        return
-    try:
-        yield
-    except InputError as e:
-        i = row_of(e)
-        if i is None or not 0 <= i < rows.shape[0]:
-            raise
-        raise readdressed(e, int(rows[i]), _ROW_NAMES, lambda name, row: f"{name}[{row}]") from None
-
-
 def _build(rule: Any, ts: Any, volume: Any) -> Any:
     """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
     return rule(ts) if volume is None else rule(ts, volume=volume)
 
 
-def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -> Profiles:
+def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
+            rows: Optional[np.ndarray] = None) -> Profiles:
     """The Profiles of engine result ``r``: off-grid prices reported (report_grid: refused or
     warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
-    the engine's order (trades: price; bars: high, low, close, open when legacy)."""
+    the engine's order (trades: price; bars: high, low, close, open when legacy); ``rows``: the
+    caller's input row of each (``_plan``'s; None: they are the caller's rows), which the report
+    names."""
     snapped = 0
     if r.off_grid:
         items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
                  for name, x in prices.items()]
         snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, items, opts), items, opts.tick_size,
-                              opts.snap, 3)
+                              opts.snap, 3, rows)
     prof = Profiles(r, device=device)
     for k, v in facts.items():
         setattr(prof, k, v)
@@ -387,9 +365,10 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu") -
 
 
 def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
-    """(name, row, array) of the first off-grid price of ``r`` among the (name, array) ``items``:
-    the engine names the input of a CPU count; a GPU count names the row, whose prices are tested
-    here by the same rule."""
+    """(name, row, array) of the first off-grid price of ``r`` among the (name, array) ``items``
+    (``row``: its position in them, which report_grid says of the caller's input row): the engine
+    names the input of a CPU count; a GPU count names the row, whose prices are tested here by the
+    same rule."""
     k, i = r.first_off_grid
     if k >= 0:
         return items[k][0], i, items[k][1]
@@ -406,7 +385,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
                 developing: bool = False, snap: bool = False, tz: Any = None,
                 columns: Any = None, side: Any = None, imbalance_ratio: Optional[float] = None,
-                stacked_imbalance_min: Optional[int] = None) -> Profiles:
+                stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -432,11 +411,14 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     given); adds ``buy_volume`` / ``sell_volume`` (rows aligned with ``volume``), ``delta``,
     ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
-    See docs/contract.md for every rule.
+    ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
+    the levels of the profile of its session's last N trades (it included; fewer at the session's
+    start), each equal to the batch profile of exactly those trades; CPU only for now
+    (docs/contract.md, "Rolling windows"). See docs/contract.md for every rule.
     """
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
-                         developing=developing, snap=snap)
+                         developing=developing, snap=snap, window=window)
     if (volume is not None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
@@ -465,10 +447,12 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                            {"price": price, "volume": volume, "side": side})
         price, volume, side = cols["price"], cols["volume"], cols["side"]
-    with _input_rows(rows):
+    with input_rows(rows):
         gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
         r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
-        prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}")
+    # the off-grid report names the input rows itself (input_rows would map its error's row again)
+    prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}", rows)
+    with input_rows(rows):
         return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream)
 
@@ -483,7 +467,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               developing: bool = False, snap: bool = False, tz: Any = None, columns: Any = None,
               label: Optional[str] = None, interval: Any = None, buy_volume: Any = None,
               sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
-              stacked_imbalance_min: Optional[int] = None) -> Profiles:
+              stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -500,11 +484,12 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
-    ``distribute``. See docs/contract.md for every rule.
+    ``distribute``. ``window=N``: as in from_trades, over the last N bars (not with ``"legacy"``).
+    See docs/contract.md for every rule.
     """
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
-                         developing=developing, distribute=distribute, snap=snap)
+                         developing=developing, distribute=distribute, snap=snap, window=window)
     if (low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
@@ -547,13 +532,15 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                             "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
-    with _input_rows(rows):
+    with input_rows(rows):
         gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume,
                                            "open": open}, memory_budget, stream)
         r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets,
                                session_ids, opts, place)
-        prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
-                       "cpu" if gpu is None else f"cuda:{gpu}")
+    # the off-grid report names the input rows itself (input_rows would map its error's row again)
+    prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
+                   "cpu" if gpu is None else f"cuda:{gpu}", rows)
+    with input_rows(rows):
         return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
                                     offsets, session_ids, opts, memory_budget, stream)
 

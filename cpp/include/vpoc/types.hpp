@@ -50,6 +50,7 @@ struct Options {
   bool developing = false;     // also the developing (prefix) POC / VAH / VAL of every input row
   Distribute distribute = Distribute::uniform;  // how a bar's volume goes on the ladder (bars only)
   bool snap = false;           // prices off the tick grid are rounded without refusing the call
+  int64_t window = 0;          // developing: levels of each row's last `window` input rows of its session (0: all)
   Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
 

@@ -44,6 +44,14 @@ void validate(const Options& opt) {
   // Rows within a session are addressed with 32-bit offsets by the binning kernels.
   if (opt.max_rows < 1 || opt.max_rows > 1000000000)
     VPOC_THROW_ARG(ValueError, "max_rows", "max_rows must be in [1, 1_000_000_000], got ", opt.max_rows);
+  if (opt.window < 0)
+    VPOC_THROW_ARG(ValueError, "window", "window must be None or an integer >= 1 (input rows), got ", opt.window);
+  if (opt.window > 0 && !opt.developing)
+    VPOC_THROW_ARG(ValueError, "window", "window=", opt.window,
+                   " gives the developing series of rolling windows: pass developing=True with it");
+  if (opt.window > 0 && opt.distribute == Distribute::legacy)
+    VPOC_THROW_ARG(ValueError, "window", "window= does not work with distribute='legacy' (its ladder follows the "
+                   "prices seen so far); use 'uniform', 'close' or 'hlc3'");
   if (opt.threads < 0 || opt.threads > kMaxThreads)
     VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/ladder.hpp"
+#include "core/window.hpp"
 #include "cpu/parallel.hpp"
 #include "vpoc/errors.hpp"
 
@@ -34,6 +35,23 @@ developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) 
   return sc;
 }
 
+window::Scratch ScratchBuffers::for_window(int64_t n_rows, int64_t origin) {
+  const auto W = static_cast<size_t>(n_rows);
+  if (!v || v.use_count() > 1) v = std::make_shared<std::vector<double>>();
+  v->assign(W, 0.0);
+  vf.assign(W, Fixed{});
+  touch.assign(W, 0);
+  order.resize(W);
+  window::Scratch sc;
+  sc.v = v->data();
+  sc.vf = vf.data();
+  sc.touch = touch.data();
+  sc.order = order.data();
+  sc.W = static_cast<int64_t>(W);
+  sc.origin = origin;
+  return sc;
+}
+
 void developing(const InputView& in, const SessionSpan& sessions, const Options& opt, Profiles& prof) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
@@ -50,15 +68,21 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
     const auto src = make_source<decltype(p), decltype(v)>(in, opt, 0);
     parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
       if (prof.n_rows[s] == 0) return;
-      const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(
-          prof.n_rows[s], prof.low_row[s] - developing::kMargin);
-      developing::Session session(sc, opt);
-      const bool ok = session.run(src, off[s], off[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+      const auto put = [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
         prof.dev_poc[i] = ladder::row_price(poc, row_size);
         prof.dev_val[i] = ladder::row_price(val, row_size);
         prof.dev_vah[i] = ladder::row_price(vah, row_size);
-      });
-      if (!ok) lost[static_cast<size_t>(s)] = 1;
+      };
+      if (opt.window > 0) {  // rolling windows: the session's rows in order, the window's own profile
+        const window::Scratch sc = scratch[static_cast<size_t>(worker)].for_window(prof.n_rows[s], prof.low_row[s]);
+        window::Session session(sc, opt);
+        if (!session.run(src, off[s], off[s + 1], opt.window, put)) lost[static_cast<size_t>(s)] = 1;
+        return;
+      }
+      const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(
+          prof.n_rows[s], prof.low_row[s] - developing::kMargin);
+      developing::Session session(sc, opt);
+      if (!session.run(src, off[s], off[s + 1], put)) lost[static_cast<size_t>(s)] = 1;
     });
   });
   for (int64_t s = 0; s < S; ++s)

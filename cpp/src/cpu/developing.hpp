@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/developing.hpp"
+#include "core/window.hpp"
 #include "core/source.hpp"
 #include "vpoc/engine.hpp"
 
@@ -18,10 +19,12 @@ struct ScratchBuffers {
   std::shared_ptr<std::vector<double>> v;
   std::vector<Fixed> vf;
   std::vector<double> run;
-  std::vector<int32_t> lo, hi, order, pos;
+  std::vector<int32_t> lo, hi, order, pos, touch;
 
   // A zeroed scratch of developing::scratch_rows(n_rows) rows whose index 0 is absolute row origin.
   developing::Scratch for_session(int64_t n_rows, int64_t origin);
+  // A zeroed rolling-window scratch of a session's n_rows rows from its low row `origin`.
+  window::Scratch for_window(int64_t n_rows, int64_t origin);
 };
 
 // Fills prof.dev_poc / dev_vah / dev_val ([N] row prices) for the inputs `in` (host pointers,

@@ -1,0 +1,140 @@
+// core/window.hpp — rolling-window POC / VAH / VAL of one session: for every input row, the levels of
+// the profile of its last N rows (within the session). Contract: docs/contract.md "Rolling windows".
+#pragma once
+
+#include <cstdint>
+
+#include "core/fixed.hpp"
+#include "core/levels.hpp"
+#include "core/source.hpp"
+
+namespace vpoc::window {
+
+// One session's scratch: W rows, index 0 = absolute row `origin` (the session's low row: every
+// window's rows lie within the session's). vf and touch must be zero on entry.
+struct Scratch {
+  double* v = nullptr;       // [W] the window's row volumes (vf rounded once)
+  Fixed* vf = nullptr;       // [W] the same, exact: rows added and removed in 64.64 fixed point
+  int32_t* touch = nullptr;  // [W] how many of the window's input rows cover the row
+  int32_t* order = nullptr;  // [W] greedy: the window's rows by levels::greedy_before
+  int64_t W = 0;
+  int64_t origin = 0;
+};
+
+// The window of one session and the rules that keep it: the newest row added, the row that falls
+// out of the window removed (exactly: fixed-point sums), then the levels of the rows left, computed
+// by the batch's rules over the window's row range [first, last] (the rows its input rows cover),
+// so that each equals the batch profile of exactly those input rows.
+class Session {
+ public:
+  VPOC_HD Session(const Scratch& sc, const Options& opt) : sc_(sc), opt_(opt) {
+    step_ = opt.va_method == VaMethod::cbot ? 2 : 1;
+  }
+
+  // Rows [begin, end) of src with a window of `window` input rows, calling out(i, poc_row, val_row,
+  // vah_row) (absolute rows) after each. False when a row falls outside the scratch or fails its
+  // check (the inputs changed under the call: the caller reports it).
+  template <class Src, class Out>
+  VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, int64_t window, Out&& out) {
+    const distribute::LegacyLadder L{};  // legacy (a ladder from the window's prices) is refused earlier
+    for (int64_t i = begin; i < end; ++i) {
+      if (!apply(src, L, src.item(i), false)) return false;
+      if (i - begin >= window && !apply(src, L, src.item(i - window), true)) return false;
+      levels();
+      out(i, sc_.origin + poc_, sc_.origin + val_, sc_.origin + vah_);
+    }
+    return true;
+  }
+
+ private:
+  // Adds (or removes) item `it`: its volume on the rows it emits, its cover on rows [a, b].
+  template <class Src>
+  VPOC_HD bool apply(const Src& src, const distribute::LegacyLadder& L, const Item& it, bool remove) {
+    if (!src.valid_prices(it) || !Src::valid_volume(it)) return false;
+    int64_t a = 0, b = -1;
+    src.rows(it, L, a, b);
+    a -= sc_.origin;
+    b -= sc_.origin;
+    if (a < 0 || b >= sc_.W || a > b) return false;
+    const int32_t d = remove ? -1 : 1;
+    for (int64_t k = a; k <= b; ++k) sc_.touch[k] += d;
+    bool inside = true;
+    src.emit(it, L, [&](int64_t r, const Fixed& x) {
+      const int64_t k = r - sc_.origin;
+      if (k < a || k > b) {
+        inside = false;
+        return false;
+      }
+      if (remove) {
+        sc_.vf[k] -= x;
+        total_f_ -= x;
+      } else {
+        sc_.vf[k] += x;
+        total_f_ += x;
+      }
+      sc_.v[k] = fixed::to_double(sc_.vf[k]);
+      return true;
+    });
+    if (!inside) return false;
+    total_ = fixed::to_double(total_f_);
+    if (!remove) {
+      if (first_ > last_) {
+        first_ = a;
+        last_ = b;
+      } else {
+        first_ = a < first_ ? a : first_;
+        last_ = b > last_ ? b : last_;
+      }
+    } else {  // the range shrinks to the rows still covered (the window never empties: see run)
+      while (first_ <= last_ && sc_.touch[first_] == 0) ++first_;
+      while (last_ >= first_ && sc_.touch[last_] == 0) --last_;
+    }
+    return true;
+  }
+
+  // POC and value area of the window's rows [first_, last_], by cpu/levels.cpp's rules.
+  VPOC_HD void levels() {
+    const double* v = sc_.v + first_;
+    const int64_t n = last_ - first_ + 1;
+    const int64_t poc = levels::poc_index(v, n, opt_.poc_tie);
+    const double target = opt_.value_area * total_;
+    int64_t lo = poc, hi = poc;
+    if (opt_.va_method == VaMethod::greedy) {
+      // the rows by levels::greedy_before (a strict total order: one sorted order), insertion sort
+      int32_t* o = sc_.order;
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t p = k;
+        while (p > 0 && levels::greedy_before(v, k, o[p - 1])) {
+          o[p] = o[p - 1];
+          --p;
+        }
+        o[p] = static_cast<int32_t>(k);
+      }
+      double running = 0.0;
+      lo = hi = o[0];
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t r = o[k];
+        running += v[r];
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+        if (levels::reached(running, target)) break;
+      }
+    } else {
+      double running = 0.0;
+      levels::expand(v, n, poc, target, step_, lo, hi, running);
+    }
+    poc_ = first_ + poc;
+    val_ = first_ + lo;
+    vah_ = first_ + hi;
+  }
+
+  Scratch sc_;
+  Options opt_;
+  int step_ = 2;
+  int64_t first_ = 0, last_ = -1;  // the window's rows (empty while first_ > last_)
+  Fixed total_f_;
+  double total_ = 0.0;             // total_f_ rounded once
+  int64_t poc_ = -1, val_ = -1, vah_ = -1;
+};
+
+}  // namespace vpoc::window
