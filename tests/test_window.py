@@ -150,12 +150,37 @@ def test_window_needs_developing_and_no_legacy():
         vpoc.from_bars([2.0], [1.0], [1.5], [3], tick_size=0.25, distribute="legacy", developing=True, window=5)
 
 
-def test_window_on_a_gpu_is_refused_for_now():
+@pytest.mark.parametrize("where", ["host", "torch"])
+@pytest.mark.parametrize("api", ["trades", "uniform", "close"])
+@pytest.mark.parametrize("va_method", VA_METHODS)
+def test_window_on_a_gpu_equals_the_cpu(where, api, va_method):
     if not vpoc.gpu_available():
         pytest.skip("needs a vpoc GPU build and a GPU")
-    with pytest.raises(ValueError, match="CPU only"):
-        vpoc.from_trades(np.array([1.0, 1.25]), np.array([1.0, 2.0]), tick_size=0.25, developing=True, window=5,
-                         device="cuda")
+    rng = np.random.default_rng(11)
+    n = 6000
+    t = 16000 + np.cumsum(rng.integers(-2, 3, n))
+    vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.3) * 0.5
+    off = np.array([0, 17, 17, 2500, 2501, n], np.int64)
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window=37, va_method=va_method)
+    if api == "trades":
+        cols = [t * 0.25, vol]
+    else:
+        low = t * 0.25
+        cols = [low + rng.integers(0, 6, n) * 0.25, low, low, vol]
+        cols[2] = np.minimum(low + rng.integers(0, 6, n) * 0.25, cols[0])
+        kw["distribute"] = api
+    gcols = cols
+    if where == "torch":
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("needs PyTorch with a GPU")
+        gcols = [torch.from_numpy(np.ascontiguousarray(c)).cuda() for c in cols]
+    fn = vpoc.from_trades if api == "trades" else vpoc.from_bars
+    cpu = fn(*cols, **kw)
+    gpu = fn(*gcols, device="cuda", **kw).cpu()
+    assert np.array_equal(dev(gpu), dev(cpu))
+    for k in ("poc", "vah", "val", "offsets", "volume"):
+        assert np.array_equal(np.asarray(getattr(gpu, k)), np.asarray(getattr(cpu, k)), equal_nan=True), k
 
 
 def test_options_round_trip_with_window():

@@ -30,13 +30,6 @@ GridCheck grid_of(int64_t off, int first_input, int64_t first_index, int64_t pri
   return g;
 }
 
-// Rolling windows run on the CPU only so far (issue 27): a GPU call with window= is refused.
-void cpu_only(const Options& opt, const Placement& place) {
-  if (place.device >= 0 && opt.window > 0)
-    VPOC_THROW_ARG(ValueError, "window", "window= (rolling-window developing series) runs on the CPU only for now; "
-                   "pass device='cpu' (GPU inputs: copy them to the host first)");
-}
-
 Result from_host(Profiles&& p, const Options& opt) {
   auto owner = std::make_shared<Profiles>(std::move(p));
   Result r;
@@ -74,7 +67,6 @@ Result from_device(gpu::DeviceProfiles&& p, const Options& opt) {
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                       const Options& opt, const Placement& place) {
   validate_trades(price, volume, sessions, opt, place);
-  cpu_only(opt, place);
   if (place.device >= 0) {
     auto p = gpu::profile_trades(price, volume, sessions, opt, place);
     const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, price.size, opt);
@@ -92,7 +84,6 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                     const Placement& place) {
   validate_bars(bars, sessions, opt, place);
-  cpu_only(opt, place);
   // open is read only by distribute='legacy' (which weights prices where they lie)
   const int64_t prices = bars.high.size * (bars.has_open && opt.distribute == Distribute::legacy ? 4 : 3);
   if (place.device >= 0) {

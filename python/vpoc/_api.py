@@ -413,7 +413,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's
-    start), each equal to the batch profile of exactly those trades; CPU only for now
+    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike
     (docs/contract.md, "Rolling windows"). See docs/contract.md for every rule.
     """
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,

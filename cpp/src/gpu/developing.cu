@@ -4,6 +4,7 @@
 
 #include "core/developing.hpp"
 #include "core/ladder.hpp"
+#include "core/window.hpp"
 
 namespace vpoc::gpu {
 namespace {
@@ -58,11 +59,51 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   if (!ok) atomicExch(failed, 1u);
 }
 
+// [n] blocks x [1] thread: rolling windows (opt.window input rows), core/window.hpp as on the CPU.
+// Scratch in global memory: v, vf, and the cover counts in lo (each thread zeroes its own rows).
+template <class P, class V>
+__global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, unsigned* failed) {
+  const int64_t s = blockIdx.x;
+  if (s >= b.n || b.n_rows[s] == 0) return;
+  const int64_t at = b.start[s];
+  window::Scratch sc;
+  sc.v = b.v + at;
+  sc.vf = b.vf + at;
+  sc.touch = b.lo + at;
+  sc.order = b.order + at;
+  sc.W = b.n_rows[s];  // every window's rows lie within the session's: no margin
+  sc.origin = b.low_row[s];
+  for (int64_t k = 0; k < sc.W; ++k) {
+    sc.v[k] = 0.0;
+    sc.vf[k] = Fixed{};
+    sc.touch[k] = 0;
+  }
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  window::Session session(sc, opt);
+  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], opt.window,
+                              [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+                                b.dev_poc[i] = ladder::row_price(poc, row_size);
+                                b.dev_val[i] = ladder::row_price(val, row_size);
+                                b.dev_vah[i] = ladder::row_price(vah, row_size);
+                              });
+  if (!ok) atomicExch(failed, 1u);
+}
+
 }  // namespace
 
 void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
                        unsigned* failed, gpuStream_t stream) {
   if (b.n <= 0) return;
+  if (opt.window > 0) {  // rolling windows: their own kernel, scratch zeroed by its threads
+    with_types(in, [&](auto p, auto v) {
+      using P = decltype(p);
+      using V = decltype(v);
+      window_kernel<P, V><<<static_cast<unsigned>(b.n), 1, 0, stream>>>(make_source<P, V>(in, opt, base), b, opt,
+                                                                          failed);
+    });
+    VPOC_GPU_CHECK_LAUNCH("window_kernel");
+    return;
+  }
   const int64_t row_bytes = kDevelopingRowBytes - (opt.va_method == VaMethod::greedy ? 0 : kDevelopingOrderBytes);
   const int64_t smem = b.widest * row_bytes;
   const bool in_smem = smem <= kSmemBytes;
