@@ -57,9 +57,6 @@ def test_feature_errors_name_the_input_row(what, bad, row):
     assert f"[{row}]" in str(got)
 
 
-@pytest.mark.xfail(strict=True, reason="open: the feature calls take the kept rows of buy_volume / sell_volume "
-                   "(features/_delta.py _side_inputs) before from_bars checks them, and that check "
-                   "(vpoc._side_profiles.bar_side_volumes) raises a plain ValueError, with no .index to re-address")
 @pytest.mark.parametrize("what", ["session_features", "bar_features"])
 @pytest.mark.parametrize("column", ["buy_volume", "sell_volume"])
 def test_side_volume_errors_name_the_input_row(what, column):

@@ -81,3 +81,14 @@ def test_only_the_kept_rows_count_under_session():
     hi2 = nudge(hi, np.r_[left_out[:10], kept[::4]])
     got = vpoc.session_features(hi2, lo, close, vol, session=s, timestamp=ts, snap=True, **KW)
     assert got.snapped_prices == off_grid(hi2[kept], lo[kept], close[kept]) == kept[::4].size
+
+
+def test_bar_features_counts_what_from_bars_rounded():
+    """bar_features' table carries the count of the profile pass (was always 0: a silent rounding)."""
+    hi, lo, close, opn, vol, offsets, ts = bars(1500)
+    lo2 = nudge(lo, np.array([7, 800]), -0.04)  # 2 of 4500 prices: a few, rounded with the warning
+    with pytest.warns(UserWarning):
+        got = vpoc.bar_features(hi, lo2, close, vol, offsets=offsets, timestamp=ts, tick_size=TICK)
+    assert got.snapped_prices == off_grid(hi, lo2, close) == 2
+    plain = vpoc.bar_features(hi, lo, close, vol, offsets=offsets, timestamp=ts, tick_size=TICK)
+    assert plain.snapped_prices == 0

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import as_index, as_volume, gpu_location
-from ._errors import InputError, readdressed, row_of
+from ._errors import InputError, input_error, readdressed, row_of
 from ._side import aggressor_side
 from ._validate import INT64_MAX, integer, real
 
@@ -263,12 +263,13 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, 
     if not bool(ok.all()):
         i = int(lib.flatnonzero(~ok)[0])
         bv, sv, vv = b[i].item(), s[i].item(), v[i].item()
+        # InputErrors (ValueErrors) with the row: callers that took kept rows re-address them (_errors.input_rows)
         for name, x in (("buy_volume", bv), ("sell_volume", sv)):
             if not x >= 0:
-                raise ValueError(f"{name}[{i}] = {x!r}: the aggressor-side volumes of a bar must be finite and "
-                                 ">= 0 (a part of its volume)")
-        raise ValueError(f"buy_volume[{i}] + sell_volume[{i}] = {bv!r} + {sv!r} is more than volume[{i}] = {vv!r}; "
-                         "the aggressor-side volumes of a bar are part of its volume")
+                raise input_error(f"{name}[{i}] = {x!r}: the aggressor-side volumes of a bar must be finite and "
+                                  ">= 0 (a part of its volume)", name, i)
+        raise input_error(f"buy_volume[{i}] + sell_volume[{i}] = {bv!r} + {sv!r} is more than volume[{i}] = {vv!r}; "
+                          "the aggressor-side volumes of a bar are part of its volume", "buy_volume", i)
     return b, s
 
 

@@ -281,10 +281,13 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     clock = None if data.ts is None else _clock(data.ts, rules)
     delta = _delta_columns(data, side, prof, rules) if side else None
     cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock, delta)
+    snapped = int(getattr(prof, "snapped_prices", 0) or 0)  # off-grid prices the engine rounded (reported)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
+    facts = dict(data.facts)
+    facts.setdefault("snapped_prices", snapped)
     return FeatureTable(values, names, session_labels=data.labels, offsets=data.offsets,
-                        kind="bar", device=where, **data.facts)
+                        kind="bar", device=where, **facts)
 
 
 
