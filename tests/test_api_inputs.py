@@ -358,3 +358,13 @@ def test_24_3_input_errors_carry_structure():
         vpoc.from_trades(np.array([0.0, 1e6]), np.ones(2), tick_size=0.25, max_rows=10)
     assert (e.value.argument, e.value.index) == (None, None)
     assert e.value.reason == str(e.value)
+
+
+@pytest.mark.parametrize("budget", [np.array(2**28), [2**28], 1.5])
+def test_gpu_placement_cache_names_a_bad_memory_budget(budget):
+    """GPU calls cache their Placement by its arguments: an unhashable or wrong memory_budget still
+    gets the constructor's TypeError naming it (not 'unhashable type')."""
+    from vpoc import _api
+
+    with pytest.raises(TypeError, match="memory_budget"):
+        _api._placement(0, budget, 0, False, ())

@@ -72,6 +72,11 @@ _PLACEMENTS: dict = {}
 
 def _placement(gpu: int, memory_budget: Any, handle: int, user: bool, producers: tuple) -> Any:
     key = (gpu, memory_budget, type(memory_budget), handle, user, producers)
+    try:
+        hash(key)
+    except TypeError:  # an unhashable memory_budget (an array, a list): the constructor names it
+        return _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,
+                               wait_streams=list(producers))
     place = _PLACEMENTS.get(key)
     if place is None:
         place = _core.Placement(device=gpu, memory_budget=memory_budget, stream=handle, user_stream=user,

@@ -36,8 +36,17 @@ class Session {
   // check (the inputs changed under the call: the caller reports it).
   template <class Src, class Out>
   VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, int64_t window, Out&& out) {
+    return extend(src, begin, begin, end, window, out);
+  }
+
+  // Rows [from, end) of a session whose first row is `begin`, rows [begin, from) having been run by
+  // this Session already (live updates; or, on a fresh Session, from == begin). A fresh Session
+  // given begin = max(first row, from - window) and from = that begin replays the window that ends
+  // at from - 1 (the caller ignores those rows' output).
+  template <class Src, class Out>
+  VPOC_HD bool extend(const Src& src, int64_t begin, int64_t from, int64_t end, int64_t window, Out&& out) {
     const distribute::LegacyLadder L{};  // legacy (a ladder from the window's prices) is refused earlier
-    for (int64_t i = begin; i < end; ++i) {
+    for (int64_t i = from; i < end; ++i) {
       if (!apply(src, L, src.item(i), false)) return false;
       if (i - begin >= window && !apply(src, L, src.item(i - window), true)) return false;
       levels();
@@ -45,6 +54,17 @@ class Session {
     }
     return true;
   }
+
+  // The window so far: its rows [first, last] as scratch indices (first > last when empty), its
+  // volume and value-area volume, the POC / VAL / VAH scratch indices of the last row run.
+  VPOC_HD int64_t first() const { return first_; }
+  VPOC_HD int64_t last() const { return last_; }
+  VPOC_HD double total() const { return total_; }
+  VPOC_HD const Fixed& total_fixed() const { return total_f_; }
+  VPOC_HD double va_volume() const { return va_volume_; }
+  VPOC_HD int64_t poc() const { return poc_; }
+  VPOC_HD int64_t val() const { return val_; }
+  VPOC_HD int64_t vah() const { return vah_; }
 
  private:
   // Adds (or removes) item `it`: its volume on the rows it emits, its cover on rows [a, b].
@@ -99,30 +119,41 @@ class Session {
     const int64_t poc = levels::poc_index(v, n, opt_.poc_tie);
     const double target = opt_.value_area * total_;
     int64_t lo = poc, hi = poc;
+    double running = 0.0;
     if (opt_.va_method == VaMethod::greedy) {
-      // the rows by levels::greedy_before (a strict total order: one sorted order), insertion sort
+      // The window's rows by levels::greedy_before (a strict total order: one sorted order), kept
+      // from the last step (scratch indices): rows that left the range dropped, rows that entered
+      // appended, then an insertion sort, which moves only the rows this step changed.
       int32_t* o = sc_.order;
-      for (int64_t k = 0; k < n; ++k) {
+      int64_t m = 0;
+      for (int64_t k = 0; k < n_order_; ++k)
+        if (o[k] >= first_ && o[k] <= last_) o[m++] = o[k];
+      for (int64_t r = first_; r <= last_; ++r)
+        if (n_order_ == 0 || r < order_first_ || r > order_last_) o[m++] = static_cast<int32_t>(r);
+      n_order_ = m;
+      order_first_ = first_;
+      order_last_ = last_;
+      for (int64_t k = 1; k < m; ++k) {
+        const int32_t x = o[k];
         int64_t p = k;
-        while (p > 0 && levels::greedy_before(v, k, o[p - 1])) {
+        while (p > 0 && levels::greedy_before(sc_.v, x, o[p - 1])) {
           o[p] = o[p - 1];
           --p;
         }
-        o[p] = static_cast<int32_t>(k);
+        o[p] = x;
       }
-      double running = 0.0;
-      lo = hi = o[0];
+      lo = hi = o[0] - first_;
       for (int64_t k = 0; k < n; ++k) {
-        const int64_t r = o[k];
+        const int64_t r = o[k] - first_;
         running += v[r];
         lo = r < lo ? r : lo;
         hi = r > hi ? r : hi;
         if (levels::reached(running, target)) break;
       }
     } else {
-      double running = 0.0;
       levels::expand(v, n, poc, target, step_, lo, hi, running);
     }
+    va_volume_ = running;
     poc_ = first_ + poc;
     val_ = first_ + lo;
     vah_ = first_ + hi;
@@ -133,8 +164,9 @@ class Session {
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the window's rows (empty while first_ > last_)
   Fixed total_f_;
-  double total_ = 0.0;             // total_f_ rounded once
+  double total_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
   int64_t poc_ = -1, val_ = -1, vah_ = -1;
+  int64_t n_order_ = 0, order_first_ = 0, order_last_ = -1;  // greedy: the rows sc_.order holds
 };
 
 }  // namespace vpoc::window

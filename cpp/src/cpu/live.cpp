@@ -10,6 +10,7 @@
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
 #include "core/source.hpp"
+#include "core/window.hpp"
 #include "cpu/developing.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
@@ -38,6 +39,14 @@ struct LiveSession::Impl {
   cpu::ScratchBuffers buf;
   developing::Scratch sc;
   std::optional<developing::Session> session;
+  // opt.window > 0 (rolling windows): the window's session instead, and the whole session's exact
+  // volume and row range (the batch judges its sum and its width on the session, not the window)
+  window::Scratch wsc;
+  std::optional<window::Session> wsession;
+  Fixed all_total;
+  int64_t all_lo = INT64_MAX, all_hi = INT64_MIN;
+
+  bool windowed() const { return opt.window > 0; }
 
   InputView view() const {
     InputView in;
@@ -57,7 +66,10 @@ struct LiveSession::Impl {
   }
   Source<double, double> source() const { return make_source<double, double>(view(), opt, 0); }
   int64_t size() const { return static_cast<int64_t>(cols[kVolume].size()); }
-  bool empty_profile() const { return !session || session->first() > session->last(); }
+  bool empty_profile() const {
+    if (windowed()) return !wsession || wsession->first() > wsession->last();
+    return !session || session->first() > session->last();
+  }
 
   // Throws ValueError naming the first bad row (indices are positions within `rows`).
   void validate(const LiveRows& r) const {
@@ -99,7 +111,7 @@ struct LiveSession::Impl {
   // rows (fresh: as if the session were empty), judged on the same exact fixed-point sum. Each
   // volume is <= 2**53 (validate), so the sum cannot wrap before it is judged.
   void check_total(const LiveRows& r, bool fresh) const {
-    Fixed total = fresh || !session ? Fixed{} : session->total_fixed();
+    Fixed total = fresh ? Fixed{} : windowed() ? all_total : !session ? Fixed{} : session->total_fixed();
     for (int64_t i = 0; i < r.n; ++i) {
       total += fixed::from_double(r.volume[i]);
       if (fixed::over_max(total))
@@ -175,7 +187,12 @@ template <class Impl>
 void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, int64_t& hi) {
   int64_t span_lo, span_hi;
   s.reach(r, lo, hi, span_lo, span_hi);
-  if (!fresh && !s.empty_profile()) {
+  if (!fresh && s.windowed() && s.all_lo <= s.all_hi) {  // the whole session's range, not the window's
+    lo = std::min(lo, s.all_lo);
+    hi = std::max(hi, s.all_hi);
+    span_lo = std::min(span_lo, s.all_lo);
+    span_hi = std::max(span_hi, s.all_hi);
+  } else if (!fresh && !s.windowed() && !s.empty_profile()) {
     const int64_t first = s.sc.origin + s.session->first(), last = s.sc.origin + s.session->last();
     lo = std::min(lo, first);
     hi = std::max(hi, last);
@@ -218,6 +235,27 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     if (out_val) out_val[k] = ladder::row_price(val, row_size);
   };
   const int64_t n = s.size();
+  if (s.windowed()) {
+    for (int64_t i = 0; i < r.n; ++i) s.all_total += fixed::from_double(r.volume[i]);
+    int64_t span_lo, span_hi, reach_lo, reach_hi;
+    s.reach(r, reach_lo, reach_hi, span_lo, span_hi);
+    s.all_lo = std::min(s.all_lo, span_lo);
+    s.all_hi = std::max(s.all_hi, span_hi);
+    const int64_t w = s.opt.window;
+    const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
+    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, w, out)) return;
+    // a scratch around every row of the session (slack doubling as it grows), the window that ends
+    // at row old_n - 1 replayed into it, then the new rows
+    const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, s.opt.max_rows));
+    s.wsc = s.buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
+    s.wsession.emplace(s.wsc, s.opt);
+    const int64_t begin = std::max<int64_t>(0, old_n - w);
+    if (s.wsession->extend(s.source(), begin, begin, n, w, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
+          if (i >= old_n) out(i, p, a, b);
+        }))
+      return;
+    VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
+  }
   const bool fits = s.session && lo - developing::kMargin >= s.sc.origin &&
                     hi + developing::kMargin < s.sc.origin + s.sc.W;
   if (fits && s.session->extend(s.source(), 0, old_n, n, out)) return;
@@ -230,6 +268,10 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
 void LiveSession::clear() {
   for (auto& c : impl_->cols) c.clear();
   impl_->session.reset();
+  impl_->wsession.reset();
+  impl_->all_total = Fixed{};
+  impl_->all_lo = INT64_MAX;
+  impl_->all_hi = INT64_MIN;
 }
 
 int64_t LiveSession::size() const { return impl_->size(); }
@@ -238,28 +280,48 @@ bool LiveSession::has_open() const { return impl_->has_open; }
 Distribute LiveSession::distribute() const { return impl_->distribute; }
 const Options& LiveSession::options() const { return impl_->opt; }
 
+// The current profile's state as (origin, first, last, poc, val, vah, total, va_volume): the
+// session's, or with rolling windows the window's.
+namespace {
+template <class Impl, class F>
+auto profile_of(const Impl& s, F&& f) {
+  return s.windowed() ? f(s.wsc.origin, *s.wsession) : f(s.sc.origin, *s.session);
+}
+}  // namespace
+
 int64_t LiveSession::low_row() const {
-  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->first();
+  if (impl_->empty_profile()) return kNoRow;
+  return profile_of(*impl_, [](int64_t o, const auto& p) { return o + p.first(); });
 }
 int64_t LiveSession::n_rows() const {
-  return impl_->empty_profile() ? 0 : impl_->session->last() - impl_->session->first() + 1;
+  if (impl_->empty_profile()) return 0;
+  return profile_of(*impl_, [](int64_t, const auto& p) { return p.last() - p.first() + 1; });
 }
 int64_t LiveSession::poc_row() const {
-  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->poc();
+  if (impl_->empty_profile()) return kNoRow;
+  return profile_of(*impl_, [](int64_t o, const auto& p) { return o + p.poc(); });
 }
 int64_t LiveSession::vah_row() const {
-  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->vah();
+  if (impl_->empty_profile()) return kNoRow;
+  return profile_of(*impl_, [](int64_t o, const auto& p) { return o + p.vah(); });
 }
 int64_t LiveSession::val_row() const {
-  return impl_->empty_profile() ? kNoRow : impl_->sc.origin + impl_->session->val();
+  if (impl_->empty_profile()) return kNoRow;
+  return profile_of(*impl_, [](int64_t o, const auto& p) { return o + p.val(); });
 }
-double LiveSession::total_volume() const { return impl_->session ? impl_->session->total() : 0.0; }
-double LiveSession::va_volume() const { return impl_->empty_profile() ? 0.0 : impl_->session->va_volume(); }
+double LiveSession::total_volume() const {
+  if (impl_->windowed() ? !impl_->wsession : !impl_->session) return 0.0;
+  return profile_of(*impl_, [](int64_t, const auto& p) { return p.total(); });
+}
+double LiveSession::va_volume() const {
+  if (impl_->empty_profile()) return 0.0;
+  return profile_of(*impl_, [](int64_t, const auto& p) { return p.va_volume(); });
+}
 
 const double* LiveSession::histogram(std::shared_ptr<const std::vector<double>>& owner) const {
   owner = impl_->buf.v;
   if (impl_->empty_profile() || !owner) return owner ? owner->data() : nullptr;
-  return owner->data() + impl_->session->first();
+  return owner->data() + profile_of(*impl_, [](int64_t, const auto& p) { return p.first(); });
 }
 
 const std::vector<double>& LiveSession::column(int k) const {

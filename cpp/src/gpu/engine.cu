@@ -268,14 +268,15 @@ bool Run::speculate(int64_t hint) {
   VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
   read_summary();
   const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
+  // the waiting path's order of checks: a huge volume, then a too wide session
+  if ((static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0) {
+    may_overflow_ = true;
+    check_group_sums(g);
+  }
   if (widest > opt_.max_rows) too_wide(g);
   if (rows_out > cap) {
     st_.note_rows(shape_key(), rows_out);
     return false;
-  }
-  if ((static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0) {
-    may_overflow_ = true;
-    check_group_sums(g);
   }
   laid_out_ = rows_out;
   return true;
@@ -789,7 +790,16 @@ DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSp
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
   Run run(in, view, sessions, opt, gopt, splits, bars);
-  return run.run();
+  try {
+    return run.run();
+  } catch (...) {
+    // A call that fails may leave kernels queued (the greedy checks in finish(), an allocation in
+    // speculate()) that read the inputs and the shared workspace: they finish before the next call,
+    // which may run on another stream, and before the caller frees the inputs.
+    (void)gpuStreamSynchronize(gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st.stream());
+    (void)gpuGetLastError();
+    throw;
+  }
 }
 
 }  // namespace

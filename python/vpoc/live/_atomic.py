@@ -75,7 +75,7 @@ class _AtomicMixin:
     def _rebuilt(self, core: Any, n: int) -> Any:
         """A C++ session holding the first n rows of ``core`` (its rows before an interrupted
         append), run through the same code: the developing state does not depend on chunking."""
-        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **self._rules_kw)
+        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **self._core_kw)
         if n:
             c = [core.column(k)[:n] for k in range(5)]
             if self._bars:

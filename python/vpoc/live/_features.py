@@ -218,6 +218,10 @@ class _FeaturesMixin:
         ``sell_volume=``)."""
         if not self._bars:
             raise TypeError("bar features need bars (this Live profile takes trades)")
+        if self._window is not None:
+            raise ValueError(f"bar_features_row: this Live has window={self._window}, so its levels are the "
+                             "rolling window's, while bar features read the session's developing levels (as "
+                             "vpoc.bar_features does); use a Live without window= for features")
         r = self._run
         if r is None:
             raise ValueError("no bar in the current session yet")

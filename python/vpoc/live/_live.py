@@ -77,6 +77,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         ``side_profile()`` of the session so far, and the side fields of ``profiles``, equal to
         ``from_trades(..., side=..., developing=True)`` / ``from_bars(..., buy_volume=, sell_volume=)``;
         ``imbalance_ratio`` / ``stacked_imbalance_min``: their footprint imbalance rule.
+    window : N (input rows): ``poc`` / ``vah`` / ``val`` / ``total_volume`` / ``va_volume`` /
+        ``histogram()`` and the levels ``update`` returns are those of the session's last N rows,
+        equal to ``from_*(..., developing=True, window=N)`` for any chunking ("Rolling windows" in
+        docs/contract.md); ``profiles`` stay whole sessions, the side fields cumulative, and
+        ``bar_features_row()`` is refused (bar features read the session's developing levels).
 
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
@@ -94,7 +99,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
                  time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
                  snap: bool = False, on_outside: str = "warn", side: bool = False,
-                 imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None) -> None:
+                 imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None,
+                 window: Optional[int] = None) -> None:
         self._lock = threading.RLock()  # see _locked
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
@@ -135,8 +141,14 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                               va_method=_str(va_method, "va_method"), poc_tie=_str(poc_tie, "poc_tie"),
                               max_rows=_int(max_rows, "max_rows", 1))
         self._distribute = _str(distribute, "distribute")
+        # rolling windows (the engine checks window=): the levels of the last `window` rows of the
+        # session; only the session's own C++ profile takes it (the side profiles stay whole)
+        self._window = window
+        self._core_kw = dict(self._rules_kw) if window is None else dict(self._rules_kw, window=window)
+        if window is not None:
+            self._config["window"] = window  # only when used: other states keep their keys
         # the engine validates the rules once, here
-        probe = _core.LiveSession(self._bars, self._distribute, False, **self._rules_kw)
+        probe = _core.LiveSession(self._bars, self._distribute, False, **self._core_kw)
         del probe
         self._side_setup(side, imbalance_ratio, stacked_imbalance_min)
         fopts = dict(features or {})
@@ -315,7 +327,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
-        self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._rules_kw)
+        self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._core_kw)
         self._side_start(self._has_open)
 
     # ------------------------------------------------------------------ many rows
@@ -481,7 +493,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             ts = np.asarray(self._ts, dtype=np.int64)
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
         self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
-                                       **self._rules_kw)
+                                       **self._core_kw)
         self._side_finished()
         self._ts = []
 

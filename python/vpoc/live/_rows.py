@@ -202,7 +202,7 @@ class _RowsMixin:
         """Raises what appending rows [a, b) would raise, changing nothing (current: the
         session they join, None for a new one)."""
         core = current if current is not None else \
-            _core.LiveSession(self._bars, self._distribute, o is not None, **self._rules_kw)
+            _core.LiveSession(self._bars, self._distribute, o is not None, **self._core_kw)
         sl = lambda x: None if x is None else x[a:b]  # noqa: E731
         try:
             if self._bars:
