@@ -6,6 +6,11 @@ Workloads (all on the ES ladder, tick_size 0.25, ticks_per_row 1, per-session pr
 * ``bars_close`` the same bars, ``distribute="close"``
 * ``ticks``      es_trades(50_000_000, 1014) (float32 price, float32 volume by default, the
   GUIDE section 3 layout; ``--ticks N``, ``--price-dtype``, ``--volume-dtype``)
+* ``window``     the ``bars`` bars, rolling windows of ``--window`` (60) bars: ``developing=True,
+  window=60, distribute="uniform", va_method="single", poc_tie="low"``, beside wickra 2.0.0's
+  ``ValueArea(period=60)`` when wickra imports (skipped with a message when not); every full
+  window is first checked against wickra with one tick per bin, then both are timed in one run
+  (benchmarks/window_wickra.py says how)
 
 The bars are float64 prices and int64 volume (``vpoc.synth.es_bars``); the dtypes of every
 workload are recorded in the JSON.
@@ -30,6 +35,7 @@ Usage::
     python benchmarks/bench_cpu.py --ticks 2000000 --repeat 2
     python benchmarks/bench_cpu.py --workloads ticks --out /tmp/cpu.json
     python benchmarks/bench_cpu.py --workloads ticks --price-dtype float64 --volume-dtype int64
+    python benchmarks/bench_cpu.py --workloads window --out /tmp/window.json
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ except ImportError:  # not installed: try the source tree (an in-place build)
 from vpoc.synth import es_bars, es_trades  # noqa: E402
 
 TICK_SIZE = 0.25
-WORKLOADS = ("bars", "bars_close", "ticks", "tiny")
+WORKLOADS = ("bars", "bars_close", "ticks", "tiny", "window")
 # acceptance targets: (workload, which vpoc timing, versus, minimum ratio)
 TARGETS = (
     ("ticks", "1t", "numpy_vec", 10.0),
@@ -530,6 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="float32",
         help="ticks workload volume dtype (default float32, GUIDE section 3)",
     )
+    ap.add_argument("--window", type=int, default=60, help="window workload: bars per window (default 60)")
+    ap.add_argument("--window-bins", type=int, default=None,
+                    help="window workload: wickra's timed bin_count (default: median window width in ticks)")
     ap.add_argument("--no-ticks-loop", action="store_true", help="skip numpy_loop on ticks")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
@@ -559,6 +568,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"unknown workload {w!r}")
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
+    if args.window < 1:
+        ap.error("--window must be >= 1")
+    if args.window_bins is not None and args.window_bins < 1:
+        ap.error("--window-bins must be >= 1")
     threads = max(1, args.threads)
 
     load_before = _loadavg()
@@ -644,6 +657,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["ticks"]["price_dtype"] = str(p.dtype)
         results["ticks"]["volume_dtype"] = str(v.dtype)
         del tr, p, v, off
+
+    if "window" in wls and all(r["correct"] for r in results.values()):
+        sys.path.insert(0, str(Path(__file__).parent))
+        from window_wickra import run_window
+
+        t0 = time.perf_counter()
+        bars = es_bars(args.sessions, args.bars, seed=args.seed)
+        print(f"es_bars({args.sessions}, {args.bars}): {time.perf_counter() - t0:.2f}s", flush=True)
+        results["window"] = run_window(vpoc, bars, TICK_SIZE, args.window, args.window_bins, threads,
+                                       args.repeat, best_of)
+        del bars
 
     ok = all(r["correct"] for r in results.values())
     if ok:
