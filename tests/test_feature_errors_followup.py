@@ -16,7 +16,7 @@ vpoc = pytest.importorskip("vpoc")
 pytest.importorskip("pandas")  # vpoc.sessions builds its clock with pandas
 # 12 hourly rows from 12:00 UTC, rth keeping input rows 3..9; the bars, the error of a call, and the check that an
 # error is the kept rows' error said of the input row
-from test_session_errors_followup import KEPT_FIRST, N, TICK, _bars, _check, _error, _sessions  # noqa: E402
+from test_session_errors_followup import KEPT_FIRST, N, TICK, _bars, _check, _error, _plant, _sessions  # noqa: E402
 
 TS = np.datetime64("2024-01-02T12:00", "ns") + np.arange(N) * np.timedelta64(1, "h")  # _sessions()' timestamps
 CALLS = {"session_features": lambda *a, **k: vpoc.session_features(*a, lookbacks=(1,), composite_sessions=1, **k),
@@ -25,19 +25,7 @@ CALLS = {"session_features": lambda *a, **k: vpoc.session_features(*a, lookbacks
 
 
 def _bad(cols, bad, row):
-    high, low, close, vol, opn = cols
-    if bad == "volume":
-        vol[row] = -2.0
-    elif bad == "volume_nan":
-        vol[row] = np.nan
-    elif bad == "high_below_low":
-        low[row] = close[row] = high[row] + TICK
-    elif bad == "close_outside":
-        close[row] = high[row] + TICK  # "close[i]=... is outside [low[i], high[i]]": three names
-    elif bad == "open_nan":
-        opn[row] = np.nan
-    else:
-        high[row] = np.inf
+    _plant(bad, row, *cols)
 
 
 @pytest.mark.parametrize("what", sorted(CALLS))

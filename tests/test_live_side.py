@@ -17,6 +17,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import vpoc
+from test_live_atomic import same  # bit-equal, NaN equal to NaN
 from test_side import _rows, ref_dev_delta, ref_footprint
 from vpoc.live import BAR_COLUMNS, BAR_SIDE_COLUMNS
 
@@ -26,16 +27,6 @@ ROW_FIELDS = ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
 SESSION_FIELDS = ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell")
 CODES = np.array([1, -1, 0], dtype=np.int8)
 LETTER = {1: "B", -1: "A", 0: "N"}
-
-
-def same(a, b):
-    """Bit-equal (NaN equal to NaN)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.kind == "f" or b.dtype.kind == "f":
-        return bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
-    return bool(np.array_equal(a, b))
 
 
 def chunks(rng, n, max_chunk):

@@ -90,14 +90,12 @@ def test_trade_price_errors_name_the_input_row():
     _check(got, kept, KEPT_FIRST + 1, s)
 
 
-@pytest.mark.parametrize("bad", ["volume", "high_below_low", "close_outside", "open_nan", "high_inf"])
-def test_bar_errors_name_the_input_row(bad):
-    """Every bar column: the engine's message names the input row in each array it cites."""
-    s = _sessions()
-    high, low, close, vol, opn = _bars()
-    row = KEPT_FIRST + 3
+def _plant(bad, row, high, low, close, vol, opn):
+    """Makes bar `row` bad in the way `bad` names (in place), for the engine to refuse."""
     if bad == "volume":
         vol[row] = -2.0
+    elif bad == "volume_nan":
+        vol[row] = np.nan
     elif bad == "high_below_low":
         low[row] = close[row] = high[row] + TICK
     elif bad == "close_outside":
@@ -106,6 +104,15 @@ def test_bar_errors_name_the_input_row(bad):
         opn[row] = np.nan
     else:
         high[row] = np.inf
+
+
+@pytest.mark.parametrize("bad", ["volume", "high_below_low", "close_outside", "open_nan", "high_inf"])
+def test_bar_errors_name_the_input_row(bad):
+    """Every bar column: the engine's message names the input row in each array it cites."""
+    s = _sessions()
+    high, low, close, vol, opn = _bars()
+    row = KEPT_FIRST + 3
+    _plant(bad, row, high, low, close, vol, opn)
     kw = dict(tick_size=TICK, distribute="legacy")
     got = _error(lambda: vpoc.from_bars(high, low, close, vol, open=opn, session=s, **kw))
     kept_cols = s.take(high, low, close, vol, opn)
