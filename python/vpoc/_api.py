@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream,
+from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream, torch_view,
                       report_grid)
 from ._errors import input_rows
 from ._profiles import Profiles
@@ -98,18 +98,14 @@ def _torch_placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) ->
         if x is None:
             ins[k] = None
             continue
-        if not (_is_torch_tensor(x) and x.is_cuda and x.dim() == 1):
+        view = torch_view(x, "fi" if k == "volume" else "f") if _is_torch_tensor(x) else None
+        if view is None:
             return None
-        typestr = _TORCH_TYPESTRS.get(x.dtype)
-        n = x.numel()
-        if typestr is None or (n > 1 and x.stride(0) != 1) or (k != "volume" and typestr[0] != "f"):
-            return None
-        d = x.get_device()
         if index is None:
-            index = d
-        elif d != index:
+            index = view[3]
+        elif view[3] != index:
             return None
-        ins[k] = (x.data_ptr() if n else 0, n, typestr, d)
+        ins[k] = view
     # device= as the general path reads it: 'cuda' is cuda:0, 'auto' the inputs' GPU
     if index is None or not (device == "auto" or device == f"cuda:{index}" or (device == "cuda" and index == 0)):
         return None
@@ -133,22 +129,11 @@ def _current_raw_stream(index: int) -> int:
     return int(torch.cuda.current_stream(index).cuda_stream)  # pragma: no cover - older torch
 
 
-_TORCH_TYPESTRS: dict = {}
-
-
-def _torch_dtypes() -> None:
-    import torch
-
-    _TORCH_TYPESTRS.update({torch.float32: "f4", torch.float64: "f8", torch.int32: "i4", torch.int64: "i8"})
-
-
 def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple[Optional[int], dict, Any]:
     """Where a call runs, probing each input once: (GPU index or None, the inputs as the engine
     reads them: GPU arrays as (pointer, size, typestr, device), host ones as they are, and the
     call's Placement: the stream, and the streams of the inputs' producers to wait for)."""
     if device != "cpu" and _is_torch_tensor(arrays.get("volume")):
-        if not _TORCH_TYPESTRS:
-            _torch_dtypes()
         fast = _torch_placed(device, arrays, memory_budget, stream)
         if fast is not None:
             return fast
@@ -349,24 +334,45 @@ def _build(rule: Any, ts: Any, volume: Any) -> Any:
 
 
 def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
-            rows: Optional[np.ndarray] = None) -> Profiles:
+            rows: Optional[np.ndarray] = None, level: int = 3) -> Profiles:
     """The Profiles of engine result ``r``: off-grid prices reported (report_grid: refused or
     warned about), the session facts of ``session=`` set. ``prices``: the call's price inputs in
     the engine's order (trades: price; bars: high, low, close, open when legacy); ``rows``: the
     caller's input row of each (``_plan``'s; None: they are the caller's rows), which the report
-    names."""
+    names; ``level``: the warning's stack level (the from_* caller's line)."""
     snapped = 0
     if r.off_grid:
         items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
                  for name, x in prices.items()]
         snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, items, opts), items, opts.tick_size,
-                              opts.snap, 3, rows)
+                              opts.snap, level, rows)
     prof = Profiles(r, device=device)
     for k, v in facts.items():
         setattr(prof, k, v)
     if snapped != 0:
         prof.snapped_prices = snapped
     return prof
+
+
+def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any, stream: Any,
+         prices: Optional[dict], opts: Any, facts: Optional[dict] = None, rows: Optional[np.ndarray] = None) -> Profiles:
+    """The tail of every from_* call off the CPU fast path: where it runs (``_placed``), the engine
+    call ``engine(*arrays in engine order, *args, placement)`` (its input-row errors named through
+    ``rows``) and ``_finish``. ``prices``: the grid check's inputs (None: the bars of ``arrays``)."""
+    if rows is None:
+        gpu, ins, place = _placed(device, arrays, memory_budget, stream)
+        r = engine(*ins.values(), *args, place)
+    else:
+        with input_rows(rows):
+            gpu, ins, place = _placed(device, arrays, memory_budget, stream)
+            r = engine(*ins.values(), *args, place)
+    where = "cpu" if gpu is None else f"cuda:{gpu}"
+    if not r.off_grid and not facts:
+        return Profiles(r, device=where)
+    if prices is None:
+        prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
+    # the off-grid report names the input rows itself (input_rows would map its error's row again)
+    return _finish(r, facts or {}, prices, opts, where, rows, 4)
 
 
 def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
@@ -430,10 +436,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
             return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
-        gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
-        r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
-        where = "cpu" if gpu is None else f"cuda:{gpu}"
-        return Profiles(r, device=where) if not r.off_grid else _finish(r, {}, {"price": price}, opts, where)
+        return _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
+                    memory_budget, stream, {"price": price}, opts)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
@@ -452,11 +456,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                            {"price": price, "volume": volume, "side": side})
         price, volume, side = cols["price"], cols["volume"], cols["side"]
-    with input_rows(rows):
-        gpu, ins, place = _placed(device, {"price": price, "volume": volume}, memory_budget, stream)
-        r = _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, opts, place)
-    # the off-grid report names the input rows itself (input_rows would map its error's row again)
-    prof = _finish(r, facts, {"price": price}, opts, "cpu" if gpu is None else f"cuda:{gpu}", rows)
+    prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
+                memory_budget, stream, {"price": price}, opts, facts, rows)
     with input_rows(rows):
         return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream)
@@ -503,14 +504,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             if not r.off_grid:
                 return Profiles(r)
             return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
-        gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
-                                  memory_budget, stream)
-        r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets, session_ids,
-                               opts, place)
-        where = "cpu" if gpu is None else f"cuda:{gpu}"
-        if not r.off_grid:
-            return Profiles(r, device=where)
-        return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts, where)
+        return _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
+                    (offsets, session_ids, opts), device, memory_budget, stream, None, opts)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
@@ -537,14 +532,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                             "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
-    with input_rows(rows):
-        gpu, ins, place = _placed(device, {"high": high, "low": low, "close": close, "volume": volume,
-                                           "open": open}, memory_budget, stream)
-        r = _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins["open"], offsets,
-                               session_ids, opts, place)
-    # the off-grid report names the input rows itself (input_rows would map its error's row again)
-    prof = _finish(r, facts, _bar_prices(high, low, close, open, opts), opts,
-                   "cpu" if gpu is None else f"cuda:{gpu}", rows)
+    prof = _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
+                (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows)
     with input_rows(rows):
         return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
                                     offsets, session_ids, opts, memory_budget, stream)

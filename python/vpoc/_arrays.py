@@ -30,9 +30,27 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.startswith("torch")
 
 
-# torch dtype name -> typestr, for the torch fast path (torch's __cuda_array_interface__ is a
-# Python property that builds a dict per access: several accesses per array per call add up).
-_TORCH_TYPESTRS = {"torch.float32": "f4", "torch.float64": "f8", "torch.int32": "i4", "torch.int64": "i8"}
+# torch dtype -> typestr, for the torch fast path (torch's __cuda_array_interface__ is a Python
+# property that builds a dict per access: several accesses per array per call add up). Filled on
+# first use: torch is optional.
+_TORCH_TYPESTRS: dict = {}
+
+
+def torch_view(x: Any, kinds: str) -> Optional[Tuple[int, int, str, int]]:
+    """gpu_view of a torch tensor read straight from the tensor: (pointer, size, typestr, device)
+    of a 1-D contiguous CUDA tensor of an accepted dtype (``kinds`` as gpu_view's), else None (the
+    interface path then says what is wrong)."""
+    if not (x.is_cuda and x.dim() == 1):
+        return None
+    if not _TORCH_TYPESTRS:
+        import torch
+
+        _TORCH_TYPESTRS.update({torch.float32: "f4", torch.float64: "f8", torch.int32: "i4", torch.int64: "i8"})
+    typestr = _TORCH_TYPESTRS.get(x.dtype)
+    n = x.numel()
+    if typestr is None or typestr[0] not in kinds or (n > 1 and x.stride(0) != 1):
+        return None
+    return (x.data_ptr() if n else 0), n, typestr, x.get_device()
 
 
 def gpu_location(x: Any) -> Optional[int]:
@@ -92,10 +110,10 @@ def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
     ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The caller orders its
     work after ``producer_stream(x)``.
     """
-    if _is_torch(x) and getattr(x, "is_cuda", False) and x.dim() == 1:
-        typestr = _TORCH_TYPESTRS.get(str(x.dtype))
-        if typestr is not None and typestr[0] in kinds and (x.numel() <= 1 or x.stride(0) == 1):
-            return int(x.data_ptr()) if x.numel() else 0, int(x.numel()), typestr, _device_index(x)
+    if _is_torch(x) and getattr(x, "is_cuda", False):
+        view = torch_view(x, kinds)
+        if view is not None:
+            return view
         # anything else: the interface path below says what is wrong
     x = _detached(x)
     if not hasattr(x, "__cuda_array_interface__"):

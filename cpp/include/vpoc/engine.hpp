@@ -39,6 +39,7 @@ struct Placement {
 struct Ready {
   std::shared_ptr<void> event;
   int device = -1;
+  std::uintptr_t stream = 0;  // the producer's stream: a consumer on that very stream needs no wait
 };
 
 // Prices off the tick_size grid (core/grid.hpp) among the price inputs of a call, counted by the

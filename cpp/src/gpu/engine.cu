@@ -116,6 +116,7 @@ class Run {
 
  private:
   uint64_t shape_key() const;
+  LevelColumns level_columns(const long long* go) const;
   bool speculate(int64_t hint);
   void stage_offsets(const Group& g);
   void read_summary();
@@ -168,6 +169,7 @@ class Run {
   size_t dev_bytes_ = 0;  // the developing series' share of the workspace
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
+  uint64_t key_ = 0;  // shape_key() of a one-group device call
 };
 
 // The shape of a call, as far as its output rows go: calls of one shape (a training loop's) get
@@ -219,6 +221,16 @@ void Run::too_wide(const Group& g) {
   VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
 }
 
+// The session columns the levels kernel reads and writes; `go`: speculative calls' flag (or null).
+LevelColumns Run::level_columns(const long long* go) const {
+  return LevelColumns{static_cast<const int64_t*>(out_.offsets.data), static_cast<const int64_t*>(out_.n_rows.data),
+                      static_cast<const int64_t*>(out_.low_row.data), static_cast<int64_t*>(out_.poc_row.data),
+                      static_cast<int64_t*>(out_.vah_row.data), static_cast<int64_t*>(out_.val_row.data),
+                      static_cast<double*>(out_.poc.data), static_cast<double*>(out_.vah.data),
+                      static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
+                      static_cast<double*>(out_.va_volume.data), go};
+}
+
 // One group of device inputs, with no host round trip before the binning: the histogram gets
 // `hint`-based rows; the layout tells the later passes on the device whether they fit (summary[kGo]),
 // and the host reads the summary only once everything is queued (by then it is usually there).
@@ -255,15 +267,11 @@ bool Run::speculate(int64_t hint) {
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
   launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
-  LevelColumns cols{static_cast<const int64_t*>(out_.offsets.data), static_cast<const int64_t*>(out_.n_rows.data),
-                    static_cast<const int64_t*>(out_.low_row.data), static_cast<int64_t*>(out_.poc_row.data),
-                    static_cast<int64_t*>(out_.vah_row.data), static_cast<int64_t*>(out_.val_row.data),
-                    static_cast<double*>(out_.poc.data), static_cast<double*>(out_.vah.data),
-                    static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
-                    static_cast<double*>(out_.va_volume.data), summary_ + kGo};
-  launch_levels(static_cast<const double*>(out), nullptr, cols, sessions_.n_sessions, opt_, stream_);
+  launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
+                stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
+  st_.last_call_stream = out_.ready.stream;
   st_.count_speculative(false);
   VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
   read_summary();
@@ -275,7 +283,7 @@ bool Run::speculate(int64_t hint) {
   }
   if (widest > opt_.max_rows) too_wide(g);
   if (rows_out > cap) {
-    st_.note_rows(shape_key(), rows_out);
+    st_.note_rows(key_, rows_out);
     return false;
   }
   laid_out_ = rows_out;
@@ -656,9 +664,12 @@ DeviceProfiles Run::run() {
     VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }
 
-  if (st_.last_call) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
-  // Inputs still being written on their producers' streams: order this call after that work.
+  if (st_.last_call && st_.last_call_stream != reinterpret_cast<std::uintptr_t>(stream_))
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
+  // Inputs still being written on their producers' streams: order this call after that work
+  // (inputs made on this call's own stream are in order already).
   for (const std::uintptr_t producer : gopt_.wait_streams) {
+    if (reinterpret_cast<gpuStream_t>(producer) == stream_) continue;
     const std::shared_ptr<void> ev = st_.event();
     const auto e = static_cast<gpuEvent_t>(ev.get());
     VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
@@ -667,9 +678,11 @@ DeviceProfiles Run::run() {
   layout_workspace();
   allocate_sessions();
   // Device inputs in one group, a shape seen before: bin before reading anything back.
-  const int64_t hint = in_.on_device && !opt_.developing && opt_.va_method != VaMethod::greedy &&
-                               groups_.size() == 1 && sessions_.n_sessions <= kOneBlockLayout && speculation()
-                           ? st_.rows_hint(shape_key())
+  const bool one_group = in_.on_device && groups_.size() == 1;
+  if (one_group) key_ = shape_key();  // hashed once: read by the hint and noted after the call
+  const int64_t hint = one_group && !opt_.developing && opt_.va_method != VaMethod::greedy &&
+                               sessions_.n_sessions <= kOneBlockLayout && speculation()
+                           ? st_.rows_hint(key_)
                            : 0;
   if (hint > 0) {
     const bool fits = speculate(hint);
@@ -697,7 +710,7 @@ DeviceProfiles Run::run() {
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
       upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
-  if (in_.on_device && groups_.size() == 1) st_.note_rows(shape_key(), laid_out_);
+  if (in_.on_device && groups_.size() == 1) st_.note_rows(key_, laid_out_);
   finish();
   hold_inputs();
   return std::move(out_);
@@ -743,17 +756,12 @@ void Run::finish() {
                                              static_cast<int>(S), offsets, offsets + 1, stream_));
     order = vals_out;
   }
-  LevelColumns cols{offsets, static_cast<const int64_t*>(out_.n_rows.data),
-                    static_cast<const int64_t*>(out_.low_row.data), static_cast<int64_t*>(out_.poc_row.data),
-                    static_cast<int64_t*>(out_.vah_row.data), static_cast<int64_t*>(out_.val_row.data),
-                    static_cast<double*>(out_.poc.data), static_cast<double*>(out_.vah.data),
-                    static_cast<double*>(out_.val.data), static_cast<double*>(out_.total_volume.data),
-                    static_cast<double*>(out_.va_volume.data)};
-  launch_levels(volume, order, cols, S, opt_, stream_);
+  launch_levels(volume, order, level_columns(nullptr), S, opt_, stream_);
   if (may_overflow_) check_totals();
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;
+  st_.last_call_stream = out_.ready.stream;
   describe();
 }
 

@@ -182,8 +182,11 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
       cached_[best] = std::move(cached_.back());
       cached_.pop_back();
       cached_bytes_ -= c.bytes;
-      for (gpuEvent_t e : c.after) {  // stream-ordered reuse: no host wait
-        const gpuError_t err = gpuStreamWaitEvent(stream, e);
+      for (size_t k = 0; k < c.after.size(); ++k) {  // stream-ordered reuse: no host wait
+        const gpuEvent_t e = c.after[k];
+        // recorded on this very stream: its work is in order already (no API call)
+        const bool same = c.on[k] == reinterpret_cast<std::uintptr_t>(stream);
+        const gpuError_t err = same ? gpuSuccess : gpuStreamWaitEvent(stream, e);
         free_events_.push_back(e);
         if (err != gpuSuccess) {
           cached_.push_back(std::move(c));
@@ -238,7 +241,7 @@ void DeviceState::release(Buffer* b) {
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
   {
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    Cached c{b->data, b->bytes, {}};
+    Cached c{b->data, b->bytes, {}, {}};
     bool unordered = false;
     for (const std::uintptr_t s : streams) {
       gpuEvent_t e = nullptr;
@@ -255,6 +258,7 @@ void DeviceState::release(Buffer* b) {
         continue;
       }
       c.after.push_back(e);
+      c.on.push_back(s);
     }
     if (unordered) {
       (void)gpuDeviceSynchronize();
@@ -344,6 +348,7 @@ Ready record_ready(gpuStream_t stream, int device) {
   Ready r;
   r.device = device;
   r.event = state(device).event();
+  r.stream = reinterpret_cast<std::uintptr_t>(stream);
   VPOC_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(r.event.get()), stream));
   return r;
 }
@@ -383,7 +388,8 @@ void require_device(int device) {
 int dlpack_device_type() { return kDLPackDevice; }
 
 void wait(const Ready& ready, std::uintptr_t consumer_stream) {
-  if (!ready.event) return;
+  // the producer's own stream runs its work in order: waiting there would be a no-op API call
+  if (!ready.event || (ready.stream != 0 && consumer_stream == ready.stream)) return;
   DeviceGuard guard(ready.device);
   VPOC_GPU_CHECK(gpuStreamWaitEvent(reinterpret_cast<gpuStream_t>(consumer_stream),
                                     static_cast<gpuEvent_t>(ready.event.get())));

@@ -63,12 +63,14 @@ class DeviceState {
   // The end of the last call on this device: the next call's stream waits for it before it
   // touches the shared workspace (calls may run on different streams).
   std::shared_ptr<void> last_call;
+  std::uintptr_t last_call_stream = 0;  // last_call's stream: a call on it needs no wait
 
  private:
   struct Cached {
     void* data;
     size_t bytes;
     std::vector<gpuEvent_t> after;  // recorded on the buffer's user streams when it was released
+    std::vector<std::uintptr_t> on;  // after[k]'s stream
   };
   void release(Buffer* b);                // the deleter of output() buffers
   gpuEvent_t take_event();                // pool_mutex_ held
