@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/distribute.hpp"
@@ -197,6 +199,78 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
       lo = min(lo, enc_row(r0));
       hi = max(hi, enc_row(r1));
     });
+    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+  }
+  if (bad != kEncNone) atomicMin(g.err, bad);
+  if (off) {
+    atomicAdd(g.off_grid, off);
+    atomicMin(g.first_off_grid, first_off);
+  }
+  if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
+}
+
+// [tiles] blocks x [kThreads], trades: row_range_kernel's results (the same first bad row, off-grid
+// count, flags and row ranges), with the ladder applied to two prices per thread and session, the
+// lowest and the highest valid one it read (a price's row is monotone in the price: rint(p / tick)
+// is, core/ladder.hpp TickScale, and so is floor_div), not to every trade. A trade costs its grid
+// prefilter, a range test in the price's own dtype (|p| < fast_limit proves it valid; the exact
+// test only past it: NaN, inf, far prices) and the volume checks: the ticks workload's range pass
+// was bound by float64 work per trade, not by its reads.
+template <class P, class V>
+__global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+                                                               const int64_t* table, double tick, P fast_limit) {
+  constexpr int U = kUnroll<false>;
+  __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
+  const Source<P, V> src = fixed_kind<false>(any_src);
+  const P* price = static_cast<const P*>(src.in.price) - src.base;  // [rows.base + k] = element k
+  const Tile t(rows, g, table);
+  unsigned long long bad = kEncNone, off = 0, first_off = kEncNone;
+  bool fractional = false, huge = false;
+  constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
+  const double inv = 1.0 / tick;
+  for (int64_t s = t.first; s <= t.last; ++s) {
+    const int64_t a = t.begin(g, s), e = t.end(g, s);
+    P lo_p = static_cast<P>(INFINITY), hi_p = -static_cast<P>(INFINITY);
+    bool any = false;  // a valid trade of session s seen by this thread
+    for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+      P p[U];
+      double v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i < e) {
+          p[u] = price[i];
+          v[u] = load_volume<V>(src.in.volume, i - src.base);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i >= e) continue;
+        const double x = static_cast<double>(p[u]);
+        if (grid::off_grid_fast(x, tick, inv, eps)) {
+          ++off;
+          first_off = min(first_off, static_cast<unsigned long long>(i));
+        }
+        Item it;
+        it.a = x;
+        it.v = v[u];
+        if (!(fabs(p[u]) < fast_limit || src.valid_prices(it)) || !Source<P, V>::valid_volume(it)) {
+          bad = min(bad, static_cast<unsigned long long>(i));
+          continue;
+        }
+        fractional |= !whole(v[u]);
+        huge |= v[u] > g.huge_volume;
+        lo_p = min(lo_p, p[u]);
+        hi_p = max(hi_p, p[u]);
+        any = true;
+      }
+    }
+    unsigned long long lo = kEncNone, hi = 0;
+    if (any) {
+      lo = enc_row(src.row_of(static_cast<double>(lo_p)));
+      hi = enc_row(src.row_of(static_cast<double>(hi_p)));
+    }
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   if (bad != kEncNone) atomicMin(g.err, bad);
@@ -548,6 +622,18 @@ void tile_table(RowSpan rows, GroupScratch& g, gpuStream_t stream) {
   g.tiled = rows;
 }
 
+// trade_range_kernel's fast_limit: |p| below it proves p valid (|p / tick| < limit, TickScale):
+// limit * tick less 2**-20 of itself (far more than the few ulps between p * inv, p / tick and the
+// product here), in P rounded toward zero; +inf in P when every finite P is valid.
+template <class P>
+P fast_limit(const ladder::TickScale& s) {
+  const double d = s.limit * s.tick * (1.0 - 1.0 / 1048576.0);
+  if (!(d < static_cast<double>(std::numeric_limits<P>::max()))) return std::numeric_limits<P>::infinity();
+  P f = static_cast<P>(d);
+  if (static_cast<double>(f) > d) f = std::nextafter(f, P(0));
+  return f;
+}
+
 }  // namespace
 
 int64_t max_tiles(int64_t rows) { return (rows + kMinTile - 1) / kMinTile; }
@@ -590,7 +676,8 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     if (in.bars)
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
     else
-      row_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
+      trade_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
+                                                                        fast_limit<P>(src.scale));
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }
