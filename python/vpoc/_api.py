@@ -110,8 +110,9 @@ def _torch_placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) ->
     if index is None or not (device == "auto" or device == f"cuda:{index}" or (device == "cuda" and index == 0)):
         return None
     gpu = _gpu_index(f"cuda:{index}")
-    handle, user = _stream(stream)
     producer = _current_raw_stream(index)
+    # no stream=: torch's current stream, as torch's own ops (no wait between streams at all)
+    handle, user = (producer, True) if stream is None else _stream(stream)
     return gpu, ins, _placement(gpu, memory_budget, handle, user, (producer,))
 
 
@@ -153,7 +154,10 @@ def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple
             producers.add(torch_streams[where[k]])
         else:
             producers.add(producer_stream(x))
-    handle, user = _stream(stream)
+    if stream is None and len(torch_streams) == 1 and producers == set(torch_streams.values()):
+        handle, user = next(iter(torch_streams.values())), True  # torch inputs: torch's current stream
+    else:
+        handle, user = _stream(stream)
     return gpu, ins, _placement(gpu, memory_budget, handle, user, tuple(sorted(p for p in producers if p is not None)))
 
 
@@ -415,7 +419,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``device``: "cpu" (default), "cuda" / "cuda:N" (NVIDIA or AMD ROCm builds), or "auto" (the
     inputs' GPU, else a GPU if one is built and present, else the CPU). On a GPU,
     ``memory_budget`` caps vpoc's device scratch + staging bytes and ``stream`` (an int handle or
-    a torch/cupy stream) is the stream vpoc works on. ``developing=True`` also computes
+    a torch/cupy stream) is the stream vpoc works on (default: torch's current stream when the
+    inputs are torch tensors, as torch's own ops; else a stream of vpoc's own). ``developing=True`` also computes
     ``dev_poc`` / ``dev_vah`` / ``dev_val`` [N]: for every trade, the levels of its session's
     profile up to and including it (no lookahead). ``side``: each trade's aggressor side, +1 / -1 / 0
     (unknown) or 'B' / 'A' / 'N' (a ``vpoc.io.Trades`` with a ``side`` uses it unless ``side=`` is

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/ladder.hpp"
 
@@ -48,7 +49,12 @@ constexpr double kMaxTotal = 9007199254740992.0;  // 2**53
 constexpr double kMinVolume = 2.3283064365386963e-10;  // 2**-32
 
 // Whether v is a volume vpoc sums exactly enough: 0, or 2**-32 .. 2**53 (NaN, inf, negatives out).
-VPOC_HD bool volume_in_range(double v) { return v == 0.0 || (v >= kMinVolume && v <= kMaxTotal); }
+// T: double, or float (both bounds are floats: a float volume gets the same answer unconverted).
+template <class T = double>
+VPOC_HD bool volume_in_range(T v) {
+  static_assert(std::is_floating_point<T>::value, "a volume in float or double");
+  return v == T(0) || (v >= static_cast<T>(kMinVolume) && v <= static_cast<T>(kMaxTotal));
+}
 
 // Whether f is above kMaxTotal.
 VPOC_HD bool over_max(const Fixed& f) {

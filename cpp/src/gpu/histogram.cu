@@ -159,7 +159,9 @@ __global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> any_
 }
 
 // True when v is a whole number below 2**31: such volumes sum in 64-bit integers (one word).
-__device__ inline bool whole(double v) { return v == floor(v) && v < 2147483648.0; }
+// T: double, or float (a float volume gets the same answer unconverted).
+template <class T>
+__device__ inline bool whole(T v) { return v == floor(v) && v < static_cast<T>(2147483648.0); }
 
 // [tiles] blocks x [kThreads]: validation (first bad row -> g.err), touched-row ranges (one block
 // reduction and one atomic pair per session of the tile), and g.fractional |= 1 when a volume is
@@ -216,9 +218,24 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
 // prefilter, a range test in the price's own dtype (|p| < fast_limit proves it valid; the exact
 // test only past it: NaN, inf, far prices) and the volume checks: the ticks workload's range pass
 // was bound by float64 work per trade, not by its reads.
+// The type trade_range_kernel checks volumes in: float volumes as they are, others as float64.
+template <class V>
+using CheckedVolume = std::conditional_t<std::is_same<V, float>::value, float, double>;
+
+// Price bounds of trade_range_kernel in the price's dtype (see fast_limit / grid_scale below).
+template <class P, class V>
+struct TradeChecks {
+  P fast_limit;             // |p| below it: a valid price
+  P inv;                    // 1 / tick in P, exact when `exact_grid`
+  bool exact_grid;          // tick a power of two whose inverse P holds: p * inv exact
+  CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
+};
+
 template <class P, class V>
 __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
-                                                               const int64_t* table, double tick, P fast_limit) {
+                                                               const int64_t* table, double tick,
+                                                               TradeChecks<P, V> c) {
+  using W = CheckedVolume<V>;
   constexpr int U = kUnroll<false>;
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const Source<P, V> src = fixed_kind<false>(any_src);
@@ -234,33 +251,35 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     bool any = false;  // a valid trade of session s seen by this thread
     for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
       P p[U];
-      double v[U];
+      W v[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i < e) {
           p[u] = price[i];
-          v[u] = load_volume<V>(src.in.volume, i - src.base);
+          if constexpr (std::is_same<W, float>::value)
+            v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
+          else
+            v[u] = load_volume<V>(src.in.volume, i - src.base);
         }
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i >= e) continue;
-        const double x = static_cast<double>(p[u]);
-        if (grid::off_grid_fast(x, tick, inv, eps)) {
+        // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
+        const P t = p[u] * c.inv;
+        if (!(c.exact_grid && t == rint(t)) && grid::off_grid_fast(static_cast<double>(p[u]), tick, inv, eps)) {
           ++off;
           first_off = min(first_off, static_cast<unsigned long long>(i));
         }
-        Item it;
-        it.a = x;
-        it.v = v[u];
-        if (!(fabs(p[u]) < fast_limit || src.valid_prices(it)) || !Source<P, V>::valid_volume(it)) {
+        if (!(fabs(p[u]) < c.fast_limit || src.valid_price(static_cast<double>(p[u]))) ||
+            !fixed::volume_in_range(v[u])) {
           bad = min(bad, static_cast<unsigned long long>(i));
           continue;
         }
         fractional |= !whole(v[u]);
-        huge |= v[u] > g.huge_volume;
+        huge |= v[u] > c.huge;
         lo_p = min(lo_p, p[u]);
         hi_p = max(hi_p, p[u]);
         any = true;
@@ -622,16 +641,33 @@ void tile_table(RowSpan rows, GroupScratch& g, gpuStream_t stream) {
   g.tiled = rows;
 }
 
+// The largest T <= x, for x >= 0 (+inf when x is past T's largest finite value: every finite T
+// is then below x).
+template <class T>
+T round_down(double x) {
+  if (!(x < static_cast<double>(std::numeric_limits<T>::max()))) return std::numeric_limits<T>::infinity();
+  T f = static_cast<T>(x);
+  if (static_cast<double>(f) > x) f = std::nextafter(f, T(0));
+  return f;
+}
+
 // trade_range_kernel's fast_limit: |p| below it proves p valid (|p / tick| < limit, TickScale):
 // limit * tick less 2**-20 of itself (far more than the few ulps between p * inv, p / tick and the
-// product here), in P rounded toward zero; +inf in P when every finite P is valid.
+// product here), rounded down to P.
 template <class P>
 P fast_limit(const ladder::TickScale& s) {
-  const double d = s.limit * s.tick * (1.0 - 1.0 / 1048576.0);
-  if (!(d < static_cast<double>(std::numeric_limits<P>::max()))) return std::numeric_limits<P>::infinity();
-  P f = static_cast<P>(d);
-  if (static_cast<double>(f) > d) f = std::nextafter(f, P(0));
-  return f;
+  return round_down<P>(s.limit * s.tick * (1.0 - 1.0 / 1048576.0));
+}
+
+template <class P, class V>
+TradeChecks<P, V> trade_checks(const ladder::TickScale& s, const GroupScratch& g) {
+  TradeChecks<P, V> c;
+  c.fast_limit = fast_limit<P>(s);
+  c.inv = static_cast<P>(s.inv);
+  c.exact_grid = s.exact && static_cast<double>(c.inv) == s.inv && std::isnormal(c.inv);
+  // v > huge for a checked volume v exactly when v > g.huge_volume (no value of W lies between)
+  c.huge = round_down<CheckedVolume<V>>(g.huge_volume);
+  return c;
 }
 
 }  // namespace
@@ -677,7 +713,7 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
     else
       trade_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                        fast_limit<P>(src.scale));
+                                                                        trade_checks<P, V>(src.scale, g));
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }
