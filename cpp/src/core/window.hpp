@@ -116,7 +116,8 @@ class Session {
   VPOC_HD void levels() {
     const double* v = sc_.v + first_;
     const int64_t n = last_ - first_ + 1;
-    const int64_t poc = levels::poc_index(v, n, opt_.poc_tie);
+    const levels::Rules rules = levels::rules_of(opt_);  // va_rows 'all' (options refuse 'touched' here)
+    const int64_t poc = levels::poc_index(v, n, rules);
     const double target = opt_.value_area * total_;
     int64_t lo = poc, hi = poc;
     double running = 0.0;
@@ -148,10 +149,10 @@ class Session {
         running += v[r];
         lo = r < lo ? r : lo;
         hi = r > hi ? r : hi;
-        if (levels::reached(running, target)) break;
+        if (levels::reached(running, target, rules)) break;
       }
     } else {
-      levels::expand(v, n, poc, target, step_, lo, hi, running);
+      levels::expand(v, n, poc, target, step_, lo, hi, running, rules);
     }
     va_volume_ = running;
     poc_ = first_ + poc;
