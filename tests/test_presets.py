@@ -268,3 +268,30 @@ def test_row_label_top_with_one_tick_per_row_is_low():
     b = vpoc.from_trades(p, v, tick_size=0.25)
     for k in FIELDS:
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_live_follows_the_rules(seed):
+    """vpoc.Live with the peer rules gives the developing levels of from_trades with them, after
+    every row; its state round trip keeps them; va_rows='touched' is refused there."""
+    rng = np.random.default_rng(5000 + seed)
+    n = 60
+    p = (400 + rng.integers(0, 8, size=n)) * 0.25
+    v = rng.integers(0, 4, size=n) * 10.0
+    rules = dict(va_compare="zero_absent", va_stop="exceeds", tie_tol=0.0)
+    ref = vpoc.from_trades(p, v, tick_size=0.25, developing=True, va_method="single", poc_tie="mid_n2", **rules)
+    live = vpoc.Live(kind="trades", tick_size=0.25, va_method="single", poc_tie="mid_n2", **rules)
+    ts = 1_700_000_000 * 10**9 + np.arange(n) * 10**9
+    for i in range(n):
+        if i == n // 2:
+            live = vpoc.Live.from_state(live.state_dict())
+        live.update(p[i:i + 1], v[i:i + 1], timestamp=ts[i:i + 1])
+        assert (live.poc, live.val, live.vah) == (ref.dev_poc[i], ref.dev_val[i], ref.dev_vah[i]), i
+    live.close()
+    done = live.profiles
+    one = vpoc.from_trades(p, v, tick_size=0.25, va_method="single", poc_tie="mid_n2", **rules)
+    assert (done.poc_row[0], done.val_row[0], done.vah_row[0]) == (one.poc_row[0], one.val_row[0], one.vah_row[0])
+    with pytest.raises(ValueError, match="va_rows"):
+        vpoc.Live(kind="trades", tick_size=0.25, va_rows="touched")
+    with pytest.raises(ValueError, match="va_stop"):
+        vpoc.Live(kind="trades", tick_size=0.25, va_stop="x")

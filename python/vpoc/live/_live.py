@@ -82,6 +82,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         equal to ``from_*(..., developing=True, window=N)`` for any chunking ("Rolling windows" in
         docs/contract.md); ``profiles`` stay whole sessions, the side fields cumulative, and
         ``bar_features_row()`` is refused (bar features read the session's developing levels).
+    va_compare, va_stop, tie_tol, row_label : the peer rules of ``from_bars`` (docs/presets.md);
+        ``va_rows="touched"`` is refused (not implemented for developing levels yet).
 
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
@@ -100,7 +102,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
                  snap: bool = False, on_outside: str = "warn", side: bool = False,
                  imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None,
-                 window: Optional[int] = None) -> None:
+                 window: Optional[int] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
+                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
+                 row_label: Optional[str] = None) -> None:
         self._lock = threading.RLock()  # see _locked
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
@@ -147,6 +151,13 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._core_kw = dict(self._rules_kw) if window is None else dict(self._rules_kw, window=window)
         if window is not None:
             self._config["window"] = window  # only when used: other states keep their keys
+        # peer rules (docs/presets.md), passed on to the engine and the finished sessions' profiles;
+        # only when used, as window
+        self._peer_kw = {k: v for k, v in dict(va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
+                                                tie_tol=tie_tol, row_label=row_label).items() if v is not None}
+        if self._peer_kw:
+            self._config.update(self._peer_kw)
+            self._core_kw["rules"] = dict(self._peer_kw)
         # the engine validates the rules once, here
         probe = _core.LiveSession(self._bars, self._distribute, False, **self._core_kw)
         del probe
@@ -460,7 +471,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         which rounds prices to the tick: snap=True does the same here."""
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
-                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True)
+                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True,
+                  **self._peer_kw)
         vol = v.astype(np.int64) if as_int else v
         if sides is not None:
             kw.update(self._side_profile_kw(*sides))
