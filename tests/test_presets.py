@@ -196,15 +196,17 @@ def test_empty_and_one_row_sessions():
     assert prof.poc_row.tolist()[1:] == [400, 402] and prof.va_volume.tolist()[1:] == [0.0, 7.0]
 
 
+@pytest.mark.parametrize("va_rows", ["all", "touched"])
 @pytest.mark.parametrize("seed", range(8))
-def test_developing_and_window_follow_the_rules(seed):
-    """Developing and rolling levels with va_compare / va_stop / tie_tol / mid_n2 equal the batch
-    levels of each prefix / window (va_rows='touched' is refused there, tested below)."""
+def test_developing_and_window_follow_the_rules(seed, va_rows):
+    """Developing and rolling levels with the peer rules equal the batch levels of each prefix /
+    window (va_rows='touched': the developing series runs as one window over the session)."""
     rng = np.random.default_rng(4000 + seed)
     n = 25
-    p = (400 + rng.integers(0, 8, size=n)) * 0.25
+    p = (400 + rng.integers(0, 8, size=n) * rng.integers(1, 4, size=n)) * 0.25  # gaps
     v = rng.integers(0, 4, size=n) * 10.0
-    rules = dict(va_method="single", poc_tie="mid_n2", va_compare="zero_absent", va_stop="exceeds", tie_tol=0.0)
+    rules = dict(va_method="single", poc_tie="mid_n2", va_compare="zero_absent", va_stop="exceeds", tie_tol=0.0,
+                 va_rows=va_rows)
     for window in (None, 5):
         prof = vpoc.from_trades(p, v, tick_size=0.25, developing=True, window=window, **rules)
         for i in range(n):
@@ -247,8 +249,6 @@ def test_profiles_rules_pickle():
     (dict(preset="tradingview"), ValueError, "preset"),
     (dict(preset=1), TypeError, "preset"),
     (dict(va_rows="touched", va_method="greedy"), ValueError, "va_rows"),
-    (dict(va_rows="touched", developing=True), ValueError, "va_rows"),
-    (dict(preset="marketprofile", developing=True), ValueError, "va_rows"),
 ])
 def test_bad_values_name_the_keyword(kw, exc, name):
     with pytest.raises(exc, match=name):
@@ -273,12 +273,13 @@ def test_row_label_top_with_one_tick_per_row_is_low():
 @pytest.mark.parametrize("seed", range(4))
 def test_live_follows_the_rules(seed):
     """vpoc.Live with the peer rules gives the developing levels of from_trades with them, after
-    every row; its state round trip keeps them; va_rows='touched' is refused there."""
+    every row; its state round trip keeps them."""
     rng = np.random.default_rng(5000 + seed)
     n = 60
     p = (400 + rng.integers(0, 8, size=n)) * 0.25
     v = rng.integers(0, 4, size=n) * 10.0
-    rules = dict(va_compare="zero_absent", va_stop="exceeds", tie_tol=0.0)
+    rules = dict(va_compare="zero_absent", va_stop="exceeds", tie_tol=0.0, va_rows=("all", "touched")[seed % 2])
+    p = p + (seed % 2) * rng.integers(0, 3, size=n) * 2.0  # gaps, which touched rows skip
     ref = vpoc.from_trades(p, v, tick_size=0.25, developing=True, va_method="single", poc_tie="mid_n2", **rules)
     live = vpoc.Live(kind="trades", tick_size=0.25, va_method="single", poc_tie="mid_n2", **rules)
     ts = 1_700_000_000 * 10**9 + np.arange(n) * 10**9
@@ -291,7 +292,28 @@ def test_live_follows_the_rules(seed):
     done = live.profiles
     one = vpoc.from_trades(p, v, tick_size=0.25, va_method="single", poc_tie="mid_n2", **rules)
     assert (done.poc_row[0], done.val_row[0], done.vah_row[0]) == (one.poc_row[0], one.val_row[0], one.vah_row[0])
+    assert done.rules["va_compare"] == "zero_absent" and done.rules["preset"] is None
     with pytest.raises(ValueError, match="va_rows"):
-        vpoc.Live(kind="trades", tick_size=0.25, va_rows="touched")
+        vpoc.Live(kind="trades", tick_size=0.25, va_rows="touched", va_method="greedy")
+    with pytest.raises(ValueError, match="preset"):
+        vpoc.Live(kind="trades", tick_size=0.25, preset="lean")
+
+
+def test_live_marketprofile_preset_equals_batch():
+    rng = np.random.default_rng(77)
+    n = 80
+    c = (400 + rng.integers(0, 12, size=n) * rng.integers(1, 3, size=n)) * 0.25
+    v = rng.integers(0, 4, size=n) * 10.0
+    ts = 1_700_000_000 * 10**9 + np.arange(n) * 60 * 10**9
+    ref = vpoc.from_bars(c + 0.5, c - 0.5, c, v, tick_size=0.25, developing=True, preset="marketprofile")
+    live = vpoc.Live(tick_size=0.25, preset="marketprofile")
+    for i in range(0, n, 7):
+        live.update(c[i:i + 7] + 0.5, c[i:i + 7] - 0.5, c[i:i + 7], v[i:i + 7], timestamp=ts[i:i + 7])
+        j = min(i + 7, n) - 1
+        assert (live.poc, live.val, live.vah) == (ref.dev_poc[j], ref.dev_val[j], ref.dev_vah[j]), i
+    live = pickle.loads(pickle.dumps(live))
+    live.close()
+    assert live.profiles.rules == ref.rules
+    assert (live.profiles.poc[0], live.profiles.val[0], live.profiles.vah[0]) == (ref.poc[0], ref.val[0], ref.vah[0])
     with pytest.raises(ValueError, match="va_stop"):
         vpoc.Live(kind="trades", tick_size=0.25, va_stop="x")

@@ -275,7 +275,7 @@ class Session {
 
   Scratch sc_;
   Options opt_;
-  levels::Rules rules_;  // va_rows 'all' (options refuse 'touched' with developing)
+  levels::Rules rules_;  // va_rows 'all': 'touched' runs core/window.hpp over the whole session instead
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
   int64_t m_lo_ = 0, m_hi_ = -1;   // rows changed by the last item

@@ -16,14 +16,20 @@ namespace vpoc::levels {
 constexpr double kRelTie = 1e-9;
 
 // The level rules of one call (Options): tie band, POC tie rule, step comparison, stop rule, and
-// which rows exist for the POC / value area (`touched`: [n] flags of the session's rows, 1 where an
-// input row put a share, even 0, on the row; null: every row from the lowest to the highest).
+// which rows exist for the POC / value area (va_rows='touched': `touched`, [n] flags of the rows, 1
+// where an input row put a share, even 0, on the row, or `cover`, [n] counts of the input rows
+// covering each row (rolling windows keep these), > 0 where touched; both null: every row from the
+// lowest to the highest).
 struct Rules {
   double tol = kRelTie;
   PocTie tie = PocTie::center;
   VaCompare compare = VaCompare::tie_up;
   VaStop stop = VaStop::reaches;
   const uint8_t* touched = nullptr;
+  const int32_t* cover = nullptr;
+
+  VPOC_HD bool sparse() const { return touched != nullptr || cover != nullptr; }
+  VPOC_HD bool exists(int64_t i) const { return touched != nullptr ? touched[i] != 0 : cover[i] > 0; }
 };
 
 VPOC_HD Rules rules_of(const Options& opt, const uint8_t* touched = nullptr) {
@@ -74,12 +80,12 @@ VPOC_HD bool at_max(double v, double mx, double tol = kRelTie) { return fabs(v -
 // r.touched only touched rows compete, and the tie rule reads their ranks among the touched rows.
 VPOC_HD int64_t poc_among(const double* v, int64_t first, int64_t last, double mx, const Rules& r) {
   int64_t best = -1;
-  if (r.touched != nullptr) {
+  if (r.sparse()) {
     int64_t n = 0;
-    for (int64_t i = first; i <= last; ++i) n += r.touched[i] ? 1 : 0;
+    for (int64_t i = first; i <= last; ++i) n += r.exists(i) ? 1 : 0;
     int64_t rank = -1, best_rank = -1;
     for (int64_t i = first; i <= last; ++i) {
-      if (!r.touched[i]) continue;
+      if (!r.exists(i)) continue;
       ++rank;
       if (!at_max(v[i], mx, r.tol)) continue;
       if (r.tie == PocTie::low) return i;
@@ -117,7 +123,7 @@ VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step,
                          double& running, const Rules& r) {
   int64_t n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
   double up = 0.0, dn = 0.0;
-  if (r.touched == nullptr) {
+  if (!r.sparse()) {
     n_up = (last - hi) < step ? (last - hi) : step;
     n_dn = (lo - first) < step ? (lo - first) : step;
     for (int64_t k = 1; k <= n_up; ++k) up += v[hi + k];
@@ -126,13 +132,13 @@ VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step,
     new_lo = lo - n_dn;
   } else {
     for (int64_t i = hi + 1; i <= last && n_up < step; ++i)
-      if (r.touched[i]) {
+      if (r.exists(i)) {
         up += v[i];
         ++n_up;
         new_hi = i;
       }
     for (int64_t i = lo - 1; i >= first && n_dn < step; --i)
-      if (r.touched[i]) {
+      if (r.exists(i)) {
         dn += v[i];
         ++n_dn;
         new_lo = i;

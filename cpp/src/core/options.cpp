@@ -90,9 +90,6 @@ void validate(const Options& opt) {
     if (opt.distribute == Distribute::legacy)
       VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' does not work with distribute='legacy'; use 'close', "
                      "'hlc3' or 'uniform'");
-    if (opt.developing)
-      VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' is not implemented for developing=True yet; pass "
-                     "va_rows='all' or developing=False");
   }
   if (opt.threads < 0 || opt.threads > kMaxThreads)
     VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);

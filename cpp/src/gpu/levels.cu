@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   const PocTie tie = rules.tie;
   if (c.touched != nullptr) rules.touched = c.touched + c.offsets[s];
   int64_t best = -1;
-  if (rules.touched == nullptr) {
+  if (!rules.sparse()) {
     for (int64_t i = threadIdx.x; i < n; i += kLevelThreads)
       if (levels::at_max(v[i], mx, rules.tol)) best = better_poc(best, i, n, tie);
   }
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
     __syncthreads();
   }
   if (threadIdx.x != 0) return;
-  const int64_t poc = rules.touched == nullptr ? red_poc[0] : levels::poc_among(v, 0, n - 1, mx, rules);
+  const int64_t poc = !rules.sparse() ? red_poc[0] : levels::poc_among(v, 0, n - 1, mx, rules);
   const double total = c.total_volume[s];  // exact sum of the rows, by the finish pass
   const double target = value_area * total;
   int64_t lo = poc, hi = poc;
