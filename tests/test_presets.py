@@ -317,3 +317,24 @@ def test_live_marketprofile_preset_equals_batch():
     assert (live.profiles.poc[0], live.profiles.val[0], live.profiles.vah[0]) == (ref.poc[0], ref.val[0], ref.vah[0])
     with pytest.raises(ValueError, match="va_stop"):
         vpoc.Live(kind="trades", tick_size=0.25, va_stop="x")
+
+
+def test_dask_preset_equals_one_call():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    import vpoc.dask as vd
+    rng = np.random.default_rng(31)
+    n = 400
+    c = (400 + rng.integers(0, 30, size=n)) * 0.25
+    df = pd.DataFrame({"high": c + 0.5, "low": c - 0.5, "close": c, "volume": rng.integers(0, 4, size=n) * 10.0,
+                       "session_id": np.repeat(np.arange(8), n // 8)})
+    ddf = dd.from_pandas(df, npartitions=3, sort=False)
+    got = vd.from_bars(ddf, tick_size=0.25, session_column="session_id", timestamp=None, preset="marketprofile",
+                       va_method="cbot").compute(scheduler="sync")
+    exp = vpoc.from_bars(df.high.to_numpy(), df.low.to_numpy(), df.close.to_numpy(), df.volume.to_numpy(),
+                         session_ids=df.session_id.to_numpy(), tick_size=0.25, preset="marketprofile",
+                         va_method="cbot")
+    for k in ("poc_row", "val_row", "vah_row", "va_volume"):
+        np.testing.assert_array_equal(got[k].to_numpy(), getattr(exp, k), err_msg=k)
+    with pytest.raises(ValueError, match="va_stop"):
+        vd.from_bars(ddf, tick_size=0.25, session_column="session_id", timestamp=None, va_stop="x")
