@@ -19,7 +19,12 @@ void register_device(py::module_& m);    // GPU discovery, memory, DeviceArray, 
 vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
                            const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
                            const py::handle& threads, const py::handle& developing, const py::handle& distribute,
-                           const py::handle& snap, const py::handle& window = py::none());
+                           const py::handle& snap, const py::handle& window = py::none(),
+                           const py::handle& va_rows = py::none(), const py::handle& va_compare = py::none(),
+                           const py::handle& va_stop = py::none(), const py::handle& tie_tol = py::none(),
+                           const py::handle& row_label = py::none());
+// The peer-rule keywords of make_options (docs/presets.md), in its order after `window`.
+inline constexpr const char* kRuleKeys[] = {"va_rows", "va_compare", "va_stop", "tie_tol", "row_label"};
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
 const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");

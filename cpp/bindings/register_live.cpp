@@ -98,14 +98,25 @@ void register_live(py::module_& m) {
   py::class_<LockedLive, std::shared_ptr<LockedLive>>(m, "LiveSession")
       .def(py::init([](bool bars, const py::object& distribute, bool has_open, const py::object& tick_size,
                        const py::object& ticks_per_row, const py::object& value_area, const py::object& va_method,
-                       const py::object& poc_tie, const py::object& max_rows, const py::object& window) {
+                       const py::object& poc_tie, const py::object& max_rows, const py::object& window,
+                       const py::dict& rules) {
+             // rules: the peer-rule keywords (kRuleKeys) given; the others keep their defaults
+             py::object r[5];
+             for (int k = 0; k < 5; ++k) r[k] = rules.contains(kRuleKeys[k]) ? py::object(rules[kRuleKeys[k]]) : py::object(py::none());
+             for (const auto& item : rules) {
+               const std::string key = py::str(item.first);
+               bool known = false;
+               for (const char* k : kRuleKeys) known = known || key == k;
+               if (!known) VPOC_THROW_ARG(TypeError, "rules", "rules: unknown keyword '", key, "'");
+             }
              const auto opt = make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows,
-                                           py::int_(1), py::bool_(true), distribute, py::bool_(false), window);
+                                           py::int_(1), py::bool_(true), distribute, py::bool_(false), window, r[0],
+                                           r[1], r[2], r[3], r[4]);
              return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt));
            }),
            py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),
            py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
-           py::arg("max_rows"), py::arg("window") = py::none())
+           py::arg("max_rows"), py::arg("window") = py::none(), py::arg("rules") = py::dict())
       .def("append_bar",
            [append_one](LockedLive& l, double high, double low, double close, const py::object& open,
                         double volume) {

@@ -14,6 +14,7 @@ from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_
                       report_grid)
 from ._errors import input_rows
 from ._profiles import Profiles
+from . import _presets
 from . import _side_profiles as _sides
 from ._validate import INT64_MAX as _INT64_MAX
 from ._validate import integer as _int
@@ -395,12 +396,15 @@ def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
                 session: Any = None, sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
-                value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+                value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
                 device: Any = "cpu", threads: Optional[int] = None, max_rows: int = 1_000_000,
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
                 developing: bool = False, snap: bool = False, tz: Any = None,
                 columns: Any = None, side: Any = None, imbalance_ratio: Optional[float] = None,
-                stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None) -> Profiles:
+                stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
+                preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
+                va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
+                row_label: Optional[str] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -430,19 +434,24 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's
     start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike
-    (docs/contract.md, "Rolling windows"). See docs/contract.md for every rule.
+    (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults) or "marketprofile"
+    (py-market-profile 0.2.0) sets every rule keyword not passed (``va_method``, ``poc_tie``,
+    ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``, ``row_label``; each a keyword of its own,
+    docs/presets.md), recorded as ``prof.rules``. See docs/contract.md for every rule.
     """
+    rk, rules = _presets.resolve(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
+                                              va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
+                                              row_label=row_label), False)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
-                         va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
-                         developing=developing, snap=snap, window=window)
+                         max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (volume is not None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-            return Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
-        return _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
-                    memory_budget, stream, {"price": price}, opts)
+            return _ruled(Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts), rules)
+        return _ruled(_run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts),
+                           device, memory_budget, stream, {"price": price}, opts), rules)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
@@ -464,21 +473,24 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
                 memory_budget, stream, {"price": price}, opts, facts, rows)
     with input_rows(rows):
-        return _sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
-                                      stream)
+        return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
+                                      stream), rules)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
               offsets: Any = None, session_ids: Any = None, session: Any = None, sessions: Any = None,
               tick_size: float,
-              ticks_per_row: int = 1, distribute: str = "uniform", value_area: float = 0.70,
-              va_method: str = "cbot", poc_tie: str = "center", device: Any = "cpu",
+              ticks_per_row: int = 1, distribute: Optional[str] = None, value_area: float = 0.70,
+              va_method: Optional[str] = None, poc_tie: Optional[str] = None, device: Any = "cpu",
               threads: Optional[int] = None, max_rows: int = 1_000_000,
               memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
               developing: bool = False, snap: bool = False, tz: Any = None, columns: Any = None,
               label: Optional[str] = None, interval: Any = None, buy_volume: Any = None,
               sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
-              stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None) -> Profiles:
+              stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
+              preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
+              va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
+              row_label: Optional[str] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -496,21 +508,25 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
     ``distribute``. ``window=N``: as in from_trades, over the last N bars (not with ``"legacy"``).
+    ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
+    rk, rules = _presets.resolve(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
+                                              va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
+                                              tie_tol=tie_tol, row_label=row_label), True)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
-                         va_method=va_method, poc_tie=poc_tie, max_rows=max_rows, threads=threads,
-                         developing=developing, distribute=distribute, snap=snap, window=window)
+                         max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
             r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
             if not r.off_grid:
-                return Profiles(r)
-            return _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
-        return _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
-                    (offsets, session_ids, opts), device, memory_budget, stream, None, opts)
+                return _ruled(Profiles(r), rules)
+            return _ruled(_finish(r, {}, _bar_prices(high, low, close, open, opts), opts), rules)
+        return _ruled(_run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume,
+                                                "open": open}, (offsets, session_ids, opts), device, memory_budget,
+                           stream, None, opts), rules)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
@@ -540,8 +556,15 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     prof = _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
                 (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows)
     with input_rows(rows):
-        return _sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
-                                    offsets, session_ids, opts, memory_budget, stream)
+        return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
+                                    offsets, session_ids, opts, memory_budget, stream), rules)
+
+
+def _ruled(prof: Profiles, rules: Optional[dict]) -> Profiles:
+    """``prof`` with its rules recorded (``Profiles.rules``) when the call set a preset or a peer rule."""
+    if rules is not None:
+        prof.rules = rules
+    return prof
 
 
 def _bar_prices(high: Any, low: Any, close: Any, open: Any, opts: Any) -> dict:

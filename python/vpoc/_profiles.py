@@ -78,7 +78,7 @@ def _fields_of(result: Any, developing: Optional[bool]) -> Dict[str, Any]:
 
 #: What a result records about how its sessions were made and its rows checked (class defaults
 #: below; set on the instance only when they differ, so the plain call pays nothing).
-_FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snapped_prices")
+_FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snapped_prices", "rules")
 
 
 def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray],
@@ -214,6 +214,11 @@ class Profiles:
     #: Prices that were not on the ``tick_size`` grid and were rounded to the nearest tick
     #: (counted by the engine: on the CPU before it runs, on a GPU in its range pass).
     snapped_prices: Optional[int] = 0
+    #: The rule keywords of the call and its ``preset`` (docs/presets.md) when it passed a preset
+    #: or a peer rule (``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``, ``row_label``); None:
+    #: today's rules (``vpoc._presets.RULE_DEFAULTS``, the "cbot" preset) with the call's own
+    #: ``va_method`` / ``poc_tie`` / ``distribute``.
+    rules: Optional[Dict[str, Any]] = None
 
     def __init__(self, result: Any, *, session_labels: Optional[np.ndarray] = None,
                  device: str = "cpu", developing: Optional[bool] = None) -> None:

@@ -290,14 +290,15 @@ def _session_args(ddf: Any, session: Any, session_column: Optional[str],
     return session, session_column
 
 
-def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_method: str,
-                    poc_tie: str, device: Any, threads: Optional[int], max_rows: int,
-                    memory_budget: int) -> Dict[str, Any]:
+def _engine_options(tick_size: float, ticks_per_row: int, value_area: float, va_method: Optional[str],
+                    poc_tie: Optional[str], device: Any, threads: Optional[int], max_rows: int,
+                    memory_budget: int, rules: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     # fail early (on the client) on bad options: the engine checks them on an empty CPU call (the
-    # device is checked by the workers, which may have GPUs the client lacks)
+    # device is checked by the workers, which may have GPUs the client lacks). ``rules``: preset= and
+    # the peer-rule keywords (docs/presets.md), passed on only when given.
     opts = dict(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                 va_method=va_method, poc_tie=poc_tie, threads=threads, max_rows=max_rows,
-                memory_budget=memory_budget)
+                memory_budget=memory_budget, **{k: v for k, v in (rules or {}).items() if v is not None})
     _api.from_trades(np.zeros(0), np.zeros(0), **opts)
     if not isinstance(device, str):
         raise TypeError(f"device must be a string such as 'cpu' or 'cuda:0', got {type(device).__name__}")
@@ -309,10 +310,12 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
               timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
               time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
               sessions: Optional[SessionRule] = None, high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
-              open: Optional[str] = "open", ticks_per_row: int = 1, distribute: str = "uniform",
-              value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+              open: Optional[str] = "open", ticks_per_row: int = 1, distribute: Optional[str] = None,
+              value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
               device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
-              memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
+              memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
+              va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
+              tie_tol: Optional[float] = None, row_label: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of OHLCV bars in a dask DataFrame (rows in time order), lazily.
 
     Sessions: ``session=`` is the rule, as everywhere in vpoc: one of :mod:`vpoc.sessions`
@@ -328,12 +331,15 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     ns; integers that are 1990..2100 times only in another unit raise ValueError); it gives ``start`` / ``end`` (``timestamp=None`` with
     ``session=``: NaT). ``open`` is used when ddf has that column (``distribute="legacy"`` reads it).
     ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
-    Other options as in :func:`vpoc.from_bars`. Returns a dask DataFrame indexed by session label
+    Other options (``preset=`` and the rule keywords included) as in :func:`vpoc.from_bars`.
+    Returns a dask DataFrame indexed by session label
     with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
-                           threads, max_rows, memory_budget)
-    if not isinstance(distribute, str):
+                           threads, max_rows, memory_budget,
+                           dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
+                                tie_tol=tie_tol, row_label=row_label))
+    if distribute is not None and not isinstance(distribute, str):
         raise TypeError(f"distribute must be a string, got {type(distribute).__name__}")
     _api.from_bars(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), distribute=distribute,
                    **dict(opts, device="cpu"))
@@ -350,16 +356,20 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sess
                 session_column: Optional[str] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
                 timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
                 time_unit: Optional[str] = None, sessions: Optional[SessionRule] = None, price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
-                value_area: float = 0.70, va_method: str = "cbot", poc_tie: str = "center",
+                value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
                 device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
-                memory_budget: int = _api.DEFAULT_MEMORY_BUDGET) -> "dd.DataFrame":
+                memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
+                va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
+                tie_tol: Optional[float] = None, row_label: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of trades (``price``, ``volume`` columns) in a dask DataFrame, lazily.
 
     Sessions (``session=`` rule or ``session_column=``), timestamps, ``threads`` and the result: as in
     :func:`from_bars` (trades are instants: no ``label``); other options as in :func:`vpoc.from_trades`.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
-                           threads, max_rows, memory_budget)
+                           threads, max_rows, memory_budget,
+                           dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
+                                tie_tol=tie_tol, row_label=row_label))
     rule, column = _session_args(ddf, session, session_column, sessions)
     return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, column, rule,
                   session_kwargs, tz, opts, time_unit)

@@ -21,11 +21,21 @@ struct Array {
 
 enum class Distribute : int { close = 0, hlc3 = 1, uniform = 2, legacy = 3 };
 enum class VaMethod : int { cbot = 0, single = 1, greedy = 2 };
-enum class PocTie : int { center = 0, low = 1, high = 2 };
+enum class PocTie : int { center = 0, low = 1, high = 2, mid_n2 = 3 };
+// Peer rules (docs/presets.md): which rows the POC / value area see, how a step compares the two
+// sides, when the expansion stops, how a row is labelled.
+enum class VaRows : int { all = 0, touched = 1 };
+enum class VaCompare : int { tie_up = 0, zero_absent = 1 };
+enum class VaStop : int { reaches = 0, exceeds = 1 };
+enum class RowLabel : int { low = 0, top = 1 };
 
 Distribute parse_distribute(const std::string& s);
 VaMethod parse_va_method(const std::string& s);
 PocTie parse_poc_tie(const std::string& s);
+VaRows parse_va_rows(const std::string& s);
+VaCompare parse_va_compare(const std::string& s);
+VaStop parse_va_stop(const std::string& s);
+RowLabel parse_row_label(const std::string& s);
 
 // A caller's way to stop a running CPU call (Ctrl-C): the calling thread calls check(ctx) between
 // sessions, about every kInterruptPollMs; true stops the call, which then throws Cancelled. Plain
@@ -51,6 +61,11 @@ struct Options {
   Distribute distribute = Distribute::uniform;  // how a bar's volume goes on the ladder (bars only)
   bool snap = false;           // prices off the tick grid are rounded without refusing the call
   int64_t window = 0;          // developing: levels of each row's last `window` input rows of its session (0: all)
+  VaRows va_rows = VaRows::all;             // 'touched': POC / value area over rows an input row touched only
+  VaCompare va_compare = VaCompare::tie_up;  // 'zero_absent': an empty (0) side above counts as absent
+  VaStop va_stop = VaStop::reaches;          // 'exceeds': stop only when the running volume passes the target
+  double tie_tol = 1e-9;                     // relative band of equal volumes (POC ties, steps, the stop); 0: exact
+  RowLabel row_label = RowLabel::low;        // 'top': rows ceil(t / ticks_per_row), labelled by their top tick
   Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
 

@@ -37,7 +37,7 @@ VPOC_HD int64_t scratch_rows(int64_t n_rows) { return n_rows + 2 * kMargin; }
 // The developing state of one session and the rules that update it.
 class Session {
  public:
-  VPOC_HD Session(const Scratch& sc, const Options& opt) : sc_(sc), opt_(opt) {
+  VPOC_HD Session(const Scratch& sc, const Options& opt) : sc_(sc), opt_(opt), rules_(levels::rules_of(opt)) {
     step_ = opt.va_method == VaMethod::cbot ? 2 : 1;
     if (opt.va_method == VaMethod::greedy)
       for (int64_t k = 0; k < sc.W; ++k) sc.order[k] = sc.pos[k] = static_cast<int32_t>(k);
@@ -180,11 +180,11 @@ class Session {
       if (overflow_) {
         overflow_ = false;
         for (int64_t k = first_; k <= last_; ++k)
-          if ((k < m_lo_ || k > m_hi_) && levels::at_max(v[k], mx)) push_tied(k, n);
+          if ((k < m_lo_ || k > m_hi_) && levels::at_max(v[k], mx, rules_.tol)) push_tied(k, n);
       } else {
         for (int i = 0; i < n_tied_; ++i) {
           const int64_t k = tied_[i];
-          if ((k < m_lo_ || k > m_hi_) && levels::at_max(v[k], mx)) tied_[n++] = k;
+          if ((k < m_lo_ || k > m_hi_) && levels::at_max(v[k], mx, rules_.tol)) tied_[n++] = k;
         }
       }
       n_tied_ = n;
@@ -195,7 +195,7 @@ class Session {
       n_tied_ = n;
     }
     for (int64_t k = m_lo_; k <= m_hi_; ++k)
-      if (levels::at_max(v[k], mx_)) push_tied(k, n_tied_);
+      if (levels::at_max(v[k], mx_, rules_.tol)) push_tied(k, n_tied_);
   }
 
   VPOC_HD void push_tied(int64_t k, int& n) {
@@ -208,7 +208,7 @@ class Session {
     const double* v = sc_.v;
     int64_t poc;
     if (overflow_) {
-      poc = levels::poc_among(v, first_, last_, mx_, opt_.poc_tie);
+      poc = levels::poc_among(v, first_, last_, mx_, rules_);
     } else {
       poc = tied_[0];
       for (int i = 1; i < n_tied_; ++i)
@@ -225,7 +225,7 @@ class Session {
         running += v[k];
         lo = lo < 0 || k < lo ? k : lo;
         hi = k > hi ? k : hi;
-        if (levels::reached(running, target)) break;
+        if (levels::reached(running, target, rules_)) break;
       }
       val_ = lo;
       vah_ = hi;
@@ -259,7 +259,8 @@ class Session {
     }
     int64_t k = r;
     store(k, lo, hi, running);
-    while (!levels::reached(running, target) && levels::expand_step(v, first_, last_, step_, lo, hi, running)) store(++k, lo, hi, running);
+    while (!levels::reached(running, target, rules_) && levels::expand_step(v, first_, last_, step_, lo, hi, running, rules_))
+      store(++k, lo, hi, running);
     n_path_ = k + 1;
     val_ = lo;
     vah_ = hi;
@@ -274,6 +275,7 @@ class Session {
 
   Scratch sc_;
   Options opt_;
+  levels::Rules rules_;  // va_rows 'all': 'touched' runs core/window.hpp over the whole session instead
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
   int64_t m_lo_ = 0, m_hi_ = -1;   // rows changed by the last item

@@ -1,5 +1,5 @@
 // core/levels.hpp — POC and contiguous value-area expansion over one session's row volumes.
-// Contract: docs/contract.md (1e-9 relative ties, 'center' tie rule, cbot/single expansion, ties up).
+// Contract: docs/contract.md (ties, POC tie rules, cbot/single expansion) + docs/presets.md (peer rules), all backends.
 #pragma once
 
 #include <math.h>
@@ -12,74 +12,148 @@
 namespace vpoc::levels {
 
 // Relative tolerance under which two volumes count as equal (so float summation order can never
-// flip a POC or an expansion step between backends or thread counts).
+// flip a POC or an expansion step between backends or thread counts). Options::tie_tol, default.
 constexpr double kRelTie = 1e-9;
 
-VPOC_HD bool tied(double a, double b) {
-  const double m = a > b ? a : b;
-  return fabs(a - b) <= kRelTie * m;
+// The level rules of one call (Options): tie band, POC tie rule, step comparison, stop rule, and
+// which rows exist for the POC / value area (va_rows='touched': `touched`, [n] flags of the rows, 1
+// where an input row put a share, even 0, on the row, or `cover`, [n] counts of the input rows
+// covering each row (rolling windows keep these), > 0 where touched; both null: every row from the
+// lowest to the highest).
+struct Rules {
+  double tol = kRelTie;
+  PocTie tie = PocTie::center;
+  VaCompare compare = VaCompare::tie_up;
+  VaStop stop = VaStop::reaches;
+  const uint8_t* touched = nullptr;
+  const int32_t* cover = nullptr;
+
+  VPOC_HD bool sparse() const { return touched != nullptr || cover != nullptr; }
+  VPOC_HD bool exists(int64_t i) const { return touched != nullptr ? touched[i] != 0 : cover[i] > 0; }
+};
+
+VPOC_HD Rules rules_of(const Options& opt, const uint8_t* touched = nullptr) {
+  Rules r;
+  r.tol = opt.tie_tol;
+  r.tie = opt.poc_tie;
+  r.compare = opt.va_compare;
+  r.stop = opt.va_stop;
+  r.touched = touched;
+  return r;
 }
 
-// Whether the value area's running volume has reached its target: at or above it, or within the
-// same 1e-9 relative band as a tie (so a value area that ends exactly on its target in exact
-// arithmetic stops there whatever the float rounding of the running sum).
-VPOC_HD bool reached(double running, double target) { return running >= target || target - running <= kRelTie * target; }
+VPOC_HD bool tied(double a, double b, double tol = kRelTie) {
+  const double m = a > b ? a : b;
+  return fabs(a - b) <= tol * m;
+}
+
+// Whether the value area's running volume has reached its target. 'reaches': at or above it, or
+// within the tie band of it (so a value area that ends exactly on its target in exact arithmetic
+// stops there whatever the float rounding of the running sum); 'exceeds': above it by more than the
+// band (tol 0: running > target).
+VPOC_HD bool reached(double running, double target, double tol = kRelTie, VaStop stop = VaStop::reaches) {
+  if (stop == VaStop::exceeds) return running > target && !(running - target <= tol * target);
+  return running >= target || target - running <= tol * target;
+}
+VPOC_HD bool reached(double running, double target, const Rules& r) { return reached(running, target, r.tol, r.stop); }
 
 // Greedy value-area order: a before b when it has more volume, or as much and a lower row.
 VPOC_HD bool greedy_before(const double* v, int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); }
 
 // Whether tied row i beats tied row best (best >= 0) as the POC of rows [first, last]: "low" /
-// "high" the lowest / highest; "center" the closest to the range centre, the lower one on equal
-// distance (|2i - (first + last)| is twice that distance).
+// "high" the lowest / highest; "center" the closest to (first + last) / 2, "mid_n2" the closest
+// to first + n / 2 (n = last - first + 1, py-market-profile's midpoint), the lower one on equal
+// distance (|2i - T2| is twice the distance to the target T2 / 2).
 VPOC_HD bool poc_prefers(int64_t i, int64_t best, int64_t first, int64_t last, PocTie tie) {
   if (tie == PocTie::low) return i < best;
   if (tie == PocTie::high) return i > best;
-  const int64_t di = 2 * i - (first + last), db = 2 * best - (first + last);
+  const int64_t t2 = tie == PocTie::mid_n2 ? first + last + 1 : first + last;
+  const int64_t di = 2 * i - t2, db = 2 * best - t2;
   const int64_t ai = di < 0 ? -di : di, ab = db < 0 ? -db : db;
   return ai < ab || (ai == ab && i < best);
 }
 
-// Whether v counts as equal to the maximum mx (1e-9 relative).
-VPOC_HD bool at_max(double v, double mx) { return fabs(v - mx) <= kRelTie * mx; }
+// Whether v counts as equal to the maximum mx (tol relative).
+VPOC_HD bool at_max(double v, double mx, double tol = kRelTie) { return fabs(v - mx) <= tol * mx; }
 
-// Index (first..last) of the POC row among rows [first, last] of v whose maximum is mx.
-VPOC_HD int64_t poc_among(const double* v, int64_t first, int64_t last, double mx, PocTie tie) {
+// Index (first..last) of the POC row among rows [first, last] of v whose maximum is mx. With
+// r.touched only touched rows compete, and the tie rule reads their ranks among the touched rows.
+VPOC_HD int64_t poc_among(const double* v, int64_t first, int64_t last, double mx, const Rules& r) {
   int64_t best = -1;
+  if (r.sparse()) {
+    int64_t n = 0;
+    for (int64_t i = first; i <= last; ++i) n += r.exists(i) ? 1 : 0;
+    int64_t rank = -1, best_rank = -1;
+    for (int64_t i = first; i <= last; ++i) {
+      if (!r.exists(i)) continue;
+      ++rank;
+      if (!at_max(v[i], mx, r.tol)) continue;
+      if (r.tie == PocTie::low) return i;
+      if (best < 0 || poc_prefers(rank, best_rank, 0, n - 1, r.tie)) {
+        best = i;
+        best_rank = rank;
+      }
+    }
+    return best < 0 ? first : best;
+  }
   for (int64_t i = first; i <= last; ++i) {
-    if (!at_max(v[i], mx)) continue;
-    if (tie == PocTie::low) return i;
-    if (best < 0 || poc_prefers(i, best, first, last, tie)) best = i;
+    if (!at_max(v[i], mx, r.tol)) continue;
+    if (r.tie == PocTie::low) return i;
+    if (best < 0 || poc_prefers(i, best, first, last, r.tie)) best = i;
   }
   // No row at the maximum happens only when it is inf (volumes summed past float64: the caller
   // raises); first keeps every index the caller derives from the POC inside the rows.
   return best < 0 ? first : best;
 }
 
-// Index (0..n-1) of the POC row of v[0..n-1], n >= 1.
-VPOC_HD int64_t poc_index(const double* v, int64_t n, PocTie tie) {
+// Index (0..n-1) of the POC row of v[0..n-1], n >= 1 (the maximum over every row: untouched rows
+// hold 0 and volumes are >= 0, so it is also the touched rows' maximum).
+VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
   double mx = v[0];
   for (int64_t i = 1; i < n; ++i) mx = v[i] > mx ? v[i] : mx;
-  return poc_among(v, 0, n - 1, mx, tie);
+  return poc_among(v, 0, n - 1, mx, r);
 }
 
 // One step of the contiguous expansion ('cbot': step 2, 'single': step 1) inside rows
-// [first, last] of v: adds the next `step` rows above hi or below lo (ties up) to [lo, hi] and
-// running. False (nothing changed) when no row is left on either side.
+// [first, last] of v: adds the next `step` rows (touched rows only, with r.touched) above hi or
+// below lo to [lo, hi] and running. 'tie_up': down only when below holds more (not tied);
+// 'zero_absent' (py-market-profile, LEAN): down also when the rows above hold 0 (or none is left).
+// A side with no row left is never taken. False (nothing changed) when no row is left on either side.
 VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
-                         double& running) {
-  const int64_t n_up = (last - hi) < step ? (last - hi) : step;
-  const int64_t n_dn = (lo - first) < step ? (lo - first) : step;
-  if (n_up == 0 && n_dn == 0) return false;
+                         double& running, const Rules& r) {
+  int64_t n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
   double up = 0.0, dn = 0.0;
-  for (int64_t k = 1; k <= n_up; ++k) up += v[hi + k];
-  for (int64_t k = 1; k <= n_dn; ++k) dn += v[lo - k];
-  const bool take_down = n_up == 0 || (n_dn > 0 && dn > up && !tied(dn, up));
+  if (!r.sparse()) {
+    n_up = (last - hi) < step ? (last - hi) : step;
+    n_dn = (lo - first) < step ? (lo - first) : step;
+    for (int64_t k = 1; k <= n_up; ++k) up += v[hi + k];
+    for (int64_t k = 1; k <= n_dn; ++k) dn += v[lo - k];
+    new_hi = hi + n_up;
+    new_lo = lo - n_dn;
+  } else {
+    for (int64_t i = hi + 1; i <= last && n_up < step; ++i)
+      if (r.exists(i)) {
+        up += v[i];
+        ++n_up;
+        new_hi = i;
+      }
+    for (int64_t i = lo - 1; i >= first && n_dn < step; --i)
+      if (r.exists(i)) {
+        dn += v[i];
+        ++n_dn;
+        new_lo = i;
+      }
+  }
+  if (n_up == 0 && n_dn == 0) return false;
+  const bool more_below = dn > up && !tied(dn, up, r.tol);
+  const bool take_down = r.compare == VaCompare::zero_absent ? n_dn > 0 && (n_up == 0 || up == 0.0 || more_below)
+                                                              : n_up == 0 || (n_dn > 0 && more_below);
   if (take_down) {
     running += dn;
-    lo -= n_dn;
+    lo = new_lo;
   } else {
     running += up;
-    hi += n_up;
+    hi = new_hi;
   }
   return true;
 }
@@ -87,10 +161,10 @@ VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step,
 // Contiguous expansion from the POC until running reaches target (reached()).
 // In: v[0..n-1], poc. Out: [lo, hi] inclusive indices and the running volume at stop.
 VPOC_HD void expand(const double* v, int64_t n, int64_t poc, double target, int step, int64_t& lo,
-                    int64_t& hi, double& running) {
+                    int64_t& hi, double& running, const Rules& r) {
   lo = hi = poc;
   running = v[poc];
-  while (!reached(running, target) && expand_step(v, 0, n - 1, step, lo, hi, running)) {
+  while (!reached(running, target, r) && expand_step(v, 0, n - 1, step, lo, hi, running, r)) {
   }
 }
 

@@ -27,7 +27,32 @@ PocTie parse_poc_tie(const std::string& s) {
   if (s == "center") return PocTie::center;
   if (s == "low") return PocTie::low;
   if (s == "high") return PocTie::high;
-  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high'; got '", s, "'");
+  if (s == "mid_n2") return PocTie::mid_n2;
+  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high', 'mid_n2'; got '", s, "'");
+}
+
+VaRows parse_va_rows(const std::string& s) {
+  if (s == "all") return VaRows::all;
+  if (s == "touched") return VaRows::touched;
+  VPOC_THROW_ARG(ValueError, "va_rows", "va_rows must be one of 'all', 'touched'; got '", s, "'");
+}
+
+VaCompare parse_va_compare(const std::string& s) {
+  if (s == "tie_up") return VaCompare::tie_up;
+  if (s == "zero_absent") return VaCompare::zero_absent;
+  VPOC_THROW_ARG(ValueError, "va_compare", "va_compare must be one of 'tie_up', 'zero_absent'; got '", s, "'");
+}
+
+VaStop parse_va_stop(const std::string& s) {
+  if (s == "reaches") return VaStop::reaches;
+  if (s == "exceeds") return VaStop::exceeds;
+  VPOC_THROW_ARG(ValueError, "va_stop", "va_stop must be one of 'reaches', 'exceeds'; got '", s, "'");
+}
+
+RowLabel parse_row_label(const std::string& s) {
+  if (s == "low") return RowLabel::low;
+  if (s == "top") return RowLabel::top;
+  VPOC_THROW_ARG(ValueError, "row_label", "row_label must be one of 'low', 'top'; got '", s, "'");
 }
 
 void validate(const Options& opt) {
@@ -52,6 +77,20 @@ void validate(const Options& opt) {
   if (opt.window > 0 && opt.distribute == Distribute::legacy)
     VPOC_THROW_ARG(ValueError, "window", "window= does not work with distribute='legacy' (its ladder follows the "
                    "prices seen so far); use 'uniform', 'close' or 'hlc3'");
+  if (!(opt.tie_tol >= 0.0 && opt.tie_tol <= 1e-3))
+    VPOC_THROW_ARG(ValueError, "tie_tol", "tie_tol must be in [0, 1e-3] (relative), got ", opt.tie_tol);
+  // With one tick per row a row's top tick is its low tick: 'top' labels and groups as 'low' does.
+  // Wider rows shift the grouping by ticks_per_row - 1 ticks in the binning passes: not done yet.
+  if (opt.row_label == RowLabel::top && opt.ticks_per_row > 1)
+    VPOC_THROW_ARG(ValueError, "row_label", "row_label='top' is implemented for ticks_per_row=1 only (where a row's top "
+                   "tick is its only tick) so far; got ticks_per_row=", opt.ticks_per_row);
+  if (opt.va_rows == VaRows::touched) {
+    if (opt.va_method == VaMethod::greedy)
+      VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' works with va_method='cbot' or 'single', not 'greedy'");
+    if (opt.distribute == Distribute::legacy)
+      VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' does not work with distribute='legacy'; use 'close', "
+                     "'hlc3' or 'uniform'");
+  }
   if (opt.threads < 0 || opt.threads > kMaxThreads)
     VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
 }

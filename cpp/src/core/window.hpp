@@ -10,6 +10,16 @@
 
 namespace vpoc::window {
 
+// Input rows a window holds for the developing series with va_rows='touched' (the window's cover
+// counts are the touched rows): every row of the session, none removed.
+constexpr int64_t kWholeSession = int64_t(1) << 62;
+
+// The window length of a developing pass: opt.window, or kWholeSession when the developing series
+// runs as one window (va_rows='touched'); 0: the plain developing pass (core/developing.hpp).
+VPOC_HD int64_t length(const Options& opt) {
+  return opt.window > 0 ? opt.window : opt.va_rows == VaRows::touched ? kWholeSession : 0;
+}
+
 // One session's scratch: W rows, index 0 = absolute row `origin` (the session's low row: every
 // window's rows lie within the session's). vf and touch must be zero on entry.
 struct Scratch {
@@ -116,7 +126,9 @@ class Session {
   VPOC_HD void levels() {
     const double* v = sc_.v + first_;
     const int64_t n = last_ - first_ + 1;
-    const int64_t poc = levels::poc_index(v, n, opt_.poc_tie);
+    levels::Rules rules = levels::rules_of(opt_);
+    if (opt_.va_rows == VaRows::touched) rules.cover = sc_.touch + first_;  // rows the window's input rows cover
+    const int64_t poc = levels::poc_index(v, n, rules);
     const double target = opt_.value_area * total_;
     int64_t lo = poc, hi = poc;
     double running = 0.0;
@@ -148,10 +160,10 @@ class Session {
         running += v[r];
         lo = r < lo ? r : lo;
         hi = r > hi ? r : hi;
-        if (levels::reached(running, target)) break;
+        if (levels::reached(running, target, rules)) break;
       }
     } else {
-      levels::expand(v, n, poc, target, step_, lo, hi, running);
+      levels::expand(v, n, poc, target, step_, lo, hi, running, rules);
     }
     va_volume_ = running;
     poc_ = first_ + poc;

@@ -73,10 +73,10 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
         prof.dev_val[i] = ladder::row_price(val, row_size);
         prof.dev_vah[i] = ladder::row_price(vah, row_size);
       };
-      if (opt.window > 0) {  // rolling windows: the session's rows in order, the window's own profile
+      if (window::length(opt) > 0) {  // rolling windows (or touched rows): the window's own profile
         const window::Scratch sc = scratch[static_cast<size_t>(worker)].for_window(prof.n_rows[s], prof.low_row[s]);
         window::Session session(sc, opt);
-        if (!session.run(src, off[s], off[s + 1], opt.window, put)) lost[static_cast<size_t>(s)] = 1;
+        if (!session.run(src, off[s], off[s + 1], window::length(opt), put)) lost[static_cast<size_t>(s)] = 1;
         return;
       }
       const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(

@@ -15,6 +15,7 @@
 #include "cpu/levels.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/row_window.hpp"
+#include "cpu/touch.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::cpu {
@@ -40,8 +41,9 @@ bool sums_too_much(const Binned& b, double vmax, const Array& volume, int64_t be
 // bin(s, bins, failure) -> bool bins session s; a session whose volumes sum past 2**53 is a
 // ValueError naming `volume`. Returns the laid-out Profiles. Acc: the accumulator type (int64_t:
 // integer volumes landing whole on one row; Fixed: the rest); both sum exactly.
+// `in`: the inputs again, read by the touched-row pass (va_rows='touched' only).
 template <class Acc, class Bin>
-Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volume, Bin&& bin) {
+Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volume, const InputView& in, Bin&& bin) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
@@ -83,6 +85,8 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
 
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
+  const bool touched = opt.va_rows == VaRows::touched;
+  std::vector<std::vector<uint8_t>> flags(static_cast<size_t>(touched ? workers : 0));
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     const Binned& b = binned[static_cast<size_t>(s)];
     out.n_rows[s] = b.n_rows;
@@ -96,8 +100,15 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     double* v = out.volume.data() + out.offsets[s];
     const double* src = buffers[static_cast<size_t>(b.worker)].data() + b.start;
     std::copy(src, src + b.n_rows, v);
+    const uint8_t* touch = nullptr;
+    if (touched) {
+      std::vector<uint8_t>& f = flags[static_cast<size_t>(worker)];
+      f.resize(static_cast<size_t>(b.n_rows));
+      touched_rows(in, off[s], off[s + 1], opt, b.low_row, b.n_rows, f.data());
+      touch = f.data();
+    }
     const SessionLevels L =
-        session_levels(v, b.n_rows, fixed::to_double(b.total), opt, order[static_cast<size_t>(worker)]);
+        session_levels(v, b.n_rows, fixed::to_double(b.total), opt, order[static_cast<size_t>(worker)], touch);
     out.poc_row[s] = b.low_row + L.poc;
     out.val_row[s] = b.low_row + L.val;
     out.vah_row[s] = b.low_row + L.vah;
@@ -118,7 +129,7 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();
-    return run<Acc>(sessions, opt, volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, volume, view_of(price, volume), [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       GridCount g;
       const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f, g);
       grid.add(0, g);
@@ -146,7 +157,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();
-    return run<Acc>(sessions, opt, bars.volume, [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+    return run<Acc>(sessions, opt, bars.volume, view_of(bars, distribute), [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       GridCount g[4];
       const bool ok = bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f, g, n_grid);
       for (int k = 0; k < n_grid; ++k) grid.add(k, g[k]);

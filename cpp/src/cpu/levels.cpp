@@ -10,10 +10,11 @@
 namespace vpoc::cpu {
 
 SessionLevels session_levels(const double* v, int64_t n, double total, const Options& opt,
-                             std::vector<int64_t>& order) {
+                             std::vector<int64_t>& order, const uint8_t* touched) {
   SessionLevels out{};
   out.total = total;
-  out.poc = levels::poc_index(v, n, opt.poc_tie);
+  const levels::Rules rules = levels::rules_of(opt, touched);
+  out.poc = levels::poc_index(v, n, rules);
   const double target = opt.value_area * out.total;
   if (opt.va_method == VaMethod::greedy) {
     order.resize(static_cast<size_t>(n));
@@ -27,7 +28,7 @@ SessionLevels session_levels(const double* v, int64_t n, double total, const Opt
       running += v[i];
       lo = std::min(lo, i);
       hi = std::max(hi, i);
-      if (levels::reached(running, target)) break;
+      if (levels::reached(running, target, rules)) break;
     }
     out.val = lo;
     out.vah = hi;
@@ -35,7 +36,7 @@ SessionLevels session_levels(const double* v, int64_t n, double total, const Opt
     return out;
   }
   const int step = opt.va_method == VaMethod::cbot ? 2 : 1;
-  levels::expand(v, n, out.poc, target, step, out.val, out.vah, out.va_volume);
+  levels::expand(v, n, out.poc, target, step, out.val, out.vah, out.va_volume, rules);
   return out;
 }
 

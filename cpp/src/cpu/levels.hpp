@@ -15,8 +15,9 @@ struct SessionLevels {
 };
 
 // `total`: the session's exact total (its fixed-point sum, rounded once). `order` is the caller's
-// reusable scratch for the greedy method.
+// reusable scratch for the greedy method. `touched` ([n], va_rows='touched'; else null): the rows
+// an input row touched (cpu/touch.hpp).
 SessionLevels session_levels(const double* v, int64_t n, double total, const Options& opt,
-                             std::vector<int64_t>& order);
+                             std::vector<int64_t>& order, const uint8_t* touched = nullptr);
 
 }  // namespace vpoc::cpu

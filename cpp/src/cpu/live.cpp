@@ -46,7 +46,8 @@ struct LiveSession::Impl {
   Fixed all_total;
   int64_t all_lo = INT64_MAX, all_hi = INT64_MIN;
 
-  bool windowed() const { return opt.window > 0; }
+  // va_rows='touched' runs as one window over the whole session too (window::length)
+  bool windowed() const { return window::length(opt) > 0; }
 
   InputView view() const {
     InputView in;
@@ -241,7 +242,7 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     s.reach(r, reach_lo, reach_hi, span_lo, span_hi);
     s.all_lo = std::min(s.all_lo, span_lo);
     s.all_hi = std::max(s.all_hi, span_hi);
-    const int64_t w = s.opt.window;
+    const int64_t w = window::length(s.opt);
     const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
     if (wfits && s.wsession->extend(s.source(), 0, old_n, n, w, out)) return;
     // a scratch around every row of the session (slack doubling as it grows), the window that ends

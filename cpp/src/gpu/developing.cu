@@ -59,7 +59,8 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   if (!ok) atomicExch(failed, 1u);
 }
 
-// [n] blocks x [1] thread: rolling windows (opt.window input rows), core/window.hpp as on the CPU.
+// [n] blocks x [1] thread: rolling windows (window::length input rows; va_rows='touched': the
+// whole session as one window), core/window.hpp as on the CPU.
 // Scratch in global memory: v, vf, and the cover counts in lo (each thread zeroes its own rows).
 template <class P, class V>
 __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, unsigned* failed) {
@@ -80,7 +81,7 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
   }
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   window::Session session(sc, opt);
-  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], opt.window,
+  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], window::length(opt),
                               [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
                                 b.dev_poc[i] = ladder::row_price(poc, row_size);
                                 b.dev_val[i] = ladder::row_price(val, row_size);
@@ -94,7 +95,7 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
 void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
                        unsigned* failed, gpuStream_t stream) {
   if (b.n <= 0) return;
-  if (opt.window > 0) {  // rolling windows: their own kernel, scratch zeroed by its threads
+  if (window::length(opt) > 0) {  // rolling windows (or touched rows): their own kernel, scratch zeroed by its threads
     with_types(in, [&](auto p, auto v) {
       using P = decltype(p);
       using V = decltype(v);

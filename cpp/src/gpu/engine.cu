@@ -14,6 +14,7 @@
 #include "gpu/developing.hpp"
 #include "gpu/histogram.hpp"
 #include "gpu/levels.hpp"
+#include "gpu/touch.hpp"
 #include "gpu/prim.hpp"
 #include "gpu/runtime.hpp"
 #include "vpoc/engine.hpp"
@@ -130,6 +131,7 @@ class Run {
   void grow_volume(int64_t need, int64_t used);
   void allocate_sessions();
   void developing();
+  uint8_t* touch();
   void finish();
   void describe();
   void hold_inputs();
@@ -681,7 +683,8 @@ DeviceProfiles Run::run() {
   const bool one_group = in_.on_device && groups_.size() == 1;
   if (one_group) key_ = shape_key();  // hashed once: read by the hint and noted after the call
   const int64_t hint = one_group && !opt_.developing && opt_.va_method != VaMethod::greedy &&
-                               sessions_.n_sessions <= kOneBlockLayout && speculation()
+                               opt_.va_rows == VaRows::all && sessions_.n_sessions <= kOneBlockLayout &&
+                               speculation()
                            ? st_.rows_hint(key_)
                            : 0;
   if (hint > 0) {
@@ -730,6 +733,58 @@ void Run::check_totals() {
     }
 }
 
+// va_rows='touched': [R] flags (in the workspace, read by the levels kernel) of the rows an input
+// row touched (gpu/touch.cu), the sessions' input rows in pieces that fit a slot (host inputs).
+uint8_t* Run::touch() {
+  const int64_t S = sessions_.n_sessions, R = laid_out_;
+  if (S == 0 || R == 0) return nullptr;
+  const int64_t n_max = std::min(max_sessions_, S);
+  const size_t slot = in_.on_device ? 0 : slot_bytes_;
+  Carver c{static_cast<char*>(st_.workspace(slot + 3 * align_up(static_cast<size_t>(n_max + 1) * 8) +
+                                            align_up(static_cast<size_t>(R)) + 256))};
+  if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
+  auto* offsets = c.take<int64_t>(static_cast<size_t>(n_max + 1));
+  auto* touched = c.take<uint8_t>(static_cast<size_t>(R));
+  VPOC_GPU_CHECK(gpuMemsetAsync(touched, 0, static_cast<size_t>(R), stream_));
+  const int64_t* off = sessions_.offsets;
+  // input rows [r0, r1) of sessions [s0, s1)
+  const auto piece = [&](int64_t s0, int64_t s1, int64_t r0, int64_t r1) {
+    TouchBatch b;
+    b.n = s1 - s0;
+    b.r0 = r0;
+    b.r1 = r1;
+    b.offsets = offsets;
+    b.out_offsets = static_cast<const int64_t*>(out_.offsets.data) + s0;
+    b.low_row = static_cast<const int64_t*>(out_.low_row.data) + s0;
+    b.n_rows = static_cast<const int64_t*>(out_.n_rows.data) + s0;
+    b.touched = touched;
+    VPOC_GPU_CHECK(gpuMemcpyAsync(offsets, off + s0, static_cast<size_t>(b.n + 1) * 8, gpuMemcpyHostToDevice, stream_));
+    int64_t base = 0;
+    if (!in_.on_device) {
+      base = r0;
+      upload(r0, r1, 0);
+      VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
+    }
+    launch_touch(view_at(0), base, b, opt_, stream_);
+    if (!in_.on_device) VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
+    // the next piece rewrites offsets (and the slot): let this one's kernel read them first
+    if (r1 < off[S]) VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  };
+  int64_t s0 = 0;
+  while (s0 < S) {
+    int64_t s1 = s0 + 1;
+    if (!in_.on_device && off[s0 + 1] - off[s0] > slot_rows_) {  // a session wider than a slot: in pieces
+      for (int64_t r0 = off[s0]; r0 < off[s0 + 1]; r0 += slot_rows_)
+        piece(s0, s1, r0, std::min(r0 + slot_rows_, off[s0 + 1]));
+    } else {
+      while (s1 < S && s1 - s0 < n_max && (in_.on_device || off[s1 + 1] - off[s0] <= slot_rows_)) ++s1;
+      piece(s0, s1, off[s0], off[s1]);
+    }
+    s0 = s1;
+  }
+  return touched;
+}
+
 void Run::finish() {
   const int64_t S = sessions_.n_sessions;
   const int64_t R = laid_out_;
@@ -756,7 +811,9 @@ void Run::finish() {
                                              static_cast<int>(S), offsets, offsets + 1, stream_));
     order = vals_out;
   }
-  launch_levels(volume, order, level_columns(nullptr), S, opt_, stream_);
+  LevelColumns cols = level_columns(nullptr);
+  if (opt_.va_rows == VaRows::touched) cols.touched = touch();
+  launch_levels(volume, order, cols, S, opt_, stream_);
   if (may_overflow_) check_totals();
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);

@@ -37,7 +37,7 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
 // the finish pass wrote (the exact sum of the rows, as on the CPU).
 __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
-                                                               PocTie tie, double row_size) {
+                                                               levels::Rules rules, double row_size) {
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
@@ -69,10 +69,15 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
     __syncthreads();
   }
   mx = red_max[0];
-  // POC among the rows at the maximum (1e-9 relative), by the tie rule
+  // POC among the rows at the maximum (tie_tol relative), by the tie rule. va_rows='touched': the
+  // tie rule reads ranks among the touched rows, so thread 0 scans them in order (poc_among).
+  const PocTie tie = rules.tie;
+  if (c.touched != nullptr) rules.touched = c.touched + c.offsets[s];
   int64_t best = -1;
-  for (int64_t i = threadIdx.x; i < n; i += kLevelThreads)
-    if (levels::at_max(v[i], mx)) best = better_poc(best, i, n, tie);
+  if (!rules.sparse()) {
+    for (int64_t i = threadIdx.x; i < n; i += kLevelThreads)
+      if (levels::at_max(v[i], mx, rules.tol)) best = better_poc(best, i, n, tie);
+  }
   red_poc[threadIdx.x] = best;
   __syncthreads();
   for (int half = kLevelThreads / 2; half > 0; half /= 2) {
@@ -80,7 +85,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
     __syncthreads();
   }
   if (threadIdx.x != 0) return;
-  const int64_t poc = red_poc[0];
+  const int64_t poc = !rules.sparse() ? red_poc[0] : levels::poc_among(v, 0, n - 1, mx, rules);
   const double total = c.total_volume[s];  // exact sum of the rows, by the finish pass
   const double target = value_area * total;
   int64_t lo = poc, hi = poc;
@@ -93,10 +98,10 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
       running += v[i];
       lo = i < lo ? i : lo;
       hi = i > hi ? i : hi;
-      if (levels::reached(running, target)) break;
+      if (levels::reached(running, target, rules)) break;
     }
   } else {
-    levels::expand(v, n, poc, target, method == VaMethod::cbot ? 2 : 1, lo, hi, running);
+    levels::expand(v, n, poc, target, method == VaMethod::cbot ? 2 : 1, lo, hi, running, rules);
   }
   const int64_t low = c.low_row[s];
   c.poc_row[s] = low + poc;
@@ -121,7 +126,7 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
   if (S <= 0) return;
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   levels_kernel<<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
-                                                                  opt.va_method, opt.poc_tie, row_size);
+                                                                  opt.va_method, levels::rules_of(opt), row_size);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }
 

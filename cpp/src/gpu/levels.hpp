@@ -18,6 +18,7 @@ struct LevelColumns {
   int64_t *poc_row, *vah_row, *val_row;
   double *poc, *vah, *val, *total_volume, *va_volume;
   const long long* go = nullptr;  // [1] speculative calls: 0 = the binning did not run, do nothing
+  const uint8_t* touched = nullptr;  // [R] va_rows='touched': rows an input row touched (gpu/touch.hpp); else null
 };
 
 // iota[i] = i for i < n (the values the greedy sort carries).

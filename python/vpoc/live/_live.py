@@ -17,6 +17,7 @@ import numpy as np
 from .. import _core
 from .._api import from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid
+from .._presets import PEER_KEYWORDS, resolve as resolve_preset
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
@@ -82,6 +83,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         equal to ``from_*(..., developing=True, window=N)`` for any chunking ("Rolling windows" in
         docs/contract.md); ``profiles`` stay whole sessions, the side fields cumulative, and
         ``bar_features_row()`` is refused (bar features read the session's developing levels).
+    va_rows, va_compare, va_stop, tie_tol, row_label, preset : the peer rules and presets of
+        ``from_bars`` (docs/presets.md); ``profiles.rules`` records them.
 
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
@@ -93,15 +96,22 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     """
 
     def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,
-                 distribute: str = "uniform", value_area: float = 0.70, va_method: str = "cbot",
-                 poc_tie: str = "center", max_rows: int = 1_000_000, session: Any = None,
+                 distribute: Optional[str] = None, value_area: float = 0.70, va_method: Optional[str] = None,
+                 poc_tie: Optional[str] = None, max_rows: int = 1_000_000, session: Any = None,
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
                  time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
                  snap: bool = False, on_outside: str = "warn", side: bool = False,
                  imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None,
-                 window: Optional[int] = None) -> None:
+                 window: Optional[int] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
+                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
+                 row_label: Optional[str] = None, preset: Optional[str] = None) -> None:
         self._lock = threading.RLock()  # see _locked
+        # preset= fills the rule keywords not passed (docs/presets.md); None: today's defaults
+        rk, self._preset_rules = resolve_preset(preset, dict(
+            distribute=distribute, va_method=va_method, poc_tie=poc_tie, va_rows=va_rows, va_compare=va_compare,
+            va_stop=va_stop, tie_tol=tie_tol, row_label=row_label), True)
+        distribute, va_method, poc_tie = rk["distribute"], rk["va_method"], rk["poc_tie"]
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
             raise ValueError(f"on_outside must be 'warn' (default), 'drop' (counted in n_dropped, no "
@@ -147,6 +157,12 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._core_kw = dict(self._rules_kw) if window is None else dict(self._rules_kw, window=window)
         if window is not None:
             self._config["window"] = window  # only when used: other states keep their keys
+        # peer rules (docs/presets.md), passed on to the engine and the finished sessions' profiles;
+        # only when used, as window
+        self._peer_kw = {} if self._preset_rules is None else {k: rk[k] for k in PEER_KEYWORDS}
+        if self._peer_kw:
+            self._config.update(self._peer_kw, preset=preset)
+            self._core_kw["rules"] = dict(self._peer_kw)
         # the engine validates the rules once, here
         probe = _core.LiveSession(self._bars, self._distribute, False, **self._core_kw)
         del probe
@@ -460,7 +476,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         which rounds prices to the tick: snap=True does the same here."""
         kw = dict(tick_size=self._rules_kw["tick_size"], ticks_per_row=self._rules_kw["ticks_per_row"],
                   value_area=self._rules_kw["value_area"], va_method=self._rules_kw["va_method"],
-                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True)
+                  poc_tie=self._rules_kw["poc_tie"], max_rows=self._rules_kw["max_rows"], snap=True,
+                  **self._peer_kw)
         vol = v.astype(np.int64) if as_int else v
         if sides is not None:
             kw.update(self._side_profile_kw(*sides))
@@ -507,6 +524,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             self._profiles_cache = self._side_attach(Profiles(
                 _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
                 session_labels=np.asarray(self._done_labels, dtype=np.int64)))
+            if self._preset_rules is not None:
+                self._profiles_cache.rules = self._preset_rules
         return self._profiles_cache
 
     @property

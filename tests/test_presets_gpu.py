@@ -1,0 +1,85 @@
+"""GPU == CPU bit for bit for preset= and the peer-rule keywords (va_rows='touched' pass, compare / stop / tie rules).
+
+Skipped unless vpoc.gpu_available() (a GPU build on a machine with a GPU), as tests/test_gpu.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vpoc
+
+if not vpoc.gpu_available():
+    pytest.skip(f"no GPU: vpoc.gpu_available() is False (backends={vpoc.backends()})", allow_module_level=True)
+
+from test_presets import FIELDS, RULES, draw_rules, sessions  # noqa: E402
+
+
+def same(a, b):
+    b = b.cpu()
+    for k in FIELDS:
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_trades_rules_cpu_equals_gpu(seed):
+    rng = np.random.default_rng(seed)
+    price, vol, off = sessions(rng, 0.25)
+    rules = draw_rules(rng)
+    a = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, **rules)
+    same(a, vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, device="cuda", **rules))
+
+
+@pytest.mark.parametrize("distribute", ["close", "hlc3", "uniform"])
+@pytest.mark.parametrize("seed", range(20))
+def test_bars_rules_cpu_equals_gpu(seed, distribute):
+    rng = np.random.default_rng(500 + seed)
+    close, vol, off = sessions(rng, 0.25)
+    high = close + rng.integers(0, 4, size=close.size) * 0.25
+    low = close - rng.integers(0, 4, size=close.size) * 0.25
+    rules = draw_rules(rng)
+    kw = dict(offsets=off, tick_size=0.25, distribute=distribute, **rules)
+    same(vpoc.from_bars(high, low, close, vol, **kw), vpoc.from_bars(high, low, close, vol, device="cuda", **kw))
+
+
+@pytest.mark.parametrize("budget", [1 << 20, 256 << 20])
+def test_touched_pass_in_pieces(budget):
+    """Many sessions and one wider than a small budget's slot: the touched pass runs in pieces."""
+    rng = np.random.default_rng(7)
+    lens = [0, 1, 3, 20000, 5, 0, 700] * 3
+    off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n = int(off[-1])
+    price = (400 + rng.integers(0, 200, size=n) * np.where(rng.random(n) < 0.3, 3, 1)) * 0.25
+    vol = rng.integers(0, 3, size=n) * 10.0
+    kw = dict(offsets=off, tick_size=0.25, preset="marketprofile")
+    same(vpoc.from_trades(price, vol, **kw), vpoc.from_trades(price, vol, device="cuda", memory_budget=budget, **kw))
+
+
+def test_touched_on_device_inputs():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a GPU")
+    rng = np.random.default_rng(8)
+    price, vol, off = sessions(rng, 0.25)
+    kw = dict(offsets=off, tick_size=0.25, preset="marketprofile")
+    a = vpoc.from_trades(price, vol, **kw)
+    same(a, vpoc.from_trades(torch.as_tensor(price, device="cuda"), torch.as_tensor(vol, device="cuda"), device="cuda",
+                             **kw))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_developing_rules_cpu_equals_gpu(seed):
+    rng = np.random.default_rng(900 + seed)
+    price, vol, off = sessions(rng, 0.25)
+    rules = draw_rules(rng)  # va_rows='touched' included: the developing series runs as one window
+    for window in (None, 4):
+        kw = dict(offsets=off, tick_size=0.25, developing=True, window=window, **rules)
+        a = vpoc.from_trades(price, vol, **kw)
+        b = vpoc.from_trades(price, vol, device="cuda", **kw).cpu()
+        for k in ("dev_poc", "dev_val", "dev_vah"):
+            np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+
+
+def test_every_rule_value_is_drawn():
+    assert all(len(v) >= 2 for v in RULES.values())
