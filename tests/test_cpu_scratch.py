@@ -153,3 +153,25 @@ def test_fork_while_another_thread_calls():
         stop.set()
         th.join()
     assert codes == [0] * len(codes), codes
+
+
+@pytest.mark.parametrize("top", [2**31 - 1, 2**31, 2**31 + 1, 2**40])
+def test_int64_volumes_at_the_int64_lane_limit(top):
+    """int64 volumes bin in int64 rows while every volume of a block is below 2**31 (judged from the
+    block's OR, volumes_ok's bound) and in fixed point otherwise: exact either way, trades and bars."""
+    rng = np.random.default_rng(top % 1000)
+    n = 5000
+    price = 4000.0 + rng.integers(0, 60, n) * TICK
+    volume = rng.integers(0, 2**20, n).astype(np.int64)
+    volume[rng.integers(0, n, 3)] = top
+    offsets = np.array([0, 1500, 1500, 5000], dtype=np.int64)
+    for threads in (1, 2):
+        prof = vpoc.from_trades(price, volume, offsets=offsets, tick_size=TICK, threads=threads)
+        assert_matches_reference(prof, ref_trades(price, volume, offsets, tick_size=TICK), exact=True,
+                                 value_area=0.70, va_method="cbot", poc_tie="center", ctx=f"trades {top}")
+        low, high = price - rng.integers(0, 3, n) * TICK, price + rng.integers(0, 3, n) * TICK
+        bars = vpoc.from_bars(high, low, price, volume, offsets=offsets, tick_size=TICK, distribute="close",
+                              threads=threads)
+        ref = ref_bars(high, low, price, volume, offsets=offsets, tick_size=TICK, distribute="close")
+        assert_matches_reference(bars, ref, exact=True, value_area=0.70, va_method="cbot", poc_tie="center",
+                                 ctx=f"bars {top}")
