@@ -121,6 +121,8 @@ def _wait(pid: int, timeout: float) -> int:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="needs os.fork (Linux)")
+@pytest.mark.skipif("thread" in vpoc._core.build_info().get("sanitize", ""),
+                    reason="ThreadSanitizer cannot start threads in a child forked from a threaded process")
 def test_fork_while_another_thread_calls():
     """A child forked while another thread is inside a two-thread call (maybe holding the cache's lock)
     finishes its own two-thread calls with the parent's results: nothing in the cache can deadlock it."""
