@@ -1,5 +1,5 @@
-// cpu/slots_avx2.cpp — phase A of trade binning with AVX2 (this file alone is built with -mavx2).
-// Contract: identical results to the SSE2/scalar variants; only called when the CPU reports AVX2.
+// cpu/slots_avx2.cpp — phase A of trade binning with AVX2 (this file alone is built with -mavx2), and AVX-512.
+// Contract: identical results to the SSE2/scalar variants; each only called when the CPU reports its instruction set.
 #include <immintrin.h>
 
 #include <algorithm>
