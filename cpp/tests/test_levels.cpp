@@ -13,8 +13,15 @@
 using namespace vpoc;
 
 namespace {
+// Today's default rules with POC tie rule `tie`.
+levels::Rules with_tie(PocTie tie) {
+  levels::Rules r;
+  r.tie = tie;
+  return r;
+}
+
 int64_t poc(const std::vector<double>& v, PocTie tie) {
-  return levels::poc_index(v.data(), static_cast<int64_t>(v.size()), tie);
+  return levels::poc_index(v.data(), static_cast<int64_t>(v.size()), with_tie(tie));
 }
 
 struct Va {
@@ -23,7 +30,7 @@ struct Va {
 };
 Va expand(const std::vector<double>& v, int64_t p, double target, int step) {
   Va a{};
-  levels::expand(v.data(), static_cast<int64_t>(v.size()), p, target, step, a.val, a.vah, a.running);
+  levels::expand(v.data(), static_cast<int64_t>(v.size()), p, target, step, a.val, a.vah, a.running, levels::Rules{});
   return a;
 }
 
@@ -100,9 +107,9 @@ TEST_CASE("24_5_levels_poc_tie_rules_hand_values") {
 TEST_CASE("24_5_levels_poc_among_subrange_centre") {
   // rows 2..7 of v (centre 4.5): tied rows 3 and 6, row 3 is 1.5 away, row 6 1.5 away -> lower (3)
   const std::vector<double> v = {9, 9, 1, 4, 0, 0, 4, 2, 9, 9};
-  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, PocTie::center) == 3);
-  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, PocTie::high) == 6);
-  CHECK(levels::poc_among(v.data(), 3, 7, 4.0, PocTie::center) == 6);  // centre 5: row 6 is 1 away, row 3 is 2
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, with_tie(PocTie::center)) == 3);
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, with_tie(PocTie::high)) == 6);
+  CHECK(levels::poc_among(v.data(), 3, 7, 4.0, with_tie(PocTie::center)) == 6);  // centre 5: row 6 is 1 away, row 3 is 2
   CHECK(levels::poc_prefers(5, 3, 2, 7, PocTie::center));
   CHECK_FALSE(levels::poc_prefers(6, 3, 2, 7, PocTie::center));
   CHECK(levels::poc_prefers(3, 6, 2, 7, PocTie::center));

@@ -8,6 +8,7 @@
 #include "core/ladder.hpp"
 #include "core/window.hpp"
 #include "cpu/parallel.hpp"
+#include "cpu/scratch_cache.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::cpu {
@@ -52,6 +53,11 @@ window::Scratch ScratchBuffers::for_window(int64_t n_rows, int64_t origin) {
   return sc;
 }
 
+size_t ScratchBuffers::bytes() const {
+  return (v ? v->capacity() * sizeof(double) : 0) + vf.capacity() * sizeof(Fixed) + run.capacity() * sizeof(double) +
+         (lo.capacity() + hi.capacity() + order.capacity() + pos.capacity() + touch.capacity()) * sizeof(int32_t);
+}
+
 void developing(const InputView& in, const SessionSpan& sessions, const Options& opt, Profiles& prof) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
@@ -61,7 +67,7 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
   prof.dev_val.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
   const int workers = resolve_threads(opt.threads, S);
-  std::vector<ScratchBuffers> scratch(static_cast<size_t>(workers));
+  ScratchLease<ScratchBuffers> scratch(workers);  // every session sets its rows up afresh
   std::vector<char> lost(static_cast<size_t>(S), 0);
 
   with_types(in, [&](auto p, auto v) {
@@ -74,17 +80,18 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
         prof.dev_vah[i] = ladder::row_price(vah, row_size);
       };
       if (window::length(opt) > 0) {  // rolling windows (or touched rows): the window's own profile
-        const window::Scratch sc = scratch[static_cast<size_t>(worker)].for_window(prof.n_rows[s], prof.low_row[s]);
+        const window::Scratch sc = scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);
         window::Session session(sc, opt);
         if (!session.run(src, off[s], off[s + 1], window::length(opt), put)) lost[static_cast<size_t>(s)] = 1;
         return;
       }
-      const developing::Scratch sc = scratch[static_cast<size_t>(worker)].for_session(
+      const developing::Scratch sc = scratch[worker].for_session(
           prof.n_rows[s], prof.low_row[s] - developing::kMargin);
       developing::Session session(sc, opt);
       if (!session.run(src, off[s], off[s + 1], put)) lost[static_cast<size_t>(s)] = 1;
     });
   });
+  scratch.keep();
   for (int64_t s = 0; s < S; ++s)
     if (lost[static_cast<size_t>(s)])
       VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");

@@ -25,6 +25,8 @@ struct ScratchBuffers {
   developing::Scratch for_session(int64_t n_rows, int64_t origin);
   // A zeroed rolling-window scratch of a session's n_rows rows from its low row `origin`.
   window::Scratch for_window(int64_t n_rows, int64_t origin);
+  // The heap it holds, in bytes (cpu/scratch_cache.hpp keeps the batch workers' across calls).
+  size_t bytes() const;
 };
 
 // Fills prof.dev_poc / dev_vah / dev_val ([N] row prices) for the inputs `in` (host pointers,

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
@@ -15,11 +17,31 @@
 #include "cpu/levels.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/row_window.hpp"
+#include "cpu/scratch_cache.hpp"
 #include "cpu/touch.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc::cpu {
 namespace {
+
+// One worker's scratch, kept across calls (cpu/scratch_cache.hpp): its row windows (zeroed between
+// sessions), the staging buffer of its binned rows, the levels' order.
+struct WorkerScratch {
+  RowWindow<int64_t> window_int;
+  RowWindow<Fixed> window_fixed;
+  std::vector<double> buffer;
+  std::vector<int64_t> order;
+
+  template <class Acc>
+  RowWindow<Acc>& window() {
+    if constexpr (std::is_same_v<Acc, Fixed>) return window_fixed;
+    else return window_int;
+  }
+  size_t bytes() const {
+    return window_int.bytes() + window_fixed.bytes() + buffer.capacity() * sizeof(double) +
+           order.capacity() * sizeof(int64_t);
+  }
+};
 
 // Where a binned session's rows wait (in its worker's buffer) until the output is laid out.
 struct Binned {
@@ -47,15 +69,18 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
-  std::vector<RowWindow<Acc>> windows(static_cast<size_t>(workers), RowWindow<Acc>(opt.max_rows));
-  std::vector<std::vector<double>> buffers(static_cast<size_t>(workers));
+  ScratchLease<WorkerScratch> scratch(workers);
+  for (int w = 0; w < workers; ++w) {
+    scratch[w].window<Acc>().set_max_rows(opt.max_rows);
+    scratch[w].buffer.clear();
+  }
   std::vector<Binned> binned(static_cast<size_t>(S));
   FirstFailure failure;
 
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
-    Bins<Acc> bins(windows[static_cast<size_t>(worker)]);
-    std::vector<double>& buffer = buffers[static_cast<size_t>(worker)];
+    Bins<Acc> bins(scratch[worker].window<Acc>());
+    std::vector<double>& buffer = scratch[worker].buffer;
     const bool ok = bin(s, bins, failure);
     if (ok && bins.too_wide())
       failure.record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
@@ -84,7 +109,6 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   out.volume.assign(static_cast<size_t>(out.offsets[S]), 0.0);
 
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
-  std::vector<std::vector<int64_t>> order(static_cast<size_t>(workers));
   const bool touched = opt.va_rows == VaRows::touched;
   std::vector<std::vector<uint8_t>> flags(static_cast<size_t>(touched ? workers : 0));
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
@@ -98,7 +122,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
       return;
     }
     double* v = out.volume.data() + out.offsets[s];
-    const double* src = buffers[static_cast<size_t>(b.worker)].data() + b.start;
+    const double* src = scratch[b.worker].buffer.data() + b.start;
     std::copy(src, src + b.n_rows, v);
     const uint8_t* touch = nullptr;
     if (touched) {
@@ -108,7 +132,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
       touch = f.data();
     }
     const SessionLevels L =
-        session_levels(v, b.n_rows, fixed::to_double(b.total), opt, order[static_cast<size_t>(worker)], touch);
+        session_levels(v, b.n_rows, fixed::to_double(b.total), opt, scratch[worker].order, touch);
     out.poc_row[s] = b.low_row + L.poc;
     out.val_row[s] = b.low_row + L.val;
     out.vah_row[s] = b.low_row + L.vah;
@@ -118,6 +142,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     out.total_volume[s] = L.total;
     out.va_volume[s] = L.va_volume;
   });
+  scratch.keep();  // every window drained (zeroed), no exception
   return out;
 }
 

@@ -49,14 +49,14 @@ void require_int64_safe(V v) {
   }
 }
 
-// The same for a block that volumes_ok found valid, `whole` and at most vmax.
+// The same for a block that volumes_ok found valid, `whole` and at most vmax. For integer volumes
+// vmax is the block's bitwise OR as a float64: at least 2**31 exactly when some volume is (every
+// integer below 2**31 converts exactly), so no second pass over the block is needed.
 template <class V, class Acc>
-void require_int64_safe_block(const V* v, int n, bool whole, double vmax) {
+void require_int64_safe_block(bool whole, double vmax) {
   if constexpr (std::is_same_v<Acc, int64_t>) {
     if constexpr (std::is_same_v<V, int64_t>) {
-      V any = 0;
-      for (int j = 0; j < n; ++j) any |= v[j];
-      if (any >> 31) throw NeedsFixed{};
+      if (!(vmax < kInt64SafeVolume)) throw NeedsFixed{};
     } else if constexpr (std::is_floating_point_v<V>) {
       if (!whole || !(vmax < kInt64SafeVolume)) throw NeedsFixed{};
     }
@@ -211,7 +211,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     bool whole = vc.whole;
     if (vc_done ? !vc.ok : !volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
-    require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
+    require_int64_safe_block<V, Acc>(whole, vmax);
     const bool more = i0 + n < e;
     const NextBlock<P, V, 1> fetch{{price + i0 + n}, more ? vol + i0 + n : nullptr};
     if (whole) block_scatter<true>(slot, vol + i0, n, bins, fetch);
@@ -456,7 +456,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         w.mark_diff();
       }
     } else {
-      require_int64_safe_block<V, Acc>(vol + i0, n, whole, vmax);
+      require_int64_safe_block<V, Acc>(whole, vmax);
       const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
       if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, fetch);
       else block_scatter<false>(slots.lo, vol + i0, n, bins, fetch);

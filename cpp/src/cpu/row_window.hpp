@@ -46,7 +46,13 @@ inline Fixed acc_to_fixed(const Fixed& x) { return x; }
 template <class Acc>
 class alignas(64) RowWindow {  // aligned: workers' windows never share a cache line
  public:
-  explicit RowWindow(int64_t max_rows) : max_rows_(max_rows) {}
+  explicit RowWindow(int64_t max_rows = 0) : max_rows_(max_rows) {}
+  // A window kept across calls (cpu/scratch_cache.hpp) takes each call's limit; its rows are zero.
+  void set_max_rows(int64_t max_rows) { max_rows_ = max_rows; }
+  // The heap it holds, in bytes.
+  size_t bytes() const {
+    return buf_.capacity() * sizeof(Acc) + diff_.capacity() * sizeof(Fixed) + units_.capacity() * sizeof(int64_t);
+  }
 
   Acc* data() { return buf_.data(); }
   int64_t origin() const { return origin_; }
@@ -76,6 +82,10 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     // regrowing costs O(rows) in all) while a wide session costs little more than its rows;
     // 1024 rows cover a typical ES session at once.
     const int64_t cap = std::max<int64_t>({rows_, span + span / 4 + kPad, 1024});
+    if (empty && cap == rows_) {  // every row is zero (drain() re-zeroes): only the origin moves
+      origin_ = nlo - (cap - span - kPad) / 2;
+      return true;
+    }
     std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc{});
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)

@@ -51,6 +51,16 @@ template <class P>
 bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
                 bool& whole);
 bool have_avx2();
+// x86-64 with GCC or Clang: an AVX-512 (F + DQ) variant of slots_avx2, used when the CPU has it.
+#if defined(VPOC_HAVE_AVX2) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VPOC_HAVE_AVX512_SLOTS 1
+template <class P>
+bool slots_avx512(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                  bool& whole);
+bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn, double& mx,
+                      bool& whole, const float* v, VolumeCheck* vc);
+bool have_avx512();
+#endif
 }  // namespace simd
 
 }  // namespace vpoc::cpu

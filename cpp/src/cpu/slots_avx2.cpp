@@ -1,10 +1,11 @@
-// cpu/slots_avx2.cpp — phase A of trade binning with AVX2 (this file alone is built with -mavx2).
-// Contract: identical results to the SSE2/scalar variants; only called when the CPU reports AVX2.
+// cpu/slots_avx2.cpp — phase A of trade binning with AVX2 (this file alone is built with -mavx2), and AVX-512.
+// Contract: identical results to the SSE2/scalar variants; each only called when the CPU reports its instruction set.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "cpu/slots.hpp"
 #include "cpu/slots_impl.hpp"
@@ -51,6 +52,72 @@ bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, dou
 }
 template bool slots_avx2<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
 template bool slots_avx2<float>(const float*, int, double, double, int32_t*, double&, double&, bool&);
+
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+// slots_run<Avx2> eight at a time with AVX-512 (F + DQ; picked at run time when the CPU has them):
+// slots_body's operations in the same order, the lane masks in mask registers (an invalid lane's
+// k is +0.0, as and_ with a zero mask gives). The horizontal min / max may meet +0.0 and -0.0 in
+// another order than with four lanes: both read as slot 0 (callers compare and truncate them).
+#if defined(__clang__)
+#define VPOC_AVX512_TARGET __attribute__((target("avx512f,avx512dq")))
+#else  // GCC: a target attribute on a template does not reach the intrinsics it inlines; a pragma does
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 headers: _mm512_min_pd, max_pd, extractf64x4_pd
+#pragma GCC diagnostic ignored "-Wuninitialized"        // (its bug 105593)
+#define VPOC_AVX512_TARGET
+#endif
+template <class P>
+VPOC_AVX512_TARGET bool slots_avx512(const P* p, int n, double inv, double origin, int32_t* slot, double& mn,
+                                     double& mx, bool& whole) {
+  const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
+                sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
+  __m512d lo = _mm512_set1_pd(INFINITY), hi = _mm512_set1_pd(-INFINITY);
+  __mmask8 valid = 0xFF, wh = 0xFF;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m512d x;
+    if constexpr (std::is_same_v<P, float>) x = _mm512_cvtps_pd(_mm256_loadu_ps(p + j));
+    else x = _mm512_loadu_pd(p + j);
+    const __m512d q = _mm512_mul_pd(x, vinv);
+    const __mmask8 v = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
+    valid &= v;
+    const __m512d m = _mm512_or_pd(_mm512_and_pd(q, sign), lim);
+    const __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, m), m);
+    wh &= _mm512_cmp_pd_mask(rounded, q, _CMP_EQ_OQ);
+    __m512d k = _mm512_maskz_mov_pd(v, _mm512_sub_pd(rounded, vorg));
+    k = _mm512_min_pd(_mm512_max_pd(k, clamp_lo), clamp_hi);
+    lo = _mm512_min_pd(lo, k);
+    hi = _mm512_max_pd(hi, k);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), _mm512_cvttpd_epi32(k));
+  }
+  const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
+  const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
+  mn = Avx2::hmin(lo4);
+  mx = Avx2::hmax(hi4);
+  bool ok = valid == 0xFF;
+  whole = wh == 0xFF;
+  for (; j < n; ++j) {  // tail, scalar (as slots_run)
+    const double q = static_cast<double>(p[j]) * inv;
+    const bool v = fabs(q) < ladder::kMaxTicks;
+    ok &= v;
+    whole &= ladder::round_half_even_nb(q) == q;
+    double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
+    k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
+    mn = k < mn ? k : mn;
+    mx = k > mx ? k : mx;
+    slot[j] = static_cast<int32_t>(k);
+  }
+  return ok;
+}
+template bool slots_avx512<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
+template bool slots_avx512<float>(const float*, int, double, double, int32_t*, double&, double&, bool&);
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
+#endif
 
 template <class V>
 bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole) {
@@ -215,5 +282,102 @@ bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* s
   if (v != nullptr) return slots_f32_impl<true>(p, n, inv, origin, slot, mn, mx, whole, v, vc);
   return slots_f32_impl<false>(p, n, inv, origin, slot, mn, mx, whole, nullptr, nullptr);
 }
+
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+#if !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 headers (its bug 105593)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+namespace {
+// slots_f32_impl sixteen at a time with AVX-512: the same operations, the lane masks in mask
+// registers; the volumes' check as VolumeLanes<float> does it (its maximum may differ from the
+// AVX2 one only in the sign of a zero maximum, which no caller can tell: it is compared with bounds).
+template <bool Vol>
+VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
+                                      double& mx, bool& whole, const float* v, VolumeCheck* vc) {
+  constexpr float kLim = 8388608.0f;
+  if (origin <= -(int64_t(1) << 30) || origin >= (int64_t(1) << 30)) return false;
+  const auto org = static_cast<int32_t>(origin);
+  const __m512 vinv = _mm512_set1_ps(inv), lim = _mm512_set1_ps(kLim), sign = _mm512_set1_ps(-0.0f);
+  const __m512i vorg = _mm512_set1_epi32(org);
+  __m512i lo = _mm512_set1_epi32(std::numeric_limits<int32_t>::max());
+  __m512i hi = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());
+  __mmask16 valid = 0xFFFF, wh = 0xFFFF;
+  // the volumes' check (VolumeLanes<float>)
+  const __m512 zero = _mm512_set1_ps(0.0f), vlo = _mm512_set1_ps(2.3283064365386963e-10f),
+               vhi = _mm512_set1_ps(9007199254740992.0f), big = _mm512_set1_ps(8388608.0f);
+  __mmask16 vok = 0xFFFF, vwh = 0xFFFF;
+  __m512 vmx = _mm512_set1_ps(0.0f);
+  int j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
+    valid &= _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, q), lim, _CMP_LT_OQ);
+    const __m512 m = _mm512_or_ps(_mm512_and_ps(q, sign), lim);
+    const __m512 rounded = _mm512_sub_ps(_mm512_add_ps(q, m), m);
+    wh &= _mm512_cmp_ps_mask(rounded, q, _CMP_EQ_OQ);
+    const __m512i k = _mm512_sub_epi32(_mm512_cvttps_epi32(rounded), vorg);
+    lo = _mm512_min_epi32(lo, k);
+    hi = _mm512_max_epi32(hi, k);
+    _mm512_storeu_si512(reinterpret_cast<void*>(slot + j), k);
+    if constexpr (Vol) {
+      const __m512 x = _mm512_loadu_ps(v + j);
+      vok &= static_cast<__mmask16>(_mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ) |
+                                    (_mm512_cmp_ps_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, vhi, _CMP_LE_OQ)));
+      vwh &= static_cast<__mmask16>(_mm512_cmp_ps_mask(_mm512_sub_ps(_mm512_add_ps(x, big), big), x, _CMP_EQ_OQ) |
+                                    _mm512_cmp_ps_mask(x, big, _CMP_GE_OQ));
+      vmx = _mm512_max_ps(vmx, x);
+    }
+  }
+  if (valid != 0xFFFF) return false;
+  const __m256i lo8 = _mm256_min_epi32(_mm512_castsi512_si256(lo), _mm512_extracti64x4_epi64(lo, 1));
+  const __m256i hi8 = _mm256_max_epi32(_mm512_castsi512_si256(hi), _mm512_extracti64x4_epi64(hi, 1));
+  __m128i l4 = _mm_min_epi32(_mm256_castsi256_si128(lo8), _mm256_extracti128_si256(lo8, 1));
+  __m128i h4 = _mm_max_epi32(_mm256_castsi256_si128(hi8), _mm256_extracti128_si256(hi8, 1));
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(1, 0, 3, 2)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(1, 0, 3, 2)));
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
+  int32_t l = _mm_cvtsi128_si32(l4), h = _mm_cvtsi128_si32(h4);
+  bool all_whole = wh == 0xFFFF;
+  const int tail = j;
+  for (; j < n; ++j) {  // as slots_f32_impl
+    const float q = p[j] * inv;
+    if (!(std::fabs(q) < kLim)) return false;
+    const float m = std::copysign(kLim, q);
+    all_whole &= ((q + m) - m) == q;
+    const int32_t k = static_cast<int32_t>((q + m) - m) - org;
+    l = std::min(l, k), h = std::max(h, k);
+    slot[j] = k;
+  }
+  mn = l;
+  mx = h;
+  whole = all_whole;
+  if constexpr (Vol) {
+    double tail_max = 0.0;
+    bool tail_whole = true;
+    const bool tail_ok = volumes_ok_impl(v + tail, n - tail, tail_max, tail_whole);
+    const __m256 m8 = _mm256_max_ps(_mm512_castps512_ps256(vmx),
+                                    _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vmx), 1)));
+    vc->vmax = std::max(Lanes<float>::hmax(m8), tail_max);
+    vc->whole = vwh == 0xFFFF && tail_whole;
+    vc->ok = vok == 0xFFFF && tail_ok;
+  }
+  return true;
+}
+}  // namespace
+
+VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
+                                         double& mx, bool& whole, const float* v, VolumeCheck* vc) {
+  if (v != nullptr) return slots_f32_512<true>(p, n, inv, origin, slot, mn, mx, whole, v, vc);
+  return slots_f32_512<false>(p, n, inv, origin, slot, mn, mx, whole, nullptr, nullptr);
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
+#endif
 
 }  // namespace vpoc::cpu::simd

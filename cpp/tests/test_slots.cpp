@@ -1,0 +1,178 @@
+// cpp/tests/test_slots.cpp — phase A's instruction-set variants (cpu/slots.hpp) against the scalar one.
+// Contract: on random and edge blocks every variant the CPU runs gives the same return, slots, range, flags.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cpu/slots.hpp"
+#include "cpu/slots_impl.hpp"
+
+using namespace vpoc::cpu;
+
+#if defined(VPOC_HAVE_AVX2)
+namespace {
+
+struct Out {
+  bool ok = false, whole = false;
+  double mn = 0.0, mx = 0.0;
+  std::vector<int32_t> slot;
+};
+
+// Equal results: the return; when it is true, the slots, the range (numerically: a zero's sign
+// is not part of it) and the whole flag.
+void same(const Out& a, const Out& b, const char* what) {
+  INFO(what);
+  REQUIRE(a.ok == b.ok);
+  if (!a.ok) return;
+  CHECK(a.slot == b.slot);
+  CHECK(a.mn == b.mn);
+  CHECK(a.mx == b.mx);
+  CHECK(a.whole == b.whole);
+}
+
+// A block of prices in ticks of 1 / inv: on the grid, between (halves: ties), far out, and now
+// and then a NaN, an infinity, a signed zero.
+template <class P>
+std::vector<P> prices(std::mt19937_64& rng, int n, double inv, bool bad) {
+  std::uniform_int_distribution<int> kind(0, 99), tick(-3000, 3000);
+  std::uniform_real_distribution<double> frac(0.0, 1.0);
+  std::vector<P> p(static_cast<size_t>(n));
+  for (auto& x : p) {
+    const int k = kind(rng);
+    double t = 40000.0 + tick(rng);
+    if (k < 10) t += 0.5;                                         // a tie
+    else if (k < 20) t += frac(rng);                              // off the grid
+    else if (k < 23) t = -t;                                      // negative
+    else if (k < 25) t = (k == 23 ? 1.0 : -1.0) * 0x1p52 * 1.5;  // past 2**52 ticks
+    else if (k < 27) t = (k == 25 ? 0x1p23 : -0x1p23) + tick(rng);  // about float32's 2**23
+    x = static_cast<P>(t / inv);
+    if (bad && k == 99) x = std::numeric_limits<P>::quiet_NaN();
+    if (bad && k == 98) x = std::numeric_limits<P>::infinity();
+    if (k == 97) x = -P(0);
+  }
+  return p;
+}
+
+template <class V>
+std::vector<V> volumes(std::mt19937_64& rng, int n, bool bad) {
+  std::uniform_int_distribution<int> kind(0, 99), whole(0, 500);
+  std::uniform_real_distribution<double> frac(0.0, 100.0);
+  std::vector<V> v(static_cast<size_t>(n));
+  for (auto& x : v) {
+    const int k = kind(rng);
+    double y = whole(rng);
+    if (k < 15) y = frac(rng);
+    else if (k < 18) y = 0x1p23 + whole(rng);  // float32's whole-number limit
+    else if (k < 20) y = 0x1p-40;               // below fixed point's smallest unit
+    else if (k == 20) y = -0.0;
+    x = static_cast<V>(y);
+    if (bad && k == 99) x = std::numeric_limits<V>::quiet_NaN();
+    if (bad && k == 98) x = static_cast<V>(0x1p60);
+    if (bad && k == 97) x = V(-1);
+  }
+  return v;
+}
+
+template <class P, class F>
+Out run(const std::vector<P>& p, F&& f) {
+  Out o;
+  o.slot.assign(p.size(), 0);
+  o.ok = f(p.data(), static_cast<int>(p.size()), o.slot.data(), o.mn, o.mx, o.whole);
+  return o;
+}
+
+const int kSizes[] = {0, 1, 7, 8, 9, 15, 16, 17, 33, 1000, 1024};
+
+template <class P>
+void check_slots(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const double invs[] = {4.0, 1.0, 10.0, 100.0, 1.0 / 3.0, 0.5};
+  for (const int n : kSizes)
+    for (const double inv : invs)
+      for (int r = 0; r < 6; ++r) {
+        const bool bad = r % 3 == 2;
+        const std::vector<P> p = prices<P>(rng, n, inv, bad);
+        const double origin = r % 2 ? 40000.0 - 64 : -0x1p40;
+        const auto with = [&](auto fn) {
+          return run(p, [&](const P* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+            return fn(q, m, inv, origin, s, mn, mx, wh);
+          });
+        };
+        const Out ref = with([](auto... a) { return simd::slots_scalar(a...); });
+        if (simd::have_avx2()) same(ref, with([](auto... a) { return simd::slots_avx2(a...); }), "avx2");
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+        if (simd::have_avx512()) same(ref, with([](auto... a) { return simd::slots_avx512(a...); }), "avx512");
+#endif
+        same(ref, with([](auto... a) { return block_slots(a...); }), "block_slots");
+      }
+}
+
+}  // namespace
+
+TEST_CASE("25_slots_variants_double_prices") { check_slots<double>(1); }
+TEST_CASE("25_slots_variants_float_prices") { check_slots<float>(2); }
+
+TEST_CASE("25_slots_f32_variants_with_volume_check") {
+  if (!simd::have_avx2()) return;
+  std::mt19937_64 rng(3);
+  const float invs[] = {4.0f, 1.0f, 8.0f};
+  for (const int n : kSizes)
+    for (const float inv : invs)
+      for (int r = 0; r < 8; ++r) {
+        const bool bad = r % 4 == 3;
+        const std::vector<float> p = prices<float>(rng, n, inv, bad);
+        const std::vector<float> v = volumes<float>(rng, n, bad || r % 4 == 2);
+        const int64_t origin = r % 2 ? 40000 - 64 : -(int64_t(1) << 29);
+        for (const bool with_volumes : {false, true}) {
+          const auto with = [&](auto fn, VolumeCheck& vc) {
+            return run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+              return fn(q, m, inv, origin, s, mn, mx, wh, with_volumes ? v.data() : nullptr,
+                        with_volumes ? &vc : nullptr);
+            });
+          };
+          VolumeCheck a, b;
+          const Out ref = with([](auto... x) { return simd::slots_f32_avx2(x...); }, a);
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+          if (!simd::have_avx512()) continue;
+          const Out got = with([](auto... x) { return simd::slots_f32_avx512(x...); }, b);
+          same(ref, got, "f32 avx512");
+          if (ref.ok && with_volumes) {
+            CHECK(a.ok == b.ok);
+            if (a.ok) {
+              CHECK(a.whole == b.whole);
+              CHECK(a.vmax == b.vmax);
+            }
+          }
+#endif
+        }
+      }
+}
+
+TEST_CASE("25_volumes_ok_variants") {
+  std::mt19937_64 rng(4);
+  const auto check = [&](auto tag) {
+    using V = decltype(tag);
+    for (const int n : kSizes)
+      for (int r = 0; r < 8; ++r) {
+        const std::vector<V> v = volumes<V>(rng, n, r % 4 == 3);
+        double m0 = 0, m1 = 0, m2 = 0;
+        bool w0 = false, w1 = false, w2 = false;
+        const bool ok0 = simd::volumes_ok_impl(v.data(), n, m0, w0);
+        const bool ok1 = volumes_ok(v.data(), n, m1, w1);  // the variant this CPU runs
+        REQUIRE(ok0 == ok1);
+        if (ok0) CHECK((w0 == w1 && m0 == m1));
+        if (simd::have_avx2()) {
+          const bool ok2 = simd::volumes_ok_avx2(v.data(), n, m2, w2);
+          REQUIRE(ok0 == ok2);
+          if (ok0) CHECK((w0 == w2 && m0 == m2));
+        }
+      }
+  };
+  check(double{});
+  check(float{});
+}
+#endif
