@@ -118,7 +118,7 @@ class Run {
  private:
   uint64_t shape_key() const;
   LevelColumns level_columns(const long long* go) const;
-  bool speculate(const DeviceState::RowsHint& hint);
+  bool speculate(int64_t hint);
   void stage_offsets(const Group& g);
   void read_summary();
   [[noreturn]] void too_wide(const Group& g);
@@ -172,7 +172,6 @@ class Run {
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
   uint64_t key_ = 0;  // shape_key() of a one-group device call
-  int64_t widest_ = 0;  // the widest session of the groups so far
 };
 
 // The shape of a call, as far as its output rows go: calls of one shape (a training loop's) get
@@ -238,11 +237,11 @@ LevelColumns Run::level_columns(const long long* go) const {
 // `hint`-based rows; the layout tells the later passes on the device whether they fit (summary[kGo]),
 // and the host reads the summary only once everything is queued (by then it is usually there).
 // False when the rows did not fit: nothing was written, the caller runs the call again.
-bool Run::speculate(const DeviceState::RowsHint& hint) {
+bool Run::speculate(int64_t hint) {
   const Group& g = groups_[0];
   const int64_t n = g.s1 - g.s0;
   // a quarter more than the most seen, in 4096-row steps (the pool then reuses one size)
-  const int64_t cap = (hint.rows + hint.rows / 4 + 1024 + 4095) / 4096 * 4096;
+  const int64_t cap = (hint + hint / 4 + 1024 + 4095) / 4096 * 4096;
   stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
@@ -270,8 +269,8 @@ bool Run::speculate(const DeviceState::RowsHint& hint) {
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
   launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
-  launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions,
-                hint.widest, opt_, stream_);
+  launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
+                stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
@@ -286,10 +285,9 @@ bool Run::speculate(const DeviceState::RowsHint& hint) {
   }
   if (widest > opt_.max_rows) too_wide(g);
   if (rows_out > cap) {
-    st_.note_rows(key_, rows_out, widest);
+    st_.note_rows(key_, rows_out);
     return false;
   }
-  if (widest > hint.widest) st_.note_rows(key_, rows_out, widest);  // later calls stage it whole
   laid_out_ = rows_out;
   return true;
 }
@@ -514,7 +512,6 @@ void Run::process(const Group& g, int slot) {
                                 stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[kRows], widest = host_small_[kWidest];
-  widest_ = std::max(widest_, widest);
   read_summary();
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
   const auto flags = static_cast<unsigned long long>(host_small_[3]);
@@ -685,12 +682,12 @@ DeviceProfiles Run::run() {
   // Device inputs in one group, a shape seen before: bin before reading anything back.
   const bool one_group = in_.on_device && groups_.size() == 1;
   if (one_group) key_ = shape_key();  // hashed once: read by the hint and noted after the call
-  const DeviceState::RowsHint hint = one_group && !opt_.developing && opt_.va_method != VaMethod::greedy &&
-                                             opt_.va_rows == VaRows::all && sessions_.n_sessions <= kOneBlockLayout &&
-                                             speculation()
-                                         ? st_.rows_hint(key_)
-                                         : DeviceState::RowsHint{key_, 0, 0};
-  if (hint.rows > 0) {
+  const int64_t hint = one_group && !opt_.developing && opt_.va_method != VaMethod::greedy &&
+                               opt_.va_rows == VaRows::all && sessions_.n_sessions <= kOneBlockLayout &&
+                               speculation()
+                           ? st_.rows_hint(key_)
+                           : 0;
+  if (hint > 0) {
     const bool fits = speculate(hint);
     if (!fits) st_.count_speculative(true);
     if (fits) {
@@ -716,7 +713,7 @@ DeviceProfiles Run::run() {
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
       upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
-  if (in_.on_device && groups_.size() == 1) st_.note_rows(key_, laid_out_, widest_);
+  if (in_.on_device && groups_.size() == 1) st_.note_rows(key_, laid_out_);
   finish();
   hold_inputs();
   return std::move(out_);
@@ -816,7 +813,7 @@ void Run::finish() {
   }
   LevelColumns cols = level_columns(nullptr);
   if (opt_.va_rows == VaRows::touched) cols.touched = touch();
-  launch_levels(volume, order, cols, S, widest_, opt_, stream_);
+  launch_levels(volume, order, cols, S, opt_, stream_);
   if (may_overflow_) check_totals();
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);

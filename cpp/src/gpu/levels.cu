@@ -2,8 +2,6 @@
 // Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
 #include "gpu/levels.hpp"
 
-#include <algorithm>
-
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
 #include "vpoc/profiles.hpp"
@@ -21,12 +19,9 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
   if (i < n) iota[i] = static_cast<int32_t>(i);
 }
 
-// Rows of a session staged in shared memory by the levels kernel: at most 32 KiB of doubles, and
-// no more than the widest session of the call needs (dynamic shared memory: a call of narrow
-// sessions keeps a whole wave of blocks resident). 128 threads: sessions are a few hundred rows, and
-// the reductions take one level less than with 256; 8+ blocks per SM fit (40 registers a thread).
-constexpr int64_t kLevelRows = 4096;
-constexpr int kLevelThreads = 128;
+// Rows of a session staged in shared memory by the levels kernel (32 KiB of doubles).
+constexpr int kLevelRows = 4096;
+constexpr int kLevelThreads = 256;
 
 // The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
 // order, so a tree of these picks what the sequential scan picks.
@@ -36,15 +31,14 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
   return levels::poc_prefers(b, a, 0, n - 1, tie) ? b : a;
 }
 
-// [S] blocks x [kLevelThreads], `staged` doubles of dynamic shared memory, one block per session:
-// the block stages the session's rows there (when they fit: n <= staged) and finds the maximum and
-// the POC by tree reductions; then thread
+// [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
+// shared memory (when they fit) and finds the maximum and the POC by tree reductions; then thread
 // 0 expands the value area (a sequential rule: each step depends on the last) towards the total
 // the finish pass wrote (the exact sum of the rows, as on the CPU).
 __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
-                                                               levels::Rules rules, double row_size, int64_t staged) {
-  extern __shared__ double rows[];
+                                                               levels::Rules rules, double row_size) {
+  __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform: the call is run again or fails
@@ -60,7 +54,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
     return;
   }
   const double* v = volume + c.offsets[s];
-  if (n <= staged) {
+  if (n <= kLevelRows) {
     for (int64_t i = threadIdx.x; i < n; i += kLevelThreads) rows[i] = v[i];
     __syncthreads();
     v = rows;
@@ -127,15 +121,12 @@ void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream) {
   VPOC_GPU_CHECK_LAUNCH("iota_kernel");
 }
 
-void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S, int64_t widest,
+void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
   const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
-  // widest 0 (not known yet): the most; a session wider than `staged` reads its rows in place
-  const int64_t staged = widest > 0 ? std::min(widest, kLevelRows) : kLevelRows;
-  const size_t smem = static_cast<size_t>(staged) * sizeof(double);
-  levels_kernel<<<static_cast<unsigned>(S), kLevelThreads, smem, stream>>>(
-      volume, order, c, opt.value_area, opt.va_method, levels::rules_of(opt), row_size, staged);
+  levels_kernel<<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
+                                                                  opt.va_method, levels::rules_of(opt), row_size);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }
 

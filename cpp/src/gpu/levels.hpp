@@ -25,8 +25,7 @@ struct LevelColumns {
 void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream);
 // One block per session: POC and value area (total_volume already written by the finish pass). `order` (greedy only) holds each session's
 // global row indices sorted by volume descending, lower row first on ties.
-// `widest`: the call's widest session in rows (0: unknown), the rows a block stages in shared memory.
-void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S, int64_t widest,
+void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream);
 
 }  // namespace vpoc::gpu

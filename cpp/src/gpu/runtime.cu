@@ -23,18 +23,17 @@ DeviceState::DeviceState(int device) : device_(device) {
   VPOC_GPU_CHECK(gpuEventCreateWithFlags(&summary_event_, gpuEventDisableTiming));
 }
 
-DeviceState::RowsHint DeviceState::rows_hint(uint64_t key) const {
+int64_t DeviceState::rows_hint(uint64_t key) const {
   for (const RowsHint& h : hints_)
-    if (h.key == key) return h;
-  return RowsHint{key, 0, 0};
+    if (h.key == key) return h.rows;
+  return 0;
 }
 
-void DeviceState::note_rows(uint64_t key, int64_t rows, int64_t widest) {
+void DeviceState::note_rows(uint64_t key, int64_t rows) {
   auto it = std::find_if(hints_.begin(), hints_.end(), [&](const RowsHint& h) { return h.key == key; });
-  RowsHint h{key, rows, widest};
+  RowsHint h{key, rows};
   if (it != hints_.end()) {
     h.rows = std::max(h.rows, it->rows);  // the largest seen: calls of a shape vary a little
-    h.widest = std::max(h.widest, it->widest);
     hints_.erase(it);
   } else if (hints_.size() == kHints) {
     hints_.pop_back();

@@ -48,13 +48,8 @@ class DeviceState {
   gpuEvent_t summary_event() const { return summary_event_; }
   // Output rows seen for calls of one shape (`key`, see gpu/engine.cu), 0 when none: the size a
   // call that bins before reading its layout back gives its histogram (callers hold mutex()).
-  // Also the widest session seen (the levels pass stages that many rows per session).
-  struct RowsHint {
-    uint64_t key;
-    int64_t rows, widest;
-  };
-  RowsHint rows_hint(uint64_t key) const;  // rows 0: none
-  void note_rows(uint64_t key, int64_t rows, int64_t widest);
+  int64_t rows_hint(uint64_t key) const;
+  void note_rows(uint64_t key, int64_t rows);
   // A result buffer of at least `bytes`, written on `stream`: a cached buffer when one fits (the
   // stream first waits for the buffer's earlier users), else a new driver allocation. It returns
   // to the pool with its last reference.
@@ -91,6 +86,10 @@ class DeviceState {
   gpuStream_t copy_stream_ = nullptr;  // host-to-device staging copies
   gpuEvent_t slot_events_[kSlotEvents] = {};
   gpuEvent_t summary_event_ = nullptr;
+  struct RowsHint {
+    uint64_t key;
+    int64_t rows;
+  };
   static constexpr size_t kHints = 16;  // shapes remembered (a training loop has a few)
   std::vector<RowsHint> hints_;         // most recent first
   std::mutex mutex_;
