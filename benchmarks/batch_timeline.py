@@ -52,9 +52,23 @@ def main(argv: Any = None) -> int:
     def consume(p: Any) -> Any:
         return torch.stack([torch.from_dlpack(p.poc), torch.from_dlpack(p.vah), torch.from_dlpack(p.val)], 1)
 
+    from vpoc import _api
+
+    def own(fn: Callable[[int], Any]) -> Callable[[int], Any]:
+        """fn with vpoc's own stream for stream=None (the default before torch's current stream)."""
+        def run(k: int) -> Any:
+            _api._TORCH_STREAM = False
+            try:
+                return fn(k)
+            finally:
+                _api._TORCH_STREAM = True
+        return run
+
     variants: Dict[str, Callable[[int], Any]] = {
         "call": lambda k: call(k),
         "call_consume": lambda k: consume(call(k)),
+        "call_own_stream": own(lambda k: call(k)),
+        "call_consume_own_stream": own(lambda k: consume(call(k))),
         "call_torch_stream": lambda k: call(k, cur),
         "call_consume_torch_stream": lambda k: consume(call(k, cur)),
         "consume_only": None,  # filled below
@@ -83,7 +97,7 @@ def main(argv: Any = None) -> int:
 
     from torch.profiler import ProfilerActivity, profile
 
-    for name in ("call_consume", "call_consume_torch_stream"):
+    for name in ("call_consume", "call_consume_own_stream"):
         fn = variants[name]
         loop(fn, 20)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:

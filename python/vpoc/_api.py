@@ -113,8 +113,13 @@ def _torch_placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) ->
     gpu = _gpu_index(f"cuda:{index}")
     producer = _current_raw_stream(index)
     # no stream=: torch's current stream, as torch's own ops (no wait between streams at all)
-    handle, user = (producer, True) if stream is None else _stream(stream)
+    handle, user = (producer, True) if stream is None and _TORCH_STREAM else _stream(stream)
     return gpu, ins, _placement(gpu, memory_budget, handle, user, (producer,))
+
+
+# Without stream=, calls of torch tensors run on torch's current stream (False: on vpoc's own
+# stream, waiting for torch's; benchmarks/batch_timeline.py times both).
+_TORCH_STREAM = True
 
 
 def _is_torch_tensor(x: Any) -> bool:
@@ -155,7 +160,7 @@ def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple
             producers.add(torch_streams[where[k]])
         else:
             producers.add(producer_stream(x))
-    if stream is None and len(torch_streams) == 1 and producers == set(torch_streams.values()):
+    if stream is None and _TORCH_STREAM and len(torch_streams) == 1 and producers == set(torch_streams.values()):
         handle, user = next(iter(torch_streams.values())), True  # torch inputs: torch's current stream
     else:
         handle, user = _stream(stream)
