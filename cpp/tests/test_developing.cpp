@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "columns.hpp"
 #include "core/developing.hpp"
 #include "reference.hpp"
 
@@ -85,16 +86,7 @@ struct Case {
     sc.pos = pos.data();
     sc.W = static_cast<int64_t>(W);
     sc.origin = final_profile.low_row - developing::kMargin;
-    InputView in;
-    in.bars = bars;
-    in.distribute = d;
-    in.price = c.data();
-    in.high = h.data();
-    in.low = l.data();
-    in.close = c.data();
-    in.open = o.data();
-    in.volume = v.data();
-    const auto src = make_source<double, double>(in, opt, 0);
+    const auto src = make_source<double, double>(test_columns::view(bars, d, h, l, c, o, v), opt, 0);
     developing::Session s(sc, opt);
     std::vector<Levels> out;
     const auto n = static_cast<int64_t>(v.size());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "columns.hpp"
 #include "core/window.hpp"
 #include "reference.hpp"
 
@@ -75,15 +76,7 @@ struct WindowCase {
     sc.order = order.data();
     sc.W = static_cast<int64_t>(W);
     sc.origin = whole.low_row;
-    InputView in;
-    in.bars = bars;
-    in.distribute = d;
-    in.price = c.data();
-    in.high = h.data();
-    in.low = l.data();
-    in.close = c.data();
-    in.volume = v.data();
-    const auto src = make_source<double, double>(in, opt, 0);
+    const auto src = make_source<double, double>(test_columns::view(bars, d, h, l, c, {}, v), opt, 0);
     window::Session s(sc, opt);
     std::vector<Levels> out;
     const auto n = static_cast<int64_t>(v.size());

@@ -13,15 +13,21 @@
 
 namespace vpoc::cpu {
 
-developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) {
-  const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
+// The rows both kinds of scratch share, zeroed for W rows: volumes (a buffer still shared by a view
+// handed out is replaced, not rewritten), fixed-point rows, the level order.
+void ScratchBuffers::zero_rows(size_t W) {
   if (!v || v.use_count() > 1) v = std::make_shared<std::vector<double>>();
   v->assign(W, 0.0);
   vf.assign(W, Fixed{});
+  order.resize(W);
+}
+
+developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) {
+  const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
+  zero_rows(W);
   run.resize(W + 1);
   lo.resize(W + 1);
   hi.resize(W + 1);
-  order.resize(W);
   pos.resize(W);
   developing::Scratch sc;
   sc.v = v->data();
@@ -38,11 +44,8 @@ developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) 
 
 window::Scratch ScratchBuffers::for_window(int64_t n_rows, int64_t origin) {
   const auto W = static_cast<size_t>(n_rows);
-  if (!v || v.use_count() > 1) v = std::make_shared<std::vector<double>>();
-  v->assign(W, 0.0);
-  vf.assign(W, Fixed{});
+  zero_rows(W);
   touch.assign(W, 0);
-  order.resize(W);
   window::Scratch sc;
   sc.v = v->data();
   sc.vf = vf.data();

@@ -27,6 +27,9 @@ struct ScratchBuffers {
   window::Scratch for_window(int64_t n_rows, int64_t origin);
   // The heap it holds, in bytes (cpu/scratch_cache.hpp keeps the batch workers' across calls).
   size_t bytes() const;
+
+ private:
+  void zero_rows(size_t W);
 };
 
 // Fills prof.dev_poc / dev_vah / dev_val ([N] row prices) for the inputs `in` (host pointers,
