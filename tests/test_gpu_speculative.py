@@ -120,6 +120,33 @@ def test_rows_outgrowing_the_expected_size_rerun(api):
     assert stats()["speculative_reruns"] == before["speculative_reruns"]
 
 
+def test_the_expected_size_comes_down_after_narrow_calls():
+    """One wide call grows a shape's expected rows; 64 calls in a row under half of it bring it down
+    to the most of them (the histogram a call takes from the pool is sized from it)."""
+    import gc
+
+    narrow, off = data("trades", 30_029, 5, seed=4, spread=1)
+    wide, _ = data("trades", 30_029, 5, seed=5, spread=400)  # same shape, far more rows
+    want = fields(call("trades", narrow, off, "cpu"))
+
+    def alive_bytes_of_one_call() -> int:
+        gc.collect()
+        r = call("trades", narrow, off, "cuda")
+        b = stats()["output_bytes"]
+        assert_same(fields(r), want, "narrow")
+        del r
+        gc.collect()
+        return b
+
+    call("trades", narrow, off, "cuda")
+    call("trades", wide, off, "cuda")  # reruns, the expected rows grow to the wide call's
+    big = alive_bytes_of_one_call()
+    for _ in range(70):
+        call("trades", narrow, off, "cuda")
+    small = alive_bytes_of_one_call()
+    assert small < big, (small, big)
+
+
 def _bad(api: str, d: dict, case: str) -> dict:
     d = {k: v.copy() for k, v in d.items()}
     key = "price" if api == "trades" else "high"

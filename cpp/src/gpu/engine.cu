@@ -288,6 +288,7 @@ bool Run::speculate(int64_t hint) {
     st_.note_rows(key_, rows_out);
     return false;
   }
+  st_.note_fit(key_, rows_out);
   laid_out_ = rows_out;
   return true;
 }

@@ -29,6 +29,24 @@ int64_t DeviceState::rows_hint(uint64_t key) const {
   return 0;
 }
 
+void DeviceState::note_fit(uint64_t key, int64_t rows) {
+  for (RowsHint& h : hints_) {
+    if (h.key != key) continue;
+    if (rows * 2 >= h.rows) {
+      h.small = 0;
+      h.recent = 0;
+    } else {
+      h.recent = std::max(h.recent, rows);
+      if (++h.small >= kShrinkCalls) {
+        h.rows = h.recent;
+        h.small = 0;
+        h.recent = 0;
+      }
+    }
+    return;
+  }
+}
+
 void DeviceState::note_rows(uint64_t key, int64_t rows) {
   auto it = std::find_if(hints_.begin(), hints_.end(), [&](const RowsHint& h) { return h.key == key; });
   RowsHint h{key, rows};

@@ -50,6 +50,11 @@ class DeviceState {
   // call that bins before reading its layout back gives its histogram (callers hold mutex()).
   int64_t rows_hint(uint64_t key) const;
   void note_rows(uint64_t key, int64_t rows);
+  // A call of shape `key` that fit in its hint with `rows` rows: after kShrinkCalls calls in a row
+  // under half the hint, the hint comes down to the most of them (one unusually wide call no longer
+  // sizes every later call's histogram).
+  void note_fit(uint64_t key, int64_t rows);
+  static constexpr int kShrinkCalls = 64;
   // A result buffer of at least `bytes`, written on `stream`: a cached buffer when one fits (the
   // stream first waits for the buffer's earlier users), else a new driver allocation. It returns
   // to the pool with its last reference.
@@ -89,6 +94,8 @@ class DeviceState {
   struct RowsHint {
     uint64_t key;
     int64_t rows;
+    int64_t recent = 0;  // the most rows of the calls under half `rows` since the last one above
+    int small = 0;       // how many such calls in a row
   };
   static constexpr size_t kHints = 16;  // shapes remembered (a training loop has a few)
   std::vector<RowsHint> hints_;         // most recent first
