@@ -11,7 +11,8 @@ from decimal import Decimal
 
 import numpy as np
 
-__all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "resolve", "check_whole_volume"]
+__all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "SESSION_PRESETS", "resolve", "resolve_session",
+           "check_whole_volume"]
 
 #: Today's rules (docs/contract.md): what every rule keyword is when neither the caller nor a
 #: preset sets it.
@@ -50,6 +51,30 @@ PRESETS: Dict[str, Dict[str, Any]] = {
         "price_label": "decimal", "va_target": "decimal",
     },
 }
+
+
+#: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):
+#: the initial balance's end and anchor and the opening range's length (None: one TPO period).
+SESSION_DEFAULTS: Dict[str, Any] = {"ib_end": "exclusive", "ib_anchor": "rth", "opening_minutes": None}
+SESSION_PRESETS: Dict[str, Dict[str, Any]] = {
+    "cbot": dict(SESSION_DEFAULTS),
+    # py-market-profile 0.2.0: ds.loc[:first + 1 hour] (first bar's stamp, end included), 10 minutes
+    "marketprofile": {"ib_end": "inclusive", "ib_anchor": "first_bar", "opening_minutes": 10},
+    "lean": dict(SESSION_DEFAULTS),  # LEAN's VolumeProfile has no initial balance
+}
+
+
+def resolve_session(preset: Optional[str], given: Dict[str, Any]) -> Dict[str, Any]:
+    """The session-feature rules of a call: each the caller's value when given (not None), else the
+    preset's, else SESSION_DEFAULTS; a bad preset is a ValueError naming it."""
+    if preset is not None:
+        if not isinstance(preset, str):
+            raise TypeError(f"preset must be a string or None, got {type(preset).__name__}")
+        if preset not in SESSION_PRESETS:
+            raise ValueError(f"preset must be one of {', '.join(repr(p) for p in SESSION_PRESETS)} or None; "
+                             f"got {preset!r}")
+    table = SESSION_DEFAULTS if preset is None else SESSION_PRESETS[preset]
+    return {k: (given[k] if given.get(k) is not None else table[k]) for k in SESSION_DEFAULTS}
 
 
 def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[Dict[str, Any], Optional[dict]]:
