@@ -271,5 +271,7 @@ def test_dask_lean_preset_equals_one_call():
                          session_ids=df.session_id.to_numpy(), tick_size=0.05, preset="lean")
     for k in ("poc", "val", "vah", "va_volume"):
         np.testing.assert_array_equal(got[k].to_numpy(), getattr(exp, k), err_msg=k)
+    lows = [exp.session(i)[0][0] for i in range(exp.n_sessions)]  # decimal labels, as the levels
+    np.testing.assert_array_equal(got["low"].to_numpy(), lows)
     with pytest.raises(ValueError, match="price_label"):
         vd.from_bars(ddf, tick_size=0.05, session_column="session_id", timestamp=None, price_label="x")
