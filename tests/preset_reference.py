@@ -1,9 +1,14 @@
-"""Plain NumPy reference of the peer rules (docs/presets.md): touched rows, POC ties, VA compare / stop, tie_tol.
+"""Plain NumPy reference of the peer rules (docs/presets.md): touched rows, POC ties, VA compare / stop, tie_tol, va_target.
 
-Does NOT import vpoc. Written as py-market-profile works: the touched rows compressed into a list, indices into it.
+Does NOT import vpoc. Written as py-market-profile works: the touched rows compressed into a list, indices into it;
+lean_profile transcribes QuantConnect LEAN's MarketProfile.cs in Python Decimal (its C# decimal).
 """
 
 from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 
@@ -38,14 +43,17 @@ def touched_mask(spans: list, low_row: int, n: int) -> np.ndarray:
     return m
 
 
-def _reached(running: float, target: float, tol: float, stop: str) -> bool:
+def _reached(running: float, target, tol: float, stop: str) -> bool:
+    if isinstance(target, Fraction):  # va_target='decimal': exact
+        return Fraction(running) > target if stop == "exceeds" else Fraction(running) >= target
     if stop == "exceeds":
         return running > target and not (running - target <= tol * target)
     return running >= target or target - running <= tol * target
 
 
 def peer_levels(hist, low_row: int, touched, *, value_area: float, va_method: str, poc_tie: str,
-                va_compare: str, va_stop: str, tie_tol: float, total: float | None = None) -> dict:
+                va_compare: str, va_stop: str, tie_tol: float, total: float | None = None,
+                va_target: str = "float") -> dict:
     """POC / VAL / VAH rows (absolute) and va_volume of one session. ``touched``: [n] bool, or
     None for va_rows='all' (every row exists). The rows that exist are compressed into w; the
     POC and the expansion work on indices into w (ranks), as the peers do."""
@@ -63,10 +71,11 @@ def peer_levels(hist, low_row: int, touched, *, value_area: float, va_method: st
     elif poc_tie == "high":
         poc = cands[-1]
     else:
-        t2 = (m - 1) if poc_tie == "center" else m  # 'mid_n2': py-market-profile's n / 2
+        # 'mid_n2': py-market-profile's n / 2; 'mid_floor': LEAN's (n - 1) // 2
+        t2 = {"center": m - 1, "mid_n2": m, "mid_floor": 2 * ((m - 1) // 2)}[poc_tie]
         poc = min(cands, key=lambda j: (abs(2 * j - t2), j))
     total = float(np.sum(hist)) if total is None else float(total)
-    target = value_area * total
+    target = value_area * total if va_target == "float" else Fraction(repr(value_area)) * Fraction(total)
     step = 2 if va_method == "cbot" else 1
     lo = hi = poc
     running = w[poc]
@@ -123,3 +132,66 @@ def peer_undefined(hist, touched, levels: dict, low_row: int, *, value_area: flo
             b += 1
     assert (a, b) == (lo, hi), ((a, b), (lo, hi))
     return False
+
+
+def lean_profile(closes, volumes, *, roundoff: str = "0.05", value_area: str = "0.70", period: int | None = None) -> list:
+    """QuantConnect LEAN ``VolumeProfile`` (Indicators/MarketProfile.cs, Apache-2.0), transcribed in
+    Decimal: after each bar, dict(poc, poc_volume, ph, pl, va, vah, val) as LEAN reports them (va:
+    ValueAreaVolume, the target). ``period`` None: every bar so far (no removal). LEAN loops forever
+    when the row above is 0 and none is left below; that raises RuntimeError here."""
+    inv = 1 / Decimal(roundoff)
+    pct = Decimal(value_area)
+
+    def rnd(a: Decimal) -> Decimal:
+        return Decimal(math.ceil(a * inv)) / inv
+
+    vpp: dict = {}
+    window: list = []
+    total = Decimal(0)
+    out = []
+    for c, v in zip(closes, volumes):
+        c, v = Decimal(repr(float(c))), Decimal(repr(float(v)))
+        key = rnd(c)
+        vpp[key] = vpp.get(key, Decimal(0)) + v
+        window.append((c, v))
+        total += v
+        if period is not None and len(window) > period:
+            oc, ov = window.pop(0)
+            total -= ov
+            k = rnd(oc)
+            if k in vpp:
+                vpp[k] -= ov
+                if vpp[k] == 0:
+                    del vpp[k]
+        keys = sorted(vpp)
+        vals = [vpp[k] for k in keys]
+        mx = 0
+        for i in range(len(vals)):
+            if vals[i] > vals[mx]:
+                mx = i
+            elif vals[i] == vals[mx]:
+                mid = len(vals) - 1
+                if abs(mid // 2 - i) < abs(mid // 2 - mx):
+                    mx = i
+        target = total * pct
+        cur = vals[mx]
+        lo = hi = mx
+        steps = 0
+        while cur <= target:
+            steps += 1
+            if steps > 10 * len(vals) + 10:
+                raise RuntimeError("LEAN's value-area loop makes no progress")
+            nlo, nhi = max(lo - 1, 0), min(hi + 1, len(vals) - 1)
+            low = vals[nlo] if nlo != lo else Decimal(0)
+            high = vals[nhi] if nhi != hi else Decimal(0)
+            if high == 0 or (low != 0 and low > high):
+                cur += low
+                lo = nlo
+            elif low == 0 or (high != 0 and high >= low):
+                cur += high
+                hi = nhi
+            else:
+                break
+        out.append(dict(poc=keys[mx], poc_volume=vals[mx], ph=keys[-1], pl=keys[0], va=target, vah=keys[hi],
+                        val=keys[lo]))
+    return out

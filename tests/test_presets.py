@@ -16,7 +16,7 @@ from preset_reference import peer_levels, touched_mask, touched_rows
 from reference import NO_ROW, ref_bars, ref_trades
 
 RULES = dict(va_rows=("all", "touched"), va_compare=("tie_up", "zero_absent"), va_stop=("reaches", "exceeds"),
-             tie_tol=(1e-9, 0.0), poc_tie=("center", "low", "high", "mid_n2"), va_method=("cbot", "single"))
+             tie_tol=(1e-9, 0.0), poc_tie=("center", "low", "high", "mid_n2", "mid_floor"), va_method=("cbot", "single"))
 FIELDS = ("poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows", "total_volume", "va_volume",
           "offsets", "volume")
 
@@ -85,7 +85,7 @@ def test_trades_rules_match_reference(seed):
     ref = ref_trades(price, vol, off, tick_size=tick, value_area=va)
     spans = touched_rows("trades", {"price": price}, tick)
     check(prof, ref, expected(prof, spans, off, rules, va), tick)
-    assert prof.rules == dict(rules, row_label="low", preset=None)
+    assert prof.rules == dict(rules, row_label="low", price_label="product", va_target="float", preset=None)
 
 
 @pytest.mark.parametrize("distribute", ["close", "hlc3", "uniform"])
@@ -296,7 +296,7 @@ def test_live_follows_the_rules(seed):
     with pytest.raises(ValueError, match="va_rows"):
         vpoc.Live(kind="trades", tick_size=0.25, va_rows="touched", va_method="greedy")
     with pytest.raises(ValueError, match="preset"):
-        vpoc.Live(kind="trades", tick_size=0.25, preset="lean")
+        vpoc.Live(kind="trades", tick_size=0.25, preset="wickra")
 
 
 def test_live_marketprofile_preset_equals_batch():

@@ -83,3 +83,29 @@ def test_developing_rules_cpu_equals_gpu(seed):
 
 def test_every_rule_value_is_drawn():
     assert all(len(v) >= 2 for v in RULES.values())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lean_rules_cpu_equals_gpu(seed):
+    """poc_tie='mid_floor', price_label, va_target (whole volumes): batch and developing (with and
+    without a window), trades and preset='lean' bars."""
+    from test_presets_lean import RULES as LEAN_RULES
+    rng = np.random.default_rng(3000 + seed)
+    price, vol, off = sessions(rng, 0.05)
+    vol = np.floor(vol)  # va_target='decimal' needs whole volumes
+    rules = {k: v[int(rng.integers(0, len(v)))] for k, v in LEAN_RULES.items()}
+    kw = dict(offsets=off, tick_size=0.05, **rules)
+    same(vpoc.from_trades(price, vol, **kw), vpoc.from_trades(price, vol, device="cuda", **kw))
+    for window in (None, 3):
+        d = dict(kw, developing=True, window=window)
+        a = vpoc.from_trades(price, vol, **d)
+        b = vpoc.from_trades(price, vol, device="cuda", **d).cpu()
+        for k in ("dev_poc", "dev_val", "dev_vah"):
+            np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+    lk = dict(offsets=off, tick_size=0.05, preset="lean")
+    same(vpoc.from_bars(price, price, price, vol, **lk), vpoc.from_bars(price, price, price, vol, device="cuda", **lk))
+    dk = dict(lk, developing=True)
+    a = vpoc.from_bars(price, price, price, vol, **dk)
+    b = vpoc.from_bars(price, price, price, vol, device="cuda", **dk).cpu()
+    np.testing.assert_array_equal(a.dev_poc, b.dev_poc)
+    np.testing.assert_array_equal(a.dev_vah, b.dev_vah)

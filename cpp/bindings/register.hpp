@@ -22,9 +22,12 @@ vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_
                            const py::handle& snap, const py::handle& window = py::none(),
                            const py::handle& va_rows = py::none(), const py::handle& va_compare = py::none(),
                            const py::handle& va_stop = py::none(), const py::handle& tie_tol = py::none(),
-                           const py::handle& row_label = py::none());
+                           const py::handle& row_label = py::none(), const py::handle& price_label = py::none(),
+                           const py::handle& va_target = py::none());
 // The peer-rule keywords of make_options (docs/presets.md), in its order after `window`.
-inline constexpr const char* kRuleKeys[] = {"va_rows", "va_compare", "va_stop", "tie_tol", "row_label"};
+inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop",  "tie_tol",
+                                            "row_label", "price_label", "va_target"};
+inline constexpr int kNRuleKeys = 7;
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
 const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");

@@ -101,8 +101,8 @@ void register_live(py::module_& m) {
                        const py::object& poc_tie, const py::object& max_rows, const py::object& window,
                        const py::dict& rules) {
              // rules: the peer-rule keywords (kRuleKeys) given; the others keep their defaults
-             py::object r[5];
-             for (int k = 0; k < 5; ++k) r[k] = rules.contains(kRuleKeys[k]) ? py::object(rules[kRuleKeys[k]]) : py::object(py::none());
+             py::object r[kNRuleKeys];
+             for (int k = 0; k < kNRuleKeys; ++k) r[k] = rules.contains(kRuleKeys[k]) ? py::object(rules[kRuleKeys[k]]) : py::object(py::none());
              for (const auto& item : rules) {
                const std::string key = py::str(item.first);
                bool known = false;
@@ -111,7 +111,7 @@ void register_live(py::module_& m) {
              }
              const auto opt = make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows,
                                            py::int_(1), py::bool_(true), distribute, py::bool_(false), window, r[0],
-                                           r[1], r[2], r[3], r[4]);
+                                           r[1], r[2], r[3], r[4], r[5], r[6]);
              return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt));
            }),
            py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),

@@ -13,15 +13,13 @@
 using namespace vpoc;
 
 namespace {
-// Today's default rules with POC tie rule `tie`.
-levels::Rules with_tie(PocTie tie) {
+levels::Rules rules(PocTie tie = PocTie::center) {
   levels::Rules r;
   r.tie = tie;
   return r;
 }
-
 int64_t poc(const std::vector<double>& v, PocTie tie) {
-  return levels::poc_index(v.data(), static_cast<int64_t>(v.size()), with_tie(tie));
+  return levels::poc_index(v.data(), static_cast<int64_t>(v.size()), rules(tie));
 }
 
 struct Va {
@@ -30,7 +28,9 @@ struct Va {
 };
 Va expand(const std::vector<double>& v, int64_t p, double target, int step) {
   Va a{};
-  levels::expand(v.data(), static_cast<int64_t>(v.size()), p, target, step, a.val, a.vah, a.running, levels::Rules{});
+  const levels::Rules r = rules();
+  levels::expand(v.data(), static_cast<int64_t>(v.size()), p, levels::target_of(1.0, target, r), step, a.val, a.vah,
+                 a.running, r);
   return a;
 }
 
@@ -107,9 +107,9 @@ TEST_CASE("24_5_levels_poc_tie_rules_hand_values") {
 TEST_CASE("24_5_levels_poc_among_subrange_centre") {
   // rows 2..7 of v (centre 4.5): tied rows 3 and 6, row 3 is 1.5 away, row 6 1.5 away -> lower (3)
   const std::vector<double> v = {9, 9, 1, 4, 0, 0, 4, 2, 9, 9};
-  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, with_tie(PocTie::center)) == 3);
-  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, with_tie(PocTie::high)) == 6);
-  CHECK(levels::poc_among(v.data(), 3, 7, 4.0, with_tie(PocTie::center)) == 6);  // centre 5: row 6 is 1 away, row 3 is 2
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, rules(PocTie::center)) == 3);
+  CHECK(levels::poc_among(v.data(), 2, 7, 4.0, rules(PocTie::high)) == 6);
+  CHECK(levels::poc_among(v.data(), 3, 7, 4.0, rules(PocTie::center)) == 6);  // centre 5: row 6 is 1 away, row 3 is 2
   CHECK(levels::poc_prefers(5, 3, 2, 7, PocTie::center));
   CHECK_FALSE(levels::poc_prefers(6, 3, 2, 7, PocTie::center));
   CHECK(levels::poc_prefers(3, 6, 2, 7, PocTie::center));
@@ -232,4 +232,63 @@ TEST_CASE("24_5_levels_brute_force_small_profiles") {
     }
   }
   CHECK(compared == 180000);
+}
+
+TEST_CASE("27_5_levels_poc_tie_mid_floor_lean") {
+  // LEAN GetMax: target floor((n - 1) / 2), the lower one on equal distance
+  const std::vector<double> a = {5, 1, 5, 5};  // n 4: target 1 -> rows 0 and 2 tie at distance 1 -> 0
+  CHECK(poc(a, PocTie::mid_floor) == 0);
+  CHECK(poc(a, PocTie::mid_n2) == 2);  // target 2
+  const std::vector<double> b = {0, 5, 5, 0, 0};  // n 5: target 2 -> row 2
+  CHECK(poc(b, PocTie::mid_floor) == 2);
+  const std::vector<double> c = {0, 5, 5, 0, 0, 0};  // n 6: target 2 -> row 2 (center 2.5: row 2)
+  CHECK(poc(c, PocTie::mid_floor) == 2);
+  const std::vector<double> d = {0, 0, 0, 5, 0, 5};  // target 2: row 3 (distance 1) beats row 5
+  CHECK(poc(d, PocTie::mid_floor) == 3);
+  CHECK(levels::poc_prefers(3, 1, 0, 5, PocTie::mid_floor) == false);  // both 1 from 2: lower stays
+  CHECK(levels::poc_prefers(1, 3, 0, 5, PocTie::mid_floor));
+}
+
+TEST_CASE("27_5_levels_decimal_target_exact") {
+  // total 10, value_area 0.7: target exactly 7; float 0.7 * 10 = 7.000000000000001 > 7
+  levels::Rules r;
+  r.tol = 0.0;
+  r.stop = VaStop::exceeds;
+  r.va_p = 7;
+  r.va_q = 10;
+  const levels::Target g = levels::target_of(0.7, 10.0, r);
+  CHECK_FALSE(levels::reached(7.0, g, r));  // exceeds: 7 is not above 7
+  CHECK(levels::reached(8.0, g, r));
+  r.stop = VaStop::reaches;
+  CHECK(levels::reached(7.0, g, r));
+  CHECK_FALSE(levels::reached(6.0, g, r));
+  // a multiple of 10 where fl(T * 0.7) < 7T/10: float 'reaches' would stop one row early
+  const double T = 90.0;
+  CHECK(0.7 * T < 63.0);
+  r.stop = VaStop::reaches;
+  CHECK(levels::reached(0.7 * T, 0.7 * T, 0.0, VaStop::reaches));  // float: 62.99999999999999 reaches
+  CHECK_FALSE(levels::reached(0.7 * T, levels::target_of(0.7, T, r), r));  // decimal: below 63
+  CHECK(fixed::mul_cmp(3.0, 7.0, 21.0, 1.0) == 0);
+  CHECK(fixed::mul_cmp(9007199254740991.0, 999999.0, 9007199254740990.0, 999999.0) == 1);
+  CHECK(fixed::mul_cmp(9007199254740990.0, 1000000.0, 9007199254740991.0, 999999.0) == 1);
+  CHECK(fixed::mul_cmp(9007199254740991.0, 999999.0, 9007199254740990.0, 1000000.0) == -1);
+}
+
+TEST_CASE("27_5_ladder_decimal_fraction_and_row_price") {
+  int64_t p = 0, q = 0;
+  CHECK(ladder::decimal_fraction(0.7, 6, p, q));
+  CHECK((p == 7 && q == 10));
+  CHECK(ladder::decimal_fraction(0.6827, 6, p, q));
+  CHECK((p == 6827 && q == 10000));
+  CHECK_FALSE(ladder::decimal_fraction(1.0 / 3.0, 6, p, q));
+  CHECK(ladder::decimal_fraction(1.0, 6, p, q));
+  CHECK((p == 1 && q == 1));
+  const ladder::RowPrice dec = ladder::RowPrice::make(1e-6, 50000, true);  // LEAN rows of 0.05
+  CHECK(dec.num == 50000);
+  CHECK(dec.den == 1e6);
+  CHECK(dec(2601) == 130.05);              // the literal: the float64 nearest the decimal
+  CHECK(2601 * (1e-6 * 50000) != 130.05);  // the product is not (130.04999999999998)
+  const ladder::RowPrice prod = ladder::RowPrice::make(0.05, 1, false);
+  CHECK(prod(2709) == 2709 * 0.05);
+  CHECK(ladder::RowPrice::make(1.0 / 3.0, 1, true).den == 0.0);  // no decimal form with <= 15 digits
 }

@@ -409,7 +409,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
                 preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
-                row_label: Optional[str] = None) -> Profiles:
+                row_label: Optional[str] = None, price_label: Optional[str] = None,
+                va_target: Optional[str] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -439,14 +440,16 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's
     start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike
-    (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults) or "marketprofile"
-    (py-market-profile 0.2.0) sets every rule keyword not passed (``va_method``, ``poc_tie``,
-    ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``, ``row_label``; each a keyword of its own,
-    docs/presets.md), recorded as ``prof.rules``. See docs/contract.md for every rule.
+    (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
+    (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
+    not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
+    ``row_label``, ``price_label``, ``va_target``; each a keyword of its own, docs/presets.md),
+    recorded as ``prof.rules``. See docs/contract.md for every rule.
     """
     rk, rules = _presets.resolve(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
                                               va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
-                                              row_label=row_label), False)
+                                              row_label=row_label, price_label=price_label, va_target=va_target),
+                                 False)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (volume is not None and session is None and sessions is None and tz is None
@@ -454,9 +457,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-            return _ruled(Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts), rules)
+            return _ruled(Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts), rules, volume)
         return _ruled(_run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts),
-                           device, memory_budget, stream, {"price": price}, opts), rules)
+                           device, memory_budget, stream, {"price": price}, opts), rules, volume)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns)
@@ -479,7 +482,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 memory_budget, stream, {"price": price}, opts, facts, rows)
     with input_rows(rows):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
-                                      stream), rules)
+                                      stream), rules, volume)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -495,7 +498,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
               preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
               va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
-              row_label: Optional[str] = None) -> Profiles:
+              row_label: Optional[str] = None, price_label: Optional[str] = None,
+              va_target: Optional[str] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -517,8 +521,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     See docs/contract.md for every rule.
     """
     rk, rules = _presets.resolve(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
-                                              va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
-                                              tie_tol=tie_tol, row_label=row_label), True)
+                                              va_rows=va_rows, va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
+                                              row_label=row_label, price_label=price_label, va_target=va_target),
+                                 True)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (low is not None and close is not None and volume is not None and session is None and sessions is None
@@ -527,11 +532,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         if device == "cpu":
             r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
             if not r.off_grid:
-                return _ruled(Profiles(r), rules)
-            return _ruled(_finish(r, {}, _bar_prices(high, low, close, open, opts), opts), rules)
+                return _ruled(Profiles(r), rules, volume)
+            return _ruled(_finish(r, {}, _bar_prices(high, low, close, open, opts), opts), rules, volume)
         return _ruled(_run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume,
                                                 "open": open}, (offsets, session_ids, opts), device, memory_budget,
-                           stream, None, opts), rules)
+                           stream, None, opts), rules, volume)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
     table = dict(tz=tz, columns=columns, label=label, interval=interval)
@@ -562,12 +567,15 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                 (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows)
     with input_rows(rows):
         return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
-                                    offsets, session_ids, opts, memory_budget, stream), rules)
+                                    offsets, session_ids, opts, memory_budget, stream), rules, volume)
 
 
-def _ruled(prof: Profiles, rules: Optional[dict]) -> Profiles:
-    """``prof`` with its rules recorded (``Profiles.rules``) when the call set a preset or a peer rule."""
+def _ruled(prof: Profiles, rules: Optional[dict], volume: Any = None) -> Profiles:
+    """``prof`` with its rules recorded (``Profiles.rules``) when the call set a preset or a peer rule;
+    va_target='decimal' checks that the volumes were whole (ValueError naming va_target)."""
     if rules is not None:
+        if rules["va_target"] == "decimal":
+            _presets.check_whole_volume(volume, prof.cpu().volume)
         prof.rules = rules
     return prof
 

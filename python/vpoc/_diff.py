@@ -13,6 +13,7 @@ import numpy as np
 
 from ._api import from_trades
 from ._optional import require
+from ._presets import PEER_KEYWORDS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
 from .features import TpoProfiles
@@ -20,7 +21,7 @@ from .features import TpoProfiles
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["DIFF_FIELDS", "POC_TIES", "ProfilesDiff", "RULES", "TPO_RULES", "VA_METHODS", "diff"]
+__all__ = ["DIFF_FIELDS", "PEER_RULES", "POC_TIES", "ProfilesDiff", "RULES", "TPO_RULES", "VA_METHODS", "diff"]
 
 #: The rules that decide a profile's levels: the ladder, then the options ``Profiles`` does not record.
 RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "distribute")
@@ -34,6 +35,9 @@ _SPREAD_RULES = {"volume": ("distribute",), "tpo": ("period", "rth_start", "tz")
 #: The values tried when a side's rule is not recorded (docs/contract.md).
 POC_TIES: Tuple[str, ...] = ("center", "low", "high")
 VA_METHODS: Tuple[str, ...] = ("cbot", "single", "greedy")
+#: The peer rules (docs/presets.md) a ``Profiles.rules`` records: named when both sides record them and
+#: they differ, and used when a side's levels are recomputed from its histogram.
+PEER_RULES: Tuple[str, ...] = PEER_KEYWORDS
 _LEVELS = ("poc", "vah", "val")
 _INFERRED = ("poc_tie", "va_method", "value_area")  # the order of a candidate triple
 
@@ -153,8 +157,11 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {"tick_size": float(prof.tick_size), "ticks_per_row": int(prof.ticks_per_row)}
     extra = getattr(prof, "rules", None)
     if isinstance(extra, dict):
-        names = TPO_RULES if getattr(prof, "kind", "volume") == "tpo" else RULES
+        tpo = getattr(prof, "kind", "volume") == "tpo"
+        names = TPO_RULES if tpo else RULES + PEER_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
+        if not tpo and "preset" in extra:
+            out["preset"] = extra["preset"]
     return out
 
 
@@ -227,17 +234,27 @@ def _compare_rows(a: Tuple[np.ndarray, ...], b: Tuple[np.ndarray, ...], rtol: fl
 def _levels_under(prof: Any, sel: np.ndarray, poc_tie: str, va_method: str, value_area: float
                   ) -> np.ndarray:
     """[len(sel), 3] (poc_row, vah_row, val_row) of sessions ``sel`` of ``prof`` recomputed by the
-    engine from their histograms (each row a trade at its row price) under these rules."""
+    engine from their histograms (each row a trade at its row price) under these rules and the peer
+    rules ``prof.rules`` records (with va_rows='touched' the rows holding volume stand for the
+    touched rows: a touched row of 0 is not recorded)."""
     n = np.asarray(prof.n_rows, dtype=np.int64)[sel]
     offs = np.asarray(prof.offsets, dtype=np.int64)
     take = np.concatenate([np.arange(offs[s], offs[s + 1]) for s in sel.tolist()]) if sel.size else \
         np.zeros(0, dtype=np.int64)
     rows = np.repeat(np.asarray(prof.low_row, dtype=np.int64)[sel], n) + (
         np.arange(take.shape[0], dtype=np.int64) - np.repeat(np.cumsum(n) - n, n))
+    vol = np.asarray(prof.volume, dtype=np.float64)[take]
+    recorded = getattr(prof, "rules", None)
+    peer = {k: recorded[k] for k in PEER_RULES if k in recorded} if isinstance(recorded, dict) else {}
+    off = np.concatenate(([0], np.cumsum(n)))
+    if peer.get("va_rows") == "touched":
+        keep = vol > 0
+        cnt = np.bincount(np.repeat(np.arange(n.size), n)[keep], minlength=n.size)
+        off = np.concatenate(([0], np.cumsum(cnt)))
+        rows, vol = rows[keep], vol[keep]
     row = float(prof.row_size)
-    r = from_trades(rows.astype(np.float64) * row, np.asarray(prof.volume, dtype=np.float64)[take],
-                    offsets=np.concatenate(([0], np.cumsum(n))), tick_size=row, value_area=value_area,
-                    va_method=va_method, poc_tie=poc_tie)
+    r = from_trades(rows.astype(np.float64) * row, vol, offsets=off, tick_size=row, value_area=value_area,
+                    va_method=va_method, poc_tie=poc_tie, **peer)
     return np.stack([r.poc_row, r.vah_row, r.val_row], axis=1)
 
 
@@ -335,7 +352,12 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     engine from its own histogram under every ``poc_tie`` x ``va_method`` with each fraction of
     ``value_area`` (a number or a sequence; default 0.70), else with the fraction that side's
     value area holds, and the rule names in which the fitting rules of a and b differ least are
-    reported ("unexplained" when no rule tried reproduces a side). Raises TypeError naming ``a`` /
+    reported ("unexplained" when no rule tried reproduces a side). When both results carry
+    ``Profiles.rules`` (a call with ``preset=`` or a peer-rule keyword, docs/presets.md), each peer
+    rule (``PEER_RULES``) that differs between them is named for the sessions whose levels differ
+    (``rule`` "va_stop", ``reason`` "va_stop: 'reaches' vs 'exceeds'", and the presets when they
+    differ), beside the row-level words; ``settings`` lists them, and a side's levels are
+    recomputed under its own peer rules. Raises TypeError naming ``a`` /
     ``b`` for anything but a Profiles or a TpoProfiles, or for one of each; ValueError when their
     session counts differ.
     """
@@ -355,6 +377,7 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
+    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset",) if k in ra or k in rb})
     notes: List[str] = []
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
@@ -426,6 +449,11 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
     base = list(ladder)
     base_words = [f"{k} {ra[k]:g} vs {rb[k]:g}" for k in ladder]
     spread = [k for k in _SPREAD_RULES[kind] if k in ra and k in rb and ra[k] != rb[k]]
+    # peer rules both sides record (Profiles.rules) and that differ: they move the levels only
+    peer = [k for k in PEER_RULES if k in ra and k in rb and ra[k] != rb[k]]
+    peer_words = [f"{k}: {ra[k]!r} vs {rb[k]!r}" for k in peer]
+    if peer and ra.get("preset") != rb.get("preset"):
+        peer_words.append(f"preset: {ra.get('preset')!r} vs {rb.get('preset')!r}")
     total = "total TPO count" if kind == "tpo" else "total volume"
     ne = (np.asarray(pa.n_rows) > 0) & (np.asarray(pb.n_rows) > 0)
     sel = np.flatnonzero(level & ne)
@@ -455,6 +483,9 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
                 words.append("the same total TPO count on other rows (other bars, or the period grid)"
                              if kind == "tpo" else
                              "the same total volume on other rows (distribute, or the inputs' prices)")
+        if level[s] and peer:
+            names.extend(peer)
+            words.extend(peer_words)
         alternatives = [names]
         k = where.get(s)
         if k is not None and ca[k] and cb[k]:

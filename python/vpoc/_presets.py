@@ -7,18 +7,24 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-__all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "resolve"]
+from decimal import Decimal
+
+import numpy as np
+
+__all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "SESSION_PRESETS", "resolve", "resolve_session",
+           "check_whole_volume"]
 
 #: Today's rules (docs/contract.md): what every rule keyword is when neither the caller nor a
 #: preset sets it.
 RULE_DEFAULTS: Dict[str, Any] = {
     "distribute": "uniform", "va_method": "cbot", "poc_tie": "center", "va_rows": "all",
     "va_compare": "tie_up", "va_stop": "reaches", "tie_tol": 1e-9, "row_label": "low",
+    "price_label": "product", "va_target": "float",
 }
 #: The keywords a preset sets (distribute: bars only; trades put each volume at its price).
 RULE_KEYWORDS = tuple(RULE_DEFAULTS)
 #: The peer-rule keywords the engine's Options take (docs/presets.md, section 3).
-PEER_KEYWORDS = ("va_rows", "va_compare", "va_stop", "tie_tol", "row_label")
+PEER_KEYWORDS = ("va_rows", "va_compare", "va_stop", "tie_tol", "row_label", "price_label", "va_target")
 
 # The rule keywords that are not peer rules (from_* took them before presets existed).
 _OWN_KEYWORDS = ("distribute", "va_method", "poc_tie")
@@ -33,8 +39,42 @@ PRESETS: Dict[str, Dict[str, Any]] = {
     "marketprofile": {
         "distribute": "close", "va_method": "single", "poc_tie": "mid_n2", "va_rows": "touched",
         "va_compare": "zero_absent", "va_stop": "exceeds", "tie_tol": 0.0, "row_label": "top",
+        "price_label": "product", "va_target": "float",
+    },
+    # QuantConnect LEAN VolumeProfile (Indicators/MarketProfile.cs): py-market-profile's value-area
+    # rules, POC ties nearest floor((n - 1) / 2) of the printed rows (C# integer division), row
+    # prices and the 70% target in C# decimal (docs/design/presets.md, sections 1 and 4); LEAN's
+    # period= is developing=True, window=period (None: every bar so far, as its test data)
+    "lean": {
+        "distribute": "close", "va_method": "single", "poc_tie": "mid_floor", "va_rows": "touched",
+        "va_compare": "zero_absent", "va_stop": "exceeds", "tie_tol": 0.0, "row_label": "top",
+        "price_label": "decimal", "va_target": "decimal",
     },
 }
+
+
+#: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):
+#: the initial balance's end and anchor and the opening range's length (None: one TPO period).
+SESSION_DEFAULTS: Dict[str, Any] = {"ib_end": "exclusive", "ib_anchor": "rth", "opening_minutes": None}
+SESSION_PRESETS: Dict[str, Dict[str, Any]] = {
+    "cbot": dict(SESSION_DEFAULTS),
+    # py-market-profile 0.2.0: ds.loc[:first + 1 hour] (first bar's stamp, end included), 10 minutes
+    "marketprofile": {"ib_end": "inclusive", "ib_anchor": "first_bar", "opening_minutes": 10},
+    "lean": dict(SESSION_DEFAULTS),  # LEAN's VolumeProfile has no initial balance
+}
+
+
+def resolve_session(preset: Optional[str], given: Dict[str, Any]) -> Dict[str, Any]:
+    """The session-feature rules of a call: each the caller's value when given (not None), else the
+    preset's, else SESSION_DEFAULTS; a bad preset is a ValueError naming it."""
+    if preset is not None:
+        if not isinstance(preset, str):
+            raise TypeError(f"preset must be a string or None, got {type(preset).__name__}")
+        if preset not in SESSION_PRESETS:
+            raise ValueError(f"preset must be one of {', '.join(repr(p) for p in SESSION_PRESETS)} or None; "
+                             f"got {preset!r}")
+    table = SESSION_DEFAULTS if preset is None else SESSION_PRESETS[preset]
+    return {k: (given[k] if given.get(k) is not None else table[k]) for k in SESSION_DEFAULTS}
 
 
 def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[Dict[str, Any], Optional[dict]]:
@@ -61,6 +101,35 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
                              f"got {preset!r}")
     table = PRESETS[preset] if preset is not None else RULE_DEFAULTS
     out = {k: (given[k] if given.get(k) is not None else table[k]) for k in RULE_KEYWORDS}
+    if out["va_target"] == "decimal" and bars and out["distribute"] not in ("close", "hlc3"):
+        raise ValueError(f"va_target='decimal' compares whole-number row volumes exactly; distribute="
+                         f"{out['distribute']!r} splits a bar's volume into fractions: use distribute='close' "
+                         f"or 'hlc3' (or va_target='float')")
     if not bars:
         del out["distribute"]
     return out, dict(out, preset=preset)
+
+
+def row_prices(rows: np.ndarray, tick_size: float, ticks_per_row: int, rules: Optional[dict]) -> np.ndarray:
+    """Prices of rows (int64): ``rows * row_size``, or with price_label='decimal' the float64 nearest
+    the decimal ``rows * tick_size * ticks_per_row`` (tick_size read as its shortest decimal), as
+    the engine's POC / VAH / VAL (core/ladder.hpp RowPrice)."""
+    if rules is None or rules.get("price_label") != "decimal":
+        return rows.astype(np.float64) * (tick_size * ticks_per_row)
+    num, den = Decimal(repr(float(tick_size))).as_integer_ratio()
+    return (rows * (num * int(ticks_per_row))).astype(np.float64) / float(den)
+
+
+def check_whole_volume(volume: Any, rows: Any = None) -> None:
+    """va_target='decimal': the input volumes (host arrays; a GPU array is left to ``rows``) and the
+    histogram's row volumes ``rows`` must be whole numbers, so that every running sum the value area
+    compares is exact (docs/presets.md); ValueError naming va_target otherwise."""
+    for what, v in (("volume", volume), ("row volume", rows)):
+        if v is None or hasattr(v, "__cuda_array_interface__") or getattr(v, "is_cuda", False):
+            continue
+        a = np.asarray(v, dtype=np.float64).ravel()
+        bad = np.flatnonzero(a != np.floor(a))
+        if bad.size:
+            raise ValueError(f"va_target='decimal' needs whole-number volumes (its exact comparison holds for "
+                             f"sums of whole rows); {what}[{int(bad[0])}] = {a[bad[0]]!r} is not whole "
+                             f"({bad.size} such); use va_target='float'")

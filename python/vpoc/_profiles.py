@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core
 from ._optional import require
+from ._presets import row_prices
 from ._side_profiles import SIDE_FIELDS, SIDE_SESSION_FIELDS, host_array
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -353,7 +354,7 @@ class Profiles:
         i %= self.n_sessions
         n = int(self.n_rows[i])
         low = int(self.low_row[i]) if n else 0
-        prices = (low + np.arange(n, dtype=np.int64)).astype(np.float64) * self.row_size
+        prices = row_prices(low + np.arange(n, dtype=np.int64), self.tick_size, self.ticks_per_row, self.rules)
         return prices, self.volume[self.offsets[i]:self.offsets[i + 1]]
 
     def to_pandas(self) -> "pd.DataFrame":

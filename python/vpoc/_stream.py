@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 import numpy as np
 
 from . import _api
+from ._presets import row_prices
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -73,8 +74,15 @@ def profile_table(prof: Any, labels: Any, offsets: Optional[np.ndarray] = None,
     n_rows = np.asarray(prof.n_rows)
     low_row = np.asarray(prof.low_row)
     empty = n_rows == 0
-    low = np.where(empty, np.nan, low_row.astype(np.float64) * prof.row_size)
-    high = np.where(empty, np.nan, (low_row + np.maximum(n_rows - 1, 0)).astype(np.float64) * prof.row_size)
+    rules = prof.rules
+    if rules is not None and rules.get("price_label") == "decimal":  # the levels' labels (docs/presets.md)
+        lr = np.where(empty, 0, low_row)
+        low = np.where(empty, np.nan, row_prices(lr, prof.tick_size, prof.ticks_per_row, rules))
+        high = np.where(empty, np.nan, row_prices(lr + np.maximum(n_rows - 1, 0), prof.tick_size, prof.ticks_per_row,
+                                                  rules))
+    else:
+        low = np.where(empty, np.nan, low_row.astype(np.float64) * prof.row_size)
+        high = np.where(empty, np.nan, (low_row + np.maximum(n_rows - 1, 0)).astype(np.float64) * prof.row_size)
     cols: Dict[str, Any] = {
         "session": labels,
         "start": pd.DatetimeIndex(_utc(start)).tz_localize("UTC"),

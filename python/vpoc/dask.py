@@ -315,7 +315,8 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
               device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
               memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
               va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
-              tie_tol: Optional[float] = None, row_label: Optional[str] = None) -> "dd.DataFrame":
+              tie_tol: Optional[float] = None, row_label: Optional[str] = None, price_label: Optional[str] = None,
+              va_target: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of OHLCV bars in a dask DataFrame (rows in time order), lazily.
 
     Sessions: ``session=`` is the rule, as everywhere in vpoc: one of :mod:`vpoc.sessions`
@@ -338,7 +339,7 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
                            dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
-                                tie_tol=tie_tol, row_label=row_label))
+                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target))
     if distribute is not None and not isinstance(distribute, str):
         raise TypeError(f"distribute must be a string, got {type(distribute).__name__}")
     _api.from_bars(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), distribute=distribute,
@@ -360,7 +361,8 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sess
                 device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
                 memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
                 va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
-                tie_tol: Optional[float] = None, row_label: Optional[str] = None) -> "dd.DataFrame":
+                tie_tol: Optional[float] = None, row_label: Optional[str] = None, price_label: Optional[str] = None,
+                va_target: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of trades (``price``, ``volume`` columns) in a dask DataFrame, lazily.
 
     Sessions (``session=`` rule or ``session_column=``), timestamps, ``threads`` and the result: as in
@@ -369,7 +371,7 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sess
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
                            dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
-                                tie_tol=tie_tol, row_label=row_label))
+                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target))
     rule, column = _session_args(ddf, session, session_column, sessions)
     return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, column, rule,
                   session_kwargs, tz, opts, time_unit)

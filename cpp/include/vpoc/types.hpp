@@ -21,13 +21,18 @@ struct Array {
 
 enum class Distribute : int { close = 0, hlc3 = 1, uniform = 2, legacy = 3 };
 enum class VaMethod : int { cbot = 0, single = 1, greedy = 2 };
-enum class PocTie : int { center = 0, low = 1, high = 2, mid_n2 = 3 };
+enum class PocTie : int { center = 0, low = 1, high = 2, mid_n2 = 3, mid_floor = 4 };
 // Peer rules (docs/presets.md): which rows the POC / value area see, how a step compares the two
 // sides, when the expansion stops, how a row is labelled.
 enum class VaRows : int { all = 0, touched = 1 };
 enum class VaCompare : int { tie_up = 0, zero_absent = 1 };
 enum class VaStop : int { reaches = 0, exceeds = 1 };
 enum class RowLabel : int { low = 0, top = 1 };
+// How a row's price is computed ('decimal': the correctly rounded decimal row * tick * ticks_per_row)
+// and how the value-area target is compared ('decimal': value_area read as a decimal fraction P/Q,
+// running * Q against P * total exactly; LEAN's C# decimal).
+enum class PriceLabel : int { product = 0, decimal = 1 };
+enum class VaTarget : int { float64 = 0, decimal = 1 };
 
 Distribute parse_distribute(const std::string& s);
 VaMethod parse_va_method(const std::string& s);
@@ -36,6 +41,8 @@ VaRows parse_va_rows(const std::string& s);
 VaCompare parse_va_compare(const std::string& s);
 VaStop parse_va_stop(const std::string& s);
 RowLabel parse_row_label(const std::string& s);
+PriceLabel parse_price_label(const std::string& s);
+VaTarget parse_va_target(const std::string& s);
 
 // A caller's way to stop a running CPU call (Ctrl-C): the calling thread calls check(ctx) between
 // sessions, about every kInterruptPollMs; true stops the call, which then throws Cancelled. Plain
@@ -66,6 +73,8 @@ struct Options {
   VaStop va_stop = VaStop::reaches;          // 'exceeds': stop only when the running volume passes the target
   double tie_tol = 1e-9;                     // relative band of equal volumes (POC ties, steps, the stop); 0: exact
   RowLabel row_label = RowLabel::low;        // 'top': rows ceil(t / ticks_per_row), labelled by their top tick
+  PriceLabel price_label = PriceLabel::product;  // 'decimal': row prices as correctly rounded decimals
+  VaTarget va_target = VaTarget::float64;        // 'decimal': exact decimal value_area * total (whole volumes)
   Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
 

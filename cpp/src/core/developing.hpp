@@ -214,7 +214,7 @@ class Session {
       for (int i = 1; i < n_tied_; ++i)
         if (levels::poc_prefers(tied_[i], poc, first_, last_, opt_.poc_tie)) poc = tied_[i];
     }
-    const double target = opt_.value_area * total_;
+    const levels::Target target = levels::target_of(opt_.value_area, total_, rules_);
     if (opt_.va_method == VaMethod::greedy) {
       poc_ = poc;
       double running = 0.0;

@@ -158,5 +158,32 @@ struct Split {
   }
 };
 
+// Exact products without FMA (Dekker): a * b == hi + lo exactly for finite a, b whose product
+// neither overflows nor underflows. Only + - * in float64, so host and device get the same bits
+// (contraction, where a compiler does it, yields the same exact error terms).
+VPOC_HD void split(double a, double& hi, double& lo) {
+  const double c = 134217729.0 * a;  // 2**27 + 1
+  hi = c - (c - a);
+  lo = a - hi;
+}
+VPOC_HD void two_prod(double a, double b, double& hi, double& lo) {
+  hi = a * b;
+  double ah, al, bh, bl;
+  split(a, ah, al);
+  split(b, bh, bl);
+  lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl;
+}
+
+// Sign (-1, 0, +1) of a * b - c * d, exactly (a, b, c, d >= 0 finite, products within float64).
+// va_target='decimal': running * Q against P * total (core/levels.hpp reached()).
+VPOC_HD int mul_cmp(double a, double b, double c, double d) {
+  double h1, l1, h2, l2;
+  two_prod(a, b, h1, l1);
+  two_prod(c, d, h2, l2);
+  // Rounding is monotone: h1 > h2 implies a*b > c*d; equal heads leave the exact tails to decide.
+  if (h1 != h2) return h1 > h2 ? 1 : -1;
+  return l1 > l2 ? 1 : (l1 < l2 ? -1 : 0);
+}
+
 }  // namespace fixed
 }  // namespace vpoc

@@ -108,4 +108,48 @@ VPOC_HD int64_t tick_to_row(int64_t t, int64_t ticks_per_row) { return floor_div
 // Lowest price of row r.
 VPOC_HD double row_price(int64_t r, double row_size) { return static_cast<double>(r) * row_size; }
 
+// x as p / q with q = 10**d, d <= max_digits the fewest decimals whose p / q rounds back to x
+// (x's shortest decimal form); false when none does, or p would pass 2**53. Shared by the
+// options check and the rules (price_label / va_target 'decimal'), host and device alike.
+VPOC_HD bool decimal_fraction(double x, int max_digits, int64_t& p, int64_t& q) {
+  double scale = 1.0;
+  for (int d = 0; d <= max_digits; ++d, scale *= 10.0) {  // 10**d is exact in float64 for d <= 22
+    const double a = round_half_even(x * scale);
+    if (!(fabs(a) < 9007199254740992.0)) return false;
+    if (a / scale == x) {
+      p = static_cast<int64_t>(a);
+      q = static_cast<int64_t>(scale);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Row prices of a call. 'product' (default): r * row_size, one float64 product (row_price).
+// 'decimal' (price_label='decimal', LEAN's C# decimal labels): tick_size read as its shortest decimal
+// a / 10**d (d <= 15), row r priced (r * a * ticks_per_row) / 10**d: two exact integers in float64
+// and one correctly rounded division, so the price is the float64 nearest the exact decimal
+// (for |r * a * ticks_per_row| <= 2**53; past that the numerator is rounded first). den 0: 'product'.
+struct RowPrice {
+  double row_size = 1.0;
+  int64_t num = 0;   // a * ticks_per_row
+  double den = 0.0;  // 10**d; 0: product labels
+
+  VPOC_HD static RowPrice make(double tick_size, int64_t ticks_per_row, bool decimal) {
+    RowPrice rp;
+    rp.row_size = tick_size * static_cast<double>(ticks_per_row);
+    int64_t a = 0, q = 0;
+    if (decimal && decimal_fraction(tick_size, 15, a, q) && a > 0 &&
+        static_cast<double>(a) * static_cast<double>(ticks_per_row) < 9007199254740992.0) {
+      rp.num = a * ticks_per_row;
+      rp.den = static_cast<double>(q);
+    }
+    return rp;
+  }
+  VPOC_HD double operator()(int64_t r) const {
+    if (den == 0.0) return row_price(r, row_size);
+    return (static_cast<double>(r) * static_cast<double>(num)) / den;  // the product is exact below 2**53
+  }
+};
+
 }  // namespace vpoc::ladder

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/fixed.hpp"
 #include "core/ladder.hpp"
 #include "vpoc/types.hpp"
 
@@ -27,6 +28,7 @@ struct Rules {
   VaStop stop = VaStop::reaches;
   const uint8_t* touched = nullptr;
   const int32_t* cover = nullptr;
+  int64_t va_p = 0, va_q = 0;  // va_target='decimal': value_area = va_p / va_q; va_q 0: float64 target
 
   VPOC_HD bool sparse() const { return touched != nullptr || cover != nullptr; }
   VPOC_HD bool exists(int64_t i) const { return touched != nullptr ? touched[i] != 0 : cover[i] > 0; }
@@ -39,7 +41,25 @@ VPOC_HD Rules rules_of(const Options& opt, const uint8_t* touched = nullptr) {
   r.compare = opt.va_compare;
   r.stop = opt.va_stop;
   r.touched = touched;
+  if (opt.va_target == VaTarget::decimal && !ladder::decimal_fraction(opt.value_area, 6, r.va_p, r.va_q))
+    r.va_q = 0;  // unreachable: validate() refuses such a value_area
   return r;
+}
+
+// The value area's target: value_area * total in float64 ('float'), or the exact decimal fraction
+// va_p / va_q of the total ('decimal', compared exactly by reached()).
+struct Target {
+  double t = 0.0;      // value_area * total (float64), the 'float' rule's target
+  double total = 0.0;  // the session's (prefix's, window's) total
+  int64_t p = 0, q = 0;
+};
+VPOC_HD Target target_of(double value_area, double total, const Rules& r) {
+  Target g;
+  g.t = value_area * total;
+  g.total = total;
+  g.p = r.va_p;
+  g.q = r.va_q;
+  return g;
 }
 
 VPOC_HD bool tied(double a, double b, double tol = kRelTie) {
@@ -56,18 +76,29 @@ VPOC_HD bool reached(double running, double target, double tol = kRelTie, VaStop
   return running >= target || target - running <= tol * target;
 }
 VPOC_HD bool reached(double running, double target, const Rules& r) { return reached(running, target, r.tol, r.stop); }
+// The same against a Target: 'decimal' (q > 0) compares running * q with p * total exactly (LEAN's
+// C# decimal: exact for running sums of whole row volumes, which the Python entry points check;
+// no tie band); 'float' as above.
+VPOC_HD bool reached(double running, const Target& g, const Rules& r) {
+  if (g.q == 0) return reached(running, g.t, r.tol, r.stop);
+  const int c = fixed::mul_cmp(running, static_cast<double>(g.q), g.total, static_cast<double>(g.p));
+  return r.stop == VaStop::exceeds ? c > 0 : c >= 0;
+}
 
 // Greedy value-area order: a before b when it has more volume, or as much and a lower row.
 VPOC_HD bool greedy_before(const double* v, int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); }
 
 // Whether tied row i beats tied row best (best >= 0) as the POC of rows [first, last]: "low" /
 // "high" the lowest / highest; "center" the closest to (first + last) / 2, "mid_n2" the closest
-// to first + n / 2 (n = last - first + 1, py-market-profile's midpoint), the lower one on equal
-// distance (|2i - T2| is twice the distance to the target T2 / 2).
+// to first + n / 2 (n = last - first + 1, py-market-profile's midpoint), "mid_floor" the closest
+// to first + floor((n - 1) / 2) (LEAN's integer mid / 2), the lower one on equal distance
+// (|2i - T2| is twice the distance to the target T2 / 2).
 VPOC_HD bool poc_prefers(int64_t i, int64_t best, int64_t first, int64_t last, PocTie tie) {
   if (tie == PocTie::low) return i < best;
   if (tie == PocTie::high) return i > best;
-  const int64_t t2 = tie == PocTie::mid_n2 ? first + last + 1 : first + last;
+  const int64_t t2 = tie == PocTie::mid_n2      ? first + last + 1
+                     : tie == PocTie::mid_floor ? 2 * first + 2 * ((last - first) / 2)
+                                                : first + last;
   const int64_t di = 2 * i - t2, db = 2 * best - t2;
   const int64_t ai = di < 0 ? -di : di, ab = db < 0 ? -db : db;
   return ai < ab || (ai == ab && i < best);
@@ -160,7 +191,7 @@ VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step,
 
 // Contiguous expansion from the POC until running reaches target (reached()).
 // In: v[0..n-1], poc. Out: [lo, hi] inclusive indices and the running volume at stop.
-VPOC_HD void expand(const double* v, int64_t n, int64_t poc, double target, int step, int64_t& lo,
+VPOC_HD void expand(const double* v, int64_t n, int64_t poc, const Target& target, int step, int64_t& lo,
                     int64_t& hi, double& running, const Rules& r) {
   lo = hi = poc;
   running = v[poc];

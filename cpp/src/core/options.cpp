@@ -2,6 +2,7 @@
 // Contract: every message names the argument, the accepted values and what was given.
 #include <cmath>
 
+#include "core/ladder.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/types.hpp"
 
@@ -28,7 +29,9 @@ PocTie parse_poc_tie(const std::string& s) {
   if (s == "low") return PocTie::low;
   if (s == "high") return PocTie::high;
   if (s == "mid_n2") return PocTie::mid_n2;
-  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high', 'mid_n2'; got '", s, "'");
+  if (s == "mid_floor") return PocTie::mid_floor;
+  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high', 'mid_n2', 'mid_floor'; got '", s,
+                 "'");
 }
 
 VaRows parse_va_rows(const std::string& s) {
@@ -53,6 +56,18 @@ RowLabel parse_row_label(const std::string& s) {
   if (s == "low") return RowLabel::low;
   if (s == "top") return RowLabel::top;
   VPOC_THROW_ARG(ValueError, "row_label", "row_label must be one of 'low', 'top'; got '", s, "'");
+}
+
+PriceLabel parse_price_label(const std::string& s) {
+  if (s == "product") return PriceLabel::product;
+  if (s == "decimal") return PriceLabel::decimal;
+  VPOC_THROW_ARG(ValueError, "price_label", "price_label must be one of 'product', 'decimal'; got '", s, "'");
+}
+
+VaTarget parse_va_target(const std::string& s) {
+  if (s == "float") return VaTarget::float64;
+  if (s == "decimal") return VaTarget::decimal;
+  VPOC_THROW_ARG(ValueError, "va_target", "va_target must be one of 'float', 'decimal'; got '", s, "'");
 }
 
 void validate(const Options& opt) {
@@ -84,6 +99,19 @@ void validate(const Options& opt) {
   if (opt.row_label == RowLabel::top && opt.ticks_per_row > 1)
     VPOC_THROW_ARG(ValueError, "row_label", "row_label='top' is implemented for ticks_per_row=1 only (where a row's top "
                    "tick is its only tick) so far; got ticks_per_row=", opt.ticks_per_row);
+  if (opt.price_label == PriceLabel::decimal) {
+    const ladder::RowPrice rp = ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, true);
+    if (rp.den == 0.0)
+      VPOC_THROW_ARG(ValueError, "price_label", "price_label='decimal' needs a tick_size with at most 15 decimals whose "
+                     "row size (tick_size * ticks_per_row) has a numerator below 2**53; got tick_size=", opt.tick_size,
+                     ", ticks_per_row=", opt.ticks_per_row);
+  }
+  if (opt.va_target == VaTarget::decimal) {
+    int64_t p = 0, q = 0;
+    if (!ladder::decimal_fraction(opt.value_area, 6, p, q))
+      VPOC_THROW_ARG(ValueError, "va_target", "va_target='decimal' reads value_area as a decimal with at most 6 "
+                     "digits after the point; got value_area=", opt.value_area);
+  }
   if (opt.va_rows == VaRows::touched) {
     if (opt.va_method == VaMethod::greedy)
       VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' works with va_method='cbot' or 'single', not 'greedy'");

@@ -129,7 +129,7 @@ class Session {
     levels::Rules rules = levels::rules_of(opt_);
     if (opt_.va_rows == VaRows::touched) rules.cover = sc_.touch + first_;  // rows the window's input rows cover
     const int64_t poc = levels::poc_index(v, n, rules);
-    const double target = opt_.value_area * total_;
+    const levels::Target target = levels::target_of(opt_.value_area, total_, rules);
     int64_t lo = poc, hi = poc;
     double running = 0.0;
     if (opt_.va_method == VaMethod::greedy) {

@@ -68,7 +68,8 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
   prof.dev_poc.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
   prof.dev_vah.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
   prof.dev_val.assign(static_cast<size_t>(N), std::numeric_limits<double>::quiet_NaN());
-  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<ScratchBuffers> scratch(workers);  // every session sets its rows up afresh
   std::vector<char> lost(static_cast<size_t>(S), 0);
@@ -78,9 +79,9 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
     parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
       if (prof.n_rows[s] == 0) return;
       const auto put = [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
-        prof.dev_poc[i] = ladder::row_price(poc, row_size);
-        prof.dev_val[i] = ladder::row_price(val, row_size);
-        prof.dev_vah[i] = ladder::row_price(vah, row_size);
+        prof.dev_poc[i] = row_price(poc);
+        prof.dev_val[i] = row_price(val);
+        prof.dev_vah[i] = row_price(vah);
       };
       if (window::length(opt) > 0) {  // rolling windows (or touched rows): the window's own profile
         const window::Scratch sc = scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);

@@ -108,7 +108,8 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   for (int64_t s = 0; s < S; ++s) out.offsets[s + 1] = out.offsets[s] + binned[s].n_rows;
   out.volume.assign(static_cast<size_t>(out.offsets[S]), 0.0);
 
-  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   const bool touched = opt.va_rows == VaRows::touched;
   std::vector<std::vector<uint8_t>> flags(static_cast<size_t>(touched ? workers : 0));
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
@@ -136,9 +137,9 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     out.poc_row[s] = b.low_row + L.poc;
     out.val_row[s] = b.low_row + L.val;
     out.vah_row[s] = b.low_row + L.vah;
-    out.poc[s] = ladder::row_price(out.poc_row[s], row_size);
-    out.val[s] = ladder::row_price(out.val_row[s], row_size);
-    out.vah[s] = ladder::row_price(out.vah_row[s], row_size);
+    out.poc[s] = row_price(out.poc_row[s]);
+    out.val[s] = row_price(out.val_row[s]);
+    out.vah[s] = row_price(out.vah_row[s]);
     out.total_volume[s] = L.total;
     out.va_volume[s] = L.va_volume;
   });

@@ -15,7 +15,7 @@ SessionLevels session_levels(const double* v, int64_t n, double total, const Opt
   out.total = total;
   const levels::Rules rules = levels::rules_of(opt, touched);
   out.poc = levels::poc_index(v, n, rules);
-  const double target = opt.value_area * out.total;
+  const levels::Target target = levels::target_of(opt.value_area, out.total, rules);
   if (opt.va_method == VaMethod::greedy) {
     order.resize(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), int64_t(0));

@@ -228,12 +228,13 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   const double* src_cols[5] = {s.bars ? r.high : r.price, r.low, r.close, r.open, r.volume};
   for (int k = 0; k < 5; ++k)
     if (src_cols[k]) s.cols[k].insert(s.cols[k].end(), src_cols[k], src_cols[k] + r.n);
-  const double row_size = s.opt.tick_size * static_cast<double>(s.opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(s.opt.tick_size, s.opt.ticks_per_row, s.opt.price_label == PriceLabel::decimal);
   const auto out = [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
     const auto k = static_cast<size_t>(i - old_n);
-    if (out_poc) out_poc[k] = ladder::row_price(poc, row_size);
-    if (out_vah) out_vah[k] = ladder::row_price(vah, row_size);
-    if (out_val) out_val[k] = ladder::row_price(val, row_size);
+    if (out_poc) out_poc[k] = row_price(poc);
+    if (out_vah) out_vah[k] = row_price(vah);
+    if (out_val) out_val[k] = row_price(val);
   };
   const int64_t n = s.size();
   if (s.windowed()) {

@@ -49,12 +49,13 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   }
   sc.W = w;
   sc.origin = b.low_row[s] - developing::kMargin;
-  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   developing::Session session(sc, opt);
   const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
-    b.dev_poc[i] = ladder::row_price(poc, row_size);
-    b.dev_val[i] = ladder::row_price(val, row_size);
-    b.dev_vah[i] = ladder::row_price(vah, row_size);
+    b.dev_poc[i] = row_price(poc);
+    b.dev_val[i] = row_price(val);
+    b.dev_vah[i] = row_price(vah);
   });
   if (!ok) atomicExch(failed, 1u);
 }
@@ -79,13 +80,14 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
     sc.vf[k] = Fixed{};
     sc.touch[k] = 0;
   }
-  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   window::Session session(sc, opt);
   const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], window::length(opt),
                               [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
-                                b.dev_poc[i] = ladder::row_price(poc, row_size);
-                                b.dev_val[i] = ladder::row_price(val, row_size);
-                                b.dev_vah[i] = ladder::row_price(vah, row_size);
+                                b.dev_poc[i] = row_price(poc);
+                                b.dev_val[i] = row_price(val);
+                                b.dev_vah[i] = row_price(vah);
                               });
   if (!ok) atomicExch(failed, 1u);
 }

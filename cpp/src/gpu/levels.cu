@@ -37,7 +37,7 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
 // the finish pass wrote (the exact sum of the rows, as on the CPU).
 __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
-                                                               levels::Rules rules, double row_size) {
+                                                               levels::Rules rules, ladder::RowPrice row_price) {
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   if (threadIdx.x != 0) return;
   const int64_t poc = !rules.sparse() ? red_poc[0] : levels::poc_among(v, 0, n - 1, mx, rules);
   const double total = c.total_volume[s];  // exact sum of the rows, by the finish pass
-  const double target = value_area * total;
+  const levels::Target target = levels::target_of(value_area, total, rules);
   int64_t lo = poc, hi = poc;
   double running = 0.0;
   if (method == VaMethod::greedy) {
@@ -107,9 +107,9 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   c.poc_row[s] = low + poc;
   c.val_row[s] = low + lo;
   c.vah_row[s] = low + hi;
-  c.poc[s] = ladder::row_price(low + poc, row_size);
-  c.val[s] = ladder::row_price(low + lo, row_size);
-  c.vah[s] = ladder::row_price(low + hi, row_size);
+  c.poc[s] = row_price(low + poc);
+  c.val[s] = row_price(low + lo);
+  c.vah[s] = row_price(low + hi);
   c.va_volume[s] = running;
 }
 
@@ -124,9 +124,10 @@ void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream) {
 void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
-  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   levels_kernel<<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
-                                                                  opt.va_method, levels::rules_of(opt), row_size);
+                                                                  opt.va_method, levels::rules_of(opt), row_price);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
 }
 

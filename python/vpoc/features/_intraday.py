@@ -46,7 +46,7 @@ def _clock(ts: np.ndarray, rules: _Rules) -> _Clock:
 
 
 def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray],
-             rules: _Rules) -> np.ndarray:
+             rules: _Rules, ts: Optional[np.ndarray] = None) -> np.ndarray:
     """Bool per bar: the bar opens inside its session's initial balance window.
 
     With the sessions' trade dates (``trade_days``, days since the epoch: sessions from
@@ -54,7 +54,19 @@ def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray
     ``[D rth_start, D rth_start + ib_minutes)`` local time on the trade date D itself, so a
     holiday morning merged into the session (CME books it to the next trade date) is never its
     IB. Without them (offsets, session ids) every bar whose local time of day lies in
-    ``[rth_start, rth_start + ib_minutes)`` (modulo a day) counts, whatever its date."""
+    ``[rth_start, rth_start + ib_minutes)`` (modulo a day) counts, whatever its date.
+    ``rules.ib_end == "inclusive"`` closes the window (``]``: a bar stamped at its end counts);
+    ``rules.ib_anchor == "first_bar"`` starts it at the session's first bar's stamp ``ts`` (int64
+    ns, py-market-profile's ``ds.loc[:first + ib]``) instead of rth_start."""
+    if rules.ib_anchor == "first_bar":
+        if ts is None:
+            raise AssertionError("ib_anchor='first_bar' needs the bar stamps")
+        t = np.asarray(ts, dtype=np.int64)
+        counts = np.diff(offsets)
+        ne = counts > 0
+        first = np.repeat(t[offsets[:-1][ne]], counts[ne])
+        since = t - first
+        return (since >= 0) & (since < _ib_limit(rules))
     if trade_days is None:
         return _ib_window(clock.day, clock.tod, None, rules)
     day = np.asarray(trade_days, dtype=np.int64)
@@ -64,11 +76,16 @@ def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray
     return _ib_window(clock.day, clock.tod, np.repeat(day, counts), rules)
 
 
+def _ib_limit(rules: _Rules) -> int:
+    """The window's length in ns, plus 1 ns when its end is included (stamps are whole ns)."""
+    return rules.ib_minutes * _NS_PER_MINUTE + (1 if rules.ib_end == "inclusive" else 0)
+
+
 def _ib_window(day: Any, tod: Any, trade_day: Any, rules: _Rules) -> Any:
     """The IB rule of ``_ib_mask`` for bars of local date ``day`` (days since the epoch) and time
     of day ``tod`` (ns) in a session of trade date ``trade_day`` (None: no dates, every day's
     window): int64 arrays (the tables) or Python ints (one bar of vpoc.Live), the same arithmetic."""
-    ib_ns = rules.ib_minutes * _NS_PER_MINUTE  # <= 1 day
+    ib_ns = _ib_limit(rules)  # <= 1 day + 1 ns
     if trade_day is None:
         if isinstance(tod, int):
             return (tod - rules.rth_start_ns) % _NS_PER_DAY < ib_ns

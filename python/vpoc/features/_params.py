@@ -137,6 +137,9 @@ class _Rules:
     rth_start_ns: int
     ib_minutes: int
     tpo_minutes: int
+    ib_end: str = "exclusive"   # "inclusive": the bar stamped at the IB's end belongs to it
+    ib_anchor: str = "rth"      # "first_bar": the IB starts at the session's first bar's stamp
+    opening_minutes: Optional[int] = None  # the opening range's length (None: one TPO period)
 
     @property
     def row_size(self) -> float:
@@ -147,7 +150,8 @@ def _rules(tick_size: Any, ticks_per_row: Any, distribute: Any, value_area: Any,
            poc_tie: Any, lookbacks: Any, composite_sessions: Any, naked_max_age: Any,
            node_smoothing: Any, node_order: Any, hvn_threshold: Any, lvn_threshold: Any,
            shape_edge: Any, shape_b_peak: Any, shape_b_valley: Any, tz: Any, rth_start: Any,
-           ib_minutes: Any, tpo_minutes: Any) -> _Rules:
+           ib_minutes: Any, tpo_minutes: Any, ib_end: Any = "exclusive", ib_anchor: Any = "rth",
+           opening_minutes: Any = None) -> _Rules:
     # tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie are validated by the engine
     smoothing = _int_param(node_smoothing, "node_smoothing", 1, MAX_NODE_ROWS, _NODE_WHY)
     if smoothing % 2 == 0:
@@ -169,7 +173,20 @@ def _rules(tick_size: Any, ticks_per_row: Any, distribute: Any, value_area: Any,
         rth_start_ns=_time_of_day_ns(rth_start, "rth_start"),
         ib_minutes=_int_param(ib_minutes, "ib_minutes", 1, 1440, " (a day)"),
         tpo_minutes=_int_param(tpo_minutes, "tpo_minutes", 1, 1440, " (a day)"),
+        ib_end=_choice(ib_end, "ib_end", ("exclusive", "inclusive")),
+        ib_anchor=_choice(ib_anchor, "ib_anchor", ("rth", "first_bar")),
+        opening_minutes=None if opening_minutes is None else _int_param(opening_minutes, "opening_minutes", 1, 1440,
+                                                                        " (a day)"),
     )
+
+
+def _choice(x: Any, name: str, allowed: Tuple[str, ...]) -> str:
+    """x, one of ``allowed`` (ValueError naming ``name`` otherwise; TypeError for a non-string)."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name} must be a string, one of {', '.join(map(repr, allowed))}; got {type(x).__name__}")
+    if x not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {x!r}")
+    return x
 
 
 

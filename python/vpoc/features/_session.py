@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .._arrays import check_grid
+from .._presets import resolve_session
 from .._errors import input_rows
 from .._validate import boolean
 from .._warnings import user_stacklevel
@@ -138,7 +139,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
     # ---- initial balance and TPO (only with timestamps)
     if clock is not None:
         d = ctx.data
-        ib = _ib_mask(clock, d.offsets, getattr(d, "trade_days", None), rules)
+        ib = _ib_mask(clock, d.offsets, getattr(d, "trade_days", None), rules, d.ts)
         ib_high = _segment_reduce(np.maximum, np.where(ib, d.high, -np.inf), d.offsets, np.nan)
         ib_low = _segment_reduce(np.minimum, np.where(ib, d.low, np.inf), d.offsets, np.nan)
         ib_high[~np.isfinite(ib_high)] = np.nan
@@ -204,6 +205,13 @@ _DOC_SESSION = """
         nodes, composites, TPO rows, side columns) put each price on its nearest tick; the columns
         that read the prices themselves (session high / low / open / close, VWAP, initial balance)
         read them as given. The table's ``snapped_prices`` counts the prices rounded (0: none).
+    ib_end, ib_anchor, opening_minutes : the initial balance window ends before ("exclusive",
+        default) or at ("inclusive") ``ib_minutes`` after its start, the trade date's ``rth_start``
+        ("rth", default) or the session's first bar's stamp ("first_bar"); the opening range
+        (``or_high`` / ``or_low``, ``tpo_columns=True``) is the same window of ``opening_minutes``
+        (None: ``tpo_minutes``). ``preset="marketprofile"`` sets py-market-profile 0.2.0's
+        ("inclusive", "first_bar", 10); a keyword passed wins (docs/presets.md). The bar table and
+        ``vpoc.Live`` keep the defaults.
 """
 
 
@@ -225,7 +233,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                      buy_volume: Any = None, sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
                      stacked_imbalance_min: Optional[int] = None, device: Any = "cpu",
                      threads: Optional[int] = None, time_unit: Optional[str] = None,
-                     snap: bool = False) -> FeatureTable:
+                     snap: bool = False, preset: Optional[str] = None, ib_end: Optional[str] = None,
+                     ib_anchor: Optional[str] = None, opening_minutes: Optional[int] = None) -> FeatureTable:
     """One row per session [S, F] (float32): the 54 legacy features (14 session + 10 per
     lookback), previous-session and composite levels, naked POCs, HVN/LVN, initial balance and
     TPO (with ``timestamp``), profile shape and the close's place in the value area.
@@ -233,10 +242,11 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     Row s uses only sessions <= s; an empty session's row is all NaN. Every column is defined in
     docs/features.md.
     """
+    srk = resolve_session(preset, dict(ib_end=ib_end, ib_anchor=ib_anchor, opening_minutes=opening_minutes))
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, lookbacks,
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
-                   ib_minutes, tpo_minutes)
+                   ib_minutes, tpo_minutes, srk["ib_end"], srk["ib_anchor"], srk["opening_minutes"])
     tpo_columns = boolean(tpo_columns, "tpo_columns")
     level_columns = boolean(level_columns, "level_columns")
     context_columns = boolean(context_columns, "context_columns")

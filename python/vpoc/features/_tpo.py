@@ -14,6 +14,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 import numpy as np
 
 from .._arrays import check_grid
+from .._presets import resolve_session
 from .._time import interval_ns
 from .._validate import boolean
 from .._warnings import user_stacklevel
@@ -21,7 +22,7 @@ from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
-from ._params import _NS_PER_MINUTE, _engine_rules, _int_param, _Rules, _rules
+from ._params import _NS_PER_MINUTE, _engine_rules, _Rules, _rules
 from ._segments import _previous_nonempty, _ratio, _segment_reduce
 from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
 from ._tpo_result import TpoProfiles
@@ -133,7 +134,7 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
     last bar) and the range extension of the bars after it, in IB ranges; and the IB mask."""
     offs = data.offsets
     S = offs.shape[0] - 1
-    ib = _ib_mask(clock, offs, data.trade_days, rules)
+    ib = _ib_mask(clock, offs, data.trade_days, rules, data.ts)
     ib_high = _segment_reduce(np.maximum, np.where(ib, data.high, -np.inf), offs, np.nan)
     ib_low = _segment_reduce(np.minimum, np.where(ib, data.low, np.inf), offs, np.nan)
     ib_high[~np.isfinite(ib_high)] = np.nan
@@ -159,8 +160,8 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
 
 def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> Tuple[np.ndarray, np.ndarray]:
     """High / low of the bars opening in [rth_start, rth_start + minutes) on the trade date: the IB
-    window rule (``_ib_mask``) with ``minutes`` for ``ib_minutes``."""
-    mask = _ib_mask(clock, data.offsets, data.trade_days, dataclasses.replace(rules, ib_minutes=minutes))
+    window rule (``_ib_mask``, its ``ib_end`` / ``ib_anchor`` too) with ``minutes`` for ``ib_minutes``."""
+    mask = _ib_mask(clock, data.offsets, data.trade_days, dataclasses.replace(rules, ib_minutes=minutes), data.ts)
     hi = _segment_reduce(np.maximum, np.where(mask, data.high, -np.inf), data.offsets, np.nan)
     lo = _segment_reduce(np.minimum, np.where(mask, data.low, np.inf), data.offsets, np.nan)
     hi[~np.isfinite(hi)] = np.nan
@@ -213,7 +214,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
         tz: Union[str, _dt.tzinfo] = "America/Chicago", rth_start: Union[str, _dt.time] = "08:30",
         ib_minutes: int = 60, opening_minutes: Optional[int] = None, incomplete: str = "warn",
         type_rules: Optional[Dict[str, Any]] = None, threads: Optional[int] = None,
-        snap: bool = False) -> TpoProfiles:
+        snap: bool = False, preset: Optional[str] = None, ib_end: Optional[str] = None,
+        ib_anchor: Optional[str] = None) -> TpoProfiles:
     """TPO profiles of bars, one per session (docs/features.md, "TPO profiles").
 
     A session's bars are grouped into ``period``-long clock periods (aligned to ``rth_start`` in
@@ -243,16 +245,23 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     off it raises ValueError, a few are rounded to the nearest tick with a warning; ``snap=True``
     rounds every one without a word. Either way ``snapped_prices`` counts the prices rounded
     (``from_bars``' count of the same bars with a close), and the TPO brackets are their rows.
+
+    ``ib_end`` ("exclusive", default / "inclusive": a bar stamped at the window's end belongs to
+    it), ``ib_anchor`` ("rth", default / "first_bar": the window starts at the session's first
+    bar's stamp) set the initial balance and opening range windows; ``preset="marketprofile"``
+    sets them as py-market-profile 0.2.0 does ("inclusive", "first_bar", ``opening_minutes=10``),
+    each keyword passed winning (docs/presets.md).
     """
     if not isinstance(incomplete, str) or incomplete not in INCOMPLETE:
         raise ValueError(f"incomplete must be one of {', '.join(map(repr, INCOMPLETE))}, got {incomplete!r}")
     snap = boolean(snap, "snap")
     period_min = _period_minutes(period)
     types = _type_rules(type_rules)
+    srk = resolve_session(preset, dict(ib_end=ib_end, ib_anchor=ib_anchor, opening_minutes=opening_minutes))
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
-                   0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min)
-    or_min = period_min if opening_minutes is None else _int_param(opening_minutes, "opening_minutes", 1, 1440,
-                                                                   " (a day)")
+                   0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min, srk["ib_end"], srk["ib_anchor"],
+                   srk["opening_minutes"])
+    or_min = period_min if rules.opening_minutes is None else rules.opening_minutes
     close_given = close is not None or low is None  # a table always has its closes
     close, volume, has_volume = _arrays(high, low, close, volume, distribute)
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
@@ -283,7 +292,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
                     period=period_min,
                     rules=dict(period=period_min, value_area=rules.value_area, va_method=rules.va_method,
                                poc_tie=rules.poc_tie, tz=rules.tz, rth_start_ns=rules.rth_start_ns,
-                               ib_minutes=rules.ib_minutes, opening_minutes=or_min,
+                               ib_minutes=rules.ib_minutes, opening_minutes=or_min, ib_end=rules.ib_end,
+                               ib_anchor=rules.ib_anchor,
                                distribute=rules.distribute, type_rules=types))
     facts = dict(session_labels=data.labels, trade_days=data.trade_days,
                  trade_dates=data.trade_days is not None, session_rule=data.facts.get("session_rule"),
@@ -380,9 +390,10 @@ TPO_TABLE_COLUMNS: Tuple[Tuple[str, str], ...] = (
 
 def _session_tpo(ctx: _Context, clock: _Clock, types: Optional[Dict[str, float]] = None) -> Dict[str, np.ndarray]:
     """``vpoc.tpo``'s columns for the session table's sessions, with ``period = tpo_minutes`` and
-    ``opening_minutes = tpo_minutes``; the day and open types with ``types``. The TPO pass is the
+    ``opening_minutes`` (None: ``tpo_minutes``); the day and open types with ``types``. The TPO pass is the
     call's one (``_context_pass``: the table's ``tpo_poc`` / ``single_prints`` read it too)."""
-    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), ctx.rules.tpo_minutes, types)
+    or_min = ctx.rules.tpo_minutes if ctx.rules.opening_minutes is None else ctx.rules.opening_minutes
+    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), or_min, types)
 
 
 def _table_columns(ctx: _Context, clock: _Clock,

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _core
 from .._api import from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid
-from .._presets import PEER_KEYWORDS, resolve as resolve_preset
+from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
@@ -83,7 +83,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         equal to ``from_*(..., developing=True, window=N)`` for any chunking ("Rolling windows" in
         docs/contract.md); ``profiles`` stay whole sessions, the side fields cumulative, and
         ``bar_features_row()`` is refused (bar features read the session's developing levels).
-    va_rows, va_compare, va_stop, tie_tol, row_label, preset : the peer rules and presets of
+    va_rows, va_compare, va_stop, tie_tol, row_label, price_label, va_target, preset : the peer rules and presets of
         ``from_bars`` (docs/presets.md); ``profiles.rules`` records them.
 
     After each ``update``: ``poc``, ``vah``, ``val`` (row prices, NaN before the first row),
@@ -105,12 +105,13 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None,
                  window: Optional[int] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                  va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
-                 row_label: Optional[str] = None, preset: Optional[str] = None) -> None:
+                 row_label: Optional[str] = None, preset: Optional[str] = None, price_label: Optional[str] = None,
+                 va_target: Optional[str] = None) -> None:
         self._lock = threading.RLock()  # see _locked
         # preset= fills the rule keywords not passed (docs/presets.md); None: today's defaults
         rk, self._preset_rules = resolve_preset(preset, dict(
             distribute=distribute, va_method=va_method, poc_tie=poc_tie, va_rows=va_rows, va_compare=va_compare,
-            va_stop=va_stop, tie_tol=tie_tol, row_label=row_label), True)
+            va_stop=va_stop, tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target), True)
         distribute, va_method, poc_tie = rk["distribute"], rk["va_method"], rk["poc_tie"]
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
@@ -277,7 +278,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     def row_prices(self) -> np.ndarray:
         """Prices of the rows of ``histogram()``."""
         n = 0 if self._core is None else int(self._core.n_rows)
-        return (self.low_row + np.arange(n, dtype=np.int64)).astype(np.float64) * self._rules.row_size
+        rows = self.low_row + np.arange(n, dtype=np.int64)
+        if self._peer_kw.get("price_label") == "decimal":  # as the engine's levels (docs/presets.md)
+            return row_prices(rows, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"], self._peer_kw)
+        return rows.astype(np.float64) * self._rules.row_size
 
     @_locked
     def histogram(self) -> np.ndarray:
@@ -323,6 +327,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if not self._bars and open is not None:
             raise TypeError("open is for bars; this Live profile takes trades")
         sides = self._side_args(side, buy_volume, sell_volume)
+        if self._peer_kw.get("va_target") == "decimal":  # exact only for whole volumes (docs/presets.md)
+            check_whole_volume(args[-1])
         first = args[0]
         if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
             return self._update_one(args, open, timestamp, sides)  # takes its own snapshot
