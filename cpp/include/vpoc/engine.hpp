@@ -39,7 +39,10 @@ struct Placement {
 struct Ready {
   std::shared_ptr<void> event;
   int device = -1;
-  std::uintptr_t stream = 0;  // the producer's stream: a consumer on that very stream needs no wait
+  // The producer's stream when it cannot be destroyed (the default streams, vpoc's own): a
+  // consumer on that very stream needs no wait. ~0: another stream (its handle may be reused
+  // once it is destroyed, so equal handles prove nothing).
+  std::uintptr_t stream = ~std::uintptr_t(0);
 };
 
 // Prices off the tick_size grid (core/grid.hpp) among the price inputs of a call, counted by the

@@ -18,7 +18,8 @@ namespace vpoc::cpu {
 //
 // T: default-constructible, with `size_t bytes() const` (the heap it holds). The cache keeps at most
 // one entry per core (more callers at once get fresh ones), each of at most kKeepBytes (a larger one
-// is freed when given back): what it holds stays bounded by cores x kKeepBytes. Its mutex is only
+// is freed when given back), and at most kKeepTotal bytes in all (a many-core machine after one big
+// call keeps no more than that). Its mutex is only
 // ever try-locked (when busy, the lease takes fresh scratch or frees it), so no caller waits on
 // another, and a child forked while another thread held it cannot deadlock (it caches nothing).
 // The cache itself is never destroyed: a call still running at interpreter exit can give back.
@@ -26,6 +27,7 @@ template <class T>
 class ScratchCache {
  public:
   static constexpr size_t kKeepBytes = size_t{16} << 20;
+  static constexpr size_t kKeepTotal = size_t{256} << 20;
 
   static ScratchCache& instance() {
     static ScratchCache* const cache = new ScratchCache;  // never destroyed (see above)
@@ -40,6 +42,7 @@ class ScratchCache {
       std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
       if (lock.owns_lock())
         while (out.size() < n && !free_.empty()) {
+          held_ -= free_.back()->bytes();
           out.push_back(std::move(free_.back()));
           free_.pop_back();
         }
@@ -50,17 +53,26 @@ class ScratchCache {
 
   // Keeps what fits (see above); frees the rest when `items` goes out of scope.
   void give(std::vector<std::unique_ptr<T>>& items) {
-    static const size_t max_entries = std::max(1u, std::thread::hardware_concurrency());
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return;
-    for (auto& item : items)
-      if (item && free_.size() < max_entries && item->bytes() <= kKeepBytes) free_.push_back(std::move(item));
+    for (auto& item : items) {
+      if (!item || free_.size() >= max_entries()) continue;
+      const size_t b = item->bytes();
+      if (b > kKeepBytes || held_ + b > kKeepTotal) continue;
+      held_ += b;
+      free_.push_back(std::move(item));  // within the reserved capacity: no allocation here
+    }
   }
 
  private:
-  ScratchCache() = default;
+  ScratchCache() { free_.reserve(max_entries()); }
+  static size_t max_entries() {
+    static const size_t n = std::max(1u, std::thread::hardware_concurrency());
+    return n;
+  }
   std::mutex mutex_;
   std::vector<std::unique_ptr<T>> free_;
+  size_t held_ = 0;  // bytes() of the entries in free_
 };
 
 // One call's scratch, entry w for worker w. Goes back to the cache only after keep() (the call

@@ -127,7 +127,8 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 // Float volumes on x86-64-v4 (AVX-512): volumes_ok_impl's loop as written, vectorised by the
 // compiler with 64-bit integer max and mask registers (AVX2's VolumeLanes needs twice the
 // instructions). Same operations: same results.
-#if defined(VPOC_HAVE_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+// GCC 12: the first whose __builtin_cpu_supports knows the x86-64-vN levels (GCC PR101696).
+#if defined(VPOC_HAVE_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #define VPOC_HAVE_V4_VOLUMES 1
 template <class T>
 __attribute__((target("arch=x86-64-v4"), flatten)) static bool volumes_ok_v4(const T* v, int n, double& vmax,

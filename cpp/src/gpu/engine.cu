@@ -677,15 +677,9 @@ void Run::developing() {
 }
 
 DeviceProfiles Run::run() {
-  // The state's events (calls on a device are serialized): no event is created per call.
-  for (int k = 0; k < kSlots; ++k) {
-    uploaded_[k] = st_.slot_event(k);
-    released_[k] = st_.slot_event(kSlots + k);
-    if (in_.on_device) continue;  // device inputs are read in place: no uploads to order
-    VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
-    VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
-  }
-
+  // First the waits: the slot events below, which the uploads on the copy stream wait for, are
+  // recorded on this stream after them, so no upload rewrites the workspace while the last call
+  // (perhaps on another stream) still reads it.
   if (st_.last_call && st_.last_call_stream != reinterpret_cast<std::uintptr_t>(stream_))
     VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
   // Inputs still being written on their producers' streams: order this call after that work
@@ -696,6 +690,14 @@ DeviceProfiles Run::run() {
     const auto e = static_cast<gpuEvent_t>(ev.get());
     VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
     VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, e));
+  }
+  // The state's events (calls on a device are serialized): no event is created per call.
+  for (int k = 0; k < kSlots; ++k) {
+    uploaded_[k] = st_.slot_event(k);
+    released_[k] = st_.slot_event(kSlots + k);
+    if (in_.on_device) continue;  // device inputs are read in place: no uploads to order
+    VPOC_GPU_CHECK(gpuEventRecord(uploaded_[k], st_.copy_stream()));
+    VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }
   layout_workspace();
   allocate_sessions();

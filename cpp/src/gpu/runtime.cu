@@ -276,7 +276,7 @@ void DeviceState::release(Buffer* b) {
         continue;
       }
       c.after.push_back(e);
-      c.on.push_back(s);
+      c.on.push_back(permanent(s));  // a destroyed stream's handle may come back: no skip on it
     }
     if (unordered) {
       (void)gpuDeviceSynchronize();
@@ -363,10 +363,11 @@ DeviceState& state(int device) {
 }
 
 Ready record_ready(gpuStream_t stream, int device) {
+  DeviceState& st = state(device);
   Ready r;
   r.device = device;
-  r.event = state(device).event();
-  r.stream = reinterpret_cast<std::uintptr_t>(stream);
+  r.event = st.event();
+  r.stream = st.permanent(reinterpret_cast<std::uintptr_t>(stream));
   VPOC_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(r.event.get()), stream));
   return r;
 }
@@ -407,7 +408,7 @@ int dlpack_device_type() { return kDLPackDevice; }
 
 void wait(const Ready& ready, std::uintptr_t consumer_stream) {
   // the producer's own stream runs its work in order: waiting there would be a no-op API call
-  if (!ready.event || (ready.stream != 0 && consumer_stream == ready.stream)) return;
+  if (!ready.event || consumer_stream == ready.stream) return;
   DeviceGuard guard(ready.device);
   VPOC_GPU_CHECK(gpuStreamWaitEvent(reinterpret_cast<gpuStream_t>(consumer_stream),
                                     static_cast<gpuEvent_t>(ready.event.get())));

@@ -68,7 +68,14 @@ class DeviceState {
   // The end of the last call on this device: the next call's stream waits for it before it
   // touches the shared workspace (calls may run on different streams).
   std::shared_ptr<void> last_call;
-  std::uintptr_t last_call_stream = 0;  // last_call's stream: a call on it needs no wait
+  std::uintptr_t last_call_stream = ~std::uintptr_t(0);  // last_call's Ready::stream: a call on it needs no wait
+  // s when it is a stream that cannot be destroyed (the legacy / per-thread default streams, vpoc's
+  // own two), else ~0: only such a stream's handle proves "the same stream" later.
+  std::uintptr_t permanent(std::uintptr_t s) const {
+    const bool p = s <= 2 || s == reinterpret_cast<std::uintptr_t>(stream_) ||
+                   s == reinterpret_cast<std::uintptr_t>(copy_stream_);
+    return p ? s : ~std::uintptr_t(0);
+  }
 
  private:
   struct Cached {
