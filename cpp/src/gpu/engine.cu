@@ -245,17 +245,12 @@ bool Run::speculate(int64_t hint) {
   stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
-  // Trades read their volumes once: the range pass reads prices only and the bin pass checks the
-  // volumes (fixed-point rows: whether every volume is whole is not known before it).
-  const bool prices_only = !view_.bars;
-  scratch_.check_volumes = prices_only;
-  // whole volumes on one row each: integer rows unless the flag says
-  scratch_.fixed_by_flag = !splits_ && !prices_only;
+  scratch_.fixed_by_flag = !splits_;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   const RowSpan rows{g.r0, g.r1, 0};
   launch_init_group(scratch_, legacy, summary_, rows, stream_);
   if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
-  launch_row_range(view_, rows, scratch_, opt_, stream_, prices_only);
+  launch_row_range(view_, rows, scratch_, opt_, stream_);
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
   volume_mem_ = st_.output(static_cast<size_t>(cap) * 8, stream_);
   volume_cap_ = cap;
@@ -267,16 +262,12 @@ bool Run::speculate(int64_t hint) {
                               static_cast<int64_t*>(out_.offsets.data)},
                 0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
                 zero_in_layout ? lo_mem->data : nullptr);
-  const auto summary_back = [&] {
-    VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
-                                  stream_));
-    VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
-  };
-  if (!prices_only) summary_back();
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                stream_));
+  VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
-  if (prices_only) summary_back();  // with the bin pass's volume checks
   launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
   launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
                 stream_);
@@ -285,17 +276,8 @@ bool Run::speculate(int64_t hint) {
   st_.last_call_stream = out_.ready.stream;
   st_.count_speculative(false);
   VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
-  scratch_.check_volumes = false;
-  const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
-  if (prices_only && (static_cast<unsigned long long>(host_small_[2]) != kEncNone ||
-                      (static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0 || widest > opt_.max_rows ||
-                      rows_out > cap)) {
-    // a bad row, a huge volume, a too wide session or too many rows: the call again, reading the
-    // layout back (the waiting path finds the first bad row of either column, and raises as always)
-    if (rows_out > cap && widest <= opt_.max_rows) st_.note_rows(key_, rows_out);
-    return false;
-  }
   read_summary();
+  const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
   // the waiting path's order of checks: a huge volume, then a too wide session
   if ((static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0) {
     may_overflow_ = true;
@@ -502,7 +484,6 @@ void Run::process(const Group& g, int slot) {
   scratch_.n = n;
   scratch_.go = nullptr;
   scratch_.fixed_by_flag = false;
-  scratch_.check_volumes = false;
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   // the tile table of the first pass comes with the reset (a split group's pieces build their own)
   launch_init_group(scratch_, legacy, summary_, g.split ? RowSpan{0, 0, 0} : RowSpan{g.r0, g.r1, 0}, stream_);

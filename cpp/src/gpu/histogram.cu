@@ -231,8 +231,7 @@ struct TradeChecks {
   CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
 };
 
-// Volumes false: prices only (the bin pass checks the volumes, GroupScratch::check_volumes).
-template <class P, class V, bool Volumes>
+template <class P, class V>
 __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table, double tick,
                                                                TradeChecks<P, V> c) {
@@ -258,9 +257,7 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i < e) {
           p[u] = price[i];
-          if constexpr (!Volumes)
-            v[u] = W(0);
-          else if constexpr (std::is_same<W, float>::value)
+          if constexpr (std::is_same<W, float>::value)
             v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
           else
             v[u] = load_volume<V>(src.in.volume, i - src.base);
@@ -277,14 +274,12 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
           first_off = min(first_off, static_cast<unsigned long long>(i));
         }
         if (!(fabs(p[u]) < c.fast_limit || src.valid_price(static_cast<double>(p[u]))) ||
-            (Volumes && !fixed::volume_in_range(v[u]))) {
+            !fixed::volume_in_range(v[u])) {
           bad = min(bad, static_cast<unsigned long long>(i));
           continue;
         }
-        if (Volumes) {
-          fractional |= !whole(v[u]);
-          huge |= v[u] > c.huge;
-        }
+        fractional |= !whole(v[u]);
+        huge |= v[u] > c.huge;
         lo_p = min(lo_p, p[u]);
         hi_p = max(hi_p, p[u]);
         any = true;
@@ -361,8 +356,6 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
-  unsigned long long bad = kEncNone;  // g.check_volumes: the first bad volume this thread saw
-  bool huge = false;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     if (a >= e) continue;  // block-uniform: every thread skips together
@@ -394,15 +387,6 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
             fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
         distribute::uniform_diff(tl, th, split, add_diff);
       });
-    } else if (!Bars && g.check_volumes) {  // trades whose range pass read prices only
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
-        if (!Source<P, V>::valid_volume(it)) {
-          bad = min(bad, static_cast<unsigned long long>(i));
-          return;
-        }
-        huge |= it.v > g.huge_volume;
-        src.emit(it, L, add);
-      });
     } else {
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     }
@@ -416,8 +400,6 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       __syncthreads();  // the next session reuses the shared rows
     }
   }
-  if (bad != kEncNone) atomicMin(g.err, bad);
-  if (huge) atomicOr(g.fractional, kHugeVolume);
 }
 
 // Fixed-point tree reduction / scan helpers over [kThreads] words in shared memory (hi, lo).
@@ -719,7 +701,7 @@ void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, cons
 }
 
 void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
-                      gpuStream_t stream, bool prices_only) {
+                      gpuStream_t stream) {
   if (rows.end <= rows.begin) return;
   tile_table(rows, g, stream);
   const bool legacy = in.bars && in.distribute == Distribute::legacy;
@@ -729,12 +711,9 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     const auto src = source<P, V>(in, rows, opt);
     if (in.bars)
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
-    else if (prices_only)
-      trade_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                               trade_checks<P, V>(src.scale, g));
     else
-      trade_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                              trade_checks<P, V>(src.scale, g));
+      trade_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
+                                                                        trade_checks<P, V>(src.scale, g));
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }

@@ -39,10 +39,6 @@ struct GroupScratch {
   const long long* go = nullptr;      // [1] summary[kGo]: 0 when the output is too small or a row is bad;
                                       //     the passes after the layout then do nothing (nullptr: always run)
   bool fixed_by_flag = false;         // integer or fixed-point rows chosen on the device by *fractional
-  // Trades read once for their volumes: the range pass read prices only (launch_row_range's
-  // `prices_only`), so the bin pass checks the volumes: a bad one into err (skipped), a huge one
-  // sets kHugeVolume in *fractional. Fixed-point rows only (integer-ness is not known beforehand).
-  bool check_volumes = false;
 };
 
 // Words of the group summary the layout fills (read back by the host in one copy).
@@ -67,10 +63,9 @@ void launch_price_range(const InputView& in, RowSpan rows, GroupScratch& g, cons
 // accumulation); a volume above huge_volume (a session's sum may pass 2**53: the host checks).
 inline constexpr unsigned long long kFractional = 1, kHugeVolume = 2;
 // Validates every row (first bad index into g.err), accumulates touched rows into g.lo / g.hi,
-// and sets the kFractional / kHugeVolume bits of g.fractional. `prices_only` (trades): the
-// volumes are neither read nor checked here (g.check_volumes: the bin pass does).
+// and sets the kFractional / kHugeVolume bits of g.fractional.
 void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
-                      gpuStream_t stream, bool prices_only = false);
+                      gpuStream_t stream);
 // Adds the volume of every row, exactly, at row g.out_off[s] + row - g.low_row[s] of out_hi
 // (u64 integer part) and out_lo (u64 fraction, 2**-64 units; nullptr: whole volumes landing whole
 // on one row, integer part only). Rows validated by launch_row_range; out planes zeroed.
