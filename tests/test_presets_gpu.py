@@ -109,3 +109,18 @@ def test_lean_rules_cpu_equals_gpu(seed):
     b = vpoc.from_bars(price, price, price, vol, device="cuda", **dk).cpu()
     np.testing.assert_array_equal(a.dev_poc, b.dev_poc)
     np.testing.assert_array_equal(a.dev_vah, b.dev_vah)
+
+
+def test_touched_pass_within_memory_budget():
+    """The touched pass's flag per output row lives in the workspace: a budget too small for it is a
+    ValueError naming memory_budget and va_rows (as va_method='greedy' is), not a larger workspace."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs PyTorch with a GPU")
+    n = 200_000
+    price = torch.as_tensor(1000.0 + np.arange(n) * 0.25, device="cuda")  # 200,000 rows in one session
+    vol = torch.ones(n, dtype=torch.float64, device="cuda")
+    with pytest.raises(ValueError, match=r"memory_budget=150000 .*va_rows='touched'"):
+        vpoc.from_trades(price, vol, tick_size=0.25, va_rows="touched", device="cuda", memory_budget=150_000)
+    ok = vpoc.from_trades(price, vol, tick_size=0.25, va_rows="touched", device="cuda", memory_budget=1 << 20)
+    same(vpoc.from_trades(price.cpu().numpy(), vol.cpu().numpy(), tick_size=0.25, va_rows="touched"), ok)

@@ -743,8 +743,12 @@ uint8_t* Run::touch() {
   if (S == 0 || R == 0) return nullptr;
   const int64_t n_max = std::min(max_sessions_, S);
   const size_t slot = in_.on_device ? 0 : slot_bytes_;
-  Carver c{static_cast<char*>(st_.workspace(slot + 3 * align_up(static_cast<size_t>(n_max + 1) * 8) +
-                                            align_up(static_cast<size_t>(R)) + 256))};
+  // one flag byte per output row of the call, in the workspace: within memory_budget like the rest
+  const size_t need = slot + 3 * align_up(static_cast<size_t>(n_max + 1) * 8) + align_up(static_cast<size_t>(R)) + 256;
+  if (need > static_cast<size_t>(gopt_.memory_budget))
+    VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for va_rows='touched' over ", R,
+               " rows (needs ", need, " bytes)");
+  Carver c{static_cast<char*>(st_.workspace(need))};
   if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
   auto* offsets = c.take<int64_t>(static_cast<size_t>(n_max + 1));
   auto* touched = c.take<uint8_t>(static_cast<size_t>(R));
