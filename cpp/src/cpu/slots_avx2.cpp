@@ -98,17 +98,7 @@ VPOC_AVX512_TARGET bool slots_avx512(const P* p, int n, double inv, double origi
   mx = Avx2::hmax(hi4);
   bool ok = valid == 0xFF;
   whole = wh == 0xFF;
-  for (; j < n; ++j) {  // tail, scalar (as slots_run)
-    const double q = static_cast<double>(p[j]) * inv;
-    const bool v = fabs(q) < ladder::kMaxTicks;
-    ok &= v;
-    whole &= ladder::round_half_even_nb(q) == q;
-    double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
-    k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
-    mn = k < mn ? k : mn;
-    mx = k > mx ? k : mx;
-    slot[j] = static_cast<int32_t>(k);
-  }
+  slots_tail(p, j, n, inv, origin, slot, mn, mx, ok, whole);  // as slots_run
   return ok;
 }
 template bool slots_avx512<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
@@ -221,6 +211,34 @@ bool volumes_ok_avx2<float>(const float* v, int n, double& vmax, bool& whole) {
 template bool volumes_ok_avx2<int32_t>(const int32_t*, int, double&, bool&);
 template bool volumes_ok_avx2<int64_t>(const int64_t*, int, double&, bool&);
 
+// The min of l4's four lanes and the max of h4's, in registers (a stack array here made GCC keep
+// the vectors in memory).
+inline void hminmax4(__m128i l4, __m128i h4, int32_t& l, int32_t& h) {
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(1, 0, 3, 2)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(1, 0, 3, 2)));
+  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
+  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
+  l = _mm_cvtsi128_si32(l4);
+  h = _mm_cvtsi128_si32(h4);
+}
+
+// Prices [j, n) of a block after its vectors, float32 with a power-of-two tick, one at a time
+// (the AVX2 and AVX-512 variants end their blocks here): false when a price is out of range.
+inline bool slots_f32_tail(const float* p, int j, int n, float inv, int32_t org, int32_t* slot, int32_t& l, int32_t& h,
+                           bool& all_whole) {
+  constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
+  for (; j < n; ++j) {
+    const float q = p[j] * inv;
+    if (!(std::fabs(q) < kLim)) return false;
+    const float m = std::copysign(kLim, q);
+    all_whole &= ((q + m) - m) == q;
+    const int32_t k = static_cast<int32_t>((q + m) - m) - org;
+    l = std::min(l, k), h = std::max(h, k);
+    slot[j] = k;
+  }
+  return true;
+}
+
 namespace {
 // slots_f32_avx2, and with Vol the float32 volumes' check (volumes_ok) in the same loop: one pass
 // over the block instead of two.
@@ -253,22 +271,11 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   // Horizontal min / max in registers (a stack array here made GCC keep lo/hi in memory).
   __m128i l4 = _mm_min_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
   __m128i h4 = _mm_max_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
-  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(1, 0, 3, 2)));
-  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(1, 0, 3, 2)));
-  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
-  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
-  int32_t l = _mm_cvtsi128_si32(l4), h = _mm_cvtsi128_si32(h4);
+  int32_t l, h;
+  hminmax4(l4, h4, l, h);
   bool all_whole = _mm256_movemask_ps(wh) == 0xFF;
   const int tail = j;
-  for (; j < n; ++j) {
-    const float q = p[j] * inv;
-    if (!(std::fabs(q) < kLim)) return false;
-    const float m = std::copysign(kLim, q);
-    all_whole &= ((q + m) - m) == q;
-    const int32_t k = static_cast<int32_t>((q + m) - m) - org;
-    l = std::min(l, k), h = std::max(h, k);
-    slot[j] = k;
-  }
+  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole)) return false;
   mn = l;
   mx = h;
   whole = all_whole;
@@ -336,22 +343,11 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   const __m256i hi8 = _mm256_max_epi32(_mm512_castsi512_si256(hi), _mm512_extracti64x4_epi64(hi, 1));
   __m128i l4 = _mm_min_epi32(_mm256_castsi256_si128(lo8), _mm256_extracti128_si256(lo8, 1));
   __m128i h4 = _mm_max_epi32(_mm256_castsi256_si128(hi8), _mm256_extracti128_si256(hi8, 1));
-  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(1, 0, 3, 2)));
-  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(1, 0, 3, 2)));
-  l4 = _mm_min_epi32(l4, _mm_shuffle_epi32(l4, _MM_SHUFFLE(2, 3, 0, 1)));
-  h4 = _mm_max_epi32(h4, _mm_shuffle_epi32(h4, _MM_SHUFFLE(2, 3, 0, 1)));
-  int32_t l = _mm_cvtsi128_si32(l4), h = _mm_cvtsi128_si32(h4);
+  int32_t l, h;
+  hminmax4(l4, h4, l, h);
   bool all_whole = wh == 0xFFFF;
   const int tail = j;
-  for (; j < n; ++j) {  // as slots_f32_impl
-    const float q = p[j] * inv;
-    if (!(std::fabs(q) < kLim)) return false;
-    const float m = std::copysign(kLim, q);
-    all_whole &= ((q + m) - m) == q;
-    const int32_t k = static_cast<int32_t>((q + m) - m) - org;
-    l = std::min(l, k), h = std::max(h, k);
-    slot[j] = k;
-  }
+  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole)) return false;  // as slots_f32_impl
   mn = l;
   mx = h;
   whole = all_whole;

@@ -72,6 +72,24 @@ inline bool volumes_ok_impl(const T* v, int n, double& vmax, bool& whole) {
   }
 }
 
+// Rows [j, n) of a block after its vectors: slots_body's rule one price at a time (every SIMD
+// variant ends its blocks here, so their tails are the one scalar rule).
+template <class P>
+inline void slots_tail(const P* p, int j, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
+                       bool& ok, bool& whole) {
+  for (; j < n; ++j) {
+    const double q = static_cast<double>(p[j]) * inv;
+    const bool v = fabs(q) < ladder::kMaxTicks;
+    ok &= v;
+    whole &= ladder::round_half_even_nb(q) == q;
+    double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
+    k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
+    mn = k < mn ? k : mn;
+    mx = k > mx ? k : mx;
+    slot[j] = static_cast<int32_t>(k);
+  }
+}
+
 template <class V, class P>
 inline bool slots_run(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
                       bool& whole) {
@@ -83,17 +101,7 @@ inline bool slots_run(const P* p, int n, double inv, double origin, int32_t* slo
   mx = V::hmax(hi);
   bool ok = V::all(valid);
   whole = V::all(wh);
-  for (; j < n; ++j) {  // tail, scalar
-    const double q = static_cast<double>(p[j]) * inv;
-    const bool v = fabs(q) < ladder::kMaxTicks;
-    ok &= v;
-    whole &= ladder::round_half_even_nb(q) == q;
-    double k = v ? ladder::round_half_even_nb(q) - origin : 0.0;
-    k = k < -2e9 ? -2e9 : (k > 2e9 ? 2e9 : k);
-    mn = k < mn ? k : mn;
-    mx = k > mx ? k : mx;
-    slot[j] = static_cast<int32_t>(k);
-  }
+  slots_tail(p, j, n, inv, origin, slot, mn, mx, ok, whole);
   return ok;
 }
 

@@ -140,6 +140,18 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
   __syncthreads();
 }
 
+// A range pass thread's findings into the group's words: the first bad row, the off-grid count and
+// first off-grid row, the kFractional / kHugeVolume bits (only the atomics that carry news).
+__device__ inline void flush_checks(const GroupScratch& g, unsigned long long bad, unsigned long long off,
+                                    unsigned long long first_off, bool fractional, bool huge) {
+  if (bad != kEncNone) atomicMin(g.err, bad);
+  if (off) {
+    atomicAdd(g.off_grid, off);
+    atomicMin(g.first_off_grid, first_off);
+  }
+  if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
+}
+
 // [tiles] blocks x [kThreads]: per-session min(open, close, low) / max(open, close, high).
 template <class P, class V, bool Bars>
 __global__ void __launch_bounds__(kThreads) price_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
@@ -203,12 +215,7 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
     });
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
-  if (bad != kEncNone) atomicMin(g.err, bad);
-  if (off) {
-    atomicAdd(g.off_grid, off);
-    atomicMin(g.first_off_grid, first_off);
-  }
-  if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
+  flush_checks(g, bad, off, first_off, fractional, huge);
 }
 
 // [tiles] blocks x [kThreads], trades: row_range_kernel's results (the same first bad row, off-grid
@@ -292,12 +299,7 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     }
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
-  if (bad != kEncNone) atomicMin(g.err, bad);
-  if (off) {
-    atomicAdd(g.off_grid, off);
-    atomicMin(g.first_off_grid, first_off);
-  }
-  if (fractional || huge) atomicOr(g.fractional, (fractional ? kFractional : 0ull) | (huge ? kHugeVolume : 0ull));
+  flush_checks(g, bad, off, first_off, fractional, huge);
 }
 
 // Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
