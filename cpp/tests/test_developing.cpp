@@ -12,15 +12,13 @@
 #include "columns.hpp"
 #include "core/developing.hpp"
 #include "reference.hpp"
+#include "series.hpp"
 
 using namespace vpoc;
 
 namespace {
 
-struct Levels {
-  int64_t poc, val, vah;
-  bool operator==(const Levels& o) const { return poc == o.poc && val == o.val && vah == o.vah; }
-};
+using test_series::Levels;
 
 // One session as columns, run through developing::Session the way the CPU pass does.
 struct Case {
@@ -108,15 +106,7 @@ struct Case {
 
 void check(const Case& k, size_t chunk = 0) {
   const auto want = k.expected();
-  const auto got = k.run(chunk);
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(got[i] == want[i])) {
-      FAIL_CHECK("prefix " << i << ": got " << got[i].poc << "/" << got[i].val << "/" << got[i].vah << " want "
-                           << want[i].poc << "/" << want[i].val << "/" << want[i].vah << " chunk " << chunk << " — "
-                           << k.describe());
-      return;
-    }
+  test_series::check(k.run(chunk), want, "prefix", chunk, k.describe());
 }
 
 Case bars_case(std::initializer_list<std::array<double, 5>> rows, Distribute d) {

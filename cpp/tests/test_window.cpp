@@ -11,15 +11,13 @@
 #include "columns.hpp"
 #include "core/window.hpp"
 #include "reference.hpp"
+#include "series.hpp"
 
 using namespace vpoc;
 
 namespace {
 
-struct Levels {
-  int64_t poc, val, vah;
-  bool operator==(const Levels& o) const { return poc == o.poc && val == o.val && vah == o.vah; }
-};
+using test_series::Levels;
 
 struct WindowCase {
   std::vector<double> h, l, c, v;
@@ -96,15 +94,7 @@ struct WindowCase {
 
 void check(const WindowCase& k, size_t chunk = 0) {
   const auto want = k.expected();
-  const auto got = k.run(chunk);
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(got[i] == want[i])) {
-      FAIL_CHECK("row " << i << ": got " << got[i].poc << "/" << got[i].val << "/" << got[i].vah << " want "
-                        << want[i].poc << "/" << want[i].val << "/" << want[i].vah << " chunk " << chunk << " — "
-                        << k.describe());
-      return;
-    }
+  test_series::check(k.run(chunk), want, "row", chunk, k.describe());
 }
 
 }  // namespace
