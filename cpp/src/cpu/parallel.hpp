@@ -1,4 +1,4 @@
-// cpu/parallel.hpp — the CPU backend's thread pool: a dynamic parallel-for over sessions.
+// cpu/parallel.hpp — the CPU backend's parallel-for over sessions, on the persistent pool (cpu/pool.hpp).
 // Contract: fn(i, worker) runs once for every i in [0, n) unless interrupted; the first exception is rethrown on the caller.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/pool.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/types.hpp"
 
@@ -78,7 +79,7 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
   std::atomic<bool> stop{false};
   std::exception_ptr error;
   std::mutex error_mutex;
-  auto run = [&](int worker) {
+  auto run = [&](int worker) noexcept {
     try {
       for (;;) {
         const int64_t begin = next.fetch_add(grain, std::memory_order_relaxed);
@@ -97,6 +98,15 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
       stop.store(true, std::memory_order_relaxed);
     }
   };
+  // The process's persistent helpers when a pool is free (no thread start per call); otherwise
+  // (every pool taken by other callers, or nested in one) threads of this call, as before.
+  using Run = decltype(run);
+  const PoolJob helper = [](void* ctx, int k) { (*static_cast<Run*>(ctx))(k); };
+  const PoolJob caller = [](void* ctx, int) { (*static_cast<Run*>(ctx))(0); };
+  if (run_on_pool(workers - 1, helper, caller, &run) > 0) {
+    if (error) std::rethrow_exception(error);
+    return;
+  }
   std::vector<std::thread> pool;
   try {
     pool.reserve(static_cast<size_t>(workers - 1));

@@ -11,8 +11,9 @@
 
 namespace vpoc::cpu {
 
-// Workers are started per call and grow their scratch (row windows, staging buffers) in their own
-// malloc arenas, which glibc may trim between calls: the next call then faults the pages in again
+// Workers (the pool's threads, cpu/pool.hpp, or a call's own when no pool is free) grow their scratch
+// (row windows, staging buffers) in their own malloc arenas, which glibc may trim between calls: the
+// next call then faults the pages in again
 // (issue 25: ~1,400 faults per two-thread call in some processes). Scratch taken from here and given
 // back outlives the call, so a steady call allocates nothing.
 //
