@@ -27,6 +27,15 @@ inline int resolve_threads(int threads, int64_t n) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, n)));
 }
 
+// Most persistent pool helpers a call uses: one per core besides the caller (at least 3, so that a
+// small machine's calls of up to 4 threads still run on the pool). A pool keeps its helpers' stacks
+// for the life of the process: asked for threads=400, it would keep 399 of them (3 GiB of address
+// space); workers beyond kPooled run on threads of the call instead, as before the pool.
+inline int max_pooled_helpers() {
+  static const int pooled = std::max(static_cast<int>(std::thread::hardware_concurrency()) - 1, 3);
+  return pooled;
+}
+
 // The calling thread's side of an Interrupt: poll() asks interrupt.check about every
 // kInterruptPollMs and throws Cancelled when it says stop. It counts calls and reads the clock only
 // every `stride_` of them: the stride doubles while items are short (up to kMaxStride: a clock read
@@ -98,25 +107,32 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
       stop.store(true, std::memory_order_relaxed);
     }
   };
-  // The process's persistent helpers when a pool is free (no thread start per call); otherwise
-  // (every pool taken by other callers, or nested in one) threads of this call, as before.
+  // The process's persistent helpers when a pool is free (no thread start per call), at most
+  // kPooled of them; workers beyond those (threads= above the core count), or all of them when
+  // every pool is taken by other callers (or nested in one), run on threads of this call.
+  std::vector<std::thread> extra;
+  auto own_share = [&](int first_extra) noexcept {
+    try {
+      extra.reserve(static_cast<size_t>(std::max(0, workers - first_extra)));
+      for (int w = first_extra; w < workers; ++w) extra.emplace_back(run, w);
+    } catch (const std::exception&) {
+      // std::system_error (EAGAIN: no memory for a stack, or no thread left) or bad_alloc: go on
+      // with the workers already running; every started thread is joined below.
+    }
+    run(0);
+    for (auto& t : extra) t.join();
+  };
+  const int pooled = std::min(workers - 1, max_pooled_helpers());
+  auto own = [&]() noexcept { own_share(pooled + 1); };
   using Run = decltype(run);
-  const PoolJob helper = [](void* ctx, int k) { (*static_cast<Run*>(ctx))(k); };
-  const PoolJob caller = [](void* ctx, int) { (*static_cast<Run*>(ctx))(0); };
-  if (run_on_pool(workers - 1, helper, caller, &run) > 0) {
-    if (error) std::rethrow_exception(error);
-    return;
-  }
-  std::vector<std::thread> pool;
-  try {
-    pool.reserve(static_cast<size_t>(workers - 1));
-    for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  } catch (const std::exception&) {
-    // std::system_error (EAGAIN: no memory for a stack, or no thread left) or bad_alloc: go on
-    // with the workers already running; every started thread is joined below.
-  }
-  run(0);
-  for (auto& t : pool) t.join();
+  using Own = decltype(own);
+  struct Ctx {
+    Run* run;
+    Own* own;
+  } ctx{&run, &own};
+  const PoolJob helper = [](void* c, int k) { (*static_cast<Ctx*>(c)->run)(k); };
+  const PoolJob caller = [](void* c, int) { (*static_cast<Ctx*>(c)->own)(); };
+  if (run_on_pool(pooled, helper, caller, &ctx) == 0) own_share(1);
   if (error) std::rethrow_exception(error);
 }
 
