@@ -64,24 +64,9 @@ def main(argv: Any = None) -> int:
                 _api._TORCH_STREAM = True
         return run
 
-    def no_graphs(fn: Callable[[int], Any]) -> Callable[[int], Any]:
-        """fn with graph replay off (each kernel and copy launched on its own)."""
-        def run(k: int) -> Any:
-            before = _core.gpu_graphs()
-            _core.gpu_set_graphs(False)
-            try:
-                return fn(k)
-            finally:
-                _core.gpu_set_graphs(before)
-        return run
-
-    from vpoc import _core
-
     variants: Dict[str, Callable[[int], Any]] = {
         "call": lambda k: call(k),
         "call_consume": lambda k: consume(call(k)),
-        "call_no_graphs": no_graphs(lambda k: call(k)),
-        "call_consume_no_graphs": no_graphs(lambda k: consume(call(k))),
         "call_own_stream": own(lambda k: call(k)),
         "call_consume_own_stream": own(lambda k: consume(call(k))),
         "call_torch_stream": lambda k: call(k, cur),
@@ -112,7 +97,7 @@ def main(argv: Any = None) -> int:
 
     from torch.profiler import ProfilerActivity, profile
 
-    for name in ("call_consume", "call_consume_no_graphs"):
+    for name in ("call_consume", "call_consume_own_stream"):
         fn = variants[name]
         loop(fn, 20)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:

@@ -468,13 +468,10 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
         r["driver_allocs_after_warmup"] = int(s1["driver_allocs"] - s0["driver_allocs"])
         r["driver_frees_after_warmup"] = int(s1["driver_frees"] - s0["driver_frees"])
         r["pool_hits"] = int(s1["pool_hits"] - s0["pool_hits"])
-        r["graph_launches_per_call"] = (s1["graph_launches"] - s0["graph_launches"]) / calls / 3
-        r["graph_builds_after_warmup"] = int(s1["graph_builds"] - s0["graph_builds"])
         r["pool_bytes"] = int(s1["pool_bytes"])
         log(f"  vpoc {per_call * 1e6:.1f} us per call; driver allocs/frees after warm-up "
             f"{r['driver_allocs_after_warmup']}/{r['driver_frees_after_warmup']}, pool hits "
-            f"{r['pool_hits']}, pool {r['pool_bytes'] / MiB:.1f} MiB; graph launches per call "
-            f"{r['graph_launches_per_call']:.1f}, graph builds after warm-up {r['graph_builds_after_warmup']}")
+            f"{r['pool_hits']}, pool {r['pool_bytes'] / MiB:.1f} MiB")
         # The machine's floor for a call: one tiny torch kernel per iteration, same loop.
         one = torch.zeros(1, device="cuda")
         loop(lambda k: one.add_(1), 100)
