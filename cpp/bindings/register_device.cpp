@@ -29,8 +29,7 @@ void register_device(py::module_& m) {
         {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
         {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
         {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees},
-        {"speculative_calls", &S::speculative_calls}, {"speculative_reruns", &S::speculative_reruns},
-        {"graph_launches", &S::graph_launches}, {"graph_builds", &S::graph_builds}};
+        {"speculative_calls", &S::speculative_calls}, {"speculative_reruns", &S::speculative_reruns}};
     py::dict d;
     for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;
@@ -38,9 +37,6 @@ void register_device(py::module_& m) {
   m.def("gpu_set_speculation", &vpoc::gpu::set_speculation, py::arg("enabled"),
         "Whether GPU calls of a shape seen before bin before reading their layout back (default True).");
   m.def("gpu_speculation", &vpoc::gpu::speculation);
-  m.def("gpu_set_graphs", &vpoc::gpu::set_graphs, py::arg("enabled"),
-        "Whether speculative GPU calls replay their launches as graphs (default True; VPOC_GPU_GRAPHS=0: False).");
-  m.def("gpu_graphs", &vpoc::gpu::graphs);
   m.def("empty_cache", [](int device) {
     py::gil_scoped_release nogil;
     vpoc::gpu::empty_cache(device);

@@ -179,10 +179,7 @@ def memory_stats(device: Any = "cuda") -> dict:
     steady-state loop).
     ``speculative_calls``: calls of a shape seen before that binned without reading their layout
     back first; ``speculative_reruns``: of those, calls run again because their histogram outgrew
-    the size the shape had before. ``graph_launches``: launch sequences of those calls replayed as
-    one graph launch each (two per call: ranges + layout, then bin + levels); ``graph_builds``: of
-    those, the ones whose graph had to be instantiated anew (a new sequence of kernels; a loop of
-    one shape updates its graphs in place, so this stays flat). ``VPOC_GPU_GRAPHS=0`` turns replay off.
+    the size the shape had before.
     """
     return dict(_core.memory_stats(_gpu_index(str(device))))
 

@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_graphs', 'gpu_require_device', 'gpu_set_graphs', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -299,14 +299,8 @@ def gpu_device_count() -> int:
     ...
 def gpu_devices() -> list:
     ...
-def gpu_graphs() -> bool:
-    ...
 def gpu_require_device(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
-def gpu_set_graphs(enabled: bool) -> None:
-    """
-    Whether speculative GPU calls replay their launches as graphs (default True; VPOC_GPU_GRAPHS=0: False).
-    """
 def gpu_set_speculation(enabled: bool) -> None:
     """
     Whether GPU calls of a shape seen before bin before reading their layout back (default True).

@@ -85,19 +85,12 @@ struct MemoryStats {
   int64_t driver_frees = 0;   // every free vpoc gave the driver (each one syncs the device)
   int64_t speculative_calls = 0;   // calls that binned before reading their layout back (no mid-call wait)
   int64_t speculative_reruns = 0;  // of those, calls run again because the rows outgrew the expected size
-  int64_t graph_launches = 0;      // launch sequences replayed as one graph launch (set_graphs)
-  int64_t graph_builds = 0;        // of those, the ones whose graph was instantiated anew (not updated)
 };
 MemoryStats memory_stats(int device);
 // Whether calls of a shape seen before bin before reading their layout back (default true; false:
 // every call waits for its layout mid-call, as the first call of a shape does). Process-wide.
 void set_speculation(bool enabled);
 bool speculation();
-// Whether a speculative call replays its launch sequences as graphs (captured, the device's graph
-// updated in place, one launch each) rather than launching each kernel and copy. Default true;
-// VPOC_GPU_GRAPHS=0 in the environment at first use makes it false. Process-wide.
-void set_graphs(bool enabled);
-bool graphs();
 // Gives every cached (free) result buffer, the workspace and the pinned staging of `device` back
 // to the driver. Live results stay valid.
 void empty_cache(int device);

@@ -30,8 +30,6 @@ void set_pool_limit(int, int64_t) { no_backend(); }
 void note_stream(Buffer&, std::uintptr_t) {}
 void set_speculation(bool) {}
 bool speculation() { return false; }
-void set_graphs(bool) {}
-bool graphs() { return false; }
 DeviceProfiles profile_trades(const Array&, const Array&, const SessionSpan&, const Options&,
                               const GpuOptions&) {
   no_backend();

@@ -119,7 +119,7 @@ class Run {
   uint64_t shape_key() const;
   LevelColumns level_columns(const long long* go) const;
   bool speculate(int64_t hint);
-  void stage_offsets(const Group& g, gpuStream_t stream);
+  void stage_offsets(const Group& g);
   void read_summary();
   [[noreturn]] void too_wide(const Group& g);
   void layout_workspace();
@@ -194,7 +194,7 @@ uint64_t Run::shape_key() const {
 
 // The group's session offsets to the device, through pinned memory when they fit. The staging is
 // free: the previous group's (or call's) copy of it finished before its summary was read.
-void Run::stage_offsets(const Group& g, gpuStream_t stream) {
+void Run::stage_offsets(const Group& g) {
   const size_t off_bytes = static_cast<size_t>(g.s1 - g.s0 + 1) * 8;
   const int64_t* off_src = sessions_.offsets + g.s0;
   if (off_bytes + 64 <= DeviceState::kSmallPinned) {
@@ -202,7 +202,7 @@ void Run::stage_offsets(const Group& g, gpuStream_t stream) {
     std::memcpy(staged, off_src, off_bytes);
     off_src = staged;
   }
-  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
 }
 
 // The group summary, copied back (host_small_): off-grid counts added up; a bad row throws.
@@ -237,54 +237,40 @@ LevelColumns Run::level_columns(const long long* go) const {
 // `hint`-based rows; the layout tells the later passes on the device whether they fit (summary[kGo]),
 // and the host reads the summary only once everything is queued (by then it is usually there).
 // False when the rows did not fit: nothing was written, the caller runs the call again.
-// A speculative call's offsets (at most kOneBlockLayout sessions) are staged in pinned memory: a
-// replayed graph's copies read pinned memory only.
-static_assert((kOneBlockLayout + 1) * 8 + 64 <= DeviceState::kSmallPinned, "speculative offsets fit the pinned staging");
-
 bool Run::speculate(int64_t hint) {
   const Group& g = groups_[0];
   const int64_t n = g.s1 - g.s0;
   // a quarter more than the most seen, in 4096-row steps (the pool then reuses one size)
   const int64_t cap = (hint + hint / 4 + 1024 + 4095) / 4096 * 4096;
+  stage_offsets(g);
   scratch_.n = n;
+  scratch_.go = nullptr;
   scratch_.fixed_by_flag = !splits_;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   const RowSpan rows{g.r0, g.r1, 0};
+  launch_init_group(scratch_, legacy, summary_, rows, stream_);
+  if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
+  launch_row_range(view_, rows, scratch_, opt_, stream_);
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
-  // (taken before the launches: a reused buffer's wait goes on stream_, ahead of them)
   volume_mem_ = st_.output(static_cast<size_t>(cap) * 8, stream_);
   volume_cap_ = cap;
   const BufferPtr lo_mem = st_.output(static_cast<size_t>(cap) * 8, stream_);
   void* out = volume_mem_->data;
   const bool zero_in_layout = cap <= kLayoutZeroRows;  // else a launch of its own, below
-  // Phase 0: offsets up, ranges, layout, summary back to the host. Phase 1: bin, finish, levels
-  // (they read the summary's fit flag on the device). The host waits only for phase 0.
-  const auto ranges = [&](gpuStream_t s) {
-    scratch_.go = nullptr;
-    stage_offsets(g, s);
-    launch_init_group(scratch_, legacy, summary_, rows, s);
-    if (legacy) launch_price_range(view_, rows, scratch_, opt_, s);
-    launch_row_range(view_, rows, scratch_, opt_, s);
-    launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
-                  LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
-                                static_cast<int64_t*>(out_.offsets.data)},
-                  0, summary_, cap, opt_.max_rows, s, zero_in_layout ? out : nullptr,
-                  zero_in_layout ? lo_mem->data : nullptr);
-    VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost, s));
-  };
-  const auto bin = [&](gpuStream_t s) {
-    scratch_.go = summary_ + kGo;
-    if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, s);
-    launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, s);
-    launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), s);
-    launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, s);
-  };
-  const bool replay = graphs();  // one graph launch per phase instead of a launch per kernel and copy
-  if (replay) st_.replay(0, stream_, ranges);
-  else ranges(stream_);
+  launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
+                LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
+                              static_cast<int64_t*>(out_.offsets.data)},
+                0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
+                zero_in_layout ? lo_mem->data : nullptr);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                stream_));
   VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
-  if (replay) st_.replay(1, stream_, bin);
-  else bin(stream_);
+  scratch_.go = summary_ + kGo;
+  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
+  launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
+  launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
+  launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
+                stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
@@ -494,7 +480,7 @@ void Run::process(const Group& g, int slot) {
   const int64_t n = g.s1 - g.s0;
   if (!in_.on_device && !g.split) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[slot]));
   // Group session offsets and fresh scratch.
-  stage_offsets(g, stream_);
+  stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
   scratch_.fixed_by_flag = false;

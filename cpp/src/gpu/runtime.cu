@@ -5,10 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <map>
-#include <type_traits>
 
 namespace vpoc::gpu {
 
@@ -347,44 +344,6 @@ std::atomic<bool> g_speculation{true};
 }  // namespace
 void set_speculation(bool enabled) { g_speculation.store(enabled); }
 bool speculation() { return g_speculation.load(); }
-
-namespace {
-std::atomic<bool> g_graphs{[] {
-  const char* e = std::getenv("VPOC_GPU_GRAPHS");
-  return e == nullptr || std::strcmp(e, "0") != 0;
-}()};
-}  // namespace
-void set_graphs(bool enabled) { g_graphs.store(enabled); }
-bool graphs() { return g_graphs.load(); }
-
-void DeviceState::replay(int phase, gpuStream_t stream, const std::function<void(gpuStream_t)>& launch) {
-  if (capture_stream_ == nullptr) VPOC_GPU_CHECK(gpuStreamCreateWithFlags(&capture_stream_, gpuStreamNonBlocking));
-  VPOC_GPU_CHECK(gpuStreamBeginCapture(capture_stream_));
-  gpuGraph_t graph = nullptr;
-  try {
-    launch(capture_stream_);
-  } catch (...) {  // end the capture whatever failed: the stream stays usable
-    if (gpuStreamEndCapture(capture_stream_, &graph) == gpuSuccess && graph != nullptr) (void)gpuGraphDestroy(graph);
-    (void)gpuGetLastError();
-    throw;
-  }
-  VPOC_GPU_CHECK(gpuStreamEndCapture(capture_stream_, &graph));
-  const std::unique_ptr<std::remove_pointer_t<gpuGraph_t>, gpuError_t (*)(gpuGraph_t)> owned(graph, gpuGraphDestroy);
-  gpuGraphExec_t& exec = graph_exec_[phase];
-  bool built = false;
-  if (exec == nullptr || !gpuGraphExecUpdate(exec, graph)) {  // first use, or another sequence of kernels
-    if (exec != nullptr) {
-      (void)gpuGraphExecDestroy(exec);
-      exec = nullptr;
-    }
-    VPOC_GPU_CHECK(gpuGraphInstantiate(&exec, graph));
-    built = true;
-  }
-  VPOC_GPU_CHECK(gpuGraphLaunch(exec, stream));
-  std::lock_guard<std::mutex> lock(pool_mutex_);
-  stats_.graph_launches += 1;
-  if (built) stats_.graph_builds += 1;
-}
 
 MemoryStats DeviceState::stats() {
   std::lock_guard<std::mutex> lock(pool_mutex_);

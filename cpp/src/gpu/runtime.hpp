@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -64,13 +63,6 @@ class DeviceState {
   std::shared_ptr<void> event();
   MemoryStats stats();
   void count_speculative(bool rerun);  // a speculative call binned (false) / ran again (true)
-  // Runs the launches `launch` makes on the stream it is given as one graph launch on `stream`:
-  // they are captured (not run) on the state's capture stream, graph `phase` (< kGraphPhases) of
-  // the state is updated to them in place -- instantiated anew when the runtime refuses, for
-  // another sequence of kernels -- and launched. `launch` may only launch, copy and memset: no
-  // allocation, free, event or synchronisation. Callers hold mutex().
-  static constexpr int kGraphPhases = 2;
-  void replay(int phase, gpuStream_t stream, const std::function<void(gpuStream_t)>& launch);
   void empty_cache();
   void set_pool_limit(int64_t bytes);
   // The end of the last call on this device: the next call's stream waits for it before it
@@ -106,8 +98,6 @@ class DeviceState {
   gpuStream_t copy_stream_ = nullptr;  // host-to-device staging copies
   gpuEvent_t slot_events_[kSlotEvents] = {};
   gpuEvent_t summary_event_ = nullptr;
-  gpuStream_t capture_stream_ = nullptr;  // replay(): captures only, never runs anything
-  gpuGraphExec_t graph_exec_[kGraphPhases] = {};
   struct RowsHint {
     uint64_t key;
     int64_t rows;

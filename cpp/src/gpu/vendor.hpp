@@ -86,23 +86,6 @@ inline int gpuPointerKind(const void* p, int* device) {
   if (type == hipMemoryTypeHost) return 1;
   return 0;
 }
-// Graphs: launches captured on a stream, replayed as one launch (DeviceState::replay).
-using gpuGraph_t = hipGraph_t;
-using gpuGraphExec_t = hipGraphExec_t;
-inline gpuError_t gpuStreamBeginCapture(gpuStream_t s) { return hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal); }
-inline gpuError_t gpuStreamEndCapture(gpuStream_t s, gpuGraph_t* g) { return hipStreamEndCapture(s, g); }
-inline gpuError_t gpuGraphDestroy(gpuGraph_t g) { return hipGraphDestroy(g); }
-inline gpuError_t gpuGraphInstantiate(gpuGraphExec_t* e, gpuGraph_t g) { return hipGraphInstantiate(e, g, nullptr, nullptr, 0); }
-inline gpuError_t gpuGraphExecDestroy(gpuGraphExec_t e) { return hipGraphExecDestroy(e); }
-inline gpuError_t gpuGraphLaunch(gpuGraphExec_t e, gpuStream_t s) { return hipGraphLaunch(e, s); }
-// true when `e` now runs `g` (same topology); false when the runtime refused (error cleared)
-inline bool gpuGraphExecUpdate(gpuGraphExec_t e, gpuGraph_t g) {
-  hipGraphNode_t node = nullptr;
-  hipGraphExecUpdateResult result;
-  if (hipGraphExecUpdate(e, g, &node, &result) == hipSuccess) return true;
-  (void)hipGetLastError();
-  return false;
-}
 #else
 constexpr const char* kBackend = "cuda";
 constexpr int kDLPackDevice = 2;  // kDLCUDA
@@ -164,22 +147,6 @@ inline int gpuPointerKind(const void* p, int* device) {
   if (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged) return 2;
   if (a.type == cudaMemoryTypeHost) return 1;
   return 0;
-}
-// Graphs: launches captured on a stream, replayed as one launch (DeviceState::replay).
-using gpuGraph_t = cudaGraph_t;
-using gpuGraphExec_t = cudaGraphExec_t;
-inline gpuError_t gpuStreamBeginCapture(gpuStream_t s) { return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal); }
-inline gpuError_t gpuStreamEndCapture(gpuStream_t s, gpuGraph_t* g) { return cudaStreamEndCapture(s, g); }
-inline gpuError_t gpuGraphDestroy(gpuGraph_t g) { return cudaGraphDestroy(g); }
-inline gpuError_t gpuGraphInstantiate(gpuGraphExec_t* e, gpuGraph_t g) { return cudaGraphInstantiate(e, g, 0); }
-inline gpuError_t gpuGraphExecDestroy(gpuGraphExec_t e) { return cudaGraphExecDestroy(e); }
-inline gpuError_t gpuGraphLaunch(gpuGraphExec_t e, gpuStream_t s) { return cudaGraphLaunch(e, s); }
-// true when `e` now runs `g` (same topology); false when the runtime refused (error cleared)
-inline bool gpuGraphExecUpdate(gpuGraphExec_t e, gpuGraph_t g) {
-  cudaGraphExecUpdateResultInfo info;
-  if (cudaGraphExecUpdate(e, g, &info) == cudaSuccess) return true;
-  (void)cudaGetLastError();
-  return false;
 }
 #endif
 
