@@ -130,5 +130,10 @@ DeviceProfiles profile_trades(const Array& price, const Array& volume, const Ses
                               const Options& opt, const GpuOptions& gopt);
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
                             Distribute distribute, const Options& opt, const GpuOptions& gopt);
+// bins=N (opt.bins > 0; not with opt.developing): core/bins.hpp, one GPU thread per session reading
+// its rows in input order, so the bits are the CPU's. bin_low / bin_width [S]: as Result's (host).
+DeviceProfiles profile_bins(const Array& high, const Array& low, const Array& volume, bool bars,
+                            const SessionSpan& sessions, const Options& opt, const GpuOptions& gopt,
+                            std::vector<double>& bin_low, std::vector<double>& bin_width);
 
 }  // namespace vpoc::gpu
