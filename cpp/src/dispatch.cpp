@@ -94,7 +94,7 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
           return cpu::profile_bins_trades(price, volume, sessions, opt, lo, w);
         },
         [&](std::vector<double>& lo, std::vector<double>& w) {
-          return gpu::profile_bins(price, price, volume, false, sessions, opt, place, lo, w);
+          return gpu::profile_bins(&price, volume, nullptr, sessions, opt, place, lo, w);
         });
   if (place.device >= 0) {
     auto p = gpu::profile_trades(price, volume, sessions, opt, place);
@@ -120,7 +120,7 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
           return cpu::profile_bins_bars(bars, sessions, opt, lo, w);
         },
         [&](std::vector<double>& lo, std::vector<double>& w) {
-          return gpu::profile_bins(bars.high, bars.low, bars.volume, true, sessions, opt, place, lo, w);
+          return gpu::profile_bins(nullptr, bars.volume, &bars, sessions, opt, place, lo, w);
         });
   // open is read only by distribute='legacy' (which weights prices where they lie)
   const int64_t prices = bars.high.size * (bars.has_open && opt.distribute == Distribute::legacy ? 4 : 3);

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._api import from_trades
 from ._optional import require
-from ._presets import PEER_KEYWORDS
+from ._presets import BIN_KEYWORDS, PEER_KEYWORDS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
 from .features import TpoProfiles
@@ -37,7 +37,7 @@ POC_TIES: Tuple[str, ...] = ("center", "low", "high")
 VA_METHODS: Tuple[str, ...] = ("cbot", "single", "greedy")
 #: The peer rules (docs/presets.md) a ``Profiles.rules`` records: named when both sides record them and
 #: they differ, and used when a side's levels are recomputed from its histogram.
-PEER_RULES: Tuple[str, ...] = PEER_KEYWORDS
+PEER_RULES: Tuple[str, ...] = PEER_KEYWORDS + BIN_KEYWORDS
 _LEVELS = ("poc", "vah", "val")
 _INFERRED = ("poc_tie", "va_method", "value_area")  # the order of a candidate triple
 
@@ -160,8 +160,9 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
         tpo = getattr(prof, "kind", "volume") == "tpo"
         names = TPO_RULES if tpo else RULES + PEER_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
-        if not tpo and "preset" in extra:
-            out["preset"] = extra["preset"]
+        for k in ("preset", "assumed"):
+            if not tpo and k in extra:
+                out[k] = extra[k]
     return out
 
 
@@ -245,7 +246,8 @@ def _levels_under(prof: Any, sel: np.ndarray, poc_tie: str, va_method: str, valu
         np.arange(take.shape[0], dtype=np.int64) - np.repeat(np.cumsum(n) - n, n))
     vol = np.asarray(prof.volume, dtype=np.float64)[take]
     recorded = getattr(prof, "rules", None)
-    peer = {k: recorded[k] for k in PEER_RULES if k in recorded} if isinstance(recorded, dict) else {}
+    # the level rules only: a bins=N histogram is levelled as rows 0..N-1 (its bins)
+    peer = {k: recorded[k] for k in PEER_KEYWORDS if k in recorded} if isinstance(recorded, dict) else {}
     off = np.concatenate(([0], np.cumsum(n)))
     if peer.get("va_rows") == "touched":
         keep = vol > 0
@@ -377,7 +379,7 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
-    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset",) if k in ra or k in rb})
+    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") if k in ra or k in rb})
     notes: List[str] = []
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:

@@ -132,7 +132,8 @@ DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
                             Distribute distribute, const Options& opt, const GpuOptions& gopt);
 // bins=N (opt.bins > 0; not with opt.developing): core/bins.hpp, one GPU thread per session reading
 // its rows in input order, so the bits are the CPU's. bin_low / bin_width [S]: as Result's (host).
-DeviceProfiles profile_bins(const Array& high, const Array& low, const Array& volume, bool bars,
+// price: trades (bars null); bars: bars (price null).
+DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsInput* bars,
                             const SessionSpan& sessions, const Options& opt, const GpuOptions& gopt,
                             std::vector<double>& bin_low, std::vector<double>& bin_width);
 
