@@ -146,7 +146,7 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
             raise ValueError(f"preset must be one of {', '.join(repr(p) for p in PRESETS)} or None; "
                              f"got {preset!r}")
     table = PRESETS[preset] if preset is not None else RULE_DEFAULTS
-    out = {k: (given[k] if given.get(k) is not None else table[k]) for k in RULE_KEYWORDS}
+    out = {k: (given[k] if given.get(k) is not None else table.get(k, RULE_DEFAULTS[k])) for k in RULE_KEYWORDS}
     if out["va_target"] == "decimal" and bars and out["distribute"] not in ("close", "hlc3"):
         raise ValueError(f"va_target='decimal' compares whole-number row volumes exactly; distribute="
                          f"{out['distribute']!r} splits a bar's volume into fractions: use distribute='close' "
