@@ -108,6 +108,19 @@ def test_developing_rebuilds_each_prefix(window):
             assert (prof.dev_poc[i], prof.dev_vah[i], prof.dev_val[i]) == want
 
 
+@pytest.mark.parametrize("window", [None, 4])
+def test_developing_exact_equals_batch_of_each_prefix(window):
+    rng = np.random.default_rng(8)
+    high, low, close, vol, off = random_sessions(rng)
+    kw = dict(tick_size=0.01, bins=9, poc_tie="center", va_method="cbot")
+    prof = vpoc.from_bars(high, low, close, vol, offsets=off, developing=True, window=window, **kw)
+    for b, e in session_rows(off):
+        for i in range(b, e):
+            start = b if window is None else max(b, i - window + 1)
+            one = vpoc.from_bars(high[start:i + 1], low[start:i + 1], close[start:i + 1], vol[start:i + 1], **kw)
+            assert (prof.dev_poc[i], prof.dev_vah[i], prof.dev_val[i]) == (one.poc[0], one.vah[0], one.val[0])
+
+
 def test_edges():
     one = vpoc.from_bars([10.0], [9.0], [9.5], [40.0], tick_size=0.01, preset="wickra", bins=4)
     np.testing.assert_array_equal(one.volume, [10.0, 10.0, 10.0, 10.0])

@@ -60,9 +60,21 @@ def test_bins_gpu_device_inputs():
     same(a, vpoc.from_bars(*g, offsets=off, tick_size=0.01, preset="wickra", bins=20, device="cuda"))
 
 
-def test_bins_gpu_refusals_and_bad_rows():
-    with pytest.raises(ValueError, match="bins"):
-        vpoc.from_bars([2.0], [1.0], [1.5], [1.0], tick_size=0.01, preset="wickra", developing=True, device="cuda")
+@pytest.mark.parametrize("window", [None, 1, 7])
+@pytest.mark.parametrize("accumulate", ["sequential", "exact"])
+def test_bins_gpu_developing(window, accumulate):
+    rng = np.random.default_rng(9)
+    high, low, close, vol, off = random_sessions(rng)
+    kw = dict(offsets=off, tick_size=0.01, bins=24, accumulate=accumulate, developing=True, window=window,
+              va_method="single", poc_tie="low")
+    a = vpoc.from_bars(high, low, close, vol, **kw)
+    for budget in (1, 1 << 28):  # one row per batch, all rows in one
+        b = vpoc.from_bars(high, low, close, vol, device="cuda", memory_budget=budget, **kw).cpu()
+        for k in ("dev_poc", "dev_vah", "dev_val") + LEVEL_FIELDS:
+            np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+
+
+def test_bins_gpu_bad_rows():
     with pytest.raises(ValueError, match=r"high\[1\]"):
         vpoc.from_bars([2.0, 1.0], [1.0, 1.5], [1.5, 1.2], [1.0, 1.0], tick_size=0.01, bins=3, device="cuda")
     with pytest.raises(ValueError, match=r"volume\[0\]"):

@@ -69,9 +69,6 @@ Result bins_result(const Options& opt, const Placement& place, Cpu&& cpu, Gpu&& 
   std::vector<double> bin_low, bin_width;
   Result r;
   if (place.device >= 0) {
-    if (opt.developing)
-      VPOC_THROW_ARG(ValueError, "bins", "bins=", opt.bins, " with developing=True runs on the CPU only (each row's "
-                     "prefix or window is rebuilt, as wickra does); use device='cpu'");
     r = from_device(gpu(bin_low, bin_width), opt);
   } else {
     r = from_host(cpu(bin_low, bin_width), opt);

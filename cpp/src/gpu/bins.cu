@@ -77,6 +77,42 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
   c.bin_width[s] = L.w;
 }
 
+// [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session rebuilt
+// through the same bins::session as cpu/bins.cpp (each thread its own [N] scratch, rows in order).
+template <class P, class V>
+__global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int64_t S, int64_t r0, int64_t r1,
+                                       Options opt, double* scratch, Fixed* acc, double* dev_poc, double* dev_vah,
+                                       double* dev_val) {
+  const int64_t i = r0 + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= r1) return;
+  int64_t a = 0, z = S;  // the session s with off[s] <= i < off[s + 1]: the last s with off[s] <= i
+  while (z - a > 1) {
+    const int64_t m = a + (z - a) / 2;
+    if (off[m] <= i) a = m;
+    else z = m;
+  }
+  const int64_t b = off[a];
+  const int64_t start = opt.window > 0 && i - opt.window + 1 > b ? i - opt.window + 1 : b;
+  const bool bars = src.in.bars;
+  const auto get = [&](int64_t k) {
+    const Item it = src.item(k);
+    bins::Row r;
+    r.high = it.a;
+    r.low = bars ? it.b : it.a;
+    r.volume = it.v;
+    return r;
+  };
+  const int64_t slot = i - r0;
+  bins::Ladder L;
+  bins::Levels lv;
+  double total = 0.0;
+  bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc != nullptr ? acc + slot * opt.bins : nullptr, L,
+                total, lv);  // a prefix sums to at most its session's total (checked)
+  dev_poc[i] = lv.poc_price;
+  dev_vah[i] = lv.vah_price;
+  dev_val[i] = lv.val_price;
+}
+
 size_t element_bytes(DType t) { return t == DType::f32 || t == DType::i32 ? 4 : 8; }
 
 // One element of a (host or device) array, copied to the host.
@@ -131,6 +167,14 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
                  (exact ? align_up(static_cast<size_t>(R) * sizeof(Fixed)) : 0);
   for (const Array& a : arrays)
     if (a.device < 0) bytes += align_up(static_cast<size_t>(n) * element_bytes(a.dtype));
+  // developing: [N] bins (and [N] Fixed, 'exact') per row of a batch of rows; batches fill
+  // memory_budget (at least one row)
+  const size_t per_row = static_cast<size_t>(N) * (8 + (exact ? sizeof(Fixed) : 0));
+  const int64_t batch = !opt.developing ? 0
+                        : std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(n, 1),
+                                                                 gopt.memory_budget / static_cast<int64_t>(per_row)));
+  if (opt.developing)
+    bytes += align_up(static_cast<size_t>(batch * N) * 8) + (exact ? align_up(static_cast<size_t>(batch * N) * sizeof(Fixed)) : 0);
   char* ws = static_cast<char*>(st.workspace(bytes));
   const auto take = [&](size_t b) {
     char* p = ws;
@@ -142,6 +186,9 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   auto* d_width = reinterpret_cast<double*>(take(static_cast<size_t>(S) * 8));
   auto* d_flags = reinterpret_cast<unsigned long long*>(take(2 * sizeof(unsigned long long)));
   Fixed* d_acc = exact ? reinterpret_cast<Fixed*>(take(static_cast<size_t>(R) * sizeof(Fixed))) : nullptr;
+  double* dev_scratch = opt.developing ? reinterpret_cast<double*>(take(static_cast<size_t>(batch * N) * 8)) : nullptr;
+  Fixed* dev_acc = opt.developing && exact ? reinterpret_cast<Fixed*>(take(static_cast<size_t>(batch * N) * sizeof(Fixed)))
+                                           : nullptr;
   for (Array& a : arrays) {
     if (a.device >= 0) continue;
     const size_t nb = static_cast<size_t>(n) * element_bytes(a.dtype);
@@ -248,6 +295,33 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   if (over != std::numeric_limits<int64_t>::max())
     messages::raise(messages::general(messages::volume_overflow(volume.name, static_cast<int64_t>(flags[1]))), __FILE__,
                     __LINE__);
+  if (opt.developing) {
+    // [n] dev columns; rows in batches whose [N] scratch per row fits in memory_budget
+    const size_t dcol = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
+    out.developing_mem = st.output(3 * dcol, stream);
+    char* dbase = static_cast<char*>(out.developing_mem->data);
+    out.dev_poc = DeviceColumn{dbase, n, DType::f64};
+    out.dev_vah = DeviceColumn{dbase + dcol, n, DType::f64};
+    out.dev_val = DeviceColumn{dbase + 2 * dcol, n, DType::f64};
+    with_types(view, [&](auto p, auto v) {
+      using P = decltype(p);
+      using V = decltype(v);
+      const Source<P, V> src = make_source<P, V>(view, opt, 0);
+      Options o = opt;
+      o.interrupt = Interrupt{};
+      for (int64_t r0 = 0; r0 < n; r0 += batch) {
+        const int64_t r1 = std::min(n, r0 + batch);
+        bins_developing_kernel<P, V><<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+            src, d_off, S, r0, r1, o, dev_scratch, dev_acc, static_cast<double*>(out.dev_poc.data),
+            static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data));
+        VPOC_GPU_CHECK_LAUNCH("bins_developing_kernel");
+      }
+    });
+    out.ready = record_ready(stream, gopt.device);
+    st.last_call = out.ready.event;
+    st.last_call_stream = out.ready.stream;
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream));  // the inputs are no longer read when the call returns
+  }
   out.device = gopt.device;
   out.n_sessions = S;
   out.tick_size = opt.tick_size;
