@@ -258,3 +258,19 @@ def test_wickra_itself_rolling_windows():
         got = np.stack([prof.dev_poc, prof.dev_vah, prof.dev_val], axis=1)
         np.testing.assert_array_equal(got[period - 1:], want[period - 1:])
         assert np.isnan(want[:period - 1]).all()
+
+
+def test_diff_names_the_bin_rules():
+    rng = np.random.default_rng(1)
+    h = 100 + rng.random(50) * 3
+    lo = h - rng.random(50)
+    c, v, off = (h + lo) / 2, rng.integers(1, 100, 50).astype(float), [0, 25, 50]
+    a = vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=7)
+    d = vpoc.diff(a, vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=9))
+    assert list(d.rule) == ["bins", "bins"] and d.settings["bins"] == (7, 9)
+    d = vpoc.diff(a, vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=7,
+                                    accumulate="exact"))
+    assert d.settings["accumulate"] == ("sequential", "exact")
+    d = vpoc.diff(a, vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=7,
+                                    va_method="cbot"))
+    assert "va_method" in d.rule[1] and "(-1 rows)" in d.reason[1]  # counted in a's bins

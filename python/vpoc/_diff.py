@@ -412,13 +412,31 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
         first_price = np.full(S, np.nan)
         hist = (np.asarray(pa.n_rows) > 0) | (np.asarray(pb.n_rows) > 0)
         notes.append(f"row sizes {size_a:g} and {size_b:g} share no ladder: histograms not compared row by row")
+    unit: Any = fine
+    ba, bb = getattr(pa, "bin_low", None), getattr(pb, "bin_low", None)
+    if ba is not None or bb is not None:  # bins=N (docs/presets.md): rows are bins of each session's ladder
+        same = ba is not None and bb is not None and all(
+            np.array_equal(np.asarray(getattr(pa, k)), np.asarray(getattr(pb, k)), equal_nan=k != "n_rows")
+            for k in ("bin_low", "bin_width", "n_rows"))
+        if same:
+            first_price = np.where(first != NO_ROW, pa.bin_low + pa.bin_width * first.astype(np.float64), np.nan)
+        else:
+            rows_differ, first = np.full(S, -1, dtype=np.int64), np.full(S, NO_ROW, dtype=np.int64)
+            first_price = np.full(S, np.nan)
+            hist = (np.asarray(pa.n_rows) > 0) | (np.asarray(pb.n_rows) > 0)
+            notes.append("bins=N ladders differ (bins, or one side on the tick ladder): histograms not compared "
+                         "bin by bin")
+        if ba is not None:
+            w = np.asarray(pa.bin_width, dtype=np.float64)
+            unit = np.where(w > 0, w, fine)
+            notes.append("level differences in 'rows' are counted in a's bins (bin_width)")
     cols: Dict[str, Any] = {}
     for x in _LEVELS:
         pxa, pxb = np.asarray(getattr(pa, x), dtype=np.float64), np.asarray(getattr(pb, x), dtype=np.float64)
         both_nan = np.isnan(pxa) & np.isnan(pxb)
         cols[f"{x}_differs"] = ~both_nan & ~(np.abs(pxb - pxa) <= 1e-6 * fine)
         cols[f"{x}_delta"] = pxb - pxa
-        cols[f"{x}_rows"] = (pxb - pxa) / fine
+        cols[f"{x}_rows"] = (pxb - pxa) / unit
     ta, tb = np.asarray(pa.total_volume, dtype=np.float64), np.asarray(pb.total_volume, dtype=np.float64)
     cols["total_volume_differs"] = np.abs(tb - ta) > tol * np.maximum(np.abs(ta), np.abs(tb))
     cols["total_volume_delta"] = tb - ta
