@@ -274,3 +274,16 @@ def test_diff_names_the_bin_rules():
     d = vpoc.diff(a, vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=7,
                                     va_method="cbot"))
     assert "va_method" in d.rule[1] and "(-1 rows)" in d.reason[1]  # counted in a's bins
+
+
+def test_plot_bins():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    p = vpoc.from_bars([10.0, 14.0], [10.0, 10.0], [10.0, 12.0], [100.0, 80.0], tick_size=0.01, preset="wickra",
+                       bins=4)
+    ax = p.plot(0)
+    heights = sorted({round(r.get_height(), 9) for r in ax.patches if r.get_width() > 0 and r.get_height() < 2})
+    assert heights == [0.9]  # bar_fill (0.9) of one bin's width
+    spans = [pt for pt in ax.patches if getattr(pt, "get_xy", None) and pt.get_height() >= 2]
+    assert any(abs(pt.get_y() - 10.0) < 1e-12 and abs(pt.get_y() + pt.get_height() - 12.0) < 1e-12 for pt in spans)
