@@ -85,7 +85,8 @@ def test_trades_rules_match_reference(seed):
     ref = ref_trades(price, vol, off, tick_size=tick, value_area=va)
     spans = touched_rows("trades", {"price": price}, tick)
     check(prof, ref, expected(prof, spans, off, rules, va), tick)
-    assert prof.rules == dict(rules, row_label="low", price_label="product", va_target="float", preset=None)
+    assert prof.rules == dict(rules, row_label="low", price_label="product", va_target="float", bins=None,
+                              accumulate="exact", bin_report="center_edges", preset=None, assumed=())
 
 
 @pytest.mark.parametrize("distribute", ["close", "hlc3", "uniform"])
@@ -246,7 +247,7 @@ def test_profiles_rules_pickle():
     (dict(row_label="high"), ValueError, "row_label"),
     (dict(row_label="top", ticks_per_row=2), ValueError, "row_label"),
     (dict(va_rows=1), TypeError, "va_rows"),
-    (dict(preset="tradingview"), ValueError, "preset"),
+    (dict(preset="tv"), ValueError, "preset"),
     (dict(preset=1), TypeError, "preset"),
     (dict(va_rows="touched", va_method="greedy"), ValueError, "va_rows"),
 ])

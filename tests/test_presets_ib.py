@@ -165,7 +165,7 @@ def test_preset_sets_and_keyword_wins_and_rules_recorded():
     (dict(ib_end="closed"), ValueError, "ib_end"),
     (dict(ib_end=1), TypeError, "ib_end"),
     (dict(ib_anchor="open"), ValueError, "ib_anchor"),
-    (dict(ib_anchor=None, preset="tradingview"), ValueError, "preset"),
+    (dict(ib_anchor=None, preset="tv"), ValueError, "preset"),
     (dict(preset=3), TypeError, "preset"),
     (dict(opening_minutes=0), ValueError, "opening_minutes"),
 ])

@@ -204,6 +204,15 @@ void register_profiles(py::module_& m) {
         return py::make_tuple(p.r.grid.first_input, p.r.grid.first_index);
       })
       .def_property_readonly("grid_refused", [](const PyResult& p) { return p.r.grid.refused; })
+      // bins=N: each session's lowest price and bin width (host float64 [S]); None without bins
+      .def_property_readonly("bin_low", [](const PyResult& p) {
+        return p.r.bins ? py::object(py::array_t<double>(static_cast<py::ssize_t>(p.r.bin_low.size()), p.r.bin_low.data()))
+                        : py::object(py::none());
+      })
+      .def_property_readonly("bin_width", [](const PyResult& p) {
+        return p.r.bins ? py::object(py::array_t<double>(static_cast<py::ssize_t>(p.r.bin_width.size()), p.r.bin_width.data()))
+                        : py::object(py::none());
+      })
       .def("fields",
            [](const py::object& self) {
              const auto& pr = self.cast<const PyResult&>();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/grid.hpp"
+#include "cpu/bins.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/grid.hpp"
 #include "vpoc/engine.hpp"
@@ -62,11 +63,36 @@ Result from_device(gpu::DeviceProfiles&& p, const Options& opt) {
   return r;
 }
 
+// bins=N: the CPU or the GPU runs core/bins.hpp; no tick grid is read (prices are binned as given).
+template <class Cpu, class Gpu>
+Result bins_result(const Options& opt, const Placement& place, Cpu&& cpu, Gpu&& gpu) {
+  std::vector<double> bin_low, bin_width;
+  Result r;
+  if (place.device >= 0) {
+    r = from_device(gpu(bin_low, bin_width), opt);
+  } else {
+    r = from_host(cpu(bin_low, bin_width), opt);
+  }
+  r.bins = true;
+  r.bin_low = std::move(bin_low);
+  r.bin_width = std::move(bin_width);
+  return r;
+}
+
 }  // namespace
 
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                       const Options& opt, const Placement& place) {
   validate_trades(price, volume, sessions, opt, place);
+  if (opt.bins > 0)
+    return bins_result(
+        opt, place,
+        [&](std::vector<double>& lo, std::vector<double>& w) {
+          return cpu::profile_bins_trades(price, volume, sessions, opt, lo, w);
+        },
+        [&](std::vector<double>& lo, std::vector<double>& w) {
+          return gpu::profile_bins(&price, volume, nullptr, sessions, opt, place, lo, w);
+        });
   if (place.device >= 0) {
     auto p = gpu::profile_trades(price, volume, sessions, opt, place);
     const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, price.size, opt);
@@ -84,6 +110,15 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                     const Placement& place) {
   validate_bars(bars, sessions, opt, place);
+  if (opt.bins > 0)
+    return bins_result(
+        opt, place,
+        [&](std::vector<double>& lo, std::vector<double>& w) {
+          return cpu::profile_bins_bars(bars, sessions, opt, lo, w);
+        },
+        [&](std::vector<double>& lo, std::vector<double>& w) {
+          return gpu::profile_bins(nullptr, bars.volume, &bars, sessions, opt, place, lo, w);
+        });
   // open is read only by distribute='legacy' (which weights prices where they lie)
   const int64_t prices = bars.high.size * (bars.has_open && opt.distribute == Distribute::legacy ? 4 : 3);
   if (place.device >= 0) {

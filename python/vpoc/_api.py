@@ -401,7 +401,7 @@ def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
                 session: Any = None, sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
-                value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
+                value_area: Optional[float] = None, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
                 device: Any = "cpu", threads: Optional[int] = None, max_rows: int = 1_000_000,
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
                 developing: bool = False, snap: bool = False, tz: Any = None,
@@ -410,7 +410,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                 row_label: Optional[str] = None, price_label: Optional[str] = None,
-                va_target: Optional[str] = None) -> Profiles:
+                va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
+                bin_report: Optional[str] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -444,13 +445,16 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
     not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
     ``row_label``, ``price_label``, ``va_target``; each a keyword of its own, docs/presets.md),
-    recorded as ``prof.rules``. See docs/contract.md for every rule.
+    recorded as ``prof.rules``; "wickra" (wickra 2.0.0 ValueArea) also ``bins`` (N equal-width bins per
+    session: ``volume`` holds N bins, the ``*_row`` levels are bin indices, ``prof.bin_low`` /
+    ``prof.bin_width`` the ladders), ``accumulate``, ``bin_report``; "tradingview", "sierra",
+    "ninjatrader" as docs/presets.md assumes them. See docs/contract.md for every rule.
     """
     rk, rules = _presets.resolve(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
                                               va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
-                                              row_label=row_label, price_label=price_label, va_target=va_target),
-                                 False)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
+                                              row_label=row_label, price_label=price_label, va_target=va_target,
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), False)
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=_presets.value_area_of(preset, value_area),
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (volume is not None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
@@ -488,7 +492,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
               offsets: Any = None, session_ids: Any = None, session: Any = None, sessions: Any = None,
               tick_size: float,
-              ticks_per_row: int = 1, distribute: Optional[str] = None, value_area: float = 0.70,
+              ticks_per_row: int = 1, distribute: Optional[str] = None, value_area: Optional[float] = None,
               va_method: Optional[str] = None, poc_tie: Optional[str] = None, device: Any = "cpu",
               threads: Optional[int] = None, max_rows: int = 1_000_000,
               memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
@@ -499,7 +503,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
               va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
               row_label: Optional[str] = None, price_label: Optional[str] = None,
-              va_target: Optional[str] = None) -> Profiles:
+              va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
+              bin_report: Optional[str] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -522,9 +527,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     """
     rk, rules = _presets.resolve(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
                                               va_rows=va_rows, va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
-                                              row_label=row_label, price_label=price_label, va_target=va_target),
-                                 True)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=value_area,
+                                              row_label=row_label, price_label=price_label, va_target=va_target,
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), True)
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=_presets.value_area_of(preset, value_area),
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None

@@ -19,11 +19,20 @@ class Options:
     """
     def __getstate__(self) -> tuple:
         ...
-    def __init__(self, *, tick_size: typing.Any, ticks_per_row: typing.Any = 1, value_area: typing.Any = 0.7, va_method: typing.Any = 'cbot', poc_tie: typing.Any = 'center', max_rows: typing.Any = 1000000, threads: typing.Any = None, developing: typing.Any = False, distribute: typing.Any = 'uniform', snap: typing.Any = False, window: typing.Any = None, va_rows: typing.Any = 'all', va_compare: typing.Any = 'tie_up', va_stop: typing.Any = 'reaches', tie_tol: typing.Any = 1e-09, row_label: typing.Any = 'low', price_label: typing.Any = 'product', va_target: typing.Any = 'float') -> None:
+    def __init__(self, *, tick_size: typing.Any, ticks_per_row: typing.Any = 1, value_area: typing.Any = 0.7, va_method: typing.Any = 'cbot', poc_tie: typing.Any = 'center', max_rows: typing.Any = 1000000, threads: typing.Any = None, developing: typing.Any = False, distribute: typing.Any = 'uniform', snap: typing.Any = False, window: typing.Any = None, va_rows: typing.Any = 'all', va_compare: typing.Any = 'tie_up', va_stop: typing.Any = 'reaches', tie_tol: typing.Any = 1e-09, row_label: typing.Any = 'low', price_label: typing.Any = 'product', va_target: typing.Any = 'float', bins: typing.Any = None, accumulate: typing.Any = 'exact', bin_report: typing.Any = 'center_edges') -> None:
         ...
     def __repr__(self) -> str:
         ...
     def __setstate__(self, arg0: tuple) -> None:
+        ...
+    @property
+    def accumulate(self) -> str:
+        ...
+    @property
+    def bin_report(self) -> str:
+        ...
+    @property
+    def bins(self) -> typing.Any:
         ...
     @property
     def developing(self) -> bool:
@@ -99,6 +108,12 @@ class Result:
         """
         Every column (None: not computed) and the scalars, as a dict: what vpoc.Profiles holds.
         """
+    @property
+    def bin_low(self) -> typing.Any:
+        ...
+    @property
+    def bin_width(self) -> typing.Any:
+        ...
     @property
     def dev_poc(self) -> typing.Any:
         ...

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._api import from_trades
 from ._optional import require
-from ._presets import PEER_KEYWORDS
+from ._presets import BIN_KEYWORDS, PEER_KEYWORDS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
 from .features import TpoProfiles
@@ -37,7 +37,7 @@ POC_TIES: Tuple[str, ...] = ("center", "low", "high")
 VA_METHODS: Tuple[str, ...] = ("cbot", "single", "greedy")
 #: The peer rules (docs/presets.md) a ``Profiles.rules`` records: named when both sides record them and
 #: they differ, and used when a side's levels are recomputed from its histogram.
-PEER_RULES: Tuple[str, ...] = PEER_KEYWORDS
+PEER_RULES: Tuple[str, ...] = PEER_KEYWORDS + BIN_KEYWORDS
 _LEVELS = ("poc", "vah", "val")
 _INFERRED = ("poc_tie", "va_method", "value_area")  # the order of a candidate triple
 
@@ -160,8 +160,9 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
         tpo = getattr(prof, "kind", "volume") == "tpo"
         names = TPO_RULES if tpo else RULES + PEER_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
-        if not tpo and "preset" in extra:
-            out["preset"] = extra["preset"]
+        for k in ("preset", "assumed"):
+            if not tpo and k in extra:
+                out[k] = extra[k]
     return out
 
 
@@ -245,7 +246,8 @@ def _levels_under(prof: Any, sel: np.ndarray, poc_tie: str, va_method: str, valu
         np.arange(take.shape[0], dtype=np.int64) - np.repeat(np.cumsum(n) - n, n))
     vol = np.asarray(prof.volume, dtype=np.float64)[take]
     recorded = getattr(prof, "rules", None)
-    peer = {k: recorded[k] for k in PEER_RULES if k in recorded} if isinstance(recorded, dict) else {}
+    # the level rules only: a bins=N histogram is levelled as rows 0..N-1 (its bins)
+    peer = {k: recorded[k] for k in PEER_KEYWORDS if k in recorded} if isinstance(recorded, dict) else {}
     off = np.concatenate(([0], np.cumsum(n)))
     if peer.get("va_rows") == "touched":
         keep = vol > 0
@@ -377,7 +379,7 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
-    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset",) if k in ra or k in rb})
+    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") if k in ra or k in rb})
     notes: List[str] = []
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
@@ -410,13 +412,31 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
         first_price = np.full(S, np.nan)
         hist = (np.asarray(pa.n_rows) > 0) | (np.asarray(pb.n_rows) > 0)
         notes.append(f"row sizes {size_a:g} and {size_b:g} share no ladder: histograms not compared row by row")
+    unit: Any = fine
+    ba, bb = getattr(pa, "bin_low", None), getattr(pb, "bin_low", None)
+    if ba is not None or bb is not None:  # bins=N (docs/presets.md): rows are bins of each session's ladder
+        same = ba is not None and bb is not None and all(
+            np.array_equal(np.asarray(getattr(pa, k)), np.asarray(getattr(pb, k)), equal_nan=k != "n_rows")
+            for k in ("bin_low", "bin_width", "n_rows"))
+        if same:
+            first_price = np.where(first != NO_ROW, pa.bin_low + pa.bin_width * first.astype(np.float64), np.nan)
+        else:
+            rows_differ, first = np.full(S, -1, dtype=np.int64), np.full(S, NO_ROW, dtype=np.int64)
+            first_price = np.full(S, np.nan)
+            hist = (np.asarray(pa.n_rows) > 0) | (np.asarray(pb.n_rows) > 0)
+            notes.append("bins=N ladders differ (bins, or one side on the tick ladder): histograms not compared "
+                         "bin by bin")
+        if ba is not None:
+            w = np.asarray(pa.bin_width, dtype=np.float64)
+            unit = np.where(w > 0, w, fine)
+            notes.append("level differences in 'rows' are counted in a's bins (bin_width)")
     cols: Dict[str, Any] = {}
     for x in _LEVELS:
         pxa, pxb = np.asarray(getattr(pa, x), dtype=np.float64), np.asarray(getattr(pb, x), dtype=np.float64)
         both_nan = np.isnan(pxa) & np.isnan(pxb)
         cols[f"{x}_differs"] = ~both_nan & ~(np.abs(pxb - pxa) <= 1e-6 * fine)
         cols[f"{x}_delta"] = pxb - pxa
-        cols[f"{x}_rows"] = (pxb - pxa) / fine
+        cols[f"{x}_rows"] = (pxb - pxa) / unit
     ta, tb = np.asarray(pa.total_volume, dtype=np.float64), np.asarray(pb.total_volume, dtype=np.float64)
     cols["total_volume_differs"] = np.abs(tb - ta) > tol * np.maximum(np.abs(ta), np.abs(tb))
     cols["total_volume_delta"] = tb - ta

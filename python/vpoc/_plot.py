@@ -212,6 +212,12 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
                          "with from_trades(side=) or from_bars(buy_volume=, sell_volume=))")
     offset = row_offset(host)  # row price -> centre of its ticks
     row = host.row_size
+    edges = False  # bins=N: rows are bins (price: lower edge); VAH / VAL may be edges (bin_report)
+    if host.bin_low is not None:
+        w = float(host.bin_width[s])
+        row = w if w > 0 else row
+        offset = row / 2.0
+        edges = (host.rules or {}).get("bin_report", "center_edges") == "center_edges"
     if title is None:
         title = f"session {label_text(host, s)}"
     if prices.shape[0] == 0:
@@ -239,12 +245,15 @@ def plot_profile(prof: "Profiles", session: int, ax: Optional["Axes"] = None, *,
             left = min(0.0, float(delta.min()))
     if show_va:
         val, vah = float(host.val[s]), float(host.vah[s])
-        ax.axhspan(val + offset - row / 2.0, vah + offset + row / 2.0, color=va_color,
+        lo_e, hi_e = (val, vah) if edges else (val + offset - row / 2.0, vah + offset + row / 2.0)
+        if host.bin_low is not None and not edges:  # bin centres
+            lo_e, hi_e = val - row / 2.0, vah + row / 2.0
+        ax.axhspan(lo_e, hi_e, color=va_color,
                    alpha=float(va_alpha), zorder=0,
                    label=f"value area {price_text(val, host.tick_size)} - {price_text(vah, host.tick_size)}")
     if show_poc:
         poc = float(host.poc[s])
-        ax.axhline(poc + offset, color=poc_color, linewidth=1.5,
+        ax.axhline(poc + (0.0 if host.bin_low is not None else offset), color=poc_color, linewidth=1.5,
                    label=f"POC {price_text(poc, host.tick_size)}")
     ax.set_title(title)
     ax.set_xlabel("volume" if sides is None else "volume (buy | sell stacked; delta from 0)")

@@ -12,19 +12,23 @@ from decimal import Decimal
 import numpy as np
 
 __all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "SESSION_PRESETS", "resolve", "resolve_session",
-           "check_whole_volume"]
+           "check_whole_volume", "value_area_of", "BIN_KEYWORDS", "ASSUMED"]
 
 #: Today's rules (docs/contract.md): what every rule keyword is when neither the caller nor a
 #: preset sets it.
 RULE_DEFAULTS: Dict[str, Any] = {
     "distribute": "uniform", "va_method": "cbot", "poc_tie": "center", "va_rows": "all",
     "va_compare": "tie_up", "va_stop": "reaches", "tie_tol": 1e-9, "row_label": "low",
-    "price_label": "product", "va_target": "float",
+    "price_label": "product", "va_target": "float", "bins": None, "accumulate": "exact",
+    "bin_report": "center_edges",
 }
 #: The keywords a preset sets (distribute: bars only; trades put each volume at its price).
 RULE_KEYWORDS = tuple(RULE_DEFAULTS)
 #: The peer-rule keywords the engine's Options take (docs/presets.md, section 3).
 PEER_KEYWORDS = ("va_rows", "va_compare", "va_stop", "tie_tol", "row_label", "price_label", "va_target")
+#: bins=N and its two rules (docs/presets.md): wickra's equal-width bins instead of the tick ladder;
+#: from_* only (vpoc.Live refuses a preset that sets bins).
+BIN_KEYWORDS = ("bins", "accumulate", "bin_report")
 
 # The rule keywords that are not peer rules (from_* took them before presets existed).
 _OWN_KEYWORDS = ("distribute", "va_method", "poc_tie")
@@ -50,7 +54,45 @@ PRESETS: Dict[str, Dict[str, Any]] = {
         "va_compare": "zero_absent", "va_stop": "exceeds", "tie_tol": 0.0, "row_label": "top",
         "price_label": "decimal", "va_target": "decimal",
     },
+    # wickra 2.0.0 ValueArea(period, bin_count=50): 50 equal-width bins over the session's range, each
+    # bar's volume split over the bins it touches, float64 sums in input order, first maximum, one
+    # bin a step with ties up, stop at acc >= target, POC at its bin's centre, VAH / VAL at edges
+    # (docs/design/presets.md, section 1; kingchenc/wickra crates/wickra-core/src/indicators/value_area.rs)
+    "wickra": {
+        "distribute": "uniform", "va_method": "single", "poc_tie": "low", "va_rows": "all",
+        "va_compare": "tie_up", "va_stop": "reaches", "tie_tol": 0.0, "row_label": "low",
+        "price_label": "product", "va_target": "float", "bins": 50, "accumulate": "sequential",
+        "bin_report": "center_edges",
+    },
+    # The closed platforms (docs/presets.md says which rule each documents and which is assumed).
+    # TradingView Volume Profile: "Ticks Per Row" is ticks_per_row; "Number Of Rows" is bins= (wickra's
+    # equal-width rule, assumed); value area one row a step, ties up, POC nearest the centre (assumed).
+    "tradingview": dict(RULE_DEFAULTS, va_method="single"),
+    # Sierra Chart Volume by Price: trade volume at the trade price, rows of tick x VAP multiplier
+    # (ticks_per_row), labelled by the low; CBOT value area, POC nearest the centre (assumed).
+    "sierra": dict(RULE_DEFAULTS),
+    # NinjaTrader 8 Order Flow Volume Profile: value area 68% (documented default); one row a step,
+    # ties up, POC nearest the centre, rows labelled by the low (assumed).
+    "ninjatrader": dict(RULE_DEFAULTS, va_method="single"),
 }
+
+#: The value_area a preset uses when the caller passes none (others: 0.70).
+PRESET_VALUE_AREA: Dict[str, float] = {"ninjatrader": 0.68}
+#: Per preset, the rule keywords its platform does not document: vpoc's assumption (docs/presets.md),
+#: recorded in ``Profiles.rules["assumed"]`` and listed by vpoc.diff.
+ASSUMED: Dict[str, Tuple[str, ...]] = {
+    "tradingview": ("distribute", "va_method", "poc_tie", "va_compare", "va_stop", "tie_tol", "row_label",
+                    "bins", "accumulate", "bin_report"),
+    "sierra": ("va_method", "poc_tie", "va_compare", "va_stop", "tie_tol", "value_area"),
+    "ninjatrader": ("distribute", "va_method", "poc_tie", "va_compare", "va_stop", "tie_tol", "row_label"),
+}
+
+
+def value_area_of(preset: Optional[str], value_area: Optional[float]) -> float:
+    """The call's value_area: the caller's, else the preset's (PRESET_VALUE_AREA), else 0.70."""
+    if value_area is not None:
+        return value_area
+    return PRESET_VALUE_AREA.get(preset, 0.70) if isinstance(preset, str) else 0.70
 
 
 #: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):
@@ -61,6 +103,10 @@ SESSION_PRESETS: Dict[str, Dict[str, Any]] = {
     # py-market-profile 0.2.0: ds.loc[:first + 1 hour] (first bar's stamp, end included), 10 minutes
     "marketprofile": {"ib_end": "inclusive", "ib_anchor": "first_bar", "opening_minutes": 10},
     "lean": dict(SESSION_DEFAULTS),  # LEAN's VolumeProfile has no initial balance
+    "wickra": dict(SESSION_DEFAULTS),  # wickra has no sessions, so no initial balance
+    "tradingview": dict(SESSION_DEFAULTS),
+    "sierra": dict(SESSION_DEFAULTS),
+    "ninjatrader": dict(SESSION_DEFAULTS),
 }
 
 
@@ -83,8 +129,8 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
     lists them with the preset, or is None for a call that sets no preset and no peer rule (its
     rules are RULE_DEFAULTS: the plain call records nothing)."""
     if preset is None:
-        for k in PEER_KEYWORDS:  # a loop of subscripts: the plain call makes no function call here
-            if given[k] is not None:
+        for k in PEER_KEYWORDS + BIN_KEYWORDS:  # subscripts only: the plain call makes no function call here
+            if given.get(k) is not None:
                 break
         else:  # no preset, no peer rule: the engine's defaults for those (Options), nothing recorded
             plain = {}
@@ -100,14 +146,14 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
             raise ValueError(f"preset must be one of {', '.join(repr(p) for p in PRESETS)} or None; "
                              f"got {preset!r}")
     table = PRESETS[preset] if preset is not None else RULE_DEFAULTS
-    out = {k: (given[k] if given.get(k) is not None else table[k]) for k in RULE_KEYWORDS}
+    out = {k: (given[k] if given.get(k) is not None else table.get(k, RULE_DEFAULTS[k])) for k in RULE_KEYWORDS}
     if out["va_target"] == "decimal" and bars and out["distribute"] not in ("close", "hlc3"):
         raise ValueError(f"va_target='decimal' compares whole-number row volumes exactly; distribute="
                          f"{out['distribute']!r} splits a bar's volume into fractions: use distribute='close' "
                          f"or 'hlc3' (or va_target='float')")
     if not bars:
         del out["distribute"]
-    return out, dict(out, preset=preset)
+    return out, dict(out, preset=preset, assumed=ASSUMED.get(preset, ()))
 
 
 def row_prices(rows: np.ndarray, tick_size: float, ticks_per_row: int, rules: Optional[dict]) -> np.ndarray:

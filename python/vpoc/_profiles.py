@@ -31,6 +31,8 @@ _PER_SESSION = (
     "poc", "vah", "val", "poc_row", "vah_row", "val_row", "low_row", "n_rows",
     "total_volume", "va_volume",
 )
+#: bins=N (docs/presets.md): each session's lowest price and bin width (host arrays), else None.
+_BINS = ("bin_low", "bin_width")
 #: Every column of a result (what ``Profiles.__getattr__`` fetches on first use).
 _COLUMNS = frozenset(_PER_SESSION + ("offsets", "volume") + _DEVELOPING)
 
@@ -56,7 +58,7 @@ class _HostResult:
         for name in _DEVELOPING:
             value = getattr(prof, name)
             out[name] = None if value is None else np.asarray(value)
-        for name in SIDE_FIELDS:  # aggressor side: only when the call had one
+        for name in SIDE_FIELDS + _BINS:  # aggressor side, bins=N: only when the call had one
             value = getattr(prof, name)
             if value is not None:
                 out[name] = host_array(value)
@@ -201,6 +203,11 @@ class Profiles:
     stacked_imbalance_buy: Optional[np.ndarray]
     stacked_imbalance_sell: Optional[np.ndarray]
     dev_delta: Optional[np.ndarray]
+    #: bins=N (docs/presets.md): per session the ladder's lowest price and bin width (host float64;
+    #: NaN for an empty session); None without bins. Bin k of session s spans
+    #: ``[bin_low[s] + bin_width[s] * k, bin_low[s] + bin_width[s] * (k + 1)]``.
+    bin_low: Optional[np.ndarray]
+    bin_width: Optional[np.ndarray]
 
     #: True when ``session_labels`` are trade dates (``YYYYMMDD``), from ``session=``.
     trade_dates: bool = False
@@ -250,6 +257,10 @@ class Profiles:
                 value = getattr(result, name)
                 self.__dict__[name] = value
                 return value
+        if name in _BINS:  # bins=N: the engine result's ladders; None otherwise
+            value = getattr(self.__dict__.get("_result"), name, None)
+            self.__dict__[name] = value
+            return value
         if name in SIDE_FIELDS:  # made by vpoc._side_profiles on first use; None without a side
             side = self.__dict__.get("_side")
             value = None if side is None else side.field(name)
@@ -353,6 +364,9 @@ class Profiles:
             raise IndexError(f"session index {i} out of range for {self.n_sessions} sessions")
         i %= self.n_sessions
         n = int(self.n_rows[i])
+        if self.bin_low is not None:  # bins=N: each bin's lower edge, bin_low + bin_width * k
+            return self.bin_low[i] + self.bin_width[i] * np.arange(n, dtype=np.float64), \
+                self.volume[self.offsets[i]:self.offsets[i + 1]]
         low = int(self.low_row[i]) if n else 0
         prices = row_prices(low + np.arange(n, dtype=np.int64), self.tick_size, self.ticks_per_row, self.rules)
         return prices, self.volume[self.offsets[i]:self.offsets[i + 1]]

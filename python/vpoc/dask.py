@@ -311,12 +311,13 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
               time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
               sessions: Optional[SessionRule] = None, high: str = "high", low: str = "low", close: str = "close", volume: str = "volume",
               open: Optional[str] = "open", ticks_per_row: int = 1, distribute: Optional[str] = None,
-              value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
+              value_area: Optional[float] = None, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
               device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
               memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
               va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
               tie_tol: Optional[float] = None, row_label: Optional[str] = None, price_label: Optional[str] = None,
-              va_target: Optional[str] = None) -> "dd.DataFrame":
+              va_target: Optional[str] = None, bins: Optional[int] = None,
+              accumulate: Optional[str] = None, bin_report: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of OHLCV bars in a dask DataFrame (rows in time order), lazily.
 
     Sessions: ``session=`` is the rule, as everywhere in vpoc: one of :mod:`vpoc.sessions`
@@ -339,7 +340,8 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
                            dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
-                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target))
+                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target,
+                                bins=bins, accumulate=accumulate, bin_report=bin_report))
     if distribute is not None and not isinstance(distribute, str):
         raise TypeError(f"distribute must be a string, got {type(distribute).__name__}")
     _api.from_bars(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), distribute=distribute,
@@ -357,12 +359,13 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sess
                 session_column: Optional[str] = None, session_kwargs: Optional[Mapping[str, Any]] = None,
                 timestamp: Optional[str] = "timestamp", tz: Optional[str] = None,
                 time_unit: Optional[str] = None, sessions: Optional[SessionRule] = None, price: str = "price", volume: str = "volume", ticks_per_row: int = 1,
-                value_area: float = 0.70, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
+                value_area: Optional[float] = None, va_method: Optional[str] = None, poc_tie: Optional[str] = None,
                 device: Any = "cpu", threads: Optional[int] = 1, max_rows: int = 1_000_000,
                 memory_budget: int = _api.DEFAULT_MEMORY_BUDGET, preset: Optional[str] = None,
                 va_rows: Optional[str] = None, va_compare: Optional[str] = None, va_stop: Optional[str] = None,
                 tie_tol: Optional[float] = None, row_label: Optional[str] = None, price_label: Optional[str] = None,
-                va_target: Optional[str] = None) -> "dd.DataFrame":
+                va_target: Optional[str] = None, bins: Optional[int] = None,
+              accumulate: Optional[str] = None, bin_report: Optional[str] = None) -> "dd.DataFrame":
     """Per-session profiles of trades (``price``, ``volume`` columns) in a dask DataFrame, lazily.
 
     Sessions (``session=`` rule or ``session_column=``), timestamps, ``threads`` and the result: as in
@@ -371,7 +374,8 @@ def from_trades(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sess
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
                            dict(preset=preset, va_rows=va_rows, va_compare=va_compare, va_stop=va_stop,
-                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target))
+                                tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target,
+                                bins=bins, accumulate=accumulate, bin_report=bin_report))
     rule, column = _session_args(ddf, session, session_column, sessions)
     return _build(ddf, "trades", {"price": price, "volume": volume}, timestamp, column, rule,
                   session_kwargs, tz, opts, time_unit)

@@ -77,6 +77,10 @@ struct Result {
   Column columns[kNumColumns];
   Ready ready;
   GridCheck grid;
+  // bins=N (opt.bins > 0): each session's ladder, lowest price and bin width [S] (host memory,
+  // NaN for an empty session); empty otherwise.
+  bool bins = false;
+  std::vector<double> bin_low, bin_width;
   const Column& operator[](Col c) const { return columns[static_cast<int>(c)]; }
 };
 

@@ -130,5 +130,11 @@ DeviceProfiles profile_trades(const Array& price, const Array& volume, const Ses
                               const Options& opt, const GpuOptions& gopt);
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
                             Distribute distribute, const Options& opt, const GpuOptions& gopt);
+// bins=N (opt.bins > 0): core/bins.hpp, one GPU thread per session (developing: per input row,
+// rebuilding its prefix / window) reading rows in input order, so the bits are the CPU's. bin_low / bin_width [S]: as Result's (host).
+// price: trades (bars null); bars: bars (price null).
+DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsInput* bars,
+                            const SessionSpan& sessions, const Options& opt, const GpuOptions& gopt,
+                            std::vector<double>& bin_low, std::vector<double>& bin_width);
 
 }  // namespace vpoc::gpu

@@ -34,15 +34,56 @@ enum class RowLabel : int { low = 0, top = 1 };
 enum class PriceLabel : int { product = 0, decimal = 1 };
 enum class VaTarget : int { float64 = 0, decimal = 1 };
 
-Distribute parse_distribute(const std::string& s);
-VaMethod parse_va_method(const std::string& s);
-PocTie parse_poc_tie(const std::string& s);
-VaRows parse_va_rows(const std::string& s);
-VaCompare parse_va_compare(const std::string& s);
-VaStop parse_va_stop(const std::string& s);
-RowLabel parse_row_label(const std::string& s);
-PriceLabel parse_price_label(const std::string& s);
-VaTarget parse_va_target(const std::string& s);
+// bins=N (docs/presets.md): how the bins' volumes are summed ('exact': 64.64 fixed point, any
+// order; 'sequential': float64 in input order, wickra's) and where the levels are reported
+// ('center_edges': POC at its bin's centre, VAH / VAL at the value area's outer edges, wickra's
+// ValueArea; 'centers': all three at bin centres, wickra's CompositeProfile).
+enum class Accumulate : int { exact = 0, sequential = 1 };
+enum class BinReport : int { center_edges = 0, centers = 1 };
+
+// The Python spellings of every enum, in enum order: what parse_* accept and the bindings print.
+template <class E>
+struct EnumNames;
+#define VPOC_ENUM_NAMES(E, KEYWORD, ...)                         \
+  template <>                                                   \
+  struct EnumNames<E> {                                         \
+    static constexpr const char* keyword = KEYWORD;             \
+    static constexpr const char* names[] = {__VA_ARGS__};       \
+    static constexpr int count = sizeof(names) / sizeof(*names); \
+  };
+VPOC_ENUM_NAMES(Distribute, "distribute", "close", "hlc3", "uniform", "legacy")
+VPOC_ENUM_NAMES(VaMethod, "va_method", "cbot", "single", "greedy")
+VPOC_ENUM_NAMES(PocTie, "poc_tie", "center", "low", "high", "mid_n2", "mid_floor")
+VPOC_ENUM_NAMES(VaRows, "va_rows", "all", "touched")
+VPOC_ENUM_NAMES(VaCompare, "va_compare", "tie_up", "zero_absent")
+VPOC_ENUM_NAMES(VaStop, "va_stop", "reaches", "exceeds")
+VPOC_ENUM_NAMES(RowLabel, "row_label", "low", "top")
+VPOC_ENUM_NAMES(PriceLabel, "price_label", "product", "decimal")
+VPOC_ENUM_NAMES(VaTarget, "va_target", "float", "decimal")
+VPOC_ENUM_NAMES(Accumulate, "accumulate", "exact", "sequential")
+VPOC_ENUM_NAMES(BinReport, "bin_report", "center_edges", "centers")
+#undef VPOC_ENUM_NAMES
+
+// The enum value spelled s; a ValueError naming the keyword and listing the accepted spellings
+// otherwise (one parser for every enum; core/options.cpp).
+template <class E>
+E parse_enum(const std::string& s);
+template <class E>
+const char* name_of(E e) {
+  return EnumNames<E>::names[static_cast<int>(e)];
+}
+
+inline Distribute parse_distribute(const std::string& s) { return parse_enum<Distribute>(s); }
+inline VaMethod parse_va_method(const std::string& s) { return parse_enum<VaMethod>(s); }
+inline PocTie parse_poc_tie(const std::string& s) { return parse_enum<PocTie>(s); }
+inline VaRows parse_va_rows(const std::string& s) { return parse_enum<VaRows>(s); }
+inline VaCompare parse_va_compare(const std::string& s) { return parse_enum<VaCompare>(s); }
+inline VaStop parse_va_stop(const std::string& s) { return parse_enum<VaStop>(s); }
+inline RowLabel parse_row_label(const std::string& s) { return parse_enum<RowLabel>(s); }
+inline PriceLabel parse_price_label(const std::string& s) { return parse_enum<PriceLabel>(s); }
+inline VaTarget parse_va_target(const std::string& s) { return parse_enum<VaTarget>(s); }
+inline Accumulate parse_accumulate(const std::string& s) { return parse_enum<Accumulate>(s); }
+inline BinReport parse_bin_report(const std::string& s) { return parse_enum<BinReport>(s); }
 
 // A caller's way to stop a running CPU call (Ctrl-C): the calling thread calls check(ctx) between
 // sessions, about every kInterruptPollMs; true stops the call, which then throws Cancelled. Plain
@@ -75,6 +116,9 @@ struct Options {
   RowLabel row_label = RowLabel::low;        // 'top': rows ceil(t / ticks_per_row), labelled by their top tick
   PriceLabel price_label = PriceLabel::product;  // 'decimal': row prices as correctly rounded decimals
   VaTarget va_target = VaTarget::float64;        // 'decimal': exact decimal value_area * total (whole volumes)
+  int64_t bins = 0;  // N >= 1: wickra's N equal-width bins per session (window) instead of the tick ladder (core/bins.hpp)
+  Accumulate accumulate = Accumulate::exact;          // bins: 'sequential' float64 sums in input order (wickra)
+  BinReport bin_report = BinReport::center_edges;     // bins: where POC / VAH / VAL are reported
   Interrupt interrupt;          // how the caller stops a long CPU call (Ctrl-C); none by default
 };
 

@@ -38,5 +38,9 @@ DeviceProfiles profile_bars(const BarsInput&, const SessionSpan&, Distribute, co
                             const GpuOptions&) {
   no_backend();
 }
+DeviceProfiles profile_bins(const Array*, const Array&, const BarsInput*, const SessionSpan&, const Options&,
+                            const GpuOptions&, std::vector<double>&, std::vector<double>&) {
+  no_backend();
+}
 
 }  // namespace vpoc::gpu

@@ -8,67 +8,59 @@
 
 namespace vpoc {
 
-Distribute parse_distribute(const std::string& s) {
-  if (s == "close") return Distribute::close;
-  if (s == "hlc3") return Distribute::hlc3;
-  if (s == "uniform") return Distribute::uniform;
-  if (s == "legacy") return Distribute::legacy;
-  VPOC_THROW_ARG(ValueError, "distribute", "distribute must be one of 'close', 'hlc3', 'uniform', 'legacy'; got '", s,
-             "'");
+template <class E>
+E parse_enum(const std::string& s) {
+  using T = EnumNames<E>;
+  for (int k = 0; k < T::count; ++k)
+    if (s == T::names[k]) return static_cast<E>(k);
+  std::string accepted;
+  for (int k = 0; k < T::count; ++k) accepted += detail::concat(k ? ", '" : "'", T::names[k], "'");
+  VPOC_THROW_ARG(ValueError, T::keyword, T::keyword, " must be one of ", accepted, "; got '", s, "'");
 }
 
-VaMethod parse_va_method(const std::string& s) {
-  if (s == "cbot") return VaMethod::cbot;
-  if (s == "single") return VaMethod::single;
-  if (s == "greedy") return VaMethod::greedy;
-  VPOC_THROW_ARG(ValueError, "va_method", "va_method must be one of 'cbot', 'single', 'greedy'; got '", s, "'");
+template Distribute parse_enum<Distribute>(const std::string&);
+template VaMethod parse_enum<VaMethod>(const std::string&);
+template PocTie parse_enum<PocTie>(const std::string&);
+template VaRows parse_enum<VaRows>(const std::string&);
+template VaCompare parse_enum<VaCompare>(const std::string&);
+template VaStop parse_enum<VaStop>(const std::string&);
+template RowLabel parse_enum<RowLabel>(const std::string&);
+template PriceLabel parse_enum<PriceLabel>(const std::string&);
+template VaTarget parse_enum<VaTarget>(const std::string&);
+template Accumulate parse_enum<Accumulate>(const std::string&);
+template BinReport parse_enum<BinReport>(const std::string&);
+
+namespace {
+
+// bins=N: the rules that read the tick ladder or sort rows do not apply to bins (a ValueError
+// naming bins); accumulate / bin_report other than their defaults need bins.
+void validate_bins(const Options& opt) {
+  if (opt.bins < 0)
+    VPOC_THROW_ARG(ValueError, "bins", "bins must be None or an integer >= 1, got ", opt.bins);
+  if (opt.bins == 0) {
+    if (opt.accumulate != Accumulate::exact)
+      VPOC_THROW_ARG(ValueError, "accumulate", "accumulate='", name_of(opt.accumulate), "' applies to bins=N "
+                     "only (the tick ladder always sums exactly); pass bins= with it");
+    if (opt.bin_report != BinReport::center_edges)
+      VPOC_THROW_ARG(ValueError, "bin_report", "bin_report='", name_of(opt.bin_report), "' applies to bins=N only; "
+                     "pass bins= with it");
+    return;
+  }
+  if (opt.bins > 100000000)
+    VPOC_THROW_ARG(ValueError, "bins", "bins must be at most 100_000_000 (bins per session), got ", opt.bins);
+  const auto refuse = [&](const char* what, const char* value) {
+    VPOC_THROW_ARG(ValueError, "bins", "bins=", opt.bins, " does not work with ", what, "='", value,
+                   "' (bins replace the tick ladder: ", what, " reads it)");
+  };
+  if (opt.va_method == VaMethod::greedy) refuse("va_method", "greedy");
+  if (opt.va_rows != VaRows::all) refuse("va_rows", name_of(opt.va_rows));
+  if (opt.row_label != RowLabel::low) refuse("row_label", name_of(opt.row_label));
+  if (opt.price_label != PriceLabel::product) refuse("price_label", name_of(opt.price_label));
+  if (opt.va_target != VaTarget::float64) refuse("va_target", name_of(opt.va_target));
+  if (opt.distribute != Distribute::uniform) refuse("distribute", name_of(opt.distribute));
 }
 
-PocTie parse_poc_tie(const std::string& s) {
-  if (s == "center") return PocTie::center;
-  if (s == "low") return PocTie::low;
-  if (s == "high") return PocTie::high;
-  if (s == "mid_n2") return PocTie::mid_n2;
-  if (s == "mid_floor") return PocTie::mid_floor;
-  VPOC_THROW_ARG(ValueError, "poc_tie", "poc_tie must be one of 'center', 'low', 'high', 'mid_n2', 'mid_floor'; got '", s,
-                 "'");
-}
-
-VaRows parse_va_rows(const std::string& s) {
-  if (s == "all") return VaRows::all;
-  if (s == "touched") return VaRows::touched;
-  VPOC_THROW_ARG(ValueError, "va_rows", "va_rows must be one of 'all', 'touched'; got '", s, "'");
-}
-
-VaCompare parse_va_compare(const std::string& s) {
-  if (s == "tie_up") return VaCompare::tie_up;
-  if (s == "zero_absent") return VaCompare::zero_absent;
-  VPOC_THROW_ARG(ValueError, "va_compare", "va_compare must be one of 'tie_up', 'zero_absent'; got '", s, "'");
-}
-
-VaStop parse_va_stop(const std::string& s) {
-  if (s == "reaches") return VaStop::reaches;
-  if (s == "exceeds") return VaStop::exceeds;
-  VPOC_THROW_ARG(ValueError, "va_stop", "va_stop must be one of 'reaches', 'exceeds'; got '", s, "'");
-}
-
-RowLabel parse_row_label(const std::string& s) {
-  if (s == "low") return RowLabel::low;
-  if (s == "top") return RowLabel::top;
-  VPOC_THROW_ARG(ValueError, "row_label", "row_label must be one of 'low', 'top'; got '", s, "'");
-}
-
-PriceLabel parse_price_label(const std::string& s) {
-  if (s == "product") return PriceLabel::product;
-  if (s == "decimal") return PriceLabel::decimal;
-  VPOC_THROW_ARG(ValueError, "price_label", "price_label must be one of 'product', 'decimal'; got '", s, "'");
-}
-
-VaTarget parse_va_target(const std::string& s) {
-  if (s == "float") return VaTarget::float64;
-  if (s == "decimal") return VaTarget::decimal;
-  VPOC_THROW_ARG(ValueError, "va_target", "va_target must be one of 'float', 'decimal'; got '", s, "'");
-}
+}  // namespace
 
 void validate(const Options& opt) {
   if (!(std::isfinite(opt.tick_size) && opt.tick_size > 0.0))
@@ -119,6 +111,7 @@ void validate(const Options& opt) {
       VPOC_THROW_ARG(ValueError, "va_rows", "va_rows='touched' does not work with distribute='legacy'; use 'close', "
                      "'hlc3' or 'uniform'");
   }
+  validate_bins(opt);
   if (opt.threads < 0 || opt.threads > kMaxThreads)
     VPOC_THROW_ARG(ValueError, "threads", "threads must be in [1, ", kMaxThreads, "] (or None: all cores), got ", opt.threads);
 }

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _core
 from .._api import from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid
-from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices
+from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices, value_area_of
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
@@ -96,7 +96,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     """
 
     def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,
-                 distribute: Optional[str] = None, value_area: float = 0.70, va_method: Optional[str] = None,
+                 distribute: Optional[str] = None, value_area: Optional[float] = None, va_method: Optional[str] = None,
                  poc_tie: Optional[str] = None, max_rows: int = 1_000_000, session: Any = None,
                  session_options: Optional[dict] = None, session_starts: Any = None,
                  features: Optional[dict] = None, session_features: Optional[bool] = None,
@@ -113,6 +113,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             distribute=distribute, va_method=va_method, poc_tie=poc_tie, va_rows=va_rows, va_compare=va_compare,
             va_stop=va_stop, tie_tol=tie_tol, row_label=row_label, price_label=price_label, va_target=va_target), True)
         distribute, va_method, poc_tie = rk["distribute"], rk["va_method"], rk["poc_tie"]
+        if rk.get("bins") is not None:  # wickra's bins are rebuilt per window: from_* only (docs/presets.md)
+            raise ValueError(f"bins={rk['bins']} (preset={preset!r}) is not available in vpoc.Live: its rows stay "
+                             "on the tick ladder; use vpoc.from_bars(..., developing=True) for bins")
+        value_area = value_area_of(preset, value_area)
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
             raise ValueError(f"on_outside must be 'warn' (default), 'drop' (counted in n_dropped, no "

@@ -1,0 +1,332 @@
+// gpu/bins.cu — bins=N on the GPU: core/bins.hpp run as is, one thread per session reading its rows in input order.
+// Contract: the CPU's bits (same code, same order, no contraction); a bad row is the CPU's ValueError, named alike.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/bins.hpp"
+#include "core/messages.hpp"
+#include "core/source.hpp"
+#include "gpu/runtime.hpp"
+#include "vpoc/errors.hpp"
+
+namespace vpoc::gpu {
+namespace {
+
+constexpr int kThreads = 64;
+
+struct BinColumns {
+  const int64_t* off = nullptr;      // input offsets [S+1]
+  const int64_t* out_off = nullptr;  // result offsets [S+1]
+  double* volume = nullptr;
+  Fixed* acc = nullptr;  // [S * N] scratch ('exact')
+  int64_t *n_rows, *low_row, *poc_row, *vah_row, *val_row;
+  double *poc, *vah, *val, *total, *va_volume, *bin_low, *bin_width;
+  unsigned long long* first_bad = nullptr;  // first invalid input row (~0: none)
+  unsigned long long* overflow = nullptr;   // first session whose exact total passes 2**53 (~0: none)
+};
+
+// [S] threads: session s end to end (validation, ladder, bins, levels), as cpu/bins.cpp's worker.
+template <class P, class V>
+__global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns c) {
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (s >= S) return;
+  const int64_t b = c.off[s], e = c.off[s + 1];
+  const double nan = __longlong_as_double(0x7ff8000000000000LL);
+  c.bin_low[s] = c.bin_width[s] = nan;
+  c.n_rows[s] = 0;
+  c.poc_row[s] = c.vah_row[s] = c.val_row[s] = c.low_row[s] = kNoRow;
+  c.poc[s] = c.vah[s] = c.val[s] = nan;
+  c.total[s] = c.va_volume[s] = 0.0;
+  for (int64_t i = b; i < e; ++i) {
+    const Item it = src.item(i);
+    if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
+      atomicMin(c.first_bad, static_cast<unsigned long long>(i));
+      return;
+    }
+  }
+  if (e == b) return;
+  const bool bars = src.in.bars;
+  const auto get = [&](int64_t i) {
+    const Item it = src.item(i);
+    bins::Row r;
+    r.high = it.a;
+    r.low = bars ? it.b : it.a;
+    r.volume = it.v;
+    return r;
+  };
+  bins::Ladder L;
+  bins::Levels lv;
+  double total = 0.0;
+  Fixed* acc = c.acc != nullptr ? c.acc + s * opt.bins : nullptr;
+  if (!bins::session(b, e, opt, get, c.volume + c.out_off[s], acc, L, total, lv)) {
+    atomicMin(c.overflow, static_cast<unsigned long long>(s));
+    return;
+  }
+  c.n_rows[s] = opt.bins;
+  c.low_row[s] = 0;
+  c.poc_row[s] = lv.poc;
+  c.val_row[s] = lv.val;
+  c.vah_row[s] = lv.vah;
+  c.poc[s] = lv.poc_price;
+  c.val[s] = lv.val_price;
+  c.vah[s] = lv.vah_price;
+  c.total[s] = total;
+  c.va_volume[s] = lv.va_volume;
+  c.bin_low[s] = L.lo;
+  c.bin_width[s] = L.w;
+}
+
+// [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session rebuilt
+// through the same bins::session as cpu/bins.cpp (each thread its own [N] scratch, rows in order).
+template <class P, class V>
+__global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int64_t S, int64_t r0, int64_t r1,
+                                       Options opt, double* scratch, Fixed* acc, double* dev_poc, double* dev_vah,
+                                       double* dev_val) {
+  const int64_t i = r0 + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i >= r1) return;
+  int64_t a = 0, z = S;  // the session s with off[s] <= i < off[s + 1]: the last s with off[s] <= i
+  while (z - a > 1) {
+    const int64_t m = a + (z - a) / 2;
+    if (off[m] <= i) a = m;
+    else z = m;
+  }
+  const int64_t b = off[a];
+  const int64_t start = opt.window > 0 && i - opt.window + 1 > b ? i - opt.window + 1 : b;
+  const bool bars = src.in.bars;
+  const auto get = [&](int64_t k) {
+    const Item it = src.item(k);
+    bins::Row r;
+    r.high = it.a;
+    r.low = bars ? it.b : it.a;
+    r.volume = it.v;
+    return r;
+  };
+  const int64_t slot = i - r0;
+  bins::Ladder L;
+  bins::Levels lv;
+  double total = 0.0;
+  bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc != nullptr ? acc + slot * opt.bins : nullptr, L,
+                total, lv);  // a prefix sums to at most its session's total (checked)
+  dev_poc[i] = lv.poc_price;
+  dev_vah[i] = lv.vah_price;
+  dev_val[i] = lv.val_price;
+}
+
+size_t element_bytes(DType t) { return t == DType::f32 || t == DType::i32 ? 4 : 8; }
+
+// One element of a (host or device) array, copied to the host.
+template <class T>
+T element(const Array& a, int64_t i, gpuStream_t stream) {
+  T x{};
+  if (a.device < 0) return static_cast<const T*>(a.data)[i];
+  VPOC_GPU_CHECK(gpuMemcpyAsync(&x, static_cast<const T*>(a.data) + i, sizeof(T), gpuMemcpyDeviceToHost, stream));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream));
+  return x;
+}
+
+}  // namespace
+
+DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsInput* bars,
+                            const SessionSpan& sessions, const Options& opt, const GpuOptions& gopt,
+                            std::vector<double>& bin_low, std::vector<double>& bin_width) {
+  require_device(gopt.device);
+  DeviceGuard guard(gopt.device);
+  DeviceState& st = state(gopt.device);
+  std::lock_guard<std::mutex> lock(st.mutex());
+  const gpuStream_t stream = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st.stream();
+  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
+  for (const std::uintptr_t producer : gopt.wait_streams) {
+    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
+    const std::shared_ptr<void> ev = st.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
+  }
+  const int64_t S = sessions.n_sessions, N = opt.bins;
+  const int64_t n = volume.size;
+  // result offsets: N bins per non-empty session
+  std::vector<int64_t> out_off(static_cast<size_t>(S + 1), 0);
+  for (int64_t s = 0; s < S; ++s)
+    out_off[static_cast<size_t>(s + 1)] =
+        out_off[static_cast<size_t>(s)] + (sessions.offsets[s + 1] > sessions.offsets[s] ? N : 0);
+  const int64_t R = out_off[static_cast<size_t>(S)];
+
+  // the inputs as the kernel reads them: host arrays copied into the workspace, device ones in place
+  std::vector<Array> arrays;
+  if (bars != nullptr) {
+    arrays = {bars->high, bars->low, bars->close, bars->volume};
+    if (bars->has_open) arrays.push_back(bars->open);
+  } else {
+    arrays = {*price, volume};
+  }
+  const size_t idx_bytes = align_up(static_cast<size_t>(S + 1) * 8);
+  const bool exact = opt.accumulate == Accumulate::exact;
+  size_t bytes = idx_bytes + 2 * align_up(static_cast<size_t>(S) * 8) + 256 +
+                 (exact ? align_up(static_cast<size_t>(R) * sizeof(Fixed)) : 0);
+  for (const Array& a : arrays)
+    if (a.device < 0) bytes += align_up(static_cast<size_t>(n) * element_bytes(a.dtype));
+  // developing: [N] bins (and [N] Fixed, 'exact') per row of a batch of rows; batches fill
+  // memory_budget (at least one row)
+  const size_t per_row = static_cast<size_t>(N) * (8 + (exact ? sizeof(Fixed) : 0));
+  const int64_t batch = !opt.developing ? 0
+                        : std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(n, 1),
+                                                                 gopt.memory_budget / static_cast<int64_t>(per_row)));
+  if (opt.developing)
+    bytes += align_up(static_cast<size_t>(batch * N) * 8) + (exact ? align_up(static_cast<size_t>(batch * N) * sizeof(Fixed)) : 0);
+  char* ws = static_cast<char*>(st.workspace(bytes));
+  const auto take = [&](size_t b) {
+    char* p = ws;
+    ws += align_up(b);
+    return p;
+  };
+  auto* d_off = reinterpret_cast<int64_t*>(take(static_cast<size_t>(S + 1) * 8));
+  auto* d_low = reinterpret_cast<double*>(take(static_cast<size_t>(S) * 8));
+  auto* d_width = reinterpret_cast<double*>(take(static_cast<size_t>(S) * 8));
+  auto* d_flags = reinterpret_cast<unsigned long long*>(take(2 * sizeof(unsigned long long)));
+  Fixed* d_acc = exact ? reinterpret_cast<Fixed*>(take(static_cast<size_t>(R) * sizeof(Fixed))) : nullptr;
+  double* dev_scratch = opt.developing ? reinterpret_cast<double*>(take(static_cast<size_t>(batch * N) * 8)) : nullptr;
+  Fixed* dev_acc = opt.developing && exact ? reinterpret_cast<Fixed*>(take(static_cast<size_t>(batch * N) * sizeof(Fixed)))
+                                           : nullptr;
+  for (Array& a : arrays) {
+    if (a.device >= 0) continue;
+    const size_t nb = static_cast<size_t>(n) * element_bytes(a.dtype);
+    void* d = take(nb);
+    if (nb) VPOC_GPU_CHECK(gpuMemcpyAsync(d, a.data, nb, gpuMemcpyHostToDevice, stream));
+    a.data = d;
+  }
+  VPOC_GPU_CHECK(gpuMemcpyAsync(d_off, sessions.offsets, static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice, stream));
+  VPOC_GPU_CHECK(gpuMemsetAsync(d_flags, 0xff, 2 * sizeof(unsigned long long), stream));
+
+  DeviceProfiles out;
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  out.sessions_mem = st.output(col * 11, stream);
+  char* base = static_cast<char*>(out.sessions_mem->data);
+  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
+  out.offsets = column(0, S + 1, DType::i64);
+  out.n_rows = column(1, S, DType::i64);
+  out.low_row = column(2, S, DType::i64);
+  out.poc_row = column(3, S, DType::i64);
+  out.vah_row = column(4, S, DType::i64);
+  out.val_row = column(5, S, DType::i64);
+  out.poc = column(6, S, DType::f64);
+  out.vah = column(7, S, DType::f64);
+  out.val = column(8, S, DType::f64);
+  out.total_volume = column(9, S, DType::f64);
+  out.va_volume = column(10, S, DType::f64);
+  out.volume_mem = st.output(static_cast<size_t>(std::max<int64_t>(R, 1)) * 8, stream);
+  out.volume = DeviceColumn{out.volume_mem->data, R, DType::f64};
+  VPOC_GPU_CHECK(gpuMemcpyAsync(out.offsets.data, out_off.data(), static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice,
+                                stream));
+
+  BinColumns c;
+  c.off = d_off;
+  c.out_off = static_cast<const int64_t*>(out.offsets.data);
+  c.volume = static_cast<double*>(out.volume.data);
+  c.acc = d_acc;
+  c.n_rows = static_cast<int64_t*>(out.n_rows.data);
+  c.low_row = static_cast<int64_t*>(out.low_row.data);
+  c.poc_row = static_cast<int64_t*>(out.poc_row.data);
+  c.vah_row = static_cast<int64_t*>(out.vah_row.data);
+  c.val_row = static_cast<int64_t*>(out.val_row.data);
+  c.poc = static_cast<double*>(out.poc.data);
+  c.vah = static_cast<double*>(out.vah.data);
+  c.val = static_cast<double*>(out.val.data);
+  c.total = static_cast<double*>(out.total_volume.data);
+  c.va_volume = static_cast<double*>(out.va_volume.data);
+  c.bin_low = d_low;
+  c.bin_width = d_width;
+  c.first_bad = d_flags;
+  c.overflow = d_flags + 1;
+  InputView view;
+  if (bars != nullptr) {
+    BarsInput b = *bars;
+    b.high = arrays[0];
+    b.low = arrays[1];
+    b.close = arrays[2];
+    b.volume = arrays[3];
+    if (b.has_open) b.open = arrays[4];
+    view = view_of(b, Distribute::uniform);
+  } else {
+    view = view_of(arrays[0], arrays[1]);
+  }
+  if (S > 0) {
+    with_types(view, [&](auto p, auto v) {
+      using P = decltype(p);
+      using V = decltype(v);
+      const Source<P, V> src = make_source<P, V>(view, opt, 0);
+      Options o = opt;
+      o.interrupt = Interrupt{};
+      bins_kernel<P, V><<<static_cast<unsigned>((S + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, S, o, c);
+      VPOC_GPU_CHECK_LAUNCH("bins_kernel");
+    });
+  }
+  unsigned long long flags[2] = {0, 0};
+  bin_low.assign(static_cast<size_t>(S), 0.0);
+  bin_width.assign(static_cast<size_t>(S), 0.0);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(flags, d_flags, sizeof(flags), gpuMemcpyDeviceToHost, stream));
+  if (S > 0) {
+    VPOC_GPU_CHECK(gpuMemcpyAsync(bin_low.data(), d_low, static_cast<size_t>(S) * 8, gpuMemcpyDeviceToHost, stream));
+    VPOC_GPU_CHECK(gpuMemcpyAsync(bin_width.data(), d_width, static_cast<size_t>(S) * 8, gpuMemcpyDeviceToHost, stream));
+  }
+  out.ready = record_ready(stream, gopt.device);
+  st.last_call = out.ready.event;
+  st.last_call_stream = out.ready.stream;
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream));  // the flags and ladders are read now; inputs no longer read
+  constexpr unsigned long long kNone = ~0ull;
+  const int64_t bad = flags[0] == kNone ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(flags[0]);
+  const int64_t over = flags[1] == kNone ? std::numeric_limits<int64_t>::max() : sessions.offsets[flags[1]];
+  if (bad < over) {  // the CPU's message for the same row (core/messages.hpp)
+    messages::Problem p;
+    with_types(view, [&](auto pt, auto vt) {
+      using P = decltype(pt);
+      using V = decltype(vt);
+      const auto at = [&](const Array& a) { return static_cast<double>(element<P>(a, bad, stream)); };
+      const V v = element<V>(volume, bad, stream);
+      if (bars != nullptr)
+        p = messages::bar_problem(bad, *bars, at(bars->high), at(bars->low), at(bars->close),
+                                  bars->has_open ? at(bars->open) : 0.0, v, opt.tick_size, opt.ticks_per_row);
+      else
+        p = messages::trade_problem(bad, *price, at(*price), volume, v, opt.tick_size, opt.ticks_per_row);
+    });
+    messages::raise(p, __FILE__, __LINE__);
+  }
+  if (over != std::numeric_limits<int64_t>::max())
+    messages::raise(messages::general(messages::volume_overflow(volume.name, static_cast<int64_t>(flags[1]))), __FILE__,
+                    __LINE__);
+  if (opt.developing) {
+    // [n] dev columns; rows in batches whose [N] scratch per row fits in memory_budget
+    const size_t dcol = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
+    out.developing_mem = st.output(3 * dcol, stream);
+    char* dbase = static_cast<char*>(out.developing_mem->data);
+    out.dev_poc = DeviceColumn{dbase, n, DType::f64};
+    out.dev_vah = DeviceColumn{dbase + dcol, n, DType::f64};
+    out.dev_val = DeviceColumn{dbase + 2 * dcol, n, DType::f64};
+    with_types(view, [&](auto p, auto v) {
+      using P = decltype(p);
+      using V = decltype(v);
+      const Source<P, V> src = make_source<P, V>(view, opt, 0);
+      Options o = opt;
+      o.interrupt = Interrupt{};
+      for (int64_t r0 = 0; r0 < n; r0 += batch) {
+        const int64_t r1 = std::min(n, r0 + batch);
+        bins_developing_kernel<P, V><<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+            src, d_off, S, r0, r1, o, dev_scratch, dev_acc, static_cast<double*>(out.dev_poc.data),
+            static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data));
+        VPOC_GPU_CHECK_LAUNCH("bins_developing_kernel");
+      }
+    });
+    out.ready = record_ready(stream, gopt.device);
+    st.last_call = out.ready.event;
+    st.last_call_stream = out.ready.stream;
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream));  // the inputs are no longer read when the call returns
+  }
+  out.device = gopt.device;
+  out.n_sessions = S;
+  out.tick_size = opt.tick_size;
+  out.ticks_per_row = opt.ticks_per_row;
+  return out;
+}
+
+}  // namespace vpoc::gpu
