@@ -454,14 +454,16 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                                               va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), False)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=_presets.value_area_of(preset, value_area),
+    va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (volume is not None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-            return _ruled(Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts), rules, volume)
+            p = Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
+            return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts),
                            device, memory_budget, stream, {"price": price}, opts), rules, volume)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
@@ -529,16 +531,16 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                               va_rows=va_rows, va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), True)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=_presets.value_area_of(preset, value_area),
+    va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (low is not None and close is not None and volume is not None and session is None and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
             r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
-            if not r.off_grid:
-                return _ruled(Profiles(r), rules, volume)
-            return _ruled(_finish(r, {}, _bar_prices(high, low, close, open, opts), opts), rules, volume)
+            p = Profiles(r) if not r.off_grid else _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
+            return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume,
                                                 "open": open}, (offsets, session_ids, opts), device, memory_budget,
                            stream, None, opts), rules, volume)

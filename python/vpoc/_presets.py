@@ -88,11 +88,16 @@ ASSUMED: Dict[str, Tuple[str, ...]] = {
 }
 
 
+#: The value_area of a call that passes none, per preset (None: no preset): PRESET_VALUE_AREA's, else
+#: 0.70. A subscript (no function call) once resolve() has accepted the preset.
+VALUE_AREA: Dict[Optional[str], float] = {None: 0.70}
+
+
 def value_area_of(preset: Optional[str], value_area: Optional[float]) -> float:
-    """The call's value_area: the caller's, else the preset's (PRESET_VALUE_AREA), else 0.70."""
+    """The call's value_area: the caller's, else the preset's (VALUE_AREA)."""
     if value_area is not None:
         return value_area
-    return PRESET_VALUE_AREA.get(preset, 0.70) if isinstance(preset, str) else 0.70
+    return VALUE_AREA.get(preset, VALUE_AREA[None]) if isinstance(preset, str) else VALUE_AREA[None]
 
 
 #: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):
@@ -130,7 +135,7 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
     rules are RULE_DEFAULTS: the plain call records nothing)."""
     if preset is None:
         for k in PEER_KEYWORDS + BIN_KEYWORDS:  # subscripts only: the plain call makes no function call here
-            if given.get(k) is not None:
+            if given[k] is not None:
                 break
         else:  # no preset, no peer rule: the engine's defaults for those (Options), nothing recorded
             plain = {}
@@ -179,3 +184,5 @@ def check_whole_volume(volume: Any, rows: Any = None) -> None:
             raise ValueError(f"va_target='decimal' needs whole-number volumes (its exact comparison holds for "
                              f"sums of whole rows); {what}[{int(bad[0])}] = {a[bad[0]]!r} is not whole "
                              f"({bad.size} such); use va_target='float'")
+
+VALUE_AREA.update({p: PRESET_VALUE_AREA.get(p, VALUE_AREA[None]) for p in PRESETS})
