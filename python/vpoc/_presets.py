@@ -135,7 +135,7 @@ def resolve(preset: Optional[str], given: Dict[str, Any], bars: bool) -> Tuple[D
     rules are RULE_DEFAULTS: the plain call records nothing)."""
     if preset is None:
         for k in PEER_KEYWORDS + BIN_KEYWORDS:  # subscripts only: the plain call makes no function call here
-            if given[k] is not None:
+            if k in given and given[k] is not None:
                 break
         else:  # no preset, no peer rule: the engine's defaults for those (Options), nothing recorded
             plain = {}

@@ -47,6 +47,21 @@ struct Row {
   double high = 0.0, low = 0.0, volume = 0.0;
 };
 
+// Row i of a Source (core/source.hpp) as the bins read it: the getter every bins::session caller
+// passes (CPU and GPU alike).
+template <class Src>
+struct RowsOf {
+  const Src& src;
+  VPOC_HD Row operator()(int64_t i) const {
+    const auto it = src.item(i);
+    Row r;
+    r.high = it.a;
+    r.low = src.in.bars ? it.b : it.a;
+    r.volume = it.v;
+    return r;
+  }
+};
+
 // The ladder of rows [b, e) (e > b): min low, max high of every row (volume 0 included).
 template <class Get>
 VPOC_HD Ladder ladder_of(int64_t b, int64_t e, int64_t n, Get&& get) {

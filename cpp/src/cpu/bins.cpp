@@ -28,14 +28,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
   const int64_t* off = sessions.offsets;
   const int64_t N = opt.bins;
   const Source<P, V> src = make_source<P, V>(in, opt, 0);
-  const auto get = [&](int64_t i) {
-    const Item it = src.item(i);
-    bins::Row r;
-    r.high = it.a;
-    r.low = in.bars ? it.b : it.a;
-    r.volume = it.v;
-    return r;
-  };
+  const bins::RowsOf<decltype(src)> get{src};
   const int workers = resolve_threads(opt.threads, S);
   std::vector<Scratch> scratch(static_cast<size_t>(workers));
   FirstFailure failure;

@@ -46,15 +46,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
     }
   }
   if (e == b) return;
-  const bool bars = src.in.bars;
-  const auto get = [&](int64_t i) {
-    const Item it = src.item(i);
-    bins::Row r;
-    r.high = it.a;
-    r.low = bars ? it.b : it.a;
-    r.volume = it.v;
-    return r;
-  };
+  const bins::RowsOf<decltype(src)> get{src};
   bins::Ladder L;
   bins::Levels lv;
   double total = 0.0;
@@ -93,15 +85,7 @@ __global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int
   }
   const int64_t b = off[a];
   const int64_t start = opt.window > 0 && i - opt.window + 1 > b ? i - opt.window + 1 : b;
-  const bool bars = src.in.bars;
-  const auto get = [&](int64_t k) {
-    const Item it = src.item(k);
-    bins::Row r;
-    r.high = it.a;
-    r.low = bars ? it.b : it.a;
-    r.volume = it.v;
-    return r;
-  };
+  const bins::RowsOf<decltype(src)> get{src};
   const int64_t slot = i - r0;
   bins::Ladder L;
   bins::Levels lv;
@@ -200,21 +184,7 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   VPOC_GPU_CHECK(gpuMemsetAsync(d_flags, 0xff, 2 * sizeof(unsigned long long), stream));
 
   DeviceProfiles out;
-  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  out.sessions_mem = st.output(col * 11, stream);
-  char* base = static_cast<char*>(out.sessions_mem->data);
-  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
-  out.offsets = column(0, S + 1, DType::i64);
-  out.n_rows = column(1, S, DType::i64);
-  out.low_row = column(2, S, DType::i64);
-  out.poc_row = column(3, S, DType::i64);
-  out.vah_row = column(4, S, DType::i64);
-  out.val_row = column(5, S, DType::i64);
-  out.poc = column(6, S, DType::f64);
-  out.vah = column(7, S, DType::f64);
-  out.val = column(8, S, DType::f64);
-  out.total_volume = column(9, S, DType::f64);
-  out.va_volume = column(10, S, DType::f64);
+  allocate_session_columns(st, out, S, stream);
   out.volume_mem = st.output(static_cast<size_t>(std::max<int64_t>(R, 1)) * 8, stream);
   out.volume = DeviceColumn{out.volume_mem->data, R, DType::f64};
   VPOC_GPU_CHECK(gpuMemcpyAsync(out.offsets.data, out_off.data(), static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice,

@@ -547,21 +547,7 @@ void Run::process(const Group& g, int slot) {
 // Session columns: one allocation, 11 aligned pieces, filled by the layout and levels kernels.
 void Run::allocate_sessions() {
   const int64_t S = sessions_.n_sessions;
-  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  out_.sessions_mem = st_.output(col * 11, stream_);
-  char* base = static_cast<char*>(out_.sessions_mem->data);
-  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
-  out_.offsets = column(0, S + 1, DType::i64);
-  out_.n_rows = column(1, S, DType::i64);
-  out_.low_row = column(2, S, DType::i64);
-  out_.poc_row = column(3, S, DType::i64);
-  out_.vah_row = column(4, S, DType::i64);
-  out_.val_row = column(5, S, DType::i64);
-  out_.poc = column(6, S, DType::f64);
-  out_.vah = column(7, S, DType::f64);
-  out_.val = column(8, S, DType::f64);
-  out_.total_volume = column(9, S, DType::f64);
-  out_.va_volume = column(10, S, DType::f64);
+  allocate_session_columns(st_, out_, S, stream_);
   // offsets[0]: written by the first group's layout, or here when there is no session
   if (S == 0) VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));
 }

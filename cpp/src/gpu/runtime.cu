@@ -362,6 +362,24 @@ DeviceState& state(int device) {
   return *it->second;
 }
 
+void allocate_session_columns(DeviceState& st, DeviceProfiles& out, int64_t S, gpuStream_t stream) {
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  out.sessions_mem = st.output(col * 11, stream);
+  char* base = static_cast<char*>(out.sessions_mem->data);
+  const auto column = [&](int k, int64_t size, DType dt) { return DeviceColumn{base + k * col, size, dt}; };
+  out.offsets = column(0, S + 1, DType::i64);
+  out.n_rows = column(1, S, DType::i64);
+  out.low_row = column(2, S, DType::i64);
+  out.poc_row = column(3, S, DType::i64);
+  out.vah_row = column(4, S, DType::i64);
+  out.val_row = column(5, S, DType::i64);
+  out.poc = column(6, S, DType::f64);
+  out.vah = column(7, S, DType::f64);
+  out.val = column(8, S, DType::f64);
+  out.total_volume = column(9, S, DType::f64);
+  out.va_volume = column(10, S, DType::f64);
+}
+
 Ready record_ready(gpuStream_t stream, int device) {
   DeviceState& st = state(device);
   Ready r;

@@ -123,6 +123,10 @@ class DeviceState {
 // The state of `device` (created on first use; lives until the process ends).
 DeviceState& state(int device);
 
+// A result's 11 per-session columns (offsets [S+1], n_rows .. va_volume [S]) in one pool buffer of
+// aligned pieces, to be written on `stream`.
+void allocate_session_columns(DeviceState& st, DeviceProfiles& out, int64_t S, gpuStream_t stream);
+
 // An event recorded on `stream` now, as a Ready for result arrays.
 Ready record_ready(gpuStream_t stream, int device);
 
