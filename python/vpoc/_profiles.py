@@ -385,7 +385,8 @@ class Profiles:
         else:
             index = (pd.Index(self.session_labels, name="session") if self.session_labels is not None
                      else pd.RangeIndex(self.n_sessions, name="session"))
-        names = _PER_SESSION + (SIDE_SESSION_FIELDS if self.delta is not None else ())
+        names = (_PER_SESSION + (SIDE_SESSION_FIELDS if self.delta is not None else ())
+                 + (_BINS if self.bin_low is not None else ()))
         return pd.DataFrame({name: getattr(self, name) for name in names}, index=index)
 
     def plot(self, session: Any, ax: Any = None, **kwargs: Any) -> Any:

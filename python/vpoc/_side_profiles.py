@@ -464,6 +464,13 @@ def _attach(prof: Any, lib: _Lib, engine: _Engine, buy_in: Any, sell_in: Any, na
     return prof
 
 
+def _no_bins(opts: Any, what: str) -> None:
+    """The side fields are per tick row: bins=N (rows of each session's own range) has none."""
+    if opts.bins:
+        raise ValueError(f"bins={opts.bins} does not work with {what}: the aggressor-side fields are kept per "
+                         f"tick row; drop bins= (or the side)")
+
+
 def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
                     session_ids: Any, opts: Any, memory_budget: Any, stream: Any) -> Any:
     """``prof`` with the side fields of trades whose aggressor side is ``side`` (from ``trade_side``;
@@ -471,6 +478,7 @@ def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: 
     ``volume * (side == -1)``, masked where the volume lives."""
     if side is None:
         return prof
+    _no_bins(opts, "side")
     lib = _Lib.of(volume)
     v = as_volume(volume, "volume") if lib.name == "numpy" else (volume.detach() if hasattr(volume, "detach")
                                                                  else volume)
@@ -486,6 +494,7 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     ``bar_side_volumes``; None: ``prof`` as it is): each spread by the call's ``distribute``."""
     if volumes is None:
         return prof
+    _no_bins(opts, "buy_volume / sell_volume")
     buy, sell = volumes
     lib = _Lib.of(buy)
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)

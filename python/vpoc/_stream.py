@@ -75,7 +75,10 @@ def profile_table(prof: Any, labels: Any, offsets: Optional[np.ndarray] = None,
     low_row = np.asarray(prof.low_row)
     empty = n_rows == 0
     rules = prof.rules
-    if rules is not None and rules.get("price_label") == "decimal":  # the levels' labels (docs/presets.md)
+    if prof.bin_low is not None:  # bins=N: the session's range is its ladder, [bin_low, bin_low + N * bin_width]
+        low = np.where(empty, np.nan, np.asarray(prof.bin_low))
+        high = np.where(empty, np.nan, np.asarray(prof.bin_low) + np.asarray(prof.bin_width) * n_rows)
+    elif rules is not None and rules.get("price_label") == "decimal":  # the levels' labels (docs/presets.md)
         lr = np.where(empty, 0, low_row)
         low = np.where(empty, np.nan, row_prices(lr, prof.tick_size, prof.ticks_per_row, rules))
         high = np.where(empty, np.nan, row_prices(lr + np.maximum(n_rows - 1, 0), prof.tick_size, prof.ticks_per_row,

@@ -117,6 +117,7 @@ VPOC_HD bool accumulate_exact(const Ladder& L, int64_t b, int64_t e, Get&& get, 
     if (r.volume == 0.0) continue;
     const Fixed v = fixed::from_double(r.volume);
     sum += v;
+    if (fixed::over_max(sum)) break;  // each volume <= 2**53: the sum is seen past 2**53 before it can wrap
     fixed::Split split;
     int64_t count = -1;
     spread(L, r, [&](int64_t k, int64_t j, int64_t c) {

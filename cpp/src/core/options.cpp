@@ -58,6 +58,15 @@ void validate_bins(const Options& opt) {
   if (opt.price_label != PriceLabel::product) refuse("price_label", name_of(opt.price_label));
   if (opt.va_target != VaTarget::float64) refuse("va_target", name_of(opt.va_target));
   if (opt.distribute != Distribute::uniform) refuse("distribute", name_of(opt.distribute));
+  if (opt.ticks_per_row != 1)
+    VPOC_THROW_ARG(ValueError, "bins", "bins=", opt.bins, " does not work with ticks_per_row=", opt.ticks_per_row,
+                   " (bins replace the tick ladder's rows: pass one or the other)");
+  if (opt.snap)
+    VPOC_THROW_ARG(ValueError, "bins", "bins=", opt.bins, " does not work with snap=True (bins read prices as they "
+                   "are: nothing is snapped to the tick grid)");
+  if (opt.bins > opt.max_rows)
+    VPOC_THROW_ARG(ValueError, "bins", "bins=", opt.bins, " is above max_rows=", opt.max_rows,
+                   " (the most rows a session may hold); raise max_rows");
 }
 
 }  // namespace

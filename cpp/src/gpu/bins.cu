@@ -50,7 +50,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
   bins::Ladder L;
   bins::Levels lv;
   double total = 0.0;
-  Fixed* acc = c.acc != nullptr ? c.acc + s * opt.bins : nullptr;
+  Fixed* acc = c.acc != nullptr ? c.acc + c.out_off[s] : nullptr;  // [bins] at the session's rows (empty sessions: none)
   if (!bins::session(b, e, opt, get, c.volume + c.out_off[s], acc, L, total, lv)) {
     atomicMin(c.overflow, static_cast<unsigned long long>(s));
     return;
@@ -154,9 +154,18 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   // developing: [N] bins (and [N] Fixed, 'exact') per row of a batch of rows; batches fill
   // memory_budget (at least one row)
   const size_t per_row = static_cast<size_t>(N) * (8 + (exact ? sizeof(Fixed) : 0));
+  const auto budget = static_cast<size_t>(gopt.memory_budget);
+  const auto too_small = [&](size_t need) {
+    VPOC_THROW_ARG(ValueError, "memory_budget", "memory_budget=", gopt.memory_budget, " is too small for bins=", N,
+                   " over ", n, " input rows on the GPU (needs ", need, " bytes: the inputs", exact ? ", the exact sums" : "",
+                   opt.developing ? " and at least one row's rebuild" : "", "); raise memory_budget",
+                   volume.device >= 0 ? "" : " or pass the inputs as GPU arrays");
+  };
+  const size_t fixed_part = bytes + 2 * 256;  // the developing pieces' alignment
+  if (fixed_part + (opt.developing ? per_row : 0) > budget) too_small(fixed_part + (opt.developing ? per_row : 0));
   const int64_t batch = !opt.developing ? 0
                         : std::max<int64_t>(1, std::min<int64_t>(std::max<int64_t>(n, 1),
-                                                                 gopt.memory_budget / static_cast<int64_t>(per_row)));
+                                                                 static_cast<int64_t>((budget - fixed_part) / per_row)));
   if (opt.developing)
     bytes += align_up(static_cast<size_t>(batch * N) * 8) + (exact ? align_up(static_cast<size_t>(batch * N) * sizeof(Fixed)) : 0);
   char* ws = static_cast<char*>(st.workspace(bytes));

@@ -96,6 +96,9 @@ def levels(prof: Profiles, *, node_smoothing: int = 3, node_order: int = 3, hvn_
     """
     if not isinstance(prof, Profiles):
         raise TypeError(f"prof must be a vpoc.Profiles (from_bars / from_trades), got {type(prof).__name__}")
+    if prof.bin_low is not None:  # rows are bin indices of per-session ladders: no tick rows to read
+        raise ValueError("vpoc.levels: prof was built with bins= (its rows are bins of each session's own "
+                         "range, not tick rows); build it without bins for level lists")
     prof = prof.cpu()
     rules = _node_rules(prof, node_smoothing, node_order, hvn_threshold, lvn_threshold)
     tpo = _check_tpo(tpo, prof)
