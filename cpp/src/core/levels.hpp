@@ -150,7 +150,10 @@ VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
 // below lo to [lo, hi] and running. 'tie_up': down only when below holds more (not tied);
 // 'zero_absent' (py-market-profile, LEAN): down also when the rows above hold 0 (or none is left).
 // A side with no row left is never taken. False (nothing changed) when no row is left on either side.
-VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
+// Rows: `const double*`, or any row accessor whose v[k] gives row k's volume (core/developing_chunk.hpp
+// reads a snapshot through one); the arithmetic is the same either way.
+template <class Rows>
+VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
                          double& running, const Rules& r) {
   int64_t n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
   double up = 0.0, dn = 0.0;
