@@ -75,7 +75,7 @@ struct Block {
   int32_t pad_;
 };
 
-constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
+VPOC_HD constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
 
 // Shared-memory bytes of a block whose session has at most `rows` scratch rows.
 VPOC_HD int64_t smem_bytes(int64_t rows, int64_t cells = kTableCells) {
