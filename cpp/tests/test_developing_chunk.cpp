@@ -143,7 +143,7 @@ void check(const Case& k, int64_t cells, bool reverse) {
   test_series::check(k.chunked<true>(cells, reverse, fail, chunks, &got_vf), want, "row", 0, what);
   CHECK(!fail);
   CHECK_MESSAGE(got_vf == want_vf, "exact rows differ: " << what);  // every share, to the unit
-  if (chunk::plain_rules(levels::rules_of(k.opt))) {
+  if (levels::plain_rules(levels::rules_of(k.opt))) {
     test_series::check(k.chunked<false>(cells, reverse, fail, chunks), want, "row (plain rules)", 0, what);
     CHECK(!fail);
   }

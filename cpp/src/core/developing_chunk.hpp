@@ -39,12 +39,6 @@ VPOC_HD bool takes(const InputView& in, const Options& opt) {
   return opt.va_method != VaMethod::greedy && !(in.bars && in.distribute == Distribute::legacy);
 }
 
-// Whether the rules are the default ones that Generic=false compiles in: tie_up steps, 'reaches'
-// stop and a float64 target (poc_tie and tie_tol stay run-time values either way).
-VPOC_HD bool plain_rules(const levels::Rules& r) {
-  return r.compare == VaCompare::tie_up && r.stop == VaStop::reaches && r.va_q == 0;
-}
-
 enum : int32_t { kBad = 0, kOne = 1, kUniform = 2, kNone = 3 };
 
 // One bar of the chunk, from prepare().
@@ -63,7 +57,8 @@ struct Bar {
 struct Block {
   Bar bar[kChunk];
   double total[kChunk];        // snapshot j: the prefix's total (exact, rounded once)
-  double red_mx[kThreads];     // per thread: the maximum of its rows
+  double red_mx[kThreads];     // per thread: the maximum of its snapshot's rows on the hull
+  double red_out[kThreads];    // per thread: the maximum of its rows outside the hull (base rows)
   Fixed base_total;            // the base's total (exact)
   int64_t next;                // first input row of the next chunk
   int32_t first[kChunk], last[kChunk];  // snapshot j: the prefix's rows (scratch indices)
@@ -90,7 +85,7 @@ struct Rows {
   VPOC_HD double operator[](int64_t k) const { return k >= A && k <= B ? cells[k - A] : base[k]; }
 };
 
-// One session's pass. Src: core/source.hpp's Source. Generic false: plain_rules() holds, and the
+// One session's pass. Src: core/source.hpp's Source. Generic false: levels::plain_rules() holds, and the
 // rules outside it are compiled out of the walk.
 template <class Src, bool Generic = true>
 struct Pass {
@@ -280,35 +275,77 @@ struct Pass {
     return r;
   }
 
-  // kPerSnapshot threads per snapshot: the maximum of every kPerSnapshot-th row of its prefix.
+  // Rows outside the hull [A, B] hold base volumes, and they are the same rows in every snapshot of the
+  // chunk: [first_j, last_j] minus the hull is [F, A) u (B, L] with F, L the last snapshot's rows (a
+  // row below A within [F, L] is at or above the base's first row, hence within every snapshot's
+  // range, since first_j = min(base first, rows >= A); likewise above B). So all threads take their
+  // maximum once (red_out), and a snapshot's own threads scan only its hull rows (red_mx).
+
+  // Snapshot j's rows on the hull, within its range: [lo, hi] (no table: its whole range).
+  VPOC_HD void hull_rows(int j, int64_t& lo, int64_t& hi) const {
+    const Block& k = *blk;
+    lo = k.first[j];
+    hi = k.last[j];
+    if (k.table) {
+      lo = lo > k.A ? lo : k.A;
+      hi = hi < k.A + k.H - 1 ? hi : k.A + k.H - 1;
+    }
+  }
+
+  // Every thread: the maximum of every kThreads-th row outside the hull; kPerSnapshot threads per
+  // snapshot: the maximum of every kPerSnapshot-th of its hull rows.
   VPOC_HD void max_part(int t) {
+    const Block& k = *blk;
+    double mo = 0.0;  // as Session's mx_: volumes are >= +0
+    if (k.table) {
+      const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
+      for (int64_t r = F + t; r < A; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+      for (int64_t r = B + 1 + t; r <= L; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+    }
+    blk->red_out[t] = mo;
     const int j = t / kPerSnapshot, h = t % kPerSnapshot;
-    if (j >= blk->n) return;
+    if (j >= k.n) return;
     const Rows rows = rows_of(j);
-    double mx = 0.0;  // as Session's mx_: volumes are >= +0
-    for (int64_t r = blk->first[j] + h; r <= blk->last[j]; r += kPerSnapshot) {
+    int64_t lo, hi;
+    hull_rows(j, lo, hi);
+    double mx = 0.0;
+    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot) {
       const double x = rows[r];
       mx = x > mx ? x : mx;
     }
     blk->red_mx[t] = mx;
   }
 
-  // The same threads: the best row at the snapshot's maximum among theirs (levels::poc_among).
+  // The same threads: the best row at the snapshot's maximum among theirs (levels::poc_among); the
+  // rows outside the hull only when their maximum is at the snapshot's (at_max is monotone in the
+  // volume below the maximum: when the largest is not at it, none is).
   VPOC_HD void poc_part(int t) {
+    const Block& k = *blk;
     const int j = t / kPerSnapshot, h = t % kPerSnapshot;
-    if (j >= blk->n) return;
-    double mx = blk->red_mx[j * kPerSnapshot];
-    for (int g = 1; g < kPerSnapshot; ++g) {
-      const double x = blk->red_mx[j * kPerSnapshot + g];
+    if (j >= k.n) return;
+    double mo = k.red_out[0];
+    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
+    double mx = mo;
+    for (int g = 0; g < kPerSnapshot; ++g) {
+      const double x = k.red_mx[j * kPerSnapshot + g];
       mx = x > mx ? x : mx;
     }
     const Rows rows = rows_of(j);
-    const int64_t first = blk->first[j], last = blk->last[j];
+    const int64_t first = k.first[j], last = k.last[j];
     const double tol = rules.tol;
     const PocTie tie = rules.tie;
     int64_t best = -1;
-    for (int64_t r = first + h; r <= last; r += kPerSnapshot)
+    int64_t lo, hi;
+    hull_rows(j, lo, hi);
+    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot)
       if (levels::at_max(rows[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+    if (k.table && levels::at_max(mo, mx, tol)) {
+      const int64_t A = k.A, B = k.A + k.H - 1;
+      for (int64_t r = first + h; r < A; r += kPerSnapshot)
+        if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+      for (int64_t r = B + 1 + h; r <= last; r += kPerSnapshot)
+        if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+    }
     blk->red_poc[t] = static_cast<int32_t>(best);
   }
 
@@ -320,7 +357,7 @@ struct Pass {
     const int j = t;
     const int64_t first = blk->first[j], last = blk->last[j];
     levels::Rules r = rules;
-    if constexpr (!Generic) {  // plain_rules(): known at compile time
+    if constexpr (!Generic) {  // levels::plain_rules(): known at compile time
       r.compare = VaCompare::tie_up;
       r.stop = VaStop::reaches;
       r.va_p = r.va_q = 0;

@@ -34,6 +34,13 @@ struct Rules {
   VPOC_HD bool exists(int64_t i) const { return touched != nullptr ? touched[i] != 0 : cover[i] > 0; }
 };
 
+// Whether r holds the default step, stop and target rules (tie_up, reaches, float64 target): kernels
+// instantiated with Generic=false take only these and compile the others out (poc_tie and tie_tol
+// stay run-time values).
+VPOC_HD bool plain_rules(const Rules& r) {
+  return r.compare == VaCompare::tie_up && r.stop == VaStop::reaches && r.va_q == 0;
+}
+
 VPOC_HD Rules rules_of(const Options& opt, const uint8_t* touched = nullptr) {
   Rules r;
   r.tol = opt.tie_tol;

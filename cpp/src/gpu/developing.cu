@@ -26,7 +26,7 @@ constexpr int64_t kChunkMinCells = 512;
 // [n] blocks x [chunk::kThreads]: one block per session running core/developing_chunk.hpp's phases,
 // the block synced between them (6 syncs per chunk of up to chunk::kChunk bars). Shared memory:
 // [chunk::smem_bytes(b.widest, cells)] from the launcher (block state, base rows, table of cells).
-// Generic false: chunk::plain_rules() (the rules outside it compiled out of the walk).
+// Generic false: levels::plain_rules() (the rules outside it compiled out of the walk).
 template <class P, class V, bool Generic>
 __global__ void __launch_bounds__(chunk::kThreads)
     chunk_kernel(Source<P, V> src, DevelopingBatch b, Options opt, int64_t cells, unsigned* failed) {
@@ -69,7 +69,8 @@ __global__ void __launch_bounds__(chunk::kThreads)
 
 // [n] blocks x [1] thread: a session is a sequential chain of dependent updates, so one thread
 // each, every thread its own warp (lanes of one warp would serialise on their divergent branches).
-template <class P, class V>
+// Generic false: levels::plain_rules(), the other rules compiled out (developing::SessionOf).
+template <class P, class V, bool Generic>
 __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options opt, bool in_smem, unsigned* failed) {
   const int64_t s = blockIdx.x;
   if (s >= b.n || b.n_rows[s] == 0) return;
@@ -104,7 +105,7 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   sc.origin = b.low_row[s] - developing::kMargin;
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
-  developing::Session session(sc, opt);
+  developing::SessionOf<Generic> session(sc, opt);
   const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
     b.dev_poc[i] = row_price(poc);
     b.dev_val[i] = row_price(val);
@@ -162,12 +163,12 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
   }
   // A block per session where core/developing_chunk.hpp takes the rules and the widest session's
   // rows fit in shared memory beside a table of kChunkMinCells; else one thread per session.
+  const bool generic = !levels::plain_rules(levels::rules_of(opt));
   const int64_t base_smem = chunk::smem_bytes(b.widest, 0);
   int64_t cells = (kChunkSmemTarget - base_smem) / 8;
   cells = cells < kChunkMinCells ? kChunkMinCells : (cells > chunk::kTableCells ? chunk::kTableCells : cells);
   if (chunk::takes(in, opt) && base_smem + cells * 8 <= kSmemBytes) {
     const auto smem = static_cast<size_t>(chunk::smem_bytes(b.widest, cells));
-    const bool generic = !chunk::plain_rules(levels::rules_of(opt));
     with_types(in, [&](auto p, auto v) {
       using P = decltype(p);
       using V = decltype(v);
@@ -190,8 +191,12 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    developing_kernel<P, V><<<static_cast<unsigned>(b.n), 1, in_smem ? static_cast<size_t>(smem) : 0, stream>>>(
-        make_source<P, V>(in, opt, base), b, opt, in_smem, failed);
+    const auto src = make_source<P, V>(in, opt, base);
+    const auto bytes = in_smem ? static_cast<size_t>(smem) : 0;
+    if (generic)
+      developing_kernel<P, V, true><<<static_cast<unsigned>(b.n), 1, bytes, stream>>>(src, b, opt, in_smem, failed);
+    else
+      developing_kernel<P, V, false><<<static_cast<unsigned>(b.n), 1, bytes, stream>>>(src, b, opt, in_smem, failed);
   });
   VPOC_GPU_CHECK_LAUNCH("developing_kernel");
 }
