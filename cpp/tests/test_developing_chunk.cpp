@@ -268,3 +268,32 @@ TEST_CASE("26_4_chunked_developing_takes") {
   k.bars = false;  // trades: no distribution
   CHECK(chunk::takes(k.view(), o));
 }
+
+TEST_CASE("26_4_chunked_developing_long_sessions") {
+  // 400-bar sessions as a market trades them: a random walk of 1-12 tick bars (the hull moves and
+  // widens, the POC moves inside chunks), fractional or whole volumes, default and peer rules.
+  std::mt19937_64 rng(264);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 60; ++trial) {
+    Case k;
+    k.d = trial % 3 == 0 ? Distribute::close : Distribute::uniform;
+    k.opt.va_method = trial % 2 ? VaMethod::single : VaMethod::cbot;
+    k.opt.poc_tie = trial % 5 == 0 ? PocTie::mid_n2 : PocTie::center;
+    if (trial % 4 == 1) {
+      k.opt.va_compare = VaCompare::zero_absent;
+      k.opt.va_stop = VaStop::exceeds;
+      k.opt.tie_tol = 0.0;
+    }
+    double p = 4500.0;
+    for (int i = 0; i < 400; ++i) {
+      p += 0.25 * static_cast<double>(static_cast<int64_t>(rng() % 7) - 3);
+      const double lo = p - 0.25 * static_cast<double>(rng() % 6), hi = p + 0.25 * static_cast<double>(rng() % 6);
+      k.l.push_back(lo);
+      k.h.push_back(hi);
+      k.c.push_back(p);
+      k.o.push_back(lo);
+      k.v.push_back(trial % 2 ? std::floor(u(rng) * 50.0) : u(rng) * 1000.0);
+    }
+    check(k, trial % 3 == 2 ? 300 : chunk::kTableCells, trial % 2 == 0);
+  }
+}
