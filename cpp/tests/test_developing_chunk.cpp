@@ -122,6 +122,7 @@ struct Case {
       else REQUIRE(p.blk->n == 1);
       each([&](int t) { p.fill(t); });
       each([&](int t) { p.max_part(t); });
+      each([&](int t) { p.out_part(t); });
       each([&](int t) { p.poc_part(t); });
       each([&](int t) { p.walk(t, i0, record); });
       i0 = p.blk->next;

@@ -14,7 +14,7 @@
 // whose own rows pass the table is a chunk of one, folded into the base first and read from it.
 //
 // The phases run by every thread t of the block, the caller syncing the block between them:
-//   init -> { prepare -> plan (t 0) -> [stop if fail] -> fill -> max_part -> poc_part -> walk }
+//   init -> { prepare -> plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part -> walk }
 // until the session's last row. cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
 // over t between the sync points) against Session; gpu/developing.cu runs them as a kernel.
 
@@ -59,15 +59,17 @@ struct Block {
   double total[kChunk];        // snapshot j: the prefix's total (exact, rounded once)
   double red_mx[kThreads];     // per thread: the maximum of its snapshot's rows on the hull
   double red_out[kThreads];    // per thread: the maximum of its rows outside the hull (base rows)
+  double out_max;              // the maximum of the rows outside the hull
   Fixed base_total;            // the base's total (exact)
   int64_t next;                // first input row of the next chunk
   int32_t first[kChunk], last[kChunk];  // snapshot j: the prefix's rows (scratch indices)
   int32_t red_poc[kThreads];   // per thread: its best at-max row (-1: none)
+  int32_t cand[kThreads];      // per thread: its row outside the hull at out_max (-1: none)
   int32_t base_first, base_last;        // the base's rows (empty while first > last)
   int32_t n, A, H;             // bars in the chunk, first row and rows of its hull
   int32_t table;               // 1: snapshots read the table on the hull; 0: bar 0 was folded first
   int32_t fail;                // 1: a bar of the chunk is invalid (the caller reports it)
-  int32_t pad_;
+  int32_t cand_over;           // 1: a thread found two rows outside the hull at out_max (cand unused)
 };
 
 VPOC_HD constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
@@ -230,6 +232,7 @@ struct Pass {
     k.base_last = l;
     k.base_total = tot;
     k.next = i0 + n;
+    k.cand_over = 0;
   }
 
   // Lane per hull row: each snapshot's doubles into the table, then the chunk folded into the
@@ -316,15 +319,39 @@ struct Pass {
     blk->red_mx[t] = mx;
   }
 
-  // The same threads: the best row at the snapshot's maximum among theirs (levels::poc_among); the
-  // rows outside the hull only when their maximum is at the snapshot's (at_max is monotone in the
-  // volume below the maximum: when the largest is not at it, none is).
+  // Every thread: the maximum outside the hull (t 0 stores it), and the row of its own outside rows
+  // at that maximum (cand[t]; cand_over when it has two: then the snapshots scan instead).
+  VPOC_HD void out_part(int t) {
+    Block& k = *blk;
+    double mo = k.red_out[0];
+    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
+    if (t == 0) k.out_max = mo;
+    int32_t c = -1;
+    if (k.table) {
+      const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
+      const double tol = rules.tol;
+      for (int pass = 0; pass < 2; ++pass) {
+        const int64_t r0 = pass == 0 ? F + t : B + 1 + t, r1 = pass == 0 ? A - 1 : L;
+        for (int64_t r = r0; r <= r1; r += kThreads)
+          if (levels::at_max(v[r], mo, tol)) {
+            if (c >= 0) k.cand_over = 1;  // the same value from any thread that writes it
+            c = static_cast<int32_t>(r);
+          }
+      }
+    }
+    k.cand[t] = c;
+  }
+
+  // kPerSnapshot threads per snapshot: the best row at the snapshot's maximum among theirs
+  // (levels::poc_among). Rows outside the hull count only when their maximum is at the snapshot's
+  // (at_max is monotone in the volume below the maximum: when the largest is not at it, none is);
+  // when it is the snapshot's maximum itself, they are the cand rows (unless cand_over), else
+  // (a hull maximum above but within the tie band) they are scanned.
   VPOC_HD void poc_part(int t) {
     const Block& k = *blk;
     const int j = t / kPerSnapshot, h = t % kPerSnapshot;
     if (j >= k.n) return;
-    double mo = k.red_out[0];
-    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
+    const double mo = k.out_max;
     double mx = mo;
     for (int g = 0; g < kPerSnapshot; ++g) {
       const double x = k.red_mx[j * kPerSnapshot + g];
@@ -340,11 +367,20 @@ struct Pass {
     for (int64_t r = lo + h; r <= hi; r += kPerSnapshot)
       if (levels::at_max(rows[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
     if (k.table && levels::at_max(mo, mx, tol)) {
-      const int64_t A = k.A, B = k.A + k.H - 1;
-      for (int64_t r = first + h; r < A; r += kPerSnapshot)
-        if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
-      for (int64_t r = B + 1 + h; r <= last; r += kPerSnapshot)
-        if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+      if (mx == mo && !k.cand_over) {
+        for (int g = h; g < kThreads; g += kPerSnapshot) {
+          const int64_t r = k.cand[g];
+          if (r >= first && r <= last && levels::at_max(v[r], mx, tol) &&
+              (best < 0 || levels::poc_prefers(r, best, first, last, tie)))
+            best = r;
+        }
+      } else {
+        const int64_t A = k.A, B = k.A + k.H - 1;
+        for (int64_t r = first + h; r < A; r += kPerSnapshot)
+          if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+        for (int64_t r = B + 1 + h; r <= last; r += kPerSnapshot)
+          if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+      }
     }
     blk->red_poc[t] = static_cast<int32_t>(best);
   }
