@@ -34,10 +34,15 @@ struct Scratch {
 // Rows of scratch a session of n_rows needs (W).
 VPOC_HD int64_t scratch_rows(int64_t n_rows) { return n_rows + 2 * kMargin; }
 
-// The developing state of one session and the rules that update it.
-class Session {
+// The developing state of one session and the rules that update it. Generic false: the rules are
+// levels::plain_rules() ones, known at compile time (the GPU's one-thread kernel instantiates both;
+// the CPU uses Session, the generic one). Options are kept as the three fields read here (a
+// smaller object: the GPU kernel keeps it on its stack).
+template <bool Generic>
+class SessionOf {
  public:
-  VPOC_HD Session(const Scratch& sc, const Options& opt) : sc_(sc), opt_(opt), rules_(levels::rules_of(opt)) {
+  VPOC_HD SessionOf(const Scratch& sc, const Options& opt)
+      : sc_(sc), value_area_(opt.value_area), method_(opt.va_method), rules_(levels::rules_of(opt)) {
     step_ = opt.va_method == VaMethod::cbot ? 2 : 1;
     if (opt.va_method == VaMethod::greedy)
       for (int64_t k = 0; k < sc.W; ++k) sc.order[k] = sc.pos[k] = static_cast<int32_t>(k);
@@ -118,7 +123,7 @@ class Session {
       }
     }
     double* v = sc_.v;
-    const bool greedy = opt_.va_method == VaMethod::greedy;
+    const bool greedy = method_ == VaMethod::greedy;
     src.emit(it, L, [&](int64_t r, const Fixed& x) {
       const int64_t k = r - sc_.origin;
       sc_.vf[k] += x;
@@ -139,7 +144,7 @@ class Session {
       sc_.v[k] = 0.0;
       sc_.vf[k] = Fixed{};
     }
-    if (opt_.va_method == VaMethod::greedy)
+    if (method_ == VaMethod::greedy)
       for (int64_t k = 0; k < sc_.W; ++k) sc_.order[k] = sc_.pos[k] = static_cast<int32_t>(k);
     first_ = 0;
     last_ = -1;
@@ -206,16 +211,22 @@ class Session {
   // POC and value area of the current prefix.
   VPOC_HD void levels() {
     const double* v = sc_.v;
+    levels::Rules rules = rules_;
+    if constexpr (!Generic) {  // levels::plain_rules(): known at compile time
+      rules.compare = VaCompare::tie_up;
+      rules.stop = VaStop::reaches;
+      rules.va_p = rules.va_q = 0;
+    }
     int64_t poc;
     if (overflow_) {
-      poc = levels::poc_among(v, first_, last_, mx_, rules_);
+      poc = levels::poc_among(v, first_, last_, mx_, rules);
     } else {
       poc = tied_[0];
       for (int i = 1; i < n_tied_; ++i)
-        if (levels::poc_prefers(tied_[i], poc, first_, last_, opt_.poc_tie)) poc = tied_[i];
+        if (levels::poc_prefers(tied_[i], poc, first_, last_, rules.tie)) poc = tied_[i];
     }
-    const levels::Target target = levels::target_of(opt_.value_area, total_, rules_);
-    if (opt_.va_method == VaMethod::greedy) {
+    const levels::Target target = levels::target_of(value_area_, total_, rules);
+    if (method_ == VaMethod::greedy) {
       poc_ = poc;
       double running = 0.0;
       int64_t lo = -1, hi = -1;
@@ -225,7 +236,7 @@ class Session {
         running += v[k];
         lo = lo < 0 || k < lo ? k : lo;
         hi = k > hi ? k : hi;
-        if (levels::reached(running, target, rules_)) break;
+        if (levels::reached(running, target, rules)) break;
       }
       val_ = lo;
       vah_ = hi;
@@ -259,7 +270,7 @@ class Session {
     }
     int64_t k = r;
     store(k, lo, hi, running);
-    while (!levels::reached(running, target, rules_) && levels::expand_step(v, first_, last_, step_, lo, hi, running, rules_))
+    while (!levels::reached(running, target, rules) && levels::expand_step(v, first_, last_, step_, lo, hi, running, rules))
       store(++k, lo, hi, running);
     n_path_ = k + 1;
     val_ = lo;
@@ -274,7 +285,8 @@ class Session {
   }
 
   Scratch sc_;
-  Options opt_;
+  double value_area_;
+  VaMethod method_;
   levels::Rules rules_;  // va_rows 'all': 'touched' runs core/window.hpp over the whole session instead
   int step_ = 2;
   int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
@@ -289,5 +301,7 @@ class Session {
   distribute::LegacyLadder L_;             // legacy: the prefix's ladder and price range
   double price_lo_ = 0.0, price_hi_ = 0.0;
 };
+
+using Session = SessionOf<true>;
 
 }  // namespace vpoc::developing

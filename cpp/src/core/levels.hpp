@@ -34,6 +34,13 @@ struct Rules {
   VPOC_HD bool exists(int64_t i) const { return touched != nullptr ? touched[i] != 0 : cover[i] > 0; }
 };
 
+// Whether r holds the default step, stop and target rules (tie_up, reaches, float64 target): kernels
+// instantiated with Generic=false take only these and compile the others out (poc_tie and tie_tol
+// stay run-time values).
+VPOC_HD bool plain_rules(const Rules& r) {
+  return r.compare == VaCompare::tie_up && r.stop == VaStop::reaches && r.va_q == 0;
+}
+
 VPOC_HD Rules rules_of(const Options& opt, const uint8_t* touched = nullptr) {
   Rules r;
   r.tol = opt.tie_tol;
@@ -150,7 +157,10 @@ VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
 // below lo to [lo, hi] and running. 'tie_up': down only when below holds more (not tied);
 // 'zero_absent' (py-market-profile, LEAN): down also when the rows above hold 0 (or none is left).
 // A side with no row left is never taken. False (nothing changed) when no row is left on either side.
-VPOC_HD bool expand_step(const double* v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
+// Rows: `const double*`, or any row accessor whose v[k] gives row k's volume (core/developing_chunk.hpp
+// reads a snapshot through one); the arithmetic is the same either way.
+template <class Rows>
+VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
                          double& running, const Rules& r) {
   int64_t n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
   double up = 0.0, dn = 0.0;

@@ -1,8 +1,9 @@
-// gpu/developing.cu — developing series kernel: each session's rows in order, one thread per session.
-// Contract: core/developing.hpp does the work (the CPU pass runs the same code); scratch in global memory.
+// gpu/developing.cu — developing series kernels: a block per session, a chunk of bars at a time, or one thread per session.
+// Contract: core/developing_chunk.hpp / core/developing.hpp do the work, bit-equal to the CPU pass; no allocation.
 #include "gpu/developing.hpp"
 
 #include "core/developing.hpp"
+#include "core/developing_chunk.hpp"
 #include "core/ladder.hpp"
 #include "core/window.hpp"
 
@@ -14,9 +15,64 @@ namespace {
 // dependent chain of loads then waits ~30 cycles each instead of an L2 round trip.
 constexpr int64_t kSmemBytes = 48 * 1024;
 
+namespace chunk = developing::chunk;
+
+// The chunked kernel's shared memory per block is aimed at one wave of the bench's 1,014 sessions:
+// 8 blocks per SM on an H100 / H200 (228 KiB, 1 KiB reserved per block). The table takes what the
+// base rows leave, between these bounds (a smaller table only cuts chunks earlier).
+constexpr int64_t kChunkSmemTarget = 27 * 1024;
+constexpr int64_t kChunkMinCells = 512;
+
+// [n] blocks x [chunk::kThreads]: one block per session running core/developing_chunk.hpp's phases,
+// the block synced between them (7 syncs per chunk of up to chunk::kChunk bars). Shared memory:
+// [chunk::smem_bytes(b.widest, cells)] from the launcher (block state, base rows, table of cells).
+// Generic false: levels::plain_rules() (the rules outside it compiled out of the walk).
+template <class P, class V, bool Generic>
+__global__ void __launch_bounds__(chunk::kThreads)
+    chunk_kernel(Source<P, V> src, DevelopingBatch b, Options opt, int64_t cells, unsigned* failed) {
+  const int64_t s = blockIdx.x;
+  if (s >= b.n || b.n_rows[s] == 0) return;  // block-uniform
+  extern __shared__ double smem[];
+  const int t = static_cast<int>(threadIdx.x);
+  const int64_t begin = b.offsets[s];
+  auto pass = chunk::Pass<Source<P, V>, Generic>::make(src, opt, smem, developing::scratch_rows(b.n_rows[s]),
+                                                        b.low_row[s] - developing::kMargin, b.offsets[s + 1], cells);
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
+  pass.init(t, begin);
+  __syncthreads();
+  // i0 (every thread's copy): the chunk's first input row. blk->next is written by thread 0 in
+  // plan() only, after the sync that every thread reaches once it has read it.
+  for (int64_t i0 = begin; i0 < pass.end;) {
+    pass.prepare(t, i0);  // [kChunk] bars
+    __syncthreads();
+    if (t == 0) pass.plan(i0);  // cut, hull, [n] snapshot rows and totals
+    __syncthreads();
+    if (pass.blk->fail) {  // block-uniform
+      if (t == 0) atomicExch(failed, 1u);
+      return;
+    }
+    pass.fill(t);  // [n x H] table, base folded
+    __syncthreads();
+    pass.max_part(t);  // [kThreads] partial maxima
+    __syncthreads();
+    pass.out_part(t);  // [kThreads] rows outside the hull at their maximum
+    __syncthreads();
+    pass.poc_part(t);  // [kThreads] partial POCs
+    __syncthreads();
+    pass.walk(t, i0, [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {  // [n] lanes
+      b.dev_poc[i] = row_price(poc);
+      b.dev_val[i] = row_price(val);
+      b.dev_vah[i] = row_price(vah);
+    });
+    i0 = pass.blk->next;
+  }
+}
+
 // [n] blocks x [1] thread: a session is a sequential chain of dependent updates, so one thread
 // each, every thread its own warp (lanes of one warp would serialise on their divergent branches).
-template <class P, class V>
+// Generic false: levels::plain_rules(), the other rules compiled out (developing::SessionOf).
+template <class P, class V, bool Generic>
 __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options opt, bool in_smem, unsigned* failed) {
   const int64_t s = blockIdx.x;
   if (s >= b.n || b.n_rows[s] == 0) return;
@@ -51,7 +107,7 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   sc.origin = b.low_row[s] - developing::kMargin;
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
-  developing::Session session(sc, opt);
+  developing::SessionOf<Generic> session(sc, opt);
   const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
     b.dev_poc[i] = row_price(poc);
     b.dev_val[i] = row_price(val);
@@ -107,6 +163,26 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
     VPOC_GPU_CHECK_LAUNCH("window_kernel");
     return;
   }
+  // A block per session where core/developing_chunk.hpp takes the rules and the widest session's
+  // rows fit in shared memory beside a table of kChunkMinCells; else one thread per session.
+  const bool generic = !levels::plain_rules(levels::rules_of(opt));
+  const int64_t base_smem = chunk::smem_bytes(b.widest, 0);
+  int64_t cells = (kChunkSmemTarget - base_smem) / 8;
+  cells = cells < kChunkMinCells ? kChunkMinCells : (cells > chunk::kTableCells ? chunk::kTableCells : cells);
+  if (chunk::takes(in, opt) && base_smem + cells * 8 <= kSmemBytes) {
+    const auto smem = static_cast<size_t>(chunk::smem_bytes(b.widest, cells));
+    with_types(in, [&](auto p, auto v) {
+      using P = decltype(p);
+      using V = decltype(v);
+      const auto src = make_source<P, V>(in, opt, base);
+      if (generic)
+        chunk_kernel<P, V, true><<<static_cast<unsigned>(b.n), chunk::kThreads, smem, stream>>>(src, b, opt, cells, failed);
+      else
+        chunk_kernel<P, V, false><<<static_cast<unsigned>(b.n), chunk::kThreads, smem, stream>>>(src, b, opt, cells, failed);
+    });
+    VPOC_GPU_CHECK_LAUNCH("chunk_kernel");
+    return;
+  }
   const int64_t row_bytes = kDevelopingRowBytes - (opt.va_method == VaMethod::greedy ? 0 : kDevelopingOrderBytes);
   const int64_t smem = b.widest * row_bytes;
   const bool in_smem = smem <= kSmemBytes;
@@ -117,8 +193,12 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    developing_kernel<P, V><<<static_cast<unsigned>(b.n), 1, in_smem ? static_cast<size_t>(smem) : 0, stream>>>(
-        make_source<P, V>(in, opt, base), b, opt, in_smem, failed);
+    const auto src = make_source<P, V>(in, opt, base);
+    const auto bytes = in_smem ? static_cast<size_t>(smem) : 0;
+    if (generic)
+      developing_kernel<P, V, true><<<static_cast<unsigned>(b.n), 1, bytes, stream>>>(src, b, opt, in_smem, failed);
+    else
+      developing_kernel<P, V, false><<<static_cast<unsigned>(b.n), 1, bytes, stream>>>(src, b, opt, in_smem, failed);
   });
   VPOC_GPU_CHECK_LAUNCH("developing_kernel");
 }

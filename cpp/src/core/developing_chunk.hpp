@@ -1,0 +1,417 @@
+// core/developing_chunk.hpp — the developing series of one session by a block of kThreads threads, up to
+// kChunk bars at a time (docs/design/developing-gpu.md). Contract: every row's levels equal core/developing.hpp's.
+#pragma once
+
+// What a chunk does. The block keeps the session's base (the exact rows vf and their doubles v
+// after the last finished chunk) and cuts the next bars into a chunk of n <= kChunk whose hull
+// [A, A + H) of rows fits a table of n x H doubles. Snapshot j (the prefix ending at bar j of the
+// chunk) reads row k as table[j][k - A] inside the hull and as the base outside it: the table holds
+// to_double(vf_base[k] + the shares of bars 0..j on row k), integer adds mod 2**128, so the very
+// doubles the CPU's Session holds after that bar. Each snapshot's maximum is exact in any order,
+// its POC the best at-max row of a strict total order (poc_prefers), so any split of the rows
+// finds the CPU's; then one lane per snapshot runs the sequential expansion (levels::expand_step,
+// reached) from that POC on those doubles: the same float additions in the same order. A bar
+// whose own rows pass the table is a chunk of one, folded into the base first and read from it.
+//
+// The phases run by every thread t of the block, the caller syncing the block between them:
+//   init -> { prepare -> plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part -> walk }
+// until the session's last row. cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
+// over t between the sync points) against Session; gpu/developing.cu runs them as a kernel.
+
+#include <cstdint>
+
+#include "core/fixed.hpp"
+#include "core/levels.hpp"
+#include "core/source.hpp"
+
+namespace vpoc::developing::chunk {
+
+constexpr int kChunk = 32;                      // bars per chunk at most (one walker lane each)
+constexpr int kThreads = 64;                    // threads of a block (a multiple of kChunk)
+constexpr int kPerSnapshot = kThreads / kChunk;  // threads sharing one snapshot's POC search
+constexpr int kTableCells = 2048;               // doubles of the table (16 KiB)
+
+// Whether the chunked pass takes these inputs and rules: va_rows 'all' without a rolling window
+// (the caller routes those to core/window.hpp first), cbot or single, trades or bars distributed
+// close / hlc3 / uniform. Greedy (an order kept across bars) and legacy (a ladder that moves with
+// the prefix) stay with Session, one thread per session.
+VPOC_HD bool takes(const InputView& in, const Options& opt) {
+  return opt.va_method != VaMethod::greedy && !(in.bars && in.distribute == Distribute::legacy);
+}
+
+enum : int32_t { kBad = 0, kOne = 1, kUniform = 2, kNone = 3 };
+
+// One bar of the chunk, from prepare().
+struct Bar {
+  Fixed vol;      // the volume (what the bar adds to the total)
+  Fixed q;        // uniform: the split's share per tick (fixed::Split)
+  uint64_t rem;   // uniform: ticks taking one unit more
+  int64_t tl, th; // uniform: the bar's ticks
+  int32_t a, b;   // scratch rows a..b
+  int32_t kind;   // kBad (invalid item or a row outside the scratch), kOne (one row gets vol),
+                  // kUniform, kNone (uniform over 2**32 ticks or more: nothing added, as on the CPU)
+};
+
+// The block's shared state ([kChunk] per bar / snapshot, [kThreads] per thread), followed in
+// shared memory by vf [W], v [W] and the table [cells].
+struct Block {
+  Bar bar[kChunk];
+  double total[kChunk];        // snapshot j: the prefix's total (exact, rounded once)
+  double red_mx[kThreads];     // per thread: the maximum of its snapshot's rows on the hull
+  double red_out[kThreads];    // per thread: the maximum of its rows outside the hull (base rows)
+  double out_max;              // the maximum of the rows outside the hull
+  Fixed base_total;            // the base's total (exact)
+  int64_t next;                // first input row of the next chunk
+  int32_t first[kChunk], last[kChunk];  // snapshot j: the prefix's rows (scratch indices)
+  int32_t red_poc[kThreads];   // per thread: its best at-max row (-1: none)
+  int32_t cand[kThreads];      // per thread: its row outside the hull at out_max (-1: none)
+  int32_t base_first, base_last;        // the base's rows (empty while first > last)
+  int32_t n, A, H;             // bars in the chunk, first row and rows of its hull
+  int32_t table;               // 1: snapshots read the table on the hull; 0: bar 0 was folded first
+  int32_t fail;                // 1: a bar of the chunk is invalid (the caller reports it)
+  int32_t cand_over;           // 1: a thread found two rows outside the hull at out_max (cand unused)
+};
+
+VPOC_HD constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
+
+// Shared-memory bytes of a block whose session has at most `rows` scratch rows.
+VPOC_HD int64_t smem_bytes(int64_t rows, int64_t cells = kTableCells) {
+  return align16(static_cast<int64_t>(sizeof(Block))) + rows * (16 + 8) + cells * 8;
+}
+
+// Snapshot j's rows: the table's row j on the hull [A, B], the base elsewhere.
+struct Rows {
+  const double* base;
+  const double* cells;  // table + j * H
+  int64_t A, B;         // B < A: no table (every row from the base)
+  VPOC_HD double operator[](int64_t k) const { return k >= A && k <= B ? cells[k - A] : base[k]; }
+};
+
+// One session's pass. Src: core/source.hpp's Source. Generic false: levels::plain_rules() holds, and the
+// rules outside it are compiled out of the walk.
+template <class Src, bool Generic = true>
+struct Pass {
+  Src src;
+  levels::Rules rules;  // va_rows 'all': no touched rows
+  double value_area = 0.7;
+  int step = 2;
+  int64_t W = 0, origin = 0, end = 0;  // scratch rows, absolute row of scratch row 0, end of the input rows
+  int64_t cells = kTableCells;
+  Block* blk = nullptr;
+  Fixed* vf = nullptr;     // [W] the base, exact
+  double* v = nullptr;     // [W] the base, rounded once
+  double* table = nullptr; // [cells]
+
+  // mem: smem_bytes(W, cells) bytes, 16-aligned; rows [begin, end) of src; origin as in Scratch.
+  VPOC_HD static Pass make(const Src& src, const Options& opt, void* mem, int64_t W, int64_t origin, int64_t end,
+                           int64_t cells = kTableCells) {
+    Pass p;
+    p.src = src;
+    p.rules = levels::rules_of(opt);
+    p.value_area = opt.value_area;
+    p.step = opt.va_method == VaMethod::cbot ? 2 : 1;
+    p.W = W;
+    p.origin = origin;
+    p.end = end;
+    p.cells = cells;
+    char* m = static_cast<char*>(mem);
+    p.blk = reinterpret_cast<Block*>(m);
+    m += align16(static_cast<int64_t>(sizeof(Block)));
+    p.vf = reinterpret_cast<Fixed*>(m);
+    p.v = reinterpret_cast<double*>(m + 16 * W);
+    p.table = p.v + W;
+    return p;
+  }
+
+  // [W] rows zeroed, t 0 the base state.
+  VPOC_HD void init(int t, int64_t begin) {
+    for (int64_t k = t; k < W; k += kThreads) {
+      v[k] = 0.0;
+      vf[k] = Fixed{};
+    }
+    if (t == 0) {
+      blk->base_total = Fixed{};
+      blk->base_first = 0;
+      blk->base_last = -1;
+      blk->next = begin;
+      blk->fail = 0;
+    }
+  }
+
+  // Lane j < kChunk: bar i0 + j loaded, checked and put on the rows (Session::add's checks).
+  VPOC_HD void prepare(int t, int64_t i0) {
+    if (t >= kChunk || i0 + t >= end) return;
+    Bar& bar = blk->bar[t];
+    const Item it = src.item(i0 + t);
+    bar.kind = kBad;
+    if (!src.valid_prices(it) || !Src::valid_volume(it)) return;
+    int64_t a = 0, b = -1;
+    src.rows(it, distribute::LegacyLadder{}, a, b);  // no legacy here (takes())
+    a -= origin;
+    b -= origin;
+    if (a < 0 || b >= W) return;
+    bar.a = static_cast<int32_t>(a);
+    bar.b = static_cast<int32_t>(b);
+    bar.vol = fixed::from_double(it.v);
+    if (!src.in.bars || src.in.distribute != Distribute::uniform) {
+      bar.kind = kOne;  // a == b
+      return;
+    }
+    // as Source::emit -> distribute::uniform
+    bar.tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.b)));
+    bar.th = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.a)));
+    const auto n = static_cast<uint64_t>(bar.th - bar.tl + 1);
+    if (n >= (uint64_t(1) << 32)) {
+      bar.kind = kNone;
+      return;
+    }
+    const fixed::Split split = fixed::Split::make(bar.vol, n);
+    bar.q = split.q;
+    bar.rem = split.rem;
+    bar.kind = kUniform;
+  }
+
+  // Bar j's share of scratch row k (a_j <= k <= b_j), as distribute::uniform gives it.
+  VPOC_HD Fixed share(const Bar& bar, int64_t k) const {
+    if (bar.kind == kOne) return bar.vol;
+    if (bar.kind != kUniform) return Fixed{};
+    fixed::Split split;
+    split.q = bar.q;
+    split.rem = bar.rem;
+    const int64_t r = k + origin, tpr = src.tpr;
+    if (tpr == 1) return split.one(static_cast<uint64_t>(r - bar.tl));
+    const int64_t lo = bar.tl > r * tpr ? bar.tl : r * tpr;
+    const int64_t hi = bar.th < r * tpr + tpr - 1 ? bar.th : r * tpr + tpr - 1;
+    return split.sum(static_cast<uint64_t>(lo - bar.tl), static_cast<uint64_t>(hi - lo + 1));
+  }
+
+  // Thread 0: the chunk's cut, hull, and each snapshot's rows and total; the base's scalars
+  // advanced to the chunk's last bar; fail set when a loaded bar is bad.
+  VPOC_HD void plan(int64_t i0) {
+    Block& k = *blk;
+    const int64_t left = end - i0;
+    const int cand = left < kChunk ? static_cast<int>(left) : kChunk;
+    for (int j = 0; j < cand; ++j)
+      if (k.bar[j].kind == kBad) {
+        k.fail = 1;
+        return;
+      }
+    int64_t lo = k.bar[0].a, hi = k.bar[0].b;
+    int n = 1;
+    k.table = hi - lo + 1 <= cells ? 1 : 0;
+    if (k.table) {
+      for (int j = 1; j < cand; ++j) {
+        const int64_t nlo = k.bar[j].a < lo ? k.bar[j].a : lo;
+        const int64_t nhi = k.bar[j].b > hi ? k.bar[j].b : hi;
+        if ((j + 1) * (nhi - nlo + 1) > cells) break;
+        lo = nlo;
+        hi = nhi;
+        n = j + 1;
+      }
+    }
+    k.n = n;
+    k.A = static_cast<int32_t>(lo);
+    k.H = static_cast<int32_t>(hi - lo + 1);
+    int32_t f = k.base_first, l = k.base_last;
+    Fixed tot = k.base_total;
+    for (int j = 0; j < n; ++j) {
+      const Bar& bar = k.bar[j];
+      if (f > l) {
+        f = bar.a;
+        l = bar.b;
+      } else {
+        f = bar.a < f ? bar.a : f;
+        l = bar.b > l ? bar.b : l;
+      }
+      if (bar.kind != kNone) tot += bar.vol;  // the shares sum to the volume exactly
+      k.first[j] = f;
+      k.last[j] = l;
+      k.total[j] = fixed::to_double(tot);
+    }
+    k.base_first = f;
+    k.base_last = l;
+    k.base_total = tot;
+    k.next = i0 + n;
+    k.cand_over = 0;
+  }
+
+  // Lane per hull row: each snapshot's doubles into the table, then the chunk folded into the
+  // base (snapshots read hull rows from the table only). No table: bar 0's rows folded.
+  VPOC_HD void fill(int t) {
+    const Block& k = *blk;
+    if (!k.table) {
+      const Bar& bar = k.bar[0];
+      for (int64_t r = bar.a + t; r <= bar.b; r += kThreads) {
+        vf[r] += share(bar, r);
+        v[r] = fixed::to_double(vf[r]);
+      }
+      return;
+    }
+    const int64_t A = k.A, H = k.H;
+    const int n = k.n;
+    for (int64_t c = t; c < H; c += kThreads) {
+      const int64_t r = A + c;
+      Fixed x = vf[r];
+      for (int j = 0; j < n; ++j) {
+        const Bar& bar = k.bar[j];
+        if (r >= bar.a && r <= bar.b) x += share(bar, r);
+        table[j * H + c] = fixed::to_double(x);
+      }
+      vf[r] = x;
+      v[r] = table[(n - 1) * H + c];
+    }
+  }
+
+  VPOC_HD Rows rows_of(int j) const {
+    const Block& k = *blk;
+    Rows r;
+    r.base = v;
+    if (k.table) {
+      r.cells = table + static_cast<int64_t>(j) * k.H;
+      r.A = k.A;
+      r.B = k.A + k.H - 1;
+    } else {
+      r.cells = table;
+      r.A = 0;
+      r.B = -1;
+    }
+    return r;
+  }
+
+  // Rows outside the hull [A, B] hold base volumes, and they are the same rows in every snapshot of the
+  // chunk: [first_j, last_j] minus the hull is [F, A) u (B, L] with F, L the last snapshot's rows (a
+  // row below A within [F, L] is at or above the base's first row, hence within every snapshot's
+  // range, since first_j = min(base first, rows >= A); likewise above B). So all threads take their
+  // maximum once (red_out), and a snapshot's own threads scan only its hull rows (red_mx).
+
+  // Snapshot j's rows on the hull, within its range: [lo, hi] (no table: its whole range).
+  VPOC_HD void hull_rows(int j, int64_t& lo, int64_t& hi) const {
+    const Block& k = *blk;
+    lo = k.first[j];
+    hi = k.last[j];
+    if (k.table) {
+      lo = lo > k.A ? lo : k.A;
+      hi = hi < k.A + k.H - 1 ? hi : k.A + k.H - 1;
+    }
+  }
+
+  // Every thread: the maximum of every kThreads-th row outside the hull; kPerSnapshot threads per
+  // snapshot: the maximum of every kPerSnapshot-th of its hull rows.
+  VPOC_HD void max_part(int t) {
+    const Block& k = *blk;
+    double mo = 0.0;  // as Session's mx_: volumes are >= +0
+    if (k.table) {
+      const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
+      for (int64_t r = F + t; r < A; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+      for (int64_t r = B + 1 + t; r <= L; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+    }
+    blk->red_out[t] = mo;
+    const int j = t / kPerSnapshot, h = t % kPerSnapshot;
+    if (j >= k.n) return;
+    const Rows rows = rows_of(j);
+    int64_t lo, hi;
+    hull_rows(j, lo, hi);
+    double mx = 0.0;
+    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot) {
+      const double x = rows[r];
+      mx = x > mx ? x : mx;
+    }
+    blk->red_mx[t] = mx;
+  }
+
+  // Every thread: the maximum outside the hull (t 0 stores it), and the row of its own outside rows
+  // at that maximum (cand[t]; cand_over when it has two: then the snapshots scan instead).
+  VPOC_HD void out_part(int t) {
+    Block& k = *blk;
+    double mo = k.red_out[0];
+    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
+    if (t == 0) k.out_max = mo;
+    int32_t c = -1;
+    if (k.table) {
+      const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
+      const double tol = rules.tol;
+      for (int pass = 0; pass < 2; ++pass) {
+        const int64_t r0 = pass == 0 ? F + t : B + 1 + t, r1 = pass == 0 ? A - 1 : L;
+        for (int64_t r = r0; r <= r1; r += kThreads)
+          if (levels::at_max(v[r], mo, tol)) {
+            if (c >= 0) k.cand_over = 1;  // the same value from any thread that writes it
+            c = static_cast<int32_t>(r);
+          }
+      }
+    }
+    k.cand[t] = c;
+  }
+
+  // kPerSnapshot threads per snapshot: the best row at the snapshot's maximum among theirs
+  // (levels::poc_among). Rows outside the hull count only when their maximum is at the snapshot's
+  // (at_max is monotone in the volume below the maximum: when the largest is not at it, none is);
+  // when it is the snapshot's maximum itself, they are the cand rows (unless cand_over), else
+  // (a hull maximum above but within the tie band) they are scanned.
+  VPOC_HD void poc_part(int t) {
+    const Block& k = *blk;
+    const int j = t / kPerSnapshot, h = t % kPerSnapshot;
+    if (j >= k.n) return;
+    const double mo = k.out_max;
+    double mx = mo;
+    for (int g = 0; g < kPerSnapshot; ++g) {
+      const double x = k.red_mx[j * kPerSnapshot + g];
+      mx = x > mx ? x : mx;
+    }
+    const Rows rows = rows_of(j);
+    const int64_t first = k.first[j], last = k.last[j];
+    const double tol = rules.tol;
+    const PocTie tie = rules.tie;
+    int64_t best = -1;
+    int64_t lo, hi;
+    hull_rows(j, lo, hi);
+    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot)
+      if (levels::at_max(rows[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+    if (k.table && levels::at_max(mo, mx, tol)) {
+      if (mx == mo && !k.cand_over) {
+        for (int g = h; g < kThreads; g += kPerSnapshot) {
+          const int64_t r = k.cand[g];
+          if (r >= first && r <= last && levels::at_max(v[r], mx, tol) &&
+              (best < 0 || levels::poc_prefers(r, best, first, last, tie)))
+            best = r;
+        }
+      } else {
+        const int64_t A = k.A, B = k.A + k.H - 1;
+        for (int64_t r = first + h; r < A; r += kPerSnapshot)
+          if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+        for (int64_t r = B + 1 + h; r <= last; r += kPerSnapshot)
+          if (levels::at_max(v[r], mx, tol) && (best < 0 || levels::poc_prefers(r, best, first, last, tie))) best = r;
+      }
+    }
+    blk->red_poc[t] = static_cast<int32_t>(best);
+  }
+
+  // Lane j < n: snapshot j's POC (the best of its threads' picks), then its value area by the
+  // sequential expansion; out(i, poc_row, val_row, vah_row) with absolute rows.
+  template <class Out>
+  VPOC_HD void walk(int t, int64_t i0, Out&& out) const {
+    if (t >= blk->n) return;
+    const int j = t;
+    const int64_t first = blk->first[j], last = blk->last[j];
+    levels::Rules r = rules;
+    if constexpr (!Generic) {  // levels::plain_rules(): known at compile time
+      r.compare = VaCompare::tie_up;
+      r.stop = VaStop::reaches;
+      r.va_p = r.va_q = 0;
+    }
+    int64_t poc = -1;
+    for (int g = 0; g < kPerSnapshot; ++g) {
+      const int64_t c = blk->red_poc[j * kPerSnapshot + g];
+      if (c >= 0 && (poc < 0 || levels::poc_prefers(c, poc, first, last, r.tie))) poc = c;
+    }
+    if (poc < 0) poc = first;  // no row at the maximum: only an inf one (poc_among's answer)
+    const Rows rows = rows_of(j);
+    const levels::Target target = levels::target_of(value_area, blk->total[j], r);
+    int64_t lo = poc, hi = poc;
+    double running = rows[poc];
+    while (!levels::reached(running, target, r) && levels::expand_step(rows, first, last, step, lo, hi, running, r)) {
+    }
+    out(i0 + j, origin + poc, origin + lo, origin + hi);
+  }
+};
+
+}  // namespace vpoc::developing::chunk
