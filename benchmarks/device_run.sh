@@ -25,6 +25,8 @@
 #                       (default "not 500M and not 1000 and not oom")
 #   VPOC_RACE_K         racecheck only: the tests it runs, and-ed with VPOC_SAN_K (default: the
 #                       GPU-vs-CPU equality tests of trades, bars and the developing series)
+#   VPOC_SAN_FILES      the test files both sanitizers run (default tests/test_gpu.py
+#                       tests/test_developing_gpu.py)
 #   VPOC_BENCH_ARGS     extra arguments for benchmarks/bench_gpu.py
 #   VPOC_BASELINE_TREE  a source tree of an earlier commit (e.g. from `git archive`): adds a step
 #                       after bench that builds it into a private folder and runs its own
@@ -69,7 +71,9 @@ DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
 # racecheck is ~10x slower than memcheck: the kernels' shared-memory users, in quick sizes
-export RACE_K=${VPOC_RACE_K:-trades_gpu_equals_cpu or bars_gpu_equals_cpu or developing_gpu_equals_cpu}
+export RACE_K=${VPOC_RACE_K:-trades_gpu_equals_cpu or bars_gpu_equals_cpu or developing_gpu_equals_cpu or chunked}
+# the test files the sanitizers run (the block-per-session developing kernel has its own file)
+export SAN_FILES=${VPOC_SAN_FILES:-tests/test_gpu.py tests/test_developing_gpu.py}
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 WORK=$(mktemp -d)
 export WORK
@@ -158,7 +162,7 @@ for tool in memcheck racecheck; do
   fi
   step "$tool" "$(min 150 $(($(left) - BENCH_RESERVE)))" '
     VPOC_GPU_TEST_QUICK=1 HYPOTHESIS_PROFILE=dev "$SAN" --tool '"$tool"' --error-exitcode 1 \
-      --print-limit 50 $PY -m pytest -q -p no:cacheprovider tests/test_gpu.py \
+      --print-limit 50 $PY -m pytest -q -p no:cacheprovider $SAN_FILES \
       -k "$([[ '"$tool"' == racecheck ]] && echo "($RACE_K) and ($SAN_K)" || echo "$SAN_K")" \
       2>&1 | tee "$OUT/'"$tool"'.log"'
 done
