@@ -68,7 +68,9 @@ def test_bins_gpu_developing(window, accumulate):
     kw = dict(offsets=off, tick_size=0.01, bins=24, accumulate=accumulate, developing=True, window=window,
               va_method="single", poc_tie="low")
     a = vpoc.from_bars(high, low, close, vol, **kw)
-    for budget in (1, 1 << 28):  # one row per batch, all rows in one
+    with pytest.raises(ValueError, match="memory_budget"):  # not even one row's rebuild fits
+        vpoc.from_bars(high, low, close, vol, device="cuda", memory_budget=1, **kw)
+    for budget in (6000, 1 << 28):  # a row or two per batch (inputs ~5 KB), all rows in one
         b = vpoc.from_bars(high, low, close, vol, device="cuda", memory_budget=budget, **kw).cpu()
         for k in ("dev_poc", "dev_vah", "dev_val") + LEVEL_FIELDS:
             np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
