@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cpu/slots.hpp"
@@ -102,12 +103,12 @@ void check_slots(uint64_t seed) {
             return fn(q, m, inv, origin, s, mn, mx, wh);
           });
         };
-        const Out ref = with([](auto... a) { return simd::slots_scalar(a...); });
-        if (simd::have_avx2()) same(ref, with([](auto... a) { return simd::slots_avx2(a...); }), "avx2");
+        const Out ref = with([](auto&&... a) { return simd::slots_scalar(a...); });
+        if (simd::have_avx2()) same(ref, with([](auto&&... a) { return simd::slots_avx2(a...); }), "avx2");
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-        if (simd::have_avx512()) same(ref, with([](auto... a) { return simd::slots_avx512(a...); }), "avx512");
+        if (simd::have_avx512()) same(ref, with([](auto&&... a) { return simd::slots_avx512(a...); }), "avx512");
 #endif
-        same(ref, with([](auto... a) { return block_slots(a...); }), "block_slots");
+        same(ref, with([](auto&&... a) { return block_slots(a...); }), "block_slots");
       }
 }
 
@@ -135,10 +136,10 @@ TEST_CASE("25_slots_f32_variants_with_volume_check") {
             });
           };
           VolumeCheck a, b;
-          const Out ref = with([](auto... x) { return simd::slots_f32_avx2(x...); }, a);
+          const Out ref = with([](auto&&... x) { return simd::slots_f32_avx2(x...); }, a);
 #if defined(VPOC_HAVE_AVX512_SLOTS)
           if (!simd::have_avx512()) continue;
-          const Out got = with([](auto... x) { return simd::slots_f32_avx512(x...); }, b);
+          const Out got = with([](auto&&... x) { return simd::slots_f32_avx512(x...); }, b);
           same(ref, got, "f32 avx512");
           if (ref.ok && with_volumes) {
             CHECK(a.ok == b.ok);
@@ -174,5 +175,124 @@ TEST_CASE("25_volumes_ok_variants") {
   };
   check(double{});
   check(float{});
+}
+#endif
+
+// ---- records (block_records*, phase A's hand-off to phase B's records_scatter) ------------------
+#if defined(VPOC_HAVE_AVX2)
+namespace {
+
+// Records rec against slot variant's output ref: the same return; when true the low words are
+// ref's slots shifted, the range and flags are ref's, and every volume that is a whole number in
+// [0, 2**31) is its record's high word.
+template <class V>
+void same_records(const Out& ref, bool ok, const std::vector<uint64_t>& rec, double mn, double mx, bool whole,
+                  const std::vector<V>& v, int shift, const char* what) {
+  INFO(std::string(what) << " shift " << shift);
+  REQUIRE(ok == ref.ok);
+  if (!ok) return;
+  CHECK(mn == ref.mn);
+  CHECK(mx == ref.mx);
+  CHECK(whole == ref.whole);
+  for (size_t j = 0; j < rec.size(); ++j) {
+    INFO("row " << j);
+    CHECK(static_cast<uint32_t>(rec[j]) == static_cast<uint32_t>(static_cast<uint32_t>(ref.slot[j]) << shift));
+    const double x = static_cast<double>(v[j]);
+    if (x >= 0.0 && x < 2147483648.0 && x == std::floor(x)) CHECK((rec[j] >> 32) == static_cast<uint64_t>(x));
+  }
+}
+
+void same_check(const VolumeCheck& a, bool ok, double vmax, bool whole) {
+  REQUIRE(a.ok == ok);
+  if (!ok) return;
+  CHECK(a.whole == whole);
+  CHECK(a.vmax == vmax);
+}
+
+template <class V>
+void check_records_double(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const double invs[] = {4.0, 1.0, 10.0, 1.0 / 3.0};
+  for (const int n : kSizes)
+    for (const double inv : invs)
+      for (int r = 0; r < 6; ++r) {
+        const bool bad = r % 3 == 2;
+        const std::vector<double> p = prices<double>(rng, n, inv, bad);
+        std::vector<V> v;
+        if constexpr (std::is_floating_point_v<V>) {
+          v = volumes<V>(rng, n, r % 2 == 1);
+        } else {
+          std::uniform_int_distribution<int64_t> d(0, r % 2 ? (int64_t{1} << 31) + 5 : 1000);
+          for (int j = 0; j < n; ++j) v.push_back(static_cast<V>(d(rng)));
+        }
+        const double origin = r % 2 ? 40000.0 - 64 : -0x1p40;
+        const Out ref = run(p, [&](const double* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+          return simd::slots_scalar(q, m, inv, origin, s, mn, mx, wh);
+        });
+        double vmax = 0;
+        bool vwhole = false;
+        const bool vok = simd::volumes_ok_impl(v.data(), n, vmax, vwhole);
+        for (const int shift : {0, 5, 6}) {
+          std::vector<uint64_t> rec(static_cast<size_t>(n));
+          double mn = 0, mx = 0;
+          bool wh = false;
+          VolumeCheck vc;
+          const bool ok = block_records(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, &vc);
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+          if (!simd::have_avx512()) {
+            CHECK(!ok);
+            continue;
+          }
+          same_records(ref, ok, rec, mn, mx, wh, v, shift, "block_records");
+          if (ok && std::is_floating_point_v<V>) same_check(vc, vok, vmax, vwhole);
+#else
+          CHECK(!ok);
+#endif
+        }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("25_records_double_prices") {
+  check_records_double<double>(11);
+  check_records_double<float>(12);
+  check_records_double<int32_t>(13);
+  check_records_double<int64_t>(14);
+}
+
+TEST_CASE("25_records_f32_variants") {
+  if (!simd::have_avx2()) return;
+  std::mt19937_64 rng(15);
+  const float invs[] = {4.0f, 1.0f, 8.0f};
+  for (const int n : kSizes)
+    for (const float inv : invs)
+      for (int r = 0; r < 8; ++r) {
+        const bool bad = r % 4 == 3;
+        const std::vector<float> p = prices<float>(rng, n, inv, bad);
+        const std::vector<float> v = volumes<float>(rng, n, bad || r % 4 == 2);
+        const int64_t origin = r % 2 ? 40000 - 64 : -(int64_t(1) << 29);
+        VolumeCheck a;
+        const Out ref = run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+          return simd::slots_f32_avx2(q, m, inv, origin, s, mn, mx, wh, v.data(), &a);
+        });
+        for (const int shift : {0, 5, 6}) {
+          const auto check = [&](auto fn, const char* what) {
+            std::vector<uint64_t> rec(static_cast<size_t>(n));
+            double mn = 0, mx = 0;
+            bool wh = false;
+            VolumeCheck b;
+            const bool ok = fn(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, b);
+            same_records(ref, ok, rec, mn, mx, wh, v, shift, what);
+            INFO(std::string(what) << " n " << n << " r " << r);
+            if (ok && n > 0) same_check(b, a.ok, a.vmax, a.whole);  // n = 0: v.data() may be null (no check)
+          };
+          check([](auto&&... x) { return simd::records_f32_avx2(x...); }, "records f32 avx2");
+          check([](auto&&... x) { return block_records_f32(x...); }, "block_records_f32");
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+          if (simd::have_avx512()) check([](auto&&... x) { return simd::records_f32_avx512(x...); }, "records f32 avx512");
+#endif
+        }
+      }
 }
 #endif
