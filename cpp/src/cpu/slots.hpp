@@ -38,8 +38,8 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 // volume gives some word: the caller uses the words only for a block that volumes_ok found whole
 // and below 2**31). Same return, range and flags as block_slots_f32 / block_slots. False when the
 // CPU lacks the instruction set (no AVX2 for block_records_f32, no AVX-512 for block_records):
-// then the caller takes the slot variants. block_records with float volumes and vc: the volumes'
-// check in the same pass, as block_slots_f32 does it (valid only when it returns true).
+// then the caller takes the slot variants. block_records with vc: the volumes' check (volumes_ok)
+// in the same pass, as block_slots_f32 does it (valid only when it returns true).
 bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
                        double& mx, bool& whole, VolumeCheck& vc);
 bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,

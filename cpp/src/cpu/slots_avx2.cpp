@@ -117,11 +117,19 @@ VPOC_AVX512_TARGET inline __m256i volume_words(const int64_t* v) {
 // Eight float volumes as float64 (exact), for the volume check.
 VPOC_AVX512_TARGET inline __m512d volumes_pd(const double* v) { return _mm512_loadu_pd(v); }
 VPOC_AVX512_TARGET inline __m512d volumes_pd(const float* v) { return _mm512_cvtps_pd(_mm256_loadu_ps(v)); }
+// Eight integer volumes in 64-bit lanes (sign-extended), for the bitwise OR of the volume check.
+VPOC_AVX512_TARGET inline __m512i volumes_epi64(const int32_t* v) {
+  return _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)));
+}
+VPOC_AVX512_TARGET inline __m512i volumes_epi64(const int64_t* v) {
+  return _mm512_loadu_si512(reinterpret_cast<const void*>(v));
+}
 
 // slots_avx512 for float64 prices, writing records (cpu/slots.hpp): the same slots, range and flags.
-// Vol (float volumes): the volumes' check in the same pass into *vc, as volumes_ok_impl gives it
-// (in float64, where a float32 volume is exact: the same bounds, and a float32 from 2**23 up is a
-// whole float64; the maximum by vmaxpd, which differs from the integer one only in a zero's sign).
+// Vol: the volumes' check in the same pass into *vc, as volumes_ok_impl gives it. Float volumes in
+// float64, where a float32 volume is exact (the same bounds, and a float32 from 2**23 up is a whole
+// float64; the maximum by vmaxpd, which differs from the integer one only in a zero's sign);
+// integer ones by their bitwise OR, then volumes_ok_impl's rule on it.
 template <bool Vol, class V>
 VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double inv, double origin, int shift,
                                     uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck* vc) {
@@ -129,6 +137,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
                 vhi = _mm512_set1_pd(9007199254740992.0), big = _mm512_set1_pd(4503599627370496.0);
   __mmask8 vok = 0xFF, vwh = 0xFF;
   __m512d vmx = zero;
+  __m512i any = _mm512_setzero_si512();
   const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
                 sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
   const __m512i interleave = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
@@ -150,7 +159,8 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
     const __m512i r = _mm512_permutex2var_epi32(_mm512_castsi256_si512(off), interleave,
                                                 _mm512_castsi256_si512(volume_words(v + j)));
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), r);
-    if constexpr (Vol) {
+    if constexpr (Vol && !std::is_floating_point_v<V>) any = _mm512_or_si512(any, volumes_epi64(v + j));
+    if constexpr (Vol && std::is_floating_point_v<V>) {
       const __m512d x = volumes_pd(v + j);
       vok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(x, zero, _CMP_EQ_OQ) |
                                    (_mm512_cmp_pd_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, vhi, _CMP_LE_OQ)));
@@ -168,7 +178,19 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as slots_run
   for (int t = 0; j + t < n; ++t)
     rec[j + t] = static_cast<uint32_t>(static_cast<uint32_t>(tail[t]) << shift) | uint64_t{volume_word(v[j + t])} << 32;
-  if constexpr (Vol) {
+  if constexpr (Vol && !std::is_floating_point_v<V>) {
+    auto all = static_cast<V>(_mm512_reduce_or_epi64(any));  // int32: the sign-extended lanes' OR, narrowed
+    for (int t = j; t < n; ++t) all |= v[t];
+    vc->vmax = static_cast<double>(all);
+    vc->whole = true;
+    vc->ok = all >= 0;
+    if (vc->ok && (static_cast<uint64_t>(all) >> 53) != 0) {  // some volume is near 2**53: check each exactly
+      double m = 0.0;
+      bool w = true;
+      vc->ok = volumes_ok_impl(v, n, m, w);
+    }
+  }
+  if constexpr (Vol && std::is_floating_point_v<V>) {
     double tail_max = 0.0;
     bool tail_whole = true;
     const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
@@ -183,9 +205,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
 template <class V>
 VPOC_AVX512_TARGET bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift,
                                        uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck* vc) {
-  if constexpr (std::is_floating_point_v<V>) {
-    if (vc != nullptr) return records_512<true>(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
-  }
+  if (vc != nullptr) return records_512<true>(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
   return records_512<false>(p, v, n, inv, origin, shift, rec, mn, mx, whole, nullptr);
 }
 template bool records_avx512<double>(const double*, const double*, int, double, double, int, uint64_t*, double&, double&,
