@@ -300,3 +300,58 @@ TEST_CASE("25_records_f32_variants") {
       }
 }
 #endif
+
+#if defined(VPOC_HAVE_AVX2) && defined(VPOC_HAVE_AVX512_SLOTS)
+// Merged records (block_records_f32 with a count): the runs of the slot variant's slots, in order,
+// each with the volume words' sum before the next run (mod 2**32); the same range, flags and check.
+TEST_CASE("25_records_f32_merged_runs") {
+  if (!simd::have_avx512()) return;
+  std::mt19937_64 rng(16);
+  const int sizes[] = {0, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 1024};
+  for (const int n : sizes)
+    for (int r = 0; r < 12; ++r) {
+      // run lengths 1 .. 1 + 3r (r = 0: every trade its own run), prices on the grid, whole volumes
+      std::vector<float> p, v;
+      std::uniform_int_distribution<int> len(1, 1 + 3 * r), step(-2, 2), vol(0, 1000);
+      float price = 4000.0f;
+      while (static_cast<int>(p.size()) < n) {
+        price += 0.25f * static_cast<float>(step(rng));
+        for (int k = len(rng); k > 0 && static_cast<int>(p.size()) < n; --k) {
+          p.push_back(price);
+          v.push_back(static_cast<float>(vol(rng)));
+        }
+      }
+      if (r == 11 && n > 5) p[3] = std::numeric_limits<float>::quiet_NaN();  // refused as by the slot variant
+      const int64_t origin = 16000 - 64;
+      VolumeCheck a;
+      const Out ref = run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+        return simd::slots_f32_avx2(q, m, 4.0f, origin, s, mn, mx, wh, v.data(), &a);
+      });
+      for (const int shift : {0, 5, 6}) {
+        INFO("n " << n << " r " << r << " shift " << shift);
+        std::vector<uint64_t> rec(static_cast<size_t>(n) + 1);
+        double mn = 0, mx = 0;
+        bool wh = false;
+        VolumeCheck b;
+        int count = -2;
+        const bool ok = block_records_f32(p.data(), v.data(), n, 4.0f, origin, shift, rec.data(), mn, mx, wh, b, &count);
+        REQUIRE(ok == ref.ok);
+        if (!ok) continue;
+        CHECK(mn == ref.mn);
+        CHECK(mx == ref.mx);
+        CHECK(wh == ref.whole);
+        if (n > 0) same_check(b, a.ok, a.vmax, a.whole);
+        std::vector<uint64_t> want;  // the model: a record at each run's end
+        uint32_t sum = 0;
+        for (int j = 0; j < n; ++j) {
+          sum += static_cast<uint32_t>(v[static_cast<size_t>(j)]);
+          if (j + 1 == n || ref.slot[static_cast<size_t>(j + 1)] != ref.slot[static_cast<size_t>(j)])
+            want.push_back(static_cast<uint32_t>(static_cast<uint32_t>(ref.slot[static_cast<size_t>(j)]) << shift) |
+                           uint64_t{sum} << 32);
+        }
+        REQUIRE(count == static_cast<int>(want.size()));
+        CHECK(std::vector<uint64_t>(rec.begin(), rec.begin() + count) == want);
+      }
+    }
+}
+#endif

@@ -141,17 +141,21 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
   constexpr bool kRecords = std::is_same_v<P, double> || std::is_same_v<V, float>;  // trade_records' cases
   bool try_records = kRecords;
+  // runs merged in phase A (float32 prices, volumes) where runs_likely; not after a block that can't
+  bool merging = std::is_same_v<P, float> && std::is_same_v<V, float>;
   for (int64_t i0 = b; i0 < e; i0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
     const int64_t last = i0 + n - 1;
     double mn, mx;
     bool on_grid = false;
-    VolumeCheck vc;  // float32 volumes: checked in phase A's pass (vc_done)
-    bool vc_done = false;
-    bool recs = false;  // phase A wrote rec (else slot)
+    VolumeCheck vc;  // volumes checked in phase A's pass (vc_done)
+    bool vc_done = false, recs = false;  // recs: phase A wrote rec (else slot)
+    int runs = -1;  // merged records: how many (-1: none)
+    const bool want_runs = merging && n >= kRunSample && runs_likely(price + i0);
     for (;;) {
       vc_done = false;
-      recs = try_records && trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
+      recs = try_records && trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done,
+                                          want_runs ? &runs : nullptr);
       bool done = recs;
       try_records = try_records && (recs || bins.rows() > Records<Acc>::kMaxRows);  // else no variant here
       if constexpr (std::is_same_v<P, float>) {
@@ -186,11 +190,16 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     if (vc_done ? !vc.ok : !volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(whole, vmax);
-    // the block after next: one block ahead, the lines came too late to overlap this phase B
+    // the block after next (the next one's lines came too late to overlap this phase B)
     const int64_t ahead = i0 + n + kBlock < e ? i0 + n + kBlock : i0 + n;
-    const bool more = ahead < e;
-    const NextBlock<P, V, 1> fetch{{price + ahead}, more ? vol + ahead : nullptr};
-    if (recs && whole && vmax < kInt64SafeVolume) records_scatter(Records<Acc>{rec}, n, bins, fetch);
+    const NextBlock<P, V, 1> fetch{{price + ahead}, ahead < e ? vol + ahead : nullptr};
+    if (recs && runs >= 0 && !(whole && vmax * n < 4294967296.0)) {  // runs could sum past 2**32: unmerged
+      merging = false;
+      trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
+      runs = -1;
+    }
+    if (recs && runs >= 0) merged_scatter(rec, runs, n, bins, fetch);
+    else if (recs && whole && vmax < kInt64SafeVolume) records_scatter(Records<Acc>{rec}, n, bins, fetch);
     else if (recs && whole) block_scatter<true>(Records<Acc>{rec}, vol + i0, n, bins, fetch);
     else if (recs) block_scatter<false>(Records<Acc>{rec}, vol + i0, n, bins, fetch);
     else if (whole) block_scatter<true>(Slots32{slot}, vol + i0, n, bins, fetch);

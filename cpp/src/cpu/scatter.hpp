@@ -78,22 +78,61 @@ void records_scatter(Records<Acc> rec, int n, const Bins<Acc>& bins, Fetch&& fet
 // or float32 ones with float32 volumes and a power-of-two tick <= 1 (f32). The volumes are checked
 // in the same pass (into vc; checked says so). False: take the slot variants (no variant for this
 // CPU or these inputs, a window too wide for the records' byte offsets, or a price they will report).
+// count: merged records may do (float32 prices and volumes), their number there; -1: not merged.
 template <class P, class V, class Acc>
 bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bool f32, const Bins<Acc>& bins,
-                   uint64_t* rec, double& mn, double& mx, bool& on_grid, VolumeCheck& vc, bool& checked) {
+                   uint64_t* rec, double& mn, double& mx, bool& on_grid, VolumeCheck& vc, bool& checked,
+                   int* count = nullptr) {
   constexpr int kShift = Records<Acc>::kShift;
   checked = false;
+  if (count != nullptr) *count = -1;
   if (bins.rows() > Records<Acc>::kMaxRows) return false;
   if constexpr (std::is_same_v<P, double>) {
     checked = block_records(p, v, n, s.inv, static_cast<double>(bins.origin()), kShift, rec, mn, mx, on_grid, &vc);
     return checked;
   } else if constexpr (std::is_same_v<V, float>) {
     checked = f32 && block_records_f32(p, v, n, static_cast<float>(s.inv), bins.origin(), kShift, rec, mn, mx, on_grid,
-                                       vc);
+                                       vc, count);
     return checked;
   } else {
     return false;
   }
+}
+
+// Whether a block's trades come in runs on one price of 2.5 trades or more on average (60% of its
+// first kRunSample prices equal the one before), where merging runs in phase A pays: on this EPYC
+// (Zen 5) merged phase A costs about 0.15 ns a trade more and saves ~0.27 ns a merged trade in phase B.
+constexpr int kRunSample = 128;
+template <class P>
+bool runs_likely(const P* p) {
+  int equal = 0;
+  for (int j = 1; j < kRunSample; ++j) equal += p[j] == p[j - 1];
+  return 5 * equal >= 3 * (kRunSample - 1);
+}
+
+// Phase B from merged records (block_records_f32 with a count: m runs of the block's n trades): a
+// run's volume is its record's sum minus the record before's, mod 2**32 (each run sums below 2**32).
+// The next blocks' lines are fetched at the pace of 16 trades every 4 runs, the rest at the end.
+template <class Acc, class Fetch>
+void merged_scatter(const uint64_t* rec, int m, int n, const Bins<Acc>& bins, Fetch&& fetch) {
+  using Word = std::conditional_t<std::is_same_v<Acc, Fixed>, uint64_t, int64_t>;
+  constexpr size_t kAt = std::is_same_v<Acc, Fixed> ? offsetof(Fixed, hi) : 0;
+  char* lane[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane[l] = reinterpret_cast<char*>(bins.lane(static_cast<unsigned>(l))) + kAt;
+  uint32_t before = 0;
+  const auto add = [&](int i, int l) {
+    const uint64_t r = rec[i];
+    const auto sum = static_cast<uint32_t>(r >> 32);
+    *reinterpret_cast<Word*>(lane[l] + static_cast<uint32_t>(r)) += static_cast<Word>(static_cast<uint32_t>(sum - before));
+    before = sum;
+  };
+  int i = 0, f = 0;
+  for (; i + kLanes <= m; i += kLanes) {
+    if (f < n) fetch(f), fetch(f + 8), f += 16;
+    for (int l = 0; l < kLanes; ++l) add(i + l, l);
+  }
+  for (; i < m; ++i) add(i, i % kLanes);
+  for (; f < n; f += 8) fetch(f);
 }
 
 // The prefetch rule of both block paths (trades, bars): while phase B of a block runs, next(j) is

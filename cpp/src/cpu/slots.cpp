@@ -125,11 +125,12 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 }
 
 bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
-                       double& mx, bool& whole, VolumeCheck& vc) {
+                       double& mx, bool& whole, VolumeCheck& vc, int* count) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
   static const bool avx512 = simd::have_avx512();
-  if (avx512) return simd::records_f32_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+  if (avx512) return simd::records_f32_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
 #endif
+  if (count != nullptr) *count = -1;
 #if defined(VPOC_HAVE_AVX2)
   static const bool avx2 = simd::have_avx2();
   if (avx2) return simd::records_f32_avx2(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);

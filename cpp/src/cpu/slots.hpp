@@ -41,7 +41,12 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 // then the caller takes the slot variants. block_records with vc: the volumes' check (volumes_ok)
 // in the same pass, as block_slots_f32 does it (valid only when it returns true).
 bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
-                       double& mx, bool& whole, VolumeCheck& vc);
+                       double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+// With count, block_records_f32 may merge runs of equal slots (AVX-512): *count = m records, record
+// i < m holding the offset of a run's slot (runs in order, the block's last included) and the
+// volume words' sum over the trades before the next run (mod 2**32); a run's volume is that minus
+// the record before's (0 for the first). Exact for blocks whose volumes are whole with every run
+// summing below 2**32 (volume max * n < 2**32 suffices). *count = -1: records as without count.
 bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                    double& mx, bool& whole, VolumeCheck* vc = nullptr);
 bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
@@ -92,7 +97,7 @@ bool slots_avx512(const P* p, int n, double inv, double origin, int32_t* slot, d
 bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn, double& mx,
                       bool& whole, const float* v, VolumeCheck* vc);
 bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
-                        double& mn, double& mx, bool& whole, VolumeCheck& vc);
+                        double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
 template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);

@@ -434,11 +434,19 @@ namespace {
 // slots_f32_impl sixteen at a time with AVX-512: the same operations, the lane masks in mask
 // registers; the volumes' check as VolumeLanes<float> does it (its maximum may differ from the
 // AVX2 one only in the sign of a zero maximum, which no caller can tell: it is compared with bounds).
-template <bool Vol, bool Rec = false>
+// Merge (with Rec): merged records (cpu/slots.hpp block_records_f32), their number in *count.
+template <bool Vol, bool Rec = false, bool Merge = false>
 VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
                                       double& mx, bool& whole, const float* v, VolumeCheck* vc,
-                                      uint64_t* rec = nullptr, int shift = 0) {
+                                      uint64_t* rec = nullptr, int shift = 0, int* count = nullptr) {
   static_assert(Vol || !Rec, "records need the volumes");
+  static_assert(Rec || !Merge, "merged records are records");
+  // Merge: prevk the previous vector's slots, base the volume words' sum before this vector (all
+  // lanes, mod 2**32), first the lanes that may start a run (not the block's first), m records so far
+  __m512i prevk = _mm512_setzero_si512(), base = _mm512_setzero_si512();
+  const __m512i izero = _mm512_setzero_si512(), lane15 = _mm512_set1_epi32(15);
+  __mmask16 first = 0xFFFE;
+  int m_out = 0;
   // records: slot and volume word of lanes 0-7, then 8-15, interleaved (cpu/slots.hpp)
   const __m512i rec_lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   const __m512i rec_hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
@@ -473,10 +481,30 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
       vwh &= static_cast<__mmask16>(_mm512_cmp_ps_mask(_mm512_sub_ps(_mm512_add_ps(x, big), big), x, _CMP_EQ_OQ) |
                                     _mm512_cmp_ps_mask(x, big, _CMP_GE_OQ));
       vmx = _mm512_max_ps(vmx, x);
-      if constexpr (Rec) {
+      if constexpr (Rec && !Merge) {
         const __m512i w = _mm512_cvttps_epi32(x), off = _mm512_sll_epi32(k, _mm_cvtsi32_si128(shift));
         _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), _mm512_permutex2var_epi32(off, rec_lo, w));
         _mm512_storeu_si512(reinterpret_cast<void*>(rec + j + 8), _mm512_permutex2var_epi32(off, rec_hi, w));
+      }
+      if constexpr (Merge) {
+        // a run starts where the slot differs from the one before; at each start, a record of the
+        // run before it: its slot's offset and the volume words' sum before the start (mod 2**32)
+        const __m512i w = _mm512_cvttps_epi32(x);
+        __m512i in = _mm512_add_epi32(w, _mm512_alignr_epi32(w, izero, 15));  // inclusive prefix sums
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 14));
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 12));
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 8));
+        const __m512i before = _mm512_add_epi32(_mm512_sub_epi32(in, w), base);
+        base = _mm512_add_epi32(base, _mm512_permutexvar_epi32(lane15, in));
+        const __m512i kp = _mm512_alignr_epi32(k, prevk, 15);  // each lane's previous slot
+        prevk = k;
+        const __mmask16 starts = _mm512_cmpneq_epi32_mask(k, kp) & first;
+        first = 0xFFFF;
+        const __m512i off = _mm512_maskz_compress_epi32(starts, _mm512_sll_epi32(kp, _mm_cvtsi32_si128(shift)));
+        const __m512i sum = _mm512_maskz_compress_epi32(starts, before);
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + m_out), _mm512_permutex2var_epi32(off, rec_lo, sum));
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + m_out + 8), _mm512_permutex2var_epi32(off, rec_hi, sum));
+        m_out += __builtin_popcount(starts);
       }
     }
   }
@@ -489,7 +517,23 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   hminmax4(l4, h4, l, h);
   bool all_whole = wh == 0xFFFF;
   const int tail = j;
-  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole, Rec ? rec : nullptr, v, shift)) return false;  // as slots_f32_impl
+  if constexpr (Merge) {  // the tail's records one at a time, then the last run's
+    uint64_t t_rec[16];
+    if (!slots_f32_tail(p + j, 0, n - j, inv, org, nullptr, l, h, all_whole, t_rec, v + j, shift)) return false;
+    uint32_t poff = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi32(lane15, prevk))))
+                    << shift;
+    auto sum = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(base)));
+    for (int t = 0; j + t < n; ++t) {
+      const auto o = static_cast<uint32_t>(t_rec[t]);
+      if (j + t > 0 && o != poff) rec[m_out++] = poff | uint64_t{sum} << 32;
+      sum += static_cast<uint32_t>(t_rec[t] >> 32);
+      poff = o;
+    }
+    if (n > 0) rec[m_out++] = poff | uint64_t{sum} << 32;
+    *count = m_out;
+  } else if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole, Rec ? rec : nullptr, v, shift)) {
+    return false;  // as slots_f32_impl
+  }
   mn = l;
   mx = h;
   whole = all_whole;
@@ -514,7 +558,10 @@ VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64
 }
 
 VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift,
-                                           uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc) {
+                                           uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                                           int* count) {
+  if (count != nullptr) return slots_f32_512<true, true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec,
+                                                               shift, count);
   return slots_f32_512<true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
 }
 #if !defined(__clang__)
