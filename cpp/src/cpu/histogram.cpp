@@ -12,8 +12,11 @@
 #include "core/messages.hpp"
 #include "cpu/bar_slots.hpp"
 #include "cpu/grid.hpp"
+#include "cpu/scatter.hpp"
 #include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
+
+
 
 namespace vpoc::cpu {
 namespace {
@@ -127,67 +130,42 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
 // per row only (the common case); everything else takes trades_loop.
 constexpr int kBlock = 1024;  // 4 KiB of slots: stays in L1 beside the window
 
-// Phase B: h[slot[j]] += v[j] in lane j % kLanes. Meanwhile fetch(j) (called at every kLanes-th
-// j) prefetches the next block's inputs, so phase A of that block finds them in cache: phase B is
-// compute-bound and phase A memory-bound, this overlaps the two.
-// Whole: every v[j] of the block is a whole number, so a fixed-point row takes it in its integer
-// word alone (the same sum, half the memory traffic).
-template <bool Whole, class V, class Acc, class Fetch>
-void block_scatter(const int32_t* slot, const V* v, int n, const Bins<Acc>& bins, Fetch&& fetch) {
-  Acc* lane[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane[l] = bins.lane(static_cast<unsigned>(l));
-  const auto add = [](Acc& row, V x) {
-    if constexpr (Whole && std::is_same_v<Acc, Fixed>) row.hi += static_cast<uint64_t>(static_cast<int64_t>(x));
-    else row += to_acc<Acc>(x);
-  };
-  int j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    fetch(j);
-    for (int l = 0; l < kLanes; ++l) add(lane[l][slot[j + l] * kLanes], v[j + l]);
-  }
-  for (; j < n; ++j) add(lane[j % kLanes][slot[j] * kLanes], v[j]);
-}
-
-// The prefetch rule of both block paths (trades, bars): while phase B of a block runs, next(j) is
-// called at its rows j; at the first row of each cache line of prices (64 / sizeof(P) rows) it
-// fetches that line of the next block's price arrays (null ones skipped: bars without an open) and
-// the volume lines those rows cover (two when V is wider than P). vol null: no next block.
-template <class P, class V, int N>
-struct NextBlock {
-  const P* price[N];
-  const V* vol;
-  VPOC_ALWAYS_INLINE void operator()(int j) const {
-    if (vol == nullptr || j % (64 / static_cast<int>(sizeof(P))) != 0) return;
-    for (int k = 0; k < N; ++k)
-      if (price[k] != nullptr) __builtin_prefetch(price[k] + j);
-    __builtin_prefetch(vol + j);
-    if (sizeof(V) > sizeof(P)) __builtin_prefetch(reinterpret_cast<const char*>(vol + j) + 64);
-  }
-};
-
 // Exact tick sizes only (phase A's p * inv is then exact): the blocks whose prices phase A proves
 // whole need no grid test; the others are counted exactly into `grid` while in cache.
 template <class P, class V, class Acc>
 int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
                        Bins<Acc>& bins, GridCount& grid) {
   alignas(64) int32_t slot[kBlock];
+  alignas(64) uint64_t rec[kBlock];  // records (cpu/slots.hpp) where phase A has a variant for them
   // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
+  constexpr bool kRecords = std::is_same_v<P, double> || std::is_same_v<V, float>;  // trade_records' cases
+  bool try_records = kRecords;
+  // runs merged in phase A (float32 prices, volumes) where runs_likely; not after a block that can't
+  bool merging = std::is_same_v<P, float> && std::is_same_v<V, float>;
   for (int64_t i0 = b; i0 < e; i0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
     const int64_t last = i0 + n - 1;
     double mn, mx;
     bool on_grid = false;
-    VolumeCheck vc;  // float32 volumes: checked in phase A's pass (vc_done)
-    bool vc_done = false;
+    VolumeCheck vc;  // volumes checked in phase A's pass (vc_done)
+    bool vc_done = false, recs = false;  // recs: phase A wrote rec (else slot)
+    int runs = -1;  // merged records: how many (-1: none)
+    const bool want_runs = merging && n >= kRunSample && runs_likely(price + i0);
     for (;;) {
-      bool done = false;
+      vc_done = false;
+      recs = try_records && trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done,
+                                          want_runs ? &runs : nullptr);
+      bool done = recs;
+      try_records = try_records && (recs || bins.rows() > Records<Acc>::kMaxRows);  // else no variant here
       if constexpr (std::is_same_v<P, float>) {
         const float* fv = nullptr;
         if constexpr (std::is_same_v<V, float>) fv = vol + i0;
-        done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx, on_grid,
-                                      fv, fv ? &vc : nullptr);
-        vc_done = done && fv != nullptr;
+        if (!done) {
+          done = f32 && block_slots_f32(price + i0, n, static_cast<float>(s.inv), bins.origin(), slot, mn, mx,
+                                        on_grid, fv, fv ? &vc : nullptr);
+          vc_done = done && fv != nullptr;
+        }
       }
       if (!done && !block_slots(price + i0, n, s.inv, static_cast<double>(bins.origin()), slot, mn, mx, on_grid))
         return last;
@@ -212,10 +190,20 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     if (vc_done ? !vc.ok : !volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(whole, vmax);
-    const bool more = i0 + n < e;
-    const NextBlock<P, V, 1> fetch{{price + i0 + n}, more ? vol + i0 + n : nullptr};
-    if (whole) block_scatter<true>(slot, vol + i0, n, bins, fetch);
-    else block_scatter<false>(slot, vol + i0, n, bins, fetch);
+    // the block after next (the next one's lines came too late to overlap this phase B)
+    const int64_t ahead = i0 + n + kBlock < e ? i0 + n + kBlock : i0 + n;
+    const NextBlock<P, V, 1> fetch{{price + ahead}, ahead < e ? vol + ahead : nullptr};
+    if (recs && runs >= 0 && !(whole && vmax * n < 4294967296.0)) {  // runs could sum past 2**32: unmerged
+      merging = false;
+      trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
+      runs = -1;
+    }
+    if (recs && runs >= 0) merged_scatter(rec, runs, n, bins, fetch);
+    else if (recs && whole && vmax < kInt64SafeVolume) records_scatter(Records<Acc>{rec}, n, bins, fetch);
+    else if (recs && whole) block_scatter<true>(Records<Acc>{rec}, vol + i0, n, bins, fetch);
+    else if (recs) block_scatter<false>(Records<Acc>{rec}, vol + i0, n, bins, fetch);
+    else if (whole) block_scatter<true>(Slots32{slot}, vol + i0, n, bins, fetch);
+    else block_scatter<false>(Slots32{slot}, vol + i0, n, bins, fetch);
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
     if (!on_grid) grid.add(count_off_grid(price, i0, i0 + n, s.tick));
   }
@@ -458,8 +446,8 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
     } else {
       require_int64_safe_block<V, Acc>(whole, vmax);
       const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
-      if (whole) block_scatter<true>(slots.lo, vol + i0, n, bins, fetch);
-      else block_scatter<false>(slots.lo, vol + i0, n, bins, fetch);
+      if (whole) block_scatter<true>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
+      else block_scatter<false>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
     }
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
   }

@@ -124,6 +124,48 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
   return false;
 }
 
+bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
+                       double& mx, bool& whole, VolumeCheck& vc, int* count) {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  static const bool avx512 = simd::have_avx512();
+  if (avx512) return simd::records_f32_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
+#endif
+  if (count != nullptr) *count = -1;
+#if defined(VPOC_HAVE_AVX2)
+  static const bool avx2 = simd::have_avx2();
+  if (avx2) return simd::records_f32_avx2(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+#endif
+  (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)shift, (void)rec, (void)mn, (void)mx, (void)whole, (void)vc;
+  return false;
+}
+
+template <class V>
+static bool records_dispatch(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                             double& mx, bool& whole, VolumeCheck* vc) {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  static const bool avx512 = simd::have_avx512();
+  if (avx512) return simd::records_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+#endif
+  (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)shift, (void)rec, (void)mn, (void)mx, (void)whole, (void)vc;
+  return false;
+}
+bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc) {
+  return records_dispatch(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+}
+bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc) {
+  return records_dispatch(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+}
+bool block_records(const double* p, const int32_t* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc) {
+  return records_dispatch(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+}
+bool block_records(const double* p, const int64_t* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc) {
+  return records_dispatch(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+}
+
 // Float volumes on x86-64-v4 (AVX-512): volumes_ok_impl's loop as written, vectorised by the
 // compiler with 64-bit integer max and mask registers (AVX2's VolumeLanes needs twice the
 // instructions). Same operations: same results.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace vpoc::cpu {
 
@@ -29,6 +30,40 @@ struct VolumeCheck {
 bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
                      double& mx, bool& whole, const float* v = nullptr, VolumeCheck* vc = nullptr);
 
+// Phase A as records, for phase B's scatter (one load per trade instead of two, no conversion):
+// rec[j] = uint32(slot[j] << shift) | uint64(w[j]) << 32 (shift: the caller's row size, so that the
+// low word is a byte offset; it keeps slot << shift below 2**32 for the slots it uses), slot[j] as
+// block_slots / block_slots_f32 give it and
+// w[j] the volume's 32-bit word: v[j] itself when it is a whole number below 2**31 (any other
+// volume gives some word: the caller uses the words only for a block that volumes_ok found whole
+// and below 2**31). Same return, range and flags as block_slots_f32 / block_slots. False when the
+// CPU lacks the instruction set (no AVX2 for block_records_f32, no AVX-512 for block_records):
+// then the caller takes the slot variants. block_records with vc: the volumes' check (volumes_ok)
+// in the same pass, as block_slots_f32 does it (valid only when it returns true).
+bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
+                       double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+// With count, block_records_f32 may merge runs of equal slots (AVX-512): *count = m records, record
+// i < m holding the offset of a run's slot (runs in order, the block's last included) and the
+// volume words' sum over the trades before the next run (mod 2**32); a run's volume is that minus
+// the record before's (0 for the first). Exact for blocks whose volumes are whole with every run
+// summing below 2**32 (volume max * n < 2**32 suffices). *count = -1: records as without count.
+bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc = nullptr);
+bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc = nullptr);
+bool block_records(const double* p, const int32_t* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc = nullptr);
+bool block_records(const double* p, const int64_t* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                   double& mx, bool& whole, VolumeCheck* vc = nullptr);
+// A volume's 32-bit record word as the vector variants give it where it matters (whole, < 2**31).
+template <class V>
+inline uint32_t volume_word(V x) {
+  if constexpr (std::is_floating_point_v<V>)
+    return x >= V(0) && x < V(2147483648.0) ? static_cast<uint32_t>(static_cast<int32_t>(x)) : 0u;
+  else
+    return static_cast<uint32_t>(x);
+}
+
 // True when every v[j], j < n, is finite, >= 0 and <= 2**53 (vectorised; AVX2 when the CPU has
 // it); vmax: an upper bound of the largest (the maximum for floats, the bitwise OR for integers);
 // whole: every v[j] is a whole number (true may be missed for odd doubles above 2**52, never given
@@ -51,6 +86,8 @@ template <class P>
 bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
                 bool& whole);
 bool have_avx2();
+bool records_f32_avx2(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
+                      double& mx, bool& whole, VolumeCheck& vc);
 // x86-64 with GCC or Clang: an AVX-512 (F + DQ) variant of slots_avx2, used when the CPU has it.
 #if defined(VPOC_HAVE_AVX2) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define VPOC_HAVE_AVX512_SLOTS 1
@@ -59,6 +96,11 @@ bool slots_avx512(const P* p, int n, double inv, double origin, int32_t* slot, d
                   bool& whole);
 bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn, double& mx,
                       bool& whole, const float* v, VolumeCheck* vc);
+bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                        double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+template <class V>
+bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                    double& mx, bool& whole, VolumeCheck* vc);
 bool have_avx512();
 #endif
 }  // namespace simd

@@ -103,6 +103,119 @@ VPOC_AVX512_TARGET bool slots_avx512(const P* p, int n, double inv, double origi
 }
 template bool slots_avx512<double>(const double*, int, double, double, int32_t*, double&, double&, bool&);
 template bool slots_avx512<float>(const float*, int, double, double, int32_t*, double&, double&, bool&);
+
+// Eight volumes' 32-bit words (cpu/slots.hpp volume_word where it matters: whole and below 2**31).
+VPOC_AVX512_TARGET inline __m256i volume_words(const double* v) { return _mm512_cvttpd_epi32(_mm512_loadu_pd(v)); }
+VPOC_AVX512_TARGET inline __m256i volume_words(const float* v) { return _mm256_cvttps_epi32(_mm256_loadu_ps(v)); }
+VPOC_AVX512_TARGET inline __m256i volume_words(const int32_t* v) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v));
+}
+VPOC_AVX512_TARGET inline __m256i volume_words(const int64_t* v) {
+  return _mm512_cvtepi64_epi32(_mm512_loadu_si512(reinterpret_cast<const void*>(v)));
+}
+
+// Eight float volumes as float64 (exact), for the volume check.
+VPOC_AVX512_TARGET inline __m512d volumes_pd(const double* v) { return _mm512_loadu_pd(v); }
+VPOC_AVX512_TARGET inline __m512d volumes_pd(const float* v) { return _mm512_cvtps_pd(_mm256_loadu_ps(v)); }
+// Eight integer volumes in 64-bit lanes (sign-extended), for the bitwise OR of the volume check.
+VPOC_AVX512_TARGET inline __m512i volumes_epi64(const int32_t* v) {
+  return _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)));
+}
+VPOC_AVX512_TARGET inline __m512i volumes_epi64(const int64_t* v) {
+  return _mm512_loadu_si512(reinterpret_cast<const void*>(v));
+}
+
+// slots_avx512 for float64 prices, writing records (cpu/slots.hpp): the same slots, range and flags.
+// Vol: the volumes' check in the same pass into *vc, as volumes_ok_impl gives it. Float volumes in
+// float64, where a float32 volume is exact (the same bounds, and a float32 from 2**23 up is a whole
+// float64; the maximum by vmaxpd, which differs from the integer one only in a zero's sign);
+// integer ones by their bitwise OR, then volumes_ok_impl's rule on it.
+template <bool Vol, class V>
+VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double inv, double origin, int shift,
+                                    uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck* vc) {
+  const __m512d zero = _mm512_setzero_pd(), vlo = _mm512_set1_pd(2.3283064365386963e-10),
+                vhi = _mm512_set1_pd(9007199254740992.0), big = _mm512_set1_pd(4503599627370496.0);
+  __mmask8 vok = 0xFF, vwh = 0xFF;
+  __m512d vmx = zero;
+  __m512i any = _mm512_setzero_si512();
+  const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
+                sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
+  const __m512i interleave = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  __m512d lo = _mm512_set1_pd(INFINITY), hi = _mm512_set1_pd(-INFINITY);
+  __mmask8 valid = 0xFF, wh = 0xFF;
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m512d q = _mm512_mul_pd(_mm512_loadu_pd(p + j), vinv);
+    const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
+    valid &= ok;
+    const __m512d m = _mm512_or_pd(_mm512_and_pd(q, sign), lim);
+    const __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, m), m);
+    wh &= _mm512_cmp_pd_mask(rounded, q, _CMP_EQ_OQ);
+    __m512d k = _mm512_maskz_mov_pd(ok, _mm512_sub_pd(rounded, vorg));
+    k = _mm512_min_pd(_mm512_max_pd(k, clamp_lo), clamp_hi);
+    lo = _mm512_min_pd(lo, k);
+    hi = _mm512_max_pd(hi, k);
+    const __m256i off = _mm256_sll_epi32(_mm512_cvttpd_epi32(k), _mm_cvtsi32_si128(shift));
+    const __m512i r = _mm512_permutex2var_epi32(_mm512_castsi256_si512(off), interleave,
+                                                _mm512_castsi256_si512(volume_words(v + j)));
+    _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), r);
+    if constexpr (Vol && !std::is_floating_point_v<V>) any = _mm512_or_si512(any, volumes_epi64(v + j));
+    if constexpr (Vol && std::is_floating_point_v<V>) {
+      const __m512d x = volumes_pd(v + j);
+      vok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(x, zero, _CMP_EQ_OQ) |
+                                   (_mm512_cmp_pd_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, vhi, _CMP_LE_OQ)));
+      vwh &= _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_add_pd(x, big), big), x, _CMP_EQ_OQ);
+      vmx = _mm512_max_pd(vmx, x);
+    }
+  }
+  const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
+  const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
+  mn = Avx2::hmin(lo4);
+  mx = Avx2::hmax(hi4);
+  bool ok = valid == 0xFF;
+  whole = wh == 0xFF;
+  int32_t tail[8];
+  slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as slots_run
+  for (int t = 0; j + t < n; ++t)
+    rec[j + t] = static_cast<uint32_t>(static_cast<uint32_t>(tail[t]) << shift) | uint64_t{volume_word(v[j + t])} << 32;
+  if constexpr (Vol && !std::is_floating_point_v<V>) {
+    auto all = static_cast<V>(_mm512_reduce_or_epi64(any));  // int32: the sign-extended lanes' OR, narrowed
+    for (int t = j; t < n; ++t) all |= v[t];
+    vc->vmax = static_cast<double>(all);
+    vc->whole = true;
+    vc->ok = all >= 0;
+    if (vc->ok && (static_cast<uint64_t>(all) >> 53) != 0) {  // some volume is near 2**53: check each exactly
+      double m = 0.0;
+      bool w = true;
+      vc->ok = volumes_ok_impl(v, n, m, w);
+    }
+  }
+  if constexpr (Vol && std::is_floating_point_v<V>) {
+    double tail_max = 0.0;
+    bool tail_whole = true;
+    const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
+    const __m256d m4 = _mm256_max_pd(_mm512_castpd512_pd256(vmx), _mm512_extractf64x4_pd(vmx, 1));
+    vc->vmax = std::max(Avx2::hmax(m4), tail_max);
+    vc->whole = vwh == 0xFF && tail_whole;
+    vc->ok = vok == 0xFF && tail_ok;
+  }
+  return ok;
+}
+
+template <class V>
+VPOC_AVX512_TARGET bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift,
+                                       uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck* vc) {
+  if (vc != nullptr) return records_512<true>(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+  return records_512<false>(p, v, n, inv, origin, shift, rec, mn, mx, whole, nullptr);
+}
+template bool records_avx512<double>(const double*, const double*, int, double, double, int, uint64_t*, double&, double&,
+                                     bool&, VolumeCheck*);
+template bool records_avx512<float>(const double*, const float*, int, double, double, int, uint64_t*, double&, double&,
+                                    bool&, VolumeCheck*);
+template bool records_avx512<int32_t>(const double*, const int32_t*, int, double, double, int, uint64_t*, double&,
+                                      double&, bool&, VolumeCheck*);
+template bool records_avx512<int64_t>(const double*, const int64_t*, int, double, double, int, uint64_t*, double&,
+                                      double&, bool&, VolumeCheck*);
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
@@ -224,8 +337,9 @@ inline void hminmax4(__m128i l4, __m128i h4, int32_t& l, int32_t& h) {
 
 // Prices [j, n) of a block after its vectors, float32 with a power-of-two tick, one at a time
 // (the AVX2 and AVX-512 variants end their blocks here): false when a price is out of range.
+// With rec (records, cpu/slots.hpp) the slots go there, beside the volumes' words, instead of slot.
 inline bool slots_f32_tail(const float* p, int j, int n, float inv, int32_t org, int32_t* slot, int32_t& l, int32_t& h,
-                           bool& all_whole) {
+                           bool& all_whole, uint64_t* rec = nullptr, const float* v = nullptr, int shift = 0) {
   constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
   for (; j < n; ++j) {
     const float q = p[j] * inv;
@@ -234,17 +348,26 @@ inline bool slots_f32_tail(const float* p, int j, int n, float inv, int32_t org,
     all_whole &= ((q + m) - m) == q;
     const int32_t k = static_cast<int32_t>((q + m) - m) - org;
     l = std::min(l, k), h = std::max(h, k);
-    slot[j] = k;
+    if (rec != nullptr) rec[j] = static_cast<uint32_t>(static_cast<uint32_t>(k) << shift) | uint64_t{volume_word(v[j])} << 32;
+    else slot[j] = k;
   }
   return true;
 }
 
 namespace {
+// Eight records (cpu/slots.hpp) from eight slots and eight volume words, in order.
+inline void store_records(uint64_t* rec, __m256i k, __m256i w) {
+  const __m256i lo = _mm256_unpacklo_epi32(k, w), hi = _mm256_unpackhi_epi32(k, w);  // 0 1 4 5, 2 3 6 7
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(rec), _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(rec + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
 // slots_f32_avx2, and with Vol the float32 volumes' check (volumes_ok) in the same loop: one pass
-// over the block instead of two.
-template <bool Vol>
+// over the block instead of two. With Rec (and Vol) records into rec instead of slots.
+template <bool Vol, bool Rec = false>
 bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn, double& mx,
-                    bool& whole, const float* v, VolumeCheck* vc) {
+                    bool& whole, const float* v, VolumeCheck* vc, uint64_t* rec = nullptr, int shift = 0) {
+  static_assert(Vol || !Rec, "records need the volumes");
   constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
   if (origin <= -(int64_t(1) << 30) || origin >= (int64_t(1) << 30)) return false;
   const auto org = static_cast<int32_t>(origin);
@@ -264,8 +387,12 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
     const __m256i k = _mm256_sub_epi32(_mm256_cvttps_epi32(rounded), vorg);
     lo = _mm256_min_epi32(lo, k);
     hi = _mm256_max_epi32(hi, k);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), k);
-    if constexpr (Vol) vol.add(Lanes<float>::load(v + j));
+    if constexpr (Vol) {
+      const __m256 x = Lanes<float>::load(v + j);
+      vol.add(x);
+      if constexpr (Rec) store_records(rec + j, _mm256_sll_epi32(k, _mm_cvtsi32_si128(shift)), _mm256_cvttps_epi32(x));
+    }
+    if constexpr (!Rec) _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), k);
   }
   if (_mm256_movemask_ps(valid) != 0xFF) return false;
   // Horizontal min / max in registers (a stack array here made GCC keep lo/hi in memory).
@@ -275,7 +402,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   hminmax4(l4, h4, l, h);
   bool all_whole = _mm256_movemask_ps(wh) == 0xFF;
   const int tail = j;
-  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole)) return false;
+  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole, Rec ? rec : nullptr, v, shift)) return false;
   mn = l;
   mx = h;
   whole = all_whole;
@@ -290,6 +417,11 @@ bool slots_f32_avx2(const float* p, int n, float inv, int64_t origin, int32_t* s
   return slots_f32_impl<false>(p, n, inv, origin, slot, mn, mx, whole, nullptr, nullptr);
 }
 
+bool records_f32_avx2(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
+                      double& mx, bool& whole, VolumeCheck& vc) {
+  return slots_f32_impl<true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
+}
+
 #if defined(VPOC_HAVE_AVX512_SLOTS)
 #if !defined(__clang__)
 #pragma GCC push_options
@@ -302,9 +434,22 @@ namespace {
 // slots_f32_impl sixteen at a time with AVX-512: the same operations, the lane masks in mask
 // registers; the volumes' check as VolumeLanes<float> does it (its maximum may differ from the
 // AVX2 one only in the sign of a zero maximum, which no caller can tell: it is compared with bounds).
-template <bool Vol>
+// Merge (with Rec): merged records (cpu/slots.hpp block_records_f32), their number in *count.
+template <bool Vol, bool Rec = false, bool Merge = false>
 VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                                      double& mx, bool& whole, const float* v, VolumeCheck* vc) {
+                                      double& mx, bool& whole, const float* v, VolumeCheck* vc,
+                                      uint64_t* rec = nullptr, int shift = 0, int* count = nullptr) {
+  static_assert(Vol || !Rec, "records need the volumes");
+  static_assert(Rec || !Merge, "merged records are records");
+  // Merge: prevk the previous vector's slots, base the volume words' sum before this vector (all
+  // lanes, mod 2**32), first the lanes that may start a run (not the block's first), m records so far
+  __m512i prevk = _mm512_setzero_si512(), base = _mm512_setzero_si512();
+  const __m512i izero = _mm512_setzero_si512(), lane15 = _mm512_set1_epi32(15);
+  __mmask16 first = 0xFFFE;
+  int m_out = 0;
+  // records: slot and volume word of lanes 0-7, then 8-15, interleaved (cpu/slots.hpp)
+  const __m512i rec_lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i rec_hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
   constexpr float kLim = 8388608.0f;
   if (origin <= -(int64_t(1) << 30) || origin >= (int64_t(1) << 30)) return false;
   const auto org = static_cast<int32_t>(origin);
@@ -328,7 +473,7 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
     const __m512i k = _mm512_sub_epi32(_mm512_cvttps_epi32(rounded), vorg);
     lo = _mm512_min_epi32(lo, k);
     hi = _mm512_max_epi32(hi, k);
-    _mm512_storeu_si512(reinterpret_cast<void*>(slot + j), k);
+    if constexpr (!Rec) _mm512_storeu_si512(reinterpret_cast<void*>(slot + j), k);
     if constexpr (Vol) {
       const __m512 x = _mm512_loadu_ps(v + j);
       vok &= static_cast<__mmask16>(_mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ) |
@@ -336,6 +481,31 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
       vwh &= static_cast<__mmask16>(_mm512_cmp_ps_mask(_mm512_sub_ps(_mm512_add_ps(x, big), big), x, _CMP_EQ_OQ) |
                                     _mm512_cmp_ps_mask(x, big, _CMP_GE_OQ));
       vmx = _mm512_max_ps(vmx, x);
+      if constexpr (Rec && !Merge) {
+        const __m512i w = _mm512_cvttps_epi32(x), off = _mm512_sll_epi32(k, _mm_cvtsi32_si128(shift));
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), _mm512_permutex2var_epi32(off, rec_lo, w));
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + j + 8), _mm512_permutex2var_epi32(off, rec_hi, w));
+      }
+      if constexpr (Merge) {
+        // a run starts where the slot differs from the one before; at each start, a record of the
+        // run before it: its slot's offset and the volume words' sum before the start (mod 2**32)
+        const __m512i w = _mm512_cvttps_epi32(x);
+        __m512i in = _mm512_add_epi32(w, _mm512_alignr_epi32(w, izero, 15));  // inclusive prefix sums
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 14));
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 12));
+        in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 8));
+        const __m512i before = _mm512_add_epi32(_mm512_sub_epi32(in, w), base);
+        base = _mm512_add_epi32(base, _mm512_permutexvar_epi32(lane15, in));
+        const __m512i kp = _mm512_alignr_epi32(k, prevk, 15);  // each lane's previous slot
+        prevk = k;
+        const __mmask16 starts = _mm512_cmpneq_epi32_mask(k, kp) & first;
+        first = 0xFFFF;
+        const __m512i off = _mm512_maskz_compress_epi32(starts, _mm512_sll_epi32(kp, _mm_cvtsi32_si128(shift)));
+        const __m512i sum = _mm512_maskz_compress_epi32(starts, before);
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + m_out), _mm512_permutex2var_epi32(off, rec_lo, sum));
+        _mm512_storeu_si512(reinterpret_cast<void*>(rec + m_out + 8), _mm512_permutex2var_epi32(off, rec_hi, sum));
+        m_out += __builtin_popcount(starts);
+      }
     }
   }
   if (valid != 0xFFFF) return false;
@@ -347,7 +517,23 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   hminmax4(l4, h4, l, h);
   bool all_whole = wh == 0xFFFF;
   const int tail = j;
-  if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole)) return false;  // as slots_f32_impl
+  if constexpr (Merge) {  // the tail's records one at a time, then the last run's
+    uint64_t t_rec[16];
+    if (!slots_f32_tail(p + j, 0, n - j, inv, org, nullptr, l, h, all_whole, t_rec, v + j, shift)) return false;
+    uint32_t poff = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi32(lane15, prevk))))
+                    << shift;
+    auto sum = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm512_castsi512_si128(base)));
+    for (int t = 0; j + t < n; ++t) {
+      const auto o = static_cast<uint32_t>(t_rec[t]);
+      if (j + t > 0 && o != poff) rec[m_out++] = poff | uint64_t{sum} << 32;
+      sum += static_cast<uint32_t>(t_rec[t] >> 32);
+      poff = o;
+    }
+    if (n > 0) rec[m_out++] = poff | uint64_t{sum} << 32;
+    *count = m_out;
+  } else if (!slots_f32_tail(p, j, n, inv, org, slot, l, h, all_whole, Rec ? rec : nullptr, v, shift)) {
+    return false;  // as slots_f32_impl
+  }
   mn = l;
   mx = h;
   whole = all_whole;
@@ -369,6 +555,14 @@ VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64
                                          double& mx, bool& whole, const float* v, VolumeCheck* vc) {
   if (v != nullptr) return slots_f32_512<true>(p, n, inv, origin, slot, mn, mx, whole, v, vc);
   return slots_f32_512<false>(p, n, inv, origin, slot, mn, mx, whole, nullptr, nullptr);
+}
+
+VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift,
+                                           uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                                           int* count) {
+  if (count != nullptr) return slots_f32_512<true, true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec,
+                                                               shift, count);
+  return slots_f32_512<true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
 }
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
