@@ -22,7 +22,8 @@ namespace vpoc::cpu {
 // accumulators (input row i goes to lane i % kLanes) breaks the store-to-load dependency between
 // them. 4 and 8 measured alike on trades with the lane-major layout (16: 20% slower), and again with
 // the row-major one on a 2-core EPYC (Zen 5) VM, where one lane takes twice as long on trades in
-// long runs on one row and more lanes, or merging runs of equal rows before adding, gain nothing.
+// long runs on one row and more lanes gain nothing. (Merging runs of equal rows before adding pays
+// only for runs of about 2.5 trades or more: cpu/scatter.hpp's record path does it for such blocks.)
 constexpr int kLanes = 4;
 // Rows past the end of the occupied range that stay addressable, so that a bar's ticks can be
 // added in fixed-width, branch-free groups of kPad (zeros land past its high tick).
