@@ -245,14 +245,15 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     s.all_hi = std::max(s.all_hi, span_hi);
     const int64_t w = window::length(s.opt);
     const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
-    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, w, out)) return;
+    const window::Starts starts = window::Starts::rows(w);
+    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, starts, out)) return;
     // a scratch around every row of the session (slack doubling as it grows), the window that ends
     // at row old_n - 1 replayed into it, then the new rows
     const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, s.opt.max_rows));
     s.wsc = s.buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
     s.wsession.emplace(s.wsc, s.opt);
-    const int64_t begin = std::max<int64_t>(0, old_n - w);
-    if (s.wsession->extend(s.source(), begin, begin, n, w, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
+    const int64_t begin = old_n > 0 ? starts(0, old_n - 1) : 0;  // the window that ends at row old_n - 1
+    if (s.wsession->extend(s.source(), begin, begin, n, starts, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
           if (i >= old_n) out(i, p, a, b);
         }))
       return;
