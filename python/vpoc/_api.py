@@ -286,7 +286,7 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
 
     if sessions is None:
         if ts is None or offsets is not None or session_ids is not None:
-            return columns, None, {}, None
+            return columns, offsets, {}, None
         sessions, guessed = "globex", True
     else:
         guessed = False
