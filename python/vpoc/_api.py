@@ -430,8 +430,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's
-    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike
-    (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
+    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike;
+    ``window="60min"`` (a timedelta too; needs timestamps: a container or frame): its session's trades
+    in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
     not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
     ``row_label``, ``price_label``, ``va_target``; each a keyword of its own, docs/presets.md),
@@ -515,7 +516,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
-    ``distribute``. ``window=N``: as in from_trades, over the last N bars (not with ``"legacy"``).
+    ``distribute``. ``window=N`` / ``"60min"``: as in from_trades, over bars (not with ``"legacy"``).
     ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
