@@ -244,11 +244,6 @@ def test_frame_offsets_are_used():
     assert prof.n_sessions == 2
 
 
-def test_live_refuses_time_windows():
-    with pytest.raises(ValueError, match="window"):
-        vpoc.Live(tick_size=0.25, window="60min")
-
-
 @pytest.mark.parametrize("api", ["trades", "bars"])
 @pytest.mark.parametrize("budget", [None, 2 << 20])
 def test_time_window_on_a_gpu_equals_the_cpu(api, budget):

@@ -5,14 +5,15 @@ Contract: docs/contract.md "Rolling windows"; row i's window is its session's ro
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._time import interval_ns
 
-__all__ = ["window_arg", "window_starts", "refuse_live"]
+__all__ = ["window_arg", "window_starts", "appended_starts"]
 
 _INT64_MIN = np.iinfo(np.int64).min
 _HOW = ("a time window (window='60min', a datetime.timedelta or numpy.timedelta64) needs timestamps: pass a "
@@ -142,9 +143,13 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
     return out
 
 
-def refuse_live(window: Any) -> None:
-    """vpoc.Live takes window=N input rows; a time window is refused (docs/live.md)."""
-    if _is_time(window):
-        raise ValueError(f"window={window!r}: vpoc.Live takes window=N (input rows) only; time windows are "
-                         "computed by from_bars / from_trades(..., developing=True, window=...) on data with "
-                         "timestamps")
+def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray) -> np.ndarray:
+    """vpoc.Live: the window starts (rows of the session, 0 = its first) of rows with timestamps
+    ``new_ts`` (int64 ns, sorted) appended to a session whose rows so far have ``session_ts``
+    (sorted): the same rule as window_starts, reading only the rows within ``span`` of ``new_ts[0]``."""
+    new_ts = np.asarray(new_ts, dtype=np.int64)
+    if new_ts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    k0 = bisect.bisect_right(session_ts, int(new_ts[0]) - span_ns)
+    t = np.concatenate([np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
+    return k0 + np.searchsorted(t, new_ts - span_ns, side="right").astype(np.int64)
