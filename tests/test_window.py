@@ -137,7 +137,7 @@ def test_threads_do_not_change_windows():
 
 @pytest.mark.parametrize("window, err, match", [
     (0, ValueError, "window"), (-3, ValueError, "window"), (1.5, TypeError, "window"),
-    (True, TypeError, "window"), ("60", TypeError, "window")])
+    (True, TypeError, "window"), ("60", ValueError, "window")])
 def test_bad_window(window, err, match):
     with pytest.raises(err, match=match):
         vpoc.from_trades([1.0, 1.25], [1, 2], tick_size=0.25, developing=True, window=window)

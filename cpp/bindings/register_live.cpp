@@ -99,7 +99,7 @@ void register_live(py::module_& m) {
       .def(py::init([](bool bars, const py::object& distribute, bool has_open, const py::object& tick_size,
                        const py::object& ticks_per_row, const py::object& value_area, const py::object& va_method,
                        const py::object& poc_tie, const py::object& max_rows, const py::object& window,
-                       const py::dict& rules) {
+                       const py::dict& rules, bool time_window) {
              // rules: the peer-rule keywords (kRuleKeys) given; the others keep their defaults
              py::object r[kNRuleKeys];
              for (int k = 0; k < kNRuleKeys; ++k) r[k] = rules.contains(kRuleKeys[k]) ? py::object(rules[kRuleKeys[k]]) : py::object(py::none());
@@ -112,16 +112,22 @@ void register_live(py::module_& m) {
              const auto opt = make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows,
                                            py::int_(1), py::bool_(true), distribute, py::bool_(false), window, r[0],
                                            r[1], r[2], r[3], r[4], r[5], r[6]);
-             return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt));
+             return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt, time_window));
            }),
            py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),
            py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
-           py::arg("max_rows"), py::arg("window") = py::none(), py::arg("rules") = py::dict())
+           py::arg("max_rows"), py::arg("window") = py::none(), py::arg("rules") = py::dict(),
+           py::arg("time_window") = false)
       .def("append_bar",
            [append_one](LockedLive& l, double high, double low, double close, const py::object& open,
-                        double volume) {
+                        double volume, const py::object& window_start) {
              vpoc::LiveRows r;
              double o = 0.0;
+             int64_t ws = 0;
+             if (!window_start.is_none()) {
+               ws = window_start.cast<int64_t>();
+               r.window_start = &ws;
+             }
              r.high = &high;
              r.low = &low;
              r.close = &close;
@@ -132,22 +138,40 @@ void register_live(py::module_& m) {
              r.volume = &volume;
              r.n = 1;
              return append_one(l, r);
-           })
+           },
+           py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("volume"),
+           py::arg("window_start") = py::none())
       .def("append_trade",
-           [append_one](LockedLive& l, double price, double volume) {
+           [append_one](LockedLive& l, double price, double volume, const py::object& window_start) {
              vpoc::LiveRows r;
+             int64_t ws = 0;
+             if (!window_start.is_none()) {
+               ws = window_start.cast<int64_t>();
+               r.window_start = &ws;
+             }
              r.price = &price;
              r.volume = &volume;
              r.n = 1;
              return append_one(l, r);
-           })
+           },
+           py::arg("price"), py::arg("volume"), py::arg("window_start") = py::none())
       .def("append",
            [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
-              const py::object& close, const py::object& open, const py::object& volume) {
+              const py::object& close, const py::object& open, const py::object& volume,
+              const py::object& window_start) {
              // Private copies of the rows: another thread may change the caller's arrays while the
              // append runs without the GIL (it validates a row, then reads it again).
              Cols c(price, high, low, close, open, volume, true);
              const int64_t n = c.rows.n;
+             using Starts = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+             Starts ws;
+             if (!window_start.is_none()) {  // a private copy too
+               ws = Starts(Starts(window_start).attr("copy")());
+               if (ws.ndim() != 1 || ws.shape(0) != n)
+                 VPOC_THROW_ARG(ValueError, "window", "window starts must be 1-D with one per row (", n, "), got ",
+                                ws.ndim() == 1 ? ws.shape(0) : -1);
+               c.rows.window_start = ws.data();
+             }
              py::array_t<double> poc(n), vah(n), val(n);
              const LiveLock lock(l);
              {
@@ -157,7 +181,7 @@ void register_live(py::module_& m) {
              return py::make_tuple(poc, vah, val);
            },
            py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
-           py::arg("volume"))
+           py::arg("volume"), py::arg("window_start") = py::none())
       .def("check",
            [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
               const py::object& close, const py::object& open, const py::object& volume, bool fresh) {

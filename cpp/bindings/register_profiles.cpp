@@ -95,7 +95,20 @@ class Inputs {
     }
   }
 
-  vpoc::SessionSpan span() const { return {offsets_.data(), static_cast<int64_t>(offsets_.size()) - 1}; }
+  // window_start= (time windows: each row's window start, vpoc._timewin), copied while the GIL is
+  // held as the offsets; None: no per-row starts.
+  void window_starts(const py::object& starts, int64_t n) {
+    if (starts.is_none()) return;
+    const vpoc::Array w = array(starts, "window", Role::index);
+    if (w.size != n) VPOC_THROW_ARG(ValueError, "window", "window starts have length ", w.size, " but the data has ", n, " rows");
+    const auto* p = static_cast<const int64_t*>(w.data);
+    window_start_.assign(p, p + n);
+    has_window_start_ = true;
+  }
+
+  vpoc::SessionSpan span() const {
+    return {offsets_.data(), static_cast<int64_t>(offsets_.size()) - 1, has_window_start_ ? window_start_.data() : nullptr};
+  }
   py::object labels() const { return labels_; }
 
   // Prices of several columns in one dtype: mixed float32 / float64 are all read as float64.
@@ -146,6 +159,8 @@ class Inputs {
 
   std::vector<py::object> keep_;
   std::vector<int64_t> offsets_;
+  std::vector<int64_t> window_start_;
+  bool has_window_start_ = false;
   py::object labels_ = py::none();
 };
 
@@ -239,7 +254,7 @@ void register_profiles(py::module_& m) {
   m.def(
       "profile_trades",
       [](const py::object& price, const py::object& volume, const py::object& offsets, const py::object& session_ids,
-         const py::handle& options, const std::optional<vpoc::Placement>& placement) {
+         const py::handle& options, const std::optional<vpoc::Placement>& placement, const py::object& window_start) {
         const vpoc::Options& opt = options_of(options);
         const vpoc::Placement place = placement.value_or(vpoc::Placement{});
         Inputs in;
@@ -247,6 +262,7 @@ void register_profiles(py::module_& m) {
           vpoc::Array price, volume;
         } t{in.array(price, "price", Role::price), in.array(volume, "volume", Role::volume)};
         in.sessions(offsets, session_ids, t.price.size);
+        in.window_starts(window_start, t.price.size);
         auto pr = std::make_shared<PyResult>(run(
             opt, place, in,
             [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
@@ -257,13 +273,13 @@ void register_profiles(py::module_& m) {
         return pr;
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("session_ids"), py::arg("options"),
-      py::arg("placement") = py::none());
+      py::arg("placement") = py::none(), py::arg("window_start") = py::none());
 
   m.def(
       "profile_bars",
       [](const py::object& high, const py::object& low, const py::object& close, const py::object& volume,
          const py::object& open, const py::object& offsets, const py::object& session_ids, const py::handle& options,
-         const std::optional<vpoc::Placement>& placement) {
+         const std::optional<vpoc::Placement>& placement, const py::object& window_start) {
         const vpoc::Options& opt = options_of(options);
         const vpoc::Placement place = placement.value_or(vpoc::Placement{});
         Inputs in;
@@ -279,6 +295,7 @@ void register_profiles(py::module_& m) {
         if (b.has_open) in.same_dtype({&b.high, &b.low, &b.close, &b.open});
         else in.same_dtype({&b.high, &b.low, &b.close});
         in.sessions(offsets, session_ids, b.high.size);
+        in.window_starts(window_start, b.high.size);
         return std::make_shared<PyResult>(run(
             opt, place, in,
             [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
@@ -287,7 +304,8 @@ void register_profiles(py::module_& m) {
             &b));
       },
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"), py::arg("offsets"),
-      py::arg("session_ids"), py::arg("options"), py::arg("placement") = py::none());
+      py::arg("session_ids"), py::arg("options"), py::arg("placement") = py::none(),
+      py::arg("window_start") = py::none());
 
   m.def(
       "offsets_from_ids",

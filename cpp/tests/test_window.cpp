@@ -25,7 +25,12 @@ struct WindowCase {
   Distribute d = Distribute::close;
   Options opt;
   int64_t window = 1;
+  std::vector<int64_t> starts;  // given: each row's window start (time windows); empty: the last `window` rows
 
+  int64_t start(size_t i) const {
+    if (!starts.empty()) return starts[i];
+    return i + 1 > static_cast<size_t>(window) ? static_cast<int64_t>(i + 1 - static_cast<size_t>(window)) : 0;
+  }
   ref::Mode mode() const {
     if (!bars) return ref::Mode::trades;
     return d == Distribute::hlc3 ? ref::Mode::hlc3 : d == Distribute::uniform ? ref::Mode::uniform : ref::Mode::close;
@@ -36,7 +41,7 @@ struct WindowCase {
     return r;
   }
   std::string describe() const {
-    std::string s = "window " + std::to_string(window) + " tpr " + std::to_string(opt.ticks_per_row) + " mode " +
+    std::string s = "window " + std::to_string(window) + (starts.empty() ? "" : " (starts)") + " tpr " + std::to_string(opt.ticks_per_row) + " mode " +
                     std::to_string(static_cast<int>(mode())) + " va " + std::to_string(static_cast<int>(opt.va_method)) +
                     " tie " + std::to_string(static_cast<int>(opt.poc_tie)) + ":";
     for (size_t i = 0; i < v.size(); ++i)
@@ -51,7 +56,7 @@ struct WindowCase {
     const ref::Tie tie = opt.poc_tie == PocTie::low ? ref::Tie::low : opt.poc_tie == PocTie::high ? ref::Tie::high : ref::Tie::center;
     const ref::Va va = opt.va_method == VaMethod::greedy ? ref::Va::greedy : opt.va_method == VaMethod::single ? ref::Va::single : ref::Va::cbot;
     for (size_t i = 0; i < v.size(); ++i) {
-      const size_t a = i + 1 > static_cast<size_t>(window) ? i + 1 - static_cast<size_t>(window) : 0;
+      const auto a = static_cast<size_t>(start(i));
       const auto r = rows(a, i + 1);
       const auto dn = ref::dense(ref::profile(r, r.size(), mode(), opt.tick_size, opt.ticks_per_row));
       const auto lv = ref::value_area(dn.v, dn.total, opt.value_area, va, tie);
@@ -82,11 +87,12 @@ struct WindowCase {
       CHECK(i == static_cast<int64_t>(out.size()));
       out.push_back(Levels{poc, val, vah});
     };
+    const window::Starts st = starts.empty() ? window::Starts::rows(window) : window::Starts::given(starts.data(), 0);
     if (chunk == 0) {
-      REQUIRE(s.run(src, 0, n, window, record));
+      REQUIRE(s.run(src, 0, n, st, record));
     } else {
       for (int64_t from = 0; from < n; from += static_cast<int64_t>(chunk))
-        REQUIRE(s.extend(src, 0, from, std::min(n, from + static_cast<int64_t>(chunk)), window, record));
+        REQUIRE(s.extend(src, 0, from, std::min(n, from + static_cast<int64_t>(chunk)), st, record));
     }
     return out;
   }
@@ -154,4 +160,48 @@ TEST_CASE("27_4_window_vs_brute_force_random_sessions") {
     ++cases;
   }
   CHECK(cases == 4000);
+}
+
+TEST_CASE("27_4_window_given_starts_vs_brute_force") {
+  // time windows: per-row starts that stay, step by one or drop many rows at once (a gap in time)
+  std::mt19937_64 rng(2027);
+  const VaMethod methods[] = {VaMethod::cbot, VaMethod::single, VaMethod::greedy};
+  int cases = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    WindowCase k;
+    k.bars = trial % 3 != 0;
+    k.d = trial % 2 ? Distribute::uniform : Distribute::close;
+    k.opt.va_method = methods[rng() % 3];
+    k.opt.value_area = static_cast<double>(10 + rng() % 91) / 100.0;
+    const size_t n = 1 + rng() % 16;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double lo = static_cast<double>(rng() % 10) * 0.25;
+      const double hi = lo + static_cast<double>(rng() % 4) * 0.25;
+      k.h.push_back(hi);
+      k.l.push_back(lo);
+      k.c.push_back(hi);
+      k.v.push_back(static_cast<double>(rng() % 5));
+      const auto room = static_cast<uint64_t>(static_cast<int64_t>(i) - prev + 1);
+      const uint64_t pick = rng() % 4;  // stay, the row alone, or anywhere in [prev, i]
+      prev = pick == 0 ? prev : pick == 1 ? static_cast<int64_t>(i) : prev + static_cast<int64_t>(rng() % room);
+      k.starts.push_back(prev);
+    }
+    if (!k.bars) k.h = k.l = k.c;
+    check(k);
+    if (n > 2) check(k, 1 + rng() % (n - 1));
+    ++cases;
+  }
+  CHECK(cases == 3000);
+}
+
+TEST_CASE("27_4_window_starts_rule") {
+  const auto rows = window::Starts::rows(3);
+  CHECK(rows(10, 10) == 10);
+  CHECK(rows(10, 12) == 10);
+  CHECK(rows(10, 13) == 11);
+  const int64_t at[] = {5, 5, 6, 8};
+  const auto given = window::Starts::given(at, 5);  // element 0 = row 5
+  CHECK(given(5, 5) == 5);
+  CHECK(given(5, 8) == 8);
 }

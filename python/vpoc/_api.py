@@ -10,12 +10,13 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import (as_prices, gpu_inputs_on_cpu, gpu_location, gpu_view, off_grid_at, producer_stream, torch_view,
-                      report_grid)
+from ._arrays import (as_prices, first_off_grid, gpu_inputs_on_cpu, gpu_location, gpu_view, producer_stream,
+                      torch_view, report_grid)
 from ._errors import input_rows
 from ._profiles import Profiles
 from . import _presets
 from . import _side_profiles as _sides
+from . import _timewin
 from ._validate import INT64_MAX as _INT64_MAX
 from ._validate import integer as _int
 
@@ -285,7 +286,7 @@ def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n
 
     if sessions is None:
         if ts is None or offsets is not None or session_ids is not None:
-            return columns, None, {}, None
+            return columns, offsets, {}, None
         sessions, guessed = "globex", True
     else:
         guessed = False
@@ -354,7 +355,7 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
     if r.off_grid:
         items = [(name, x if isinstance(x, np.ndarray) or gpu_location(x) is not None else as_prices(x, name))
                  for name, x in prices.items()]
-        snapped = report_grid(r.off_grid, r.grid_prices, _first_off_grid(r, items, opts), items, opts.tick_size,
+        snapped = report_grid(r.off_grid, r.grid_prices, first_off_grid(r, items, opts), items, opts.tick_size,
                               opts.snap, level, rows)
     prof = Profiles(r, device=device)
     for k, v in facts.items():
@@ -365,17 +366,19 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
 
 
 def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any, stream: Any,
-         prices: Optional[dict], opts: Any, facts: Optional[dict] = None, rows: Optional[np.ndarray] = None) -> Profiles:
+         prices: Optional[dict], opts: Any, facts: Optional[dict] = None, rows: Optional[np.ndarray] = None,
+         window_start: Optional[np.ndarray] = None) -> Profiles:
     """The tail of every from_* call off the CPU fast path: where it runs (``_placed``), the engine
     call ``engine(*arrays in engine order, *args, placement)`` (its input-row errors named through
-    ``rows``) and ``_finish``. ``prices``: the grid check's inputs (None: the bars of ``arrays``)."""
+    ``rows``) and ``_finish``. ``prices``: the grid check's inputs (None: the bars of ``arrays``);
+    ``window_start``: each row's time-window start (vpoc._timewin) or None."""
     if rows is None:
         gpu, ins, place = _placed(device, arrays, memory_budget, stream)
-        r = engine(*ins.values(), *args, place)
+        r = engine(*ins.values(), *args, place, window_start)
     else:
         with input_rows(rows):
             gpu, ins, place = _placed(device, arrays, memory_budget, stream)
-            r = engine(*ins.values(), *args, place)
+            r = engine(*ins.values(), *args, place, window_start)
     where = "cpu" if gpu is None else f"cuda:{gpu}"
     if not r.off_grid and not facts:
         return Profiles(r, device=where)
@@ -384,19 +387,6 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
     # the off-grid report names the input rows itself (input_rows would map its error's row again)
     return _finish(r, facts or {}, prices, opts, where, rows, 4)
 
-
-def _first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
-    """(name, row, array) of the first off-grid price of ``r`` among the (name, array) ``items``
-    (``row``: its position in them, which report_grid says of the caller's input row): the engine
-    names the input of a CPU count; a GPU count names the row, whose prices are tested here by the
-    same rule."""
-    k, i = r.first_off_grid
-    if k >= 0:
-        return items[k][0], i, items[k][1]
-    for name, x in items:
-        if off_grid_at(x, i, opts.tick_size):
-            return name, i, x
-    return items[0][0], i, items[0][1]  # pragma: no cover (changed under us)
 
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
@@ -440,8 +430,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's
-    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike
-    (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
+    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike;
+    ``window="60min"`` (a timedelta too; needs timestamps: a container or frame): its session's trades
+    in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
     not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
     ``row_label``, ``price_label``, ``va_target``; each a keyword of its own, docs/presets.md),
@@ -455,9 +446,10 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), False)
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
+    window, span = _timewin.window_arg(window)  # span: a time window's ns (None: rows)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
-    if (volume is not None and session is None and sessions is None and tz is None
+    if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
@@ -484,8 +476,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                            {"price": price, "volume": volume, "side": side})
         price, volume, side = cols["price"], cols["volume"], cols["side"]
+    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price))
     prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
-                memory_budget, stream, {"price": price}, opts, facts, rows)
+                memory_budget, stream, {"price": price}, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream), rules, volume)
@@ -523,7 +516,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
-    ``distribute``. ``window=N``: as in from_trades, over the last N bars (not with ``"legacy"``).
+    ``distribute``. ``window=N`` / ``"60min"``: as in from_trades, over bars (not with ``"legacy"``).
     ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
@@ -532,9 +525,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), True)
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
+    window, span = _timewin.window_arg(window)  # span: a time window's ns (None: rows)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
-    if (low is not None and close is not None and volume is not None and session is None and sessions is None
+    if (low is not None and close is not None and volume is not None and span is None and session is None
+            and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
@@ -570,8 +565,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                             "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
+    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(high))
     prof = _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
-                (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows)
+                (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
                                     offsets, session_ids, opts, memory_budget, stream), rules, volume)

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
-    "check_grid", "report_grid", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "first_off_grid", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -412,3 +412,17 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
             f"Likely a few bad prints; pass snap=True to round them without this warning",
             UserWarning, stacklevel=stacklevel + 1)
     return count
+
+
+def first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
+    """(name, row, array) of the first off-grid price of ``r`` among the (name, array) ``items``
+    (``row``: its position in them, which report_grid says of the caller's input row): the engine
+    names the input of a CPU count; a GPU count names the row, whose prices are tested here by the
+    same rule."""
+    k, i = r.first_off_grid
+    if k >= 0:
+        return items[k][0], i, items[k][1]
+    for name, x in items:
+        if off_grid_at(x, i, opts.tick_size):
+            return name, i, x
+    return items[0][0], i, items[0][1]  # pragma: no cover (changed under us)

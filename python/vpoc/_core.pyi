@@ -193,13 +193,13 @@ class Result:
     def volume(self) -> typing.Any:
         ...
 class LiveSession:
-    def __init__(self, bars: bool, distribute: typing.Any, has_open: bool, tick_size: typing.Any, ticks_per_row: typing.Any, value_area: typing.Any, va_method: typing.Any, poc_tie: typing.Any, max_rows: typing.Any, window: typing.Any = None, rules: dict = {}) -> None:
+    def __init__(self, bars: bool, distribute: typing.Any, has_open: bool, tick_size: typing.Any, ticks_per_row: typing.Any, value_area: typing.Any, va_method: typing.Any, poc_tie: typing.Any, max_rows: typing.Any, window: typing.Any = None, rules: dict = {}, time_window: bool = False) -> None:
         ...
-    def append(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    def append(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, window_start: typing.Any = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         ...
-    def append_bar(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.Any, arg4: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float, float, float, float]:
+    def append_bar(self, high: typing.SupportsFloat | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, close: typing.SupportsFloat | typing.SupportsIndex, open: typing.Any, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
-    def append_trade(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float, float, float, float]:
+    def append_trade(self, price: typing.SupportsFloat | typing.SupportsIndex, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
     def check(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, fresh: bool) -> None:
         ...
@@ -334,9 +334,9 @@ def price_off_grid(price: typing.SupportsFloat | typing.SupportsIndex, tick_size
     """
     Whether one float64 price is off the tick_size grid: the rule of core/grid.hpp.
     """
-def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:
+def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
     ...
-def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None) -> Result:
+def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
     ...
 def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.SupportsInt | typing.SupportsIndex) -> tuple[npt.NDArray[np.int64], typing.Any]:
     """

@@ -12,10 +12,13 @@
 
 namespace vpoc {
 
-// Session boundaries as CSR offsets [S+1] (int64, borrowed).
+// Session boundaries as CSR offsets [S+1] (int64, borrowed, host). window_start (host, [N] or
+// null): with developing=True, row i's window is rows window_start[i] .. i of its session (time
+// windows: the caller's starts, checked by validate_window_start; docs/contract.md "Rolling windows").
 struct SessionSpan {
   const int64_t* offsets = nullptr;
   int64_t n_sessions = 0;
+  const int64_t* window_start = nullptr;
 };
 
 struct BarsInput {
@@ -86,6 +89,11 @@ struct Result {
 
 // Throws ValueError unless offsets[0] == 0, offsets is non-decreasing and offsets[S] == n_rows.
 void validate_offsets(const SessionSpan& sessions, int64_t n_rows);
+
+// Throws ValueError naming `window` unless sessions.window_start (when given) is a window start per
+// row: offsets[s] <= start[i] <= i within each session, non-decreasing; and the call can take it
+// (developing=True, no window=N, no bins, not 'legacy', host inputs: `on_device` false).
+void validate_window_start(const SessionSpan& sessions, const Options& opt, bool on_device);
 
 // Non-decreasing per-row ids [N] -> offsets [S+1] and the id of each session [S].
 void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vector<int64_t>& offsets,

@@ -19,6 +19,9 @@ struct LiveRows {
   const double* close = nullptr;
   const double* open = nullptr;
   const double* volume = nullptr;
+  // time windows (a session made with time_window): each row's window start, a row of the session
+  // (0 = its first): non-decreasing, at most the row itself (checked: ValueError naming window)
+  const int64_t* window_start = nullptr;
   int64_t n = 0;
 };
 
@@ -28,7 +31,9 @@ struct LiveRows {
 class LiveSession {
  public:
   // bars: OHLC bars distributed by `distribute` (has_open: bars carry an open), else trades.
-  LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt);
+  // time_window: the levels are those of each row's window [window_start, row] (LiveRows), as the
+  // batch series with SessionSpan::window_start; needs opt.window == 0.
+  LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window = false);
   ~LiveSession();
   LiveSession(LiveSession&&) noexcept;
   LiveSession& operator=(LiveSession&&) noexcept;

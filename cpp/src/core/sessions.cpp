@@ -23,6 +23,34 @@ void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
     VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s]);
 }
 
+void validate_window_start(const SessionSpan& sessions, const Options& opt, bool on_device) {
+  const int64_t* w = sessions.window_start;
+  if (w == nullptr) return;
+  if (!opt.developing)
+    VPOC_THROW_ARG(ValueError, "window", "a time window gives the developing series of rolling windows: pass "
+                   "developing=True with it");
+  if (opt.window > 0)
+    VPOC_THROW_ARG(ValueError, "window", "give window=N (input rows) or time-window starts, not both");
+  if (opt.distribute == Distribute::legacy)
+    VPOC_THROW_ARG(ValueError, "window", "a time window does not work with distribute='legacy' (its ladder follows "
+                   "the prices seen so far); use 'uniform', 'close' or 'hlc3'");
+  if (opt.bins > 0)
+    VPOC_THROW_ARG(ValueError, "window", "a time window does not work with bins= yet (bins take window=N input rows)");
+  if (on_device)
+    VPOC_THROW_ARG(ValueError, "window", "a time window needs host inputs (its starts come from host timestamps); "
+                   "got GPU arrays");
+  const int64_t* o = sessions.offsets;
+  for (int64_t s = 0; s < sessions.n_sessions; ++s)
+    for (int64_t i = o[s]; i < o[s + 1]; ++i) {
+      if (w[i] < o[s] || w[i] > i)
+        VPOC_THROW_ARG(ValueError, "window", "window start of row ", i, " must lie in [", o[s], ", ", i,
+                       "] (its session's first row .. the row), got ", w[i]);
+      if (i > o[s] && w[i] < w[i - 1])
+        VPOC_THROW_ARG(ValueError, "window", "window starts must be non-decreasing within a session: row ", i,
+                       " starts at ", w[i], " < ", w[i - 1], " (row ", i - 1, ")");
+    }
+}
+
 void offsets_from_ids(const int64_t* ids, int64_t n, const char* name, std::vector<int64_t>& offsets,
                       std::vector<int64_t>& labels) {
   offsets.assign(1, 0);

@@ -49,6 +49,7 @@ void validate_trades(const Array& price, const Array& volume, const SessionSpan&
   validate_offsets(sessions, price.size);
   require_placed(price, place);
   require_placed(volume, place);
+  validate_window_start(sessions, opt, price.device >= 0 || volume.device >= 0);
 }
 
 void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
@@ -66,6 +67,9 @@ void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Opt
   validate_offsets(sessions, bars.high.size);
   for (const Array* a : {&bars.high, &bars.low, &bars.close, &bars.volume}) require_placed(*a, place);
   if (bars.has_open) require_placed(bars.open, place);
+  bool on_device = bars.high.device >= 0 || bars.low.device >= 0 || bars.close.device >= 0 || bars.volume.device >= 0;
+  if (bars.has_open) on_device |= bars.open.device >= 0;
+  validate_window_start(sessions, opt, on_device);
 }
 
 }  // namespace vpoc

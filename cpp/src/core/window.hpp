@@ -1,5 +1,5 @@
-// core/window.hpp — rolling-window POC / VAH / VAL of one session: for every input row, the levels of
-// the profile of its last N rows (within the session). Contract: docs/contract.md "Rolling windows".
+// core/window.hpp — rolling-window POC / VAH / VAL of one session: each input row's levels over its window
+// (its last N rows, or per-row starts: time windows). Contract: docs/contract.md "Rolling windows".
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,32 @@ constexpr int64_t kWholeSession = int64_t(1) << 62;
 VPOC_HD int64_t length(const Options& opt) {
   return opt.window > 0 ? opt.window : opt.va_rows == VaRows::touched ? kWholeSession : 0;
 }
+
+// The first input row of row i's window (one home for the rule): `at` given (time windows: the
+// caller's per-row starts, element 0 = absolute row `base`), at[i - base]; else the last `count`
+// rows of the session that begins at row `begin`: max(begin, i - count + 1). Either way
+// begin <= starts(begin, i) <= i, non-decreasing in i (time windows: checked by
+// validate_window_start before any pass runs).
+struct Starts {
+  const int64_t* at = nullptr;
+  int64_t base = 0;
+  int64_t count = 0;
+  VPOC_HD static Starts rows(int64_t n) {
+    Starts s;
+    s.count = n;
+    return s;
+  }
+  VPOC_HD static Starts given(const int64_t* at, int64_t base) {
+    Starts s;
+    s.at = at;
+    s.base = base;
+    return s;
+  }
+  VPOC_HD int64_t operator()(int64_t begin, int64_t i) const {
+    if (at != nullptr) return at[i - base];
+    return i - count + 1 > begin ? i - count + 1 : begin;
+  }
+};
 
 // One session's scratch: W rows, index 0 = absolute row `origin` (the session's low row: every
 // window's rows lie within the session's). vf and touch must be zero on entry.
@@ -41,24 +67,32 @@ class Session {
     step_ = opt.va_method == VaMethod::cbot ? 2 : 1;
   }
 
-  // Rows [begin, end) of src with a window of `window` input rows, calling out(i, poc_row, val_row,
-  // vah_row) (absolute rows) after each. False when a row falls outside the scratch or fails its
-  // check (the inputs changed under the call: the caller reports it).
+  // Rows [begin, end) of src, row i's window being rows [starts(begin, i), i], calling out(i, poc_row,
+  // val_row, vah_row) (absolute rows) after each. False when a row falls outside the scratch or fails
+  // its check (the inputs changed under the call: the caller reports it).
   template <class Src, class Out>
-  VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, int64_t window, Out&& out) {
-    return extend(src, begin, begin, end, window, out);
+  VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, const Starts& starts, Out&& out) {
+    return extend(src, begin, begin, end, starts, out);
   }
 
   // Rows [from, end) of a session whose first row is `begin`, rows [begin, from) having been run by
   // this Session already (live updates; or, on a fresh Session, from == begin). A fresh Session
-  // given begin = max(first row, from - window) and from = that begin replays the window that ends
-  // at from - 1 (the caller ignores those rows' output).
+  // given begin = the first row of row from - 1's window and from = that begin replays that window
+  // (the caller ignores those rows' output). Each step adds row i, then removes every row before
+  // starts(begin, i) still in the window (0, 1 or many: starts are non-decreasing, checked by the
+  // caller), so the window never empties (row i stays).
   template <class Src, class Out>
-  VPOC_HD bool extend(const Src& src, int64_t begin, int64_t from, int64_t end, int64_t window, Out&& out) {
+  VPOC_HD bool extend(const Src& src, int64_t begin, int64_t from, int64_t end, const Starts& starts, Out&& out) {
     const distribute::LegacyLadder L{};  // legacy (a ladder from the window's prices) is refused earlier
+    if (!started_) {
+      started_ = true;
+      out_ = begin;
+    }
     for (int64_t i = from; i < end; ++i) {
       if (!apply(src, L, src.item(i), false)) return false;
-      if (i - begin >= window && !apply(src, L, src.item(i - window), true)) return false;
+      const int64_t first = starts(begin, i);
+      for (; out_ < first; ++out_)
+        if (!apply(src, L, src.item(out_), true)) return false;
       levels();
       out(i, sc_.origin + poc_, sc_.origin + val_, sc_.origin + vah_);
     }
@@ -179,6 +213,8 @@ class Session {
   double total_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
   int64_t poc_ = -1, val_ = -1, vah_ = -1;
   int64_t n_order_ = 0, order_first_ = 0, order_last_ = -1;  // greedy: the rows sc_.order holds
+  bool started_ = false;
+  int64_t out_ = 0;  // the oldest row still in the window (the next one to remove)
 };
 
 }  // namespace vpoc::window

@@ -73,6 +73,9 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<ScratchBuffers> scratch(workers);  // every session sets its rows up afresh
   std::vector<char> lost(static_cast<size_t>(S), 0);
+  // rolling windows: the caller's per-row starts (time windows), else the last window::length rows
+  const window::Starts starts = sessions.window_start ? window::Starts::given(sessions.window_start, 0)
+                                                      : window::Starts::rows(window::length(opt));
 
   with_types(in, [&](auto p, auto v) {
     const auto src = make_source<decltype(p), decltype(v)>(in, opt, 0);
@@ -83,10 +86,10 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
         prof.dev_val[i] = row_price(val);
         prof.dev_vah[i] = row_price(vah);
       };
-      if (window::length(opt) > 0) {  // rolling windows (or touched rows): the window's own profile
+      if (starts.at != nullptr || starts.count > 0) {  // rolling windows (or touched rows): the window's own profile
         const window::Scratch sc = scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);
         window::Session session(sc, opt);
-        if (!session.run(src, off[s], off[s + 1], window::length(opt), put)) lost[static_cast<size_t>(s)] = 1;
+        if (!session.run(src, off[s], off[s + 1], starts, put)) lost[static_cast<size_t>(s)] = 1;
         return;
       }
       const developing::Scratch sc = scratch[worker].for_session(

@@ -45,9 +45,15 @@ struct LiveSession::Impl {
   std::optional<window::Session> wsession;
   Fixed all_total;
   int64_t all_lo = INT64_MAX, all_hi = INT64_MIN;
+  // time windows: every row's window start (rows of the session), kept for replays
+  bool timed = false;
+  std::vector<int64_t> wstart;
 
   // va_rows='touched' runs as one window over the whole session too (window::length)
-  bool windowed() const { return window::length(opt) > 0; }
+  bool windowed() const { return timed || window::length(opt) > 0; }
+  window::Starts starts() const {
+    return timed ? window::Starts::given(wstart.data(), 0) : window::Starts::rows(window::length(opt));
+  }
 
   InputView view() const {
     InputView in;
@@ -105,6 +111,22 @@ struct LiveSession::Impl {
       const messages::Problem m = messages::bar_problem(i, b, r.high[i], r.low[i], r.close[i], o, r.volume[i], opt.tick_size,
                                                     opt.ticks_per_row);
       if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
+    }
+  }
+
+  // Time windows: append's rows carry starts exactly when the session has a time window, each in
+  // [the previous row's start, the row] (ValueError naming window; check() reads no starts).
+  void validate_starts(const LiveRows& r) const {
+    if (r.n == 0) return;
+    if (timed != (r.window_start != nullptr))
+      VPOC_THROW_ARG(ValueError, "window", timed ? "this live session has a time window: every append needs its rows' "
+                     "window starts" : "window starts were given but this live session has no time window");
+    for (int64_t i = 0, prev = wstart.empty() ? 0 : wstart.back(); i < r.n && timed; ++i) {
+      const int64_t at = static_cast<int64_t>(wstart.size()) + i, w = r.window_start[i];
+      if (w < prev || w > at)
+        VPOC_THROW_ARG(ValueError, "window", "window start of row ", at, " must lie in [", prev, ", ", at,
+                       "] (non-decreasing, at most the row), got ", w);
+      prev = w;
     }
   }
 
@@ -167,9 +189,15 @@ struct LiveSession::Impl {
   }
 };
 
-LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt)
+LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window)
     : impl_(std::make_unique<Impl>()) {
   validate(opt);
+  if (time_window && opt.window > 0)
+    VPOC_THROW_ARG(ValueError, "window", "give window=N (input rows) or a time window, not both");
+  if (time_window && opt.distribute == Distribute::legacy && bars)
+    VPOC_THROW_ARG(ValueError, "window", "a time window does not work with distribute='legacy' (its ladder follows "
+                   "the prices seen so far); use 'uniform', 'close' or 'hlc3'");
+  impl_->timed = time_window;
   impl_->bars = bars;
   impl_->distribute = distribute;
   impl_->has_open = bars && has_open;
@@ -218,6 +246,7 @@ void LiveSession::check(const LiveRows& r, bool fresh) const {
 void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, double* out_val) {
   Impl& s = *impl_;
   s.validate(r);
+  s.validate_starts(r);
   if (r.n == 0) return;
   s.check_total(r, false);
   int64_t lo, hi;
@@ -237,22 +266,23 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     if (out_val) out_val[k] = row_price(val);
   };
   const int64_t n = s.size();
+  if (s.timed) s.wstart.insert(s.wstart.end(), r.window_start, r.window_start + r.n);
   if (s.windowed()) {
     for (int64_t i = 0; i < r.n; ++i) s.all_total += fixed::from_double(r.volume[i]);
     int64_t span_lo, span_hi, reach_lo, reach_hi;
     s.reach(r, reach_lo, reach_hi, span_lo, span_hi);
     s.all_lo = std::min(s.all_lo, span_lo);
     s.all_hi = std::max(s.all_hi, span_hi);
-    const int64_t w = window::length(s.opt);
     const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
-    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, w, out)) return;
+    const window::Starts starts = s.starts();
+    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, starts, out)) return;
     // a scratch around every row of the session (slack doubling as it grows), the window that ends
     // at row old_n - 1 replayed into it, then the new rows
     const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, s.opt.max_rows));
     s.wsc = s.buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
     s.wsession.emplace(s.wsc, s.opt);
-    const int64_t begin = std::max<int64_t>(0, old_n - w);
-    if (s.wsession->extend(s.source(), begin, begin, n, w, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
+    const int64_t begin = old_n > 0 ? starts(0, old_n - 1) : 0;  // the window that ends at row old_n - 1
+    if (s.wsession->extend(s.source(), begin, begin, n, starts, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
           if (i >= old_n) out(i, p, a, b);
         }))
       return;
@@ -271,6 +301,7 @@ void LiveSession::clear() {
   for (auto& c : impl_->cols) c.clear();
   impl_->session.reset();
   impl_->wsession.reset();
+  impl_->wstart.clear();
   impl_->all_total = Fixed{};
   impl_->all_lo = INT64_MAX;
   impl_->all_hi = INT64_MIN;

@@ -116,11 +116,12 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
   if (!ok) atomicExch(failed, 1u);
 }
 
-// [n] blocks x [1] thread: rolling windows (window::length input rows; va_rows='touched': the
-// whole session as one window), core/window.hpp as on the CPU.
+// [n] blocks x [1] thread: rolling windows (window::length input rows, or b.window_start's time
+// windows; va_rows='touched': the whole session as one window), core/window.hpp as on the CPU.
 // Scratch in global memory: v, vf, and the cover counts in lo (each thread zeroes its own rows).
 template <class P, class V>
-__global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, unsigned* failed) {
+__global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, window::Starts starts,
+                              unsigned* failed) {
   const int64_t s = blockIdx.x;
   if (s >= b.n || b.n_rows[s] == 0) return;
   const int64_t at = b.start[s];
@@ -139,7 +140,7 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   window::Session session(sc, opt);
-  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], window::length(opt),
+  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], starts,
                               [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
                                 b.dev_poc[i] = row_price(poc);
                                 b.dev_val[i] = row_price(val);
@@ -153,12 +154,14 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
 void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
                        unsigned* failed, gpuStream_t stream) {
   if (b.n <= 0) return;
-  if (window::length(opt) > 0) {  // rolling windows (or touched rows): their own kernel, scratch zeroed by its threads
+  if (b.window_start || window::length(opt) > 0) {  // rolling windows (or touched rows): their own kernel
+    const window::Starts starts = b.window_start ? window::Starts::given(b.window_start, base)
+                                                 : window::Starts::rows(window::length(opt));
     with_types(in, [&](auto p, auto v) {
       using P = decltype(p);
       using V = decltype(v);
       window_kernel<P, V><<<static_cast<unsigned>(b.n), 1, 0, stream>>>(make_source<P, V>(in, opt, base), b, opt,
-                                                                          failed);
+                                                                          starts, failed);
     });
     VPOC_GPU_CHECK_LAUNCH("window_kernel");
     return;

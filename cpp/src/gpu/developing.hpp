@@ -25,6 +25,9 @@ struct DevelopingBatch {
   double* run = nullptr;             // [scratch_rows]
   int32_t *lo = nullptr, *hi = nullptr, *order = nullptr, *pos = nullptr;  // [scratch_rows] each
   double *dev_poc = nullptr, *dev_vah = nullptr, *dev_val = nullptr;        // [N] by absolute input row
+  // time windows: each input row's window start (absolute rows; element 0 = the launch's row
+  // `base`); null: window::length rows (core/window.hpp Starts)
+  const int64_t* window_start = nullptr;
 };
 
 // Bytes of scratch per scratch row (v, vf, run, lo, hi, order, pos); order and pos serve

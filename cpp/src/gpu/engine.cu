@@ -575,9 +575,18 @@ void Run::developing() {
   int64_t all_rows = 0;
   for (const int64_t r : n_rows) all_rows += r > 0 ? developing::scratch_rows(r) + 1 : 0;
   const size_t slack = 7 * 256;
-  const size_t scratch_bytes = std::min(dev_bytes_, static_cast<size_t>(all_rows) * kDevelopingRowBytes + slack);
-  Carver c{static_cast<char*>(st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 + scratch_bytes))};
+  // time windows (host inputs only, validate_window_start): each batch's row starts, uploaded beside
+  // its rows (a batch holds at most slot_rows_ input rows), out of the series' share of the budget
+  const int64_t ws_rows = sessions_.window_start ? std::min(slot_rows_, N) : 0;
+  const size_t ws_bytes = ws_rows > 0 ? align_up(static_cast<size_t>(ws_rows) * 8) + 256 : 0;
+  if (ws_bytes > 0 && dev_bytes_ < ws_bytes + slack + 2 * kDevelopingRowBytes)
+    VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for a time window; raise memory_budget");
+  const size_t scratch_bytes =
+      std::min(dev_bytes_ - ws_bytes, static_cast<size_t>(all_rows) * kDevelopingRowBytes + slack);
+  Carver c{static_cast<char*>(
+      st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 + scratch_bytes + ws_bytes))};
   if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
+  int64_t* wstart = ws_rows > 0 ? c.take<int64_t>(static_cast<size_t>(ws_rows)) : nullptr;
   auto* offsets = c.take<int64_t>(static_cast<size_t>(n_max + 1));
   auto* start = c.take<int64_t>(static_cast<size_t>(n_max));
   auto* failed = c.take<unsigned>(1);
@@ -630,6 +639,12 @@ void Run::developing() {
       first_row = sessions_.offsets[s0];
       upload(first_row, sessions_.offsets[s1], 0);
       VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
+    }
+    if (wstart != nullptr) {  // rows [first_row, offsets[s1]) of the starts (element 0 = first_row)
+      VPOC_GPU_CHECK(gpuMemcpyAsync(wstart, sessions_.window_start + first_row,
+                                    static_cast<size_t>(sessions_.offsets[s1] - first_row) * 8, gpuMemcpyHostToDevice,
+                                    stream_));
+      b.window_start = wstart;
     }
     launch_developing(view_at(0), first_row, b, opt_, failed, stream_);
     if (!in_.on_device) VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Tuple
 
 from .. import _core
+from .._timewin import appended_starts
 
 __all__ = ["_AtomicMixin", "_ROLLBACK_TRIES"]
 
@@ -46,7 +47,7 @@ class _AtomicMixin:
         if len(snap) == 10:  # a row appended to the current session (_update_one)
             core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped, side = snap
             if core.size != n_ts:
-                core = self._rebuilt(core, n_ts)
+                core = self._rebuilt(core, n_ts, self._ts)
             self._side_put_back(side, n_ts)
             del self._ts[n_ts:]
             vars(self).update(_core=core, _last_ts=last_ts, n_rows=n_rows, n_dropped=n_dropped,
@@ -56,7 +57,7 @@ class _AtomicMixin:
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
          prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side) = snap
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
-            core = self._rebuilt(core, n_ts)
+            core = self._rebuilt(core, n_ts, ts)
         self._side_put_back(side, n_ts)
         del ts[n_ts:]
         del self._done[n_done:]
@@ -72,14 +73,19 @@ class _AtomicMixin:
             _run=None if run is None else list(run), snapped_prices=snapped, _drop_win=drop_win)
         self._clock.cur = cur
 
-    def _rebuilt(self, core: Any, n: int) -> Any:
+    def _rebuilt(self, core: Any, n: int, ts: Any = None) -> Any:
         """A C++ session holding the first n rows of ``core`` (its rows before an interrupted
-        append), run through the same code: the developing state does not depend on chunking."""
-        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **self._core_kw)
+        append), run through the same code: the developing state does not depend on chunking.
+        ``ts``: the session's timestamps (the Live's own session: its window); None: a side core
+        (whole session, the rules only)."""
+        kw = self._rules_kw if ts is None else self._core_kw  # type: ignore[attr-defined]
+        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **kw)
         if n:
             c = [core.column(k)[:n] for k in range(5)]
+            span = getattr(self, "_span", None)
+            ws = None if ts is None or span is None else appended_starts(span, [], list(ts)[:n])
             if self._bars:
-                fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4])
+                fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4], ws)
             else:
-                fresh.append(c[0], None, None, None, None, c[4])
+                fresh.append(c[0], None, None, None, None, c[4], ws)
         return fresh

@@ -20,6 +20,7 @@ from .._arrays import as_prices, as_volume, check_grid
 from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices, value_area_of
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
+from .._timewin import window_arg
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
 from ..features import feature_rules
 from ._atomic import _AtomicMixin
@@ -82,7 +83,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         ``histogram()`` and the levels ``update`` returns are those of the session's last N rows,
         equal to ``from_*(..., developing=True, window=N)`` for any chunking ("Rolling windows" in
         docs/contract.md); ``profiles`` stay whole sessions, the side fields cumulative, and
-        ``bar_features_row()`` is refused (bar features read the session's developing levels).
+        ``bar_features_row()`` is refused (bar features read the session's developing levels). A time
+        window (``"60min"``, a timedelta): the session's rows in ``(t - span, t]`` for each row's
+        timestamp ``t`` (bar opens), equal to ``from_*(..., window="60min")`` as well.
     va_rows, va_compare, va_stop, tie_tol, row_label, price_label, va_target, preset : the peer rules and presets of
         ``from_bars`` (docs/presets.md); ``profiles.rules`` records them.
 
@@ -158,8 +161,13 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._distribute = _str(distribute, "distribute")
         # rolling windows (the engine checks window=): the levels of the last `window` rows of the
         # session; only the session's own C++ profile takes it (the side profiles stay whole)
+        # time windows ("60min"): each row's window start from the session's timestamps (_rows.py)
+        count, self._span = window_arg(window)
         self._window = window
-        self._core_kw = dict(self._rules_kw) if window is None else dict(self._rules_kw, window=window)
+        self._core_kw = dict(self._rules_kw) if count is None else dict(self._rules_kw, window=count)
+        if self._span is not None:
+            self._core_kw["time_window"] = True
+            window = window if isinstance(window, str) else f"{self._span}ns"  # a state keeps a string
         if window is not None:
             self._config["window"] = window  # only when used: other states keep their keys
         # peer rules (docs/presets.md), passed on to the engine and the finished sessions' profiles;

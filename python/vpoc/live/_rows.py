@@ -6,6 +6,7 @@ the row's position in the update (the engine's indices are renamed to it).
 
 from __future__ import annotations
 
+import bisect
 import numbers
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -15,6 +16,7 @@ from .. import _core
 from .._arrays import MAX_VOLUME, check_grid, volume_too_large
 from .._errors import readdressed, row_of
 from .._time import bar_opens, epoch_ns, input_timestamps_ns
+from .._timewin import appended_starts
 from ._common import _NS_PER_DAY
 
 __all__ = ["_RowsMixin", "_renamed"]
@@ -140,10 +142,11 @@ class _RowsMixin:
                     self._start_core(has_open)
                 self._begin(label)
                 core = self._core
+            ws = None if self._span is None else bisect.bisect_right(self._ts, t - self._span)  # time window
             if self._bars:
-                lv = core.append_bar(high, low, close, open, volume)
+                lv = core.append_bar(high, low, close, open, volume, ws)
             else:
-                lv = core.append_trade(high, volume)
+                lv = core.append_trade(high, volume, ws)
             if bs is not None:
                 if self._bars:
                     self._side_append_one(high, low, close, open, bs)
@@ -214,18 +217,19 @@ class _RowsMixin:
             raise _renamed(e, positions[a:b]) from None
 
     def _append_core(self, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
-                     b: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     b: int, ws: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._bars:
             return core.append(None, cols[0][a:b], cols[1][a:b], cols[2][a:b],
-                               None if o is None else o[a:b], cols[3][a:b])
-        return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b])
+                               None if o is None else o[a:b], cols[3][a:b], ws)
+        return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b], ws)
 
     def _append_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], ts: np.ndarray,
                      a: int, b: int, positions: Optional[np.ndarray] = None,
                      sides: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         core = self._core
         try:  # the engine checks the rows first and changes nothing when one is bad
-            poc, vah, val = self._append_core(core, cols, o, a, b)
+            ws = None if self._span is None else appended_starts(self._span, self._ts, ts[a:b])  # time window
+            poc, vah, val = self._append_core(core, cols, o, a, b, ws)
         except ValueError as e:
             if positions is None:
                 raise
