@@ -446,7 +446,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), False)
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
-    window, span = _timewin.window_arg(window)  # span: a time window's ns (None: rows)
+    window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
+                    else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (volume is not None and span is None and session is None and sessions is None and tz is None
@@ -525,7 +526,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), True)
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
-    window, span = _timewin.window_arg(window)  # span: a time window's ns (None: rows)
+    window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
+                    else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
                          max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
     if (low is not None and close is not None and volume is not None and span is None and session is None
