@@ -71,7 +71,7 @@ DEADLINE=${VPOC_DEADLINE_S:-580}
 BENCH_RESERVE=${VPOC_BENCH_RESERVE_S:-150}
 export SAN_K=${VPOC_SAN_K:-not 500M and not 1000 and not oom}
 # racecheck is ~10x slower than memcheck: the kernels' shared-memory users, in quick sizes
-export RACE_K=${VPOC_RACE_K:-trades_gpu_equals_cpu or bars_gpu_equals_cpu or developing_gpu_equals_cpu or chunked}
+export RACE_K=${VPOC_RACE_K:-trades_gpu_equals_cpu or bars_gpu_equals_cpu or developing_gpu_equals_cpu or chunked_fractional or chunked_long_trade or chunked_presets}
 # the test files the sanitizers run (the block-per-session developing kernel has its own file)
 export SAN_FILES=${VPOC_SAN_FILES:-tests/test_gpu.py tests/test_developing_gpu.py}
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}

@@ -189,7 +189,7 @@ def test_one_row_and_empty_frames():
 
 
 @pytest.mark.parametrize("window", ["0min", "-5min", "abc", "60", "1M", "", np.timedelta64(-1, "s"),
-                                    dt.timedelta(0), pd.Timedelta("-1min"), np.timedelta64("NaT")])
+                                    dt.timedelta(0), pd.Timedelta("-1min"), np.timedelta64("NaT", "ns")])
 def test_bad_time_window_names_window(window):
     with pytest.raises(ValueError, match="window"):
         vpoc.from_bars(bars_frame(n=5), tick_size=0.25, developing=True, window=window, session_ids=[0] * 5)
