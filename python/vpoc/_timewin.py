@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import warnings
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -36,7 +37,9 @@ def _string_ns(s: str) -> int:
     except ImportError:  # pragma: no cover - pandas is in every extra that reads timestamps
         return interval_ns(s, "window")
     try:
-        return int(pd.tseries.frequencies.to_offset(s).nanos)
+        with warnings.catch_warnings():  # pandas 2.2 warns on aliases it renames ('H', 'M'): read them as it does
+            warnings.simplefilter("ignore", FutureWarning)
+            return int(pd.tseries.frequencies.to_offset(s).nanos)
     except (ValueError, TypeError, AttributeError):
         pass
     try:
