@@ -5,7 +5,6 @@ near the float maximum. Cases that can crash or hang run in a subprocess with a 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,8 @@ import time
 
 import numpy as np
 import pytest
+
+from _sigint import sigint_mid_call
 
 import vpoc
 
@@ -308,18 +309,7 @@ def test_case6_sigint_interrupts_long_call():
         print("finished", flush=True)
         sys.exit(3)
     """)
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert p.stdout.readline().strip() == "started"
-        time.sleep(0.5)
-        p.send_signal(signal.SIGINT)
-        # the call itself needs minutes: a generous bound that only an interrupted call meets
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail("the call was not interrupted by SIGINT")
-    assert p.returncode == 0 and "interrupted" in out, (p.returncode, out, err)
+    sigint_mid_call(code, "interrupted")  # the call itself needs minutes: only an interrupted one ends in 30 s
 
 
 def test_case6_interrupt_hook_is_harmless():
