@@ -189,7 +189,8 @@ def test_one_row_and_empty_frames():
 
 
 @pytest.mark.parametrize("window", ["0min", "-5min", "abc", "60", "1M", "", np.timedelta64(-1, "s"),
-                                    dt.timedelta(0), pd.Timedelta("-1min"), np.timedelta64("NaT", "ns")])
+                                    dt.timedelta(0), pd.Timedelta("-1min"), np.timedelta64("NaT", "ns"),
+                                    np.timedelta64(2), dt.timedelta(days=300_000), "300000D"])
 def test_bad_time_window_names_window(window):
     with pytest.raises(ValueError, match="window"):
         vpoc.from_bars(bars_frame(n=5), tick_size=0.25, developing=True, window=window, session_ids=[0] * 5)
@@ -266,3 +267,24 @@ def test_time_window_on_a_gpu_equals_the_cpu(api, budget):
         assert np.array_equal(dev(gpu), dev(cpu)), (va_method, budget)
         for k in ("poc", "vah", "val", "volume"):
             assert np.array_equal(np.asarray(getattr(gpu, k)), np.asarray(getattr(cpu, k)), equal_nan=True), k
+
+
+def test_live_refuses_a_window_longer_than_int64_time():
+    with pytest.raises(ValueError, match="window"):
+        vpoc.Live(tick_size=0.25, window=dt.timedelta(days=300_000))
+
+
+def test_long_spans_before_1970_do_not_wrap():
+    """t - span clipped to int64 (not wrapped) in the batch starts and in Live's appended starts alike."""
+    t = np.array([-2**62 - 5, -2**62 + 10, -2**62 + 3_000, 0, 10**15], dtype=np.int64)
+    span = (1 << 62) - 1
+    want = brute_starts(t, np.array([0, 5]), span)
+    np.testing.assert_array_equal(_timewin.window_starts(span, t, None, np.array([0, 5]), None, 5), want)
+    for k in range(5):  # rows 0..k-1 already in the session, the rest appended
+        np.testing.assert_array_equal(_timewin.appended_starts(span, t[:k].tolist(), t[k:]), want[k:])
+
+
+def test_nat_timestamps_name_window():
+    ts = np.array(["NaT", "2024-01-02T15:00", "2024-01-02T15:01"], "datetime64[s]")
+    with pytest.raises(ValueError, match="window.*NaT"):
+        _timewin.window_starts(60 * 10**9, ts, None, np.array([0, 3]), None, 3)

@@ -197,6 +197,9 @@ def interval_ns(interval: Any, name: str = "interval") -> Optional[int]:
     elif isinstance(interval, np.timedelta64):
         if np.isnat(interval):
             raise ValueError(f"{name} must be a positive duration, got NaT")
+        if np.datetime_data(interval.dtype)[0] == "generic":  # a bare count: seconds? minutes? not guessed
+            raise ValueError(f"{name}: numpy.timedelta64({int(interval.astype(np.int64))}) has no unit; give one, "
+                             f"e.g. numpy.timedelta64({int(interval.astype(np.int64))}, 's')")
         ns = int(interval.astype("timedelta64[ns]").astype(np.int64))
     elif isinstance(interval, (int, np.integer)):
         ns = int(interval) * 1_000_000_000

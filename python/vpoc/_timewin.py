@@ -17,6 +17,7 @@ from ._time import interval_ns
 __all__ = ["window_arg", "window_starts", "appended_starts"]
 
 _INT64_MIN = np.iinfo(np.int64).min
+_MAX_SPAN = 1 << 62  # ns (about 146 years): the longest time window; t - span is clipped to int64 where it would wrap
 _HOW = ("a time window (window='60min', a datetime.timedelta or numpy.timedelta64) needs timestamps: pass a "
         "vpoc.io container or a DataFrame with a timestamp column (or window=N input rows for plain arrays)")
 
@@ -75,6 +76,9 @@ def window_arg(window: Any) -> Tuple[Any, Optional[int]]:
     if ns <= 0:
         raise ValueError(f"window must be a positive duration (a time window) or an integer >= 1 (input rows), "
                          f"got {window!r}")
+    if ns > _MAX_SPAN:  # t - span must stay an int64 for every timestamp the engine takes
+        raise ValueError(f"window={window!r} is longer than 2**62 ns (about 146 years): for every row's whole "
+                         f"session so far, pass developing=True without window")
     return None, ns
 
 
@@ -117,6 +121,10 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
         t = t[rows]
     span = int(span_ns)
     if t.dtype.kind == "M":
+        nat = np.flatnonzero(np.isnat(t))
+        if nat.size:
+            where = "" if rows is None else f" (input row {int(rows[int(nat[0])])})"
+            raise ValueError(f"window: timestamp of row {int(nat[0])}{where} is missing (NaT)")
         unit, count = np.datetime_data(t.dtype)
         step = int(np.timedelta64(count, unit).astype("timedelta64[ns]").astype(np.int64)) if unit != "generic" else 1
         span = -(-span // step)  # t_j > t_i - s for integers t exactly when t_i - t_j < ceil(s)
@@ -155,4 +163,5 @@ def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray)
         return np.zeros(0, dtype=np.int64)
     k0 = bisect.bisect_right(session_ts, int(new_ts[0]) - span_ns)
     t = np.concatenate([np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
-    return k0 + np.searchsorted(t, new_ts - span_ns, side="right").astype(np.int64)
+    back = np.maximum(new_ts, _INT64_MIN + span_ns) - span_ns  # clipped as window_starts does: no wrap
+    return k0 + np.searchsorted(t, back, side="right").astype(np.int64)
