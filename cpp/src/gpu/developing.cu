@@ -24,7 +24,7 @@ constexpr int64_t kChunkSmemTarget = 27 * 1024;
 constexpr int64_t kChunkMinCells = 512;
 
 // [n] blocks x [chunk::kThreads]: one block per session running core/developing_chunk.hpp's phases,
-// the block synced between them (7 syncs per chunk of up to chunk::kChunk bars). Shared memory:
+// the block synced between them (6 syncs per chunk of up to chunk::kChunk bars, 1 before the first). Shared memory:
 // [chunk::smem_bytes(b.widest, cells)] from the launcher (block state, base rows, table of cells).
 // Generic false: levels::plain_rules() (the rules outside it compiled out of the walk).
 template <class P, class V, bool Generic>
