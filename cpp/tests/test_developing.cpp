@@ -12,6 +12,7 @@
 #include "columns.hpp"
 #include "core/developing.hpp"
 #include "reference.hpp"
+#include "scratch.hpp"
 #include "series.hpp"
 
 using namespace vpoc;
@@ -70,20 +71,8 @@ struct Case {
   std::vector<Levels> run(size_t chunk = 0) const {
     const auto final_profile = ref::dense(ref::profile(rows(), v.size(), mode(), opt.tick_size, opt.ticks_per_row));
     const auto n_rows = static_cast<int64_t>(final_profile.v.size());
-    const auto W = static_cast<size_t>(developing::scratch_rows(n_rows));
-    std::vector<double> sv(W, 0.0), run_(W + 1);
-    std::vector<Fixed> vf(W);
-    std::vector<int32_t> plo(W + 1), phi(W + 1), order(W), pos(W);
-    developing::Scratch sc;
-    sc.v = sv.data();
-    sc.vf = vf.data();
-    sc.path_lo = plo.data();
-    sc.path_hi = phi.data();
-    sc.path_run = run_.data();
-    sc.order = order.data();
-    sc.pos = pos.data();
-    sc.W = static_cast<int64_t>(W);
-    sc.origin = final_profile.low_row - developing::kMargin;
+    test_scratch::Buffers buf;
+    const developing::Scratch sc = buf.developing(developing::scratch_rows(n_rows), final_profile.low_row - developing::kMargin);
     const auto src = make_source<double, double>(test_columns::view(bars, d, h, l, c, o, v), opt, 0);
     developing::Session s(sc, opt);
     std::vector<Levels> out;

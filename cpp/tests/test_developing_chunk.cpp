@@ -12,6 +12,7 @@
 #include "columns.hpp"
 #include "core/developing.hpp"
 #include "core/developing_chunk.hpp"
+#include "scratch.hpp"
 #include "series.hpp"
 
 using namespace vpoc;
@@ -58,27 +59,15 @@ struct Case {
     int64_t low, high;
     final_rows(low, high);
     const int64_t W = developing::scratch_rows(high - low + 1);
-    std::vector<double> sv(static_cast<size_t>(W), 0.0), run_(static_cast<size_t>(W + 1));
-    std::vector<Fixed> vf(static_cast<size_t>(W));
-    std::vector<int32_t> plo(static_cast<size_t>(W + 1)), phi(static_cast<size_t>(W + 1)), order(static_cast<size_t>(W)),
-        pos(static_cast<size_t>(W));
-    developing::Scratch sc;
-    sc.v = sv.data();
-    sc.vf = vf.data();
-    sc.path_lo = plo.data();
-    sc.path_hi = phi.data();
-    sc.path_run = run_.data();
-    sc.order = order.data();
-    sc.pos = pos.data();
-    sc.W = W;
-    sc.origin = low - developing::kMargin;
+    test_scratch::Buffers buf;
+    const developing::Scratch sc = buf.developing(W, low - developing::kMargin);
     const auto src = make_source<double, double>(view(), opt, 0);
     developing::Session s(sc, opt);
     std::vector<Levels> out(v.size(), Levels{-1, -1, -1});
     ok = s.run(src, 0, static_cast<int64_t>(v.size()), [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
       out[static_cast<size_t>(i)] = Levels{poc, val, vah};
     });
-    if (exact) *exact = vf;
+    if (exact) *exact = buf.vf;
     return out;
   }
 

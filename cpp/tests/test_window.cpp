@@ -11,6 +11,7 @@
 #include "columns.hpp"
 #include "core/window.hpp"
 #include "reference.hpp"
+#include "scratch.hpp"
 #include "series.hpp"
 
 using namespace vpoc;
@@ -66,25 +67,10 @@ struct WindowCase {
   }
 
   // window::Session over the session's rows, in pieces of `chunk` rows (0: one run() call), as Live does.
-  // GCC 12 at -O2 reports the inlined destructors of touch / order as freeing a pointer with an
-  // offset (-Wfree-nonheap-object): a known false positive of its range analysis, silenced here only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
-#endif
   std::vector<Levels> run(size_t chunk = 0) const {
     const auto whole = ref::dense(ref::profile(rows(0, v.size()), v.size(), mode(), opt.tick_size, opt.ticks_per_row));
-    const auto W = whole.v.size();
-    std::vector<double> sv(W, 0.0);
-    std::vector<Fixed> vf(W);
-    std::vector<int32_t> touch(W, 0), order(W);
-    window::Scratch sc;
-    sc.v = sv.data();
-    sc.vf = vf.data();
-    sc.touch = touch.data();
-    sc.order = order.data();
-    sc.W = static_cast<int64_t>(W);
-    sc.origin = whole.low_row;
+    test_scratch::Buffers buf;
+    const window::Scratch sc = buf.window(static_cast<int64_t>(whole.v.size()), whole.low_row);
     const auto src = make_source<double, double>(test_columns::view(bars, d, h, l, c, {}, v), opt, 0);
     window::Session s(sc, opt);
     std::vector<Levels> out;
@@ -102,9 +88,6 @@ struct WindowCase {
     }
     return out;
   }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 };
 
 void check(const WindowCase& k, size_t chunk = 0) {
