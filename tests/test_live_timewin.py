@@ -8,7 +8,6 @@ series against brute force); a rollback, the state round trip and pickle continu
 from __future__ import annotations
 
 import datetime as dt
-import pickle
 
 import numpy as np
 import pytest
@@ -17,6 +16,8 @@ from hypothesis import strategies as st
 
 vpoc = pytest.importorskip("vpoc")
 pd = pytest.importorskip("pandas")
+
+from test_live_window import assert_state_round_trip  # noqa: E402
 
 MIN = 60_000_000_000
 T0 = 1_700_000_000 * 10**9  # 2023-11-14, ns
@@ -111,16 +112,7 @@ def test_a_rolled_back_update_keeps_the_window(monkeypatch):
 def test_state_round_trip_continues_the_time_window(window):
     rng = np.random.default_rng(4)
     cols, ts = _rows(rng, 300, bars=True)
-    kw = dict(tick_size=0.25, window=window, session_starts=np.array([ts[0], ts[150]]))
-    a = vpoc.Live(**kw)
-    a.update(*[c[:100] for c in cols], timestamp=ts[:100])
-    for b in (vpoc.Live.from_state(a.state_dict()), pickle.loads(pickle.dumps(a))):
-        assert b.levels == a.levels
-        for i in range(100, 300, 7):
-            assert b.update(*[c[i:i + 7] for c in cols], timestamp=ts[i:i + 7]) == \
-                a.update(*[c[i:i + 7] for c in cols], timestamp=ts[i:i + 7])
-        a = vpoc.Live(**kw)
-        a.update(*[c[:100] for c in cols], timestamp=ts[:100])
+    assert_state_round_trip(dict(tick_size=0.25, window=window, session_starts=np.array([ts[0], ts[150]])), cols, ts)
 
 
 def test_time_window_histogram_and_totals_are_the_windows():

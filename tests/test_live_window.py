@@ -73,10 +73,9 @@ def test_window_histogram_and_totals_are_the_windows():
     assert live.low_row * 0.25 == 110.25
 
 
-def test_state_round_trip_continues_the_window():
-    rng = np.random.default_rng(4)
-    cols, ts = _rows(rng, 300, bars=True)
-    kw = dict(tick_size=0.25, window=25, session_starts=np.array([ts[0], ts[150]]))
+def assert_state_round_trip(kw, cols, ts):
+    """A Live of keywords ``kw`` fed rows [0, 100), saved (state_dict, pickle) and restored, then fed
+    the rest in chunks of 7 beside the original: every update answers the same."""
     a = vpoc.Live(**kw)
     a.update(*[c[:100] for c in cols], timestamp=ts[:100])
     for b in (vpoc.Live.from_state(a.state_dict()), pickle.loads(pickle.dumps(a))):
@@ -86,6 +85,12 @@ def test_state_round_trip_continues_the_window():
                 a.update(*[c[i:i + 7] for c in cols], timestamp=ts[i:i + 7])
         a = vpoc.Live(**kw)
         a.update(*[c[:100] for c in cols], timestamp=ts[:100])
+
+
+def test_state_round_trip_continues_the_window():
+    rng = np.random.default_rng(4)
+    cols, ts = _rows(rng, 300, bars=True)
+    assert_state_round_trip(dict(tick_size=0.25, window=25, session_starts=np.array([ts[0], ts[150]])), cols, ts)
 
 
 def test_bar_features_are_refused_with_a_window():
