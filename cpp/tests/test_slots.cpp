@@ -112,14 +112,10 @@ void check_slots(uint64_t seed) {
       }
 }
 
-}  // namespace
-
-TEST_CASE("25_slots_variants_double_prices") { check_slots<double>(1); }
-TEST_CASE("25_slots_variants_float_prices") { check_slots<float>(2); }
-
-TEST_CASE("25_slots_f32_variants_with_volume_check") {
-  if (!simd::have_avx2()) return;
-  std::mt19937_64 rng(3);
+// The float32 cases of the variant tests: every size, three inverse ticks, 8 draws (a bad price
+// and a bad volume among them), two origins; fn(prices, volumes, n, inv, draw, origin).
+template <class F>
+void for_f32_cases(std::mt19937_64& rng, F&& fn) {
   const float invs[] = {4.0f, 1.0f, 8.0f};
   for (const int n : kSizes)
     for (const float inv : invs)
@@ -128,29 +124,42 @@ TEST_CASE("25_slots_f32_variants_with_volume_check") {
         const std::vector<float> p = prices<float>(rng, n, inv, bad);
         const std::vector<float> v = volumes<float>(rng, n, bad || r % 4 == 2);
         const int64_t origin = r % 2 ? 40000 - 64 : -(int64_t(1) << 29);
-        for (const bool with_volumes : {false, true}) {
-          const auto with = [&](auto fn, VolumeCheck& vc) {
-            return run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
-              return fn(q, m, inv, origin, s, mn, mx, wh, with_volumes ? v.data() : nullptr,
-                        with_volumes ? &vc : nullptr);
-            });
-          };
-          VolumeCheck a, b;
-          const Out ref = with([](auto&&... x) { return simd::slots_f32_avx2(x...); }, a);
+        fn(p, v, n, inv, r, origin);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("25_slots_variants_double_prices") { check_slots<double>(1); }
+TEST_CASE("25_slots_variants_float_prices") { check_slots<float>(2); }
+
+TEST_CASE("25_slots_f32_variants_with_volume_check") {
+  if (!simd::have_avx2()) return;
+  std::mt19937_64 rng(3);
+  for_f32_cases(rng, [&](const std::vector<float>& p, const std::vector<float>& v, int, float inv, int, int64_t origin) {
+    for (const bool with_volumes : {false, true}) {
+      const auto with = [&](auto fn, VolumeCheck& vc) {
+        return run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+          return fn(q, m, inv, origin, s, mn, mx, wh, with_volumes ? v.data() : nullptr,
+                    with_volumes ? &vc : nullptr);
+        });
+      };
+      VolumeCheck a, b;
+      const Out ref = with([](auto&&... x) { return simd::slots_f32_avx2(x...); }, a);
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-          if (!simd::have_avx512()) continue;
-          const Out got = with([](auto&&... x) { return simd::slots_f32_avx512(x...); }, b);
-          same(ref, got, "f32 avx512");
-          if (ref.ok && with_volumes) {
-            CHECK(a.ok == b.ok);
-            if (a.ok) {
-              CHECK(a.whole == b.whole);
-              CHECK(a.vmax == b.vmax);
-            }
-          }
-#endif
+      if (!simd::have_avx512()) continue;
+      const Out got = with([](auto&&... x) { return simd::slots_f32_avx512(x...); }, b);
+      same(ref, got, "f32 avx512");
+      if (ref.ok && with_volumes) {
+        CHECK(a.ok == b.ok);
+        if (a.ok) {
+          CHECK(a.whole == b.whole);
+          CHECK(a.vmax == b.vmax);
         }
       }
+#endif
+    }
+  });
 }
 
 TEST_CASE("25_volumes_ok_variants") {
@@ -268,36 +277,29 @@ TEST_CASE("25_records_double_prices") {
 TEST_CASE("25_records_f32_variants") {
   if (!simd::have_avx2()) return;
   std::mt19937_64 rng(15);
-  const float invs[] = {4.0f, 1.0f, 8.0f};
-  for (const int n : kSizes)
-    for (const float inv : invs)
-      for (int r = 0; r < 8; ++r) {
-        const bool bad = r % 4 == 3;
-        const std::vector<float> p = prices<float>(rng, n, inv, bad);
-        const std::vector<float> v = volumes<float>(rng, n, bad || r % 4 == 2);
-        const int64_t origin = r % 2 ? 40000 - 64 : -(int64_t(1) << 29);
-        VolumeCheck a;
-        const Out ref = run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
-          return simd::slots_f32_avx2(q, m, inv, origin, s, mn, mx, wh, v.data(), &a);
-        });
-        for (const int shift : {0, 5, 6}) {
-          const auto check = [&](auto fn, const char* what) {
-            std::vector<uint64_t> rec(static_cast<size_t>(n));
-            double mn = 0, mx = 0;
-            bool wh = false;
-            VolumeCheck b;
-            const bool ok = fn(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, b);
-            same_records(ref, ok, rec, mn, mx, wh, v, shift, what);
-            INFO(std::string(what) << " n " << n << " r " << r);
-            if (ok && n > 0) same_check(b, a.ok, a.vmax, a.whole);  // n = 0: v.data() may be null (no check)
-          };
-          check([](auto&&... x) { return simd::records_f32_avx2(x...); }, "records f32 avx2");
-          check([](auto&&... x) { return block_records_f32(x...); }, "block_records_f32");
+  for_f32_cases(rng, [&](const std::vector<float>& p, const std::vector<float>& v, int n, float inv, int r, int64_t origin) {
+    VolumeCheck a;
+    const Out ref = run(p, [&](const float* q, int m, int32_t* s, double& mn, double& mx, bool& wh) {
+      return simd::slots_f32_avx2(q, m, inv, origin, s, mn, mx, wh, v.data(), &a);
+    });
+    for (const int shift : {0, 5, 6}) {
+      const auto check = [&](auto fn, const char* what) {
+        std::vector<uint64_t> rec(static_cast<size_t>(n));
+        double mn = 0, mx = 0;
+        bool wh = false;
+        VolumeCheck b;
+        const bool ok = fn(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, b);
+        same_records(ref, ok, rec, mn, mx, wh, v, shift, what);
+        INFO(std::string(what) << " n " << n << " r " << r);
+        if (ok && n > 0) same_check(b, a.ok, a.vmax, a.whole);  // n = 0: v.data() may be null (no check)
+      };
+      check([](auto&&... x) { return simd::records_f32_avx2(x...); }, "records f32 avx2");
+      check([](auto&&... x) { return block_records_f32(x...); }, "block_records_f32");
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-          if (simd::have_avx512()) check([](auto&&... x) { return simd::records_f32_avx512(x...); }, "records f32 avx512");
+      if (simd::have_avx512()) check([](auto&&... x) { return simd::records_f32_avx512(x...); }, "records f32 avx512");
 #endif
-        }
-      }
+    }
+  });
 }
 #endif
 
