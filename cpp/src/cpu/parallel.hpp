@@ -17,12 +17,16 @@
 
 namespace vpoc::cpu {
 
+// The machine's core count, read once per process (the C library reads it from sysfs: 12-20 us, a
+// large part of a tiny call); 0 when it cannot tell.
+inline int cores() {
+  static const int n = static_cast<int>(std::thread::hardware_concurrency());
+  return n;
+}
+
 // Workers actually used for n items with `threads` requested (0: all cores).
-// The core count is read once per process (the C library reads it from sysfs: 12-20 us, a large
-// part of a tiny call).
 inline int resolve_threads(int threads, int64_t n) {
-  static const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int t = threads > 0 ? threads : cores;
+  int t = threads > 0 ? threads : cores();
   t = std::max(t, 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, n)));
 }
@@ -30,11 +34,8 @@ inline int resolve_threads(int threads, int64_t n) {
 // Most persistent pool helpers a call uses: one per core besides the caller (at least 3, so that a
 // small machine's calls of up to 4 threads still run on the pool). A pool keeps its helpers' stacks
 // for the life of the process: asked for threads=400, it would keep 399 of them (3 GiB of address
-// space); workers beyond kPooled run on threads of the call instead, as before the pool.
-inline int max_pooled_helpers() {
-  static const int pooled = std::max(static_cast<int>(std::thread::hardware_concurrency()) - 1, 3);
-  return pooled;
-}
+// space); workers beyond these run on threads of the call instead, as before the pool.
+inline int max_pooled_helpers() { return std::max(cores() - 1, 3); }
 
 // The calling thread's side of an Interrupt: poll() asks interrupt.check about every
 // kInterruptPollMs and throws Cancelled when it says stop. It counts calls and reads the clock only

@@ -6,8 +6,9 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
+
+#include "cpu/parallel.hpp"
 
 namespace vpoc::cpu {
 
@@ -67,10 +68,7 @@ class ScratchCache {
 
  private:
   ScratchCache() { free_.reserve(max_entries()); }
-  static size_t max_entries() {
-    static const size_t n = std::max(1u, std::thread::hardware_concurrency());
-    return n;
-  }
+  static size_t max_entries() { return static_cast<size_t>(std::max(1, cores())); }
   std::mutex mutex_;
   std::vector<std::unique_ptr<T>> free_;
   size_t held_ = 0;  // bytes() of the entries in free_
