@@ -20,8 +20,7 @@ struct BinColumns {
   const int64_t* out_off = nullptr;  // result offsets [S+1]
   double* volume = nullptr;
   Fixed* acc = nullptr;  // [S * N] scratch ('exact')
-  int64_t *n_rows, *low_row, *poc_row, *vah_row, *val_row;
-  double *poc, *vah, *val, *total, *va_volume, *bin_low, *bin_width;
+  bins::Columns col;     // the level columns [S]
   unsigned long long* first_bad = nullptr;  // first invalid input row (~0: none)
   unsigned long long* overflow = nullptr;   // first session whose exact total passes 2**53 (~0: none)
 };
@@ -32,12 +31,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
   const int64_t s = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (s >= S) return;
   const int64_t b = c.off[s], e = c.off[s + 1];
-  const double nan = __longlong_as_double(0x7ff8000000000000LL);
-  c.bin_low[s] = c.bin_width[s] = nan;
-  c.n_rows[s] = 0;
-  c.poc_row[s] = c.vah_row[s] = c.val_row[s] = c.low_row[s] = kNoRow;
-  c.poc[s] = c.vah[s] = c.val[s] = nan;
-  c.total[s] = c.va_volume[s] = 0.0;
+  bins::write_empty(c.col, s);
   for (int64_t i = b; i < e; ++i) {
     const Item it = src.item(i);
     if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
@@ -55,18 +49,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
     atomicMin(c.overflow, static_cast<unsigned long long>(s));
     return;
   }
-  c.n_rows[s] = opt.bins;
-  c.low_row[s] = 0;
-  c.poc_row[s] = lv.poc;
-  c.val_row[s] = lv.val;
-  c.vah_row[s] = lv.vah;
-  c.poc[s] = lv.poc_price;
-  c.val[s] = lv.val_price;
-  c.vah[s] = lv.vah_price;
-  c.total[s] = total;
-  c.va_volume[s] = lv.va_volume;
-  c.bin_low[s] = L.lo;
-  c.bin_width[s] = L.w;
+  bins::write(c.col, s, opt.bins, L, total, lv);
 }
 
 // [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session rebuilt
@@ -204,18 +187,13 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   c.out_off = static_cast<const int64_t*>(out.offsets.data);
   c.volume = static_cast<double*>(out.volume.data);
   c.acc = d_acc;
-  c.n_rows = static_cast<int64_t*>(out.n_rows.data);
-  c.low_row = static_cast<int64_t*>(out.low_row.data);
-  c.poc_row = static_cast<int64_t*>(out.poc_row.data);
-  c.vah_row = static_cast<int64_t*>(out.vah_row.data);
-  c.val_row = static_cast<int64_t*>(out.val_row.data);
-  c.poc = static_cast<double*>(out.poc.data);
-  c.vah = static_cast<double*>(out.vah.data);
-  c.val = static_cast<double*>(out.val.data);
-  c.total = static_cast<double*>(out.total_volume.data);
-  c.va_volume = static_cast<double*>(out.va_volume.data);
-  c.bin_low = d_low;
-  c.bin_width = d_width;
+  const auto i64 = [](const DeviceColumn& d) { return static_cast<int64_t*>(d.data); };
+  const auto f64 = [](const DeviceColumn& d) { return static_cast<double*>(d.data); };
+  // the order of bins::Columns: n_rows, low_row, poc_row, vah_row, val_row, poc, vah, val, total_volume,
+  // va_volume, bin_low, bin_width
+  c.col = bins::Columns{i64(out.n_rows), i64(out.low_row), i64(out.poc_row), i64(out.vah_row),
+                        i64(out.val_row), f64(out.poc), f64(out.vah), f64(out.val), f64(out.total_volume),
+                        f64(out.va_volume), d_low, d_width};
   c.first_bad = d_flags;
   c.overflow = d_flags + 1;
   InputView view;
