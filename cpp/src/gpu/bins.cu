@@ -208,14 +208,21 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   } else {
     view = view_of(arrays[0], arrays[1]);
   }
-  if (S > 0) {
+  // launch(src, o): the view's Source in its element types and the call's options less the
+  // interrupt (a host callback; kernels take none)
+  const auto with_source = [&](auto&& launch) {
     with_types(view, [&](auto p, auto v) {
       using P = decltype(p);
       using V = decltype(v);
       const Source<P, V> src = make_source<P, V>(view, opt, 0);
       Options o = opt;
       o.interrupt = Interrupt{};
-      bins_kernel<P, V><<<static_cast<unsigned>((S + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, S, o, c);
+      launch(src, o);
+    });
+  };
+  if (S > 0) {
+    with_source([&](const auto& src, const Options& o) {
+      bins_kernel<<<static_cast<unsigned>((S + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, S, o, c);
       VPOC_GPU_CHECK_LAUNCH("bins_kernel");
     });
   }
@@ -260,15 +267,10 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
     out.dev_poc = DeviceColumn{dbase, n, DType::f64};
     out.dev_vah = DeviceColumn{dbase + dcol, n, DType::f64};
     out.dev_val = DeviceColumn{dbase + 2 * dcol, n, DType::f64};
-    with_types(view, [&](auto p, auto v) {
-      using P = decltype(p);
-      using V = decltype(v);
-      const Source<P, V> src = make_source<P, V>(view, opt, 0);
-      Options o = opt;
-      o.interrupt = Interrupt{};
+    with_source([&](const auto& src, const Options& o) {
       for (int64_t r0 = 0; r0 < n; r0 += batch) {
         const int64_t r1 = std::min(n, r0 + batch);
-        bins_developing_kernel<P, V><<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        bins_developing_kernel<<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
             src, d_off, S, r0, r1, o, dev_scratch, dev_acc, static_cast<double*>(out.dev_poc.data),
             static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data));
         VPOC_GPU_CHECK_LAUNCH("bins_developing_kernel");
