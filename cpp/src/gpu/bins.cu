@@ -102,15 +102,7 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
   const gpuStream_t stream = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st.stream();
-  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
-  for (const std::uintptr_t producer : gopt.wait_streams) {
-    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
-    const std::shared_ptr<void> ev = st.event();
-    const auto e = static_cast<gpuEvent_t>(ev.get());
-    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
-  }
+  wait_before_call(st, stream, gopt.wait_streams);
   const int64_t S = sessions.n_sessions, N = opt.bins;
   const int64_t n = volume.size;
   // result offsets: N bins per non-empty session

@@ -460,4 +460,16 @@ void set_pool_limit(int device, int64_t bytes) {
   state(device).set_pool_limit(bytes);
 }
 
+void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers) {
+  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
+  for (const std::uintptr_t producer : producers) {
+    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
+    const std::shared_ptr<void> ev = st.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
+  }
+}
+
 }  // namespace vpoc::gpu
