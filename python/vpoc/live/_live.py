@@ -39,6 +39,11 @@ __all__ = ["Live"]
 _CHUNK = 1 << 17
 
 
+def _level(i: int, doc: str) -> property:
+    """A read-only float property: entry ``i`` of ``levels`` (poc, vah, val, total_volume, va_volume)."""
+    return property(lambda self: self._levels[i], doc=doc)
+
+
 class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _StateMixin):
     """Volume profile of a live feed: ``update()`` with new bars (or trades) as they arrive,
     read the current session's POC / value area at once.
@@ -239,30 +244,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     # ------------------------------------------------------------------ reading
 
-    @property
-    def poc(self) -> float:
-        """POC of the current session (row price; NaN before its first row)."""
-        return self._levels[0]
-
-    @property
-    def vah(self) -> float:
-        """Value-area high of the current session (row price)."""
-        return self._levels[1]
-
-    @property
-    def val(self) -> float:
-        """Value-area low of the current session (row price)."""
-        return self._levels[2]
-
-    @property
-    def total_volume(self) -> float:
-        """Volume of the current session so far."""
-        return self._levels[3]
-
-    @property
-    def va_volume(self) -> float:
-        """Volume inside the current value area."""
-        return self._levels[4]
+    poc = _level(0, "POC of the current session (row price; NaN before its first row).")
+    vah = _level(1, "Value-area high of the current session (row price).")
+    val = _level(2, "Value-area low of the current session (row price).")
+    total_volume = _level(3, "Volume of the current session so far.")
+    va_volume = _level(4, "Volume inside the current value area.")
 
     @property
     def levels(self) -> Tuple[float, float, float, float, float]:
