@@ -330,20 +330,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         first = args[0]
         if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
             return self._update_one(args, open, timestamp, sides)  # takes its own snapshot
-        snap = self._snapshot()
-        try:
-            return self._update_many(args, open, timestamp, sides)
-        except BaseException:
-            # nested: a second interrupt taken as the rollback is called (before its own retry
-            # loop is set up) is caught here and the rollback runs again
-            try:
-                self._rollback(snap)
-            except BaseException:
-                try:
-                    self._rollback(snap)
-                except BaseException:
-                    self._rollback(snap)
-            raise
+        return self._all_or_nothing(self._snapshot(), self._update_many, args, open, timestamp, sides)
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
@@ -454,22 +441,14 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         """Ends the current session now (it joins ``profiles``); the next row starts a new one.
         All or nothing, like ``update``."""
         if self._label is not None and self._core is not None and self._core.size:
-            snap = self._snapshot()
-            try:
-                self._finish()
-                self._label = None
-                self._clock.cur = None
-                self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
-                self._report_drops()
-            except BaseException:  # see update()
-                try:
-                    self._rollback(snap)
-                except BaseException:
-                    try:
-                        self._rollback(snap)
-                    except BaseException:
-                        self._rollback(snap)
-                raise
+            self._all_or_nothing(self._snapshot(), self._close_now)
+
+    def _close_now(self) -> None:
+        self._finish()
+        self._label = None
+        self._clock.cur = None
+        self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+        self._report_drops()
 
     def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
                          as_int: bool, sides: Optional[Tuple[np.ndarray, np.ndarray]] = None
