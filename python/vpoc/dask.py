@@ -25,7 +25,7 @@ import numpy as np
 from . import _api
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
-from ._stream import concat_columns, empty_profile_table, profile_table
+from ._stream import concat_rows, empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -71,15 +71,7 @@ class _Part:
         return _Part(self.labels[a:b], None if self.timestamp is None else self.timestamp[a:b],
                      {k: v[a:b] for k, v in self.values.items()})
 
-    @staticmethod
-    def concat(a: Optional["_Part"], b: "_Part") -> "_Part":
-        if a is None or len(a) == 0:
-            return b
-        if len(b) == 0:
-            return a
-        values = concat_columns(a.values, b.values)
-        ts = None if b.timestamp is None else np.concatenate([a.timestamp, b.timestamp])
-        return _Part(np.concatenate([a.labels, b.labels]), ts, values)
+    concat = staticmethod(concat_rows)
 
 
 def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str]) -> np.ndarray:
