@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 import numpy as np
 
 from . import _api
+from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 from ._stream import concat_rows, empty_profile_table, profile_table
@@ -96,12 +97,10 @@ def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str])
 
 def _check_sorted(labels: np.ndarray, name: str) -> None:
     """Session labels must not decrease (every session is one contiguous run of rows)."""
-    if labels.shape[0] > 1:
-        down = np.flatnonzero(labels[1:] < labels[:-1])
-        if down.size:
-            i = int(down[0]) + 1
-            raise ValueError(f"session labels ({name}) must not decrease, but {labels[i]!r} follows "
-                             f"{labels[i - 1]!r}; sort the frame by time")
+    i = first_decrease(labels)
+    if i > 0:
+        raise ValueError(f"session labels ({name}) must not decrease, but {labels[i]!r} follows "
+                         f"{labels[i - 1]!r}; sort the frame by time")
 
 
 def _runs(labels: np.ndarray) -> np.ndarray:

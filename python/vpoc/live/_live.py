@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _core
 from .._api import from_bars, from_trades
-from .._arrays import as_prices, as_volume, check_grid
+from .._arrays import as_prices, as_volume, check_grid, first_decrease
 from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices, value_area_of
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
@@ -363,8 +363,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             return self._levels
         if self._stamp == "close":
             ts = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
-        if n > 1 and np.any(ts[1:] < ts[:-1]):
-            i = int(np.flatnonzero(ts[1:] < ts[:-1])[0]) + 1
+        i = first_decrease(ts)
+        if i > 0:
             raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
         if self._last_ts is not None and ts[0] < self._last_ts:
             raise ValueError(f"timestamp[0] = {int(ts[0])} is before the previous row's "
