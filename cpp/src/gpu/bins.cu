@@ -253,12 +253,7 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
                     __LINE__);
   if (opt.developing) {
     // [n] dev columns; rows in batches whose [N] scratch per row fits in memory_budget
-    const size_t dcol = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
-    out.developing_mem = st.output(3 * dcol, stream);
-    char* dbase = static_cast<char*>(out.developing_mem->data);
-    out.dev_poc = DeviceColumn{dbase, n, DType::f64};
-    out.dev_vah = DeviceColumn{dbase + dcol, n, DType::f64};
-    out.dev_val = DeviceColumn{dbase + 2 * dcol, n, DType::f64};
+    allocate_developing_columns(st, out, n, stream);
     with_source([&](const auto& src, const Options& o) {
       for (int64_t r0 = 0; r0 < n; r0 += batch) {
         const int64_t r1 = std::min(n, r0 + batch);

@@ -472,4 +472,13 @@ void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std
   }
 }
 
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream) {
+  const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
+  out.developing_mem = st.output(3 * col, stream);
+  char* base = static_cast<char*>(out.developing_mem->data);
+  out.dev_poc = DeviceColumn{base, n, DType::f64};
+  out.dev_vah = DeviceColumn{base + col, n, DType::f64};
+  out.dev_val = DeviceColumn{base + 2 * col, n, DType::f64};
+}
+
 }  // namespace vpoc::gpu

@@ -139,4 +139,8 @@ constexpr size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 // Callers hold st.mutex().
 void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers);
 
+// A result's developing columns (dev_poc, dev_vah, dev_val [n]) in one pool buffer of aligned
+// pieces, to be written on `stream` (as allocate_session_columns does for the session columns).
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream);
+
 }  // namespace vpoc::gpu
