@@ -676,18 +676,9 @@ void Run::developing() {
 DeviceProfiles Run::run() {
   // First the waits: the slot events below, which the uploads on the copy stream wait for, are
   // recorded on this stream after them, so no upload rewrites the workspace while the last call
-  // (perhaps on another stream) still reads it.
-  if (st_.last_call && st_.last_call_stream != reinterpret_cast<std::uintptr_t>(stream_))
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
-  // Inputs still being written on their producers' streams: order this call after that work
-  // (inputs made on this call's own stream are in order already).
-  for (const std::uintptr_t producer : gopt_.wait_streams) {
-    if (reinterpret_cast<gpuStream_t>(producer) == stream_) continue;
-    const std::shared_ptr<void> ev = st_.event();
-    const auto e = static_cast<gpuEvent_t>(ev.get());
-    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, e));
-  }
+  // (perhaps on another stream) still reads it; inputs still being written on their producers'
+  // streams are waited for too (inputs made on this call's own stream are in order already).
+  wait_before_call(st_, stream_, gopt_.wait_streams);
   // The state's events (calls on a device are serialized): no event is created per call.
   for (int k = 0; k < kSlots; ++k) {
     uploaded_[k] = st_.slot_event(k);

@@ -497,4 +497,25 @@ void set_pool_limit(int device, int64_t bytes) {
   state(device).set_pool_limit(bytes);
 }
 
+void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers) {
+  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
+  for (const std::uintptr_t producer : producers) {
+    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
+    const std::shared_ptr<void> ev = st.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
+  }
+}
+
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream) {
+  const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
+  out.developing_mem = st.output(3 * col, stream);
+  char* base = static_cast<char*>(out.developing_mem->data);
+  out.dev_poc = DeviceColumn{base, n, DType::f64};
+  out.dev_vah = DeviceColumn{base + col, n, DType::f64};
+  out.dev_val = DeviceColumn{base + 2 * col, n, DType::f64};
+}
+
 }  // namespace vpoc::gpu

@@ -141,4 +141,14 @@ Ready record_ready(gpuStream_t stream, int device);
 // Rounds n up to a multiple of 256 bytes (every workspace piece starts aligned for any type).
 constexpr size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
 
+// Orders a call's work on `stream` after what it must not overtake: the last call on st's device
+// (st.last_call, unless it ran on `stream`: the workspace they share) and the work queued on the
+// inputs' producer streams (an event from the pool recorded on each one other than `stream`).
+// Callers hold st.mutex().
+void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers);
+
+// A result's developing columns (dev_poc, dev_vah, dev_val [n]) in one pool buffer of aligned
+// pieces, to be written on `stream` (as allocate_session_columns does for the session columns).
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream);
+
 }  // namespace vpoc::gpu
