@@ -96,10 +96,9 @@ struct Case {
     };
     fail = false;
     chunks = 0;
-    each([&](int t) { p.init(t, 0); });
+    each([&](int t) { p.start(t, 0); });
     int64_t i0 = 0;
     while (i0 < n) {
-      each([&](int t) { p.prepare(t, i0); });
       p.plan(i0);
       if (p.blk->fail) {
         fail = true;
@@ -113,7 +112,7 @@ struct Case {
       each([&](int t) { p.max_part(t); });
       each([&](int t) { p.out_part(t); });
       each([&](int t) { p.poc_part(t); });
-      each([&](int t) { p.walk(t, i0, record); });
+      each([&](int t) { p.walk_ahead(t, i0, record); });
       i0 = p.blk->next;
       ++chunks;
     }

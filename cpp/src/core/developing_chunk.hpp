@@ -14,8 +14,10 @@
 // whose own rows pass the table is a chunk of one, folded into the base first and read from it.
 //
 // The phases run by every thread t of the block, the caller syncing the block between them:
-//   init -> { prepare -> plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part -> walk }
-// until the session's last row. cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
+//   start -> { plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part -> walk_ahead }
+// until the session's last row: start zeroes the base and prepares the first chunk's bars;
+// walk_ahead runs the walks on lanes t < kChunk and prepares the next chunk's bars on the lanes
+// above (the walks read no bar: the bars of chunk c + 1 load while chunk c's walks run). cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
 // over t between the sync points) against Session; gpu/developing.cu runs them as a kernel.
 
 #include <cstdint>
@@ -29,6 +31,7 @@ namespace vpoc::developing::chunk {
 constexpr int kChunk = 32;                      // bars per chunk at most (one walker lane each)
 constexpr int kThreads = 64;                    // threads of a block (a multiple of kChunk)
 constexpr int kPerSnapshot = kThreads / kChunk;  // threads sharing one snapshot's POC search
+static_assert(kThreads >= 2 * kChunk, "walk_ahead prepares the next chunk on the lanes past the walkers");
 constexpr int kTableCells = 2048;               // doubles of the table (16 KiB)
 
 // Whether the chunked pass takes these inputs and rules: va_rows 'all' without a rolling window
@@ -136,6 +139,12 @@ struct Pass {
       blk->next = begin;
       blk->fail = 0;
     }
+  }
+
+  // The first phase: the base zeroed (init) and the first chunk's bars prepared.
+  VPOC_HD void start(int t, int64_t begin) {
+    init(t, begin);
+    prepare(t, begin);
   }
 
   // Lane j < kChunk: bar i0 + j loaded, checked and put on the rows (Session::add's checks).
@@ -411,6 +420,14 @@ struct Pass {
     while (!levels::reached(running, target, r) && levels::expand_step(rows, first, last, step, lo, hi, running, r)) {
     }
     out(i0 + j, origin + poc, origin + lo, origin + hi);
+  }
+
+  // The last phase of a chunk: lanes t < kChunk walk its snapshots (walk), lanes kChunk..2 kChunk - 1
+  // prepare the next chunk's bars (from blk->next, written by plan), which no walk reads.
+  template <class Out>
+  VPOC_HD void walk_ahead(int t, int64_t i0, Out&& out) {
+    if (t < kChunk) return walk(t, i0, out);
+    if (t < 2 * kChunk) prepare(t - kChunk, blk->next);
   }
 };
 

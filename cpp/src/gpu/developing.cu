@@ -39,13 +39,11 @@ __global__ void __launch_bounds__(chunk::kThreads)
                                                         b.low_row[s] - developing::kMargin, b.offsets[s + 1], cells);
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
-  pass.init(t, begin);
+  pass.start(t, begin);  // the base zeroed, the first chunk's [kChunk] bars
   __syncthreads();
   // i0 (every thread's copy): the chunk's first input row. blk->next is written by thread 0 in
   // plan() only, after the sync that every thread reaches once it has read it.
   for (int64_t i0 = begin; i0 < pass.end;) {
-    pass.prepare(t, i0);  // [kChunk] bars
-    __syncthreads();
     if (t == 0) pass.plan(i0);  // cut, hull, [n] snapshot rows and totals
     __syncthreads();
     if (pass.blk->fail) {  // block-uniform
@@ -60,11 +58,13 @@ __global__ void __launch_bounds__(chunk::kThreads)
     __syncthreads();
     pass.poc_part(t);  // [kThreads] partial POCs
     __syncthreads();
-    pass.walk(t, i0, [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {  // [n] lanes
+    // [n] walking lanes; the lanes past kChunk prepare the next chunk's [kChunk] bars meanwhile
+    pass.walk_ahead(t, i0, [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
       b.dev_poc[i] = row_price(poc);
       b.dev_val[i] = row_price(val);
       b.dev_vah[i] = row_price(vah);
     });
+    __syncthreads();
     i0 = pass.blk->next;
   }
 }
