@@ -99,6 +99,7 @@ struct Case {
     each([&](int t) { p.start(t, 0); });
     int64_t i0 = 0;
     while (i0 < n) {
+      each([&](int t) { p.plan_lanes(t, i0); });
       p.plan(i0);
       if (p.blk->fail) {
         fail = true;

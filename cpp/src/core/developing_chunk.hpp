@@ -14,7 +14,8 @@
 // whose own rows pass the table is a chunk of one, folded into the base first and read from it.
 //
 // The phases run by every thread t of the block, the caller syncing the block between them:
-//   start -> { plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part -> walk_ahead }
+//   start -> { plan_lanes -> plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part
+//              -> walk_ahead }
 // until the session's last row: start zeroes the base and prepares the first chunk's bars;
 // walk_ahead runs the walks on lanes t < kChunk and prepares the next chunk's bars on the lanes
 // above (the walks read no bar: the bars of chunk c + 1 load while chunk c's walks run). cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
@@ -194,8 +195,41 @@ struct Pass {
     return split.sum(static_cast<uint64_t>(lo - bar.tl), static_cast<uint64_t>(hi - lo + 1));
   }
 
-  // Thread 0: the chunk's cut, hull, and each snapshot's rows and total; the base's scalars
-  // advanced to the chunk's last bar; fail set when a loaded bar is bad.
+  // Lane j < the chunk's candidate bars, each over bars 0..j itself (no lane waits for another):
+  // snapshot j's rows (first / last) and total as if the chunk took j + 1 bars, the hull of bars
+  // 0..j (red_poc[j], red_poc[kChunk + j]: free until poc_part) and whether j + 1 rows of that hull
+  // fit the table (cand[j]: free until out_part). A bad bar's values are garbage here: plan()
+  // fails on it before reading any of them.
+  VPOC_HD void plan_lanes(int t, int64_t i0) {
+    if (t >= kChunk || t >= end - i0) return;
+    Block& k = *blk;
+    int32_t f = k.base_first, l = k.base_last;
+    int32_t lo = k.bar[0].a, hi = k.bar[0].b;
+    Fixed tot = k.base_total;
+    for (int j = 0; j <= t; ++j) {
+      const Bar& bar = k.bar[j];
+      if (f > l) {
+        f = bar.a;
+        l = bar.b;
+      } else {
+        f = bar.a < f ? bar.a : f;
+        l = bar.b > l ? bar.b : l;
+      }
+      lo = bar.a < lo ? bar.a : lo;
+      hi = bar.b > hi ? bar.b : hi;
+      if (bar.kind != kNone) tot += bar.vol;  // the shares sum to the volume exactly
+    }
+    k.first[t] = f;
+    k.last[t] = l;
+    k.total[t] = fixed::to_double(tot);
+    k.red_poc[t] = lo;
+    k.red_poc[kChunk + t] = hi;
+    k.cand[t] = (static_cast<int64_t>(t) + 1) * (static_cast<int64_t>(hi) - lo + 1) <= cells ? 1 : 0;
+  }
+
+  // Thread 0, after plan_lanes: fail set when a loaded bar is bad; else the chunk's cut (the most
+  // bars whose hull fits the table: (j + 1) x the hull's rows only grows with j, so the bars that
+  // fit are a prefix), its hull, and the base's scalars advanced to the chunk's last bar.
   VPOC_HD void plan(int64_t i0) {
     Block& k = *blk;
     const int64_t left = end - i0;
@@ -205,40 +239,18 @@ struct Pass {
         k.fail = 1;
         return;
       }
-    int64_t lo = k.bar[0].a, hi = k.bar[0].b;
+    k.table = k.cand[0];
     int n = 1;
-    k.table = hi - lo + 1 <= cells ? 1 : 0;
-    if (k.table) {
-      for (int j = 1; j < cand; ++j) {
-        const int64_t nlo = k.bar[j].a < lo ? k.bar[j].a : lo;
-        const int64_t nhi = k.bar[j].b > hi ? k.bar[j].b : hi;
-        if ((j + 1) * (nhi - nlo + 1) > cells) break;
-        lo = nlo;
-        hi = nhi;
-        n = j + 1;
-      }
-    }
+    if (k.table)
+      for (int j = 1; j < cand; ++j) n += k.cand[j];
     k.n = n;
-    k.A = static_cast<int32_t>(lo);
-    k.H = static_cast<int32_t>(hi - lo + 1);
-    int32_t f = k.base_first, l = k.base_last;
+    k.A = k.red_poc[n - 1];
+    k.H = k.red_poc[kChunk + n - 1] - k.red_poc[n - 1] + 1;
     Fixed tot = k.base_total;
-    for (int j = 0; j < n; ++j) {
-      const Bar& bar = k.bar[j];
-      if (f > l) {
-        f = bar.a;
-        l = bar.b;
-      } else {
-        f = bar.a < f ? bar.a : f;
-        l = bar.b > l ? bar.b : l;
-      }
-      if (bar.kind != kNone) tot += bar.vol;  // the shares sum to the volume exactly
-      k.first[j] = f;
-      k.last[j] = l;
-      k.total[j] = fixed::to_double(tot);
-    }
-    k.base_first = f;
-    k.base_last = l;
+    for (int j = 0; j < n; ++j)
+      if (k.bar[j].kind != kNone) tot += k.bar[j].vol;
+    k.base_first = k.first[n - 1];
+    k.base_last = k.last[n - 1];
     k.base_total = tot;
     k.next = i0 + n;
     k.cand_over = 0;

@@ -24,7 +24,7 @@ constexpr int64_t kChunkSmemTarget = 27 * 1024;
 constexpr int64_t kChunkMinCells = 512;
 
 // [n] blocks x [chunk::kThreads]: one block per session running core/developing_chunk.hpp's phases,
-// the block synced between them (6 syncs per chunk of up to chunk::kChunk bars, 1 before the first). Shared memory:
+// the block synced between them (7 syncs per chunk of up to chunk::kChunk bars, 1 before the first). Shared memory:
 // [chunk::smem_bytes(b.widest, cells)] from the launcher (block state, base rows, table of cells).
 // Generic false: levels::plain_rules() (the rules outside it compiled out of the walk).
 template <class P, class V, bool Generic>
@@ -44,7 +44,9 @@ __global__ void __launch_bounds__(chunk::kThreads)
   // i0 (every thread's copy): the chunk's first input row. blk->next is written by thread 0 in
   // plan() only, after the sync that every thread reaches once it has read it.
   for (int64_t i0 = begin; i0 < pass.end;) {
-    if (t == 0) pass.plan(i0);  // cut, hull, [n] snapshot rows and totals
+    pass.plan_lanes(t, i0);  // [kChunk] lanes: each prefix's rows, total and hull
+    __syncthreads();
+    if (t == 0) pass.plan(i0);  // the cut, its hull, the base advanced
     __syncthreads();
     if (pass.blk->fail) {  // block-uniform
       if (t == 0) atomicExch(failed, 1u);
