@@ -129,7 +129,7 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
   red_hi[threadIdx.x] = hi;
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
+    if (static_cast<int>(threadIdx.x) < half) {
       red_lo[threadIdx.x] = min(red_lo[threadIdx.x], red_lo[threadIdx.x + half]);
       red_hi[threadIdx.x] = max(red_hi[threadIdx.x], red_hi[threadIdx.x + half]);
     }
@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupS
     __syncthreads();
     if (w > 0) atomicMax(&widest, static_cast<unsigned long long>(w));
     for (int d = 1; d < kLayoutThreads; d *= 2) {  // inclusive Hillis-Steele scan
-      const int64_t add = threadIdx.x >= d ? scan[threadIdx.x - d] : 0;
+      const int64_t add = static_cast<int>(threadIdx.x) >= d ? scan[threadIdx.x - d] : 0;
       __syncthreads();
       scan[threadIdx.x] += add;
       __syncthreads();

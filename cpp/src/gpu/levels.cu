@@ -83,7 +83,8 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   red_max[threadIdx.x] = mx;
   __syncthreads();
   for (int half = kLevelThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) red_max[threadIdx.x] = fmax(red_max[threadIdx.x], red_max[threadIdx.x + half]);
+    if (static_cast<int>(threadIdx.x) < half)
+      red_max[threadIdx.x] = fmax(red_max[threadIdx.x], red_max[threadIdx.x + half]);
     __syncthreads();
   }
   mx = red_max[0];
@@ -105,7 +106,8 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   red_poc[threadIdx.x] = best;
   __syncthreads();
   for (int half = kLevelThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) red_poc[threadIdx.x] = better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, tie);
+    if (static_cast<int>(threadIdx.x) < half)
+      red_poc[threadIdx.x] = better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, tie);
     __syncthreads();
   }
   if (threadIdx.x != 0) return;
