@@ -24,7 +24,8 @@ vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_
                            const py::handle& va_stop = py::none(), const py::handle& tie_tol = py::none(),
                            const py::handle& row_label = py::none(), const py::handle& price_label = py::none(),
                            const py::handle& va_target = py::none(), const py::handle& bins = py::none(),
-                           const py::handle& accumulate = py::none(), const py::handle& bin_report = py::none());
+                           const py::handle& accumulate = py::none(), const py::handle& bin_report = py::none(),
+                           const py::handle& window_across = py::none());
 // The peer-rule keywords of make_options (docs/presets.md), in its order after `window`.
 inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop",  "tie_tol",
                                             "row_label", "price_label", "va_target"};
