@@ -285,3 +285,52 @@ def test_options_round_trip():
     assert back.window_across_sessions is True and repr(back) == repr(o)
     assert "window_across_sessions=True" in repr(o)
     assert _core.Options(tick_size=0.25).window_across_sessions is False
+
+
+# ---- bins= (wickra's N equal-width bins): each window rebuilt from the call's rows ----
+
+def bins_bars(rng, offsets):
+    n = int(offsets[-1])
+    level = np.repeat(rng.normal(0.0, 3.0, offsets.size - 1), np.diff(offsets))
+    low = 100.0 + level + rng.normal(0.0, 1.0, n)
+    high = low + np.where(rng.random(n) < 0.2, 0.0, rng.exponential(0.7, n))
+    vol = rng.integers(0, 1000, n).astype(np.float64)
+    vol[rng.random(n) < 0.15] = 0.0
+    return high, low, (high + low) / 2, vol
+
+
+@pytest.mark.parametrize("window", [1, 4, 30])
+@pytest.mark.parametrize("preset", [None, "wickra"])
+def test_bins_window_across_equals_each_window(window, preset):
+    rng = np.random.default_rng(window)
+    off = np.array([0, 9, 9, 20, 21, 35])
+    h, lo, c, v = bins_bars(rng, off)
+    kw = dict(tick_size=0.01, bins=9, preset=preset) if preset else dict(tick_size=0.01, bins=9, va_method="cbot")
+    prof = vpoc.from_bars(h, lo, c, v, offsets=off, developing=True, window=window, window_across_sessions=True, **kw)
+    for i, a in enumerate(count_starts(35, window).tolist()):
+        one = vpoc.from_bars(h[a:i + 1], lo[a:i + 1], c[a:i + 1], v[a:i + 1], **kw)
+        assert (prof.dev_poc[i], prof.dev_vah[i], prof.dev_val[i]) == (one.poc[0], one.vah[0], one.val[0]), i
+
+
+def test_bins_across_is_wickra_on_multi_day_data():
+    """wickra has no sessions: its rolling ValueArea over several days is the window across sessions."""
+    wk = pytest.importorskip("wickra")
+    rng = np.random.default_rng(11)
+    off = np.array([0, 30, 31, 70, 120])
+    h, lo, c, v = bins_bars(rng, off)
+    for period, bins in ((5, 10), (20, 50), (45, 7)):
+        want = np.asarray(wk.ValueArea(period=period, bin_count=bins).batch(h, lo, v).tolist())
+        prof = vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.01, preset="wickra", bins=bins, developing=True,
+                              window=period, window_across_sessions=True)
+        got = np.stack([prof.dev_poc, prof.dev_vah, prof.dev_val], axis=1)
+        np.testing.assert_array_equal(got[period - 1:], want[period - 1:])
+
+
+def test_bins_window_sum_past_2_53_is_refused():
+    big = float(2**52 + 2**51)
+    with pytest.raises(ValueError, match=r"volume of the window of row 1 sums past 2\*\*53"):
+        vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,
+                       developing=True, window=2, window_across_sessions=True)
+    ok = vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,
+                        developing=True, window=2)
+    assert np.isfinite(ok.dev_poc).all()
