@@ -556,6 +556,9 @@ void Run::allocate_sessions() {
 // dev_bytes_ (and, for host inputs, whose rows fit in a slot), one thread per session.
 // [S] n_rows read back once; [N] dev_poc / dev_vah / dev_val written in place.
 void Run::developing() {
+  if (opt_.window_across)  // not yet: the CPU pass replays each session's tail (docs/contract.md)
+    VPOC_THROW_ARG(ValueError, "window_across_sessions", "window_across_sessions=True runs on the CPU only so far "
+                   "(bins= aside): pass device='cpu'");
   const int64_t S = sessions_.n_sessions, N = in_.n;
   const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(N, 1)) * 8);
   out_.developing_mem = st_.output(3 * col, stream_);
