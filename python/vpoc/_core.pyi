@@ -204,6 +204,10 @@ class LiveSession:
         ...
     def append_trade(self, price: typing.SupportsFloat | typing.SupportsIndex, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
+    def carry(self, from_session: LiveSession, tail: bool) -> None:
+        """
+        window_across_sessions: on an empty session, the rows of from_session a later window reaches (tail) or its own carried rows (not tail) become this session's carried prefix.
+        """
     def check(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, fresh: bool) -> None:
         ...
     def clear(self) -> None:
@@ -216,6 +220,9 @@ class LiveSession:
         """
     @property
     def bars(self) -> bool:
+        ...
+    @property
+    def carried(self) -> int:
         ...
     @property
     def has_open(self) -> bool:

@@ -165,14 +165,18 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
     return out
 
 
-def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray) -> np.ndarray:
+def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray,
+                    carry_ts: Sequence[int] = ()) -> np.ndarray:
     """vpoc.Live: the window starts (rows of the session, 0 = its first) of rows with timestamps
     ``new_ts`` (int64 ns, sorted) appended to a session whose rows so far have ``session_ts``
-    (sorted): the same rule as window_starts, reading only the rows within ``span`` of ``new_ts[0]``."""
+    (sorted): the same rule as window_starts, reading only the rows within ``span`` of ``new_ts[0]``.
+    ``carry_ts``: the rows carried from earlier sessions before the session (window_across_sessions,
+    sorted, no later than session_ts[0]), rows -len(carry_ts) .. -1."""
     new_ts = np.asarray(new_ts, dtype=np.int64)
     if new_ts.size == 0:
         return np.zeros(0, dtype=np.int64)
     k0 = bisect.bisect_right(session_ts, int(new_ts[0]) - span_ns)
-    t = np.concatenate([np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
+    c0 = len(carry_ts) if k0 or not carry_ts else bisect.bisect_right(carry_ts, int(new_ts[0]) - span_ns)
+    t = np.concatenate([np.asarray(carry_ts[c0:], dtype=np.int64), np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
     back = np.maximum(new_ts, _INT64_MIN + span_ns) - span_ns  # clipped as window_starts does: no wrap
-    return k0 + np.searchsorted(t, back, side="right").astype(np.int64)
+    return k0 - (len(carry_ts) - c0) + np.searchsorted(t, back, side="right").astype(np.int64)

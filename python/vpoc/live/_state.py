@@ -35,6 +35,9 @@ class _StateMixin:
         float32, str) and strings, nothing else: ``np.savez(path, **live.state_dict(flat=True))``
         then ``Live.from_state(np.load(path))`` (``allow_pickle=False``), or JSON with
         ``{k: np.asarray(v).tolist() for k, v in state.items()}``. See docs/live.md."""
+        if self._across:
+            raise ValueError("state_dict: a Live with window_across_sessions=True has no state yet (its carried "
+                             "rows are not recorded); keep the Live itself, or replay its rows")
         self._flush()
         cur = None
         if self._core is not None and self._core.size:
