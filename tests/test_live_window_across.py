@@ -16,22 +16,18 @@ from hypothesis import strategies as st
 
 vpoc = pytest.importorskip("vpoc")
 
-MIN = 60_000_000_000
-T0 = 1_700_000_000 * 10**9  # 2023-11-14, ns
+from test_live_timewin import _batch, feed  # noqa: E402
+from test_live_window import MIN, T0  # noqa: E402
+from test_live_window import _rows as _session_rows  # noqa: E402
 
 
 def _rows(rng, n, bars, far):
-    t = 16000 + np.cumsum(rng.integers(-3, 4, n))
-    vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.2) * 0.5
-    ts = T0 + np.cumsum(rng.integers(1, 4, n)) * MIN
-    if far:  # each session at its own level: windows across sessions are wide
-        t = t + (ts - T0) // (40 * MIN) * 40
-    if not bars:
-        return [t * 0.25, vol], ts
-    low = t * 0.25
-    high = low + rng.integers(0, 6, n) * 0.25
-    close = np.minimum(low + rng.integers(0, 6, n) * 0.25, high)
-    return [high, low, close, vol], ts
+    """test_live_window's rows; ``far``: each 40 minutes at its own level (windows across sessions are wide)."""
+    cols, ts = _session_rows(rng, n, bars)
+    if far:
+        shift = (ts - T0) // (40 * MIN) * 10.0
+        cols = [c + shift for c in cols[:-1]] + [cols[-1]]
+    return cols, ts
 
 
 @settings(deadline=None, max_examples=40)
@@ -47,29 +43,10 @@ def test_live_across_equals_batch_after_every_update(seed, bars, window, va_meth
     ids = np.searchsorted(starts, ts, side="right") - 1
     kw = dict(tick_size=0.25, va_method=va_method)
     note(f"n={n} window={window} {kw}")
-    fn = vpoc.from_bars if bars else vpoc.from_trades
-    if isinstance(window, str):
-        import pandas as pd
-
-        names = ["high", "low", "close", "volume"] if bars else ["price", "volume"]
-        frame = pd.DataFrame(dict(zip(names, cols), timestamp=pd.to_datetime(ts, utc=True)))
-        if bars:
-            frame["open"] = frame["close"]  # (uniform does not read it)
-        ref = fn(frame, session_ids=ids, developing=True, window=window, window_across_sessions=True, **kw)
-    else:
-        ref = fn(*cols, session_ids=ids, developing=True, window=window, window_across_sessions=True, **kw)
+    ref = _batch(cols, ts, ids, bars, window=window, window_across_sessions=True, **kw)
     live = vpoc.Live(kind="bars" if bars else "trades", session_starts=starts, window=window,
                      window_across_sessions=True, **kw)
-    i = 0
-    while i < n:
-        j = min(n, i + int(rng.integers(1, max_chunk + 1)))
-        if j - i == 1 and rng.random() < 0.5:  # the one-row path
-            got = live.update(*[float(c[i]) for c in cols], timestamp=int(ts[i]))
-        else:
-            got = live.update(*[c[i:j] for c in cols], timestamp=ts[i:j])
-        assert (live.poc, live.vah, live.val) == (ref.dev_poc[j - 1], ref.dev_vah[j - 1], ref.dev_val[j - 1]), j - 1
-        assert got[:3] == (live.poc, live.vah, live.val)
-        i = j
+    feed(live, ref, cols, ts, rng, max_chunk)
     flat = vpoc.Live(kind="bars" if bars else "trades", session_starts=starts, window=window, **kw)
     flat.update(*cols, timestamp=ts)
     for k in ("poc", "vah", "val", "total_volume", "n_rows", "low_row", "volume"):  # finished sessions: whole

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from _compare import check_windows as check
+from _compare import dev_levels as dev
 from reference import ref_bars, ref_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -19,10 +21,6 @@ vpoc = pytest.importorskip("vpoc")
 VA_METHODS = ("cbot", "single", "greedy")
 POC_TIES = ("center", "low", "high")
 T0 = 1_709_650_800_000_000_000  # 2024-03-05 15:00 UTC, ns
-
-
-def dev(prof):
-    return np.vstack([np.asarray(prof.dev_poc), np.asarray(prof.dev_vah), np.asarray(prof.dev_val)])
 
 
 def count_starts(n, window):
@@ -33,20 +31,6 @@ def time_starts(t, span):
     """Each row's window start by the definition, one row at a time: the call's first row j with t_j > t_i - span."""
     return np.array([next(j for j in range(i + 1) if int(t[j]) > int(t[i]) - span) for i in range(len(t))],
                     dtype=np.int64)
-
-
-def check(prof, starts, batch, ref, cols, exact, ctx):
-    """prof's series against vpoc's batch call (bit for bit) and the reference on every window."""
-    got = dev(prof)
-    assert got.shape == (3, starts.size), ctx
-    for i, a in enumerate(starts.tolist()):
-        win = [None if x is None else x[a:i + 1] for x in cols]
-        b = batch(*win)
-        want = np.array([b.poc[0], b.vah[0], b.val[0]])
-        assert np.array_equal(got[:, i], want), f"{ctx}: row {i} window {a}..{i}: {got[:, i]} != batch {want}"
-        r = ref(*win)
-        if exact or not r["fragile"][0]:
-            assert np.array_equal(got[:, i], [r["poc"][0], r["vah"][0], r["val"][0]]), f"{ctx}: row {i}: reference"
 
 
 @st.composite

@@ -21,8 +21,8 @@ VA_METHODS = ("cbot", "single", "greedy")
 T0 = 1_709_650_800_000_000_000  # 2024-03-05 15:00 UTC, ns
 
 
-def dev(prof):
-    return np.vstack([np.asarray(prof.dev_poc), np.asarray(prof.dev_vah), np.asarray(prof.dev_val)])
+from _compare import dev_levels as dev  # noqa: E402
+from test_window import gpu_case  # noqa: E402
 
 
 def layout(rng, n_sessions=60, far=False):
@@ -52,24 +52,10 @@ def same(gpu, cpu):
 def test_count_window_across_on_a_gpu_equals_the_cpu(where, api, va_method, budget, window):
     rng = np.random.default_rng(window)
     off, t, vol = layout(rng, far=window == 37)
-    n = int(off[-1])
     kw = dict(offsets=off, tick_size=0.25, developing=True, window=window, window_across_sessions=True,
               va_method=va_method)
-    if api == "trades":
-        cols = [t * 0.25, vol]
-    else:
-        low = t * 0.25
-        cols = [low + rng.integers(0, 6, n) * 0.25, low, low, vol]
-        cols[2] = np.minimum(low + rng.integers(0, 6, n) * 0.25, cols[0])
-        kw["distribute"] = api
-    gcols = cols
-    if where == "torch":
-        torch = pytest.importorskip("torch")
-        if not torch.cuda.is_available():
-            pytest.skip("needs PyTorch with a GPU")
-        gcols = [torch.from_numpy(np.ascontiguousarray(c)).cuda() for c in cols]
+    fn, cols, gcols = gpu_case(rng, t, vol, api, where, kw)
     gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
-    fn = vpoc.from_trades if api == "trades" else vpoc.from_bars
     same(fn(*gcols, device="cuda", **gkw).cpu(), fn(*cols, **kw))
 
 
