@@ -4,7 +4,8 @@ Contract: for any chunking of the same rows, over several sessions (with close()
 windows), Live's poc / vah / val and what update returns are ``from_*(..., developing=True, window=...,
 window_across_sessions=True)`` at the last row so far (tests/test_window_across.py checks that series against
 brute force); finished ``profiles`` equal a Live without the flag; a rolled-back update keeps the carry; a window
-too wide or too heavy raises the batch's error and changes nothing; the state is refused (not recorded yet).
+too wide or too heavy raises the batch's error and changes nothing; the state (with its carry) continues exactly
+and a carry it could not hold is named.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 vpoc = pytest.importorskip("vpoc")
 
 from test_live_timewin import _batch, feed  # noqa: E402
+from test_live_window import assert_state_round_trip  # noqa: E402
 from test_live_window import MIN, T0  # noqa: E402
 from test_live_window import _rows as _session_rows  # noqa: E402
 
@@ -120,12 +122,57 @@ def test_too_wide_and_too_heavy_windows_raise_and_change_nothing():
     assert heavy.poc == 100.0 and len(heavy) == 1
 
 
-def test_flag_is_checked_and_the_state_is_refused():
+def test_flag_is_checked():
     with pytest.raises(TypeError, match="window_across_sessions must be True or False"):
         vpoc.Live(kind="trades", tick_size=0.25, window=3, window_across_sessions=1)
     with pytest.raises(ValueError, match="window_across_sessions=True lets each row's window reach"):
         vpoc.Live(kind="trades", tick_size=0.25, window_across_sessions=True)
-    live = vpoc.Live(kind="trades", tick_size=0.25, window=3, window_across_sessions=True)
-    live.update(100.0, 1.0, timestamp=T0)
-    with pytest.raises(ValueError, match="window_across_sessions=True has no state yet"):
-        live.state_dict()
+
+
+@pytest.mark.parametrize("window", [6, 40, "20min", "3h"])
+@pytest.mark.parametrize("roll", [30, 99, 100])
+def test_state_round_trip_continues_across(window, roll):
+    """Saved mid-session, with the session one row old, or right at a roll: nested, flat and pickled
+    states continue exactly (the carry is in the state)."""
+    rng = np.random.default_rng(roll)
+    cols, ts = _rows(rng, 300, True, False)
+    kw = dict(tick_size=0.25, window=window, window_across_sessions=True,
+              session_starts=np.array([ts[0], ts[roll], ts[180]]))
+    assert_state_round_trip(kw, cols, ts)
+    a = vpoc.Live(**kw)
+    a.update(*[c[:100] for c in cols], timestamp=ts[:100])
+    b = vpoc.Live.from_state(a.state_dict(flat=True))
+    for i in range(100, 300, 11):
+        assert b.update(*[c[i:i + 11] for c in cols], timestamp=ts[i:i + 11]) == \
+            a.update(*[c[i:i + 11] for c in cols], timestamp=ts[i:i + 11])
+
+
+def test_state_after_close_keeps_the_carry_and_is_checked():
+    rng = np.random.default_rng(9)
+    cols, ts = _rows(rng, 200, False, False)
+    kw = dict(kind="trades", tick_size=0.25, window=8, window_across_sessions=True)
+    a = vpoc.Live(**kw)
+    a.update(*[c[:100] for c in cols], timestamp=ts[:100])
+    a.close()
+    st = a.state_dict()
+    assert st["current"] is None and st["carry"]["ts"].shape == (7,)
+    b = vpoc.Live.from_state(st)
+    a.update(*[c[100:] for c in cols], timestamp=ts[100:])
+    b.update(*[c[100:] for c in cols], timestamp=ts[100:])
+    assert b.levels == a.levels
+    ref = vpoc.from_trades(*cols, offsets=[0, 100, 200], tick_size=0.25, developing=True, window=8,
+                           window_across_sessions=True)
+    assert b.poc == ref.dev_poc[-1]
+    # a carry longer than any later window reaches, a missing or an unexpected carry: named
+    bad = dict(st, carry={k: (None if v is None else np.r_[v[:1], v]) for k, v in st["carry"].items()})
+    with pytest.raises(ValueError, match=r"state\['carry'\] holds 8 rows, but a later row's window reaches only"):
+        vpoc.Live.from_state(bad)
+    with pytest.raises(ValueError, match=r"missing \['carry'\]"):
+        vpoc.Live.from_state({k: v for k, v in st.items() if k != "carry"})
+    plain = vpoc.Live(kind="trades", tick_size=0.25, window=8)
+    plain.update(1.0, 1.0, timestamp=T0)
+    with pytest.raises(ValueError, match="carry"):
+        vpoc.Live.from_state(dict(plain.state_dict(), carry=None))
+    late = dict(st, carry=dict(st["carry"], ts=st["carry"]["ts"] + 10**15))
+    with pytest.raises(ValueError, match=r"last_ts.*carry"):
+        vpoc.Live.from_state(late)

@@ -239,6 +239,12 @@ void register_live(py::module_& m) {
         const auto& c = l.s.column(k);  // the session's own rows: carried rows aside
         const auto skip = std::min(static_cast<size_t>(l.s.carried()), c.size());
         return py::array_t<double>(static_cast<py::ssize_t>(c.size() - skip), c.data() + skip);
+      })
+      .def("carry_column", [](LockedLive& l, int k) {
+        const LiveLock lock(l);
+        const auto& c = l.s.column(k);  // the rows carried from earlier sessions (window_across_sessions)
+        const auto m = std::min(static_cast<size_t>(l.s.carried()), c.size());
+        return py::array_t<double>(static_cast<py::ssize_t>(m), c.data());
       });
 
 }

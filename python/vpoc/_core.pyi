@@ -208,6 +208,8 @@ class LiveSession:
         """
         window_across_sessions: on an empty session, the rows of from_session a later window reaches (tail) or its own carried rows (not tail) become this session's carried prefix.
         """
+    def carry_column(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> npt.NDArray[np.float64]:
+        ...
     def check(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, fresh: bool) -> None:
         ...
     def clear(self) -> None:

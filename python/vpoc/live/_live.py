@@ -87,7 +87,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         window (``"60min"``, a timedelta): the session's rows in ``(t - span, t]`` for each row's
         timestamp ``t`` (bar opens), equal to ``from_*(..., window="60min")`` as well.
         ``window_across_sessions=True``: the window may reach into earlier sessions, as in ``from_*``
-        (a new session starts with the rows a later window reaches; no ``state_dict()`` yet).
+        (a new session starts with the rows a later window reaches; the state records them).
     va_rows, va_compare, va_stop, tie_tol, row_label, price_label, va_target, preset : the peer rules and presets of
         ``from_bars`` (docs/presets.md); ``profiles.rules`` records them.
 
