@@ -1,6 +1,5 @@
 // cpp/tests/test_window_reach.cpp — windows across sessions: core/window_reach.hpp and window::Session::preload.
-// Contract: reach() equals a brute-force hull per session; preload + extend per session equals reference.hpp's
-// brute force on each row's call-wide window; too wide / too heavy windows stop with why() at the right row.
+// Contract: reach() == a brute-force hull; preload + extend == reference.hpp per call-wide window; why() names the row.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -165,8 +164,8 @@ TEST_CASE("27_4x_preload_extend_vs_brute_force") {
       int64_t prev = 0;
       for (size_t i = 0; i < c.p.size(); ++i) {
         const uint64_t pick = rng() % 4;
-        prev = pick == 0 ? prev : pick == 1 ? static_cast<int64_t>(i)
-                                            : prev + static_cast<int64_t>(rng() % (static_cast<uint64_t>(i) - prev + 1));
+        const auto room = static_cast<uint64_t>(static_cast<int64_t>(i) - prev + 1);
+        prev = pick == 0 ? prev : pick == 1 ? static_cast<int64_t>(i) : prev + static_cast<int64_t>(rng() % room);
         c.starts.push_back(prev);
       }
     }

@@ -1,6 +1,5 @@
-// core/window_reach.hpp — how far back the rolling windows of each session reach when they may cross
-// sessions (window_across_sessions): the first row, the first session and the row range they span.
-// Contract: docs/design/windows-across-sessions.md sections 2-3; host only (the CPU pass, the GPU engine).
+// core/window_reach.hpp — how far back each session's rolling windows reach across sessions (window_across_sessions).
+// Contract: docs/design/windows-across-sessions.md 2-3: the first row and a row range holding every window; host only.
 #pragma once
 
 #include <algorithm>

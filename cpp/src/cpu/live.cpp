@@ -322,8 +322,9 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
       VPOC_THROW(ValueError, "the window of row ", i, " of the live session (with ", s.carried, " rows carried "
                  "from earlier sessions) spans ", rows, " rows, more than max_rows=", s.opt.max_rows,
                  "; raise max_rows or shorten window");
-    throw ValueError(messages::volume_overflow("volume", detail::concat("the window of row ", i, " of the live session")),
-                     __FILE__, __LINE__);
+    throw ValueError(
+        messages::volume_overflow("volume", detail::concat("the window of row ", i, " of the live session")), __FILE__,
+        __LINE__);
   }
   const bool fits = s.session && lo - developing::kMargin >= s.sc.origin &&
                     hi + developing::kMargin < s.sc.origin + s.sc.W;

@@ -92,8 +92,9 @@ __global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int
   bins::Ladder L;
   bins::Levels lv;
   double total = 0.0;
-  if (!bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc != nullptr ? acc + slot * opt.bins : nullptr,
-                     L, total, lv))  // a prefix sums to at most its session's total (checked); a window across not
+  // a prefix sums to at most its session's total (checked); a window across sessions may not
+  Fixed* acc_i = acc != nullptr ? acc + slot * opt.bins : nullptr;
+  if (!bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc_i, L, total, lv))
     atomicMin(over, static_cast<unsigned long long>(i));
   dev_poc[i] = lv.poc_price;
   dev_vah[i] = lv.vah_price;

@@ -716,7 +716,8 @@ void Run::window_failure(const unsigned long long* word, const int64_t* fail_wid
   VPOC_GPU_CHECK(gpuMemcpyAsync(&w, word, sizeof(w), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   if (w == ~0ull) return;
-  const int64_t S = sessions_.n_sessions, i = static_cast<int64_t>(w >> 2), s = window::session_of(sessions_.offsets, S, i);
+  const int64_t S = sessions_.n_sessions, i = static_cast<int64_t>(w >> 2);
+  const int64_t s = window::session_of(sessions_.offsets, S, i);
   if (static_cast<window::Why>(w & 3) == window::Why::overflow)
     messages::raise(messages::general(messages::volume_overflow("volume", detail::concat("the window of row ", i))),
                     __FILE__, __LINE__);
