@@ -234,3 +234,60 @@ def test_huge_volumes_on_the_speculative_path():
     assert str(e0.value) == str(e1.value)
     with pytest.raises(ValueError):
         call("trades", big, off, "cpu")
+
+
+@pytest.mark.parametrize("S", [1, 63, 64, 65, 300])
+@pytest.mark.parametrize("api", ["trades", "uniform"])
+@pytest.mark.parametrize("where", ["cuda", "host"])
+def test_session_offsets_by_launch_parameter_or_copy(S, api, where):
+    """Up to 64 sessions a group's offsets travel in the first launch's parameters (no copy), beyond
+    that by a copy: both give the CPU's bits, on the speculative path (device inputs, a repeated
+    shape) and the waiting one (host inputs), with an empty session in the middle."""
+    d, off = data(api, 9_000 + S, S, seed=10 + S, volume="frac")
+    if S > 2:
+        off = off.copy()
+        off[S // 2] = off[S // 2 - 1]  # an empty session
+    want = fields(call(api, d, off, "cpu"))
+    for k in range(3):  # device inputs: the calls after the first bin before reading back
+        if where == "cuda":
+            got = fields(call(api, d, off, "cuda"))
+        elif api == "trades":
+            got = fields(vpoc.from_trades(d["price"], d["volume"], offsets=off, tick_size=0.25, device="cuda"))
+        else:
+            got = fields(vpoc.from_bars(d["high"], d["low"], d["close"], d["volume"], open=d["open"],
+                                        offsets=off, tick_size=0.25, distribute=api, device="cuda"))
+        for f in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row", "total_volume"):
+            np.testing.assert_array_equal(got[f], want[f], err_msg=f"{f} S={S} call {k}", strict=True)
+        np.testing.assert_allclose(got["volume"], want["volume"], rtol=1e-12, atol=0)
+
+
+def test_a_released_result_read_late_on_the_default_stream_is_not_overwritten():
+    """A result made and read on torch's default stream (a stream that cannot be destroyed: its
+    buffers go back to the pool with no event) is read there after a 30 ms spin and dropped; the
+    next call, on a side stream, takes the same buffers from the pool: its writes must wait for that
+    read."""
+    import gc
+
+    a, off = data("trades", 50_000, 8, seed=21)
+    b, _ = data("trades", 50_000, 8, seed=22)
+    b["volume"] = b["volume"] + 1.0  # other histograms, same shape and sizes
+    want = fields(call("trades", a, off, "cpu"))
+    A = {k: torch.from_numpy(v).cuda() for k, v in a.items()}
+    B = {k: torch.from_numpy(v).cuda() for k, v in b.items()}
+    for _ in range(2):  # the shape known: the pool holds buffers of these sizes
+        vpoc.from_trades(A["price"], A["volume"], offsets=off, tick_size=0.25, device="cuda").cpu()
+    torch.cuda.synchronize()
+    g = vpoc.from_trades(A["price"], A["volume"], offsets=off, tick_size=0.25, device="cuda")
+    torch.cuda._sleep(60_000_000)  # on the default stream, before the reads below
+    late_volume = torch.from_dlpack(g.volume).clone()
+    late_poc = torch.from_dlpack(g.poc_row).clone()
+    del g
+    gc.collect()
+    hits = stats()["pool_hits"]
+    s = torch.cuda.Stream()
+    g2 = vpoc.from_trades(B["price"], B["volume"], offsets=off, tick_size=0.25, device="cuda", stream=s)
+    assert stats()["pool_hits"] > hits  # the dropped result's buffers were reused
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(late_volume.cpu().numpy(), want["volume"])
+    np.testing.assert_array_equal(late_poc.cpu().numpy(), want["poc_row"])
+    del g2

@@ -15,17 +15,18 @@ void register_profiles(py::module_& m);  // Result, profile_trades, profile_bars
 void register_live(py::module_& m);      // LiveSession
 void register_device(py::module_& m);    // GPU discovery, memory, DeviceArray, build facts
 
-// A checked vpoc::Options from Python values (the keyword arguments of _core.Options).
-vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
-                           const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
-                           const py::handle& threads, const py::handle& developing, const py::handle& distribute,
-                           const py::handle& snap, const py::handle& window = py::none(),
-                           const py::handle& va_rows = py::none(), const py::handle& va_compare = py::none(),
-                           const py::handle& va_stop = py::none(), const py::handle& tie_tol = py::none(),
-                           const py::handle& row_label = py::none(), const py::handle& price_label = py::none(),
-                           const py::handle& va_target = py::none(), const py::handle& bins = py::none(),
-                           const py::handle& accumulate = py::none(), const py::handle& bin_report = py::none(),
-                           const py::handle& window_across = py::none());
+// A checked vpoc::Options from Python values: _core.Options(...) itself (its keyword arguments, in
+// this order), LiveSession's and the pickle's.
+vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_per_row, const py::object& value_area,
+                           const py::object& va_method, const py::object& poc_tie, const py::object& max_rows,
+                           const py::object& threads, const py::object& developing, const py::object& distribute,
+                           const py::object& snap, const py::object& window = py::none(),
+                           const py::object& va_rows = py::none(), const py::object& va_compare = py::none(),
+                           const py::object& va_stop = py::none(), const py::object& tie_tol = py::none(),
+                           const py::object& row_label = py::none(), const py::object& price_label = py::none(),
+                           const py::object& va_target = py::none(), const py::object& bins = py::none(),
+                           const py::object& accumulate = py::none(), const py::object& bin_report = py::none(),
+                           const py::object& window_across = py::none());
 // The peer-rule keywords of make_options (docs/presets.md), in its order after `window`.
 inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop",  "tie_tol",
                                             "row_label", "price_label", "va_target"};

@@ -52,6 +52,20 @@ struct Cols {
   }
 };
 
+// The rows of a one-row append: `volume` and, unless None, the row's window start (kept in `ws`);
+// the caller points the price fields at its own scalars. Reads only addresses: its arguments
+// outlive the append.
+vpoc::LiveRows one_row(const double& volume, const py::object& window_start, int64_t& ws) {
+  vpoc::LiveRows r;
+  if (!window_start.is_none()) {
+    ws = window_start.cast<int64_t>();
+    r.window_start = &ws;
+  }
+  r.volume = &volume;
+  r.n = 1;
+  return r;
+}
+
 // A live session and the lock its Python methods hold while they use it.
 struct LockedLive {
   explicit LockedLive(vpoc::LiveSession session) : s(std::move(session)) {}
@@ -122,13 +136,9 @@ void register_live(py::module_& m) {
       .def("append_bar",
            [append_one](LockedLive& l, double high, double low, double close, const py::object& open,
                         double volume, const py::object& window_start) {
-             vpoc::LiveRows r;
              double o = 0.0;
              int64_t ws = 0;
-             if (!window_start.is_none()) {
-               ws = window_start.cast<int64_t>();
-               r.window_start = &ws;
-             }
+             vpoc::LiveRows r = one_row(volume, window_start, ws);
              r.high = &high;
              r.low = &low;
              r.close = &close;
@@ -136,23 +146,15 @@ void register_live(py::module_& m) {
                o = open.cast<double>();
                r.open = &o;
              }
-             r.volume = &volume;
-             r.n = 1;
              return append_one(l, r);
            },
            py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("volume"),
            py::arg("window_start") = py::none())
       .def("append_trade",
            [append_one](LockedLive& l, double price, double volume, const py::object& window_start) {
-             vpoc::LiveRows r;
              int64_t ws = 0;
-             if (!window_start.is_none()) {
-               ws = window_start.cast<int64_t>();
-               r.window_start = &ws;
-             }
+             vpoc::LiveRows r = one_row(volume, window_start, ws);
              r.price = &price;
-             r.volume = &volume;
-             r.n = 1;
              return append_one(l, r);
            },
            py::arg("price"), py::arg("volume"), py::arg("window_start") = py::none())

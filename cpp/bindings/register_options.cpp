@@ -89,14 +89,14 @@ std::string string(const py::handle& x, const char* name) {
 
 using vpoc::name_of;  // the enums' Python spellings (vpoc/types.hpp EnumNames)
 
-vpoc::Options make_options(const py::handle& tick_size, const py::handle& ticks_per_row, const py::handle& value_area,
-                           const py::handle& va_method, const py::handle& poc_tie, const py::handle& max_rows,
-                           const py::handle& threads, const py::handle& developing, const py::handle& distribute,
-                           const py::handle& snap, const py::handle& window, const py::handle& va_rows,
-                           const py::handle& va_compare, const py::handle& va_stop, const py::handle& tie_tol,
-                           const py::handle& row_label, const py::handle& price_label, const py::handle& va_target,
-                           const py::handle& bins, const py::handle& accumulate, const py::handle& bin_report,
-                           const py::handle& window_across) {
+vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_per_row, const py::object& value_area,
+                           const py::object& va_method, const py::object& poc_tie, const py::object& max_rows,
+                           const py::object& threads, const py::object& developing, const py::object& distribute,
+                           const py::object& snap, const py::object& window, const py::object& va_rows,
+                           const py::object& va_compare, const py::object& va_stop, const py::object& tie_tol,
+                           const py::object& row_label, const py::object& price_label, const py::object& va_target,
+                           const py::object& bins, const py::object& accumulate, const py::object& bin_report,
+                           const py::object& window_across) {
   vpoc::Options o;
   o.tick_size = checks::real(tick_size, "tick_size");
   o.ticks_per_row = checks::integer(ticks_per_row, "ticks_per_row", 1);
@@ -151,19 +151,7 @@ const vpoc::Options& options_of(const py::handle& obj, const char* name) {
 void register_options(py::module_& m) {
   using O = vpoc::Options;
   py::class_<O>(m, "Options", "Every option of a call but the data and the device: ladder, levels, bars, threads.")
-      .def(py::init([](const py::object& tick_size, const py::object& ticks_per_row, const py::object& value_area,
-                       const py::object& va_method, const py::object& poc_tie, const py::object& max_rows,
-                       const py::object& threads, const py::object& developing, const py::object& distribute,
-                       const py::object& snap, const py::object& window, const py::object& va_rows,
-                       const py::object& va_compare, const py::object& va_stop, const py::object& tie_tol,
-                       const py::object& row_label, const py::object& price_label, const py::object& va_target,
-                       const py::object& bins, const py::object& accumulate, const py::object& bin_report,
-                       const py::object& window_across_sessions) {
-             return make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows, threads,
-                                 developing, distribute, snap, window, va_rows, va_compare, va_stop, tie_tol,
-                                 row_label, price_label, va_target, bins, accumulate, bin_report,
-                                 window_across_sessions);
-           }),
+      .def(py::init(&make_options),
            py::kw_only(), py::arg("tick_size"), py::arg("ticks_per_row") = 1, py::arg("value_area") = 0.70,
            py::arg("va_method") = "cbot", py::arg("poc_tie") = "center", py::arg("max_rows") = 1000000,
            py::arg("threads") = py::none(), py::arg("developing") = false, py::arg("distribute") = "uniform",
@@ -215,7 +203,7 @@ void register_options(py::module_& m) {
                         if (t.size() != 10 && t.size() != 11 && t.size() != 16 && t.size() != 18 && t.size() != 21 &&
                             t.size() != 22)
                           VPOC_THROW(ValueError, "Options state must have 22 entries, got ", t.size());
-                        const auto at = [&](size_t i) { return i < t.size() ? py::handle(t[i]) : py::handle(py::none()); };
+                        const auto at = [&](size_t i) { return i < t.size() ? py::object(t[i]) : py::object(py::none()); };
                         return make_options(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], at(10), at(11),
                                             at(12), at(13), at(14), at(15), at(16), at(17), at(18), at(19), at(20),
                                             at(21));

@@ -388,6 +388,20 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
     return _finish(r, facts or {}, prices, opts, where, rows, 4)
 
 
+def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optional[float], window: Any,
+             tick_size: Any, ticks_per_row: Any, max_rows: Any, threads: Any, developing: Any, snap: Any,
+             across: Any = False) -> Tuple[Any, Optional[dict], Optional[int]]:
+    """(opts, rules, span) of from_trades / from_bars: rule keywords ``given`` resolved against ``preset``
+    (``rules``: Profiles.rules, None for the plain call), its value area unless given, ``window`` as rows
+    or a time window (``span``: ns, None for rows); the plain call makes one function call here (resolve)."""
+    rk, rules = _presets.resolve(preset, given, bars)
+    va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
+    window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
+                    else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va, max_rows=max_rows,
+                         threads=threads, developing=developing, snap=snap, window=window, window_across_sessions=across, **rk)
+    return opts, rules, span
+
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,
                 session: Any = None, sessions: Any = None, tick_size: float, ticks_per_row: int = 1,
@@ -429,11 +443,10 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
-    the levels of the profile of its session's last N trades (it included; fewer at the session's
-    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike;
+    the levels of the profile of its session's last N trades (it included; fewer at the session's start; the
+    call's with ``window_across_sessions=True``), each equal to the batch profile of exactly those trades, CPU and GPU;
     ``window="60min"`` (a timedelta too; needs timestamps: a container or frame): its session's trades
-    in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"); ``window_across_sessions``:
-    the call's last N trades (or those in the span), reaching into earlier sessions. ``preset``: "cbot", "marketprofile"
+    in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
     not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
     ``row_label``, ``price_label``, ``va_target``; each a keyword of its own, docs/presets.md),
@@ -442,16 +455,11 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``prof.bin_width`` the ladders), ``accumulate``, ``bin_report``; "tradingview", "sierra",
     "ninjatrader" as docs/presets.md assumes them. See docs/contract.md for every rule.
     """
-    rk, rules = _presets.resolve(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
+    opts, rules, span = _options(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
                                               va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
-                                              bins=bins, accumulate=accumulate, bin_report=bin_report), False)
-    va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
-    window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
-                    else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
-                         max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk,
-                         window_across_sessions=window_across_sessions)
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), False, value_area,
+                                 window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
     if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
@@ -523,16 +531,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
-    rk, rules = _presets.resolve(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
+    opts, rules, span = _options(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
                                               va_rows=va_rows, va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
-                                              bins=bins, accumulate=accumulate, bin_report=bin_report), True)
-    va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
-    window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
-                    else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
-                         max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk,
-                         window_across_sessions=window_across_sessions)
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), True, value_area,
+                                 window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
     if (low is not None and close is not None and volume is not None and span is None and session is None
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None

@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
-    "check_grid", "report_grid", "first_off_grid", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "first_off_grid", "first_decrease", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -426,3 +426,13 @@ def first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:
         if off_grid_at(x, i, opts.tick_size):
             return name, i, x
     return items[0][0], i, items[0][1]  # pragma: no cover (changed under us)
+
+
+def first_decrease(a: np.ndarray) -> int:
+    """The first position ``i`` of the 1-D array ``a`` with ``a[i] < a[i - 1]``, -1 when ``a`` never
+    decreases: the order check of timestamps and session labels (each caller words its error)."""
+    if a.shape[0] > 1:
+        down = np.flatnonzero(a[1:] < a[:-1])
+        if down.size:
+            return int(down[0]) + 1
+    return -1

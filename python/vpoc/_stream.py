@@ -6,7 +6,8 @@ Contract: :func:`profile_table` gives one row per session with the columns :data
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+import dataclasses
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, TypeVar
 
 import numpy as np
 
@@ -16,7 +17,9 @@ from ._presets import row_prices
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["PROFILE_COLUMNS", "concat_columns", "empty_profile_table", "profile_table"]
+__all__ = ["PROFILE_COLUMNS", "concat_columns", "concat_rows", "empty_profile_table", "profile_table"]
+
+_R = TypeVar("_R")
 
 #: Columns of ``vpoc profile`` output and of ``vpoc.dask`` results, in order (``session`` is the
 #: index in ``vpoc.dask`` results and the first column in files).
@@ -114,3 +117,19 @@ def concat_columns(a: Dict[str, np.ndarray], b: Dict[str, np.ndarray]) -> Dict[s
         dtype = np.result_type(a[k].dtype, b[k].dtype)
         out[k] = np.concatenate([a[k].astype(dtype, copy=False), b[k].astype(dtype, copy=False)])
     return out
+
+
+def concat_rows(a: Optional[_R], b: _R) -> _R:
+    """``a``'s rows then ``b``'s, for a dataclass of per-row arrays (the CLI's Rows, vpoc.dask's
+    partition pieces): each array field concatenated, a dict field by :func:`concat_columns`, a
+    field None in ``b`` None; when either side has no rows the other as it is."""
+    if a is None or len(a) == 0:  # type: ignore[arg-type]
+        return b
+    if len(b) == 0:  # type: ignore[arg-type]
+        return a
+    joined = {}
+    for f in dataclasses.fields(b):  # type: ignore[arg-type]
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        joined[f.name] = (None if y is None else concat_columns(x, y) if isinstance(y, dict)
+                          else np.concatenate([x, y]))
+    return type(b)(**joined)

@@ -12,6 +12,8 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
+from ._validate import integer
+
 __all__ = ["SessionFeatureDataset", "BarWindowDataset"]
 
 #: What ``target=`` may be: a column name, ``f(values, idx) -> targets``, or per-row targets.
@@ -83,14 +85,6 @@ def _column_index(name: Any, names: Optional[Tuple[str, ...]], arg: str) -> int:
     if name not in names:
         raise ValueError(f"{arg}={name!r} is not a column; columns are {list(names)}")
     return names.index(name)
-
-
-def _int_arg(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
-    return int(x)
 
 
 def _dropna_arg(dropna: Any) -> str:
@@ -226,7 +220,7 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
                  dropna: str = "target", device: Any = None,
                  dtype: Optional[torch.dtype] = torch.float32) -> None:
         values, names = _as_feature_tensor(features, columns, device, dtype)
-        shift = _int_arg(target_shift, "target_shift", 0)
+        shift = integer(target_shift, "target_shift", 0)
         dropna = _dropna_arg(dropna)
         keep, kept_names = _keep_columns(names, values.shape[1], drop_columns)
         if isinstance(target, str) and shift == 0 and target not in (drop_columns or ()):
@@ -323,9 +317,9 @@ class BarWindowDataset(torch.utils.data.Dataset):
                  dropna: str = "target", device: Any = None,
                  dtype: Optional[torch.dtype] = torch.float32) -> None:
         values, names = _as_feature_tensor(features, columns, device, dtype)
-        window = _int_arg(window, "window", 1)
-        horizon = _int_arg(horizon, "horizon", 0)
-        stride = _int_arg(stride, "stride", 1)
+        window = integer(window, "window", 1)
+        horizon = integer(horizon, "horizon", 0)
+        stride = integer(stride, "stride", 1)
         dropna = _dropna_arg(dropna)
         keep, kept_names = _keep_columns(names, values.shape[1], drop_columns)
         if isinstance(target, str) and horizon == 0 and target not in (drop_columns or ()):

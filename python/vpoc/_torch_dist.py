@@ -6,10 +6,11 @@ most one and together cover every session exactly once; ``gather_shards`` undoes
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 import numpy as np
+
+from ._validate import integer
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -26,14 +27,6 @@ def _dtypes() -> Tuple[Any, ...]:
             torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)
 
 
-def _count(x: Any, name: str, minimum: int) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {int(x)}")
-    return int(x)
-
-
 def shard_sessions(n_sessions: int, rank: int, world_size: int) -> range:
     """The sessions rank ``rank`` of ``world_size`` handles: ``range(start, stop)``.
 
@@ -41,9 +34,9 @@ def shard_sessions(n_sessions: int, rank: int, world_size: int) -> range:
     than the others; a rank may get none when there are fewer sessions than ranks. Use
     ``r.start`` / ``r.stop`` to slice per-session arrays, :func:`shard_offsets` for the rows.
     """
-    n = _count(n_sessions, "n_sessions", 0)
-    w = _count(world_size, "world_size", 1)
-    r = _count(rank, "rank", 0)
+    n = integer(n_sessions, "n_sessions", 0)
+    w = integer(world_size, "world_size", 1)
+    r = integer(rank, "rank", 0)
     if r >= w:
         raise ValueError(f"rank must be < world_size ({w}), got {r}")
     base, extra = divmod(n, w)

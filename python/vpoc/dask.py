@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple,
 import numpy as np
 
 from . import _api
+from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
-from ._stream import concat_columns, empty_profile_table, profile_table
+from ._stream import concat_rows, empty_profile_table, profile_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -71,15 +72,7 @@ class _Part:
         return _Part(self.labels[a:b], None if self.timestamp is None else self.timestamp[a:b],
                      {k: v[a:b] for k, v in self.values.items()})
 
-    @staticmethod
-    def concat(a: Optional["_Part"], b: "_Part") -> "_Part":
-        if a is None or len(a) == 0:
-            return b
-        if len(b) == 0:
-            return a
-        values = concat_columns(a.values, b.values)
-        ts = None if b.timestamp is None else np.concatenate([a.timestamp, b.timestamp])
-        return _Part(np.concatenate([a.labels, b.labels]), ts, values)
+    concat = staticmethod(concat_rows)
 
 
 def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str]) -> np.ndarray:
@@ -104,12 +97,10 @@ def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str])
 
 def _check_sorted(labels: np.ndarray, name: str) -> None:
     """Session labels must not decrease (every session is one contiguous run of rows)."""
-    if labels.shape[0] > 1:
-        down = np.flatnonzero(labels[1:] < labels[:-1])
-        if down.size:
-            i = int(down[0]) + 1
-            raise ValueError(f"session labels ({name}) must not decrease, but {labels[i]!r} follows "
-                             f"{labels[i - 1]!r}; sort the frame by time")
+    i = first_decrease(labels)
+    if i > 0:
+        raise ValueError(f"session labels ({name}) must not decrease, but {labels[i]!r} follows "
+                         f"{labels[i - 1]!r}; sort the frame by time")
 
 
 def _runs(labels: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@
 
 #include "core/fixed.hpp"
 #include "core/levels.hpp"
+#include "vpoc/profiles.hpp"
 #include "vpoc/types.hpp"
 
 namespace vpoc::bins {
@@ -158,6 +159,39 @@ VPOC_HD Levels levels_of(const double* v, const Ladder& L, double total, const O
     out.vah_price = L.price(static_cast<double>(out.vah) + 1.0);
   }
   return out;
+}
+
+// The per-session level columns of a bins result (host or device arrays, [S] each): what the CPU
+// (cpu/bins.cpp) and the GPU (gpu/bins.cu) fill for every session through write().
+struct Columns {
+  int64_t *n_rows = nullptr, *low_row = nullptr, *poc_row = nullptr, *vah_row = nullptr, *val_row = nullptr;
+  double *poc = nullptr, *vah = nullptr, *val = nullptr, *total_volume = nullptr, *va_volume = nullptr;
+  double *bin_low = nullptr, *bin_width = nullptr;
+};
+
+// Session s of a bins result: its n bins (rows 0 .. n-1), levels `lv`, total and ladder `L`.
+VPOC_HD void write(const Columns& c, int64_t s, int64_t n, const Ladder& L, double total, const Levels& lv) {
+  c.n_rows[s] = n;
+  c.low_row[s] = 0;
+  c.poc_row[s] = lv.poc;
+  c.val_row[s] = lv.val;
+  c.vah_row[s] = lv.vah;
+  c.poc[s] = lv.poc_price;
+  c.val[s] = lv.val_price;
+  c.vah[s] = lv.vah_price;
+  c.total_volume[s] = total;
+  c.va_volume[s] = lv.va_volume;
+  c.bin_low[s] = L.lo;
+  c.bin_width[s] = L.w;
+}
+
+// Session s without rows: no bins, no levels (kNoRow, NaN), no volume.
+VPOC_HD void write_empty(const Columns& c, int64_t s) {
+  const double nan = static_cast<double>(NAN);
+  c.n_rows[s] = 0;
+  c.poc_row[s] = c.vah_row[s] = c.val_row[s] = c.low_row[s] = kNoRow;
+  c.poc[s] = c.vah[s] = c.val[s] = c.bin_low[s] = c.bin_width[s] = nan;
+  c.total_volume[s] = c.va_volume[s] = 0.0;
 }
 
 // Rows [b, e) (e > b) end to end: ladder, bins into out[0..n-1] (acc: [n] scratch for 'exact'),

@@ -49,6 +49,9 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
   }
   bin_low.assign(static_cast<size_t>(S), std::numeric_limits<double>::quiet_NaN());
   bin_width.assign(static_cast<size_t>(S), std::numeric_limits<double>::quiet_NaN());
+  const bins::Columns cols{out.n_rows.data(), out.low_row.data(), out.poc_row.data(), out.vah_row.data(),
+                           out.val_row.data(), out.poc.data(), out.vah.data(), out.val.data(),
+                           out.total_volume.data(), out.va_volume.data(), bin_low.data(), bin_width.data()};
 
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     const int64_t b = off[s], e = off[s + 1];
@@ -61,10 +64,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
       }
     }
     if (e == b) {
-      out.poc_row[s] = out.vah_row[s] = out.val_row[s] = out.low_row[s] = kNoRow;
-      out.poc[s] = out.vah[s] = out.val[s] = std::numeric_limits<double>::quiet_NaN();
-      out.total_volume[s] = out.va_volume[s] = 0.0;
-      out.n_rows[s] = 0;
+      bins::write_empty(cols, s);
       return;
     }
     Scratch& sc = scratch[static_cast<size_t>(worker)];
@@ -78,18 +78,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
       failure.record(b, messages::volume_overflow(volume_name, s));
       return;
     }
-    out.n_rows[s] = N;
-    out.low_row[s] = 0;
-    out.poc_row[s] = lv.poc;
-    out.val_row[s] = lv.val;
-    out.vah_row[s] = lv.vah;
-    out.poc[s] = lv.poc_price;
-    out.val[s] = lv.val_price;
-    out.vah[s] = lv.vah_price;
-    out.total_volume[s] = total;
-    out.va_volume[s] = lv.va_volume;
-    bin_low[static_cast<size_t>(s)] = L.lo;
-    bin_width[static_cast<size_t>(s)] = L.w;
+    bins::write(cols, s, N, L, total, lv);
     if (!opt.developing) return;
     // each row's prefix (its last `window` rows, of the call with window_across_sessions) rebuilt from its
     // rows, as wickra rebuilds a window

@@ -21,8 +21,7 @@ struct BinColumns {
   const int64_t* out_off = nullptr;  // result offsets [S+1]
   double* volume = nullptr;
   Fixed* acc = nullptr;  // [S * N] scratch ('exact')
-  int64_t *n_rows, *low_row, *poc_row, *vah_row, *val_row;
-  double *poc, *vah, *val, *total, *va_volume, *bin_low, *bin_width;
+  bins::Columns col;     // the level columns [S]
   unsigned long long* first_bad = nullptr;  // first invalid input row (~0: none)
   unsigned long long* overflow = nullptr;   // first session whose exact total passes 2**53 (~0: none)
 };
@@ -33,12 +32,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
   const int64_t s = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (s >= S) return;
   const int64_t b = c.off[s], e = c.off[s + 1];
-  const double nan = __longlong_as_double(0x7ff8000000000000LL);
-  c.bin_low[s] = c.bin_width[s] = nan;
-  c.n_rows[s] = 0;
-  c.poc_row[s] = c.vah_row[s] = c.val_row[s] = c.low_row[s] = kNoRow;
-  c.poc[s] = c.vah[s] = c.val[s] = nan;
-  c.total[s] = c.va_volume[s] = 0.0;
+  bins::write_empty(c.col, s);
   for (int64_t i = b; i < e; ++i) {
     const Item it = src.item(i);
     if (!src.valid_prices(it) || !Source<P, V>::valid_volume(it)) {
@@ -56,18 +50,7 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
     atomicMin(c.overflow, static_cast<unsigned long long>(s));
     return;
   }
-  c.n_rows[s] = opt.bins;
-  c.low_row[s] = 0;
-  c.poc_row[s] = lv.poc;
-  c.val_row[s] = lv.val;
-  c.vah_row[s] = lv.vah;
-  c.poc[s] = lv.poc_price;
-  c.val[s] = lv.val_price;
-  c.vah[s] = lv.vah_price;
-  c.total[s] = total;
-  c.va_volume[s] = lv.va_volume;
-  c.bin_low[s] = L.lo;
-  c.bin_width[s] = L.w;
+  bins::write(c.col, s, opt.bins, L, total, lv);
 }
 
 // [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session (of the call:
@@ -123,15 +106,7 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
   const gpuStream_t stream = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st.stream();
-  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
-  for (const std::uintptr_t producer : gopt.wait_streams) {
-    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
-    const std::shared_ptr<void> ev = st.event();
-    const auto e = static_cast<gpuEvent_t>(ev.get());
-    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
-  }
+  wait_before_call(st, stream, gopt.wait_streams);
   const int64_t S = sessions.n_sessions, N = opt.bins;
   const int64_t n = volume.size;
   // result offsets: N bins per non-empty session
@@ -208,18 +183,13 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   c.out_off = static_cast<const int64_t*>(out.offsets.data);
   c.volume = static_cast<double*>(out.volume.data);
   c.acc = d_acc;
-  c.n_rows = static_cast<int64_t*>(out.n_rows.data);
-  c.low_row = static_cast<int64_t*>(out.low_row.data);
-  c.poc_row = static_cast<int64_t*>(out.poc_row.data);
-  c.vah_row = static_cast<int64_t*>(out.vah_row.data);
-  c.val_row = static_cast<int64_t*>(out.val_row.data);
-  c.poc = static_cast<double*>(out.poc.data);
-  c.vah = static_cast<double*>(out.vah.data);
-  c.val = static_cast<double*>(out.val.data);
-  c.total = static_cast<double*>(out.total_volume.data);
-  c.va_volume = static_cast<double*>(out.va_volume.data);
-  c.bin_low = d_low;
-  c.bin_width = d_width;
+  const auto i64 = [](const DeviceColumn& d) { return static_cast<int64_t*>(d.data); };
+  const auto f64 = [](const DeviceColumn& d) { return static_cast<double*>(d.data); };
+  // the order of bins::Columns: n_rows, low_row, poc_row, vah_row, val_row, poc, vah, val, total_volume,
+  // va_volume, bin_low, bin_width
+  c.col = bins::Columns{i64(out.n_rows), i64(out.low_row), i64(out.poc_row), i64(out.vah_row),
+                        i64(out.val_row), f64(out.poc), f64(out.vah), f64(out.val), f64(out.total_volume),
+                        f64(out.va_volume), d_low, d_width};
   c.first_bad = d_flags;
   c.overflow = d_flags + 1;
   InputView view;
@@ -234,14 +204,21 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
   } else {
     view = view_of(arrays[0], arrays[1]);
   }
-  if (S > 0) {
+  // launch(src, o): the view's Source in its element types and the call's options less the
+  // interrupt (a host callback; kernels take none)
+  const auto with_source = [&](auto&& launch) {
     with_types(view, [&](auto p, auto v) {
       using P = decltype(p);
       using V = decltype(v);
       const Source<P, V> src = make_source<P, V>(view, opt, 0);
       Options o = opt;
       o.interrupt = Interrupt{};
-      bins_kernel<P, V><<<static_cast<unsigned>((S + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, S, o, c);
+      launch(src, o);
+    });
+  };
+  if (S > 0) {
+    with_source([&](const auto& src, const Options& o) {
+      bins_kernel<<<static_cast<unsigned>((S + kThreads - 1) / kThreads), kThreads, 0, stream>>>(src, S, o, c);
       VPOC_GPU_CHECK_LAUNCH("bins_kernel");
     });
   }
@@ -280,21 +257,11 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
                     __LINE__);
   if (opt.developing) {
     // [n] dev columns; rows in batches whose [N] scratch per row fits in memory_budget
-    const size_t dcol = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
-    out.developing_mem = st.output(3 * dcol, stream);
-    char* dbase = static_cast<char*>(out.developing_mem->data);
-    out.dev_poc = DeviceColumn{dbase, n, DType::f64};
-    out.dev_vah = DeviceColumn{dbase + dcol, n, DType::f64};
-    out.dev_val = DeviceColumn{dbase + 2 * dcol, n, DType::f64};
-    with_types(view, [&](auto p, auto v) {
-      using P = decltype(p);
-      using V = decltype(v);
-      const Source<P, V> src = make_source<P, V>(view, opt, 0);
-      Options o = opt;
-      o.interrupt = Interrupt{};
+    allocate_developing_columns(st, out, n, stream);
+    with_source([&](const auto& src, const Options& o) {
       for (int64_t r0 = 0; r0 < n; r0 += batch) {
         const int64_t r1 = std::min(n, r0 + batch);
-        bins_developing_kernel<P, V><<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        bins_developing_kernel<<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
             src, d_off, S, r0, r1, o, dev_scratch, dev_acc, static_cast<double*>(out.dev_poc.data),
             static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data), c.overflow);
         VPOC_GPU_CHECK_LAUNCH("bins_developing_kernel");

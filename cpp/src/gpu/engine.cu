@@ -25,9 +25,8 @@ namespace vpoc::gpu {
 namespace {
 
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
-// Words of a group's summary read back per group (see Run::summary_); the pinned staging of the
-// group offsets starts after 8 words, so the summary must stay within them.
-constexpr int kSummaryWords = 7;  // [rows, widest, err, fractional, off-grid, first off-grid, go]
+// The group summary (kSummaryWords, gpu/histogram.hpp) is read back per group; the pinned staging
+// of the group offsets starts after 8 words, so the summary must stay within them.
 static_assert(kSummaryWords <= 8, "the summary overlaps the staged group offsets");
 static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
@@ -120,7 +119,7 @@ class Run {
   uint64_t shape_key() const;
   LevelColumns level_columns(const long long* go) const;
   bool speculate(int64_t hint);
-  void stage_offsets(const Group& g);
+  ParamOffsets stage_offsets(const Group& g);
   void read_summary();
   [[noreturn]] void too_wide(const Group& g);
   void layout_workspace();
@@ -166,6 +165,7 @@ class Run {
                                       //          off-grid prices, first row holding one]
   int64_t off_grid_ = 0, first_off_grid_ = -1;  // over every group so far
   long long* host_small_ = nullptr;   // pinned: summary read back, then group offsets
+  long long* mirror_ = nullptr;       // host_small_'s device address (the one-block layout writes it)
   gpuEvent_t uploaded_[kSlots] = {nullptr, nullptr}, released_[kSlots] = {nullptr, nullptr};
   // results
   DeviceProfiles out_;
@@ -195,17 +195,26 @@ uint64_t Run::shape_key() const {
   return h;
 }
 
-// The group's session offsets to the device, through pinned memory when they fit. The staging is
-// free: the previous group's (or call's) copy of it finished before its summary was read.
-void Run::stage_offsets(const Group& g) {
-  const size_t off_bytes = static_cast<size_t>(g.s1 - g.s0 + 1) * 8;
+// The group's session offsets to the device: a small group's in the first launch's parameters
+// (returned, for launch_init_group), else a copy, through pinned memory when they fit. The
+// staging is free: the previous group's (or call's) copy of it finished before its summary was read.
+ParamOffsets Run::stage_offsets(const Group& g) {
+  ParamOffsets given;
+  const int64_t n = g.s1 - g.s0;
   const int64_t* off_src = sessions_.offsets + g.s0;
+  if (n <= ParamOffsets::kMax) {
+    given.n = n;
+    std::memcpy(given.v, off_src, static_cast<size_t>(n + 1) * 8);
+    return given;
+  }
+  const size_t off_bytes = static_cast<size_t>(n + 1) * 8;
   if (off_bytes + 64 <= DeviceState::kSmallPinned) {
     auto* staged = reinterpret_cast<int64_t*>(host_small_ + 8);
     std::memcpy(staged, off_src, off_bytes);
     off_src = staged;
   }
   VPOC_GPU_CHECK(gpuMemcpyAsync(g_offsets_, off_src, off_bytes, gpuMemcpyHostToDevice, stream_));
+  return given;
 }
 
 // The group summary, copied back (host_small_): off-grid counts added up; a bad row throws.
@@ -245,13 +254,13 @@ bool Run::speculate(int64_t hint) {
   const int64_t n = g.s1 - g.s0;
   // a quarter more than the most seen, in 4096-row steps (the pool then reuses one size)
   const int64_t cap = (hint + hint / 4 + 1024 + 4095) / 4096 * 4096;
-  stage_offsets(g);
+  const ParamOffsets given = stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
   scratch_.fixed_by_flag = !splits_;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   const RowSpan rows{g.r0, g.r1, 0};
-  launch_init_group(scratch_, legacy, summary_, rows, stream_);
+  launch_init_group(scratch_, legacy, summary_, rows, given, stream_);
   if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
   launch_row_range(view_, rows, scratch_, opt_, stream_);
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
@@ -264,16 +273,19 @@ bool Run::speculate(int64_t hint) {
                 LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
                               static_cast<int64_t*>(out_.offsets.data)},
                 0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
-                zero_in_layout ? lo_mem->data : nullptr);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
-                                stream_));
+                zero_in_layout ? lo_mem->data : nullptr, mirror_);  // one block: it writes the mirror
   VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
-  launch_finish_rows(view_, opt_, scratch_, out, lo_mem->data, static_cast<double*>(out_.total_volume.data), stream_);
-  launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
-                stream_);
+  // the finish pass and the levels in one launch (greedy and touched rows never speculate)
+  FinishRows rows_in;
+  rows_in.hi = static_cast<unsigned long long*>(out);
+  rows_in.lo = static_cast<const unsigned long long*>(lo_mem->data);
+  rows_in.fractional = scratch_.fixed_by_flag ? scratch_.fractional : nullptr;
+  rows_in.fraction_bit = kFractional;
+  rows_in.scan = uniform_diff(view_, opt_);
+  launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
@@ -352,6 +364,7 @@ void Run::layout_workspace() {
   scratch_.off_grid = reinterpret_cast<unsigned long long*>(summary_ + 4);
   scratch_.first_off_grid = reinterpret_cast<unsigned long long*>(summary_ + 5);
   host_small_ = static_cast<long long*>(st_.small_pinned());
+  mirror_ = static_cast<long long*>(st_.small_pinned_device());
   scratch_.offsets = g_offsets_;
   // No session of the call sums past 2**53 unless one of its volumes exceeds 2**53 / rows.
   scratch_.huge_volume = fixed::kMaxTotal / static_cast<double>(std::max<int64_t>(in_.n, 1));
@@ -484,13 +497,14 @@ void Run::process(const Group& g, int slot) {
   const int64_t n = g.s1 - g.s0;
   if (!in_.on_device && !g.split) VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[slot]));
   // Group session offsets and fresh scratch.
-  stage_offsets(g);
+  const ParamOffsets given = stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
   scratch_.fixed_by_flag = false;
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   // the tile table of the first pass comes with the reset (a split group's pieces build their own)
-  launch_init_group(scratch_, legacy, summary_, g.split ? RowSpan{0, 0, 0} : RowSpan{g.r0, g.r1, 0}, stream_);
+  launch_init_group(scratch_, legacy, summary_, g.split ? RowSpan{0, 0, 0} : RowSpan{g.r0, g.r1, 0}, given,
+                    stream_);
 
   // A pass over the group's rows: in place, from the slot already uploaded, or piece by piece.
   const auto pass = [&](auto&& launch) {
@@ -511,10 +525,11 @@ void Run::process(const Group& g, int slot) {
   auto* n_rows_col = static_cast<int64_t*>(out_.n_rows.data) + g.s0;
   auto* low_col = static_cast<int64_t*>(out_.low_row.data) + g.s0;
   auto* off_col = static_cast<int64_t*>(out_.offsets.data) + g.s0;
-  launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
-                LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, INT64_MAX, opt_.max_rows, stream_);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
-                                stream_));
+  if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
+                     LayoutColumns{n_rows_col, low_col, off_col}, laid_out_, summary_, INT64_MAX, opt_.max_rows,
+                     stream_, nullptr, nullptr, mirror_))
+    VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                  stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[kRows], widest = host_small_[kWidest];
   read_summary();
@@ -732,18 +747,9 @@ void Run::window_failure(const unsigned long long* word, const int64_t* fail_wid
 DeviceProfiles Run::run() {
   // First the waits: the slot events below, which the uploads on the copy stream wait for, are
   // recorded on this stream after them, so no upload rewrites the workspace while the last call
-  // (perhaps on another stream) still reads it.
-  if (st_.last_call && st_.last_call_stream != reinterpret_cast<std::uintptr_t>(stream_))
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, static_cast<gpuEvent_t>(st_.last_call.get())));
-  // Inputs still being written on their producers' streams: order this call after that work
-  // (inputs made on this call's own stream are in order already).
-  for (const std::uintptr_t producer : gopt_.wait_streams) {
-    if (reinterpret_cast<gpuStream_t>(producer) == stream_) continue;
-    const std::shared_ptr<void> ev = st_.event();
-    const auto e = static_cast<gpuEvent_t>(ev.get());
-    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
-    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, e));
-  }
+  // (perhaps on another stream) still reads it; inputs still being written on their producers'
+  // streams are waited for too (inputs made on this call's own stream are in order already).
+  wait_before_call(st_, stream_, gopt_.wait_streams);
   // The state's events (calls on a device are serialized): no event is created per call.
   for (int k = 0; k < kSlots; ++k) {
     uploaded_[k] = st_.slot_event(k);

@@ -13,6 +13,7 @@
 #include "core/ladder.hpp"
 #include "core/grid.hpp"
 #include "core/source.hpp"
+#include "gpu/finish.cuh"
 #include "gpu/prim.hpp"
 #include "vpoc/profiles.hpp"
 
@@ -53,15 +54,16 @@ __device__ inline double dec_price(unsigned long long e) {
   return __longlong_as_double(static_cast<long long>(b));
 }
 
-// Session (index in the group) holding absolute row i: the last s with offsets[s] <= i.
-__device__ inline int64_t find_session(const GroupScratch& g, int64_t i) {
-  int64_t lo = 0, hi = g.n - 1;
+// Session (index among n) holding absolute row i: the last s with offsets[s] <= i.
+__device__ inline int64_t find_session(const int64_t* offsets, int64_t n, int64_t i) {
+  int64_t lo = 0, hi = n - 1;
   while (lo < hi) {
     const int64_t mid = (lo + hi + 1) / 2;
-    if (g.offsets[mid] <= i) lo = mid; else hi = mid - 1;
+    if (offsets[mid] <= i) lo = mid; else hi = mid - 1;
   }
   return lo;
 }
+__device__ inline int64_t find_session(const GroupScratch& g, int64_t i) { return find_session(g.offsets, g.n, i); }
 
 __device__ inline distribute::LegacyLadder ladder_of(const GroupScratch& g, int64_t s, double tick, bool legacy) {
   if (!legacy) return distribute::LegacyLadder{};
@@ -404,22 +406,9 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   }
 }
 
-// Fixed-point tree reduction / scan helpers over [kThreads] words in shared memory (hi, lo).
-__device__ inline Fixed load_fixed(const unsigned long long* hi, const unsigned long long* lo, int k) {
-  Fixed f;
-  f.hi = hi[k];
-  f.lo = lo[k];
-  return f;
-}
-__device__ inline void store_fixed(unsigned long long* hi, unsigned long long* lo, int k, const Fixed& f) {
-  hi[k] = f.hi;
-  lo[k] = f.lo;
-}
-
-// [n] blocks x [kThreads], one block per session of the group: the accumulated rows (hi, and lo
-// unless null; differences when `scan`, their running sums being the rows) become float64 volumes
-// in place (volume aliases hi), and the session's total is their exact sum, rounded once (+inf
-// when it passes 2**53: the host then reports the session).
+// [n] blocks x [kThreads], one block per session of the group: gpu/finish.cuh's finish_session
+// (the rows become float64 volumes in place, the total their exact sum rounded once, +inf past
+// 2**53: the host then reports the session).
 __global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, unsigned long long* hi,
                                                                const unsigned long long* lo, double* total,
                                                                bool scan) {
@@ -427,57 +416,31 @@ __global__ void __launch_bounds__(kThreads) finish_rows_kernel(GroupScratch g, u
   if (g.go != nullptr && *g.go == 0) return;  // block-uniform
   if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;  // integer rows were binned
   const int64_t s = blockIdx.x;
-  const int64_t off = g.out_off[s], width = g.width[s];
-  Fixed sum, carry;  // carry: the running sum of the chunks before this one (scan)
-  for (int64_t c0 = 0; c0 < width; c0 += kThreads) {  // block-uniform trip count
-    const int64_t k = c0 + threadIdx.x;
-    Fixed f;
-    if (k < width) {
-      f.hi = hi[off + k];
-      f.lo = lo ? lo[off + k] : 0ull;
-    }
-    if (scan) {  // inclusive Hillis-Steele scan of the chunk, exact (integer adds)
-      store_fixed(red_hi, red_lo, threadIdx.x, f);
-      __syncthreads();
-      for (int d = 1; d < kThreads; d *= 2) {
-        const Fixed add = threadIdx.x >= d ? load_fixed(red_hi, red_lo, threadIdx.x - d) : Fixed{};
-        __syncthreads();
-        f += add;
-        store_fixed(red_hi, red_lo, threadIdx.x, f);
-        __syncthreads();
-      }
-      f += carry;
-      carry += load_fixed(red_hi, red_lo, kThreads - 1);
-      __syncthreads();
-    }
-    if (k < width) {
-      sum += f;
-      reinterpret_cast<double*>(hi)[off + k] = fixed::to_double(f);
-    }
-  }
-  store_fixed(red_hi, red_lo, threadIdx.x, sum);
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
-      store_fixed(red_hi, red_lo, threadIdx.x,
-                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    const Fixed t = load_fixed(red_hi, red_lo, 0);
-    total[s] = fixed::over_max(t) ? __longlong_as_double(0x7ff0000000000000LL) : fixed::to_double(t);
-  }
+  const Fixed t = finish_session<kThreads>(hi, lo, g.out_off[s], g.width[s], scan, red_hi, red_lo, nullptr);
+  if (threadIdx.x == 0) total[s] = total_of(t);
 }
 
 // [max(n, tiles)] threads: fresh per-group scratch (thread k: session k), and the tile table of
-// the first pass (thread k: tile k; none when n_tiles is 0).
-__global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summary, RowSpan rows, int64_t n_tiles) {
+// the first pass (thread k: tile k; none when n_tiles is 0). `given`: the group's offsets when they
+// came as the launch's parameter (n >= 0; written to g.offsets here, read from shared memory by the
+// tile search: no other block's write is awaited), else g.offsets is on the device already.
+__global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summary, RowSpan rows, int64_t n_tiles,
+                                  ParamOffsets given) {
+  __shared__ int64_t off[ParamOffsets::kMax + 1];
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t* offsets = g.offsets;
+  if (given.n >= 0) {  // block-uniform
+    for (int64_t i = threadIdx.x; i <= given.n; i += kThreads) off[i] = given.v[i];
+    if (blockIdx.x == 0)
+      for (int64_t i = threadIdx.x; i <= given.n; i += kThreads) const_cast<int64_t*>(g.offsets)[i] = given.v[i];
+    __syncthreads();
+    offsets = off;
+  }
   if (k < n_tiles) {
     const int64_t t0 = rows.begin + k * g.tile_rows;
     const int64_t t1 = min(t0 + g.tile_rows, rows.end);
-    g.tiles[2 * k] = find_session(g, t0);
-    g.tiles[2 * k + 1] = find_session(g, t1 - 1);
+    g.tiles[2 * k] = find_session(offsets, g.n, t0);
+    g.tiles[2 * k + 1] = find_session(offsets, g.n, t1 - 1);
   }
   if (k == 0) {
     *g.err = kEncNone;
@@ -538,7 +501,8 @@ __global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupS
                                                                           long long* summary, int64_t cap,
                                                                           int64_t max_rows,
                                                                           unsigned long long* zero_hi,
-                                                                          unsigned long long* zero_lo) {
+                                                                          unsigned long long* zero_lo,
+                                                                          long long* mirror) {
   __shared__ int64_t scan[kLayoutThreads];
   __shared__ unsigned long long widest;
   __shared__ long long go;
@@ -569,6 +533,8 @@ __global__ void __launch_bounds__(kLayoutThreads) layout_one_block_kernel(GroupS
     go = go_on(g, carry, widest, cap, max_rows);
     summary[kGo] = go;
     cols.offsets[g.n] = base + carry;
+    if (mirror != nullptr)  // the host reads these after an event: no copy of their own
+      for (int w = 0; w < kSummaryWords; ++w) mirror[w] = summary[w];
   }
   if (zero_hi == nullptr) return;  // block-uniform
   __syncthreads();
@@ -676,7 +642,8 @@ TradeChecks<P, V> trade_checks(const ladder::TickScale& s, const GroupScratch& g
 
 int64_t max_tiles(int64_t rows) { return (rows + kMinTile - 1) / kMinTile; }
 
-void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, gpuStream_t stream) {
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, const ParamOffsets& given,
+                       gpuStream_t stream) {
   g.tiled = RowSpan{-1, -1, 0};
   int64_t n_tiles = 0;
   if (rows.end > rows.begin && g.n > 0) {  // the tile table of the first pass, in the same launch
@@ -685,7 +652,7 @@ void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan
     g.tiled = rows;
   }
   const auto blocks = static_cast<unsigned>(std::max<int64_t>(1, (std::max(g.n, n_tiles) + kThreads - 1) / kThreads));
-  init_group_kernel<<<blocks, kThreads, 0, stream>>>(g, legacy, summary, rows, n_tiles);
+  init_group_kernel<<<blocks, kThreads, 0, stream>>>(g, legacy, summary, rows, n_tiles, given);
   VPOC_GPU_CHECK_LAUNCH("init_group_kernel");
 }
 
@@ -782,16 +749,17 @@ void launch_zero_rows(const GroupScratch& g, void* out_hi, void* out_lo, int64_t
   VPOC_GPU_CHECK_LAUNCH("zero_rows_kernel");
 }
 
-void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
+bool launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
-                   int64_t cap, int64_t max_rows, gpuStream_t stream, void* zero_hi, void* zero_lo) {
-  if (g.n <= 0) return;
+                   int64_t cap, int64_t max_rows, gpuStream_t stream, void* zero_hi, void* zero_lo,
+                   long long* mirror) {
+  if (g.n <= 0) return false;
   if (g.n <= kOneBlockLayout) {
     layout_one_block_kernel<<<1, kLayoutThreads, 0, stream>>>(g, width, low, out_off, cols, base, summary, cap,
                                                               max_rows, static_cast<unsigned long long*>(zero_hi),
-                                                              static_cast<unsigned long long*>(zero_lo));
+                                                              static_cast<unsigned long long*>(zero_lo), mirror);
     VPOC_GPU_CHECK_LAUNCH("layout_one_block_kernel");
-    return;
+    return mirror != nullptr;
   }
   if (zero_hi != nullptr) VPOC_THROW(Error, "launch_layout: zeroing needs the one-block layout");
   const auto blocks = static_cast<unsigned>((g.n + kThreads - 1) / kThreads);
@@ -800,6 +768,7 @@ void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t*
   VPOC_GPU_CHECK(prim::exclusive_sum(temp, temp_bytes, width, out_off, static_cast<int>(g.n), stream));
   layout_offsets_kernel<<<blocks, kThreads, 0, stream>>>(g, width, out_off, cols, base, summary, cap, max_rows);
   VPOC_GPU_CHECK_LAUNCH("layout_offsets_kernel");
+  return false;
 }
 
 }  // namespace vpoc::gpu

@@ -41,16 +41,29 @@ struct GroupScratch {
   bool fixed_by_flag = false;         // integer or fixed-point rows chosen on the device by *fractional
 };
 
-// Words of the group summary the layout fills (read back by the host in one copy).
-inline constexpr int kRows = 0, kWidest = 1, kGo = 6;
+// Words of the group summary (read back by the host: a copy, or the layout's mirror):
+// [rows of the group, widest session, first bad row, fractional flags, off-grid count, first
+// off-grid row, go]; the layout fills kRows, kWidest, kGo, the other passes the rest.
+inline constexpr int kRows = 0, kWidest = 1, kGo = 6, kSummaryWords = 7;
 
 // Tiles (blocks) a pass over `rows` rows may use: the size of GroupScratch::tiles / 2.
 int64_t max_tiles(int64_t rows);
 
+// A small group's session offsets passed by value in the launch's parameters (no copy of their
+// own): n + 1 offsets, n <= kMax (64 sessions: 520 bytes, well under the 4 KiB of parameters
+// every target takes); n = -1: none (the offsets are on the device already).
+struct ParamOffsets {
+  static constexpr int64_t kMax = 64;
+  int64_t n = -1;
+  int64_t v[kMax + 1];
+};
+
 // Resets the group's scratch for a new group of g.n sessions (row ranges, price ranges when
 // legacy, error, fractional flag, off-grid count and row, the summary) and builds the tile table
-// of the group's first pass over `rows` (g.offsets already on the device). One launch.
-void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, gpuStream_t stream);
+// of the group's first pass over `rows`; g.offsets are on the device already or come in `given`
+// (then written to g.offsets by this launch). One launch.
+void launch_init_group(GroupScratch& g, bool legacy, long long* summary, RowSpan rows, const ParamOffsets& given,
+                       gpuStream_t stream);
 
 // Empty value of the order-preserving encodings used with unsigned atomics: "no minimum yet",
 // "no error".
@@ -99,10 +112,12 @@ size_t layout_temp_bytes(int64_t n);
 // wider than `max_rows` and no row is bad (else 0). One launch up to kOneBlockLayout sessions.
 // zero_hi (and zero_lo, as launch_zero_rows reads it): a one-launch layout also zeroes the group's
 // rows there when summary[kGo] is 1 (callers pass them for at most kLayoutZeroRows rows).
-void launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
+// mirror (a device address of page-locked host memory, or null): a one-launch layout also writes
+// the kSummaryWords summary words there; true when it did (else the caller copies them back).
+bool launch_layout(const GroupScratch& g, int64_t* width, int64_t* low, int64_t* out_off, void* temp,
                    size_t temp_bytes, const LayoutColumns& cols, int64_t base, long long* summary,
                    int64_t cap, int64_t max_rows, gpuStream_t stream, void* zero_hi = nullptr,
-                   void* zero_lo = nullptr);
+                   void* zero_lo = nullptr, long long* mirror = nullptr);
 // Rows up to which the one-block layout zeroes the output itself (64 per thread at most: a few
 // microseconds, less than a launch of its own).
 inline constexpr int64_t kLayoutZeroRows = int64_t(1) << 16;

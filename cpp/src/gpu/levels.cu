@@ -4,6 +4,7 @@
 
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
+#include "gpu/finish.cuh"
 #include "vpoc/profiles.hpp"
 
 namespace vpoc::gpu {
@@ -34,14 +35,19 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
 // [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
 // shared memory (when they fit) and finds the maximum and the POC by tree reductions; then thread
 // 0 expands the value area (a sequential rule: each step depends on the last) towards the total
-// the finish pass wrote (the exact sum of the rows, as on the CPU).
+// (the exact sum of the rows, as on the CPU).
+// Fused false: the rows are the finish pass's float64 volumes and the total it wrote. Fused true
+// (not for greedy, whose order is sorted from the finished rows first): the block first does the
+// finish pass itself (gpu/finish.cuh: the binned rows `f` to float64 in place and into shared
+// memory, the exact total), one launch fewer.
 // Generic false (no touched rows, float64 target: every call of today's default rules): the rows
 // and the decimal target are compiled out, so the kernel keeps the 40 registers it had before
 // those rules (64 with them: 4 blocks per SM instead of 6, 1.9 waves of 1,014 sessions, not 1.3).
-template <bool Generic>
+template <bool Generic, bool Fused>
 __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
-                                                               levels::Rules rules, ladder::RowPrice row_price) {
+                                                               levels::Rules rules, ladder::RowPrice row_price,
+                                                               FinishRows f) {
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
@@ -58,7 +64,15 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
     return;
   }
   const double* v = volume + c.offsets[s];
-  if (n <= kLevelRows) {
+  if constexpr (Fused) {
+    __shared__ unsigned long long red_hi[kLevelThreads], red_lo[kLevelThreads];
+    const unsigned long long* lo = f.fractional != nullptr && (*f.fractional & f.fraction_bit) == 0 ? nullptr : f.lo;
+    const bool staged = n <= kLevelRows;
+    const Fixed t = finish_session<kLevelThreads>(f.hi, lo, c.offsets[s], n, f.scan, red_hi, red_lo,
+                                                  staged ? rows : nullptr);
+    if (threadIdx.x == 0) c.total_volume[s] = total_of(t);  // read back below by this thread
+    if (staged) v = rows;
+  } else if (n <= kLevelRows) {
     for (int64_t i = threadIdx.x; i < n; i += kLevelThreads) rows[i] = v[i];
     __syncthreads();
     v = rows;
@@ -131,19 +145,34 @@ void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream) {
   VPOC_GPU_CHECK_LAUNCH("iota_kernel");
 }
 
-void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
-                   const Options& opt, gpuStream_t stream) {
-  if (S <= 0) return;
+// One launch of levels_kernel for `opt`: the generic instance only where its rules need it.
+template <bool Fused>
+void launch(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S, const Options& opt,
+            const FinishRows& f, gpuStream_t stream) {
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   const levels::Rules rules = levels::rules_of(opt);
+  const auto blocks = static_cast<unsigned>(S);
   if (c.touched != nullptr || rules.sparse() || rules.va_q != 0)
-    levels_kernel<true><<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
-                                                                          opt.va_method, rules, row_price);
+    levels_kernel<true, Fused><<<blocks, kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area, opt.va_method,
+                                                                     rules, row_price, f);
   else
-    levels_kernel<false><<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area,
-                                                                           opt.va_method, rules, row_price);
+    levels_kernel<false, Fused><<<blocks, kLevelThreads, 0, stream>>>(volume, order, c, opt.value_area, opt.va_method,
+                                                                      rules, row_price, f);
   VPOC_GPU_CHECK_LAUNCH("levels_kernel");
+}
+
+void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
+                   const Options& opt, gpuStream_t stream) {
+  if (S > 0) launch<false>(volume, order, c, S, opt, FinishRows{}, stream);
+}
+
+void launch_finish_levels(const FinishRows& f, const LevelColumns& c, int64_t S, const Options& opt,
+                          gpuStream_t stream) {
+  if (S <= 0) return;
+  if (opt.va_method == VaMethod::greedy || c.touched != nullptr)
+    VPOC_THROW(Error, "launch_finish_levels: greedy and touched rows need the finish pass first");
+  launch<true>(reinterpret_cast<const double*>(f.hi), nullptr, c, S, opt, f, stream);
 }
 
 }  // namespace vpoc::gpu

@@ -21,11 +21,26 @@ struct LevelColumns {
   const uint8_t* touched = nullptr;  // [R] va_rows='touched': rows an input row touched (gpu/touch.hpp); else null
 };
 
+// A group's binned rows as launch_finish_levels reads them (see gpu/histogram.hpp launch_bin /
+// launch_finish_rows): hi (the volumes in the end, in place), lo (fraction plane, or null),
+// used only when *fractional has fraction_bit (fractional null: always), scan for difference rows.
+struct FinishRows {
+  unsigned long long* hi = nullptr;
+  const unsigned long long* lo = nullptr;
+  const unsigned long long* fractional = nullptr;
+  unsigned long long fraction_bit = 0;
+  bool scan = false;
+};
+
 // iota[i] = i for i < n (the values the greedy sort carries).
 void launch_iota(int32_t* iota, int64_t n, gpuStream_t stream);
 // One block per session: POC and value area (total_volume already written by the finish pass). `order` (greedy only) holds each session's
 // global row indices sorted by volume descending, lower row first on ties.
 void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream);
+// launch_finish_rows and launch_levels in one launch, for a call of one group whose output
+// offsets are its own (base 0): c.total_volume written here. Not for greedy or touched rows.
+void launch_finish_levels(const FinishRows& f, const LevelColumns& c, int64_t S, const Options& opt,
+                          gpuStream_t stream);
 
 }  // namespace vpoc::gpu

@@ -142,10 +142,18 @@ void* DeviceState::small_pinned() {
   if (small_pinned_ == nullptr) {
     DeviceGuard guard(device_);
     VPOC_GPU_CHECK(gpuMallocHost(&small_pinned_, kSmallPinned));
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    stats_.driver_allocs += 1;
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      stats_.driver_allocs += 1;
+    }
+    VPOC_GPU_CHECK(gpuHostGetDevicePointer(&small_pinned_device_, small_pinned_));
   }
   return small_pinned_;
+}
+
+void* DeviceState::small_pinned_device() {
+  small_pinned();
+  return small_pinned_device_;
 }
 
 gpuEvent_t DeviceState::take_event() {
@@ -207,6 +215,29 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
         const gpuError_t err = same ? gpuSuccess : gpuStreamWaitEvent(stream, e);
         free_events_.push_back(e);
         if (err != gpuSuccess) {
+          c.after.erase(c.after.begin(), c.after.begin() + static_cast<std::ptrdiff_t>(k + 1));
+          c.on.erase(c.on.begin(), c.on.begin() + static_cast<std::ptrdiff_t>(k + 1));
+          cached_.push_back(std::move(c));
+          cached_bytes_ += cached_.back().bytes;
+          throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
+        }
+      }
+      for (const std::uintptr_t s : c.later) {  // the usual case: the same stream, no API call
+        if (s == reinterpret_cast<std::uintptr_t>(stream)) continue;
+        gpuEvent_t e = nullptr;  // back to the pool at once: the wait took its state
+        gpuError_t err = gpuSuccess;
+        if (free_events_.empty()) {
+          err = gpuEventCreateWithFlags(&e, gpuEventDisableTiming);
+        } else {
+          e = free_events_.back();
+          free_events_.pop_back();
+        }
+        if (err == gpuSuccess) err = gpuEventRecord(e, reinterpret_cast<gpuStream_t>(s));
+        if (err == gpuSuccess) err = gpuStreamWaitEvent(stream, e);
+        if (e != nullptr) free_events_.push_back(e);
+        if (err != gpuSuccess) {
+          c.after.clear();
+          c.on.clear();
           cached_.push_back(std::move(c));
           cached_bytes_ += cached_.back().bytes;
           throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
@@ -259,9 +290,15 @@ void DeviceState::release(Buffer* b) {
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
   {
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    Cached c{b->data, b->bytes, {}, {}};
+    Cached c{b->data, b->bytes, {}, {}, {}};
     bool unordered = false;
     for (const std::uintptr_t s : streams) {
+      // A stream that cannot be destroyed (torch's default one, vpoc's own): its handle still
+      // names it at the reuse, so its event waits until then (most reuses are on it: none at all).
+      if (permanent(s) == s) {
+        c.later.push_back(s);
+        continue;
+      }
       gpuEvent_t e = nullptr;
       try {
         e = take_event();
@@ -458,6 +495,27 @@ void empty_cache(int device) {
 void set_pool_limit(int device, int64_t bytes) {
   require_device(device);
   state(device).set_pool_limit(bytes);
+}
+
+void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers) {
+  if (st.last_call && st.last_call_stream != reinterpret_cast<std::uintptr_t>(stream))
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, static_cast<gpuEvent_t>(st.last_call.get())));
+  for (const std::uintptr_t producer : producers) {
+    if (reinterpret_cast<gpuStream_t>(producer) == stream) continue;
+    const std::shared_ptr<void> ev = st.event();
+    const auto e = static_cast<gpuEvent_t>(ev.get());
+    VPOC_GPU_CHECK(gpuEventRecord(e, reinterpret_cast<gpuStream_t>(producer)));
+    VPOC_GPU_CHECK(gpuStreamWaitEvent(stream, e));
+  }
+}
+
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream) {
+  const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(n, 1)) * 8);
+  out.developing_mem = st.output(3 * col, stream);
+  char* base = static_cast<char*>(out.developing_mem->data);
+  out.dev_poc = DeviceColumn{base, n, DType::f64};
+  out.dev_vah = DeviceColumn{base + col, n, DType::f64};
+  out.dev_val = DeviceColumn{base + 2 * col, n, DType::f64};
 }
 
 }  // namespace vpoc::gpu

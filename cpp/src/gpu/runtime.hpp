@@ -41,6 +41,10 @@ class DeviceState {
   // kSmallPinned bytes of pinned host memory for small transfers (summaries, session offsets).
   void* small_pinned();
   static constexpr size_t kSmallPinned = size_t(1) << 20;
+  // small_pinned()'s address in kernels (page-locked host memory is mapped into the device's
+  // address space): a kernel writes a few words there and the host reads them after an event,
+  // with no copy of their own.
+  void* small_pinned_device();
   // kSlotEvents events owned by the state for one call's double buffering (callers hold mutex()).
   static constexpr int kSlotEvents = 4;
   gpuEvent_t slot_event(int k) const { return slot_events_[k]; }
@@ -83,6 +87,9 @@ class DeviceState {
     size_t bytes;
     std::vector<gpuEvent_t> after;  // recorded on the buffer's user streams when it was released
     std::vector<std::uintptr_t> on;  // after[k]'s stream
+    // Permanent user streams (see permanent()), with no event: a reuse on another stream records
+    // one there then (it orders after every use queued before the release, and more).
+    std::vector<std::uintptr_t> later;
   };
   void release(Buffer* b);                // the deleter of output() buffers
   gpuEvent_t take_event();                // pool_mutex_ held
@@ -112,6 +119,7 @@ class DeviceState {
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
   void* small_pinned_ = nullptr;
+  void* small_pinned_device_ = nullptr;
   std::mutex pool_mutex_;  // the cache, the event pool and the counters (deleters take only this)
   std::vector<Cached> cached_;
   size_t cached_bytes_ = 0;
@@ -132,5 +140,15 @@ Ready record_ready(gpuStream_t stream, int device);
 
 // Rounds n up to a multiple of 256 bytes (every workspace piece starts aligned for any type).
 constexpr size_t align_up(size_t n) { return (n + 255) & ~size_t(255); }
+
+// Orders a call's work on `stream` after what it must not overtake: the last call on st's device
+// (st.last_call, unless it ran on `stream`: the workspace they share) and the work queued on the
+// inputs' producer streams (an event from the pool recorded on each one other than `stream`).
+// Callers hold st.mutex().
+void wait_before_call(DeviceState& st, gpuStream_t stream, const std::vector<std::uintptr_t>& producers);
+
+// A result's developing columns (dev_poc, dev_vah, dev_val [n]) in one pool buffer of aligned
+// pieces, to be written on `stream` (as allocate_session_columns does for the session columns).
+void allocate_developing_columns(DeviceState& st, DeviceProfiles& out, int64_t n, gpuStream_t stream);
 
 }  // namespace vpoc::gpu

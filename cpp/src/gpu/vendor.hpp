@@ -38,6 +38,7 @@ inline gpuError_t gpuMalloc(void** p, size_t n) { return hipMalloc(p, n); }
 inline gpuError_t gpuFree(void* p) { return hipFree(p); }
 inline gpuError_t gpuMallocHost(void** p, size_t n) { return hipHostMalloc(p, n, hipHostMallocDefault); }
 inline gpuError_t gpuFreeHost(void* p) { return hipHostFree(p); }
+inline gpuError_t gpuHostGetDevicePointer(void** d, void* h) { return hipHostGetDevicePointer(d, h, 0); }
 inline gpuError_t gpuMemGetInfo(size_t* f, size_t* t) { return hipMemGetInfo(f, t); }
 inline gpuError_t gpuMemcpyAsync(void* d, const void* s, size_t n, hipMemcpyKind k, gpuStream_t st) {
   return hipMemcpyAsync(d, s, n, k, st);
@@ -109,6 +110,7 @@ inline gpuError_t gpuMalloc(void** p, size_t n) { return cudaMalloc(p, n); }
 inline gpuError_t gpuFree(void* p) { return cudaFree(p); }
 inline gpuError_t gpuMallocHost(void** p, size_t n) { return cudaMallocHost(p, n); }
 inline gpuError_t gpuFreeHost(void* p) { return cudaFreeHost(p); }
+inline gpuError_t gpuHostGetDevicePointer(void** d, void* h) { return cudaHostGetDevicePointer(d, h, 0); }
 inline gpuError_t gpuMemGetInfo(size_t* f, size_t* t) { return cudaMemGetInfo(f, t); }
 inline gpuError_t gpuMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, gpuStream_t st) {
   return cudaMemcpyAsync(d, s, n, k, st);

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .._errors import row_of
-from .._stream import concat_columns
+from .._stream import concat_rows
 from ._common import UsageError, fmt_ts, to_flags
 
 __all__ = ["EXCHANGE_TZ", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
@@ -46,15 +46,7 @@ class Rows:
         return Rows(self.timestamp[a:b], {k: v[a:b] for k, v in self.values.items()},
                      self.source[a:b])
 
-    @staticmethod
-    def concat(a: Optional["Rows"], b: "Rows") -> "Rows":
-        if a is None or len(a) == 0:
-            return b
-        if len(b) == 0:
-            return a
-        values = concat_columns(a.values, b.values)
-        return Rows(np.concatenate([a.timestamp, b.timestamp]), values,
-                     np.concatenate([a.source, b.source]))
+    concat = staticmethod(concat_rows)
 
 
 _BAR_FIELDS = ("open", "high", "low", "close", "volume")

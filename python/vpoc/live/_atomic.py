@@ -1,12 +1,13 @@
 """All or nothing for vpoc.Live: the snapshot an update, close() or flush takes and the rollback to it.
 
 Contract: ``_rollback(snap)`` puts back exactly the state of ``_snapshot()`` (or of the one-row
-snapshot of ``_update_one``), idempotent, retried when it is itself interrupted.
+snapshot of ``_update_one``), idempotent, retried when it is itself interrupted; every update
+and close() runs its changes under ``_all_or_nothing``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Callable, Tuple
 
 from .. import _core
 from .._timewin import appended_starts
@@ -31,6 +32,23 @@ class _AtomicMixin:
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
                 self._drop_win, self._side_snap(), self._carry_ts)
+
+    def _all_or_nothing(self, snap: Tuple[Any, ...], step: Callable[..., Any], *args: Any) -> Any:
+        """``step(*args)`` under ``snap``: when it raises anything (KeyboardInterrupt and MemoryError
+        included) the state of ``snap`` is put back and the exception raised again. Nested: a second
+        interrupt taken as the rollback is called (before its own retry loop is set up) is caught here
+        and the rollback runs again. One taken before the ``try`` finds nothing changed yet."""
+        try:
+            return step(*args)
+        except BaseException:
+            try:
+                self._rollback(snap)
+            except BaseException:
+                try:
+                    self._rollback(snap)
+                except BaseException:
+                    self._rollback(snap)
+            raise
 
     def _rollback(self, snap: Tuple[Any, ...]) -> None:
         """Puts back the state of ``snap``. Idempotent: when it is itself interrupted (a second

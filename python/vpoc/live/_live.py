@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _core
 from .._api import from_bars, from_trades
-from .._arrays import as_prices, as_volume, check_grid
+from .._arrays import as_prices, as_volume, check_grid, first_decrease
 from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices, value_area_of
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
@@ -37,6 +37,11 @@ __all__ = ["Live"]
 # Rows per engine call of an array update: each call runs without a Python-level interrupt check,
 # so this bounds how long a KeyboardInterrupt waits (about 0.1-0.2 s on a 2-core VM).
 _CHUNK = 1 << 17
+
+
+def _level(i: int, doc: str) -> property:
+    """A read-only float property: entry ``i`` of ``levels`` (poc, vah, val, total_volume, va_volume)."""
+    return property(lambda self: self._levels[i], doc=doc)
 
 
 class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _StateMixin):
@@ -249,30 +254,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     # ------------------------------------------------------------------ reading
 
-    @property
-    def poc(self) -> float:
-        """POC of the current session (row price; NaN before its first row)."""
-        return self._levels[0]
-
-    @property
-    def vah(self) -> float:
-        """Value-area high of the current session (row price)."""
-        return self._levels[1]
-
-    @property
-    def val(self) -> float:
-        """Value-area low of the current session (row price)."""
-        return self._levels[2]
-
-    @property
-    def total_volume(self) -> float:
-        """Volume of the current session so far."""
-        return self._levels[3]
-
-    @property
-    def va_volume(self) -> float:
-        """Volume inside the current value area."""
-        return self._levels[4]
+    poc = _level(0, "POC of the current session (row price; NaN before its first row).")
+    vah = _level(1, "Value-area high of the current session (row price).")
+    val = _level(2, "Value-area low of the current session (row price).")
+    total_volume = _level(3, "Volume of the current session so far.")
+    va_volume = _level(4, "Volume inside the current value area.")
 
     @property
     def levels(self) -> Tuple[float, float, float, float, float]:
@@ -354,20 +340,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         first = args[0]
         if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
             return self._update_one(args, open, timestamp, sides)  # takes its own snapshot
-        snap = self._snapshot()
-        try:
-            return self._update_many(args, open, timestamp, sides)
-        except BaseException:
-            # nested: a second interrupt taken as the rollback is called (before its own retry
-            # loop is set up) is caught here and the rollback runs again
-            try:
-                self._rollback(snap)
-            except BaseException:
-                try:
-                    self._rollback(snap)
-                except BaseException:
-                    self._rollback(snap)
-            raise
+        return self._all_or_nothing(self._snapshot(), self._update_many, args, open, timestamp, sides)
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
@@ -400,8 +373,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             return self._levels
         if self._stamp == "close":
             ts = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
-        if n > 1 and np.any(ts[1:] < ts[:-1]):
-            i = int(np.flatnonzero(ts[1:] < ts[:-1])[0]) + 1
+        i = first_decrease(ts)
+        if i > 0:
             raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
         if self._last_ts is not None and ts[0] < self._last_ts:
             raise ValueError(f"timestamp[0] = {int(ts[0])} is before the previous row's "
@@ -478,22 +451,14 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         """Ends the current session now (it joins ``profiles``); the next row starts a new one.
         All or nothing, like ``update``."""
         if self._label is not None and self._core is not None and self._core.size:
-            snap = self._snapshot()
-            try:
-                self._finish()
-                self._label = None
-                self._clock.cur = None
-                self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
-                self._report_drops()
-            except BaseException:  # see update()
-                try:
-                    self._rollback(snap)
-                except BaseException:
-                    try:
-                        self._rollback(snap)
-                    except BaseException:
-                        self._rollback(snap)
-                raise
+            self._all_or_nothing(self._snapshot(), self._close_now)
+
+    def _close_now(self) -> None:
+        self._finish()
+        self._label = None
+        self._clock.cur = None
+        self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
+        self._report_drops()
 
     def _session_profile(self, h: np.ndarray, lo: Any, c: Any, o: Any, v: np.ndarray,
                          as_int: bool, sides: Optional[Tuple[np.ndarray, np.ndarray]] = None

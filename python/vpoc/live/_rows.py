@@ -88,6 +88,7 @@ class _RowsMixin:
                 open = self._scalar(open, "open")
         else:
             high, volume = args
+            low = close = None
             if type(high) is not float:
                 high = self._scalar(high, "price")
         int_vol = type(volume) is int or isinstance(volume, np.integer)
@@ -132,52 +133,48 @@ class _RowsMixin:
                                      self.snapped_prices, self._side_snap())
         else:
             snap = self._snapshot()
-        try:
-            finished = False
-            if label != self._label:  # the old session ends, the new one begins
-                if self._label is not None:
-                    self._finish()
-                    finished = True
-                if self._core is None:
-                    self._start_core(has_open)
-                self._begin(label)
-                core = self._core
-            ws = None if self._span is None else bisect.bisect_right(self._ts, t - self._span)  # time window
-            if ws == 0 and self._carry_ts:  # window_across_sessions: it may reach into the carried rows
-                ws = bisect.bisect_right(self._carry_ts, t - self._span) - len(self._carry_ts)
+        return self._all_or_nothing(snap, self._append_one,
+                                    (label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped))
+
+    def _append_one(self, row: Tuple[Any, ...]) -> Tuple[float, float, float, float, float]:
+        """The checked row of ``_update_one`` appended (under its snapshot)."""
+        label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped = row
+        finished = False
+        if label != self._label:  # the old session ends, the new one begins
+            if self._label is not None:
+                self._finish()
+                finished = True
+            if self._core is None:
+                self._start_core(has_open)
+            self._begin(label)
+            core = self._core
+        ws = None if self._span is None else bisect.bisect_right(self._ts, t - self._span)  # time window
+        if ws == 0 and self._carry_ts:  # window_across_sessions: it may reach into the carried rows
+            ws = bisect.bisect_right(self._carry_ts, t - self._span) - len(self._carry_ts)
+        if self._bars:
+            lv = core.append_bar(high, low, close, open, volume, ws)
+        else:
+            lv = core.append_trade(high, volume, ws)
+        if bs is not None:
             if self._bars:
-                lv = core.append_bar(high, low, close, open, volume, ws)
+                self._side_append_one(high, low, close, open, bs)
             else:
-                lv = core.append_trade(high, volume, ws)
-            if bs is not None:
-                if self._bars:
-                    self._side_append_one(high, low, close, open, bs)
-                else:
-                    self._side_append_one(high, None, None, None, bs)
-            if self._int_volume and not int_vol:
-                self._int_volume = False
-            self._levels = lv
-            self._last_ts = t
-            self._ts.append(t)
-            self.n_rows += 1
-            if self._bars:
-                self._advance_one(high, low, close, volume, t, open)
-            if snapped:
-                self.snapped_prices += snapped
-            if finished:
-                self._report_drops()
-            if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
-                self._check_one_session(t)
-            return lv
-        except BaseException:  # see update()
-            try:
-                self._rollback(snap)
-            except BaseException:
-                try:
-                    self._rollback(snap)
-                except BaseException:
-                    self._rollback(snap)
-            raise
+                self._side_append_one(high, None, None, None, bs)
+        if self._int_volume and not int_vol:
+            self._int_volume = False
+        self._levels = lv
+        self._last_ts = t
+        self._ts.append(t)
+        self.n_rows += 1
+        if self._bars:
+            self._advance_one(high, low, close, volume, t, open)
+        if snapped:
+            self.snapped_prices += snapped
+        if finished:
+            self._report_drops()
+        if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
+            self._check_one_session(t)
+        return lv
 
     def _carry_over(self, old: Any) -> None:
         """window_across_sessions: the new session's core (``self._core``, empty) starts with the rows

@@ -13,7 +13,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from .._arrays import unmasked
+from .._arrays import first_decrease, unmasked
 from .._time import check_time_unit, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
@@ -62,12 +62,10 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
 
 
 def _sorted(arr: Int64Array) -> Int64Array:
-    if arr.shape[0] > 1:
-        bad = np.flatnonzero(arr[1:] < arr[:-1])
-        if bad.size:
-            i = int(bad[0]) + 1
-            raise ValueError(f"ts must be sorted (non-decreasing): ts[{i}] = {_iso(arr[i])} is "
-                             f"before ts[{i - 1}] = {_iso(arr[i - 1])}")
+    i = first_decrease(arr)
+    if i > 0:
+        raise ValueError(f"ts must be sorted (non-decreasing): ts[{i}] = {_iso(arr[i])} is "
+                         f"before ts[{i - 1}] = {_iso(arr[i - 1])}")
     return arr
 
 

@@ -1,0 +1,79 @@
+// gpu/finish.cuh — one block turns a session's binned rows into float64 volumes and their exact total.
+// Contract: device code of the finish pass (gpu/histogram.cu) and the fused finish + levels pass (gpu/levels.cu).
+#pragma once
+
+#include <cstdint>
+
+#include "core/fixed.hpp"
+#include "gpu/vendor.hpp"
+
+namespace vpoc::gpu {
+
+// Fixed-point tree reduction / scan helpers over a block's words in shared memory (hi, lo).
+__device__ inline Fixed load_fixed(const unsigned long long* hi, const unsigned long long* lo, int k) {
+  Fixed f;
+  f.hi = hi[k];
+  f.lo = lo[k];
+  return f;
+}
+__device__ inline void store_fixed(unsigned long long* hi, unsigned long long* lo, int k, const Fixed& f) {
+  hi[k] = f.hi;
+  lo[k] = f.lo;
+}
+
+// A session's total as the result column holds it: the exact sum rounded once, +inf past 2**53
+// (the host then reports the session).
+__device__ inline double total_of(const Fixed& t) {
+  return fixed::over_max(t) ? __longlong_as_double(0x7ff0000000000000LL) : fixed::to_double(t);
+}
+
+// [Threads] threads of one block, all of them (it synchronises): rows [off, off + width) of hi (and
+// lo unless null; differences when `scan`, their running sums being the rows) become float64
+// volumes in place (volume aliases hi), and also stage[0, width) when stage is not null (shared
+// memory of at least width doubles). Returns the rows' exact sum to every thread; red_hi / red_lo:
+// [Threads] words of shared memory each, free again once every thread has returned.
+template <int Threads>
+__device__ inline Fixed finish_session(unsigned long long* hi, const unsigned long long* lo, int64_t off,
+                                       int64_t width, bool scan, unsigned long long* red_hi,
+                                       unsigned long long* red_lo, double* stage) {
+  Fixed sum, carry;  // carry: the running sum of the chunks before this one (scan)
+  for (int64_t c0 = 0; c0 < width; c0 += Threads) {  // block-uniform trip count
+    const int64_t k = c0 + threadIdx.x;
+    Fixed f;
+    if (k < width) {
+      f.hi = hi[off + k];
+      f.lo = lo ? lo[off + k] : 0ull;
+    }
+    if (scan) {  // inclusive Hillis-Steele scan of the chunk, exact (integer adds)
+      store_fixed(red_hi, red_lo, threadIdx.x, f);
+      __syncthreads();
+      for (int d = 1; d < Threads; d *= 2) {
+        const Fixed add = static_cast<int>(threadIdx.x) >= d ? load_fixed(red_hi, red_lo, threadIdx.x - d) : Fixed{};
+        __syncthreads();
+        f += add;
+        store_fixed(red_hi, red_lo, threadIdx.x, f);
+        __syncthreads();
+      }
+      f += carry;
+      carry += load_fixed(red_hi, red_lo, Threads - 1);
+      __syncthreads();
+    }
+    if (k < width) {
+      sum += f;
+      const double x = fixed::to_double(f);
+      reinterpret_cast<double*>(hi)[off + k] = x;
+      if (stage != nullptr) stage[k] = x;
+    }
+  }
+  store_fixed(red_hi, red_lo, threadIdx.x, sum);
+  __syncthreads();
+  for (int half = Threads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half)
+      store_fixed(red_hi, red_lo, threadIdx.x,
+                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
+    __syncthreads();
+  }
+  return load_fixed(red_hi, red_lo, 0);
+}
+
+}  // namespace vpoc::gpu
