@@ -146,3 +146,23 @@ def assert_profiles_identical(a, b, ctx=""):
         x, y = as_np(getattr(a, k)), as_np(getattr(b, k))
         assert x.dtype == y.dtype and x.shape == y.shape, f"{k}{c}"
         assert x.tobytes() == y.tobytes(), f"field {k} differs{c}"
+
+
+def dev_levels(prof):
+    """A developing series as [3, N]: dev_poc, dev_vah, dev_val."""
+    return np.vstack([np.asarray(prof.dev_poc), np.asarray(prof.dev_vah), np.asarray(prof.dev_val)])
+
+
+def check_windows(prof, starts, batch, ref, cols, exact, ctx):
+    """prof's rolling-window series against vpoc's batch call on each row's window (rows starts[i]..i
+    of ``cols``, bit for bit) and the NumPy reference ``ref`` where it is not fragile (or ``exact``)."""
+    got = dev_levels(prof)
+    assert got.shape == (3, starts.size), ctx
+    for i, a in enumerate(starts.tolist()):
+        win = [None if x is None else x[a:i + 1] for x in cols]
+        b = batch(*win)
+        want = np.array([b.poc[0], b.vah[0], b.val[0]])
+        assert np.array_equal(got[:, i], want), f"{ctx}: row {i} window {a}..{i}: {got[:, i]} != batch {want}"
+        r = ref(*win)
+        if exact or not r["fragile"][0]:
+            assert np.array_equal(got[:, i], [r["poc"][0], r["vah"][0], r["val"][0]]), f"{ctx}: row {i}: reference"

@@ -58,10 +58,17 @@ def test_live_time_window_equals_batch_after_every_update(seed, bars, k, va_meth
     note(f"n={n} window={SPANS[k]!r} {kw}")
     ref = _batch(cols, ts, ids, bars, window=SPANS[k], **kw)
     live = vpoc.Live(kind="bars" if bars else "trades", session_starts=starts, window=SPANS[k], **kw)
+    feed(live, ref, cols, ts, rng, max_chunk)
+
+
+def feed(live, ref, cols, ts, rng, max_chunk):
+    """Updates ``live`` in random chunks (a one-row update of scalars half the time: its own path);
+    after each, its levels and what update returned are ref's series at the last row."""
+    n = ts.size
     i = 0
     while i < n:
         j = min(n, i + int(rng.integers(1, max_chunk + 1)))
-        if j == i + 1 and rng.random() < 0.5:  # a one-row update of scalars (its own path)
+        if j == i + 1 and rng.random() < 0.5:
             got = live.update(*[float(c[i]) for c in cols], timestamp=int(ts[i]))
         else:
             got = live.update(*[c[i:j] for c in cols], timestamp=ts[i:j])

@@ -199,15 +199,18 @@ def test_options_repr_pickle_and_old_states():
     q = pickle.loads(pickle.dumps(o))
     assert (q.poc_tie, q.price_label, q.va_target) == ("mid_floor", "decimal", "decimal")
     st = o.__getstate__()
-    assert len(st) == 21
+    assert len(st) == 22
     old = _core.Options.__new__(_core.Options)
     old.__setstate__(st[:16])  # pickled before price_label / va_target: their defaults
     assert (old.price_label, old.va_target, old.poc_tie) == ("product", "float", "mid_floor")
     old18 = _core.Options.__new__(_core.Options)
     old18.__setstate__(st[:18])  # pickled before bins / accumulate / bin_report
     assert (old18.bins, old18.accumulate, old18.bin_report) == (None, "exact", "center_edges")
+    old21 = _core.Options.__new__(_core.Options)
+    old21.__setstate__(st[:21])  # pickled before window_across_sessions
+    assert old21.window_across_sessions is False
     bad = _core.Options.__new__(_core.Options)
-    with pytest.raises(ValueError, match="21 entries"):
+    with pytest.raises(ValueError, match="22 entries"):
         bad.__setstate__(st[:17])
 
 

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from _compare import check_windows as check
+from _compare import dev_levels as dev
 from reference import ref_bars, ref_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -45,24 +47,6 @@ def brute_starts(t, offsets, span):
 def times(rng, n, gaps):
     """n sorted ns timestamps: gaps drawn from `gaps` seconds (0: duplicate timestamps)."""
     return T0 + np.cumsum(rng.choice(np.asarray(gaps, dtype=np.int64) * 1_000_000_000, n))
-
-
-def dev(prof):
-    return np.vstack([np.asarray(prof.dev_poc), np.asarray(prof.dev_vah), np.asarray(prof.dev_val)])
-
-
-def check(prof, starts, batch, ref, cols, exact, ctx):
-    """prof's series against vpoc's batch call (bit for bit) and the NumPy reference on every window."""
-    got = dev(prof)
-    assert got.shape == (3, starts.size), ctx
-    for i, a in enumerate(starts.tolist()):
-        win = [None if x is None else x[a:i + 1] for x in cols]
-        b = batch(*win)
-        want = np.array([b.poc[0], b.vah[0], b.val[0]])
-        assert np.array_equal(got[:, i], want), f"{ctx}: row {i} window {a}..{i}: {got[:, i]} != batch {want}"
-        r = ref(*win)
-        if exact or not r["fragile"][0]:
-            assert np.array_equal(got[:, i], [r["poc"][0], r["vah"][0], r["val"][0]]), f"{ctx}: row {i}: reference"
 
 
 @st.composite

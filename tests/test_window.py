@@ -162,6 +162,19 @@ def test_window_on_a_gpu_equals_the_cpu(where, api, va_method):
     vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.3) * 0.5
     off = np.array([0, 17, 17, 2500, 2501, n], np.int64)
     kw = dict(offsets=off, tick_size=0.25, developing=True, window=37, va_method=va_method)
+    fn, cols, gcols = gpu_case(rng, t, vol, api, where, kw)
+    cpu = fn(*cols, **kw)
+    gpu = fn(*gcols, device="cuda", **kw).cpu()
+    assert np.array_equal(dev(gpu), dev(cpu))
+    for k in ("poc", "vah", "val", "offsets", "volume"):
+        assert np.array_equal(np.asarray(getattr(gpu, k)), np.asarray(getattr(cpu, k)), equal_nan=True), k
+
+
+def gpu_case(rng, t, vol, api, where, kw):
+    """(from_trades or from_bars, host columns, the same columns where the GPU call reads them) of
+    ticks t and volumes vol: trades, or bars distributed by api (set in kw); where "torch": torch
+    tensors on the GPU (skips without them)."""
+    n = t.size
     if api == "trades":
         cols = [t * 0.25, vol]
     else:
@@ -175,12 +188,7 @@ def test_window_on_a_gpu_equals_the_cpu(where, api, va_method):
         if not torch.cuda.is_available():
             pytest.skip("needs PyTorch with a GPU")
         gcols = [torch.from_numpy(np.ascontiguousarray(c)).cuda() for c in cols]
-    fn = vpoc.from_trades if api == "trades" else vpoc.from_bars
-    cpu = fn(*cols, **kw)
-    gpu = fn(*gcols, device="cuda", **kw).cpu()
-    assert np.array_equal(dev(gpu), dev(cpu))
-    for k in ("poc", "vah", "val", "offsets", "volume"):
-        assert np.array_equal(np.asarray(getattr(gpu, k)), np.asarray(getattr(cpu, k)), equal_nan=True), k
+    return (vpoc.from_trades if api == "trades" else vpoc.from_bars), cols, gcols
 
 
 def test_options_round_trip_with_window():

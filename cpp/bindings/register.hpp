@@ -25,7 +25,8 @@ vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_
                            const py::object& va_stop = py::none(), const py::object& tie_tol = py::none(),
                            const py::object& row_label = py::none(), const py::object& price_label = py::none(),
                            const py::object& va_target = py::none(), const py::object& bins = py::none(),
-                           const py::object& accumulate = py::none(), const py::object& bin_report = py::none());
+                           const py::object& accumulate = py::none(), const py::object& bin_report = py::none(),
+                           const py::object& window_across = py::none());
 // The peer-rule keywords of make_options (docs/presets.md), in its order after `window`.
 inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop",  "tie_tol",
                                             "row_label", "price_label", "va_target"};

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 
 #include <memory>
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -198,6 +199,18 @@ void register_live(py::module_& m) {
         const LiveLock lock(l);
         l.s.clear();
       })
+      .def(
+          "carry",
+          [](LockedLive& l, LockedLive& from, bool tail) {
+            if (&l == &from) VPOC_THROW(ValueError, "carry: from_session must be another session");
+            const LiveLock lock(l);
+            const LiveLock lock_from(from);
+            l.s.carry(from.s, tail);
+          },
+          py::arg("from_session"), py::arg("tail"),
+          "window_across_sessions: on an empty session, the rows of from_session a later window reaches "
+          "(tail) or its own carried rows (not tail) become this session's carried prefix.")
+      .def_property_readonly("carried", read(&LS::carried))
       .def_property_readonly("size", read(&LS::size))
       .def_property_readonly("bars", read(&LS::bars))
       .def_property_readonly("has_open", read(&LS::has_open))
@@ -225,8 +238,15 @@ void register_live(py::module_& m) {
            "The current histogram as a read-only view (n_rows() rows from low_row()).")
       .def("column", [](LockedLive& l, int k) {
         const LiveLock lock(l);
-        const auto& c = l.s.column(k);
-        return py::array_t<double>(static_cast<py::ssize_t>(c.size()), c.data());
+        const auto& c = l.s.column(k);  // the session's own rows: carried rows aside
+        const auto skip = std::min(static_cast<size_t>(l.s.carried()), c.size());
+        return py::array_t<double>(static_cast<py::ssize_t>(c.size() - skip), c.data() + skip);
+      })
+      .def("carry_column", [](LockedLive& l, int k) {
+        const LiveLock lock(l);
+        const auto& c = l.s.column(k);  // the rows carried from earlier sessions (window_across_sessions)
+        const auto m = std::min(static_cast<size_t>(l.s.carried()), c.size());
+        return py::array_t<double>(static_cast<py::ssize_t>(m), c.data());
       });
 
 }

@@ -95,7 +95,8 @@ vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_
                            const py::object& snap, const py::object& window, const py::object& va_rows,
                            const py::object& va_compare, const py::object& va_stop, const py::object& tie_tol,
                            const py::object& row_label, const py::object& price_label, const py::object& va_target,
-                           const py::object& bins, const py::object& accumulate, const py::object& bin_report) {
+                           const py::object& bins, const py::object& accumulate, const py::object& bin_report,
+                           const py::object& window_across) {
   vpoc::Options o;
   o.tick_size = checks::real(tick_size, "tick_size");
   o.ticks_per_row = checks::integer(ticks_per_row, "ticks_per_row", 1);
@@ -120,6 +121,8 @@ vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_
   o.bins = bins.is_none() ? 0 : checks::integer(bins, "bins", 1, 100000000);
   if (!accumulate.is_none()) o.accumulate = vpoc::parse_accumulate(checks::string(accumulate, "accumulate"));
   if (!bin_report.is_none()) o.bin_report = vpoc::parse_bin_report(checks::string(bin_report, "bin_report"));
+  // windows across sessions (docs/contract.md "Rolling windows"); None: within each session
+  if (!window_across.is_none()) o.window_across = checks::boolean(window_across, "window_across_sessions");
   vpoc::validate(o);
   return o;
 }
@@ -134,7 +137,7 @@ py::tuple state_of(const vpoc::Options& o) {
                         name_of(o.va_compare), name_of(o.va_stop), o.tie_tol, name_of(o.row_label),
                         name_of(o.price_label), name_of(o.va_target),
                         o.bins ? py::object(py::int_(o.bins)) : py::object(py::none()), name_of(o.accumulate),
-                        name_of(o.bin_report));
+                        name_of(o.bin_report), o.window_across);
 }
 
 }  // namespace
@@ -155,7 +158,8 @@ void register_options(py::module_& m) {
            py::arg("snap") = false, py::arg("window") = py::none(), py::arg("va_rows") = "all",
            py::arg("va_compare") = "tie_up", py::arg("va_stop") = "reaches", py::arg("tie_tol") = 1e-9,
            py::arg("row_label") = "low", py::arg("price_label") = "product", py::arg("va_target") = "float",
-           py::arg("bins") = py::none(), py::arg("accumulate") = "exact", py::arg("bin_report") = "center_edges")
+           py::arg("bins") = py::none(), py::arg("accumulate") = "exact", py::arg("bin_report") = "center_edges",
+           py::arg("window_across_sessions") = false)
       .def_property_readonly("tick_size", [](const O& o) { return o.tick_size; })
       .def_property_readonly("ticks_per_row", [](const O& o) { return o.ticks_per_row; })
       .def_property_readonly("value_area", [](const O& o) { return o.value_area; })
@@ -177,13 +181,14 @@ void register_options(py::module_& m) {
       .def_property_readonly("bins", [](const O& o) { return o.bins ? py::object(py::int_(o.bins)) : py::object(py::none()); })
       .def_property_readonly("accumulate", [](const O& o) { return name_of(o.accumulate); })
       .def_property_readonly("bin_report", [](const O& o) { return name_of(o.bin_report); })
+      .def_property_readonly("window_across_sessions", [](const O& o) { return o.window_across; })
       .def("__repr__",
            [](const O& o) {
              static const char* keys[] = {"tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie",
                                           "max_rows",  "threads",       "developing", "distribute", "snap",
                                           "window",    "va_rows",       "va_compare", "va_stop",    "tie_tol",
                                           "row_label", "price_label", "va_target", "bins", "accumulate",
-                                          "bin_report"};
+                                          "bin_report", "window_across_sessions"};
              const py::tuple t = state_of(o);
              std::string s = "Options(";
              for (size_t i = 0; i < t.size(); ++i)
@@ -193,12 +198,15 @@ void register_options(py::module_& m) {
       .def(py::pickle([](const O& o) { return state_of(o); },
                       [](const py::tuple& t) {
                         // 10 entries: a state pickled before window= existed; 11: before the peer rules;
-                        // 16: before price_label / va_target; 18: before bins / accumulate / bin_report
-                        if (t.size() != 10 && t.size() != 11 && t.size() != 16 && t.size() != 18 && t.size() != 21)
-                          VPOC_THROW(ValueError, "Options state must have 21 entries, got ", t.size());
+                        // 16: before price_label / va_target; 18: before bins / accumulate / bin_report; 21: before
+                        // window_across_sessions
+                        if (t.size() != 10 && t.size() != 11 && t.size() != 16 && t.size() != 18 && t.size() != 21 &&
+                            t.size() != 22)
+                          VPOC_THROW(ValueError, "Options state must have 22 entries, got ", t.size());
                         const auto at = [&](size_t i) { return i < t.size() ? py::object(t[i]) : py::object(py::none()); };
                         return make_options(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], at(10), at(11),
-                                            at(12), at(13), at(14), at(15), at(16), at(17), at(18), at(19), at(20));
+                                            at(12), at(13), at(14), at(15), at(16), at(17), at(18), at(19), at(20),
+                                            at(21));
                       }));
 
   using P = vpoc::Placement;

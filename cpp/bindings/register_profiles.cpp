@@ -102,6 +102,7 @@ class Inputs {
     const vpoc::Array w = array(starts, "window", Role::index);
     if (w.size != n) VPOC_THROW_ARG(ValueError, "window", "window starts have length ", w.size, " but the data has ", n, " rows");
     const auto* p = static_cast<const int64_t*>(w.data);
+    window_start_.reserve(static_cast<size_t>(n) + 1);  // data() not null with no rows: still a time window
     window_start_.assign(p, p + n);
     has_window_start_ = true;
   }

@@ -98,6 +98,14 @@ MUTATIONS = [
      "if (moved && i > begin && !src.scale.exact) {", "if (false && moved && i > begin) {"),
     ("developing greedy order not kept sorted", "developing.hpp",
      "if (!levels::greedy_before(sc_.v, k, q)) break;", "break;"),
+    ("windows across: the reach's low deque keeps the wrong end", "window_reach.hpp",
+     "while (!lo.empty() && low_row[lo.back()] >= low_row[s]) lo.pop_back();",
+     "while (!lo.empty() && low_row[lo.back()] <= low_row[s]) lo.pop_back();"),
+    ("windows across: preload drops the tail's last row", "window.hpp",
+     "for (int64_t i = begin; i < end; ++i)\n      if (!apply(src, L, i, i, false)) return false;\n    return true;",
+     "for (int64_t i = begin; i + 1 < end; ++i)\n      if (!apply(src, L, i, i, false)) return false;\n    return true;"),
+    ("windows across: max_rows compared off by one", "window.hpp",
+     "if (last_ - first_ + 1 > opt_.max_rows)", "if (last_ - first_ > opt_.max_rows)"),
 ]
 
 

@@ -30,17 +30,7 @@ struct Buffers {
     hi.assign(w + 1, 0);
     order.assign(w, 0);
     pos.assign(w, 0);
-    developing::Scratch sc;
-    sc.v = v.data();
-    sc.vf = vf.data();
-    sc.path_lo = lo.data();
-    sc.path_hi = hi.data();
-    sc.path_run = run.data();
-    sc.order = order.data();
-    sc.pos = pos.data();
-    sc.W = W;
-    sc.origin = origin;
-    return sc;
+    return {v.data(), vf.data(), lo.data(), hi.data(), run.data(), order.data(), pos.data(), W, origin};
   }
 
   // window::Session's scratch: the session's W rows from its low row `origin`.
@@ -50,14 +40,7 @@ struct Buffers {
     vf.assign(w, Fixed{});
     touch.assign(w, 0);
     order.assign(w, 0);
-    window::Scratch sc;
-    sc.v = v.data();
-    sc.vf = vf.data();
-    sc.touch = touch.data();
-    sc.order = order.data();
-    sc.W = W;
-    sc.origin = origin;
-    return sc;
+    return {v.data(), vf.data(), touch.data(), order.data(), W, origin};
   }
 };
 

@@ -389,8 +389,8 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
 
 
 def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optional[float], window: Any,
-             tick_size: Any, ticks_per_row: Any, max_rows: Any, threads: Any, developing: Any, snap: Any
-             ) -> Tuple[Any, Optional[dict], Optional[int]]:
+             tick_size: Any, ticks_per_row: Any, max_rows: Any, threads: Any, developing: Any, snap: Any,
+             across: Any = False) -> Tuple[Any, Optional[dict], Optional[int]]:
     """(opts, rules, span) of from_trades / from_bars: rule keywords ``given`` resolved against ``preset``
     (``rules``: Profiles.rules, None for the plain call), its value area unless given, ``window`` as rows
     or a time window (``span``: ns, None for rows); the plain call makes one function call here (resolve)."""
@@ -398,8 +398,8 @@ def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optiona
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
     window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
                     else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
-    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va,
-                         max_rows=max_rows, threads=threads, developing=developing, snap=snap, window=window, **rk)
+    opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va, max_rows=max_rows,
+                         threads=threads, developing=developing, snap=snap, window=window, window_across_sessions=across, **rk)
     return opts, rules, span
 
 
@@ -415,7 +415,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                 row_label: Optional[str] = None, price_label: Optional[str] = None,
                 va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
-                bin_report: Optional[str] = None) -> Profiles:
+                bin_report: Optional[str] = None, window_across_sessions: bool = False) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -443,8 +443,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
     default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
-    the levels of the profile of its session's last N trades (it included; fewer at the session's
-    start), each equal to the batch profile of exactly those trades, on the CPU and the GPU alike;
+    the levels of the profile of its session's last N trades (it included; fewer at the session's start; the
+    call's with ``window_across_sessions=True``), each equal to the batch profile of exactly those trades, CPU and GPU;
     ``window="60min"`` (a timedelta too; needs timestamps: a container or frame): its session's trades
     in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
@@ -458,8 +458,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     opts, rules, span = _options(preset, dict(va_method=va_method, poc_tie=poc_tie, va_rows=va_rows,
                                               va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
-                                              bins=bins, accumulate=accumulate, bin_report=bin_report), False,
-                                 value_area, window, tick_size, ticks_per_row, max_rows, threads, developing, snap)
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), False, value_area,
+                                 window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
     if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
@@ -487,7 +487,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
                                            {"price": price, "volume": volume, "side": side})
         price, volume, side = cols["price"], cols["volume"], cols["side"]
-    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price))
+    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price), window_across_sessions)
     prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
                 memory_budget, stream, {"price": price}, opts, facts, rows, ws)
     with input_rows(rows):
@@ -510,7 +510,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
               row_label: Optional[str] = None, price_label: Optional[str] = None,
               va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
-              bin_report: Optional[str] = None) -> Profiles:
+              bin_report: Optional[str] = None, window_across_sessions: bool = False) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -527,15 +527,15 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
-    ``distribute``. ``window=N`` / ``"60min"``: as in from_trades, over bars (not with ``"legacy"``).
+    ``distribute``. ``window=N`` / ``"60min"``, ``window_across_sessions``: as in from_trades, over bars (not with ``"legacy"``).
     ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
     opts, rules, span = _options(preset, dict(distribute=distribute, va_method=va_method, poc_tie=poc_tie,
                                               va_rows=va_rows, va_compare=va_compare, va_stop=va_stop, tie_tol=tie_tol,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
-                                              bins=bins, accumulate=accumulate, bin_report=bin_report), True,
-                                 value_area, window, tick_size, ticks_per_row, max_rows, threads, developing, snap)
+                                              bins=bins, accumulate=accumulate, bin_report=bin_report), True, value_area,
+                                 window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
     if (low is not None and close is not None and volume is not None and span is None and session is None
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
@@ -573,7 +573,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                             "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
-    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(high))
+    ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(high), window_across_sessions)
     prof = _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
                 (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows, ws)
     with input_rows(rows):

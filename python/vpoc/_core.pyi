@@ -19,7 +19,7 @@ class Options:
     """
     def __getstate__(self) -> tuple:
         ...
-    def __init__(self, *, tick_size: typing.Any, ticks_per_row: typing.Any = 1, value_area: typing.Any = 0.7, va_method: typing.Any = 'cbot', poc_tie: typing.Any = 'center', max_rows: typing.Any = 1000000, threads: typing.Any = None, developing: typing.Any = False, distribute: typing.Any = 'uniform', snap: typing.Any = False, window: typing.Any = None, va_rows: typing.Any = 'all', va_compare: typing.Any = 'tie_up', va_stop: typing.Any = 'reaches', tie_tol: typing.Any = 1e-09, row_label: typing.Any = 'low', price_label: typing.Any = 'product', va_target: typing.Any = 'float', bins: typing.Any = None, accumulate: typing.Any = 'exact', bin_report: typing.Any = 'center_edges') -> None:
+    def __init__(self, *, tick_size: typing.Any, ticks_per_row: typing.Any = 1, value_area: typing.Any = 0.7, va_method: typing.Any = 'cbot', poc_tie: typing.Any = 'center', max_rows: typing.Any = 1000000, threads: typing.Any = None, developing: typing.Any = False, distribute: typing.Any = 'uniform', snap: typing.Any = False, window: typing.Any = None, va_rows: typing.Any = 'all', va_compare: typing.Any = 'tie_up', va_stop: typing.Any = 'reaches', tie_tol: typing.Any = 1e-09, row_label: typing.Any = 'low', price_label: typing.Any = 'product', va_target: typing.Any = 'float', bins: typing.Any = None, accumulate: typing.Any = 'exact', bin_report: typing.Any = 'center_edges', window_across_sessions: typing.Any = False) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -87,6 +87,9 @@ class Options:
         ...
     @property
     def window(self) -> typing.Any:
+        ...
+    @property
+    def window_across_sessions(self) -> bool:
         ...
 class Placement:
     """
@@ -201,6 +204,12 @@ class LiveSession:
         ...
     def append_trade(self, price: typing.SupportsFloat | typing.SupportsIndex, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
+    def carry(self, from_session: LiveSession, tail: bool) -> None:
+        """
+        window_across_sessions: on an empty session, the rows of from_session a later window reaches (tail) or its own carried rows (not tail) become this session's carried prefix.
+        """
+    def carry_column(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> npt.NDArray[np.float64]:
+        ...
     def check(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, fresh: bool) -> None:
         ...
     def clear(self) -> None:
@@ -213,6 +222,9 @@ class LiveSession:
         """
     @property
     def bars(self) -> bool:
+        ...
+    @property
+    def carried(self) -> int:
         ...
     @property
     def has_open(self) -> bool:

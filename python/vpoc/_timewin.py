@@ -1,6 +1,7 @@
 """Time windows (``window="60min"``) of the developing series: the span, and each row's window start.
 
-Contract: docs/contract.md "Rolling windows"; row i's window is its session's rows j <= i with t_j > t_i - span.
+Contract: docs/contract.md "Rolling windows"; row i's window is its session's rows j <= i with t_j > t_i - span
+(the call's rows with window_across_sessions=True).
 """
 
 from __future__ import annotations
@@ -107,13 +108,14 @@ def _session_offsets(offsets: Any, session_ids: Any, n: int) -> Optional[np.ndar
 
 
 def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: Any, session_ids: Any,
-                  n: int) -> np.ndarray:
+                  n: int, across: bool = False) -> np.ndarray:
     """Each row's window start (int64 [n], absolute rows): the first row j of its session with
     t_j > t_i - span, so the window is (t_i - span, t_i] as pandas' ``rolling(span)``: a row
     exactly ``span`` older has left. ``ts``: the call's timestamps (int64 ns, or datetime64 of any
     unit: the span is rounded up to whole units, which keeps the rule exact for integer times),
     ``rows``: the input row of each kept row (``_plan``'s), or None. Timestamps must be
-    non-decreasing within each session (ValueError naming window)."""
+    non-decreasing within each session (ValueError naming window). ``across``
+    (window_across_sessions=True): the first row j of the call, timestamps in order over the call."""
     if ts is None:
         raise ValueError(_HOW)
     t = np.asarray(ts)
@@ -138,6 +140,13 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
         return np.arange(n, dtype=np.int64)
     back = t - span if n == 0 or int(t.min()) >= _INT64_MIN + span else np.maximum(t, _INT64_MIN + span) - span
     down = np.flatnonzero(np.diff(t) < 0) + 1  # rows earlier than the row before them
+    if down.size and across:  # "earlier session" must mean "earlier time"
+        i = int(down[0])
+        if np.isin(i, o):
+            where = "" if rows is None else f" (input row {int(rows[i])})"
+            raise ValueError(f"window_across_sessions=True with a time window needs timestamps in order across "
+                             f"sessions: row {i}{where} (first row of session {int(np.searchsorted(o, i, 'right')) - 1}"
+                             f") is earlier than row {i - 1} ({int(t[i])} < {int(t[i - 1])})")
     if down.size:
         down = down[~np.isin(down, o)]  # a session's first row may be earlier than the last one's
     if down.size:
@@ -145,6 +154,8 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
         where = "" if rows is None else f" (input row {int(rows[i])})"
         raise ValueError(f"window: a time window needs timestamps in order within each session; row {i}{where} "
                          f"is earlier than row {i - 1} ({int(t[i])} < {int(t[i - 1])})")
+    if across:  # one search over the call: a window may reach into earlier sessions
+        return np.searchsorted(t, back, side="right").astype(np.int64)
     if np.all(np.diff(t) >= 0):  # time-ordered sessions: one search, clipped to each row's session
         first = np.repeat(o[:-1], np.diff(o))
         return np.maximum(np.searchsorted(t, back, side="right"), first).astype(np.int64)
@@ -154,14 +165,18 @@ def window_starts(span_ns: int, ts: Any, rows: Optional[np.ndarray], offsets: An
     return out
 
 
-def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray) -> np.ndarray:
+def appended_starts(span_ns: int, session_ts: Sequence[int], new_ts: np.ndarray,
+                    carry_ts: Sequence[int] = ()) -> np.ndarray:
     """vpoc.Live: the window starts (rows of the session, 0 = its first) of rows with timestamps
     ``new_ts`` (int64 ns, sorted) appended to a session whose rows so far have ``session_ts``
-    (sorted): the same rule as window_starts, reading only the rows within ``span`` of ``new_ts[0]``."""
+    (sorted): the same rule as window_starts, reading only the rows within ``span`` of ``new_ts[0]``.
+    ``carry_ts``: the rows carried from earlier sessions before the session (window_across_sessions,
+    sorted, no later than session_ts[0]), rows -len(carry_ts) .. -1."""
     new_ts = np.asarray(new_ts, dtype=np.int64)
     if new_ts.size == 0:
         return np.zeros(0, dtype=np.int64)
     k0 = bisect.bisect_right(session_ts, int(new_ts[0]) - span_ns)
-    t = np.concatenate([np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
+    c0 = len(carry_ts) if k0 or not carry_ts else bisect.bisect_right(carry_ts, int(new_ts[0]) - span_ns)
+    t = np.concatenate([np.asarray(carry_ts[c0:], dtype=np.int64), np.asarray(session_ts[k0:], dtype=np.int64), new_ts])
     back = np.maximum(new_ts, _INT64_MIN + span_ns) - span_ns  # clipped as window_starts does: no wrap
-    return k0 + np.searchsorted(t, back, side="right").astype(np.int64)
+    return k0 - (len(carry_ts) - c0) + np.searchsorted(t, back, side="right").astype(np.int64)

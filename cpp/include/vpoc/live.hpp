@@ -20,7 +20,8 @@ struct LiveRows {
   const double* open = nullptr;
   const double* volume = nullptr;
   // time windows (a session made with time_window): each row's window start, a row of the session
-  // (0 = its first): non-decreasing, at most the row itself (checked: ValueError naming window)
+  // (0 = its first; negative: a carried row, -carried() the first): non-decreasing, at most the row
+  // itself (checked: ValueError naming window)
   const int64_t* window_start = nullptr;
   int64_t n = 0;
 };
@@ -45,8 +46,16 @@ class LiveSession {
   void check(const LiveRows& rows, bool fresh) const;
   // Starts a new, empty session (the rules stay).
   void clear();
+  // Windows across sessions (window_across_sessions): on an empty session, the rows of `from` that a
+  // later window can still reach become this session's carried prefix: tail, the rows of `from`
+  // (its carry included) that a later row's window holds (window=N: its last N - 1 rows; a time
+  // window: the window of its last row, every later row's being no older); else `from`'s own carry
+  // (a rebuilt session). Carried rows are in the windows only: not in size(), column(), the
+  // session's total or width; their levels are never reported.
+  void carry(const LiveSession& from, bool tail);
+  int64_t carried() const;
 
-  int64_t size() const;  // rows appended since the session began
+  int64_t size() const;  // rows appended since the session began (carried rows aside)
   bool bars() const;
   bool has_open() const;
   Distribute distribute() const;
@@ -63,7 +72,8 @@ class LiveSession {
   // n_rows() row volumes from low_row() up, inside `owner` (which stays valid after the session
   // grows or is cleared: a buffer still shared is replaced, never rewritten).
   const double* histogram(std::shared_ptr<const std::vector<double>>& owner) const;
-  // The session's rows so far (column k: 0 high or price, 1 low, 2 close, 3 open, 4 volume).
+  // The session's rows so far, carried rows first (column k: 0 high or price, 1 low, 2 close, 3 open,
+  // 4 volume): rows [carried(), carried() + size()) are the session's own.
   const std::vector<double>& column(int k) const;
 
  private:

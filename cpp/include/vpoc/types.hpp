@@ -109,6 +109,7 @@ struct Options {
   Distribute distribute = Distribute::uniform;  // how a bar's volume goes on the ladder (bars only)
   bool snap = false;           // prices off the tick grid are rounded without refusing the call
   int64_t window = 0;          // developing: levels of each row's last `window` input rows of its session (0: all)
+  bool window_across = false;  // rolling windows reach into earlier sessions of the call (window_across_sessions)
   VaRows va_rows = VaRows::all;             // 'touched': POC / value area over rows an input row touched only
   VaCompare va_compare = VaCompare::tie_up;  // 'zero_absent': an empty (0) side above counts as absent
   VaStop va_stop = VaStop::reaches;          // 'exceeds': stop only when the running volume passes the target

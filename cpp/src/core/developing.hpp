@@ -39,7 +39,7 @@ VPOC_HD int64_t scratch_rows(int64_t n_rows) { return n_rows + 2 * kMargin; }
 // the CPU uses Session, the generic one). Options are kept as the three fields read here (a
 // smaller object: the GPU kernel keeps it on its stack).
 template <bool Generic>
-class SessionOf {
+class SessionOf : public levels::Running {
  public:
   VPOC_HD SessionOf(const Scratch& sc, const Options& opt)
       : sc_(sc), value_area_(opt.value_area), method_(opt.va_method), rules_(levels::rules_of(opt)) {
@@ -78,21 +78,12 @@ class SessionOf {
       }
       if (!add(src, L_, it)) return false;
       levels();
-      out(i, sc_.origin + poc_, sc_.origin + val_, sc_.origin + vah_);
+      report(out, i, sc_.origin);
     }
     return true;
   }
 
-  // The prefix so far: its rows [first, last] as scratch indices (first > last when empty), its
-  // volume, the value area's volume, and the POC / VAL / VAH scratch indices of the last row run.
-  VPOC_HD int64_t first() const { return first_; }
-  VPOC_HD int64_t last() const { return last_; }
-  VPOC_HD double total() const { return total_; }
-  VPOC_HD const Fixed& total_fixed() const { return total_f_; }
-  VPOC_HD double va_volume() const { return va_volume_; }
-  VPOC_HD int64_t poc() const { return poc_; }
-  VPOC_HD int64_t val() const { return val_; }
-  VPOC_HD int64_t vah() const { return vah_; }
+  // The prefix so far: levels::Running's first() .. vah().
 
  private:
   // Puts item `it` on the ladder and updates the POC candidates; m_lo..m_hi: the rows whose
@@ -289,14 +280,11 @@ class SessionOf {
   VaMethod method_;
   levels::Rules rules_;  // va_rows 'all': 'touched' runs core/window.hpp over the whole session instead
   int step_ = 2;
-  int64_t first_ = 0, last_ = -1;  // the prefix's rows (empty while first_ > last_)
   int64_t m_lo_ = 0, m_hi_ = -1;   // rows changed by the last item
-  double total_ = 0.0, mx_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
-  Fixed total_f_;
+  double mx_ = 0.0;
   int64_t tied_[kTiedCap] = {};
   int n_tied_ = 0;
   bool overflow_ = false;
-  int64_t poc_ = -1, val_ = -1, vah_ = -1;
   int64_t n_path_ = 0;
   distribute::LegacyLadder L_;             // legacy: the prefix's ladder and price range
   double price_lo_ = 0.0, price_hi_ = 0.0;

@@ -209,4 +209,32 @@ VPOC_HD void expand(const double* v, int64_t n, int64_t poc, const Target& targe
   }
 }
 
+// What a developing pass (core/developing.hpp: prefixes; core/window.hpp: rolling windows) keeps of
+// its rows so far and reports: the rows [first, last] as scratch indices (first > last when empty),
+// the volume (exact, and rounded once), the value area's volume, the POC / VAL / VAH scratch indices
+// of the last row run.
+class Running {
+ public:
+  VPOC_HD int64_t first() const { return first_; }
+  VPOC_HD int64_t last() const { return last_; }
+  VPOC_HD double total() const { return total_; }
+  VPOC_HD const Fixed& total_fixed() const { return total_f_; }
+  VPOC_HD double va_volume() const { return va_volume_; }
+  VPOC_HD int64_t poc() const { return poc_; }
+  VPOC_HD int64_t val() const { return val_; }
+  VPOC_HD int64_t vah() const { return vah_; }
+
+ protected:
+  // out(i, poc_row, val_row, vah_row): the levels of row i, as absolute rows (index 0 = origin).
+  template <class Out>
+  VPOC_HD void report(Out& out, int64_t i, int64_t origin) const {
+    out(i, origin + poc_, origin + val_, origin + vah_);
+  }
+
+  int64_t first_ = 0, last_ = -1;  // empty while first_ > last_
+  Fixed total_f_;
+  double total_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
+  int64_t poc_ = -1, val_ = -1, vah_ = -1;
+};
+
 }  // namespace vpoc::levels

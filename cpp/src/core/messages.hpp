@@ -106,6 +106,12 @@ inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
                         "; use a larger tick_size or ticks_per_row (or raise max_rows)");
 }
 
+// Row i's rolling window (rows j..i, sessions k..s: window_across_sessions) spans `rows` rows.
+inline std::string window_too_wide(int64_t i, int64_t j, int64_t k, int64_t s, int64_t rows, int64_t max_rows) {
+  return detail::concat("the window of row ", i, " (rows ", j, "..", i, ", sessions ", k, "..", s, ") spans ", rows,
+                        " rows, more than max_rows=", max_rows, "; raise max_rows or shorten window");
+}
+
 // Trade i with price p (widened to float64) and volume v (as given: float or integer).
 template <class V>
 Problem trade_problem(int64_t i, const Array& price, double p, const Array& volume, V v, double tick,

@@ -25,6 +25,9 @@ void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
 
 void validate_window_start(const SessionSpan& sessions, const Options& opt, bool on_device) {
   const int64_t* w = sessions.window_start;
+  if (opt.window_across && !(opt.developing && (opt.window > 0 || w != nullptr)))
+    VPOC_THROW_ARG(ValueError, "window_across_sessions", "window_across_sessions=True lets each row's window reach "
+                   "into earlier sessions: pass window=N or a time window (with developing=True)");
   if (w == nullptr) return;
   if (!opt.developing)
     VPOC_THROW_ARG(ValueError, "window", "a time window gives the developing series of rolling windows: pass "
@@ -40,6 +43,17 @@ void validate_window_start(const SessionSpan& sessions, const Options& opt, bool
     VPOC_THROW_ARG(ValueError, "window", "a time window needs host inputs (its starts come from host timestamps); "
                    "got GPU arrays");
   const int64_t* o = sessions.offsets;
+  if (opt.window_across) {  // the call's rows, not each session's (a window may reach into earlier sessions)
+    for (int64_t i = 0; i < o[sessions.n_sessions]; ++i) {
+      if (w[i] < 0 || w[i] > i)
+        VPOC_THROW_ARG(ValueError, "window", "window start of row ", i, " must lie in [0, ", i,
+                       "] (window_across_sessions), got ", w[i]);
+      if (i > 0 && w[i] < w[i - 1])
+        VPOC_THROW_ARG(ValueError, "window", "window starts must be non-decreasing: row ", i, " starts at ", w[i],
+                       " < ", w[i - 1], " (row ", i - 1, ")");
+    }
+    return;
+  }
   for (int64_t s = 0; s < sessions.n_sessions; ++s)
     for (int64_t i = o[s]; i < o[s + 1]; ++i) {
       if (w[i] < o[s] || w[i] > i)

@@ -47,7 +47,8 @@ struct Starts {
 };
 
 // One session's scratch: W rows, index 0 = absolute row `origin` (the session's low row: every
-// window's rows lie within the session's). vf and touch must be zero on entry.
+// window's rows lie within the session's; across sessions, the low row of the sessions its windows
+// reach, core/window_reach.hpp). vf and touch must be zero on entry.
 struct Scratch {
   double* v = nullptr;       // [W] the window's row volumes (vf rounded once)
   Fixed* vf = nullptr;       // [W] the same, exact: rows added and removed in 64.64 fixed point
@@ -57,11 +58,17 @@ struct Scratch {
   int64_t origin = 0;
 };
 
+// Why a Session stopped (why(), at row fail_row()): a row outside the scratch or failing its check
+// (the inputs changed under the call), a window spanning more than max_rows rows, or a window whose
+// volume sums past 2**53 (both only possible when windows reach across sessions). The GPU packs
+// row << 2 | why into one word (atomicMin: the first row wins), so a reason fits in 2 bits.
+enum class Why : int32_t { none = 0, outside = 1, too_wide = 2, overflow = 3 };
+
 // The window of one session and the rules that keep it: the newest row added, the row that falls
 // out of the window removed (exactly: fixed-point sums), then the levels of the rows left, computed
 // by the batch's rules over the window's row range [first, last] (the rows its input rows cover),
 // so that each equals the batch profile of exactly those input rows.
-class Session {
+class Session : public levels::Running {
  public:
   VPOC_HD Session(const Scratch& sc, const Options& opt) : sc_(sc), opt_(opt) {
     step_ = opt.va_method == VaMethod::cbot ? 2 : 1;
@@ -69,7 +76,7 @@ class Session {
 
   // Rows [begin, end) of src, row i's window being rows [starts(begin, i), i], calling out(i, poc_row,
   // val_row, vah_row) (absolute rows) after each. False when a row falls outside the scratch or fails
-  // its check (the inputs changed under the call: the caller reports it).
+  // its check (the inputs changed under the call), or a window is too wide or too heavy: why().
   template <class Src, class Out>
   VPOC_HD bool run(const Src& src, int64_t begin, int64_t end, const Starts& starts, Out&& out) {
     return extend(src, begin, begin, end, starts, out);
@@ -80,7 +87,8 @@ class Session {
   // given begin = the first row of row from - 1's window and from = that begin replays that window
   // (the caller ignores those rows' output). Each step adds row i, then removes every row before
   // starts(begin, i) still in the window (0, 1 or many: starts are non-decreasing, checked by the
-  // caller), so the window never empties (row i stays).
+  // caller), so the window never empties (row i stays). Across sessions, `begin` is the first row of
+  // the first window (b0 = starts(0, first row of the session)), rows [begin, from) preloaded.
   template <class Src, class Out>
   VPOC_HD bool extend(const Src& src, int64_t begin, int64_t from, int64_t end, const Starts& starts, Out&& out) {
     const distribute::LegacyLadder L{};  // legacy (a ladder from the window's prices) is refused earlier
@@ -89,37 +97,56 @@ class Session {
       out_ = begin;
     }
     for (int64_t i = from; i < end; ++i) {
-      if (!apply(src, L, src.item(i), false)) return false;
+      if (!apply(src, L, i, i, false)) return false;
       const int64_t first = starts(begin, i);
       for (; out_ < first; ++out_)
-        if (!apply(src, L, src.item(out_), true)) return false;
+        if (!apply(src, L, out_, i, true)) return false;
+      // row i's window exactly (rows [first, i]): as wide and as heavy as from_*(those rows) allows
+      if (last_ - first_ + 1 > opt_.max_rows) return fail(Why::too_wide, i);
+      if (fixed::over_max(total_f_)) return fail(Why::overflow, i);
       levels();
-      out(i, sc_.origin + poc_, sc_.origin + val_, sc_.origin + vah_);
+      report(out, i, sc_.origin);
     }
     return true;
   }
 
-  // The window so far: its rows [first, last] as scratch indices (first > last when empty), its
-  // volume and value-area volume, the POC / VAL / VAH scratch indices of the last row run.
-  VPOC_HD int64_t first() const { return first_; }
-  VPOC_HD int64_t last() const { return last_; }
-  VPOC_HD double total() const { return total_; }
-  VPOC_HD const Fixed& total_fixed() const { return total_f_; }
-  VPOC_HD double va_volume() const { return va_volume_; }
-  VPOC_HD int64_t poc() const { return poc_; }
-  VPOC_HD int64_t val() const { return val_; }
-  VPOC_HD int64_t vah() const { return vah_; }
+  // Adds rows [begin, end) of a fresh Session's first window without computing any levels (their
+  // windows are not this Session's to report): then extend(src, begin, end, ...) runs on. Exact when
+  // starts(begin, i) == begin for every i < end (nothing would have left the window): the rows
+  // before a session that its first window reaches back to. False as run() is (why()).
+  template <class Src>
+  VPOC_HD bool preload(const Src& src, int64_t begin, int64_t end) {
+    const distribute::LegacyLadder L{};
+    started_ = true;
+    out_ = begin;
+    for (int64_t i = begin; i < end; ++i)
+      if (!apply(src, L, i, i, false)) return false;
+    return true;
+  }
+
+  // The window so far: levels::Running's first() .. vah(). Why the last run / extend / preload
+  // returned false, and the row it was on (-1: it did not).
+  VPOC_HD Why why() const { return why_; }
+  VPOC_HD int64_t fail_row() const { return fail_row_; }
 
  private:
-  // Adds (or removes) item `it`: its volume on the rows it emits, its cover on rows [a, b].
+  VPOC_HD bool fail(Why why, int64_t row) {
+    why_ = why;
+    fail_row_ = row;
+    return false;
+  }
+
+  // Adds (or removes) input row j: its volume on the rows it emits, its cover on rows [a, b]; row i:
+  // the row being run (named by a failure).
   template <class Src>
-  VPOC_HD bool apply(const Src& src, const distribute::LegacyLadder& L, const Item& it, bool remove) {
-    if (!src.valid_prices(it) || !Src::valid_volume(it)) return false;
+  VPOC_HD bool apply(const Src& src, const distribute::LegacyLadder& L, int64_t j, int64_t i, bool remove) {
+    const Item it = src.item(j);
+    if (!src.valid_prices(it) || !Src::valid_volume(it)) return fail(Why::outside, i);
     int64_t a = 0, b = -1;
     src.rows(it, L, a, b);
     a -= sc_.origin;
     b -= sc_.origin;
-    if (a < 0 || b >= sc_.W || a > b) return false;
+    if (a < 0 || b >= sc_.W || a > b) return fail(Why::outside, i);
     const int32_t d = remove ? -1 : 1;
     for (int64_t k = a; k <= b; ++k) sc_.touch[k] += d;
     bool inside = true;
@@ -139,7 +166,7 @@ class Session {
       sc_.v[k] = fixed::to_double(sc_.vf[k]);
       return true;
     });
-    if (!inside) return false;
+    if (!inside) return fail(Why::outside, i);
     total_ = fixed::to_double(total_f_);
     if (!remove) {
       if (first_ > last_) {
@@ -208,10 +235,8 @@ class Session {
   Scratch sc_;
   Options opt_;
   int step_ = 2;
-  int64_t first_ = 0, last_ = -1;  // the window's rows (empty while first_ > last_)
-  Fixed total_f_;
-  double total_ = 0.0, va_volume_ = 0.0;  // total_: total_f_ rounded once
-  int64_t poc_ = -1, val_ = -1, vah_ = -1;
+  Why why_ = Why::none;
+  int64_t fail_row_ = -1;
   int64_t n_order_ = 0, order_first_ = 0, order_last_ = -1;  // greedy: the rows sc_.order holds
   bool started_ = false;
   int64_t out_ = 0;  // the oldest row still in the window (the next one to remove)

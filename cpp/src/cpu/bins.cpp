@@ -9,6 +9,7 @@
 #include "core/bins.hpp"
 #include "core/messages.hpp"
 #include "core/source.hpp"
+#include "core/window.hpp"
 #include "cpu/histogram.hpp"
 #include "cpu/parallel.hpp"
 
@@ -79,13 +80,17 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
     }
     bins::write(cols, s, N, L, total, lv);
     if (!opt.developing) return;
-    // each row's prefix (its last `window` rows) rebuilt from its rows, as wickra rebuilds a window
+    // each row's prefix (its last `window` rows, of the call with window_across_sessions) rebuilt from its
+    // rows, as wickra rebuilds a window
     for (int64_t i = b; i < e; ++i) {
-      const int64_t start = opt.window > 0 && i - opt.window + 1 > b ? i - opt.window + 1 : b;
+      const int64_t start = opt.window > 0 ? window::Starts::rows(opt.window)(opt.window_across ? 0 : b, i) : b;
       bins::Ladder Li;
       bins::Levels li;
       double ti = 0.0;
-      bins::session(start, i + 1, opt, get, sc.bins.data(), sc.acc.data(), Li, ti, li);  // a prefix sums to <= the total
+      if (!bins::session(start, i + 1, opt, get, sc.bins.data(), sc.acc.data(), Li, ti, li)) {  // across sessions
+        failure.record(i, messages::volume_overflow(volume_name, detail::concat("the window of row ", i)));
+        return;
+      }
       out.dev_poc[static_cast<size_t>(i)] = li.poc_price;
       out.dev_vah[static_cast<size_t>(i)] = li.vah_price;
       out.dev_val[static_cast<size_t>(i)] = li.val_price;

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "core/ladder.hpp"
+#include "core/messages.hpp"
 #include "core/window.hpp"
+#include "core/window_reach.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/scratch_cache.hpp"
 #include "vpoc/errors.hpp"
@@ -29,37 +31,51 @@ developing::Scratch ScratchBuffers::for_session(int64_t n_rows, int64_t origin) 
   lo.resize(W + 1);
   hi.resize(W + 1);
   pos.resize(W);
-  developing::Scratch sc;
-  sc.v = v->data();
-  sc.vf = vf.data();
-  sc.path_lo = lo.data();
-  sc.path_hi = hi.data();
-  sc.path_run = run.data();
-  sc.order = order.data();
-  sc.pos = pos.data();
-  sc.W = static_cast<int64_t>(W);
-  sc.origin = origin;
-  return sc;
+  return {v->data(), vf.data(), lo.data(), hi.data(), run.data(), order.data(), pos.data(), static_cast<int64_t>(W),
+          origin};
 }
 
 window::Scratch ScratchBuffers::for_window(int64_t n_rows, int64_t origin) {
   const auto W = static_cast<size_t>(n_rows);
   zero_rows(W);
   touch.assign(W, 0);
-  window::Scratch sc;
-  sc.v = v->data();
-  sc.vf = vf.data();
-  sc.touch = touch.data();
-  sc.order = order.data();
-  sc.W = static_cast<int64_t>(W);
-  sc.origin = origin;
-  return sc;
+  return {v->data(), vf.data(), touch.data(), order.data(), static_cast<int64_t>(W), origin};
 }
 
 size_t ScratchBuffers::bytes() const {
   return (v ? v->capacity() * sizeof(double) : 0) + vf.capacity() * sizeof(Fixed) + run.capacity() * sizeof(double) +
          (lo.capacity() + hi.capacity() + order.capacity() + pos.capacity() + touch.capacity()) * sizeof(int32_t);
 }
+
+namespace {
+
+// Why a window failed (window::Session::why) and at which row: the first of each session.
+struct WindowFailure {
+  int64_t row = -1;
+  window::Why why = window::Why::none;
+  int64_t rows = 0;  // the window's width (too_wide)
+};
+
+// Raises the failure of the smallest row (the same message on every backend and thread count).
+void raise_window(const std::vector<WindowFailure>& failed, const SessionSpan& sessions, const Options& opt,
+                  const window::Starts& starts) {
+  const WindowFailure* f = nullptr;
+  for (const WindowFailure& x : failed)
+    if (x.row >= 0 && (f == nullptr || x.row < f->row)) f = &x;
+  if (f == nullptr) return;
+  const int64_t S = sessions.n_sessions, *off = sessions.offsets, i = f->row, s = window::session_of(off, S, i);
+  if (f->why == window::Why::too_wide) {
+    const int64_t j = starts(0, i);
+    messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(off, S, j), s, f->rows,
+                                                                opt.max_rows)), __FILE__, __LINE__);
+  }
+  if (f->why == window::Why::overflow)
+    messages::raise(messages::general(messages::volume_overflow("volume", detail::concat("the window of row ", i))),
+                    __FILE__, __LINE__);
+  VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");
+}
+
+}  // namespace
 
 void developing(const InputView& in, const SessionSpan& sessions, const Options& opt, Profiles& prof) {
   const int64_t S = sessions.n_sessions;
@@ -73,9 +89,15 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<ScratchBuffers> scratch(workers);  // every session sets its rows up afresh
   std::vector<char> lost(static_cast<size_t>(S), 0);
+  std::vector<WindowFailure> failed(static_cast<size_t>(S));
   // rolling windows: the caller's per-row starts (time windows), else the last window::length rows
   const window::Starts starts = sessions.window_start ? window::Starts::given(sessions.window_start, 0)
                                                       : window::Starts::rows(window::length(opt));
+  // windows across sessions: each session's first window row and the rows its windows reach, whose
+  // tail of earlier sessions is replayed (preloaded) into a fresh window: sessions stay independent
+  std::vector<int64_t> first(opt.window_across ? static_cast<size_t>(S) : 0), origin(first.size()), width(first.size());
+  if (opt.window_across)
+    window::reach(off, S, prof.low_row.data(), prof.n_rows.data(), starts, first.data(), origin.data(), width.data());
 
   with_types(in, [&](auto p, auto v) {
     const auto src = make_source<decltype(p), decltype(v)>(in, opt, 0);
@@ -87,9 +109,13 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
         prof.dev_vah[i] = row_price(vah);
       };
       if (starts.at != nullptr || starts.count > 0) {  // rolling windows (or touched rows): the window's own profile
-        const window::Scratch sc = scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);
+        const bool across = opt.window_across;
+        const int64_t b0 = across ? first[s] : off[s];
+        const window::Scratch sc = across ? scratch[worker].for_window(width[s], origin[s])
+                                          : scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);
         window::Session session(sc, opt);
-        if (!session.run(src, off[s], off[s + 1], starts, put)) lost[static_cast<size_t>(s)] = 1;
+        if (!session.preload(src, b0, off[s]) || !session.extend(src, b0, off[s], off[s + 1], starts, put))
+          failed[static_cast<size_t>(s)] = {session.fail_row(), session.why(), session.last() - session.first() + 1};
         return;
       }
       const developing::Scratch sc = scratch[worker].for_session(
@@ -99,6 +125,7 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
     });
   });
   scratch.keep();
+  raise_window(failed, sessions, opt, starts);
   for (int64_t s = 0; s < S; ++s)
     if (lost[static_cast<size_t>(s)])
       VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");

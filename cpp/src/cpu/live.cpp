@@ -45,9 +45,13 @@ struct LiveSession::Impl {
   std::optional<window::Session> wsession;
   Fixed all_total;
   int64_t all_lo = INT64_MAX, all_hi = INT64_MIN;
-  // time windows: every row's window start (rows of the session), kept for replays
+  // time windows: every row's window start (rows of cols), kept for replays
   bool timed = false;
   std::vector<int64_t> wstart;
+  // windows across sessions (carry()): the first `carried` rows of cols came from earlier sessions,
+  // in the windows only; carry_lo / carry_hi: the rows they touch (the window's scratch covers them)
+  int64_t carried = 0;
+  int64_t carry_lo = INT64_MAX, carry_hi = INT64_MIN;
 
   // va_rows='touched' runs as one window over the whole session too (window::length)
   bool windowed() const { return timed || window::length(opt) > 0; }
@@ -115,14 +119,15 @@ struct LiveSession::Impl {
   }
 
   // Time windows: append's rows carry starts exactly when the session has a time window, each in
-  // [the previous row's start, the row] (ValueError naming window; check() reads no starts).
+  // [the previous row's start, the row] (rows of the session: negative ones are carried rows;
+  // ValueError naming window; check() reads no starts).
   void validate_starts(const LiveRows& r) const {
     if (r.n == 0) return;
     if (timed != (r.window_start != nullptr))
       VPOC_THROW_ARG(ValueError, "window", timed ? "this live session has a time window: every append needs its rows' "
                      "window starts" : "window starts were given but this live session has no time window");
-    for (int64_t i = 0, prev = wstart.empty() ? 0 : wstart.back(); i < r.n && timed; ++i) {
-      const int64_t at = static_cast<int64_t>(wstart.size()) + i, w = r.window_start[i];
+    for (int64_t i = 0, prev = wstart.empty() ? -carried : wstart.back() - carried; i < r.n && timed; ++i) {
+      const int64_t at = static_cast<int64_t>(wstart.size()) - carried + i, w = r.window_start[i];
       if (w < prev || w > at)
         VPOC_THROW_ARG(ValueError, "window", "window start of row ", at, " must lie in [", prev, ", ", at,
                        "] (non-decreasing, at most the row), got ", w);
@@ -174,6 +179,20 @@ struct LiveSession::Impl {
       lo = std::min(lo, a - pad);
       hi = std::max(hi, b + pad);
     }
+  }
+
+  // A window scratch around absolute rows [lo, hi] (slack doubling as the session grows), the window
+  // that ends at row from - 1 replayed into it, then rows [from, n) (calling out for them).
+  template <class Out>
+  bool wlayout(int64_t lo, int64_t hi, int64_t from, int64_t n, Out&& out) {
+    const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, opt.max_rows));
+    wsc = buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
+    wsession.emplace(wsc, opt);
+    const window::Starts st = starts();
+    const int64_t begin = from > 0 ? st(0, from - 1) : 0;  // the window that ends at row from - 1
+    return wsession->extend(source(), begin, begin, n, st, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
+      if (i >= from) out(i, p, a, b);
+    });
   }
 
   // A scratch around absolute rows [lo, hi] with `slack` more rows on each side, the session's
@@ -229,8 +248,8 @@ void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, in
     span_hi = std::max(span_hi, last);
   }
   if (span_hi - span_lo + 1 > s.opt.max_rows)
-    messages::raise(messages::too_wide("row", (fresh ? 0 : s.size()) + r.n - 1, s.opt.max_rows), __FILE__,
-                     __LINE__);
+    messages::raise(messages::too_wide("row", (fresh ? 0 : s.size() - s.carried) + r.n - 1, s.opt.max_rows),
+                    __FILE__, __LINE__);
 }
 
 }  // namespace
@@ -266,27 +285,46 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     if (out_val) out_val[k] = row_price(val);
   };
   const int64_t n = s.size();
-  if (s.timed) s.wstart.insert(s.wstart.end(), r.window_start, r.window_start + r.n);
+  if (s.timed)
+    for (int64_t i = 0; i < r.n; ++i) s.wstart.push_back(r.window_start[i] + s.carried);  // rows of cols
   if (s.windowed()) {
+    const Fixed old_total = s.all_total;
+    const int64_t old_lo = s.all_lo, old_hi = s.all_hi;
     for (int64_t i = 0; i < r.n; ++i) s.all_total += fixed::from_double(r.volume[i]);
     int64_t span_lo, span_hi, reach_lo, reach_hi;
     s.reach(r, reach_lo, reach_hi, span_lo, span_hi);
     s.all_lo = std::min(s.all_lo, span_lo);
     s.all_hi = std::max(s.all_hi, span_hi);
+    if (s.carried > 0) {  // the scratch covers the carried rows too (not the session's width)
+      lo = std::min(lo, s.carry_lo);
+      hi = std::max(hi, s.carry_hi);
+    }
     const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
-    const window::Starts starts = s.starts();
-    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, starts, out)) return;
+    if (wfits && s.wsession->extend(s.source(), 0, old_n, n, s.starts(), out)) return;
     // a scratch around every row of the session (slack doubling as it grows), the window that ends
     // at row old_n - 1 replayed into it, then the new rows
-    const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, s.opt.max_rows));
-    s.wsc = s.buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
-    s.wsession.emplace(s.wsc, s.opt);
-    const int64_t begin = old_n > 0 ? starts(0, old_n - 1) : 0;  // the window that ends at row old_n - 1
-    if (s.wsession->extend(s.source(), begin, begin, n, starts, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
-          if (i >= old_n) out(i, p, a, b);
-        }))
-      return;
-    VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
+    if ((!wfits || s.wsession->why() == window::Why::outside) && s.wlayout(lo, hi, old_n, n, out)) return;
+    if (s.wsession->why() == window::Why::outside)
+      VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
+    // a window reaching into earlier sessions too wide or too heavy: the rows go again, the window
+    // is replayed as it was, and the batch's error is raised (row i of the session)
+    const int64_t i = s.wsession->fail_row() - s.carried, rows = s.wsession->last() - s.wsession->first() + 1;
+    const window::Why why = s.wsession->why();
+    for (auto& c : s.cols)
+      if (static_cast<int64_t>(c.size()) > old_n) c.resize(static_cast<size_t>(old_n));
+    if (s.timed) s.wstart.resize(static_cast<size_t>(old_n));
+    s.all_total = old_total;
+    s.all_lo = old_lo;
+    s.all_hi = old_hi;
+    s.wsession.reset();
+    if (old_n > 0) s.wlayout(lo, hi, old_n, old_n, out);
+    if (why == window::Why::too_wide)
+      VPOC_THROW(ValueError, "the window of row ", i, " of the live session (with ", s.carried, " rows carried "
+                 "from earlier sessions) spans ", rows, " rows, more than max_rows=", s.opt.max_rows,
+                 "; raise max_rows or shorten window");
+    throw ValueError(
+        messages::volume_overflow("volume", detail::concat("the window of row ", i, " of the live session")), __FILE__,
+        __LINE__);
   }
   const bool fits = s.session && lo - developing::kMargin >= s.sc.origin &&
                     hi + developing::kMargin < s.sc.origin + s.sc.W;
@@ -297,8 +335,37 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   VPOC_THROW(Error, "live session: a row fell outside its scratch after ", kLayoutTries, " layouts");
 }
 
+void LiveSession::carry(const LiveSession& from, bool tail) {
+  Impl& s = *impl_;
+  const Impl& f = *from.impl_;
+  if (s.size() != 0) VPOC_THROW(Error, "live session: carry() needs an empty session");
+  const int64_t T = f.size();
+  int64_t k = f.carried;  // a rebuilt session: from's own carried rows
+  if (tail)  // the rows a later window can reach: a time window's last window, or the last N - 1 rows
+    k = s.timed ? (T > 0 ? T - f.wstart.back() : 0) : std::min(T, std::max<int64_t>(s.opt.window - 1, 0));
+  const int64_t a = tail ? T - k : 0;
+  for (int c = 0; c < 5; ++c)
+    if (!f.cols[c].empty()) s.cols[c].assign(f.cols[c].begin() + a, f.cols[c].begin() + a + k);
+  s.carried = k;
+  if (s.timed) s.wstart.assign(static_cast<size_t>(k), 0);  // their own windows are never reported
+  LiveRows r;
+  r.price = r.high = s.cols[kHigh].data();
+  r.low = s.cols[kLow].data();
+  r.close = s.cols[kClose].data();
+  r.open = s.has_open ? s.cols[kOpen].data() : nullptr;
+  r.volume = s.cols[kVolume].data();
+  r.n = k;
+  int64_t span_lo, span_hi;
+  s.reach(r, s.carry_lo, s.carry_hi, span_lo, span_hi);
+}
+
+int64_t LiveSession::carried() const { return impl_->carried; }
+
 void LiveSession::clear() {
   for (auto& c : impl_->cols) c.clear();
+  impl_->carried = 0;
+  impl_->carry_lo = INT64_MAX;
+  impl_->carry_hi = INT64_MIN;
   impl_->session.reset();
   impl_->wsession.reset();
   impl_->wstart.clear();
@@ -307,7 +374,7 @@ void LiveSession::clear() {
   impl_->all_hi = INT64_MIN;
 }
 
-int64_t LiveSession::size() const { return impl_->size(); }
+int64_t LiveSession::size() const { return impl_->size() - impl_->carried; }
 bool LiveSession::bars() const { return impl_->bars; }
 bool LiveSession::has_open() const { return impl_->has_open; }
 Distribute LiveSession::distribute() const { return impl_->distribute; }

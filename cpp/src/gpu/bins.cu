@@ -7,6 +7,7 @@
 #include "core/bins.hpp"
 #include "core/messages.hpp"
 #include "core/source.hpp"
+#include "core/window.hpp"
 #include "gpu/runtime.hpp"
 #include "vpoc/errors.hpp"
 
@@ -52,12 +53,13 @@ __global__ void bins_kernel(Source<P, V> src, int64_t S, Options opt, BinColumns
   bins::write(c.col, s, opt.bins, L, total, lv);
 }
 
-// [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session rebuilt
-// through the same bins::session as cpu/bins.cpp (each thread its own [N] scratch, rows in order).
+// [rows r0 .. r1) threads: input row i's prefix (its last opt.window rows) of its session (of the call:
+// window_across_sessions) rebuilt through the same bins::session as cpu/bins.cpp (each thread its own [N]
+// scratch, rows in order); `over`: the first row whose window sums past 2**53 (across sessions only).
 template <class P, class V>
 __global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int64_t S, int64_t r0, int64_t r1,
                                        Options opt, double* scratch, Fixed* acc, double* dev_poc, double* dev_vah,
-                                       double* dev_val) {
+                                       double* dev_val, unsigned long long* over) {
   const int64_t i = r0 + static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (i >= r1) return;
   int64_t a = 0, z = S;  // the session s with off[s] <= i < off[s + 1]: the last s with off[s] <= i
@@ -67,14 +69,16 @@ __global__ void bins_developing_kernel(Source<P, V> src, const int64_t* off, int
     else z = m;
   }
   const int64_t b = off[a];
-  const int64_t start = opt.window > 0 && i - opt.window + 1 > b ? i - opt.window + 1 : b;
+  const int64_t start = opt.window > 0 ? window::Starts::rows(opt.window)(opt.window_across ? 0 : b, i) : b;
   const bins::RowsOf<decltype(src)> get{src};
   const int64_t slot = i - r0;
   bins::Ladder L;
   bins::Levels lv;
   double total = 0.0;
-  bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc != nullptr ? acc + slot * opt.bins : nullptr, L,
-                total, lv);  // a prefix sums to at most its session's total (checked)
+  // a prefix sums to at most its session's total (checked); a window across sessions may not
+  Fixed* acc_i = acc != nullptr ? acc + slot * opt.bins : nullptr;
+  if (!bins::session(start, i + 1, opt, get, scratch + slot * opt.bins, acc_i, L, total, lv))
+    atomicMin(over, static_cast<unsigned long long>(i));
   dev_poc[i] = lv.poc_price;
   dev_vah[i] = lv.vah_price;
   dev_val[i] = lv.val_price;
@@ -259,14 +263,19 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
         const int64_t r1 = std::min(n, r0 + batch);
         bins_developing_kernel<<<static_cast<unsigned>((r1 - r0 + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
             src, d_off, S, r0, r1, o, dev_scratch, dev_acc, static_cast<double*>(out.dev_poc.data),
-            static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data));
+            static_cast<double*>(out.dev_vah.data), static_cast<double*>(out.dev_val.data), c.overflow);
         VPOC_GPU_CHECK_LAUNCH("bins_developing_kernel");
       }
     });
     out.ready = record_ready(stream, gopt.device);
     st.last_call = out.ready.event;
     st.last_call_stream = out.ready.stream;
+    VPOC_GPU_CHECK(gpuMemcpyAsync(flags, d_flags, sizeof(flags), gpuMemcpyDeviceToHost, stream));
     VPOC_GPU_CHECK(gpuStreamSynchronize(stream));  // the inputs are no longer read when the call returns
+    if (flags[1] != kNone)  // c.overflow was ~0 (no session overflowed): now a window's row
+      messages::raise(messages::general(messages::volume_overflow(
+                          volume.name, detail::concat("the window of row ", static_cast<int64_t>(flags[1])))),
+                      __FILE__, __LINE__);
   }
   out.device = gopt.device;
   out.n_sessions = S;

@@ -121,19 +121,22 @@ __global__ void developing_kernel(Source<P, V> src, DevelopingBatch b, Options o
 // [n] blocks x [1] thread: rolling windows (window::length input rows, or b.window_start's time
 // windows; va_rows='touched': the whole session as one window), core/window.hpp as on the CPU.
 // Scratch in global memory: v, vf, and the cover counts in lo (each thread zeroes its own rows).
+// Across sessions (b.origin): each session's scratch spans the rows its windows reach, and the rows
+// before it that its first window holds are preloaded (replayed), as cpu/developing.cpp does.
 template <class P, class V>
 __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, window::Starts starts,
                               unsigned* failed) {
   const int64_t s = blockIdx.x;
   if (s >= b.n || b.n_rows[s] == 0) return;
   const int64_t at = b.start[s];
+  const bool across = b.origin != nullptr;
   window::Scratch sc;
   sc.v = b.v + at;
   sc.vf = b.vf + at;
   sc.touch = b.lo + at;
   sc.order = b.order + at;
-  sc.W = b.n_rows[s];  // every window's rows lie within the session's: no margin
-  sc.origin = b.low_row[s];
+  sc.W = across ? b.width[s] : b.n_rows[s];  // within a session every window's rows lie in the session's
+  sc.origin = across ? b.origin[s] : b.low_row[s];
   for (int64_t k = 0; k < sc.W; ++k) {
     sc.v[k] = 0.0;
     sc.vf[k] = Fixed{};
@@ -142,13 +145,22 @@ __global__ void window_kernel(Source<P, V> src, DevelopingBatch b, Options opt, 
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   window::Session session(sc, opt);
-  const bool ok = session.run(src, b.offsets[s], b.offsets[s + 1], starts,
-                              [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
-                                b.dev_poc[i] = row_price(poc);
-                                b.dev_val[i] = row_price(val);
-                                b.dev_vah[i] = row_price(vah);
-                              });
-  if (!ok) atomicExch(failed, 1u);
+  const int64_t b0 = across ? starts(0, b.offsets[s]) : b.offsets[s];  // the first row of its first window
+  const bool ok = session.preload(src, b0, b.offsets[s]) &&
+                  session.extend(src, b0, b.offsets[s], b.offsets[s + 1], starts,
+                                 [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
+                                   b.dev_poc[i] = row_price(poc);
+                                   b.dev_val[i] = row_price(val);
+                                   b.dev_vah[i] = row_price(vah);
+                                 });
+  if (ok) return;
+  if (b.window_failed == nullptr || session.why() == window::Why::outside) {
+    atomicExch(failed, 1u);
+    return;
+  }
+  b.fail_width[s] = session.last() - session.first() + 1;
+  atomicMin(b.window_failed, static_cast<unsigned long long>(session.fail_row()) << 2 |
+                                 static_cast<unsigned long long>(session.why()));
 }
 
 }  // namespace

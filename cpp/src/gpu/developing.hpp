@@ -28,6 +28,14 @@ struct DevelopingBatch {
   // time windows: each input row's window start (absolute rows; element 0 = the launch's row
   // `base`); null: window::length rows (core/window.hpp Starts)
   const int64_t* window_start = nullptr;
+  // windows across sessions (window_across_sessions; null: within each session): each session's
+  // scratch rows [origin, origin + width) (core/window_reach.hpp); a session whose window fails a
+  // check (too wide, too heavy) writes the window's width to fail_width[s] and atomicMin's
+  // row << 2 | window::Why into *window_failed (~0: none)
+  const int64_t* origin = nullptr;
+  const int64_t* width = nullptr;
+  int64_t* fail_width = nullptr;
+  unsigned long long* window_failed = nullptr;
 };
 
 // Bytes of scratch per scratch row (v, vf, run, lo, hi, order, pos); order and pos serve

@@ -11,6 +11,7 @@
 #include "core/messages.hpp"
 #include "cpu/histogram.hpp"
 #include "core/developing.hpp"
+#include "core/window_reach.hpp"
 #include "gpu/developing.hpp"
 #include "gpu/histogram.hpp"
 #include "gpu/levels.hpp"
@@ -130,6 +131,8 @@ class Run {
   void grow_volume(int64_t need, int64_t used);
   void allocate_sessions();
   void developing();
+  void window_failure(const unsigned long long* word, const int64_t* fail_width, int64_t s0,
+                      const window::Starts& starts);
   uint8_t* touch();
   void finish();
   void describe();
@@ -314,6 +317,7 @@ void Run::layout_workspace() {
   // Everything but the slots (which also hold the tile tables within their per-row slack).
   size_t fixed = group_bytes(n_max) + align_up(scan_bytes_) + 512;
   if (opt_.developing) fixed += align_up(static_cast<size_t>(n_max) * 8) + 256;
+  if (opt_.developing && opt_.window_across) fixed += 3 * align_up(static_cast<size_t>(n_max) * 8) + 256;  // origin..
   if (budget <= fixed)
     VPOC_THROW(ValueError, "memory_budget=", budget, " bytes is too small: at least ", fixed + 1,
                " bytes are needed for ", n_max, " sessions");
@@ -582,13 +586,31 @@ void Run::developing() {
   std::vector<int64_t> n_rows(static_cast<size_t>(S));
   VPOC_GPU_CHECK(gpuMemcpyAsync(n_rows.data(), out_.n_rows.data, static_cast<size_t>(S) * 8, gpuMemcpyDeviceToHost,
                                 stream_));
+  // windows across sessions: each session's first window row and the rows its windows reach (the
+  // sessions' low rows read back with n_rows), as on the CPU (core/window_reach.hpp)
+  const bool across = opt_.window_across;
+  std::vector<int64_t> low_row(across ? static_cast<size_t>(S) : 0), first(low_row.size()), origin(low_row.size()),
+      width(low_row.size());
+  if (across)
+    VPOC_GPU_CHECK(gpuMemcpyAsync(low_row.data(), out_.low_row.data, static_cast<size_t>(S) * 8,
+                                  gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  const window::Starts host_starts = sessions_.window_start ? window::Starts::given(sessions_.window_start, 0)
+                                                            : window::Starts::rows(window::length(opt_));
+  if (across)
+    window::reach(sessions_.offsets, S, low_row.data(), n_rows.data(), host_starts, first.data(), origin.data(),
+                  width.data());
+  // scratch rows of session s (+1: the batch's rows are packed with one spare each)
+  const auto rows_of = [&](int64_t s) -> int64_t {
+    const auto k = static_cast<size_t>(s);
+    return n_rows[k] == 0 ? 0 : across ? width[k] + 1 : developing::scratch_rows(n_rows[k]) + 1;
+  };
   // The workspace is carved afresh: the greedy sort may have grown (moved) it.
   const int64_t n_max = std::min(max_sessions_, S);
   const size_t slot = in_.on_device ? 0 : slot_bytes_;
   // Scratch: what every session needs, at most dev_bytes_ (7 aligned arrays).
   int64_t all_rows = 0;
-  for (const int64_t r : n_rows) all_rows += r > 0 ? developing::scratch_rows(r) + 1 : 0;
+  for (int64_t s = 0; s < S; ++s) all_rows += rows_of(s);
   const size_t slack = 7 * 256;
   // time windows (host inputs only, validate_window_start): each batch's row starts, uploaded beside
   // its rows (a batch holds at most slot_rows_ input rows), out of the series' share of the budget
@@ -598,30 +620,47 @@ void Run::developing() {
     VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for a time window; raise memory_budget");
   const size_t scratch_bytes =
       std::min(dev_bytes_ - ws_bytes, static_cast<size_t>(all_rows) * kDevelopingRowBytes + slack);
-  Carver c{static_cast<char*>(
-      st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 + scratch_bytes + ws_bytes))};
+  const size_t across_bytes = across ? 3 * align_up(static_cast<size_t>(n_max) * 8) + 256 : 0;
+  Carver c{static_cast<char*>(st_.workspace(slot + 2 * align_up(static_cast<size_t>(n_max + 1) * 8) + 256 +
+                                            scratch_bytes + ws_bytes + across_bytes))};
   if (!in_.on_device) slot_mem_[0] = c.take<char>(slot);
   int64_t* wstart = ws_rows > 0 ? c.take<int64_t>(static_cast<size_t>(ws_rows)) : nullptr;
   auto* offsets = c.take<int64_t>(static_cast<size_t>(n_max + 1));
   auto* start = c.take<int64_t>(static_cast<size_t>(n_max));
   auto* failed = c.take<unsigned>(1);
+  int64_t* d_origin = across ? c.take<int64_t>(static_cast<size_t>(n_max)) : nullptr;
+  int64_t* d_width = across ? c.take<int64_t>(static_cast<size_t>(n_max)) : nullptr;
+  int64_t* d_fail_width = across ? c.take<int64_t>(static_cast<size_t>(n_max)) : nullptr;
+  auto* window_failed = across ? c.take<unsigned long long>(1) : nullptr;
+  if (across) VPOC_GPU_CHECK(gpuMemsetAsync(window_failed, 0xff, sizeof(unsigned long long), stream_));
   char* scratch = c.take<char>(scratch_bytes);
   const int64_t cap_rows = static_cast<int64_t>((scratch_bytes - slack) / kDevelopingRowBytes);
   VPOC_GPU_CHECK(gpuMemsetAsync(failed, 0, sizeof(unsigned), stream_));
   std::vector<int64_t> starts;
   int64_t s0 = 0;
   while (s0 < S) {
-    // [s0, s1): as many sessions as the scratch (and a slot) holds
-    int64_t s1 = s0, rows = 0, widest = 0;
+    // [s0, s1): as many sessions as the scratch (and a slot) holds; across sessions the slot holds
+    // the input rows from the first row any of their windows reaches (base_row)
+    int64_t s1 = s0, rows = 0, widest = 0, base_row = sessions_.offsets[s0];
     starts.clear();
     while (s1 < S && s1 - s0 < n_max) {
-      const int64_t w = n_rows[static_cast<size_t>(s1)] > 0 ? developing::scratch_rows(n_rows[static_cast<size_t>(s1)]) + 1 : 0;
-      const int64_t in_rows = sessions_.offsets[s1 + 1] - sessions_.offsets[s0];
+      const int64_t w = rows_of(s1);
+      const int64_t from = across ? std::min(base_row, first[static_cast<size_t>(s1)]) : base_row;
+      const int64_t in_rows = sessions_.offsets[s1 + 1] - from;
       if (rows + w > cap_rows || (!in_.on_device && in_rows > slot_rows_)) break;
       starts.push_back(rows);
       rows += w;
       widest = std::max(widest, w);
+      base_row = from;
       ++s1;
+    }
+    if (s1 == s0 && across) {
+      const auto k = static_cast<size_t>(s0);
+      VPOC_THROW_ARG(ValueError, "memory_budget", "memory_budget=", gopt_.memory_budget,
+                     " is too small for window_across_sessions on session ", s0, " (its windows reach ", width[k],
+                     " rows over sessions ", window::session_of(sessions_.offsets, S, first[k]), "..", s0, " and ",
+                     sessions_.offsets[s0 + 1] - first[k], " input rows); raise memory_budget, shorten window",
+                     in_.on_device ? "" : " or pass the inputs as GPU arrays");
     }
     if (s1 == s0)
       VPOC_THROW(ValueError, "memory_budget=", gopt_.memory_budget, " is too small for developing=True on session ", s0,
@@ -649,9 +688,19 @@ void Run::developing() {
     b.dev_poc = static_cast<double*>(out_.dev_poc.data);
     b.dev_vah = static_cast<double*>(out_.dev_vah.data);
     b.dev_val = static_cast<double*>(out_.dev_val.data);
+    if (across) {
+      VPOC_GPU_CHECK(gpuMemcpyAsync(d_origin, origin.data() + s0, static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice,
+                                    stream_));
+      VPOC_GPU_CHECK(gpuMemcpyAsync(d_width, width.data() + s0, static_cast<size_t>(n) * 8, gpuMemcpyHostToDevice,
+                                    stream_));
+      b.origin = d_origin;
+      b.width = d_width;
+      b.fail_width = d_fail_width;
+      b.window_failed = window_failed;
+    }
     int64_t first_row = 0;
     if (!in_.on_device) {
-      first_row = sessions_.offsets[s0];
+      first_row = base_row;
       upload(first_row, sessions_.offsets[s1], 0);
       VPOC_GPU_CHECK(gpuStreamWaitEvent(stream_, uploaded_[0]));
     }
@@ -664,13 +713,35 @@ void Run::developing() {
     launch_developing(view_at(0), first_row, b, opt_, failed, stream_);
     if (!in_.on_device) VPOC_GPU_CHECK(gpuEventRecord(released_[0], stream_));
     // the next batch rewrites offsets / start: let this one's kernel read them first
-    if (s1 < S) VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    if (s1 < S || across) VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+    if (across) window_failure(window_failed, d_fail_width, s0, host_starts);  // this batch's first failing row
     s0 = s1;
   }
   unsigned lost = 0;
   VPOC_GPU_CHECK(gpuMemcpyAsync(&lost, failed, sizeof(unsigned), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   if (lost) VPOC_THROW(Error, "developing series: a row fell outside its session's final row range");
+}
+
+// Windows across sessions: raises the CPU's error for the batch's first failing row (a window too
+// wide or too heavy; *word ~0: none), s0 the batch's first session (fail_width is indexed from it).
+void Run::window_failure(const unsigned long long* word, const int64_t* fail_width, int64_t s0,
+                         const window::Starts& starts) {
+  unsigned long long w = ~0ull;
+  VPOC_GPU_CHECK(gpuMemcpyAsync(&w, word, sizeof(w), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  if (w == ~0ull) return;
+  const int64_t S = sessions_.n_sessions, i = static_cast<int64_t>(w >> 2);
+  const int64_t s = window::session_of(sessions_.offsets, S, i);
+  if (static_cast<window::Why>(w & 3) == window::Why::overflow)
+    messages::raise(messages::general(messages::volume_overflow("volume", detail::concat("the window of row ", i))),
+                    __FILE__, __LINE__);
+  int64_t rows = 0;
+  VPOC_GPU_CHECK(gpuMemcpyAsync(&rows, fail_width + (s - s0), sizeof(rows), gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  const int64_t j = starts(0, i);
+  messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(sessions_.offsets, S, j), s,
+                                                              rows, opt_.max_rows)), __FILE__, __LINE__);
 }
 
 DeviceProfiles Run::run() {

@@ -31,7 +31,7 @@ class _AtomicMixin:
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
-                self._drop_win, self._side_snap())
+                self._drop_win, self._side_snap(), self._carry_ts)
 
     def _all_or_nothing(self, snap: Tuple[Any, ...], step: Callable[..., Any], *args: Any) -> Any:
         """``step(*args)`` under ``snap``: when it raises anything (KeyboardInterrupt and MemoryError
@@ -73,7 +73,8 @@ class _AtomicMixin:
                               _run=None if run is None else list(run), snapped_prices=snapped)
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side, carry_ts) = snap
+        self._carry_ts = carry_ts  # the carried rows' timestamps of the snapshot's session
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts, ts)
         self._side_put_back(side, n_ts)
@@ -98,10 +99,12 @@ class _AtomicMixin:
         (whole session, the rules only)."""
         kw = self._rules_kw if ts is None else self._core_kw  # type: ignore[attr-defined]
         fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **kw)
+        if ts is not None and core.carried:  # window_across_sessions: the same carried rows first
+            fresh.carry(core, False)
         if n:
             c = [core.column(k)[:n] for k in range(5)]
             span = getattr(self, "_span", None)
-            ws = None if ts is None or span is None else appended_starts(span, [], list(ts)[:n])
+            ws = None if ts is None or span is None else appended_starts(span, [], list(ts)[:n], self._carry_ts)
             if self._bars:
                 fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4], ws)
             else:

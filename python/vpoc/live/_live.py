@@ -91,6 +91,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         ``bar_features_row()`` is refused (bar features read the session's developing levels). A time
         window (``"60min"``, a timedelta): the session's rows in ``(t - span, t]`` for each row's
         timestamp ``t`` (bar opens), equal to ``from_*(..., window="60min")`` as well.
+        ``window_across_sessions=True``: the window may reach into earlier sessions, as in ``from_*``
+        (a new session starts with the rows a later window reaches; the state records them).
     va_rows, va_compare, va_stop, tie_tol, row_label, price_label, va_target, preset : the peer rules and presets of
         ``from_bars`` (docs/presets.md); ``profiles.rules`` records them.
 
@@ -114,7 +116,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  window: Optional[int] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                  va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                  row_label: Optional[str] = None, preset: Optional[str] = None, price_label: Optional[str] = None,
-                 va_target: Optional[str] = None) -> None:
+                 va_target: Optional[str] = None, window_across_sessions: bool = False) -> None:
         self._lock = threading.RLock()  # see _locked
         # preset= fills the rule keywords not passed (docs/presets.md); None: today's defaults
         rk, self._preset_rules = resolve_preset(preset, dict(
@@ -175,6 +177,13 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             window = window if isinstance(window, str) else f"{self._span}ns"  # a state keeps a string
         if window is not None:
             self._config["window"] = window  # only when used: other states keep their keys
+        # windows across sessions: a new session's core starts with the rows a later window reaches
+        self._across = _bool(window_across_sessions, "window_across_sessions")
+        if self._across and window is None:
+            raise ValueError("window_across_sessions=True lets each row's window reach into earlier sessions: pass "
+                             "window=N or a time window")
+        if self._across:
+            self._config["window_across_sessions"] = True  # only when used, as window
         # peer rules (docs/presets.md), passed on to the engine and the finished sessions' profiles;
         # only when used, as window
         self._peer_kw = {} if self._preset_rules is None else {k: rk[k] for k in PEER_KEYWORDS}
@@ -225,6 +234,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._label: Optional[int] = None
         self._int_volume = True
         self._ts: List[int] = []  # timestamps of the current session's rows
+        self._carry_ts: List[int] = []  # window_across_sessions: those of the rows carried before them
         self._levels: Tuple[float, float, float, float, float] = (_NAN, _NAN, _NAN, 0.0, 0.0)
         # finished sessions
         self._done: List[Dict[str, np.ndarray]] = []  # per-session profile arrays
@@ -494,6 +504,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
         self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
                                        **self._core_kw)
+        if self._across:
+            self._carry_over(core)
         self._side_finished()
         self._ts = []
 

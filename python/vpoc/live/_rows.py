@@ -149,6 +149,8 @@ class _RowsMixin:
             self._begin(label)
             core = self._core
         ws = None if self._span is None else bisect.bisect_right(self._ts, t - self._span)  # time window
+        if ws == 0 and self._carry_ts:  # window_across_sessions: it may reach into the carried rows
+            ws = bisect.bisect_right(self._carry_ts, t - self._span) - len(self._carry_ts)
         if self._bars:
             lv = core.append_bar(high, low, close, open, volume, ws)
         else:
@@ -173,6 +175,15 @@ class _RowsMixin:
         if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
             self._check_one_session(t)
         return lv
+
+    def _carry_over(self, old: Any) -> None:
+        """window_across_sessions: the new session's core (``self._core``, empty) starts with the rows
+        of ``old`` (the finished session's core) that a later row's window reaches, and their
+        timestamps (``_carry_ts``, a new list: snapshots keep the old one)."""
+        self._core.carry(old, True)
+        k = int(self._core.carried)
+        both = list(self._carry_ts) + list(self._ts)
+        self._carry_ts = both[len(both) - k:] if k else []
 
     def _on_grid(self, x: float) -> bool:
         """The engine's grid rule on one price (core/grid.hpp, as check_grid); a non-finite price
@@ -225,7 +236,8 @@ class _RowsMixin:
                      sides: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> None:
         core = self._core
         try:  # the engine checks the rows first and changes nothing when one is bad
-            ws = None if self._span is None else appended_starts(self._span, self._ts, ts[a:b])  # time window
+            ws = None if self._span is None else appended_starts(self._span, self._ts, ts[a:b],  # time window
+                                                                 self._carry_ts)
             poc, vah, val = self._append_core(core, cols, o, a, b, ws)
         except ValueError as e:
             if positions is None:

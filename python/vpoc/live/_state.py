@@ -10,7 +10,9 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from .. import _core
 from .._profiles import Profiles
+from .._timewin import appended_starts
 from .._validate import boolean as _bool
 from ..features import composite_levels
 from ._common import _Concat, _locked
@@ -53,6 +55,11 @@ class _StateMixin:
             session_rows=[copy(r) for r in self._session_rows],
             session_columns=self._session_columns if self._session_rows else None, current=cur,
         )
+        if self._across:  # the rows carried into the current session (only when used, as window)
+            core = self._core
+            st["carry"] = None if core is None or not core.carried else dict(
+                {k: core.carry_column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))},
+                ts=np.asarray(self._carry_ts, dtype=np.int64))
         return flatten(st) if _bool(flat, "flat") else st
 
     def _config_copy(self) -> Dict[str, Any]:
@@ -92,7 +99,7 @@ class _StateMixin:
         st = check_state(st, bars=self._bars, row_size=self._rules.row_size,
                          tail_n=self._tail_n, session_rows=self._with_session_rows,
                          profile_of=self._tail_profile, composites_of=self._composites_of,
-                         sided=self._sided)
+                         sided=self._sided, across=self._across)
         self._has_open = st["has_open"]
         self.n_dropped, self._label = int(st["n_dropped"]), st["label"]
         self._done = [dict(d) for d in st["done"]]
@@ -106,6 +113,8 @@ class _StateMixin:
         self._ctx = self._next_context()
         if self._has_open is not None:
             self._start_core(bool(self._has_open))
+        if st.get("carry") is not None:
+            self._seed_carry(st["carry"])
         cur = st["current"]
         if cur is not None:
             names = ("high", "low", "close", "volume") if self._bars else ("high", "volume")
@@ -129,6 +138,26 @@ class _StateMixin:
             self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]
+
+    def _seed_carry(self, carry: Dict[str, np.ndarray]) -> None:
+        """window_across_sessions: the restored session's core starts with state['carry'], taken as a
+        finished session's rows are (the rows a later window reaches: all of them, or the state is
+        not one state_dict() gives)."""
+        n = carry["ts"].shape[0]
+        names = ("high", "low", "close", "volume") if self._bars else ("high", "volume")
+        cols = [np.ascontiguousarray(carry[k]) for k in names]
+        o = np.ascontiguousarray(carry["open"]) if self._has_open else None
+        old = _core.LiveSession(self._bars, self._distribute, bool(self._has_open), **self._core_kw)
+        ws = None if self._span is None else appended_starts(self._span, [], carry["ts"])
+        try:
+            self._append_core(old, cols, o, 0, n, ws)
+        except ValueError as e:
+            raise ValueError(f"state['carry']: {e}") from None
+        self._core.carry(old, True)
+        if int(self._core.carried) != n:
+            raise ValueError(f"state['carry'] holds {n} rows, but a later row's window reaches only the last "
+                             f"{int(self._core.carried)} of them (window={self._window!r})")
+        self._carry_ts = carry["ts"].tolist()
 
     def _tail_profile(self, bars: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         """The profile a finished session's kept bars give (to check state['tail'] against

@@ -145,7 +145,7 @@ def check_envelope(state: Any) -> Dict[str, Any]:
     if isinstance(version, (bool, np.bool_)) or version != STATE_VERSION:
         raise ValueError(f"state must be a dict from Live.state_dict() (version {STATE_VERSION}); "
                          f"state['version'] is {version!r}")
-    _dict(state, (), STATE_KEYS)
+    _dict(state, (), STATE_KEYS + (("carry",) if "carry" in state else ()))  # carry: window_across_sessions
     if not isinstance(state["config"], dict):
         raise TypeError(f"state['config'] must be a dict, got {type(state['config']).__name__}")
     return state["config"]
@@ -288,15 +288,59 @@ def _check_comp(comp: List[Tuple[float, ...]], done: List[Dict[str, np.ndarray]]
                              f"ending at state['done'][{k}] ({tuple(w)})")
 
 
+def _columns(cur: Dict[str, Any], path: Sequence[Any], bars: bool, has_open: Optional[bool]) -> int:
+    """The rows of ``cur`` (``state['current']`` or ``state['carry']``) checked and normalised in place:
+    ts sorted int64, the prices and volume a Live of this kind reads finite (volume >= 0) and as long
+    as ts, the others empty or as long; returns their number (> 0)."""
+    ts = _array(cur["ts"], (*path, "ts"), "i")
+    n = ts.shape[0]
+    if n == 0:
+        raise ValueError(f"{_name((*path, 'ts'))} is empty (state_dict() gives None then)")
+    _sorted(ts, (*path, "ts"))
+    used = ("high", "low", "close", "volume") if bars else ("high", "volume")
+    if has_open:
+        used += ("open",)
+    for k in _BAR_KEYS[:5]:
+        arr = _array(cur[k], (*path, k), "f", finite=k in used, lo=0.0 if k == "volume" else None)
+        if k in used and arr.shape[0] != n:
+            raise ValueError(f"{_name((*path, k))} has length {arr.shape[0]}, expected {n}")
+        if k not in used and arr.shape[0] not in (0, n):
+            raise ValueError(f"{_name((*path, k))} has length {arr.shape[0]}, expected 0 or {n}")
+        cur[k] = arr
+    cur["ts"] = ts
+    return n
+
+
+def _carry(st: Dict[str, Any], across: bool, bars: bool, has_open: Optional[bool],
+           last_ts: Optional[int]) -> Optional[Dict[str, Any]]:
+    """``state['carry']`` (window_across_sessions only: the rows carried into the current session
+    from earlier ones, or None): their columns as ``current``'s, no later than state['last_ts'];
+    whether a later window reaches them all is checked as the Live takes them."""
+    if across != ("carry" in st):
+        raise ValueError("state is missing ['carry'] (a Live with window_across_sessions=True records it)" if across
+                         else "state has unknown key(s) ['carry'] (only window_across_sessions=True records it)")
+    if not across or st["carry"] is None:
+        return None
+    carry = dict(_dict(st["carry"], ("carry",), _BAR_KEYS))
+    if has_open is None:
+        raise ValueError("state['carry'] holds rows but state['n_rows'] is 0")
+    _columns(carry, ("carry",), bars, has_open)
+    if last_ts is not None and carry["ts"][-1] > last_ts:
+        raise ValueError(f"state['last_ts'] = {last_ts} is before state['carry']['ts'][-1]")
+    return carry
+
+
 def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: int,
                 session_rows: bool, profile_of: Optional[Callable[..., Any]] = None,
-                composites_of: Optional[Callable[..., Any]] = None, sided: bool = False) -> Dict[str, Any]:
+                composites_of: Optional[Callable[..., Any]] = None, sided: bool = False,
+                across: bool = False) -> Dict[str, Any]:
     """Every field of ``state`` (whose envelope passed :func:`check_envelope`) checked and
     normalised; ``bars``, ``row_size``, ``tail_n`` (bars kept per finished session for the
     lookbacks), ``session_rows`` (session_features rows kept): the restored Live's settings;
     ``profile_of`` (bars -> profile arrays) and ``composites_of`` (done -> composites), when
     given, check ``tail`` and ``comp`` against the finished sessions; ``sided``: a Live with
-    side=True (its finished sessions' side rows, its current rows' buy / sell volume)."""
+    side=True (its finished sessions' side rows, its current rows' buy / sell volume); ``across``:
+    window_across_sessions=True (``state['carry']``)."""
     st = dict(state)
     n_rows = _int(st["n_rows"], ("n_rows",), 0)
     n_dropped = _int(st["n_dropped"], ("n_dropped",), 0)
@@ -377,23 +421,9 @@ def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: i
         _dict(cur, path, _CURRENT_KEYS + (_SIDE_CURRENT_KEYS if sided else ()))
         if label is None:
             raise ValueError("state['current'] holds rows but state['label'] is None")
-        ts = _array(cur["ts"], (*path, "ts"), "i")
-        n = ts.shape[0]
-        if n == 0:
-            raise ValueError("state['current']['ts'] is empty (state_dict() gives None then)")
-        _sorted(ts, (*path, "ts"))
-        used = ("high", "low", "close", "volume") if bars else ("high", "volume")
-        if has_open:
-            used += ("open",)
         cur = dict(cur)
-        for k in _BAR_KEYS[:5]:
-            arr = _array(cur[k], (*path, k), "f", finite=k in used, lo=0.0 if k == "volume" else None)
-            if k in used and arr.shape[0] != n:
-                raise ValueError(f"{_name((*path, k))} has length {arr.shape[0]}, expected {n}")
-            if k not in used and arr.shape[0] not in (0, n):
-                raise ValueError(f"{_name((*path, k))} has length {arr.shape[0]}, expected 0 or {n}")
-            cur[k] = arr
-        cur["ts"] = ts
+        n = _columns(cur, path, bars, has_open)
+        ts = cur["ts"]
         if sided:
             _side_current(cur, path, bars, n)
         cur["int_volume"] = _bool(cur["int_volume"], (*path, "int_volume"))
@@ -418,7 +448,12 @@ def check_state(state: Dict[str, Any], *, bars: bool, row_size: float, tail_n: i
         raise ValueError(f"state['n_rows'] = {n_rows} is fewer than the rows the state holds")
     if tail and last_ts is not None and tail[-1]["ts"][-1] > last_ts:
         raise ValueError(f"state['last_ts'] = {last_ts} is before the last finished session's end")
+    carry = _carry(st, across, bars, has_open, last_ts)
+    if carry is not None and cur is not None and carry["ts"][-1] > cur["ts"][0]:
+        raise ValueError("state['carry']['ts'][-1] is after state['current']['ts'][0]")
     st.update(n_rows=n_rows, n_dropped=n_dropped, has_open=has_open, last_ts=last_ts, label=label,
               done=done, done_labels=labels, comp=comp, naked=naked, tail=tail,
               session_rows=rows, session_columns=cols, current=cur)
+    if across:
+        st["carry"] = carry
     return st

@@ -14,7 +14,7 @@ import numpy as np
 from ._state_check import (STATE_VERSION, _array, _BAR_KEYS, _CURRENT_KEYS, _DONE_KEYS, _FLOAT_FIELDS,
                            _SIDE_CURRENT_KEYS, _SIDE_DONE_KEYS)
 
-__all__ = ["FLAT_KEYS", "FLAT_SIDE_KEYS", "FLAT_LAYOUT", "flatten", "is_flat", "unflatten"]
+__all__ = ["FLAT_KEYS", "FLAT_SIDE_KEYS", "FLAT_CARRY_KEYS", "FLAT_LAYOUT", "flatten", "is_flat", "unflatten"]
 
 # state_dict(flat=True): one level of numpy arrays (int64 / float64 / float32 / str) and plain
 # strings and integers, so that np.savez + np.load(allow_pickle=False) and JSON keep it whole.
@@ -31,6 +31,8 @@ FLAT_KEYS = (("layout", "version", "config", "has_open", "n_dropped", "n_rows", 
 #: Live(side=True) only (all or none): the finished sessions' buy / sell rows (laid out as done_volume)
 #: and deltas, the current rows' buy / sell volume.
 FLAT_SIDE_KEYS = tuple(f"done_{k}" for k in _SIDE_DONE_KEYS) + tuple(f"current_{k}" for k in _SIDE_CURRENT_KEYS)
+#: Live(window_across_sessions=True) only (all or none): the rows carried into the current session (empty: none).
+FLAT_CARRY_KEYS = tuple(f"carry_{k}" for k in _BAR_KEYS)
 
 
 def is_flat(state: Any) -> bool:
@@ -102,6 +104,11 @@ def flatten(st: Dict[str, Any]) -> Dict[str, Any]:
             out[f"done_{k}"] = cat([d[k] for d in done], f64)
         for k in _SIDE_CURRENT_KEYS:
             out[f"current_{k}"] = np.zeros(0, f64) if cur is None else np.asarray(cur[k], dtype=f64)
+    if "carry" in st:
+        for k in _BAR_KEYS:
+            c = None if st["carry"] is None else st["carry"][k]
+            out[f"carry_{k}"] = np.zeros(0, i64 if k == "ts" else f64) if c is None else \
+                np.asarray(c, dtype=i64 if k == "ts" else f64)
     return out
 
 
@@ -138,9 +145,14 @@ def unflatten(state: Any) -> Dict[str, Any]:
     missing = [k for k in FLAT_KEYS if k not in flat]
     if missing:
         raise ValueError(f"state is missing {missing} (a flat state from Live.state_dict(flat=True))")
-    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS)))
+    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS) - set(FLAT_CARRY_KEYS)))
     if unknown:
         raise ValueError(f"state has unknown key(s) {unknown}")
+    carried = [k for k in FLAT_CARRY_KEYS if k in flat]
+    if carried and len(carried) != len(FLAT_CARRY_KEYS):
+        raise ValueError(f"state is missing {[k for k in FLAT_CARRY_KEYS if k not in flat]} (the carry keys "
+                         "of a Live with window_across_sessions=True come all together)")
+    carry = {k[6:]: _array(flat[k], (k,), "i" if k == "carry_ts" else "f", finite=False) for k in carried}
     sided = [k for k in FLAT_SIDE_KEYS if k in flat]
     if sided and len(sided) != len(FLAT_SIDE_KEYS):
         raise ValueError(f"state is missing {[k for k in FLAT_SIDE_KEYS if k not in flat]} (the side keys "
@@ -202,7 +214,8 @@ def unflatten(state: Any) -> Dict[str, Any]:
         cur["int_volume"] = bool(_flat_int(flat["current_int_volume"], "current_int_volume"))
         if side:
             cur.update({k: side[f"current_{k}"] for k in _SIDE_CURRENT_KEYS})
-    return dict(version=version, config=config, has_open=None if ints["has_open"] < 0 else has_open,
+    extra = {} if not carried else {"carry": carry if carry["ts"].shape[0] else None}
+    return dict(extra, version=version, config=config, has_open=None if ints["has_open"] < 0 else has_open,
                 n_dropped=ints["n_dropped"], n_rows=ints["n_rows"],
                 last_ts=None if ints["last_ts"] == _NONE else ints["last_ts"],
                 label=None if ints["label"] == _NONE else ints["label"], done=done,

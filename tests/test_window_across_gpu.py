@@ -1,0 +1,127 @@
+"""Windows across sessions on a GPU: the same levels as the CPU, bit for bit, and the same errors.
+
+Contract: docs/contract.md "Rolling windows" (window_across_sessions): the GPU kernel replays each
+session's tail as the CPU pass does (core/window.hpp, core/window_reach.hpp), so dev_poc / dev_vah /
+dev_val equal the CPU's for host and GPU inputs, any memory_budget (small ones split the sessions into
+batches, and a batch's first session replays rows of the previous batch), count and time windows, bins=.
+Skips without a vpoc GPU build and a GPU (the CPU series is checked against brute force in
+tests/test_window_across.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+vpoc = pytest.importorskip("vpoc")
+
+pytestmark = pytest.mark.skipif(not vpoc.gpu_available(), reason="needs a vpoc GPU build and a GPU")
+
+VA_METHODS = ("cbot", "single", "greedy")
+T0 = 1_709_650_800_000_000_000  # 2024-03-05 15:00 UTC, ns
+
+
+from _compare import dev_levels as dev  # noqa: E402
+from test_window import gpu_case  # noqa: E402
+
+
+def layout(rng, n_sessions=60, far=False):
+    """Many short sessions (empty and one-row ones among them) at drifting or far-apart levels."""
+    sizes = rng.integers(0, 120, n_sessions)
+    sizes[::7] = 0
+    sizes[3::11] = 1
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(off[-1])
+    level = np.repeat(np.arange(n_sessions) * (40 if far else 1), sizes)
+    t = 16000 + level + np.cumsum(rng.integers(-2, 3, n))
+    vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.3) * 0.5
+    return off, t, vol
+
+
+def same(gpu, cpu):
+    assert np.array_equal(dev(gpu), dev(cpu))
+    for k in ("poc", "vah", "val", "offsets", "volume", "n_rows", "low_row"):
+        assert np.array_equal(np.asarray(getattr(gpu, k)), np.asarray(getattr(cpu, k)), equal_nan=True), k
+
+
+@pytest.mark.parametrize("where", ["host", "torch"])
+@pytest.mark.parametrize("api", ["trades", "uniform", "close"])
+@pytest.mark.parametrize("va_method", VA_METHODS)
+@pytest.mark.parametrize("budget", [None, 1 << 20, 300_000])
+@pytest.mark.parametrize("window", [1, 37, 400])
+def test_count_window_across_on_a_gpu_equals_the_cpu(where, api, va_method, budget, window):
+    rng = np.random.default_rng(window)
+    off, t, vol = layout(rng, far=window == 37)
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window=window, window_across_sessions=True,
+              va_method=va_method)
+    fn, cols, gcols = gpu_case(rng, t, vol, api, where, kw)
+    gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
+    same(fn(*gcols, device="cuda", **gkw).cpu(), fn(*cols, **kw))
+
+
+@pytest.mark.parametrize("api", ["trades", "bars"])
+@pytest.mark.parametrize("budget", [None, 1 << 20, 300_000])
+@pytest.mark.parametrize("span", ["90s", "45min", "6h"])
+def test_time_window_across_on_a_gpu_equals_the_cpu(api, budget, span):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    off, t, vol = layout(rng)
+    n = int(off[-1])
+    ts = T0 + np.cumsum(rng.choice(np.array([0, 1, 30, 600], dtype=np.int64) * 10**9, n))
+    if api == "trades":
+        frame = pd.DataFrame({"timestamp": pd.to_datetime(ts, utc=True), "price": t * 0.25, "volume": vol})
+        fn = vpoc.from_trades
+    else:
+        low = t * 0.25
+        high = low + rng.integers(0, 6, n) * 0.25
+        frame = pd.DataFrame({"timestamp": pd.to_datetime(ts, utc=True), "open": low, "high": high, "low": low,
+                              "close": low, "volume": vol})
+        fn = vpoc.from_bars
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window=span, window_across_sessions=True)
+    gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
+    same(fn(frame, device="cuda", **gkw).cpu(), fn(frame, **kw))
+
+
+@pytest.mark.parametrize("window", [1, 4, 30])
+def test_bins_across_on_a_gpu_equals_the_cpu(window):
+    rng = np.random.default_rng(window)
+    off, t, vol = layout(rng, n_sessions=12)
+    low = t * 0.25 + rng.random(t.size) * 0.1
+    high = low + rng.exponential(0.7, t.size)
+    kw = dict(offsets=off, tick_size=0.01, preset="wickra", bins=9, developing=True, window=window,
+              window_across_sessions=True)
+    cpu = vpoc.from_bars(high, low, (high + low) / 2, vol, **kw)
+    gpu = vpoc.from_bars(high, low, (high + low) / 2, vol, device="cuda", **kw).cpu()
+    assert np.array_equal(dev(gpu), dev(cpu))
+
+
+def test_gpu_errors_are_the_cpus():
+    price = np.r_[np.full(5, 100.0), np.full(5, 200.0)]
+    kw = dict(offsets=[0, 5, 10], tick_size=0.25, developing=True, window=4, window_across_sessions=True,
+              max_rows=300)
+    with pytest.raises(ValueError) as cpu:
+        vpoc.from_trades(price, np.ones(10), **kw)
+    with pytest.raises(ValueError) as gpu:
+        vpoc.from_trades(price, np.ones(10), device="cuda", **kw)
+    assert str(gpu.value) == str(cpu.value) and "the window of row 5 (rows 2..5, sessions 0..1)" in str(cpu.value)
+    big = float(2**52 + 2**51)
+    kw = dict(offsets=[0, 1, 2], tick_size=0.25, developing=True, window=2, window_across_sessions=True)
+    with pytest.raises(ValueError) as cpu:
+        vpoc.from_trades([100.0, 100.25], [big, big], **kw)
+    with pytest.raises(ValueError) as gpu:
+        vpoc.from_trades([100.0, 100.25], [big, big], device="cuda", **kw)
+    assert str(gpu.value) == str(cpu.value) and "volume of the window of row 1" in str(cpu.value)
+    with pytest.raises(ValueError) as bins:
+        vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], tick_size=0.01, bins=4, device="cuda", **kw)
+    assert "volume of the window of row 1" in str(bins.value)
+
+
+def test_a_tail_too_long_for_the_budget_names_memory_budget():
+    rng = np.random.default_rng(5)
+    n = 200_000
+    price = (16000 + np.cumsum(rng.integers(-2, 3, n))) * 0.25
+    vol = np.ones(n)
+    off = np.array([0, n - 10, n], dtype=np.int64)  # the last session's windows reach ~all rows back
+    with pytest.raises(ValueError, match="memory_budget"):
+        vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, developing=True, window=n,
+                         window_across_sessions=True, device="cuda", memory_budget=300_000)
