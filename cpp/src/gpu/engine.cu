@@ -576,12 +576,7 @@ void Run::allocate_sessions() {
 // [S] n_rows read back once; [N] dev_poc / dev_vah / dev_val written in place.
 void Run::developing() {
   const int64_t S = sessions_.n_sessions, N = in_.n;
-  const size_t col = align_up(static_cast<size_t>(std::max<int64_t>(N, 1)) * 8);
-  out_.developing_mem = st_.output(3 * col, stream_);
-  char* base = static_cast<char*>(out_.developing_mem->data);
-  out_.dev_poc = DeviceColumn{base, N, DType::f64};
-  out_.dev_vah = DeviceColumn{base + col, N, DType::f64};
-  out_.dev_val = DeviceColumn{base + 2 * col, N, DType::f64};
+  allocate_developing_columns(st_, out_, N, stream_);
   if (S == 0 || N == 0) return;
   std::vector<int64_t> n_rows(static_cast<size_t>(S));
   VPOC_GPU_CHECK(gpuMemcpyAsync(n_rows.data(), out_.n_rows.data, static_cast<size_t>(S) * 8, gpuMemcpyDeviceToHost,
