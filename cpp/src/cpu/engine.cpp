@@ -147,6 +147,18 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   return out;
 }
 
+// go(int64_t{}) where every volume may sum in 64-bit integers (whole volumes landing whole on one
+// row: exact and fast); a bin that finds otherwise throws NeedsFixed and the call runs again as
+// go(Fixed{}), 64.64 fixed point, which every volume takes.
+template <class Go>
+Profiles accumulate(const Array& volume, bool splits_volume, Go&& go) {
+  if (integer_accumulation(volume, splits_volume)) try {
+      return go(int64_t{});
+    } catch (const NeedsFixed&) {
+    }
+  return go(Fixed{});
+}
+
 }  // namespace
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
@@ -162,13 +174,7 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
       return ok;
     });
   };
-  Profiles out = [&] {
-    if (integer_accumulation(volume, false)) try {
-        return go(int64_t{});
-      } catch (const NeedsFixed&) {
-      }
-    return go(Fixed{});
-  }();
+  Profiles out = accumulate(volume, false, go);
   grid.result(out.off_grid, out.first_off_grid_input, out.first_off_grid);
   if (opt.developing) developing(view_of(price, volume), sessions, opt, out);
   return out;
@@ -191,13 +197,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
     });
   };
   const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
-  Profiles out = [&] {
-    if (integer_accumulation(bars.volume, splits)) try {
-        return go(int64_t{});
-      } catch (const NeedsFixed&) {
-      }
-    return go(Fixed{});
-  }();
+  Profiles out = accumulate(bars.volume, splits, go);
   grid.result(out.off_grid, out.first_off_grid_input, out.first_off_grid);
   if (opt.developing) developing(view_of(bars, distribute), sessions, opt, out);
   return out;
