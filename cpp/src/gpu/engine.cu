@@ -269,11 +269,13 @@ bool Run::speculate(int64_t hint) {
   const BufferPtr lo_mem = st_.output(static_cast<size_t>(cap) * 8, stream_);
   void* out = volume_mem_->data;
   const bool zero_in_layout = cap <= kLayoutZeroRows;  // else a launch of its own, below
-  launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
-                LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
-                              static_cast<int64_t*>(out_.offsets.data)},
-                0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
-                zero_in_layout ? lo_mem->data : nullptr, mirror_);  // one block: it writes the mirror
+  if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
+                     LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
+                                   static_cast<int64_t*>(out_.offsets.data)},
+                     0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
+                     zero_in_layout ? lo_mem->data : nullptr, mirror_))
+    VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
+                                  stream_));
   VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);

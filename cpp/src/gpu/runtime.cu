@@ -141,12 +141,18 @@ void* DeviceState::pinned(size_t bytes) {
 void* DeviceState::small_pinned() {
   if (small_pinned_ == nullptr) {
     DeviceGuard guard(device_);
-    VPOC_GPU_CHECK(gpuMallocHost(&small_pinned_, kSmallPinned));
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      stats_.driver_allocs += 1;
+    void* host = nullptr;
+    VPOC_GPU_CHECK(gpuMallocHost(&host, kSmallPinned));
+    void* dev = nullptr;
+    const gpuError_t e = gpuHostGetDevicePointer(&dev, host);
+    if (e != gpuSuccess) {  // kept only with its device address (the layout writes the summary there)
+      (void)gpuFreeHost(host);
+      throw_gpu_error(e, "gpuHostGetDevicePointer (summary staging)", __FILE__, __LINE__);
     }
-    VPOC_GPU_CHECK(gpuHostGetDevicePointer(&small_pinned_device_, small_pinned_));
+    small_pinned_ = host;
+    small_pinned_device_ = dev;
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stats_.driver_allocs += 1;
   }
   return small_pinned_;
 }
@@ -208,24 +214,16 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
       cached_[best] = std::move(cached_.back());
       cached_.pop_back();
       cached_bytes_ -= c.bytes;
-      for (size_t k = 0; k < c.after.size(); ++k) {  // stream-ordered reuse: no host wait
-        const gpuEvent_t e = c.after[k];
+      // Stream-ordered reuse, no host wait: the stream waits for the buffer's earlier users. The
+      // entry keeps its events until every wait is queued: a failure puts it back as it was.
+      gpuError_t err = gpuSuccess;
+      for (size_t k = 0; k < c.after.size() && err == gpuSuccess; ++k)
         // recorded on this very stream: its work is in order already (no API call)
-        const bool same = c.on[k] == reinterpret_cast<std::uintptr_t>(stream);
-        const gpuError_t err = same ? gpuSuccess : gpuStreamWaitEvent(stream, e);
-        free_events_.push_back(e);
-        if (err != gpuSuccess) {
-          c.after.erase(c.after.begin(), c.after.begin() + static_cast<std::ptrdiff_t>(k + 1));
-          c.on.erase(c.on.begin(), c.on.begin() + static_cast<std::ptrdiff_t>(k + 1));
-          cached_.push_back(std::move(c));
-          cached_bytes_ += cached_.back().bytes;
-          throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
-        }
-      }
-      for (const std::uintptr_t s : c.later) {  // the usual case: the same stream, no API call
+        if (c.on[k] != reinterpret_cast<std::uintptr_t>(stream)) err = gpuStreamWaitEvent(stream, c.after[k]);
+      for (size_t k = 0; k < c.later.size() && err == gpuSuccess; ++k) {  // usually the same stream: nothing
+        const std::uintptr_t s = c.later[k];
         if (s == reinterpret_cast<std::uintptr_t>(stream)) continue;
         gpuEvent_t e = nullptr;  // back to the pool at once: the wait took its state
-        gpuError_t err = gpuSuccess;
         if (free_events_.empty()) {
           err = gpuEventCreateWithFlags(&e, gpuEventDisableTiming);
         } else {
@@ -235,14 +233,13 @@ BufferPtr DeviceState::output(size_t bytes, gpuStream_t stream) {
         if (err == gpuSuccess) err = gpuEventRecord(e, reinterpret_cast<gpuStream_t>(s));
         if (err == gpuSuccess) err = gpuStreamWaitEvent(stream, e);
         if (e != nullptr) free_events_.push_back(e);
-        if (err != gpuSuccess) {
-          c.after.clear();
-          c.on.clear();
-          cached_.push_back(std::move(c));
-          cached_bytes_ += cached_.back().bytes;
-          throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
-        }
       }
+      if (err != gpuSuccess) {
+        cached_.push_back(std::move(c));
+        cached_bytes_ += cached_.back().bytes;
+        throw_gpu_error(err, "gpuStreamWaitEvent (result pool)", __FILE__, __LINE__);
+      }
+      for (const gpuEvent_t e : c.after) free_events_.push_back(e);
       p = c.data;
       n = c.bytes;  // the buffer's real size: it returns to the pool as that
       stats_.pool_hits += 1;
@@ -292,13 +289,15 @@ void DeviceState::release(Buffer* b) {
     std::lock_guard<std::mutex> lock(pool_mutex_);
     Cached c{b->data, b->bytes, {}, {}, {}};
     bool unordered = false;
+    // Used on one stream only, one that cannot be destroyed (torch's default stream, vpoc's own):
+    // its handle still names it at the reuse, so its event waits until then (a training loop
+    // reuses on that same stream: no event at all). Several streams: an event each now, so a
+    // reuse on one of them does not wait for what the others queue later.
+    if (streams.size() == 1 && permanent(streams[0]) == streams[0]) {
+      c.later.push_back(streams[0]);
+      streams.clear();
+    }
     for (const std::uintptr_t s : streams) {
-      // A stream that cannot be destroyed (torch's default one, vpoc's own): its handle still
-      // names it at the reuse, so its event waits until then (most reuses are on it: none at all).
-      if (permanent(s) == s) {
-        c.later.push_back(s);
-        continue;
-      }
       gpuEvent_t e = nullptr;
       try {
         e = take_event();

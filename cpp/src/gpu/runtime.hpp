@@ -73,10 +73,11 @@ class DeviceState {
   // touches the shared workspace (calls may run on different streams).
   std::shared_ptr<void> last_call;
   std::uintptr_t last_call_stream = ~std::uintptr_t(0);  // last_call's Ready::stream: a call on it needs no wait
-  // s when it is a stream that cannot be destroyed (the legacy / per-thread default streams, vpoc's
-  // own two), else ~0: only such a stream's handle proves "the same stream" later.
+  // s when it is a stream that cannot be destroyed (the legacy default stream, 0 and 1, vpoc's own
+  // two), else ~0: only such a stream's handle proves "the same stream" later. Not the per-thread
+  // default stream (2): that handle names the calling thread's stream, another on another thread.
   std::uintptr_t permanent(std::uintptr_t s) const {
-    const bool p = s <= 2 || s == reinterpret_cast<std::uintptr_t>(stream_) ||
+    const bool p = s <= 1 || s == reinterpret_cast<std::uintptr_t>(stream_) ||
                    s == reinterpret_cast<std::uintptr_t>(copy_stream_);
     return p ? s : ~std::uintptr_t(0);
   }
