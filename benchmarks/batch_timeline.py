@@ -25,6 +25,7 @@ def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--out", type=Path, default=Path("."))
+    ap.add_argument("--walls-only", action="store_true", help="print the walls per call and stop (no profiler, no files)")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -94,6 +95,8 @@ def main(argv: Any = None) -> int:
         w = min(loop(fn, args.calls) for _ in range(3))
         res["walls_us"][name] = w * 1e6
         print(f"{name:28s} {w * 1e6:8.1f} us per call")
+    if args.walls_only:
+        return 0
 
     from torch.profiler import ProfilerActivity, profile
 
