@@ -243,6 +243,32 @@ def test_too_wide_window_names_the_row():
                        window=4, window_across_sessions=True, max_rows=300)
 
 
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_too_wide_window_over_a_price_gap_allocates_nothing(far):
+    # sessions far apart: the scratch of the hull (~4e13 rows at 1e12) is never allocated; the first
+    # window of session 1 is measured alone (without the check: MemoryError, or ~1.3 GB at 1e7)
+    price = np.array([100.0, 100.25, far, far + 0.25])
+    rows = int(round(far / 0.25)) - 401 + 1  # rows 401 (100.25) .. far / 0.25
+    msg = (rf"the window of row 2 \(rows 1\.\.2, sessions 0\.\.1\) spans {rows} rows, more than max_rows=1000000; "
+           r"raise max_rows or shorten window")
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=msg):
+            vpoc.from_trades(price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True, window=2,
+                             window_across_sessions=True, threads=threads)
+        with pytest.raises(ValueError, match=msg):
+            vpoc.from_bars(price, price, price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True,
+                           window=2, window_across_sessions=True, threads=threads)
+    # an earlier session's own too-wide window still comes first (the smallest row)
+    price = np.r_[100.0, 200.0, far, far]
+    with pytest.raises(ValueError, match=r"the window of row 1 \(rows 0\.\.1, sessions 0\.\.1\) spans 401 rows"):
+        vpoc.from_trades(price, np.ones(4), offsets=[0, 1, 2, 4], tick_size=0.25, developing=True, window=2,
+                         window_across_sessions=True, max_rows=300)
+    # window=1: no window reaches back, the same call is fine
+    ok = vpoc.from_trades(np.array([100.0, 100.25, far, far + 0.25]), np.ones(4), offsets=[0, 2, 4], tick_size=0.25,
+                          developing=True, window=1, window_across_sessions=True)
+    assert ok.dev_poc.tolist() == [100.0, 100.25, far, far + 0.25]
+
+
 def test_window_sum_past_2_53_is_refused():
     big = float(2**52 + 2**51)  # each session alone sums below 2**53; a window of both does not
     price = np.array([100.0, 100.25])
