@@ -116,6 +116,39 @@ def test_gpu_errors_are_the_cpus():
     assert "volume of the window of row 1" in str(bins.value)
 
 
+@pytest.mark.parametrize("where", ["host", "torch"])
+@pytest.mark.parametrize("api", ["trades", "uniform"])
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_a_window_over_a_price_gap_is_too_wide_as_on_the_cpu(where, api, far):
+    # 30 sessions near 100, then one far away: its scratch would span the gap (~4e12 rows at 1e12:
+    # memory_budget's error before) and its first window is too wide; measured alone on the host
+    rng = np.random.default_rng(3)
+    sizes = np.r_[rng.integers(1, 20, 30), 8]
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    t = np.r_[400 + rng.integers(0, 4, off[-2]), int(far / 0.25) + rng.integers(0, 4, 8)].astype(np.float64)
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window=3, window_across_sessions=True)
+    fn, cols, gcols = gpu_case(rng, t, np.ones(t.size), api, where, kw)
+    with pytest.raises(ValueError) as cpu:
+        fn(*cols, **kw)
+    assert f"the window of row {off[-2]} (rows {off[-2] - 2}..{off[-2]}, sessions 29..30) spans" in str(cpu.value)
+    for budget in (None, 300_000):
+        gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
+        with pytest.raises(ValueError) as gpu:
+            fn(*gcols, device="cuda", **gkw)
+        assert str(gpu.value) == str(cpu.value)
+    # a too-wide window of an earlier batch's session still comes first (its row is smaller)
+    t2 = t.copy()
+    t2[off[5]:off[6]] += 2000  # session 5 moved: its first window (and 6's) spans ~2000 rows
+    kw["max_rows"] = 1000
+    fn, cols, gcols = gpu_case(np.random.default_rng(3), t2, np.ones(t.size), api, where, kw)
+    with pytest.raises(ValueError) as cpu:
+        fn(*cols, **kw)
+    assert f"the window of row {off[5]} " in str(cpu.value)
+    with pytest.raises(ValueError) as gpu:
+        fn(*gcols, device="cuda", **kw)
+    assert str(gpu.value) == str(cpu.value)
+
+
 def test_a_tail_too_long_for_the_budget_names_memory_budget():
     rng = np.random.default_rng(5)
     n = 200_000
