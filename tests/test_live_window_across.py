@@ -122,6 +122,42 @@ def test_too_wide_and_too_heavy_windows_raise_and_change_nothing():
     assert heavy.poc == 100.0 and len(heavy) == 1
 
 
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_a_price_gap_to_rows_in_no_window_lays_out_no_scratch_over_it(far):
+    # session B two days after A, far away: a time window holds none of A's carried rows, so B's
+    # scratch is B's own (before: the carried rows' range too, ~4e12 rows at 1e12: MemoryError)
+    day = 1440 * MIN
+    ts = np.r_[T0 + np.arange(5) * MIN, T0 + 2 * day + np.arange(3) * MIN]
+    price = np.r_[np.full(5, 100.0), far, far + 0.25, far]
+    live = vpoc.Live(kind="trades", tick_size=0.25, window="60min", window_across_sessions=True,
+                     session_starts=[T0, T0 + 2 * day])
+    live.update(price[:5], np.ones(5), timestamp=ts[:5])
+    live.update(price[5:], np.ones(3), timestamp=ts[5:])
+    assert live.levels[:3] == (far, far + 0.25, far) and live.session_rows == 3
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"timestamp": pd.to_datetime(ts, utc=True), "price": price, "volume": np.ones(8)})
+    batch = vpoc.from_trades(frame, offsets=[0, 5, 8], tick_size=0.25, developing=True, window="60min",
+                             window_across_sessions=True)
+    assert (live.poc, live.vah, live.val) == (batch.dev_poc[-1], batch.dev_vah[-1], batch.dev_val[-1])
+    # a count window does hold them: the first new row's window is too wide, measured alone
+    live = vpoc.Live(kind="trades", tick_size=0.25, window=3, window_across_sessions=True,
+                     session_starts=[T0, T0 + 2 * day])
+    live.update(price[:5], np.ones(5), timestamp=ts[:5])
+    before = live.levels
+    rows = int(far / 0.25) - 400 + 1
+    with pytest.raises(ValueError, match=rf"the window of row 0 of the live session \(with 2 rows carried from earlier "
+                                         rf"sessions\) spans {rows} rows, more than max_rows=1000000"):
+        live.update(price[5:], np.ones(3), timestamp=ts[5:])
+    with pytest.raises(ValueError, match=rf"the window of row 5 \(rows 3\.\.5, sessions 0\.\.1\) spans {rows} rows"):
+        vpoc.from_trades(price, np.ones(8), offsets=[0, 5, 8], tick_size=0.25, developing=True, window=3,
+                         window_across_sessions=True)
+    assert live.levels == before and len(live) == 0 and live.session_rows == 5
+    live.update(100.25, 2.0, timestamp=ts[5])  # rows near the carried ones go on
+    ref = vpoc.from_trades(np.r_[price[:5], 100.25], np.r_[np.ones(5), 2.0], offsets=[0, 5, 6], tick_size=0.25,
+                           developing=True, window=3, window_across_sessions=True)
+    assert (live.poc, live.vah, live.val) == (ref.dev_poc[-1], ref.dev_vah[-1], ref.dev_val[-1])
+
+
 def test_flag_is_checked():
     with pytest.raises(TypeError, match="window_across_sessions must be True or False"):
         vpoc.Live(kind="trades", tick_size=0.25, window=3, window_across_sessions=1)
