@@ -330,7 +330,8 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
         if (s.wlayout(lo, hi, old_n, n, out)) return;
         changed = true;
         failed();
-        if (why == window::Why::outside) VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
+        if (why == window::Why::outside)
+          VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
       } else {
         why = window::Why::too_wide;
         i = old_n;
@@ -368,10 +369,36 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   VPOC_THROW(Error, "live session: a row fell outside its scratch after ", kLayoutTries, " layouts");
 }
 
+namespace {
+
+// Whether two sessions put rows on the same ladder by the same rules: every option but threads
+// and the interrupt (carry: rows of one run through the other's windows).
+bool same_rules(const Options& a, const Options& b) {
+  return a.tick_size == b.tick_size && a.ticks_per_row == b.ticks_per_row && a.value_area == b.value_area &&
+         a.va_method == b.va_method && a.poc_tie == b.poc_tie && a.max_rows == b.max_rows &&
+         a.developing == b.developing && a.distribute == b.distribute && a.snap == b.snap && a.window == b.window &&
+         a.window_across == b.window_across && a.va_rows == b.va_rows && a.va_compare == b.va_compare &&
+         a.va_stop == b.va_stop && a.tie_tol == b.tie_tol && a.row_label == b.row_label &&
+         a.price_label == b.price_label && a.va_target == b.va_target && a.bins == b.bins &&
+         a.accumulate == b.accumulate && a.bin_report == b.bin_report;
+}
+
+}  // namespace
+
 void LiveSession::carry(const LiveSession& from, bool tail) {
   Impl& s = *impl_;
   const Impl& f = *from.impl_;
   if (s.size() != 0) VPOC_THROW(Error, "live session: carry() needs an empty session");
+  // the rows keep their meaning only between sessions of one feed (a time window's starts, a bar's
+  // columns): anything else is refused before a change
+  const char* differs = s.bars != f.bars                 ? "kind (bars or trades)"
+                        : s.has_open != f.has_open       ? "open column"
+                        : s.distribute != f.distribute   ? "distribute"
+                        : s.timed != f.timed             ? "window (a time window or window=N)"
+                        : !same_rules(s.opt, f.opt)      ? "options"
+                                                         : nullptr;
+  if (differs)
+    VPOC_THROW_ARG(ValueError, "from_session", "carry: from_session differs from this session in its ", differs);
   const int64_t T = f.size();
   int64_t k = f.carried;  // a rebuilt session: from's own carried rows
   if (tail)  // the rows a later window can reach: a time window's last window, or the last N - 1 rows
