@@ -150,11 +150,26 @@ def test_a_window_over_a_price_gap_is_too_wide_as_on_the_cpu(where, api, far):
 
 
 def test_a_tail_too_long_for_the_budget_names_memory_budget():
-    rng = np.random.default_rng(5)
-    n = 200_000
-    price = (16000 + np.cumsum(rng.integers(-2, 3, n))) * 0.25
-    vol = np.ones(n)
-    off = np.array([0, n - 10, n], dtype=np.int64)  # the last session's windows reach ~all rows back
-    with pytest.raises(ValueError, match="memory_budget"):
-        vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, developing=True, window=n,
-                         window_across_sessions=True, device="cuda", memory_budget=300_000)
+    # 60 sessions of 20 rows, then one of 1500; window=1001. At memory_budget=300_000 a host slot
+    # holds ~2,290 trade rows (gpu/engine.cu layout_workspace: 7,424 bytes fixed for 61 sessions,
+    # half of the rest to the series, 32 bytes per row per slot): every session fits with its tail
+    # (<= 20 + 1000 rows) but the last (1500 + 1000 rows), which alone fits (window=1 runs)
+    sizes = np.r_[np.full(60, 20), 1500]
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(off[-1])
+    price = 100 + (np.arange(n) % 8) * 0.25  # rows 400..407: every window's scratch is 8 rows
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window_across_sessions=True, device="cuda",
+              memory_budget=300_000)
+    msg = (r"memory_budget=300000 is too small for window_across_sessions on session 60 \(its windows reach 8 rows "
+           r"over sessions 10\.\.60 and 2500 input rows\); raise memory_budget, shorten window or pass the inputs "
+           r"as GPU arrays")
+    with pytest.raises(ValueError, match=msg) as e:
+        vpoc.from_trades(price, np.ones(n), window=1001, **kw)
+    assert getattr(e.value, "argument", "memory_budget") == "memory_budget"
+    for window in (1, 1001):
+        cpu = vpoc.from_trades(price, np.ones(n), offsets=off, tick_size=0.25, developing=True, window=window,
+                               window_across_sessions=True)
+        if window == 1:
+            same(vpoc.from_trades(price, np.ones(n), window=1, **kw).cpu(), cpu)
+        else:  # a larger budget runs the same call
+            same(vpoc.from_trades(price, np.ones(n), window=1001, **dict(kw, memory_budget=1 << 20)).cpu(), cpu)
