@@ -344,3 +344,15 @@ def test_bins_window_sum_past_2_53_is_refused():
     ok = vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,
                         developing=True, window=2)
     assert np.isfinite(ok.dev_poc).all()
+
+
+@pytest.mark.parametrize("bins", [None, 4])
+def test_a_session_sum_fails_before_any_window_with_or_without_bins(bins):
+    # the window of row 1 (rows 0..1) and session 2 (rows 2, 3) both sum past 2**53: the session's
+    # error, as the GPU (and the CPU without bins) give it, whatever the rows' order
+    big = float(2**52 + 2**51)
+    high = np.array([10.0, 10.5, 11.0, 11.5])
+    with pytest.raises(ValueError, match=r"^volume of session 2 sums past 2\*\*53"):
+        vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), offsets=[0, 1, 2, 4], tick_size=0.01,
+                       developing=True, window=2, window_across_sessions=True, bins=bins)
+

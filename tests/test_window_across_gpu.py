@@ -114,6 +114,14 @@ def test_gpu_errors_are_the_cpus():
     with pytest.raises(ValueError) as bins:
         vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], tick_size=0.01, bins=4, device="cuda", **kw)
     assert "volume of the window of row 1" in str(bins.value)
+    high = np.array([10.0, 10.5, 11.0, 11.5])  # the window of row 1 and session 2 too heavy: the session first
+    kw = dict(offsets=[0, 1, 2, 4], tick_size=0.01, developing=True, window=2, window_across_sessions=True)
+    for b in (None, 4):
+        with pytest.raises(ValueError) as cpu:
+            vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), bins=b, **kw)
+        with pytest.raises(ValueError) as gpu:
+            vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), bins=b, device="cuda", **kw)
+        assert str(gpu.value) == str(cpu.value) and str(cpu.value).startswith("volume of session 2 sums past")
 
 
 @pytest.mark.parametrize("where", ["host", "torch"])
