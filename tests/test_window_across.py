@@ -183,6 +183,13 @@ def test_flag_must_be_a_bool():
     with pytest.raises(TypeError, match="window_across_sessions must be True or False"):
         vpoc.from_bars([1.0], [1.0], [1.0], [1.0], tick_size=0.25, developing=True, window=2,
                        window_across_sessions="yes")
+    # None is no default here (the engine's Options takes it as one): refused as Live refuses it
+    calls = (lambda **k: vpoc.from_trades([1.0], [1.0], developing=True, **k),
+             lambda **k: vpoc.from_bars([1.0], [1.0], [1.0], [1.0], developing=True, **k),
+             lambda **k: vpoc.Live(kind="trades", **k))
+    for call in calls:
+        with pytest.raises(TypeError, match=r"^window_across_sessions must be True or False, got None"):
+            call(tick_size=0.25, window=2, window_across_sessions=None)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(developing=True), dict(developing=True, va_rows="touched")])
