@@ -336,6 +336,7 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
         why = window::Why::too_wide;
         i = old_n;
         rows = window::window_rows(s.source(), s.starts()(0, old_n), old_n);
+        if (rows <= s.opt.max_rows) VPOC_THROW(Error, "live session: a window's reach outgrew its own rows");
       }
     }
     // a window reaching into earlier sessions too wide or too heavy: the rows go, the window is
