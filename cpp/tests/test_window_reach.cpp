@@ -275,3 +275,19 @@ TEST_CASE("27_4x_beyond_reach_means_the_first_window_is_too_wide") {
   }
   CHECK(beyond > 100);  // the bound is exercised
 }
+
+TEST_CASE("27_4x_preload_names_the_row_it_builds_for") {
+  // a scratch holding neither tail row (the inputs changed under the call): the failure names row 2,
+  // the session's first row, not the tail row of an earlier session
+  Call c;
+  c.opt.tick_size = 1.0;
+  c.p = {100.0, 200.0, 150.0};
+  c.v = {1.0, 1.0, 1.0};
+  const auto src = make_source<double, double>(test_columns::view(false, Distribute::close, c.p, c.p, c.p, {}, c.v),
+                                               c.opt, 0);
+  test_scratch::Buffers buf;
+  window::Session w(buf.window(1, 150), c.opt);
+  CHECK_FALSE(w.preload(src, 0, 2));
+  CHECK(w.why() == window::Why::outside);
+  CHECK(w.fail_row() == 2);
+}
