@@ -10,6 +10,8 @@ and a carry it could not hold is named.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, note, settings
@@ -120,6 +122,115 @@ def test_too_wide_and_too_heavy_windows_raise_and_change_nothing():
     assert heavy.poc == 100.0 and len(heavy) == 0
     heavy.update(100.25, 1.0, timestamp=T0 + MIN)  # a lighter row goes on
     assert heavy.poc == 100.0 and len(heavy) == 1
+
+
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_a_price_gap_to_rows_in_no_window_lays_out_no_scratch_over_it(far):
+    # session B two days after A, far away: a time window holds none of A's carried rows, so B's
+    # scratch is B's own (before: the carried rows' range too, ~4e12 rows at 1e12: MemoryError)
+    day = 1440 * MIN
+    ts = np.r_[T0 + np.arange(5) * MIN, T0 + 2 * day + np.arange(3) * MIN]
+    price = np.r_[np.full(5, 100.0), far, far + 0.25, far]
+    live = vpoc.Live(kind="trades", tick_size=0.25, window="60min", window_across_sessions=True,
+                     session_starts=[T0, T0 + 2 * day])
+    live.update(price[:5], np.ones(5), timestamp=ts[:5])
+    live.update(price[5:], np.ones(3), timestamp=ts[5:])
+    assert live.levels[:3] == (far, far + 0.25, far) and live.session_rows == 3
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"timestamp": pd.to_datetime(ts, utc=True), "price": price, "volume": np.ones(8)})
+    batch = vpoc.from_trades(frame, offsets=[0, 5, 8], tick_size=0.25, developing=True, window="60min",
+                             window_across_sessions=True)
+    assert (live.poc, live.vah, live.val) == (batch.dev_poc[-1], batch.dev_vah[-1], batch.dev_val[-1])
+    # a count window does hold them: the first new row's window is too wide, measured alone
+    live = vpoc.Live(kind="trades", tick_size=0.25, window=3, window_across_sessions=True,
+                     session_starts=[T0, T0 + 2 * day])
+    live.update(price[:5], np.ones(5), timestamp=ts[:5])
+    before = live.levels
+    rows = int(far / 0.25) - 400 + 1
+    with pytest.raises(ValueError, match=rf"the window of row 0 of the live session \(with 2 rows carried from earlier "
+                                         rf"sessions\) spans {rows} rows, more than max_rows=1000000"):
+        live.update(price[5:], np.ones(3), timestamp=ts[5:])
+    with pytest.raises(ValueError, match=rf"the window of row 5 \(rows 3\.\.5, sessions 0\.\.1\) spans {rows} rows"):
+        vpoc.from_trades(price, np.ones(8), offsets=[0, 5, 8], tick_size=0.25, developing=True, window=3,
+                         window_across_sessions=True)
+    assert live.levels == before and len(live) == 0 and live.session_rows == 5
+    live.update(100.25, 2.0, timestamp=ts[5])  # rows near the carried ones go on
+    ref = vpoc.from_trades(np.r_[price[:5], 100.25], np.r_[np.ones(5), 2.0], offsets=[0, 5, 6], tick_size=0.25,
+                           developing=True, window=3, window_across_sessions=True)
+    assert (live.poc, live.vah, live.val) == (ref.dev_poc[-1], ref.dev_vah[-1], ref.dev_val[-1])
+
+
+_CORE_KW = dict(tick_size=0.25, ticks_per_row=1, value_area=0.7, va_method="cbot", poc_tie="center",
+                max_rows=1_000_000)
+
+
+def test_carry_between_mismatched_sessions_is_refused():
+    import subprocess
+    import sys
+
+    # a time-window session fed a window=N session's rows read its empty starts (segfault, exit 139)
+    code = ("from vpoc import _core\n"
+            f"kw = {_CORE_KW!r}\n"
+            "f = _core.LiveSession(False, 'uniform', False, window=3, **kw)\n"
+            "f.append_trade(100.0, 1.0)\n"
+            "s = _core.LiveSession(False, 'uniform', False, time_window=True, **kw)\n"
+            "try:\n    s.carry(f, True)\nexcept ValueError as e:\n    print(e, s.carried, s.size)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert run.stdout.strip() == ("carry: from_session differs from this session in its window (a time window or "
+                                  "window=N) 0 0")
+    from vpoc import _core
+
+    f = _core.LiveSession(False, "uniform", False, window=3, **_CORE_KW)
+    f.append_trade(100.0, 1.0)
+    fb = _core.LiveSession(True, "uniform", True, window=3, **_CORE_KW)
+    fb.append_bar(100.5, 100.0, 100.25, 100.25, 1.0)
+    cases = [(_core.LiveSession(True, "uniform", False, window=3, **_CORE_KW), f, "kind"),  # trade columns in bars
+             (_core.LiveSession(True, "uniform", False, window=3, **_CORE_KW), fb, "open column"),
+             (_core.LiveSession(True, "close", True, window=3, **_CORE_KW), fb, "distribute"),
+             (_core.LiveSession(False, "uniform", False, window=4, **_CORE_KW), f, "options"),
+             (_core.LiveSession(False, "uniform", False, window=3, **dict(_CORE_KW, tick_size=0.5)), f, "options")]
+    for s, src, what in cases:
+        with pytest.raises(ValueError, match=f"carry: from_session differs from this session in its {what}") as e:
+            s.carry(src, True)
+        assert e.value.argument == "from_session" and s.carried == 0 and s.size == 0
+    ok = _core.LiveSession(False, "uniform", False, window=3, **_CORE_KW)
+    ok.carry(f, True)
+    assert ok.carried == 1
+
+
+def test_carry_both_ways_on_two_threads_does_not_deadlock():
+    # b.carry(a), then a.carry(b), while a third thread's append holds b's lock (GIL released): both
+    # wait for b; with locks taken in argument order the first then waits for a, held by the second
+    import threading
+
+    from vpoc import _core
+
+    a = _core.LiveSession(False, "uniform", False, window=3, **_CORE_KW)
+    b = _core.LiveSession(False, "uniform", False, window=3, **_CORE_KW)
+    price = 100 + (np.arange(2_000_000) % 7) * 0.25
+
+    def call(fn, *args):
+        try:
+            fn(*args)
+        except Exception:  # a carry onto a session that is not empty any more
+            pass
+
+    for _ in range(8):
+        a.clear()
+        b.clear()
+        hold = threading.Thread(target=call, args=(b.append, price, None, None, None, None, np.ones(price.size)))
+        hold.start()
+        time.sleep(0.05)
+        two = threading.Thread(target=call, args=(b.carry, a, True), daemon=True)
+        two.start()  # waits for b first, holding nothing (argument order)
+        time.sleep(0.02)
+        one = threading.Thread(target=call, args=(a.carry, b, True), daemon=True)
+        one.start()  # holds a (argument order), waits for b; b's waiters are woken in turn
+        hold.join()
+        one.join(30)
+        two.join(30)
+        assert not one.is_alive() and not two.is_alive(), "a.carry(b) and b.carry(a) deadlocked"
 
 
 def test_flag_is_checked():

@@ -183,6 +183,13 @@ def test_flag_must_be_a_bool():
     with pytest.raises(TypeError, match="window_across_sessions must be True or False"):
         vpoc.from_bars([1.0], [1.0], [1.0], [1.0], tick_size=0.25, developing=True, window=2,
                        window_across_sessions="yes")
+    # None is no default here (the engine's Options takes it as one): refused as Live refuses it
+    calls = (lambda **k: vpoc.from_trades([1.0], [1.0], developing=True, **k),
+             lambda **k: vpoc.from_bars([1.0], [1.0], [1.0], [1.0], developing=True, **k),
+             lambda **k: vpoc.Live(kind="trades", **k))
+    for call in calls:
+        with pytest.raises(TypeError, match=r"^window_across_sessions must be True or False, got None"):
+            call(tick_size=0.25, window=2, window_across_sessions=None)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(developing=True), dict(developing=True, va_rows="touched")])
@@ -241,6 +248,32 @@ def test_too_wide_window_names_the_row():
     with pytest.raises(ValueError, match="the window of row 5"):
         vpoc.from_bars(price, price, price, np.ones(10), offsets=[0, 5, 10], tick_size=0.25, developing=True,
                        window=4, window_across_sessions=True, max_rows=300)
+
+
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_too_wide_window_over_a_price_gap_allocates_nothing(far):
+    # sessions far apart: the scratch of the hull (~4e13 rows at 1e12) is never allocated; the first
+    # window of session 1 is measured alone (without the check: MemoryError, or ~1.3 GB at 1e7)
+    price = np.array([100.0, 100.25, far, far + 0.25])
+    rows = int(round(far / 0.25)) - 401 + 1  # rows 401 (100.25) .. far / 0.25
+    msg = (rf"the window of row 2 \(rows 1\.\.2, sessions 0\.\.1\) spans {rows} rows, more than max_rows=1000000; "
+           r"raise max_rows or shorten window")
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=msg):
+            vpoc.from_trades(price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True, window=2,
+                             window_across_sessions=True, threads=threads)
+        with pytest.raises(ValueError, match=msg):
+            vpoc.from_bars(price, price, price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True,
+                           window=2, window_across_sessions=True, threads=threads)
+    # an earlier session's own too-wide window still comes first (the smallest row)
+    price = np.r_[100.0, 200.0, far, far]
+    with pytest.raises(ValueError, match=r"the window of row 1 \(rows 0\.\.1, sessions 0\.\.1\) spans 401 rows"):
+        vpoc.from_trades(price, np.ones(4), offsets=[0, 1, 2, 4], tick_size=0.25, developing=True, window=2,
+                         window_across_sessions=True, max_rows=300)
+    # window=1: no window reaches back, the same call is fine
+    ok = vpoc.from_trades(np.array([100.0, 100.25, far, far + 0.25]), np.ones(4), offsets=[0, 2, 4], tick_size=0.25,
+                          developing=True, window=1, window_across_sessions=True)
+    assert ok.dev_poc.tolist() == [100.0, 100.25, far, far + 0.25]
 
 
 def test_window_sum_past_2_53_is_refused():
@@ -318,3 +351,15 @@ def test_bins_window_sum_past_2_53_is_refused():
     ok = vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,
                         developing=True, window=2)
     assert np.isfinite(ok.dev_poc).all()
+
+
+@pytest.mark.parametrize("bins", [None, 4])
+def test_a_session_sum_fails_before_any_window_with_or_without_bins(bins):
+    # the window of row 1 (rows 0..1) and session 2 (rows 2, 3) both sum past 2**53: the session's
+    # error, as the GPU (and the CPU without bins) give it, whatever the rows' order
+    big = float(2**52 + 2**51)
+    high = np.array([10.0, 10.5, 11.0, 11.5])
+    with pytest.raises(ValueError, match=r"^volume of session 2 sums past 2\*\*53"):
+        vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), offsets=[0, 1, 2, 4], tick_size=0.01,
+                       developing=True, window=2, window_across_sessions=True, bins=bins)
+

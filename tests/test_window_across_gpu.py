@@ -114,14 +114,70 @@ def test_gpu_errors_are_the_cpus():
     with pytest.raises(ValueError) as bins:
         vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], tick_size=0.01, bins=4, device="cuda", **kw)
     assert "volume of the window of row 1" in str(bins.value)
+    high = np.array([10.0, 10.5, 11.0, 11.5])  # the window of row 1 and session 2 too heavy: the session first
+    kw = dict(offsets=[0, 1, 2, 4], tick_size=0.01, developing=True, window=2, window_across_sessions=True)
+    for b in (None, 4):
+        with pytest.raises(ValueError) as cpu:
+            vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), bins=b, **kw)
+        with pytest.raises(ValueError) as gpu:
+            vpoc.from_bars(high, high - 0.5, high - 0.25, np.full(4, big), bins=b, device="cuda", **kw)
+        assert str(gpu.value) == str(cpu.value) and str(cpu.value).startswith("volume of session 2 sums past")
+
+
+@pytest.mark.parametrize("where", ["host", "torch"])
+@pytest.mark.parametrize("api", ["trades", "uniform"])
+@pytest.mark.parametrize("far", [1e7, 1e12])
+def test_a_window_over_a_price_gap_is_too_wide_as_on_the_cpu(where, api, far):
+    # 30 sessions near 100, then one far away: its scratch would span the gap (~4e12 rows at 1e12:
+    # memory_budget's error before) and its first window is too wide; measured alone on the host
+    rng = np.random.default_rng(3)
+    sizes = np.r_[rng.integers(1, 20, 30), 8]
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    t = np.r_[400 + rng.integers(0, 4, off[-2]), int(far / 0.25) + rng.integers(0, 4, 8)].astype(np.float64)
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window=3, window_across_sessions=True)
+    fn, cols, gcols = gpu_case(rng, t, np.ones(t.size), api, where, kw)
+    with pytest.raises(ValueError) as cpu:
+        fn(*cols, **kw)
+    assert f"the window of row {off[-2]} (rows {off[-2] - 2}..{off[-2]}, sessions 29..30) spans" in str(cpu.value)
+    for budget in (None, 300_000):
+        gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
+        with pytest.raises(ValueError) as gpu:
+            fn(*gcols, device="cuda", **gkw)
+        assert str(gpu.value) == str(cpu.value)
+    # a too-wide window of an earlier batch's session still comes first (its row is smaller)
+    t2 = t.copy()
+    t2[off[5]:off[6]] += 2000  # session 5 moved: its first window (and 6's) spans ~2000 rows
+    kw["max_rows"] = 1000
+    fn, cols, gcols = gpu_case(np.random.default_rng(3), t2, np.ones(t.size), api, where, kw)
+    with pytest.raises(ValueError) as cpu:
+        fn(*cols, **kw)
+    assert f"the window of row {off[5]} " in str(cpu.value)
+    with pytest.raises(ValueError) as gpu:
+        fn(*gcols, device="cuda", **kw)
+    assert str(gpu.value) == str(cpu.value)
 
 
 def test_a_tail_too_long_for_the_budget_names_memory_budget():
-    rng = np.random.default_rng(5)
-    n = 200_000
-    price = (16000 + np.cumsum(rng.integers(-2, 3, n))) * 0.25
-    vol = np.ones(n)
-    off = np.array([0, n - 10, n], dtype=np.int64)  # the last session's windows reach ~all rows back
-    with pytest.raises(ValueError, match="memory_budget"):
-        vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, developing=True, window=n,
-                         window_across_sessions=True, device="cuda", memory_budget=300_000)
+    # 60 sessions of 20 rows, then one of 1500; window=1001. At memory_budget=300_000 a host slot
+    # holds ~2,290 trade rows (gpu/engine.cu layout_workspace: 7,424 bytes fixed for 61 sessions,
+    # half of the rest to the series, 32 bytes per row per slot): every session fits with its tail
+    # (<= 20 + 1000 rows) but the last (1500 + 1000 rows), which alone fits (window=1 runs)
+    sizes = np.r_[np.full(60, 20), 1500]
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(off[-1])
+    price = 100 + (np.arange(n) % 8) * 0.25  # rows 400..407: every window's scratch is 8 rows
+    kw = dict(offsets=off, tick_size=0.25, developing=True, window_across_sessions=True, device="cuda",
+              memory_budget=300_000)
+    msg = (r"memory_budget=300000 is too small for window_across_sessions on session 60 \(its windows reach 8 rows "
+           r"over sessions 10\.\.60 and 2500 input rows\); raise memory_budget, shorten window or pass the inputs "
+           r"as GPU arrays")
+    with pytest.raises(ValueError, match=msg) as e:
+        vpoc.from_trades(price, np.ones(n), window=1001, **kw)
+    assert getattr(e.value, "argument", "memory_budget") == "memory_budget"
+    for window in (1, 1001):
+        cpu = vpoc.from_trades(price, np.ones(n), offsets=off, tick_size=0.25, developing=True, window=window,
+                               window_across_sessions=True)
+        if window == 1:
+            same(vpoc.from_trades(price, np.ones(n), window=1, **kw).cpu(), cpu)
+        else:  # a larger budget runs the same call
+            same(vpoc.from_trades(price, np.ones(n), window=1001, **dict(kw, memory_budget=1 << 20)).cpu(), cpu)

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -203,8 +204,10 @@ void register_live(py::module_& m) {
           "carry",
           [](LockedLive& l, LockedLive& from, bool tail) {
             if (&l == &from) VPOC_THROW(ValueError, "carry: from_session must be another session");
-            const LiveLock lock(l);
-            const LiveLock lock_from(from);
+            // both locks in address order: a.carry(b) and b.carry(a) on two threads never wait for each other
+            const bool l_first = std::less<const LockedLive*>()(&l, &from);
+            const LiveLock first(l_first ? l : from);
+            const LiveLock second(l_first ? from : l);
             l.s.carry(from.s, tail);
           },
           py::arg("from_session"), py::arg("tail"),

@@ -220,3 +220,74 @@ TEST_CASE("27_4x_window_too_wide_and_too_heavy") {
     CHECK(one.run(hs, 0, 3, window::Starts::rows(1), none));
   }
 }
+
+TEST_CASE("27_4x_beyond_reach_means_the_first_window_is_too_wide") {
+  // Sessions each at most max_rows wide (the profile pass refuses wider ones), at random, often far
+  // apart, levels: a scratch past 3 * max_rows (beyond_reach) only when the session's first window
+  // is too wide; window_rows measures that window as Session's too-wide check does.
+  std::mt19937_64 rng(43);
+  int beyond = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    Call c;
+    c.opt.tick_size = 1.0;
+    c.opt.max_rows = 2 + static_cast<int64_t>(rng() % 30);
+    c.window = 1 + static_cast<int64_t>(rng() % 12);
+    const auto S = 1 + rng() % 7;
+    std::vector<int64_t> low, n;
+    for (uint64_t s = 0; s < S; ++s) {
+      const int64_t base = static_cast<int64_t>(rng() % (trial % 2 ? 400 : 40));
+      const int64_t span = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(c.opt.max_rows));
+      const size_t rows = rng() % 5 == 0 ? 0 : 1 + rng() % 6;
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (size_t i = 0; i < rows; ++i) {
+        const int64_t r = base + static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+        c.p.push_back(static_cast<double>(r));
+        c.v.push_back(1.0);
+        lo = std::min(lo, r);
+        hi = std::max(hi, r);
+      }
+      c.off.push_back(static_cast<int64_t>(c.p.size()));
+      low.push_back(rows ? lo : 0);
+      n.push_back(rows ? hi - lo + 1 : 0);
+    }
+    const auto src = make_source<double, double>(test_columns::view(false, Distribute::close, c.p, c.p, c.p, {}, c.v),
+                                                 c.opt, 0);
+    std::vector<int64_t> first(n.size()), origin(n.size()), width(n.size());
+    window::reach(c.off.data(), static_cast<int64_t>(S), low.data(), n.data(), c.st(), first.data(), origin.data(),
+                  width.data());
+    for (size_t s = 0; s < S; ++s) {
+      if (n[s] == 0) continue;
+      const int64_t w = window::window_rows(src, first[s], c.off[s]);
+      if (window::beyond_reach(width[s], c.opt.max_rows)) {
+        ++beyond;
+        CHECK_MESSAGE(w > c.opt.max_rows, "trial ", trial, " session ", s);
+        continue;
+      }
+      // laid out: the first row's window fails too wide exactly when window_rows says so, as wide
+      test_scratch::Buffers buf;
+      window::Session ws(buf.window(width[s], origin[s]), c.opt);
+      const auto none = [](int64_t, int64_t, int64_t, int64_t) {};
+      REQUIRE(ws.preload(src, first[s], c.off[s]));
+      const bool ok = ws.extend(src, first[s], c.off[s], c.off[s] + 1, c.st(), none);
+      CHECK_MESSAGE(ok == (w <= c.opt.max_rows), "trial ", trial, " session ", s);
+      if (!ok) CHECK(ws.last() - ws.first() + 1 == w);
+    }
+  }
+  CHECK(beyond > 100);  // the bound is exercised
+}
+
+TEST_CASE("27_4x_preload_names_the_row_it_builds_for") {
+  // a scratch holding neither tail row (the inputs changed under the call): the failure names row 2,
+  // the session's first row, not the tail row of an earlier session
+  Call c;
+  c.opt.tick_size = 1.0;
+  c.p = {100.0, 200.0, 150.0};
+  c.v = {1.0, 1.0, 1.0};
+  const auto src = make_source<double, double>(test_columns::view(false, Distribute::close, c.p, c.p, c.p, {}, c.v),
+                                               c.opt, 0);
+  test_scratch::Buffers buf;
+  window::Session w(buf.window(1, 150), c.opt);
+  CHECK_FALSE(w.preload(src, 0, 2));
+  CHECK(w.why() == window::Why::outside);
+  CHECK(w.fail_row() == 2);
+}

@@ -17,8 +17,7 @@ from ._profiles import Profiles
 from . import _presets
 from . import _side_profiles as _sides
 from . import _timewin
-from ._validate import INT64_MAX as _INT64_MAX
-from ._validate import integer as _int
+from ._validate import INT64_MAX as _INT64_MAX, boolean as _bool, integer as _int
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
            "set_pool_limit"]
@@ -398,6 +397,7 @@ def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optiona
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
     window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
                     else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
+    across = across if across is not None else _bool(across, "window_across_sessions")  # None: TypeError, as Live
     opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va, max_rows=max_rows,
                          threads=threads, developing=developing, snap=snap, window=window, window_across_sessions=across, **rk)
     return opts, rules, span

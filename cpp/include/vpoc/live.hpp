@@ -51,7 +51,8 @@ class LiveSession {
   // (its carry included) that a later row's window holds (window=N: its last N - 1 rows; a time
   // window: the window of its last row, every later row's being no older); else `from`'s own carry
   // (a rebuilt session). Carried rows are in the windows only: not in size(), column(), the
-  // session's total or width; their levels are never reported.
+  // session's total or width; their levels are never reported. ValueError (naming from_session)
+  // unless both sessions have the same kind, open column, distribute, kind of window and options.
   void carry(const LiveSession& from, bool tail);
   int64_t carried() const;
 

@@ -113,14 +113,15 @@ class Session : public levels::Running {
   // Adds rows [begin, end) of a fresh Session's first window without computing any levels (their
   // windows are not this Session's to report): then extend(src, begin, end, ...) runs on. Exact when
   // starts(begin, i) == begin for every i < end (nothing would have left the window): the rows
-  // before a session that its first window reaches back to. False as run() is (why()).
+  // before a session that its first window reaches back to. False as run() is (why()), naming row
+  // `end` (the row whose window it builds, of the session being run: not the row of an earlier one).
   template <class Src>
   VPOC_HD bool preload(const Src& src, int64_t begin, int64_t end) {
     const distribute::LegacyLadder L{};
     started_ = true;
     out_ = begin;
     for (int64_t i = begin; i < end; ++i)
-      if (!apply(src, L, i, i, false)) return false;
+      if (!apply(src, L, i, end, false)) return false;
     return true;
   }
 

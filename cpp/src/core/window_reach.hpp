@@ -47,4 +47,35 @@ inline void reach(const int64_t* off, int64_t S, const int64_t* low_row, const i
   }
 }
 
+// Whether a session's scratch of `width` rows (reach) is wider than any session's whose windows all
+// fit max_rows can be: the session holding its first window's first row, that first window and the
+// session itself each span at most max_rows rows, and the window shares a row with each of the two
+// (sessions between them lie inside it), so 3 * max_rows bounds the hull. Wider: the session's first
+// window is too wide, which window_rows measures without any scratch (max_rows <= 10**9: no overflow).
+inline bool beyond_reach(int64_t width, int64_t max_rows) { return width > 3 * max_rows; }
+
+// Joins the rows that input rows [j, i] of src touch into [lo, hi] (lo > hi: none yet); false when
+// a row's prices are invalid (the inputs changed under the call: the caller reports that).
+template <class Src>
+bool join_rows(const Src& src, int64_t j, int64_t i, int64_t& lo, int64_t& hi) {
+  const distribute::LegacyLadder L{};  // legacy is refused with rolling windows
+  for (int64_t k = j; k <= i; ++k) {
+    const Item it = src.item(k);
+    if (!src.valid_prices(it)) return false;
+    int64_t a = 0, b = -1;
+    src.rows(it, L, a, b);
+    lo = std::min(lo, a);
+    hi = std::max(hi, b);
+  }
+  return true;
+}
+
+// The width of row i's window (rows j..i) as Session's too-wide check measures it: the rows its
+// input rows touch, last - first + 1; 0 when a row's prices are invalid.
+template <class Src>
+int64_t window_rows(const Src& src, int64_t j, int64_t i) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  return join_rows(src, j, i, lo, hi) && lo <= hi ? hi - lo + 1 : 0;
+}
+
 }  // namespace vpoc::window

@@ -53,6 +53,14 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
                            out.val_row.data(), out.poc.data(), out.vah.data(), out.val.data(),
                            out.total_volume.data(), out.va_volume.data(), bin_low.data(), bin_width.data()};
 
+  const auto scratch_of = [&](int worker) -> Scratch& {
+    Scratch& sc = scratch[static_cast<size_t>(worker)];
+    sc.bins.resize(static_cast<size_t>(N));
+    if (opt.accumulate == Accumulate::exact) sc.acc.resize(static_cast<size_t>(N));
+    return sc;
+  };
+  // every row valid and every session's profile first (its sum checked), then the windows: the
+  // first failing session comes before any window's failure, as on the GPU and without bins
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     const int64_t b = off[s], e = off[s + 1];
     if (failure.before(b)) return;
@@ -67,9 +75,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
       bins::write_empty(cols, s);
       return;
     }
-    Scratch& sc = scratch[static_cast<size_t>(worker)];
-    sc.bins.resize(static_cast<size_t>(N));
-    if (opt.accumulate == Accumulate::exact) sc.acc.resize(static_cast<size_t>(N));
+    Scratch& sc = scratch_of(worker);
     double* v = out.volume.data() + out.offsets[s];
     bins::Ladder L;
     bins::Levels lv;
@@ -79,9 +85,15 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
       return;
     }
     bins::write(cols, s, N, L, total, lv);
-    if (!opt.developing) return;
-    // each row's prefix (its last `window` rows, of the call with window_across_sessions) rebuilt from its
-    // rows, as wickra rebuilds a window
+  });
+  if (failure.failed()) messages::raise(failure.problem(), __FILE__, __LINE__);
+  if (!opt.developing) return out;
+  // each row's prefix (its last `window` rows, of the call with window_across_sessions) rebuilt from its
+  // rows, as wickra rebuilds a window
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
+    const int64_t b = off[s], e = off[s + 1];
+    if (e == b || failure.before(b)) return;
+    Scratch& sc = scratch_of(worker);
     for (int64_t i = b; i < e; ++i) {
       const int64_t start = opt.window > 0 ? window::Starts::rows(opt.window)(opt.window_across ? 0 : b, i) : b;
       bins::Ladder Li;

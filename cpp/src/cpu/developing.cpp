@@ -111,6 +111,11 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
       if (starts.at != nullptr || starts.count > 0) {  // rolling windows (or touched rows): the window's own profile
         const bool across = opt.window_across;
         const int64_t b0 = across ? first[s] : off[s];
+        if (across && window::beyond_reach(width[s], opt.max_rows)) {  // the first window is too wide: no scratch
+          const int64_t w = window::window_rows(src, b0, off[s]);
+          failed[static_cast<size_t>(s)] = {off[s], w > opt.max_rows ? window::Why::too_wide : window::Why::outside, w};
+          return;
+        }
         const window::Scratch sc = across ? scratch[worker].for_window(width[s], origin[s])
                                           : scratch[worker].for_window(prof.n_rows[s], prof.low_row[s]);
         window::Session session(sc, opt);

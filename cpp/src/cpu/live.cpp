@@ -11,6 +11,7 @@
 #include "core/messages.hpp"
 #include "core/source.hpp"
 #include "core/window.hpp"
+#include "core/window_reach.hpp"
 #include "cpu/developing.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
@@ -49,9 +50,8 @@ struct LiveSession::Impl {
   bool timed = false;
   std::vector<int64_t> wstart;
   // windows across sessions (carry()): the first `carried` rows of cols came from earlier sessions,
-  // in the windows only; carry_lo / carry_hi: the rows they touch (the window's scratch covers them)
+  // in the windows only (a layout's scratch covers those still in a window: join_carry)
   int64_t carried = 0;
-  int64_t carry_lo = INT64_MAX, carry_hi = INT64_MIN;
 
   // va_rows='touched' runs as one window over the whole session too (window::length)
   bool windowed() const { return timed || window::length(opt) > 0; }
@@ -181,17 +181,29 @@ struct LiveSession::Impl {
     }
   }
 
-  // A window scratch around absolute rows [lo, hi] (slack doubling as the session grows), the window
-  // that ends at row from - 1 replayed into it, then rows [from, n) (calling out for them).
+  // Joins into [lo, hi] the rows touched by the carried rows that row p's window and every later
+  // one may still hold: rows [starts(0, p), carried) (starts never decrease: the earlier carried
+  // rows are in no window any more, and no scratch needs to reach them).
+  void join_carry(int64_t p, int64_t& lo, int64_t& hi) const {
+    const int64_t b = starts()(0, p);
+    if (b < carried) window::join_rows(source(), b, carried - 1, lo, hi);
+  }
+
+  // A window scratch around absolute rows [lo, hi] (the session's rows; slack doubling as the
+  // session grows) and the carried rows still in a window, the window of row p = min(from, n - 1)
+  // before p preloaded into it (no levels), then rows [p, n) (calling out for rows >= from).
   template <class Out>
   bool wlayout(int64_t lo, int64_t hi, int64_t from, int64_t n, Out&& out) {
+    const window::Starts st = starts();
+    const int64_t p = std::min(from, n - 1), b = st(0, p);
+    join_carry(p, lo, hi);
     const int64_t slack = std::max(kMinSlack, std::min(hi - lo + 1, opt.max_rows));
     wsc = buf.for_window(hi - lo + 1 + 2 * slack, lo - slack);
     wsession.emplace(wsc, opt);
-    const window::Starts st = starts();
-    const int64_t begin = from > 0 ? st(0, from - 1) : 0;  // the window that ends at row from - 1
-    return wsession->extend(source(), begin, begin, n, st, [&](int64_t i, int64_t p, int64_t a, int64_t b) {
-      if (i >= from) out(i, p, a, b);
+    const auto src = source();
+    return wsession->preload(src, b, p) && wsession->extend(src, b, p, n, st, [&](int64_t i, int64_t q, int64_t a,
+                                                                                 int64_t c) {
+      if (i >= from) out(i, q, a, c);
     });
   }
 
@@ -295,29 +307,52 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
     s.reach(r, reach_lo, reach_hi, span_lo, span_hi);
     s.all_lo = std::min(s.all_lo, span_lo);
     s.all_hi = std::max(s.all_hi, span_hi);
-    if (s.carried > 0) {  // the scratch covers the carried rows too (not the session's width)
-      lo = std::min(lo, s.carry_lo);
-      hi = std::max(hi, s.carry_hi);
-    }
+    // the scratch covers the session's rows (and the carried rows still in a window: wlayout); the
+    // rows that leave the window are in it already, so only the new ones need to fit
     const bool wfits = s.wsession && lo >= s.wsc.origin && hi < s.wsc.origin + s.wsc.W;
     if (wfits && s.wsession->extend(s.source(), 0, old_n, n, s.starts(), out)) return;
-    // a scratch around every row of the session (slack doubling as it grows), the window that ends
-    // at row old_n - 1 replayed into it, then the new rows
-    if ((!wfits || s.wsession->why() == window::Why::outside) && s.wlayout(lo, hi, old_n, n, out)) return;
-    if (s.wsession->why() == window::Why::outside)
-      VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
-    // a window reaching into earlier sessions too wide or too heavy: the rows go again, the window
-    // is replayed as it was, and the batch's error is raised (row i of the session)
-    const int64_t i = s.wsession->fail_row() - s.carried, rows = s.wsession->last() - s.wsession->first() + 1;
-    const window::Why why = s.wsession->why();
+    bool changed = wfits;  // the window's session took some of the rows: laid out again on failure
+    window::Why why = window::Why::outside;
+    int64_t i = 0, rows = 0;  // the failing row (of cols) and its window's width
+    const auto failed = [&] {
+      why = s.wsession->why();
+      i = s.wsession->fail_row();
+      rows = s.wsession->last() - s.wsession->first() + 1;
+    };
+    if (wfits) failed();
+    if (why == window::Why::outside) {
+      // a scratch around every row of the session and the carried rows still in a window, wider
+      // than 3 * max_rows only when the first new row's window is too wide (window::beyond_reach):
+      // then that window is measured alone and nothing is laid out
+      int64_t llo = lo, lhi = hi;
+      s.join_carry(old_n, llo, lhi);
+      if (!window::beyond_reach(lhi - llo + 1, s.opt.max_rows)) {
+        if (s.wlayout(lo, hi, old_n, n, out)) return;
+        changed = true;
+        failed();
+        if (why == window::Why::outside)
+          VPOC_THROW(Error, "live session: a row fell outside its rolling-window scratch");
+      } else {
+        why = window::Why::too_wide;
+        i = old_n;
+        rows = window::window_rows(s.source(), s.starts()(0, old_n), old_n);
+        if (rows <= s.opt.max_rows) VPOC_THROW(Error, "live session: a window's reach outgrew its own rows");
+      }
+    }
+    // a window reaching into earlier sessions too wide or too heavy: the rows go, the window is
+    // laid out as it was over the rows kept (when it took some of the new ones), and the batch's
+    // error is raised (row i of the session)
+    i -= s.carried;
     for (auto& c : s.cols)
       if (static_cast<int64_t>(c.size()) > old_n) c.resize(static_cast<size_t>(old_n));
     if (s.timed) s.wstart.resize(static_cast<size_t>(old_n));
     s.all_total = old_total;
     s.all_lo = old_lo;
     s.all_hi = old_hi;
-    s.wsession.reset();
-    if (old_n > 0) s.wlayout(lo, hi, old_n, old_n, out);
+    if (changed) {
+      s.wsession.reset();
+      if (old_n > s.carried) s.wlayout(old_lo, old_hi, old_n, old_n, out);
+    }
     if (why == window::Why::too_wide)
       VPOC_THROW(ValueError, "the window of row ", i, " of the live session (with ", s.carried, " rows carried "
                  "from earlier sessions) spans ", rows, " rows, more than max_rows=", s.opt.max_rows,
@@ -335,10 +370,36 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   VPOC_THROW(Error, "live session: a row fell outside its scratch after ", kLayoutTries, " layouts");
 }
 
+namespace {
+
+// Whether two sessions put rows on the same ladder by the same rules: every option but threads
+// and the interrupt (carry: rows of one run through the other's windows).
+bool same_rules(const Options& a, const Options& b) {
+  return a.tick_size == b.tick_size && a.ticks_per_row == b.ticks_per_row && a.value_area == b.value_area &&
+         a.va_method == b.va_method && a.poc_tie == b.poc_tie && a.max_rows == b.max_rows &&
+         a.developing == b.developing && a.distribute == b.distribute && a.snap == b.snap && a.window == b.window &&
+         a.window_across == b.window_across && a.va_rows == b.va_rows && a.va_compare == b.va_compare &&
+         a.va_stop == b.va_stop && a.tie_tol == b.tie_tol && a.row_label == b.row_label &&
+         a.price_label == b.price_label && a.va_target == b.va_target && a.bins == b.bins &&
+         a.accumulate == b.accumulate && a.bin_report == b.bin_report;
+}
+
+}  // namespace
+
 void LiveSession::carry(const LiveSession& from, bool tail) {
   Impl& s = *impl_;
   const Impl& f = *from.impl_;
   if (s.size() != 0) VPOC_THROW(Error, "live session: carry() needs an empty session");
+  // the rows keep their meaning only between sessions of one feed (a time window's starts, a bar's
+  // columns): anything else is refused before a change
+  const char* differs = s.bars != f.bars                 ? "kind (bars or trades)"
+                        : s.has_open != f.has_open       ? "open column"
+                        : s.distribute != f.distribute   ? "distribute"
+                        : s.timed != f.timed             ? "window (a time window or window=N)"
+                        : !same_rules(s.opt, f.opt)      ? "options"
+                                                         : nullptr;
+  if (differs)
+    VPOC_THROW_ARG(ValueError, "from_session", "carry: from_session differs from this session in its ", differs);
   const int64_t T = f.size();
   int64_t k = f.carried;  // a rebuilt session: from's own carried rows
   if (tail)  // the rows a later window can reach: a time window's last window, or the last N - 1 rows
@@ -348,15 +409,6 @@ void LiveSession::carry(const LiveSession& from, bool tail) {
     if (!f.cols[c].empty()) s.cols[c].assign(f.cols[c].begin() + a, f.cols[c].begin() + a + k);
   s.carried = k;
   if (s.timed) s.wstart.assign(static_cast<size_t>(k), 0);  // their own windows are never reported
-  LiveRows r;
-  r.price = r.high = s.cols[kHigh].data();
-  r.low = s.cols[kLow].data();
-  r.close = s.cols[kClose].data();
-  r.open = s.has_open ? s.cols[kOpen].data() : nullptr;
-  r.volume = s.cols[kVolume].data();
-  r.n = k;
-  int64_t span_lo, span_hi;
-  s.reach(r, s.carry_lo, s.carry_hi, span_lo, span_hi);
 }
 
 int64_t LiveSession::carried() const { return impl_->carried; }
@@ -364,8 +416,6 @@ int64_t LiveSession::carried() const { return impl_->carried; }
 void LiveSession::clear() {
   for (auto& c : impl_->cols) c.clear();
   impl_->carried = 0;
-  impl_->carry_lo = INT64_MAX;
-  impl_->carry_hi = INT64_MIN;
   impl_->session.reset();
   impl_->wsession.reset();
   impl_->wstart.clear();

@@ -2,10 +2,14 @@
 // Contract: core/developing_chunk.hpp / core/developing.hpp do the work, bit-equal to the CPU pass; no allocation.
 #include "gpu/developing.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "core/developing.hpp"
 #include "core/developing_chunk.hpp"
 #include "core/ladder.hpp"
 #include "core/window.hpp"
+#include "core/window_reach.hpp"
 
 namespace vpoc::gpu {
 namespace {
@@ -218,6 +222,42 @@ void launch_developing(const InputView& in, int64_t base, const DevelopingBatch&
       developing_kernel<P, V, false><<<static_cast<unsigned>(b.n), 1, bytes, stream>>>(src, b, opt, in_smem, failed);
   });
   VPOC_GPU_CHECK_LAUNCH("developing_kernel");
+}
+
+int64_t window_rows(const InputView& in, bool on_device, const Options& opt, int64_t j, int64_t i,
+                    gpuStream_t stream) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  bool ok = true;
+  with_types(in, [&](auto p, auto v) {
+    using P = decltype(p);
+    using V = decltype(v);
+    if (!on_device) {
+      ok = window::join_rows(make_source<P, V>(in, opt, 0), j, i, lo, hi);
+      return;
+    }
+    // device columns: rows [a, a + n) of each read back into host copies (element 0 = row a)
+    constexpr int64_t kPiece = int64_t(1) << 20;
+    using Field = const void* InputView::*;
+    const Field fields[6] = {&InputView::price, &InputView::high, &InputView::low,
+                             &InputView::close, &InputView::open, &InputView::volume};
+    std::vector<char> host[6];
+    for (int64_t a = j; a <= i && ok; a += kPiece) {
+      const int64_t n = std::min(kPiece, i + 1 - a);
+      InputView h = in;
+      for (int k = 0; k < 6; ++k) {
+        if (in.*fields[k] == nullptr) continue;
+        const size_t size = k == 5 ? sizeof(V) : sizeof(P);
+        host[k].resize(static_cast<size_t>(n) * size);
+        const char* at = static_cast<const char*>(in.*fields[k]) + static_cast<size_t>(a) * size;
+        VPOC_GPU_CHECK(
+            gpuMemcpyAsync(host[k].data(), at, static_cast<size_t>(n) * size, gpuMemcpyDeviceToHost, stream));
+        h.*fields[k] = host[k].data();
+      }
+      VPOC_GPU_CHECK(gpuStreamSynchronize(stream));
+      ok = window::join_rows(make_source<P, V>(h, opt, a), a, a + n - 1, lo, hi);
+    }
+  });
+  return ok && lo <= hi ? hi - lo + 1 : 0;
 }
 
 }  // namespace vpoc::gpu

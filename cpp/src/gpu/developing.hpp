@@ -49,4 +49,10 @@ inline constexpr int64_t kDevelopingOrderBytes = 4 * 2;
 void launch_developing(const InputView& in, int64_t base, const DevelopingBatch& b, const Options& opt,
                        unsigned* failed, gpuStream_t stream);
 
+// Host: the width of row i's window (rows j..i, window::window_rows) over `in`, element 0 = row 0,
+// its columns read back in pieces when on the device; 0 when a row's prices are invalid. For a
+// window too wide to lay out (window::beyond_reach), measured without any scratch.
+int64_t window_rows(const InputView& in, bool on_device, const Options& opt, int64_t j, int64_t i,
+                    gpuStream_t stream);
+
 }  // namespace vpoc::gpu

@@ -133,6 +133,7 @@ class Run {
   void developing();
   void window_failure(const unsigned long long* word, const int64_t* fail_width, int64_t s0,
                       const window::Starts& starts);
+  [[noreturn]] void window_too_wide(int64_t i, int64_t rows, const window::Starts& starts);
   uint8_t* touch();
   void finish();
   void describe();
@@ -598,9 +599,13 @@ void Run::developing() {
     window::reach(sessions_.offsets, S, low_row.data(), n_rows.data(), host_starts, first.data(), origin.data(),
                   width.data());
   // scratch rows of session s (+1: the batch's rows are packed with one spare each)
+  // (a session whose first window is too wide to lay out, window::beyond_reach: none, it raises)
+  const auto beyond = [&](int64_t s) {
+    return across && window::beyond_reach(width[static_cast<size_t>(s)], opt_.max_rows);
+  };
   const auto rows_of = [&](int64_t s) -> int64_t {
     const auto k = static_cast<size_t>(s);
-    return n_rows[k] == 0 ? 0 : across ? width[k] + 1 : developing::scratch_rows(n_rows[k]) + 1;
+    return n_rows[k] == 0 || beyond(s) ? 0 : across ? width[k] + 1 : developing::scratch_rows(n_rows[k]) + 1;
   };
   // The workspace is carved afresh: the greedy sort may have grown (moved) it.
   const int64_t n_max = std::min(max_sessions_, S);
@@ -639,8 +644,14 @@ void Run::developing() {
     // [s0, s1): as many sessions as the scratch (and a slot) holds; across sessions the slot holds
     // the input rows from the first row any of their windows reaches (base_row)
     int64_t s1 = s0, rows = 0, widest = 0, base_row = sessions_.offsets[s0];
+    if (beyond(s0)) {  // the batches before it raised their failures (smaller rows): measured on the host
+      const int64_t i = sessions_.offsets[s0];
+      const int64_t w = window_rows(view_, in_.on_device, opt_, first[static_cast<size_t>(s0)], i, stream_);
+      if (w > opt_.max_rows) window_too_wide(i, w, host_starts);
+      VPOC_THROW(Error, "developing series: a row fell outside its session's final row range");
+    }
     starts.clear();
-    while (s1 < S && s1 - s0 < n_max) {
+    while (s1 < S && s1 - s0 < n_max && !beyond(s1)) {
       const int64_t w = rows_of(s1);
       const int64_t from = across ? std::min(base_row, first[static_cast<size_t>(s1)]) : base_row;
       const int64_t in_rows = sessions_.offsets[s1 + 1] - from;
@@ -736,9 +747,15 @@ void Run::window_failure(const unsigned long long* word, const int64_t* fail_wid
   int64_t rows = 0;
   VPOC_GPU_CHECK(gpuMemcpyAsync(&rows, fail_width + (s - s0), sizeof(rows), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-  const int64_t j = starts(0, i);
-  messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(sessions_.offsets, S, j), s,
-                                                              rows, opt_.max_rows)), __FILE__, __LINE__);
+  window_too_wide(i, rows, starts);
+}
+
+// The CPU's error for row i's window spanning `rows` rows.
+void Run::window_too_wide(int64_t i, int64_t rows, const window::Starts& starts) {
+  const int64_t S = sessions_.n_sessions, j = starts(0, i);
+  messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(sessions_.offsets, S, j),
+                                                              window::session_of(sessions_.offsets, S, i), rows,
+                                                              opt_.max_rows)), __FILE__, __LINE__);
 }
 
 DeviceProfiles Run::run() {
