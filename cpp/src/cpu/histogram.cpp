@@ -407,12 +407,14 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
   bool grid_all = true;
   for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
-    double vmax = 0.0, mn = 0.0, mx = 0.0;
-    bool whole = false, grid = false;
-    bool fits = volumes_ok(vol + i0, n, vmax, whole);
+    double mn = 0.0, mx = 0.0;
+    bool grid = false;
+    VolumeCheck vc;  // the volumes, checked in bar_slots' pass
+    bool fits = true;
     while (fits) {
       fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, bp.open ? bp.open + i0 : nullptr, vol + i0, n,
-                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid);
+                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid, vc) &&
+             vc.ok;
       if (!fits || (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad))) break;
       fits = mn > -2e9 && mx < 2e9 && bins.reserve(bins.origin() + static_cast<int64_t>(mn),
                                                     bins.origin() + static_cast<int64_t>(mx));
@@ -424,6 +426,8 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
       return stop;
     }
     grid_all &= grid;
+    const double vmax = vc.vmax;
+    const bool whole = vc.whole;
     bins.note_volume(vmax);
     if constexpr (D == Distribute::uniform) {
       if constexpr (std::is_same_v<Acc, Fixed>) {
