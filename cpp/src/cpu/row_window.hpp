@@ -37,7 +37,17 @@ VPOC_ALWAYS_INLINE Acc to_acc(V v) {
   else return fixed::from_double(static_cast<double>(v));
 }
 inline double acc_to_double(int64_t x) { return static_cast<double>(x); }
-inline double acc_to_double(const Fixed& x) { return fixed::to_double(x); }
+// fixed::to_double bit for bit, without its branches: x86 has no unsigned 64-bit conversion below
+// AVX-512, so a compiler branches on the top bit of each word, which the fraction of split volumes
+// sets at random (a mispredict every other row of the drain). The fraction as two exact 32-bit
+// halves whose sum rounds once is the correctly rounded float64 of the word, as the cast is; the
+// integer part of a row sum is below 2**53 (fixed::kMaxTotal; checked for the session's total),
+// where a signed cast of the word gives the same double, and past it the rows are refused anyway.
+inline double acc_to_double(const Fixed& x) {
+  const double lo = static_cast<double>(static_cast<int64_t>(x.lo >> 32)) * 4294967296.0 +
+                    static_cast<double>(static_cast<int64_t>(x.lo & 0xffffffffu));
+  return static_cast<double>(static_cast<int64_t>(x.hi)) + lo * fixed::kUnit;
+}
 inline Fixed acc_to_fixed(int64_t x) { return fixed::from_int(static_cast<uint64_t>(x)); }
 inline Fixed acc_to_fixed(const Fixed& x) { return x; }
 
@@ -120,8 +130,14 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if (lo > hi) return;
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n), 0.0);
+    double* o = out.data() + at;
+    Fixed sums;  // the rows' exact sum, kept in registers (total is in memory)
+    const Acc* b = buf_.data() + first * kLanes;
+    bool folded = false;
     if constexpr (std::is_same_v<Acc, Fixed>) {
-      if (diff_used_) {  // the running sum of the difference array into lane 0
+      if (diff_used_) {  // the running sum of the difference array, with the lanes, in one pass
         Fixed running;
         int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
@@ -129,21 +145,26 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         for (int64_t k = 0; k < n; ++k) {
           running += d[k];
           running_units += u[k];
-          buf_[static_cast<size_t>((first + k) * kLanes)] += running + Fixed{static_cast<uint64_t>(running_units), 0};
+          Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
+          for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
+          o[k] = acc_to_double(sum);
+          sums += sum;
         }
         std::fill(d, d + clear, Fixed{});
         std::fill(u, u + clear, int64_t{0});
         diff_used_ = false;
+        folded = true;
       }
     }
-    const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n), 0.0);
-    for (int64_t k = 0; k < n; ++k) {
-      Acc sum = buf_[static_cast<size_t>((first + k) * kLanes)];
-      for (int l = 1; l < kLanes; ++l) sum += buf_[static_cast<size_t>((first + k) * kLanes + l)];
-      out[at + static_cast<size_t>(k)] = acc_to_double(sum);
-      total += acc_to_fixed(sum);
+    if (!folded) {
+      for (int64_t k = 0; k < n; ++k) {
+        Acc sum = b[k * kLanes];
+        for (int l = 1; l < kLanes; ++l) sum += b[k * kLanes + l];
+        o[k] = acc_to_double(sum);
+        sums += acc_to_fixed(sum);
+      }
     }
+    total += sums;
     std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
   }
 
