@@ -12,6 +12,14 @@
 
 namespace vpoc::cpu::simd {
 
+// The AVX-512 record loops (trades from DRAM) fetch the prices and volumes this many elements
+// ahead: four blocks of trades (histogram.cpp kBlock), past the block after next that phase B
+// fetches, so that the memory stream also runs while phase A computes. Float64 trades, 20 M
+// (320 MB a call): -6% on a 2-core EPYC (Zen 5) VM (2048 ahead: -4%); float32: -1% (compute-bound:
+// 0.48 ns a trade in cache, 0.54 from DRAM). A prefetch never faults: past an array's end it is
+// dropped.
+constexpr int kFetchAhead = 4096;
+
 // Four doubles per vector.
 struct Avx2 {
   using D = __m256d;
@@ -145,6 +153,8 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   __mmask8 valid = 0xFF, wh = 0xFF;
   int j = 0;
   for (; j + 8 <= n; j += 8) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + j + kFetchAhead), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(v + j + kFetchAhead), _MM_HINT_T0);
     const __m512d q = _mm512_mul_pd(_mm512_loadu_pd(p + j), vinv);
     const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
     valid &= ok;
@@ -465,6 +475,8 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   __m512 vmx = _mm512_set1_ps(0.0f);
   int j = 0;
   for (; j + 16 <= n; j += 16) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + j + kFetchAhead), _MM_HINT_T0);
+    if constexpr (Vol) _mm_prefetch(reinterpret_cast<const char*>(v + j + kFetchAhead), _MM_HINT_T0);
     const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
     valid &= _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, q), lim, _CMP_LT_OQ);
     const __m512 m = _mm512_or_ps(_mm512_and_ps(q, sign), lim);
