@@ -42,6 +42,13 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 // in the same pass, as block_slots_f32 does it (valid only when it returns true).
 bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
                        double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+// Float64 and integer volumes too (AVX-512 only; never merged: *count = -1).
+bool block_records_f32(const float* p, const double* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+bool block_records_f32(const float* p, const int32_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
 // With count, block_records_f32 may merge runs of equal slots (AVX-512): *count = m records, record
 // i < m holding the offset of a run's slot (runs in order, the block's last included) and the
 // volume words' sum over the trades before the next run (mod 2**32); a run's volume is that minus
@@ -98,6 +105,9 @@ bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t*
                       bool& whole, const float* v, VolumeCheck* vc);
 bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
                         double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+template <class V>
+bool records_f32_v_avx512(const float* p, const V* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                          double& mn, double& mx, bool& whole, VolumeCheck& vc);
 template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);
