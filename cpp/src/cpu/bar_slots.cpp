@@ -67,7 +67,9 @@ VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, co
     simd::volume_fold(v[j], vok, vwh, vacc);
     const double H = h[j], L = l[j], C = c[j];
     const double qh = H * inv, ql = L * inv, qc = C * inv;
-    bool good = (fabs(qh) < limit) & (fabs(ql) < limit) & (fabs(qc) < limit) & (H >= L) & (C >= L) & (C <= H);
+    // |qc| < limit needs no test of its own: L <= C <= H and inv > 0 put qc between ql and qh (a NaN
+    // close fails C >= L)
+    bool good = (fabs(qh) < limit) & (fabs(ql) < limit) & (H >= L) & (C >= L) & (C <= H);
     if constexpr (Open) {
       const double O = o[j];
       good &= (fabs(O * inv) < limit) & (O >= L) & (O <= H);
