@@ -1,4 +1,4 @@
-// cpp/tests/test_records_blocks.cpp — block_records (float64 prices, any volume) on whole blocks of valid prices.
+// cpp/tests/test_records_blocks.cpp — block_records (float64 prices, any volume) and its AVX2 variant on whole blocks.
 // Contract: records == the scalar slot variant's slots (shifted) beside volume_word, same range and flags, volumes_ok's check.
 #include <doctest/doctest.h>
 
@@ -47,7 +47,7 @@ std::vector<V> some_volumes(std::mt19937_64& rng, int n, int r) {
 template <class V, class F>
 void check_against_scalar(F&& records, const char* what, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  for (const int n : {255, 256, 257, 511, 1000, 1024})
+  for (const int n : {1, 3, 4, 5, 255, 256, 257, 511, 1000, 1024})
     for (const double inv : {4.0, 1.0 / 3.0})
       for (int r = 0; r < 6; ++r) {
         INFO(std::string(what) << " n " << n << " inv " << inv << " r " << r);
@@ -90,13 +90,21 @@ void check_against_scalar(F&& records, const char* what, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("25_block_records_on_whole_blocks") {
-#if defined(VPOC_HAVE_AVX512_SLOTS)
-  if (!simd::have_avx512()) return;  // block_records' only variant (else the caller takes the slots)
+  if (!simd::have_avx2()) return;  // no variant: the caller takes the slots
   const auto records = [](auto&&... x) { return block_records(x...); };
   check_against_scalar<double>(records, "double volumes", 1);
   check_against_scalar<float>(records, "float volumes", 2);
   check_against_scalar<int32_t>(records, "int32 volumes", 3);
   check_against_scalar<int64_t>(records, "int64 volumes", 4);
-#endif
+}
+
+TEST_CASE("25_records_avx2_on_whole_blocks") {
+  // block_records' choice on CPUs without AVX-512, run here on any AVX2 CPU
+  if (!simd::have_avx2()) return;
+  const auto records = [](auto&&... x) { return simd::records_avx2(x...); };
+  check_against_scalar<double>(records, "avx2 double volumes", 11);
+  check_against_scalar<float>(records, "avx2 float volumes", 12);
+  check_against_scalar<int32_t>(records, "avx2 int32 volumes", 13);
+  check_against_scalar<int64_t>(records, "avx2 int64 volumes", 14);
 }
 #endif

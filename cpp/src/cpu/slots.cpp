@@ -170,6 +170,10 @@ static bool records_dispatch(const double* p, const V* v, int n, double inv, dou
   static const bool avx512 = simd::have_avx512();
   if (avx512) return simd::records_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
 #endif
+#if defined(VPOC_HAVE_AVX2)
+  static const bool avx2 = simd::have_avx2();
+  if (avx2) return simd::records_avx2(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+#endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)shift, (void)rec, (void)mn, (void)mx, (void)whole, (void)vc;
   return false;
 }
