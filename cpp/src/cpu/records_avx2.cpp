@@ -46,6 +46,7 @@ bool records_4(const double* p, const V* v, int n, double inv, double origin, in
   __m256i any = _mm256_setzero_si256();
   int j = 0;
   for (; j + 4 <= n; j += 4) {
+    fetch_ahead(p + j, v + j);
     const __m256d q = _mm256_mul_pd(_mm256_loadu_pd(p + j), vinv);
     const __m256d ok = _mm256_cmp_pd(_mm256_andnot_pd(sign, q), lim, _CMP_LT_OQ);
     valid = _mm256_and_pd(valid, ok);

@@ -13,13 +13,6 @@
 
 namespace vpoc::cpu::simd {
 
-// The AVX-512 record loops (trades from DRAM) fetch the prices and volumes this many elements
-// ahead: four blocks of trades (histogram.cpp kBlock), past the block after next that phase B
-// fetches, so that the memory stream also runs while phase A computes. Float64 trades, 20 M
-// (320 MB a call): -6% on a 2-core EPYC (Zen 5) VM (2048 ahead: -4%); float32: -1% (compute-bound:
-// 0.48 ns a trade in cache, 0.54 from DRAM). A prefetch never faults: past an array's end it is
-// dropped.
-constexpr int kFetchAhead = 4096;
 
 template <class P>
 bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx, bool& whole) {
@@ -145,8 +138,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   __mmask8 valid = 0xFF, wh = 0xFF;
   int j = 0;
   for (; j + 8 <= n; j += 8) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + j + kFetchAhead), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(v + j + kFetchAhead), _MM_HINT_T0);
+    fetch_ahead(p + j, v + j);
     const __m512d q = _mm512_mul_pd(_mm512_loadu_pd(p + j), vinv);
     const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
     valid &= ok;
@@ -358,6 +350,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   VolumeLanes<float> vol;  // the volumes' check, as volumes_ok_avx2<float>
   int j = 0;
   for (; j + 8 <= n; j += 8) {
+    if constexpr (Rec) fetch_ahead(p + j, v + j);
     const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(p + j), vinv);
     valid = _mm256_and_ps(valid, _mm256_cmp_ps(_mm256_andnot_ps(sign, q), lim, _CMP_LT_OQ));
     const __m256 m = _mm256_or_ps(_mm256_and_ps(q, sign), lim);
@@ -451,8 +444,7 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   __m512 vmx = _mm512_set1_ps(0.0f);
   int j = 0;
   for (; j + 16 <= n; j += 16) {
-    _mm_prefetch(reinterpret_cast<const char*>(p + j + kFetchAhead), _MM_HINT_T0);
-    if constexpr (Vol) _mm_prefetch(reinterpret_cast<const char*>(v + j + kFetchAhead), _MM_HINT_T0);
+    if constexpr (Vol) fetch_ahead(p + j, v + j);
     const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
     valid &= _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, q), lim, _CMP_LT_OQ);
     const __m512 m = _mm512_or_ps(_mm512_and_ps(q, sign), lim);

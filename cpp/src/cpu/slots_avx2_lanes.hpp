@@ -8,6 +8,20 @@
 
 namespace vpoc::cpu::simd {
 
+// Every record variant of phase A (trades: slots_avx2.cpp, records_avx2.cpp) fetches the prices and
+// volumes this many elements ahead: four blocks of trades (histogram.cpp kBlock), so that the
+// memory stream runs while phase A computes; phase B then fetches nothing for record blocks
+// (histogram.cpp trades_blocked). Float64 trades, 20 M (320 MB a call): -6% on a 2-core EPYC
+// (Zen 5) VM (2048 ahead: -4%, 3072 and 6144 alike); float32: -1%, and -2..-4% more with phase B's
+// fetches gone (compute-bound: 0.48 ns a trade in cache, 0.54 from DRAM). A prefetch never faults:
+// past an array's end it is dropped.
+constexpr int kFetchAhead = 4096;
+template <class P, class V>
+inline void fetch_ahead(const P* p, const V* v) {
+  _mm_prefetch(reinterpret_cast<const char*>(p + kFetchAhead), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(v + kFetchAhead), _MM_HINT_T0);
+}
+
 // Four doubles per vector.
 struct Avx2 {
   using D = __m256d;
