@@ -125,8 +125,9 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   }
 
   // Appends the lane sums of rows lo..hi to out as float64, adds them to `total` (exactly), and
-  // zeroes rows lo..hi + kPad here.
-  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total) {
+  // zeroes rows lo..hi + kPad here. lanes = false: nothing was added to the lanes since the last
+  // drain (uniform bars fill the difference arrays only): they are zero and neither read nor zeroed.
+  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total, bool lanes = true) {
     if (lo > hi) return;
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
@@ -142,21 +143,26 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
         int64_t* u = units_.data() + first;
-        for (int64_t k = 0; k < n; ++k) {
-          running += d[k];
-          running_units += u[k];
-          Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
-          for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
-          o[k] = acc_to_double(sum);
-          sums += sum;
-        }
+        const auto fold = [&](auto with_lanes) {
+          for (int64_t k = 0; k < n; ++k) {
+            running += d[k];
+            running_units += u[k];
+            Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
+            if constexpr (decltype(with_lanes)::value)
+              for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
+            o[k] = acc_to_double(sum);
+            sums += sum;
+          }
+        };
+        if (lanes) fold(std::true_type{});
+        else fold(std::false_type{});
         std::fill(d, d + clear, Fixed{});
         std::fill(u, u + clear, int64_t{0});
         diff_used_ = false;
         folded = true;
       }
     }
-    if (!folded) {
+    if (!folded && lanes) {  // (no lanes and no difference arrays: the rows are 0, as appended)
       for (int64_t k = 0; k < n; ++k) {
         Acc sum = b[k * kLanes];
         for (int l = 1; l < kLanes; ++l) sum += b[k * kLanes + l];
@@ -165,7 +171,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
       }
     }
     total += sums;
-    std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
+    if (lanes) std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
   }
 
  private:
@@ -193,6 +199,7 @@ class Bins {
       k = static_cast<uint64_t>(r - origin_);
     }
     h_[static_cast<int64_t>(k) * kLanes + (lane % kLanes)] += v;
+    lanes_ = true;
     touch(r, r);
     return true;
   }
@@ -208,8 +215,11 @@ class Bins {
     lo_ = lo < lo_ ? lo : lo_;
     hi_ = hi > hi_ ? hi : hi_;
   }
-  // Lane l's accumulator of row origin().
-  Acc* lane(unsigned l) const { return h_ + (l % kLanes); }  // row origin() + k at [k * kLanes]
+  // Lane l's accumulator of row origin(), for a caller that adds to the lanes itself.
+  Acc* lane(unsigned l) const {  // row origin() + k at [k * kLanes]
+    lanes_ = true;
+    return h_ + (l % kLanes);
+  }
   RowWindow<Acc>& window() const { return *w_; }
   int64_t origin() const { return origin_; }
   int64_t rows() const { return rows_; }
@@ -224,7 +234,8 @@ class Bins {
   // Moves rows lo..hi to out (float64), adds their exact sum to total, and resets. Returns the
   // number of rows moved.
   int64_t drain(std::vector<double>& out, Fixed& total) {
-    w_->drain(lo_, hi_, out, total);
+    w_->drain(lo_, hi_, out, total, lanes_);
+    lanes_ = false;
     const int64_t n = empty() ? 0 : hi_ - lo_ + 1;
     lo_ = std::numeric_limits<int64_t>::max();
     hi_ = std::numeric_limits<int64_t>::min();
@@ -245,6 +256,7 @@ class Bins {
   int64_t lo_ = std::numeric_limits<int64_t>::max();
   int64_t hi_ = std::numeric_limits<int64_t>::min();
   double vmax_ = 0.0;
+  mutable bool lanes_ = false;  // add() or lane() since the last drain: the lanes may hold volume
 };
 
 }  // namespace vpoc::cpu
