@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/ladder.hpp"
+#include "cpu/slots_impl.hpp"
 
 // Compiled for AVX2 too (and, with GCC 11+, for x86-64-v4: AVX-512, which runs the uniform loop
 // twice as fast: 1.9 vs 4.2 ns a bar on a Xeon), the variant picked when the library loads (as
@@ -37,7 +38,7 @@ inline int32_t to_i32(double x) {
 }
 
 // The volume as float64 for the split, and whether the table split takes it (a whole volume below
-// 2**31; a negative one never reaches here: volumes_ok refused it). Integers are compared as
+// 2**31; a negative one fails the volume check, which refuses the block). Integers are compared as
 // integers: a float64 of an int64 near 2**63 would round.
 template <class V>
 inline double split_volume(V x, int64_t& takes) {
@@ -53,16 +54,22 @@ inline double split_volume(V x, int64_t& takes) {
 
 template <BarRow R, bool Open, class P, class V>
 VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
-                              double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
+                              double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid,
+                              VolumeCheck& vc) {
   // Written for the vectoriser: integer reductions (a float min / max reduction is order-sensitive
   // to it), and no floating-point value chosen by a condition (it will not if-convert those); a bad
   // bar's slots may be garbage (NaN converts to INT32_MIN): the block is refused then anyway.
   int64_t ok = 1, grid = 1;
   int32_t lo_min = INT32_MAX, hi_max = INT32_MIN;
+  int vok = 1, vwh = 1;  // the volumes' check (volumes_ok's rule) in the same pass
+  simd::VolumeAcc<V> vacc = 0;
   for (int j = 0; j < n; ++j) {
+    simd::volume_fold(v[j], vok, vwh, vacc);
     const double H = h[j], L = l[j], C = c[j];
     const double qh = H * inv, ql = L * inv, qc = C * inv;
-    bool good = (fabs(qh) < limit) & (fabs(ql) < limit) & (fabs(qc) < limit) & (H >= L) & (C >= L) & (C <= H);
+    // |qc| < limit needs no test of its own: L <= C <= H and inv > 0 put qc between ql and qh (a NaN
+    // close fails C >= L)
+    bool good = (fabs(qh) < limit) & (fabs(ql) < limit) & (H >= L) & (C >= L) & (C <= H);
     if constexpr (Open) {
       const double O = o[j];
       good &= (fabs(O * inv) < limit) & (O >= L) & (O <= H);
@@ -106,32 +113,34 @@ VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, co
   mn = lo_min;
   mx = hi_max;
   on_grid = grid != 0;
+  vc.ok = simd::volume_verdict(v, n, vok, vwh, vacc, vc.vmax, vc.whole);
   return ok != 0;
 }
 
 template <BarRow R, class P, class V>
 bool slots_row(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv, double limit,
-               double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
-  if (o != nullptr) return slots_of<R, true>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
-  return slots_of<R, false>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+               double origin, BarSlots& out, double& mn, double& mx, bool& on_grid, VolumeCheck& vc) {
+  if (o != nullptr) return slots_of<R, true>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+  return slots_of<R, false>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
 }
 
 }  // namespace
 
 template <class P, class V>
 bool bar_slots(BarRow row, const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
-               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid) {
+               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid, VolumeCheck& vc) {
   switch (row) {
-    case BarRow::uniform: return slots_row<BarRow::uniform>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
-    case BarRow::close: return slots_row<BarRow::close>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
-    case BarRow::hlc3: return slots_row<BarRow::hlc3>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid);
+    case BarRow::uniform:
+      return slots_row<BarRow::uniform>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+    case BarRow::close: return slots_row<BarRow::close>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+    case BarRow::hlc3: return slots_row<BarRow::hlc3>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
   }
   return false;
 }
 
 #define VPOC_BAR_SLOTS(P, V)                                                                                    \
   template bool bar_slots<P, V>(BarRow, const P*, const P*, const P*, const P*, const V*, int, double, double, \
-                                double, BarSlots&, double&, double&, bool&);
+                                double, BarSlots&, double&, double&, bool&, VolumeCheck&);
 VPOC_BAR_SLOTS(float, float)
 VPOC_BAR_SLOTS(float, double)
 VPOC_BAR_SLOTS(float, int32_t)

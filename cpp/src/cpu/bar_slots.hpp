@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "cpu/slots.hpp"
+
 namespace vpoc::cpu {
 
 // Bars a block holds: 4 x 2 KiB of terms, in L1 beside the window.
@@ -29,13 +31,14 @@ struct BarSlots {
 
 // For the n bars at h, l, c (o: the opens, or null), volumes v, prices in ticks p * inv (inv a power
 // of two, so exact): fills `out` with slots relative to `origin`, returns false when some bar fails
-// the loop's checks (|p * inv| < limit for every price, low <= close <= high, low <= open <= high;
-// volumes are checked by volumes_ok first: this assumes them valid). mn / mx: the smallest lo and
+// the loop's checks (|p * inv| < limit for every price, low <= close <= high, low <= open <= high).
+// The volumes are checked in the same pass into vc as volumes_ok does (vc.ok, vc.vmax, vc.whole);
+// the slots and split terms of a block whose volumes fail are unspecified. mn / mx: the smallest lo and
 // largest hi slot (clamped to +-2e9); on_grid: every high, low and close of the block was a whole
 // number of ticks. `whole` / `split` are filled for BarRow::uniform only. Built for AVX2 too,
 // picked at run time. P: float or double; V: float, double, int32_t or int64_t.
 template <class P, class V>
 bool bar_slots(BarRow row, const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
-               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid);
+               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid, VolumeCheck& vc);
 
 }  // namespace vpoc::cpu

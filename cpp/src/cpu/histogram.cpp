@@ -139,8 +139,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
   alignas(64) uint64_t rec[kBlock];  // records (cpu/slots.hpp) where phase A has a variant for them
   // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
-  constexpr bool kRecords = std::is_same_v<P, double> || std::is_same_v<V, float>;  // trade_records' cases
-  bool try_records = kRecords;
+  bool try_records = true;  // trade_records has a variant for these inputs (until a block says it has not)
   // runs merged in phase A (float32 prices, volumes) where runs_likely; not after a block that can't
   bool merging = std::is_same_v<P, float> && std::is_same_v<V, float>;
   for (int64_t i0 = b; i0 < e; i0 += kBlock) {
@@ -190,9 +189,9 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     if (vc_done ? !vc.ok : !volumes_ok(vol + i0, n, vmax, whole)) return last;
     bins.note_volume(vmax);
     require_int64_safe_block<V, Acc>(whole, vmax);
-    // the block after next (the next one's lines came too late to overlap this phase B)
+    // the block after next (the next one's came too late); none after records: fetch_ahead did
     const int64_t ahead = i0 + n + kBlock < e ? i0 + n + kBlock : i0 + n;
-    const NextBlock<P, V, 1> fetch{{price + ahead}, ahead < e ? vol + ahead : nullptr};
+    const NextBlock<P, V, 1> fetch{{price + ahead}, !recs && ahead < e ? vol + ahead : nullptr};
     if (recs && runs >= 0 && !(whole && vmax * n < 4294967296.0)) {  // runs could sum past 2**32: unmerged
       merging = false;
       trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
@@ -407,12 +406,13 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
   bool grid_all = true;
   for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
-    double vmax = 0.0, mn = 0.0, mx = 0.0;
-    bool whole = false, grid = false;
-    bool fits = volumes_ok(vol + i0, n, vmax, whole);
+    double mn = 0.0, mx = 0.0;
+    bool grid = false, fits = true;
+    VolumeCheck vc;  // the volumes, checked in bar_slots' pass
     while (fits) {
       fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, bp.open ? bp.open + i0 : nullptr, vol + i0, n,
-                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid);
+                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid, vc) &&
+             vc.ok;
       if (!fits || (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad))) break;
       fits = mn > -2e9 && mx < 2e9 && bins.reserve(bins.origin() + static_cast<int64_t>(mn),
                                                     bins.origin() + static_cast<int64_t>(mx));
@@ -424,7 +424,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
       return stop;
     }
     grid_all &= grid;
-    bins.note_volume(vmax);
+    bins.note_volume(vc.vmax);
     if constexpr (D == Distribute::uniform) {
       if constexpr (std::is_same_v<Acc, Fixed>) {
         auto& w = bins.window();
@@ -444,9 +444,9 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         w.mark_diff();
       }
     } else {
-      require_int64_safe_block<V, Acc>(whole, vmax);
+      require_int64_safe_block<V, Acc>(vc.whole, vc.vmax);
       const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
-      if (whole) block_scatter<true>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
+      if (vc.whole) block_scatter<true>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
       else block_scatter<false>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
     }
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));

@@ -31,11 +31,14 @@ inline int resolve_threads(int threads, int64_t n) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, n)));
 }
 
-// Most persistent pool helpers a call uses: one per core besides the caller (at least 3, so that a
-// small machine's calls of up to 4 threads still run on the pool). A pool keeps its helpers' stacks
-// for the life of the process: asked for threads=400, it would keep 399 of them (3 GiB of address
-// space); workers beyond these run on threads of the call instead, as before the pool.
+// Most persistent pool helpers a call uses, and the process's budget of them over all its pools
+// together (cpu/pool.cpp): one per core besides the caller (at least 3, so that a small machine's
+// calls of up to 4 threads still run on the pool). A pool keeps its helpers' stacks for the life of
+// the process: asked for threads=400, it would keep 399 of them (3 GiB of address space), and up
+// to 8 callers at once would each keep a pool of cores - 1; workers beyond the budget run on
+// threads of the call instead, as before the pool.
 inline int max_pooled_helpers() { return std::max(cores() - 1, 3); }
+inline int pooled_thread_budget() { return max_pooled_helpers(); }
 
 // The calling thread's side of an Interrupt: poll() asks interrupt.check about every
 // kInterruptPollMs and throws Cancelled when it says stop. It counts calls and reads the clock only
@@ -109,8 +112,10 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
     }
   };
   // The process's persistent helpers when a pool is free (no thread start per call), at most
-  // kPooled of them; workers beyond those (threads= above the core count), or all of them when
-  // every pool is taken by other callers (or nested in one), run on threads of this call.
+  // `pooled` of them and as many as the process's budget leaves (run_on_pool tells own how many
+  // it got); workers beyond those (threads= above the core count, the budget spent by other
+  // callers' pools), or all of them when every pool is taken (or nested in one), run on threads
+  // of this call.
   std::vector<std::thread> extra;
   auto own_share = [&](int first_extra) noexcept {
     try {
@@ -124,7 +129,7 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
     for (auto& t : extra) t.join();
   };
   const int pooled = std::min(workers - 1, max_pooled_helpers());
-  auto own = [&]() noexcept { own_share(pooled + 1); };
+  auto own = [&](int helpers) noexcept { own_share(helpers + 1); };
   using Run = decltype(run);
   using Own = decltype(own);
   struct Ctx {
@@ -132,7 +137,7 @@ void parallel_for(int64_t n, int workers, const Interrupt& interrupt, F&& fn) {
     Own* own;
   } ctx{&run, &own};
   const PoolJob helper = [](void* c, int k) { (*static_cast<Ctx*>(c)->run)(k); };
-  const PoolJob caller = [](void* c, int) { (*static_cast<Ctx*>(c)->own)(); };
+  const PoolJob caller = [](void* c, int helpers) { (*static_cast<Ctx*>(c)->own)(helpers); };
   if (run_on_pool(pooled, helper, caller, &ctx) == 0) own_share(1);
   if (error) std::rethrow_exception(error);
 }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -14,8 +15,27 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/parallel.hpp"
+
 namespace vpoc::cpu {
 namespace {
+
+// Helper threads of all pools together: at most pooled_thread_budget() (an idle helper keeps its
+// stack for the life of the process; 8 pools of cores - 1 each would keep 8 x that). A pool takes
+// its new threads out of this count before starting them and gives back the ones it could not
+// start; a caller whose pool gets fewer helpers than it asked for runs the rest of its workers on
+// threads of its own (parallel.hpp), as when every pool is taken.
+std::atomic<int> g_pooled_threads{0};
+
+int reserve_threads(int want) noexcept {
+  const int budget = pooled_thread_budget();
+  int cur = g_pooled_threads.load(std::memory_order_relaxed);
+  for (;;) {
+    const int k = std::min(want, budget - cur);
+    if (k <= 0) return 0;
+    if (g_pooled_threads.compare_exchange_weak(cur, cur + k, std::memory_order_relaxed)) return k;
+  }
+}
 
 // One helper thread. state: kIdle (asleep), kPosted (the caller gave it the pool's job),
 // kRunning (it took the job). kPosted -> kRunning (helper) and kPosted -> kIdle (the caller taking
@@ -29,9 +49,14 @@ struct Helper {
 
 class Pool {
  public:
-  // Threads up to n (fewer where one cannot be started); returns how many there are.
+  // Threads up to n (fewer where the process's budget is spent or one cannot be started);
+  // returns how many it has for the call (at most n).
   int grow(int n) noexcept {
     if (static_cast<int>(helpers_.size()) >= n) return n;
+    const int have = static_cast<int>(helpers_.size());
+    const int granted = reserve_threads(n - have);
+    if (granted == 0) return have;
+    n = have + granted;
     // Helpers take no asynchronous signal (SIGINT must reach a thread that runs Python); they inherit
     // this mask. A fault's signal stays open, so faulthandler still reports a crash on a helper.
     sigset_t all, old;
@@ -51,6 +76,8 @@ class Pool {
       // the threads there are.
     }
     if (masked) pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    const int started = static_cast<int>(helpers_.size()) - have;
+    if (started < granted) g_pooled_threads.fetch_sub(granted - started, std::memory_order_relaxed);
     return static_cast<int>(helpers_.size());
   }
 
@@ -70,7 +97,7 @@ class Pool {
       }
       w.wake.notify_one();
     }
-    own(ctx, 0);
+    own(ctx, h);
     // Helpers that have not woken yet are not needed any more: the items are all handed out.
     for (int k = 0; k < h; ++k) {
       int posted = Helper::kPosted;
@@ -121,7 +148,10 @@ std::atomic<Registry*> g_registry{nullptr};
 
 // In a forked child only the forking thread exists: the parent's helpers are gone (and a pool's
 // mutexes may be held by them), so the child forgets those pools (leaked) and starts new ones.
-void forget_pools_in_child() { g_registry.store(nullptr, std::memory_order_relaxed); }
+void forget_pools_in_child() {
+  g_registry.store(nullptr, std::memory_order_relaxed);
+  g_pooled_threads.store(0, std::memory_order_relaxed);
+}
 const int g_atfork = pthread_atfork(nullptr, nullptr, &forget_pools_in_child);
 
 Registry* registry() noexcept {

@@ -8,8 +8,9 @@ namespace vpoc::cpu {
 using PoolJob = void (*)(void* ctx, int helper);
 
 // Claims a free pool (a try-lock: never waits for another caller), grows it to `helpers` threads
-// (fewer where a thread cannot be started), runs job(ctx, k) on helpers k = 1..h while the caller
-// runs own(ctx, 0) (its worker 0 share), then waits until every helper has finished or was never
+// (fewer where the process's budget of pooled threads, pooled_thread_budget() in parallel.hpp, is
+// spent, or where a thread cannot be started), runs job(ctx, k) on helpers k = 1..h while the
+// caller runs own(ctx, h) (its share: worker 0, and any workers beyond h), then waits until every helper has finished or was never
 // needed: a helper still asleep when `own` returns is taken back without running (its share was
 // done by the others, as with any dynamic schedule). Returns h; 0 means no pool could be used (all
 // taken by other callers, or none could start a thread) and neither job nor own ran.

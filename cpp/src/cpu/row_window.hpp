@@ -37,7 +37,17 @@ VPOC_ALWAYS_INLINE Acc to_acc(V v) {
   else return fixed::from_double(static_cast<double>(v));
 }
 inline double acc_to_double(int64_t x) { return static_cast<double>(x); }
-inline double acc_to_double(const Fixed& x) { return fixed::to_double(x); }
+// fixed::to_double bit for bit, without its branches: x86 has no unsigned 64-bit conversion below
+// AVX-512, so a compiler branches on the top bit of each word, which the fraction of split volumes
+// sets at random (a mispredict every other row of the drain). The fraction as two exact 32-bit
+// halves whose sum rounds once is the correctly rounded float64 of the word, as the cast is; the
+// integer part of a row sum is below 2**53 (fixed::kMaxTotal; checked for the session's total),
+// where a signed cast of the word gives the same double, and past it the rows are refused anyway.
+inline double acc_to_double(const Fixed& x) {
+  const double lo = static_cast<double>(static_cast<int64_t>(x.lo >> 32)) * 4294967296.0 +
+                    static_cast<double>(static_cast<int64_t>(x.lo & 0xffffffffu));
+  return static_cast<double>(static_cast<int64_t>(x.hi)) + lo * fixed::kUnit;
+}
 inline Fixed acc_to_fixed(int64_t x) { return fixed::from_int(static_cast<uint64_t>(x)); }
 inline Fixed acc_to_fixed(const Fixed& x) { return x; }
 
@@ -115,36 +125,53 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   }
 
   // Appends the lane sums of rows lo..hi to out as float64, adds them to `total` (exactly), and
-  // zeroes rows lo..hi + kPad here.
-  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total) {
+  // zeroes rows lo..hi + kPad here. lanes = false: nothing was added to the lanes since the last
+  // drain (uniform bars fill the difference arrays only): they are zero and neither read nor zeroed.
+  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total, bool lanes = true) {
     if (lo > hi) return;
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n), 0.0);
+    double* o = out.data() + at;
+    Fixed sums;  // the rows' exact sum, kept in registers (total is in memory)
+    const Acc* b = buf_.data() + first * kLanes;
+    bool folded = false;
     if constexpr (std::is_same_v<Acc, Fixed>) {
-      if (diff_used_) {  // the running sum of the difference array into lane 0
+      if (diff_used_) {  // the running sum of the difference array, with the lanes, in one pass
         Fixed running;
         int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
         int64_t* u = units_.data() + first;
-        for (int64_t k = 0; k < n; ++k) {
-          running += d[k];
-          running_units += u[k];
-          buf_[static_cast<size_t>((first + k) * kLanes)] += running + Fixed{static_cast<uint64_t>(running_units), 0};
-        }
+        const auto fold = [&](auto with_lanes) {
+          for (int64_t k = 0; k < n; ++k) {
+            running += d[k];
+            running_units += u[k];
+            Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
+            if constexpr (decltype(with_lanes)::value)
+              for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
+            o[k] = acc_to_double(sum);
+            sums += sum;
+          }
+        };
+        if (lanes) fold(std::true_type{});
+        else fold(std::false_type{});
         std::fill(d, d + clear, Fixed{});
         std::fill(u, u + clear, int64_t{0});
         diff_used_ = false;
+        folded = true;
       }
     }
-    const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n), 0.0);
-    for (int64_t k = 0; k < n; ++k) {
-      Acc sum = buf_[static_cast<size_t>((first + k) * kLanes)];
-      for (int l = 1; l < kLanes; ++l) sum += buf_[static_cast<size_t>((first + k) * kLanes + l)];
-      out[at + static_cast<size_t>(k)] = acc_to_double(sum);
-      total += acc_to_fixed(sum);
+    if (!folded && lanes) {  // (no lanes and no difference arrays: the rows are 0, as appended)
+      for (int64_t k = 0; k < n; ++k) {
+        Acc sum = b[k * kLanes];
+        for (int l = 1; l < kLanes; ++l) sum += b[k * kLanes + l];
+        o[k] = acc_to_double(sum);
+        sums += acc_to_fixed(sum);
+      }
     }
-    std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
+    total += sums;
+    if (lanes) std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
   }
 
  private:
@@ -172,6 +199,7 @@ class Bins {
       k = static_cast<uint64_t>(r - origin_);
     }
     h_[static_cast<int64_t>(k) * kLanes + (lane % kLanes)] += v;
+    lanes_ = true;
     touch(r, r);
     return true;
   }
@@ -187,8 +215,11 @@ class Bins {
     lo_ = lo < lo_ ? lo : lo_;
     hi_ = hi > hi_ ? hi : hi_;
   }
-  // Lane l's accumulator of row origin().
-  Acc* lane(unsigned l) const { return h_ + (l % kLanes); }  // row origin() + k at [k * kLanes]
+  // Lane l's accumulator of row origin(), for a caller that adds to the lanes itself.
+  Acc* lane(unsigned l) const {  // row origin() + k at [k * kLanes]
+    lanes_ = true;
+    return h_ + (l % kLanes);
+  }
   RowWindow<Acc>& window() const { return *w_; }
   int64_t origin() const { return origin_; }
   int64_t rows() const { return rows_; }
@@ -203,7 +234,8 @@ class Bins {
   // Moves rows lo..hi to out (float64), adds their exact sum to total, and resets. Returns the
   // number of rows moved.
   int64_t drain(std::vector<double>& out, Fixed& total) {
-    w_->drain(lo_, hi_, out, total);
+    w_->drain(lo_, hi_, out, total, lanes_);
+    lanes_ = false;
     const int64_t n = empty() ? 0 : hi_ - lo_ + 1;
     lo_ = std::numeric_limits<int64_t>::max();
     hi_ = std::numeric_limits<int64_t>::min();
@@ -224,6 +256,7 @@ class Bins {
   int64_t lo_ = std::numeric_limits<int64_t>::max();
   int64_t hi_ = std::numeric_limits<int64_t>::min();
   double vmax_ = 0.0;
+  mutable bool lanes_ = false;  // add() or lane() since the last drain: the lanes may hold volume
 };
 
 }  // namespace vpoc::cpu

@@ -75,7 +75,7 @@ void records_scatter(Records<Acc> rec, int n, const Bins<Acc>& bins, Fetch&& fet
 }
 
 // Phase A of a block of trades as records (cpu/slots.hpp) where a variant has them: float64 prices,
-// or float32 ones with float32 volumes and a power-of-two tick <= 1 (f32). The volumes are checked
+// or float32 ones with a power-of-two tick <= 1 (f32; volumes other than float32 with AVX-512 only). The volumes are checked
 // in the same pass (into vc; checked says so). False: take the slot variants (no variant for this
 // CPU or these inputs, a window too wide for the records' byte offsets, or a price they will report).
 // count: merged records may do (float32 prices and volumes), their number there; -1: not merged.
@@ -90,12 +90,10 @@ bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bo
   if constexpr (std::is_same_v<P, double>) {
     checked = block_records(p, v, n, s.inv, static_cast<double>(bins.origin()), kShift, rec, mn, mx, on_grid, &vc);
     return checked;
-  } else if constexpr (std::is_same_v<V, float>) {
+  } else {
     checked = f32 && block_records_f32(p, v, n, static_cast<float>(s.inv), bins.origin(), kShift, rec, mn, mx, on_grid,
                                        vc, count);
     return checked;
-  } else {
-    return false;
   }
 }
 

@@ -140,11 +140,39 @@ bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t
 }
 
 template <class V>
+static bool records_f32_other(const float* p, const V* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                              double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count) {
+  if (count != nullptr) *count = -1;
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  static const bool avx512 = simd::have_avx512();
+  if (avx512) return simd::records_f32_v_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+#endif
+  (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)shift, (void)rec, (void)mn, (void)mx, (void)whole, (void)vc;
+  return false;
+}
+bool block_records_f32(const float* p, const double* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count) {
+  return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
+}
+bool block_records_f32(const float* p, const int32_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count) {
+  return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
+}
+bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count) {
+  return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
+}
+
+template <class V>
 static bool records_dispatch(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                              double& mx, bool& whole, VolumeCheck* vc) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
   static const bool avx512 = simd::have_avx512();
   if (avx512) return simd::records_avx512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
+#endif
+#if defined(VPOC_HAVE_AVX2)
+  static const bool avx2 = simd::have_avx2();
+  if (avx2) return simd::records_avx2(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc);
 #endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)shift, (void)rec, (void)mn, (void)mx, (void)whole, (void)vc;
   return false;

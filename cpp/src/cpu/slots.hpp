@@ -37,11 +37,18 @@ bool block_slots_f32(const float* p, int n, float inv, int64_t origin, int32_t* 
 // w[j] the volume's 32-bit word: v[j] itself when it is a whole number below 2**31 (any other
 // volume gives some word: the caller uses the words only for a block that volumes_ok found whole
 // and below 2**31). Same return, range and flags as block_slots_f32 / block_slots. False when the
-// CPU lacks the instruction set (no AVX2 for block_records_f32, no AVX-512 for block_records):
-// then the caller takes the slot variants. block_records with vc: the volumes' check (volumes_ok)
-// in the same pass, as block_slots_f32 does it (valid only when it returns true).
+// CPU lacks the instruction set (no AVX2; no AVX-512 for block_records_f32 with volumes other than
+// float32): then the caller takes the slot variants. block_records with vc: the volumes' check
+// (volumes_ok) in the same pass, as block_slots_f32 does it (valid only when it returns true).
 bool block_records_f32(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
                        double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+// Float64 and integer volumes too (AVX-512 only; never merged: *count = -1).
+bool block_records_f32(const float* p, const double* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+bool block_records_f32(const float* p, const int32_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                       double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
 // With count, block_records_f32 may merge runs of equal slots (AVX-512): *count = m records, record
 // i < m holding the offset of a run's slot (runs in order, the block's last included) and the
 // volume words' sum over the trades before the next run (mod 2**32); a run's volume is that minus
@@ -88,6 +95,10 @@ bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, dou
 bool have_avx2();
 bool records_f32_avx2(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
                       double& mx, bool& whole, VolumeCheck& vc);
+// block_records for CPUs with AVX2 but not AVX-512 (cpu/records_avx2.cpp): records_512 four at a time.
+template <class V>
+bool records_avx2(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
+                  double& mx, bool& whole, VolumeCheck* vc);
 // x86-64 with GCC or Clang: an AVX-512 (F + DQ) variant of slots_avx2, used when the CPU has it.
 #if defined(VPOC_HAVE_AVX2) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define VPOC_HAVE_AVX512_SLOTS 1
@@ -98,6 +109,9 @@ bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t*
                       bool& whole, const float* v, VolumeCheck* vc);
 bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
                         double& mn, double& mx, bool& whole, VolumeCheck& vc, int* count = nullptr);
+template <class V>
+bool records_f32_v_avx512(const float* p, const V* v, int n, float inv, int64_t origin, int shift, uint64_t* rec,
+                          double& mn, double& mx, bool& whole, VolumeCheck& vc);
 template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);

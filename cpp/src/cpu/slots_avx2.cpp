@@ -8,43 +8,11 @@
 #include <type_traits>
 
 #include "cpu/slots.hpp"
+#include "cpu/slots_avx2_lanes.hpp"
 #include "cpu/slots_impl.hpp"
 
 namespace vpoc::cpu::simd {
 
-// Four doubles per vector.
-struct Avx2 {
-  using D = __m256d;
-  static constexpr int kWidth = 4;
-  static D set(double x) { return _mm256_set1_pd(x); }
-  static D all_ones() { return _mm256_castsi256_pd(_mm256_set1_epi32(-1)); }
-  static D load(const double* p) { return _mm256_loadu_pd(p); }
-  static D load(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
-  static D mul(D a, D b) { return _mm256_mul_pd(a, b); }
-  static D add(D a, D b) { return _mm256_add_pd(a, b); }
-  static D sub(D a, D b) { return _mm256_sub_pd(a, b); }
-  static D abs(D a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
-  static D lt(D a, D b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
-  static D eq(D a, D b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
-  static D and_(D a, D mask) { return _mm256_and_pd(a, mask); }
-  static D copysign(D mag, D sign) {
-    return _mm256_or_pd(_mm256_and_pd(sign, _mm256_set1_pd(-0.0)), mag);
-  }
-  static D min(D a, D b) { return _mm256_min_pd(a, b); }
-  static D max(D a, D b) { return _mm256_max_pd(a, b); }
-  static double hmin(D a) {
-    const __m128d m = _mm_min_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
-    return _mm_cvtsd_f64(_mm_min_sd(m, _mm_unpackhi_pd(m, m)));
-  }
-  static double hmax(D a) {
-    const __m128d m = _mm_max_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
-    return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
-  }
-  static bool all(D a) { return _mm256_movemask_pd(a) == 15; }
-  static void store_i32(int32_t* out, D k) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvttpd_epi32(k));
-  }
-};
 
 template <class P>
 bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx, bool& whole) {
@@ -125,18 +93,43 @@ VPOC_AVX512_TARGET inline __m512i volumes_epi64(const int64_t* v) {
   return _mm512_loadu_si512(reinterpret_cast<const void*>(v));
 }
 
+// The volumes' check of the AVX-512 record loops (volumes_ok_impl's rule). Float volumes eight at a
+// time in float64, where a float32 one is exact (the same bounds, and a float32 from 2**23 up is a
+// whole float64; the maximum by vmaxpd, which differs from the integer one only in a zero's sign);
+// then the block's tail [from, n) one at a time. Integer ones by their bitwise OR (all: the vectors'
+// lanes), the tail's OR'ed in, then volume_verdict.
+VPOC_AVX512_TARGET inline void check_pd(__m512d x, __mmask8& ok, __mmask8& wh, __m512d& mx) {
+  ok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_EQ_OQ) |
+                              (_mm512_cmp_pd_mask(x, _mm512_set1_pd(2.3283064365386963e-10), _CMP_GE_OQ) &
+                               _mm512_cmp_pd_mask(x, _mm512_set1_pd(9007199254740992.0), _CMP_LE_OQ)));
+  const __m512d big = _mm512_set1_pd(4503599627370496.0);
+  wh &= _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_add_pd(x, big), big), x, _CMP_EQ_OQ);
+  mx = _mm512_max_pd(mx, x);
+}
+template <class V>
+VPOC_AVX512_TARGET inline void finish_pd(const V* v, int from, int n, __mmask8 ok, __mmask8 wh, __m512d mx,
+                                         VolumeCheck* vc) {
+  double tail_max = 0.0;
+  bool tail_whole = true;
+  const bool tail_ok = volumes_ok_impl(v + from, n - from, tail_max, tail_whole);
+  const __m256d m4 = _mm256_max_pd(_mm512_castpd512_pd256(mx), _mm512_extractf64x4_pd(mx, 1));
+  vc->vmax = std::max(Avx2::hmax(m4), tail_max);
+  vc->whole = wh == 0xFF && tail_whole;
+  vc->ok = ok == 0xFF && tail_ok;
+}
+template <class V>
+inline void finish_int(VolumeAcc<V> all, const V* v, int from, int n, VolumeCheck* vc) {
+  for (int t = from; t < n; ++t) all |= v[t];
+  vc->ok = volume_verdict(v, n, 1, 1, all, vc->vmax, vc->whole);
+}
+
 // slots_avx512 for float64 prices, writing records (cpu/slots.hpp): the same slots, range and flags.
-// Vol: the volumes' check in the same pass into *vc, as volumes_ok_impl gives it. Float volumes in
-// float64, where a float32 volume is exact (the same bounds, and a float32 from 2**23 up is a whole
-// float64; the maximum by vmaxpd, which differs from the integer one only in a zero's sign);
-// integer ones by their bitwise OR, then volumes_ok_impl's rule on it.
+// Vol: the volumes' check in the same pass into *vc (check_pd / finish_pd, finish_int).
 template <bool Vol, class V>
 VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double inv, double origin, int shift,
                                     uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck* vc) {
-  const __m512d zero = _mm512_setzero_pd(), vlo = _mm512_set1_pd(2.3283064365386963e-10),
-                vhi = _mm512_set1_pd(9007199254740992.0), big = _mm512_set1_pd(4503599627370496.0);
   __mmask8 vok = 0xFF, vwh = 0xFF;
-  __m512d vmx = zero;
+  __m512d vmx = _mm512_setzero_pd();
   __m512i any = _mm512_setzero_si512();
   const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
                 sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
@@ -145,6 +138,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   __mmask8 valid = 0xFF, wh = 0xFF;
   int j = 0;
   for (; j + 8 <= n; j += 8) {
+    fetch_ahead(p + j, v + j);
     const __m512d q = _mm512_mul_pd(_mm512_loadu_pd(p + j), vinv);
     const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
     valid &= ok;
@@ -160,13 +154,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
                                                 _mm512_castsi256_si512(volume_words(v + j)));
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), r);
     if constexpr (Vol && !std::is_floating_point_v<V>) any = _mm512_or_si512(any, volumes_epi64(v + j));
-    if constexpr (Vol && std::is_floating_point_v<V>) {
-      const __m512d x = volumes_pd(v + j);
-      vok &= static_cast<__mmask8>(_mm512_cmp_pd_mask(x, zero, _CMP_EQ_OQ) |
-                                   (_mm512_cmp_pd_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, vhi, _CMP_LE_OQ)));
-      vwh &= _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_add_pd(x, big), big), x, _CMP_EQ_OQ);
-      vmx = _mm512_max_pd(vmx, x);
-    }
+    if constexpr (Vol && std::is_floating_point_v<V>) check_pd(volumes_pd(v + j), vok, vwh, vmx);
   }
   const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
   const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
@@ -178,27 +166,9 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as slots_run
   for (int t = 0; j + t < n; ++t)
     rec[j + t] = static_cast<uint32_t>(static_cast<uint32_t>(tail[t]) << shift) | uint64_t{volume_word(v[j + t])} << 32;
-  if constexpr (Vol && !std::is_floating_point_v<V>) {
-    auto all = static_cast<V>(_mm512_reduce_or_epi64(any));  // int32: the sign-extended lanes' OR, narrowed
-    for (int t = j; t < n; ++t) all |= v[t];
-    vc->vmax = static_cast<double>(all);
-    vc->whole = true;
-    vc->ok = all >= 0;
-    if (vc->ok && (static_cast<uint64_t>(all) >> 53) != 0) {  // some volume is near 2**53: check each exactly
-      double m = 0.0;
-      bool w = true;
-      vc->ok = volumes_ok_impl(v, n, m, w);
-    }
-  }
-  if constexpr (Vol && std::is_floating_point_v<V>) {
-    double tail_max = 0.0;
-    bool tail_whole = true;
-    const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
-    const __m256d m4 = _mm256_max_pd(_mm512_castpd512_pd256(vmx), _mm512_extractf64x4_pd(vmx, 1));
-    vc->vmax = std::max(Avx2::hmax(m4), tail_max);
-    vc->whole = vwh == 0xFF && tail_whole;
-    vc->ok = vok == 0xFF && tail_ok;
-  }
+  // int32: the sign-extended lanes' OR, narrowed
+  if constexpr (Vol && !std::is_floating_point_v<V>) finish_int(static_cast<V>(_mm512_reduce_or_epi64(any)), v, j, n, vc);
+  if constexpr (Vol && std::is_floating_point_v<V>) finish_pd(v, j, n, vok, vwh, vmx, vc);
   return ok;
 }
 
@@ -338,8 +308,9 @@ inline void hminmax4(__m128i l4, __m128i h4, int32_t& l, int32_t& h) {
 // Prices [j, n) of a block after its vectors, float32 with a power-of-two tick, one at a time
 // (the AVX2 and AVX-512 variants end their blocks here): false when a price is out of range.
 // With rec (records, cpu/slots.hpp) the slots go there, beside the volumes' words, instead of slot.
+template <class V = float>
 inline bool slots_f32_tail(const float* p, int j, int n, float inv, int32_t org, int32_t* slot, int32_t& l, int32_t& h,
-                           bool& all_whole, uint64_t* rec = nullptr, const float* v = nullptr, int shift = 0) {
+                           bool& all_whole, uint64_t* rec = nullptr, const V* v = nullptr, int shift = 0) {
   constexpr float kLim = 8388608.0f;  // 2**23: below it, adding and removing 2**23 rounds to integer
   for (; j < n; ++j) {
     const float q = p[j] * inv;
@@ -379,6 +350,7 @@ bool slots_f32_impl(const float* p, int n, float inv, int64_t origin, int32_t* s
   VolumeLanes<float> vol;  // the volumes' check, as volumes_ok_avx2<float>
   int j = 0;
   for (; j + 8 <= n; j += 8) {
+    if constexpr (Rec) fetch_ahead(p + j, v + j);
     const __m256 q = _mm256_mul_ps(_mm256_loadu_ps(p + j), vinv);
     valid = _mm256_and_ps(valid, _mm256_cmp_ps(_mm256_andnot_ps(sign, q), lim, _CMP_LT_OQ));
     const __m256 m = _mm256_or_ps(_mm256_and_ps(q, sign), lim);
@@ -435,12 +407,19 @@ namespace {
 // registers; the volumes' check as VolumeLanes<float> does it (its maximum may differ from the
 // AVX2 one only in the sign of a zero maximum, which no caller can tell: it is compared with bounds).
 // Merge (with Rec): merged records (cpu/slots.hpp block_records_f32), their number in *count.
-template <bool Vol, bool Rec = false, bool Merge = false>
+// V: float32 volumes, or (records only) float64 ones checked as records_512 does, or integer ones
+// (their bitwise OR, then volume_verdict: volumes_ok's rule).
+template <bool Vol, bool Rec = false, bool Merge = false, class V = float>
 VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
-                                      double& mx, bool& whole, const float* v, VolumeCheck* vc,
+                                      double& mx, bool& whole, const V* v, VolumeCheck* vc,
                                       uint64_t* rec = nullptr, int shift = 0, int* count = nullptr) {
   static_assert(Vol || !Rec, "records need the volumes");
   static_assert(Rec || !Merge, "merged records are records");
+  static_assert(std::is_same_v<V, float> || (Rec && !Merge), "other volumes: unmerged records only");
+  constexpr bool kF32 = std::is_same_v<V, float>, kF64 = std::is_same_v<V, double>;
+  __m512i any = _mm512_setzero_si512();  // integer volumes: their OR
+  __mmask8 vokd = 0xFF, vwhd = 0xFF;     // float64 volumes: check_pd's
+  __m512d vmxd = _mm512_setzero_pd();
   // Merge: prevk the previous vector's slots, base the volume words' sum before this vector (all
   // lanes, mod 2**32), first the lanes that may start a run (not the block's first), m records so far
   __m512i prevk = _mm512_setzero_si512(), base = _mm512_setzero_si512();
@@ -465,6 +444,7 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   __m512 vmx = _mm512_set1_ps(0.0f);
   int j = 0;
   for (; j + 16 <= n; j += 16) {
+    if constexpr (Vol) fetch_ahead(p + j, v + j);
     const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
     valid &= _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, q), lim, _CMP_LT_OQ);
     const __m512 m = _mm512_or_ps(_mm512_and_ps(q, sign), lim);
@@ -475,21 +455,40 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
     hi = _mm512_max_epi32(hi, k);
     if constexpr (!Rec) _mm512_storeu_si512(reinterpret_cast<void*>(slot + j), k);
     if constexpr (Vol) {
-      const __m512 x = _mm512_loadu_ps(v + j);
-      vok &= static_cast<__mmask16>(_mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ) |
-                                    (_mm512_cmp_ps_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, vhi, _CMP_LE_OQ)));
-      vwh &= static_cast<__mmask16>(_mm512_cmp_ps_mask(_mm512_sub_ps(_mm512_add_ps(x, big), big), x, _CMP_EQ_OQ) |
-                                    _mm512_cmp_ps_mask(x, big, _CMP_GE_OQ));
-      vmx = _mm512_max_ps(vmx, x);
+      __m512i w;  // the sixteen volume words (cpu/slots.hpp volume_word)
+      if constexpr (kF32) {
+        const __m512 x = _mm512_loadu_ps(v + j);
+        vok &= static_cast<__mmask16>(_mm512_cmp_ps_mask(x, zero, _CMP_EQ_OQ) |
+                                      (_mm512_cmp_ps_mask(x, vlo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(x, vhi, _CMP_LE_OQ)));
+        vwh &= static_cast<__mmask16>(_mm512_cmp_ps_mask(_mm512_sub_ps(_mm512_add_ps(x, big), big), x, _CMP_EQ_OQ) |
+                                      _mm512_cmp_ps_mask(x, big, _CMP_GE_OQ));
+        vmx = _mm512_max_ps(vmx, x);
+        w = _mm512_cvttps_epi32(x);
+      } else if constexpr (kF64) {
+        __m256i half[2];
+        for (int hf = 0; hf < 2; ++hf) {
+          const __m512d x = _mm512_loadu_pd(v + j + 8 * hf);
+          check_pd(x, vokd, vwhd, vmxd);
+          half[hf] = _mm512_cvttpd_epi32(x);
+        }
+        w = _mm512_inserti64x4(_mm512_castsi256_si512(half[0]), half[1], 1);
+      } else if constexpr (sizeof(V) == 4) {
+        w = _mm512_loadu_si512(reinterpret_cast<const void*>(v + j));
+        any = _mm512_or_si512(any, w);
+      } else {
+        const __m512i a = _mm512_loadu_si512(reinterpret_cast<const void*>(v + j));
+        const __m512i b = _mm512_loadu_si512(reinterpret_cast<const void*>(v + j + 8));
+        any = _mm512_or_si512(any, _mm512_or_si512(a, b));
+        w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)), _mm512_cvtepi64_epi32(b), 1);
+      }
       if constexpr (Rec && !Merge) {
-        const __m512i w = _mm512_cvttps_epi32(x), off = _mm512_sll_epi32(k, _mm_cvtsi32_si128(shift));
+        const __m512i off = _mm512_sll_epi32(k, _mm_cvtsi32_si128(shift));
         _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), _mm512_permutex2var_epi32(off, rec_lo, w));
         _mm512_storeu_si512(reinterpret_cast<void*>(rec + j + 8), _mm512_permutex2var_epi32(off, rec_hi, w));
       }
       if constexpr (Merge) {
         // a run starts where the slot differs from the one before; at each start, a record of the
         // run before it: its slot's offset and the volume words' sum before the start (mod 2**32)
-        const __m512i w = _mm512_cvttps_epi32(x);
         __m512i in = _mm512_add_epi32(w, _mm512_alignr_epi32(w, izero, 15));  // inclusive prefix sums
         in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 14));
         in = _mm512_add_epi32(in, _mm512_alignr_epi32(in, izero, 12));
@@ -537,7 +536,11 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
   mn = l;
   mx = h;
   whole = all_whole;
-  if constexpr (Vol) {
+  if constexpr (Vol && !kF32 && !kF64) {
+    finish_int(static_cast<V>(sizeof(V) == 4 ? _mm512_reduce_or_epi32(any) : _mm512_reduce_or_epi64(any)), v, tail, n, vc);
+  } else if constexpr (kF64) {
+    finish_pd(v, tail, n, vokd, vwhd, vmxd, vc);
+  } else if constexpr (Vol) {
     double tail_max = 0.0;
     bool tail_whole = true;
     const bool tail_ok = volumes_ok_impl(v + tail, n - tail, tail_max, tail_whole);
@@ -554,7 +557,7 @@ VPOC_AVX512_TARGET bool slots_f32_512(const float* p, int n, float inv, int64_t 
 VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64_t origin, int32_t* slot, double& mn,
                                          double& mx, bool& whole, const float* v, VolumeCheck* vc) {
   if (v != nullptr) return slots_f32_512<true>(p, n, inv, origin, slot, mn, mx, whole, v, vc);
-  return slots_f32_512<false>(p, n, inv, origin, slot, mn, mx, whole, nullptr, nullptr);
+  return slots_f32_512<false>(p, n, inv, origin, slot, mn, mx, whole, static_cast<const float*>(nullptr), nullptr);
 }
 
 VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift,
@@ -564,6 +567,18 @@ VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n
                                                                shift, count);
   return slots_f32_512<true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
 }
+template <class V>
+VPOC_AVX512_TARGET bool records_f32_v_avx512(const float* p, const V* v, int n, float inv, int64_t origin, int shift,
+                                             uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc) {
+  return slots_f32_512<true, true, false, V>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
+}
+#define VPOC_RECORDS_F32(V) \
+  template bool records_f32_v_avx512<V>(const float*, const V*, int, float, int64_t, int, uint64_t*, double&, double&, \
+                                        bool&, VolumeCheck&);
+VPOC_RECORDS_F32(double)
+VPOC_RECORDS_F32(int32_t)
+VPOC_RECORDS_F32(int64_t)
+#undef VPOC_RECORDS_F32
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

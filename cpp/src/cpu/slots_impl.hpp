@@ -33,43 +33,60 @@ inline void slots_body(typename V::D p, typename V::D inv, typename V::D origin,
 }
 
 // Volume check written so that it vectorises (bitwise &, max, no early exit). 2**53: fixed::kMaxTotal.
+// Per volume (volume_fold, also inside bar_slots' loop), then the block's verdict (volume_verdict).
+// Float volumes: acc is the maximum through the bits as signed integers (non-negative floats order
+// as their bit patterns do, and integer max vectorises where a float one, NaN rules, may not);
+// integer volumes: acc is their bitwise OR (the sign bit survives it; OR >= max).
 template <class T>
-inline bool volumes_ok_impl(const T* v, int n, double& vmax, bool& whole) {
+using VolumeAcc = std::conditional_t<std::is_floating_point_v<T>,
+                                     std::conditional_t<sizeof(T) == 4, int32_t, int64_t>, T>;
+
+template <class T>
+inline void volume_fold(T x, int& ok, int& wh, VolumeAcc<T>& acc) {
   if constexpr (std::is_floating_point_v<T>) {
-    // The maximum through the bits as signed integers: non-negative floats order as their bit
-    // patterns do, and integer max vectorises where a float one (NaN rules) may not.
-    using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
     // Whole numbers, in the same pass: adding and removing 2**23 (float) / 2**52 (double) leaves a
     // whole number below it unchanged; every float from 2**23 up is whole. A double volume in
     // (2**52, 2**53] that is odd reads as not whole here: only the fast whole path is skipped.
     constexpr T kWhole = sizeof(T) == 4 ? T(8388608.0) : T(4503599627370496.0);
-    int ok = 1, wh = 1;
-    I mx = 0;
-    for (int j = 0; j < n; ++j) {
-      const T x = v[j];
-      // fixed::volume_in_range: 0, or 2**-32 .. 2**53
-      ok &= (x == T(0)) | ((x >= T(2.3283064365386963e-10)) & (x <= T(9007199254740992.0)));
-      wh &= (((x + kWhole) - kWhole) == x) | (sizeof(T) == 4 && x >= kWhole);
-      I b;
-      std::memcpy(&b, v + j, sizeof b);
-      mx = b > mx ? b : mx;
-    }
+    // fixed::volume_in_range: 0, or 2**-32 .. 2**53
+    ok &= (x == T(0)) | ((x >= T(2.3283064365386963e-10)) & (x <= T(9007199254740992.0)));
+    wh &= (((x + kWhole) - kWhole) == x) | (sizeof(T) == 4 && x >= kWhole);
+    VolumeAcc<T> b;
+    std::memcpy(&b, &x, sizeof b);
+    acc = b > acc ? b : acc;
+  } else {
+    acc |= x;
+  }
+}
+
+// The verdict on the n volumes at v that volume_fold saw (ok, wh, acc as it left them, starting
+// from 1, 1, 0): valid (returned), their maximum or an upper bound of it (vmax), all whole.
+template <class T>
+inline bool volume_verdict(const T* v, int n, int ok, int wh, VolumeAcc<T> acc, double& vmax, bool& whole) {
+  if constexpr (std::is_floating_point_v<T>) {
     T m;
-    std::memcpy(&m, &mx, sizeof m);
+    std::memcpy(&m, &acc, sizeof m);
     vmax = static_cast<double>(m);
     whole = wh != 0;
     return ok != 0;
   } else {
+    (void)ok, (void)wh;
     whole = true;  // integers are
-    T any = 0;
-    for (int j = 0; j < n; ++j) any |= v[j];  // the sign bit survives the OR; OR >= max
-    vmax = static_cast<double>(any);
-    if (any < 0) return false;
-    if ((static_cast<uint64_t>(any) >> 53) == 0) return true;
+    vmax = static_cast<double>(acc);
+    if (acc < 0) return false;
+    if ((static_cast<uint64_t>(acc) >> 53) == 0) return true;
     for (int j = 0; j < n; ++j)  // some volume is near 2**53: check each exactly
       if (static_cast<uint64_t>(v[j]) > (uint64_t(1) << 53)) return false;
     return true;
   }
+}
+
+template <class T>
+inline bool volumes_ok_impl(const T* v, int n, double& vmax, bool& whole) {
+  int ok = 1, wh = 1;
+  VolumeAcc<T> acc = 0;
+  for (int j = 0; j < n; ++j) volume_fold(v[j], ok, wh, acc);
+  return volume_verdict(v, n, ok, wh, acc, vmax, whole);
 }
 
 // Rows [j, n) of a block after its vectors: slots_body's rule one price at a time (every SIMD
