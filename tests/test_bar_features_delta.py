@@ -151,6 +151,7 @@ def test_one_function_for_live_and_table():
         assert same(live.bar_features_row(), table.values[i]), i
 
 
+@_deps.needs("pandas_market_calendars")
 @_deps.needs("pandas")
 def test_rows_outside_sessions_are_left_out_with_their_sides():
     """With session="rth" the overnight bars are left out: their buy / sell values go with them."""

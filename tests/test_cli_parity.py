@@ -176,6 +176,7 @@ def _has_label() -> bool:
     return "label" in inspect.signature(vio.read_bars).parameters
 
 
+@_deps.needs("pandas_market_calendars")
 @NEEDS_PANDAS
 def test_23_7_label_close_and_interval(tmp_path):
     if not _has_label():

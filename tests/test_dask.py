@@ -91,6 +91,7 @@ def bars(n_sessions: int, per: int, seed: int) -> pd.DataFrame:
     return vpoc.synth.es_bars(n_sessions, per, seed=seed).to_pandas()  # January 2019: no holidays
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 @pytest.mark.parametrize("npartitions", [1, 4, 7, 25])
 def test_bars_straddling_partitions(client, npartitions):
     """9 sessions of 100 bars: 7 partitions split sessions; 25 make sessions span 3+ partitions."""
@@ -131,6 +132,7 @@ def test_bars_session_column_and_options(client):
     np.testing.assert_array_equal(got2.poc_row.to_numpy(), prof.poc_row)
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_timestamp_index_and_naive_times(client):
     df = bars(5, 120, seed=7)
     by_index = dd.from_pandas(df.set_index("timestamp"), npartitions=6, sort=True)
@@ -147,6 +149,7 @@ def test_timestamp_index_and_naive_times(client):
         compute(client, vd.from_bars(nd, tick_size=0.25))
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_empty_partitions_and_rth_rule(client):
     df = bars(4, 1380, seed=9)
     chicago = df.timestamp.dt.tz_convert("America/Chicago")
@@ -171,6 +174,7 @@ def test_empty_partitions_and_rth_rule(client):
     check(got, single_process(daily, "day", tick_size=0.25))
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_trades(client):
     t = vpoc.synth.es_trades(40_000, 5, seed=4)
     df = t.to_pandas()
@@ -207,6 +211,7 @@ def test_custom_rule_and_datetime_labels(client):
     np.testing.assert_array_equal(got.index.to_numpy(), np.unique(hourly))
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_bad_input(client):
     df = bars(3, 50, seed=2)
     ddf = dd.from_pandas(df, npartitions=2, sort=False)
@@ -250,6 +255,7 @@ def test_bad_input(client):
         compute(client, vd.from_bars(dd.from_pandas(bad, npartitions=2, sort=False), tick_size=0.25))
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_result_is_lazy_and_reusable(client):
     df = bars(4, 60, seed=6)
     ddf = dd.from_pandas(df, npartitions=3, sort=False)
@@ -283,6 +289,7 @@ def test_23_8_session_is_the_rule_and_old_spellings_are_deprecated(client):
         vd.from_bars(ddf, tick_size=0.25, session=3)
 
 
+@_deps.needs("pandas_market_calendars")  # the default session rule: CME Globex
 def test_23_1_dask_label_close_and_interval(client):
     """Close-stamped bars with label='close', interval='1min' give the open-stamped result."""
     df = bars(3, 1380, seed=8)

@@ -14,6 +14,7 @@ import vpoc
 from vpoc import _doctor, cli
 
 from test_cli import _script  # the installed console script  # noqa: E402
+import _deps  # noqa: E402
 
 HAS_GPU = vpoc.gpu_available()
 
@@ -188,6 +189,7 @@ def test_real_build_info():
         assert versions["runtime"] > 0 and len(devices) == vpoc._core.gpu_device_count()
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("module", [False, True])
 def test_console_command(module):
     cmd = [sys.executable, "-m", "vpoc", "doctor"] if module else [_script(), "doctor"]
@@ -196,6 +198,7 @@ def test_console_command(module):
     assert r.stdout.startswith(f"vpoc {vpoc.__version__}\nbuild:   backend {vpoc._core.gpu_backend()}")
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="needs a vpoc GPU build and a GPU")
 def test_doctor_on_the_gpu(capsys):

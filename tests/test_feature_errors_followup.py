@@ -17,6 +17,7 @@ pytest.importorskip("pandas")  # vpoc.sessions builds its clock with pandas
 # 12 hourly rows from 12:00 UTC, rth keeping input rows 3..9; the bars, the error of a call, and the check that an
 # error is the kept rows' error said of the input row
 from test_session_errors_followup import KEPT_FIRST, N, TICK, _bars, _check, _error, _plant, _sessions  # noqa: E402
+import _deps  # noqa: E402
 
 TS = np.datetime64("2024-01-02T12:00", "ns") + np.arange(N) * np.timedelta64(1, "h")  # _sessions()' timestamps
 CALLS = {"session_features": lambda *a, **k: vpoc.session_features(*a, lookbacks=(1,), composite_sessions=1, **k),
@@ -63,6 +64,7 @@ def test_side_volume_errors_name_the_input_row(what, column):
     _check(got, kept, row, s)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_session_rule_and_frames_name_the_input_row():
     """session='rth' (a rule applied to the bar opens) and a DataFrame (its row) the same way."""
     pd = pytest.importorskip("pandas")

@@ -17,6 +17,7 @@ import pytest
 vpoc = pytest.importorskip("vpoc")
 pytest.importorskip("pandas")  # vpoc.sessions builds its clock with pandas
 from vpoc import sessions as vs  # noqa: E402
+import _deps  # noqa: E402
 
 TICK = 0.25
 DAYS = 3
@@ -127,6 +128,7 @@ def test_many_off_grid_prices_are_refused_naming_the_input_row(kind):
     assert quiet.snapped_prices == picks.size
 
 
+@_deps.needs("pandas_market_calendars")
 def test_frames_and_rules_name_the_input_row():
     """A frame with session='rth' (the rule applied to its timestamps here) or a Sessions the same way."""
     pd = pytest.importorskip("pandas")

@@ -183,6 +183,7 @@ def test_24_3_cli_locate_takes_the_row_from_the_error():
     assert locate(ValueError("no row"), chunk, ["x.csv", "y.csv"]) == "x.csv, y.csv: no row"
 
 
+@_deps.needs("pandas_market_calendars")
 @_deps.needs("pandas")
 def test_24_3_cli_option_error_opens_with_the_flag_of_its_argument(tmp_path):
     from vpoc import cli

@@ -23,6 +23,7 @@ from test_live_timewin import _batch, feed  # noqa: E402
 from test_live_window import assert_state_round_trip  # noqa: E402
 from test_live_window import MIN, T0  # noqa: E402
 from test_live_window import _rows as _session_rows  # noqa: E402
+import _deps  # noqa: E402
 
 
 def _rows(rng, n, bars, far):
@@ -58,6 +59,7 @@ def test_live_across_equals_batch_after_every_update(seed, bars, window, va_meth
                               equal_nan=True), k
 
 
+@_deps.needs("pandas_market_calendars")
 def test_close_keeps_the_carry_and_dropped_rows_are_in_no_window():
     rng = np.random.default_rng(3)
     cols, ts = _rows(rng, 120, False, False)

@@ -14,6 +14,7 @@ import pytest
 
 import vpoc
 from vpoc.features import CONTEXT_TABLE_COLUMNS, LEVEL_TABLE_COLUMNS
+import _deps  # noqa: E402
 
 TICK = 0.25
 MIN = 60 * 10**9
@@ -238,6 +239,7 @@ def globex_day():
     return h, lo, ts
 
 
+@_deps.needs("pandas_market_calendars")
 def test_overnight_high_low_hand_built():
     h, lo, ts = globex_day()
     c, v = lo.copy(), np.ones(5, dtype=np.int64)

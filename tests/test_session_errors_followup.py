@@ -14,6 +14,7 @@ import pytest
 vpoc = pytest.importorskip("vpoc")
 pytest.importorskip("pandas")  # vpoc.sessions builds its clock with pandas
 from vpoc import sessions as vs  # noqa: E402
+import _deps  # noqa: E402
 
 N = 12
 KEPT_FIRST = 3  # 12:00 UTC + 3 h = 09:00 Chicago (CST): rth keeps input rows 3..9
@@ -120,6 +121,7 @@ def test_bar_errors_name_the_input_row(bad):
     _check(got, kept, row, s)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_session_rule_names_and_frames():
     """session='rth' (a rule applied here) and a DataFrame (its row) the same way (the frame reader
     checks volumes itself: an off-grid price is the engine's error)."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from reference import poc_of_counts
+import _deps  # noqa: E402
 
 vpoc = pytest.importorskip("vpoc")
 
@@ -310,6 +311,7 @@ def test_trades_container_side_is_the_default():
     assert bare.buy_volume is None and bare.delta is None
 
 
+@_deps.needs("pandas_market_calendars")
 def test_sessions_take_the_side_rows():
     """session= keeps some rows: the side of the kept rows goes with them."""
     rng = np.random.default_rng(9)
@@ -465,6 +467,7 @@ def test_session_features_side_columns():
         vpoc.session_features(high, low, close, volume, imbalance_ratio=2.0, **kw)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_session_features_side_columns_kept_rows():
     """session= leaves rows out: the buy / sell columns lose the same rows."""
     rng = np.random.default_rng(3)

@@ -185,7 +185,7 @@ def test_cli_time_unit(tmp_path, capsys):
     assert "looks like milliseconds" in err and "--time-unit ms" in err
 
 
-@_deps.needs("pandas")
+@_deps.needs("pandas", "pandas_market_calendars")
 def test_dask_time_unit():
     dd = _deps.require("dask.dataframe")
     from vpoc import dask as vd

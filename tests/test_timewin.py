@@ -22,6 +22,7 @@ vpoc = pytest.importorskip("vpoc")
 pd = pytest.importorskip("pandas")
 
 from vpoc import _timewin  # noqa: E402
+import _deps  # noqa: E402
 
 T0 = int(pd.Timestamp("2024-03-05 15:00", tz="UTC").value)  # ns; every test stays within one day
 SPANS = ["1ns", "1s", "90s", "5min", "60min", dt.timedelta(minutes=7), np.timedelta64(30, "s"),
@@ -140,6 +141,7 @@ def test_datetime_units_round_the_span_up_to_whole_units(unit):
         assert np.array_equal(_timewin.window_starts(span, t, None, [0, 100, 200], None, 200), want), (unit, span)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_microsecond_and_tz_aware_frames_give_the_same_series():
     kw = dict(tick_size=0.25, developing=True, window="17min", session="globex")
     ns = vpoc.from_bars(bars_frame(step="3min"), **kw)
@@ -151,6 +153,7 @@ def test_microsecond_and_tz_aware_frames_give_the_same_series():
     assert np.asarray(ns.dev_poc).size == 240
 
 
+@_deps.needs("pandas_market_calendars")
 def test_session_rule_windows_follow_the_kept_rows():
     """Globex sessions drop the daily halt's rows and cut sessions: windows hold kept rows of one session."""
     f = bars_frame(n=600, step="7min")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from _compare import check_windows as check
 from _compare import dev_levels as dev
 from reference import ref_bars, ref_trades
+import _deps  # noqa: E402
 
 vpoc = pytest.importorskip("vpoc")
 
@@ -153,6 +154,7 @@ def test_evenly_spaced_bars_time_window_is_the_count_window_across_sessions():
     assert np.array_equal(dev(a), dev(b))
 
 
+@_deps.needs("pandas_market_calendars")
 def test_session_rule_drops_rows_from_every_window():
     """Globex sessions drop the daily halt's rows: windows across sessions hold kept rows only."""
     pd = pytest.importorskip("pandas")

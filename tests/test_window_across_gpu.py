@@ -112,7 +112,8 @@ def test_gpu_errors_are_the_cpus():
         vpoc.from_trades([100.0, 100.25], [big, big], device="cuda", **kw)
     assert str(gpu.value) == str(cpu.value) and "volume of the window of row 1" in str(cpu.value)
     with pytest.raises(ValueError) as bins:
-        vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], tick_size=0.01, bins=4, device="cuda", **kw)
+        vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], bins=4, device="cuda",
+                       **{**kw, "tick_size": 0.01})
     assert "volume of the window of row 1" in str(bins.value)
     high = np.array([10.0, 10.5, 11.0, 11.5])  # the window of row 1 and session 2 too heavy: the session first
     kw = dict(offsets=[0, 1, 2, 4], tick_size=0.01, developing=True, window=2, window_across_sessions=True)
