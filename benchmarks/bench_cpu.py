@@ -537,6 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ticks workload volume dtype (default float32, GUIDE section 3)",
     )
     ap.add_argument("--window", type=int, default=60, help="window workload: bars per window (default 60)")
+    ap.add_argument("--window-across", action="store_true",
+                    help="window workload: window_across_sessions=True (every N-bar window compared with wickra's)")
     ap.add_argument("--window-bins", type=int, default=None,
                     help="window workload: wickra's timed bin_count (default: median window width in ticks)")
     ap.add_argument("--no-ticks-loop", action="store_true", help="skip numpy_loop on ticks")
@@ -666,7 +668,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bars = es_bars(args.sessions, args.bars, seed=args.seed)
         print(f"es_bars({args.sessions}, {args.bars}): {time.perf_counter() - t0:.2f}s", flush=True)
         results["window"] = run_window(vpoc, bars, TICK_SIZE, args.window, args.window_bins, threads,
-                                       args.repeat, best_of)
+                                       args.repeat, best_of, across=args.window_across)
         del bars
 
     ok = all(r["correct"] for r in results.values())

@@ -20,7 +20,8 @@ holds exactly one tick: wickra's histogram is vpoc's row histogram. Each width `
 runs of such bars are contiguous in the original order, so every compared window is the same N
 bars). Only *full* windows (bar ``i`` at least ``N - 1`` bars into its session) are compared: a
 window reaching into the previous session, or shorter than N, has no wickra counterpart; their
-count is reported. Levels are compared as bin indices (= ticks above the window low).
+count is reported. With ``window_across_sessions=True`` (``bench_cpu.py --window-across``) vpoc's
+windows run across sessions as wickra's do, and every window of N bars is compared. Levels are compared as bin indices (= ticks above the window low).
 
 **Float ties.** wickra sums ``v / n`` in float64 and compares strictly; vpoc sums exactly and treats
 values within ``1e-9`` relative as tied (docs/contract.md "POC", "Value area"). A window where an
@@ -245,21 +246,29 @@ def time_wickra(wk: Any, h: F64, low: F64, v: F64, n: int, bins: int,
 
 
 def run_window(vpoc: Any, bars: Any, tick: float, n: int, bins: int | None, threads: int, repeat: int,
-               best_of: Callable[[Callable[[], object], int], float]) -> dict[str, Any]:
+               best_of: Callable[[Callable[[], object], int], float], across: bool = False) -> dict[str, Any]:
     """The ``window`` workload: vpoc threads=1 vs all, the wickra check, then the timings. Keys as
-    bench_cpu.run_workload's (``wickra_s``, ``speedup_1t_vs_wickra``, ...) plus ``check``."""
+    bench_cpu.run_workload's (``wickra_s``, ``speedup_1t_vs_wickra``, ...) plus ``check``.
+    ``across``: ``window_across_sessions=True``: vpoc's windows run across sessions as wickra's do,
+    so every window of N bars is compared (not only those inside one session)."""
     h, low, c, v, off = bars.high, bars.low, bars.close, bars.volume, bars.offsets
     nbytes = h.nbytes + low.nbytes + c.nbytes + v.nbytes + off.nbytes
-    print(f"\n[window] rows={len(h):,} input={nbytes / 1e6:.1f} MB window={n} bars", flush=True)
+    print(f"\n[window] rows={len(h):,} input={nbytes / 1e6:.1f} MB window={n} bars"
+          f"{' across sessions' if across else ''}", flush=True)
     opts = dict(offsets=off, tick_size=tick, developing=True, window=n, distribute="uniform",
                 va_method="single", poc_tie="low")
+    if across:
+        opts["window_across_sessions"] = True
+    # the windows compared with wickra's: full ones inside a session, or (across) every full one
+    full_off = np.array([0, len(h)], dtype=np.int64) if across else off
 
     def vfn(nt: int) -> Any:
         return vpoc.from_bars(h, low, c, v, threads=nt, **opts)
 
     out: dict[str, Any] = {"rows": int(len(h)), "input_bytes": int(nbytes), "threads": threads, "window": n,
                            "distribute": "uniform", "va_method": "single", "poc_tie": "low",
-                           "price_dtype": str(h.dtype), "volume_dtype": str(v.dtype)}
+                           "price_dtype": str(h.dtype), "volume_dtype": str(v.dtype),
+                           "window_across_sessions": across}
     prof, prof_n = vfn(1), vfn(threads)
     errs = [f"vpoc threads=1 vs threads={threads}: {a} differs" for a in ("dev_poc", "dev_vah", "dev_val")
             if not np.array_equal(np.asarray(getattr(prof, a)), np.asarray(getattr(prof_n, a)), equal_nan=True)]
@@ -269,7 +278,7 @@ def run_window(vpoc: Any, bars: Any, tick: float, n: int, bins: int | None, thre
     out["wickra"] = getattr(wk, "__version__", "?") if wk is not None else None
     out["wickra_note"] = line
     if wk is not None and not errs:
-        chk = check_window(wk, vpoc, prof, h, low, c, v, off, tick, n, 0.70)
+        chk = check_window(wk, vpoc, prof, h, low, c, v, full_off, tick, n, 0.70)
         out["check"] = chk
         print(f"  check wickra ({chk['seconds']:.1f}s, one tick per bin): {chk['compared']:,} full windows, "
               f"{chk['equal']:,} equal, {chk['windows_differ']} differ ({chk['differ_explained_float_ties']} "
@@ -291,7 +300,7 @@ def run_window(vpoc: Any, bars: Any, tick: float, n: int, bins: int | None, thre
         return out
     if bins is None:
         tl, th = np.rint(low / tick).astype(np.int64), np.rint(h / tick).astype(np.int64)
-        lo, hi, full = window_bounds(tl, th, off, n)
+        lo, hi, full = window_bounds(tl, th, full_off, n)
         bins = int(np.median(hi[full] - lo[full])) + 1 if full.any() else 1
     hf, lf, vf = (np.ascontiguousarray(a, dtype=np.float64) for a in (h, low, v))
     out["wickra_config"] = {"class": "ValueArea", "period": n, "bin_count": bins, "value_area_pct": 0.70,
