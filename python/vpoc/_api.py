@@ -441,7 +441,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     (unknown) or 'B' / 'A' / 'N' (a ``vpoc.io.Trades`` with a ``side`` uses it unless ``side=`` is
     given); adds ``buy_volume`` / ``sell_volume`` (rows aligned with ``volume``), ``delta``,
     ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
-    default 3) and, with ``developing=True``, ``dev_delta`` (docs/contract.md, "Aggressor side").
+    default 3) and, with ``developing=True``, ``dev_delta`` (cumulative, also with window=; contract.md).
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's start; the
     call's with ``window_across_sessions=True``), each equal to the batch profile of exactly those trades, CPU and GPU;

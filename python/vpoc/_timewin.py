@@ -19,7 +19,7 @@ __all__ = ["window_arg", "window_starts", "appended_starts"]
 
 _INT64_MIN = np.iinfo(np.int64).min
 _MAX_SPAN = 1 << 62  # ns (about 146 years): the longest time window; t - span is clipped to int64 where it would wrap
-_HOW = ("a time window (window='60min', a datetime.timedelta or numpy.timedelta64) needs timestamps: pass a "
+_HOW = ("a time window (a duration such as '60min', a datetime.timedelta or numpy.timedelta64) needs timestamps: pass a "
         "vpoc.io container or a DataFrame with a timestamp column (or window=N input rows for plain arrays)")
 
 

@@ -101,8 +101,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
     ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
     ends the current session at once (later rows start a new one).
-    State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; store it as .npz
-    or JSON), or ``pickle`` (only from a trusted source: unpickling runs code). See docs/live.md.
+    State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; for .npz or JSON
+    take ``state_dict(flat=True)``: flat keys of plain arrays and numbers, read back by
+    ``Live.from_state(dict(numpy.load(path)))``), or ``pickle`` (only from a trusted source:
+    unpickling runs code). See docs/live.md.
     """
 
     def __init__(self, *, tick_size: float, kind: str = "bars", ticks_per_row: int = 1,

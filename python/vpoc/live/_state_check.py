@@ -139,8 +139,10 @@ def check_envelope(state: Any) -> Dict[str, Any]:
     """The state's top level (keys, version); returns its ``config`` (the constructor's
     arguments, which the constructor validates)."""
     if not isinstance(state, dict):
+        hint = (": pass dict(numpy.load(path)) of a state_dict(flat=True)" if type(state).__name__ == "NpzFile"
+                else "")
         raise TypeError(f"state must be a dict from Live.state_dict() (version {STATE_VERSION}), "
-                        f"got {type(state).__name__}")
+                        f"got {type(state).__name__}{hint}")
     version = state.get("version")
     if isinstance(version, (bool, np.bool_)) or version != STATE_VERSION:
         raise ValueError(f"state must be a dict from Live.state_dict() (version {STATE_VERSION}); "
