@@ -17,23 +17,13 @@ from hypothesis import strategies as st
 vpoc = pytest.importorskip("vpoc")
 pd = pytest.importorskip("pandas")
 
-from test_live_window import assert_state_round_trip  # noqa: E402
+from test_live_window import MIN, T0, _rows as window_rows, assert_state_round_trip  # noqa: E402
 
-MIN = 60_000_000_000
-T0 = 1_700_000_000 * 10**9  # 2023-11-14, ns
 SPANS = ["1ns", "1min", "5min", "17min", "2h", dt.timedelta(minutes=9), np.timedelta64(3, "m")]
 
 
 def _rows(rng, n, bars, gaps=(0, 1, 2, 3)):
-    t = 16000 + np.cumsum(rng.integers(-3, 4, n))
-    vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.2) * 0.5
-    ts = T0 + np.cumsum(rng.choice(np.asarray(gaps), n)) * MIN  # 0: duplicate timestamps
-    if not bars:
-        return [t * 0.25, vol], ts
-    low = t * 0.25
-    high = low + rng.integers(0, 6, n) * 0.25
-    close = np.minimum(low + rng.integers(0, 6, n) * 0.25, high)
-    return [high, low, close, vol], ts
+    return window_rows(rng, n, bars, gaps)  # 0: duplicate timestamps
 
 
 def _batch(cols, ts, ids, bars, **kw):

@@ -21,10 +21,13 @@ MIN = 60_000_000_000
 T0 = 1_700_000_000 * 10**9  # 2023-11-14, ns
 
 
-def _rows(rng, n, bars):
+def _rows(rng, n, bars, gaps=None):
+    """n random rows (trades: price, volume; bars: high, low, close, volume) and their timestamps,
+    1-3 minutes apart, or ``gaps`` minutes apart drawn from that list (0: duplicate timestamps)."""
     t = 16000 + np.cumsum(rng.integers(-3, 4, n))
     vol = rng.integers(0, 9, n).astype(np.float64) + (rng.random(n) < 0.2) * 0.5
-    ts = T0 + np.cumsum(rng.integers(1, 4, n)) * MIN
+    step = rng.integers(1, 4, n) if gaps is None else rng.choice(np.asarray(gaps), n)
+    ts = T0 + np.cumsum(step) * MIN
     if not bars:
         return [t * 0.25, vol], ts
     low = t * 0.25
