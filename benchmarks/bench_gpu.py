@@ -6,8 +6,8 @@ Workloads (ES ladder, tick_size 0.25, ticks_per_row 1, per-session profiles + PO
   float32 integer-valued volume resident on the GPU (torch tensors), offsets on the host.
 * ``batch``           a training loop: 32 sessions x 390 bars per call (``--batch-calls`` calls,
   cycling over 8 distinct batches resident on the GPU, offsets on the host); each result's POC /
-  VAH / VAL go to torch with ``torch.from_dlpack`` (stacked into a [32, 3] tensor) and are
-  dropped. Reports the mean wall time per call (the loop's time / calls, one synchronize at the
+  VAH / VAL go to torch as one [32, 3] tensor (``torch.from_dlpack(prof.levels)``, a zero-copy
+  view; ``vpoc_stack_s``: the same from three columns and ``torch.stack``) and are dropped. Reports the mean wall time per call (the loop's time / calls, one synchronize at the
   end) against the same loop with ``torch_vec``, and ``driver_allocs_after_warmup``: the rise of
   ``memory_stats()["driver_allocs"] + ["driver_frees"]`` over the timed calls.
 * ``ticks``           es_trades(50_000_000, 1014), float32 price / float32 volume on the GPU.
@@ -436,7 +436,13 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
     off_dev = torch.from_numpy(off).cuda()
     r["input_bytes"] = sum(x.nbytes for x in host[0][0]) + off.nbytes
 
-    def vpoc_call(k: int) -> Any:
+    def vpoc_call(k: int) -> Any:  # the [S, 3] levels view: one DLPack import, no stack kernel
+        H, L, C, V = dev[k % 8]
+        prof = vpoc.from_bars(H, L, C, V, offsets=off, tick_size=TICK, distribute="uniform",
+                              device="cuda")
+        return torch.from_dlpack(prof.levels)
+
+    def vpoc_call_stack(k: int) -> Any:  # the same features from three columns and torch.stack
         H, L, C, V = dev[k % 8]
         prof = vpoc.from_bars(H, L, C, V, offsets=off, tick_size=TICK, distribute="uniform",
                               device="cuda")
@@ -456,9 +462,11 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
             g = host_fields(vpoc.from_bars(H, L, C, V, offsets=o, tick_size=TICK,
                                            distribute="uniform", device="cuda"))
             errors += [f"batch {k}: {e}" for e in compare_vpoc(g, cpu, exact=False)]
-            feats = vpoc_call(k).cpu().numpy()
-            if not np.array_equal(feats, np.stack([g["poc"], g["vah"], g["val"]], 1)):
-                errors.append(f"batch {k}: torch.from_dlpack features differ from the result")
+            for fn in (vpoc_call, vpoc_call_stack):
+                feats = fn(k).cpu().numpy()
+                if not np.array_equal(feats, np.stack([g["poc"], g["vah"], g["val"]], 1)):
+                    errors.append(f"batch {k}: torch.from_dlpack features ({fn.__name__}) differ "
+                                  "from the result")
             errors += check_peer("torch_vec", summary_torch_vec(torch_call(k)), vpoc_summary(cpu),
                                  1e-5)
         log(f"  check vpoc GPU vs CPU engine and torch_vec: {'ok' if not errors else 'MISMATCH'}")
@@ -497,6 +505,10 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
             r["wall_over_kernels"] = per_call / r["kernels_s"]
             log(f"  kernels {r['kernels_s'] * 1e6:.1f} us per call (torch.profiler): wall / kernels "
                 f"{r['wall_over_kernels']:.2f}")
+        # The same calls consumed as three columns + torch.stack (the way before Profiles.levels).
+        loop(vpoc_call_stack, 50)
+        r["vpoc_stack_s"] = min(loop(vpoc_call_stack, calls) for _ in range(3))
+        log(f"  consumed as three columns + torch.stack: {r['vpoc_stack_s'] * 1e6:.1f} us per call")
         # The machine's floor for a call: one tiny torch kernel per iteration, same loop.
         one = torch.zeros(1, device="cuda")
         loop(lambda k: one.add_(1), 100)

@@ -117,7 +117,7 @@ def test_not_constructible_from_python():
 
 def test_host_factory_rejects_bad_input():
     with pytest.raises(ValueError):
-        _core._host_device_array(np.zeros((2, 2)))
+        _core._host_device_array(np.zeros((2, 2, 2)))
     with pytest.raises(TypeError):
         _core._host_device_array(np.zeros(3, dtype=np.uint8))
 

@@ -1160,6 +1160,38 @@ def test_torch_from_dlpack_shares_memory():
     assert float(total) == float(np.asarray(c.volume).sum())
 
 
+@pytest.mark.parametrize("kind", ["trades", "bars", "developing", "bins"])
+def test_levels_is_one_zero_copy_view(kind):
+    """prof.levels on a GPU: a [S, 3] strided view of poc / vah / val (no copy, no kernel), equal to
+    the CPU's; torch imports it in one call and keeps the memory alive after the result is gone."""
+    d, off = es_like(50_000, 9, bars=kind == "bars")
+    kw = dict(offsets=off, tick_size=0.25)
+    if kind == "developing":
+        kw["developing"] = True
+    if kind == "bins":
+        kw["bins"] = 40
+    c, g = both("bars" if kind == "bars" else "trades", d, **kw)
+    lv = g.levels
+    assert lv.shape == (g.n_sessions, 3) and lv.ndim == 2 and lv.dtype == np.float64
+    assert lv.data_ptr == g.poc.data_ptr
+    want = np.stack([np.asarray(c.poc), np.asarray(c.vah), np.asarray(c.val)], 1)
+    np.testing.assert_array_equal(lv.numpy(), want)
+    np.testing.assert_array_equal(np.asarray(lv), want)
+    np.testing.assert_array_equal(c.levels, want)
+    if HAVE_TORCH:
+        t = torch.from_dlpack(lv)
+        assert t.is_cuda and t.data_ptr() == g.poc.data_ptr and tuple(t.shape) == want.shape
+        assert t.stride()[0] == 1
+        np.testing.assert_array_equal(torch.stack([torch.from_dlpack(g.poc), torch.from_dlpack(g.vah),
+                                                   torch.from_dlpack(g.val)], 1).cpu().numpy(), want)
+        del g, lv
+        gc.collect()
+        junk = [torch.full((1 << 20,), -7.0, device="cuda") for _ in range(4)]
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(t.cpu().numpy(), want)
+        del junk
+
+
 @needs_torch
 @pytest.mark.skipif(QUICK, reason="under compute-sanitizer memcheck the release is not seen at this "
                     "point (output_frees 372 -> 372 on an H100); the plain run checks it")

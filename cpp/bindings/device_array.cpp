@@ -21,7 +21,16 @@ namespace dl = dlpack;
 
 bool on_host(const DeviceArray& a) { return a.device_type == dl::kDLCPU; }
 
-size_t nbytes(const DeviceArray& a) { return static_cast<size_t>(a.size) * dl::item_size(a.dtype); }
+int64_t columns(const DeviceArray& a) { return a.cols > 0 ? a.cols : 1; }
+
+size_t nbytes(const DeviceArray& a) {
+  return static_cast<size_t>(a.size) * static_cast<size_t>(columns(a)) * dl::item_size(a.dtype);
+}
+
+py::tuple shape(const DeviceArray& a) {
+  if (a.cols > 0) return py::make_tuple(a.size, a.cols);
+  return py::make_tuple(a.size);
+}
 
 py::dtype numpy_dtype(vpoc::DType dt) {
   switch (dt) {
@@ -123,7 +132,7 @@ py::object export_dlpack(const DeviceArray& a, const py::object& stream, const p
     }
   }
   PyObject* capsule = dl::make_capsule(a.owner, a.data, a.size, a.dtype, a.device_type, a.device_id,
-                                       versioned, a.read_only);
+                                       versioned, a.read_only, dl::Columns{a.cols, a.col_stride});
   if (capsule == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(capsule);
 }
@@ -148,29 +157,36 @@ py::dict cuda_array_interface(const DeviceArray& a) {
   // (where cupy and numba work unless told otherwise); other streams must keep the result alive.
   if (a.owner) vpoc::gpu::note_stream(*a.owner, 0);
   py::dict d;
-  d["shape"] = py::make_tuple(a.size);
+  d["shape"] = shape(a);
   d["typestr"] = numpy_dtype(a.dtype).attr("str");
-  d["data"] = py::make_tuple(py::int_(a.size > 0 ? reinterpret_cast<std::uintptr_t>(a.data) : 0),
+  d["data"] = py::make_tuple(py::int_(nbytes(a) > 0 ? reinterpret_cast<std::uintptr_t>(a.data) : 0),
                              py::bool_(a.read_only));
   d["version"] = 3;
-  d["strides"] = py::none();
+  const auto item = static_cast<int64_t>(dl::item_size(a.dtype));
+  d["strides"] = a.cols > 0 ? py::object(py::make_tuple(item, a.col_stride * item)) : py::object(py::none());
   d["stream"] = stream;
   return d;
 }
 
-// A new host NumPy array holding a copy (blocks until `ready` for device memory).
+// A new host NumPy array holding a copy (blocks until `ready` for device memory); a 2-D array
+// comes back as the transpose of a C-ordered [cols, size] copy (one copy per column).
 py::array to_numpy(const DeviceArray& a) {
-  py::array out(numpy_dtype(a.dtype), py::array::ShapeContainer{static_cast<py::ssize_t>(a.size)});
-  const size_t bytes = nbytes(a);
-  if (bytes == 0) return out;
-  void* dst = out.mutable_data();
-  if (on_host(a)) {
-    std::memcpy(dst, a.data, bytes);
-  } else {
-    py::gil_scoped_release nogil;
-    vpoc::gpu::copy_to_host(dst, a.data, bytes, a.device_id, a.ready);
+  const auto n = static_cast<py::ssize_t>(a.size), k = static_cast<py::ssize_t>(columns(a));
+  py::array out = a.cols > 0 ? py::array(numpy_dtype(a.dtype), py::array::ShapeContainer{k, n})
+                             : py::array(numpy_dtype(a.dtype), py::array::ShapeContainer{n});
+  const size_t item = dl::item_size(a.dtype), bytes = static_cast<size_t>(a.size) * item;
+  if (bytes > 0) {
+    auto* dst = static_cast<char*>(out.mutable_data());
+    const auto* src = static_cast<const char*>(a.data);
+    const size_t step = static_cast<size_t>(a.col_stride) * item;
+    if (on_host(a)) {
+      for (py::ssize_t c = 0; c < k; ++c) std::memcpy(dst + c * bytes, src + c * step, bytes);
+    } else {
+      py::gil_scoped_release nogil;
+      for (py::ssize_t c = 0; c < k; ++c) vpoc::gpu::copy_to_host(dst + c * bytes, src + c * step, bytes, a.device_id, a.ready);
+    }
   }
-  return out;
+  return a.cols > 0 ? py::array(out.attr("T")) : out;
 }
 
 // NumPy's __array__(dtype=None, copy=None): host memory gives a view (base: this DeviceArray)
@@ -180,10 +196,13 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
   const bool force_copy = !copy.is_none() && truthy(copy);
   const bool forbid_copy = !copy.is_none() && !truthy(copy);
   py::object out;
-  if (on_host(a) && !force_copy && a.size > 0) {
+  if (on_host(a) && !force_copy && nbytes(a) > 0) {
     const auto item = static_cast<py::ssize_t>(dl::item_size(a.dtype));
-    py::array view(numpy_dtype(a.dtype), py::array::ShapeContainer{static_cast<py::ssize_t>(a.size)},
-                   py::array::StridesContainer{item}, a.data, self);
+    const auto n = static_cast<py::ssize_t>(a.size);
+    py::array view = a.cols > 0 ? py::array(numpy_dtype(a.dtype), py::array::ShapeContainer{n, static_cast<py::ssize_t>(a.cols)},
+                                            py::array::StridesContainer{item, static_cast<py::ssize_t>(a.col_stride) * item}, a.data, self)
+                                : py::array(numpy_dtype(a.dtype), py::array::ShapeContainer{n},
+                                            py::array::StridesContainer{item}, a.data, self);
     if (a.read_only) view.attr("setflags")(py::arg("write") = false);
     out = std::move(view);
   } else if (!on_host(a) && forbid_copy) {
@@ -197,8 +216,9 @@ py::object to_array(const py::object& self, const py::object& dtype, const py::o
 }
 
 std::string repr(const DeviceArray& a) {
-  return "vpoc.DeviceArray(size=" + std::to_string(a.size) + ", dtype=" + dtype_name(a.dtype) +
-         ", device='" + device_name(a) + "')";
+  const std::string dims = a.cols > 0 ? "shape=(" + std::to_string(a.size) + ", " + std::to_string(a.cols) + ")"
+                                      : "size=" + std::to_string(a.size);
+  return "vpoc.DeviceArray(" + dims + ", dtype=" + dtype_name(a.dtype) + ", device='" + device_name(a) + "')";
 }
 
 // Host storage for host_device_array: the Buffer the DeviceArray sees plus the words behind it.
@@ -211,11 +231,12 @@ struct HostStorage {
 
 void register_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
-                          "A 1-D vpoc result in GPU (or host) memory. Zero-copy to PyTorch/CuPy/JAX "
-                          "via DLPack (torch.from_dlpack(arr)); .numpy() copies to host memory.")
-      .def_property_readonly("shape", [](const DeviceArray& a) { return py::make_tuple(a.size); })
-      .def_property_readonly("size", [](const DeviceArray& a) { return a.size; })
-      .def_property_readonly("ndim", [](const DeviceArray&) { return 1; })
+                          "A vpoc result in GPU (or host) memory: 1-D, or [n, cols] for several columns "
+                          "of one result (Profiles.levels). Zero-copy to PyTorch/CuPy/JAX via DLPack "
+                          "(torch.from_dlpack(arr)); .numpy() copies to host memory.")
+      .def_property_readonly("shape", &shape)
+      .def_property_readonly("size", [](const DeviceArray& a) { return a.size * columns(a); })
+      .def_property_readonly("ndim", [](const DeviceArray& a) { return a.cols > 0 ? 2 : 1; })
       .def_property_readonly("nbytes", [](const DeviceArray& a) { return nbytes(a); })
       .def_property_readonly("dtype", [](const DeviceArray& a) { return numpy_dtype(a.dtype); })
       .def_property_readonly("device", &device_name)
@@ -241,8 +262,11 @@ void register_device_array(py::module_& m) {
 }
 
 py::object make_device_array(vpoc::gpu::BufferPtr owner, void* data, int64_t size, vpoc::DType dt,
-                             int device_type, int device_id, vpoc::gpu::Ready ready, bool read_only) {
+                             int device_type, int device_id, vpoc::gpu::Ready ready, bool read_only,
+                             int64_t cols, int64_t col_stride) {
   if (size < 0) VPOC_THROW(ValueError, "DeviceArray size must be >= 0, got ", size);
+  if (cols < 0 || (cols > 0 && col_stride < size))
+    VPOC_THROW(ValueError, "DeviceArray columns must not overlap: cols ", cols, ", col_stride ", col_stride, " < size ", size);
   if (!owner) VPOC_THROW(ValueError, "DeviceArray needs an owner that keeps its memory alive");
   if (size > 0 && data == nullptr) VPOC_THROW(ValueError, "DeviceArray of size ", size, " has no data");
   if (device_type != dl::kDLCPU && device_type != dl::kDLCUDA && device_type != dl::kDLROCM)
@@ -257,14 +281,16 @@ py::object make_device_array(vpoc::gpu::BufferPtr owner, void* data, int64_t siz
   a.device_id = device_type == dl::kDLCPU ? 0 : device_id;
   a.ready = std::move(ready);
   a.read_only = read_only;
+  a.cols = cols;
+  a.col_stride = cols > 0 ? col_stride : 0;
   return py::cast(std::move(a));
 }
 
-py::object host_device_array(const py::object& array, int device_type, int device_id) {
+py::object host_device_array(const py::object& array, int device_type, int device_id, int64_t col_stride) {
   py::array a = py::array::ensure(array, py::array::c_style);
   if (!a) VPOC_THROW(TypeError, "_host_device_array needs an array-like");
-  if (a.ndim() != 1)
-    VPOC_THROW(ValueError, "_host_device_array needs a 1-D array, got ", a.ndim(), " dimensions");
+  if (a.ndim() != 1 && a.ndim() != 2)
+    VPOC_THROW(ValueError, "_host_device_array needs a 1-D or 2-D array, got ", a.ndim(), " dimensions");
   const char kind = a.dtype().kind();
   const auto item = a.dtype().itemsize();
   vpoc::DType dt;
@@ -274,16 +300,30 @@ py::object host_device_array(const py::object& array, int device_type, int devic
   else if (kind == 'i' && item == 8) dt = vpoc::DType::i64;
   else VPOC_THROW(TypeError, "_host_device_array supports float32, float64, int32 and int64");
   const auto n = static_cast<int64_t>(a.shape(0));
-  const size_t bytes = static_cast<size_t>(n) * static_cast<size_t>(item);
+  const int64_t cols = a.ndim() == 2 ? static_cast<int64_t>(a.shape(1)) : 0;
+  if (cols > 0 && col_stride < 0) col_stride = n;
+  if (cols > 0 && col_stride < n) VPOC_THROW(ValueError, "_host_device_array: col_stride must be >= the rows");
+  // 2-D: column c at element c * col_stride of the words (the gaps zero), as Profiles.levels lays them
+  const int64_t span = cols > 0 ? col_stride * (cols - 1) + n : n;
+  const size_t bytes = static_cast<size_t>(span) * static_cast<size_t>(item);
   auto storage = std::make_shared<HostStorage>();
   storage->words.resize((bytes + sizeof(int64_t) - 1) / sizeof(int64_t));
-  if (bytes > 0) std::memcpy(storage->words.data(), a.data(), bytes);
+  auto* dst = reinterpret_cast<char*>(storage->words.data());
+  const auto* src = static_cast<const char*>(a.data());
+  if (cols == 0) {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(dst + (c * col_stride + i) * item, src + (i * cols + c) * item, static_cast<size_t>(item));
+  }
   storage->buffer.data = storage->words.data();
   storage->buffer.bytes = bytes;
   storage->buffer.device = -1;
   vpoc::gpu::BufferPtr owner(storage, &storage->buffer);  // aliasing: frees the words with the Buffer
   void* data = owner->data;
-  return make_device_array(std::move(owner), data, n, dt, device_type, device_id, vpoc::gpu::Ready{});
+  return make_device_array(std::move(owner), data, n, dt, device_type, device_id, vpoc::gpu::Ready{}, false, cols,
+                           col_stride);
 }
 
 }  // namespace vpoc_bind

@@ -114,6 +114,13 @@ inline size_t item_size(vpoc::DType dt) {
   return (dt == vpoc::DType::f32 || dt == vpoc::DType::i32) ? 4 : 8;
 }
 
+// A 2-D array's columns: `cols` columns of n elements each, column k starting `stride` elements after
+// column k - 1 (shape [n, cols], strides [1, stride] in elements); cols == 0: a 1-D array of n.
+struct Columns {
+  int64_t cols = 0;
+  int64_t stride = 0;
+};
+
 namespace detail {
 
 // One allocation per export: the managed tensor, the owner it keeps alive, and the shape/strides
@@ -122,8 +129,8 @@ template <class Managed>
 struct Export {
   Managed managed{};
   std::shared_ptr<void> owner;
-  int64_t shape[1] = {0};
-  int64_t strides[1] = {1};
+  int64_t shape[2] = {0, 0};
+  int64_t strides[2] = {1, 0};
 };
 
 template <class Managed>
@@ -149,13 +156,15 @@ inline void destroy_versioned_capsule(PyObject* capsule) {
 
 template <class Managed>
 void fill_tensor(Export<Managed>& e, void* data, int64_t n, vpoc::DType dt, int device_type,
-                 int device_id) {
+                 int device_id, const Columns& c) {
   e.shape[0] = n;
   e.strides[0] = 1;
+  e.shape[1] = c.cols;
+  e.strides[1] = c.stride;
   DLTensor& t = e.managed.dl_tensor;
-  t.data = n > 0 ? data : nullptr;  // the spec asks for a null pointer on zero-size tensors
+  t.data = n > 0 ? data : nullptr;  // the spec asks for a null pointer on zero-size tensors (cols is 0: 1-D, or > 0)
   t.device = {static_cast<int32_t>(device_type), static_cast<int32_t>(device_id)};
-  t.ndim = 1;
+  t.ndim = c.cols > 0 ? 2 : 1;
   t.dtype = data_type(dt);
   t.shape = e.shape;
   t.strides = e.strides;
@@ -167,17 +176,18 @@ void fill_tensor(Export<Managed>& e, void* data, int64_t n, vpoc::DType dt, int 
 }  // namespace detail
 
 // A new capsule ("dltensor_versioned" when `versioned`, else legacy "dltensor") over the 1-D
-// contiguous array [data, data + n) of `dt` on (device_type, device_id). The managed tensor
+// contiguous array [data, data + n) of `dt` on (device_type, device_id), or the 2-D one `cols` says. The managed tensor
 // holds `owner` until the consumer calls its deleter, or until the capsule is dropped unconsumed.
 // `read_only` sets DLPACK_FLAG_BITMASK_READ_ONLY (versioned only; legacy has no flags).
 // Returns a new reference, or nullptr with a Python exception set; never throws. Needs the GIL.
 inline PyObject* make_capsule(std::shared_ptr<void> owner, void* data, int64_t n, vpoc::DType dt,
-                              int device_type, int device_id, bool versioned, bool read_only) {
+                              int device_type, int device_id, bool versioned, bool read_only,
+                              const Columns& cols = {}) {
   if (versioned) {
     auto* e = new (std::nothrow) detail::Export<DLManagedTensorVersioned>();
     if (e == nullptr) return PyErr_NoMemory();
     e->owner = std::move(owner);
-    detail::fill_tensor(*e, data, n, dt, device_type, device_id);
+    detail::fill_tensor(*e, data, n, dt, device_type, device_id, cols);
     e->managed.version = {kMajorVersion, kMinorVersion};
     e->managed.flags = read_only ? kFlagReadOnly : 0;
     PyObject* capsule =
@@ -188,7 +198,7 @@ inline PyObject* make_capsule(std::shared_ptr<void> owner, void* data, int64_t n
   auto* e = new (std::nothrow) detail::Export<DLManagedTensor>();
   if (e == nullptr) return PyErr_NoMemory();
   e->owner = std::move(owner);
-  detail::fill_tensor(*e, data, n, dt, device_type, device_id);
+  detail::fill_tensor(*e, data, n, dt, device_type, device_id, cols);
   PyObject* capsule = PyCapsule_New(&e->managed, kCapsuleName, &detail::destroy_legacy_capsule);
   if (capsule == nullptr) delete e;
   return capsule;

@@ -93,9 +93,9 @@ void register_device(py::module_& m) {
   });
 
   vpoc_bind::register_device_array(m);
-  // Test-only: a host-memory (kDLCPU) DeviceArray over a copy of a 1-D array, for CPU-only DLPack tests.
+  // Test-only: a host-memory (kDLCPU) DeviceArray over a copy of a 1-D (or 2-D) array, for CPU-only DLPack tests.
   m.def("_host_device_array", &vpoc_bind::host_device_array, py::arg("array"),
-        py::arg("device_type") = 1, py::arg("device_id") = 0);
+        py::arg("device_type") = 1, py::arg("device_id") = 0, py::arg("col_stride") = -1);
 }
 
 }  // namespace vpoc_bind

@@ -183,6 +183,34 @@ py::object column(const py::object& self, vpoc::Col c) {
   return py::array(dt, {static_cast<py::ssize_t>(col.size)}, {static_cast<py::ssize_t>(8)}, col.data, self);
 }
 
+// POC, VAH and VAL as one [S, 3] float64 array: on a GPU a zero-copy DeviceArray over the session
+// columns (one allocation, the three columns equally spaced: gpu/runtime.cu allocate_session_columns),
+// on the host a new C-ordered numpy array (the three columns are separate vectors there).
+py::object levels(const py::object& self) {
+  const auto& pr = self.cast<const PyResult&>();
+  const vpoc::Column &poc = pr.r[vpoc::Col::poc], &vah = pr.r[vpoc::Col::vah], &val = pr.r[vpoc::Col::val];
+  const auto S = static_cast<py::ssize_t>(poc.size);
+  if (pr.r.device >= 0) {
+    const auto* p = static_cast<const double*>(poc.data);
+    const auto stride = static_cast<const double*>(vah.data) - p;
+    if (static_cast<const double*>(val.data) - p != 2 * stride || poc.owner != vah.owner || vah.owner != val.owner)
+      VPOC_THROW(DeviceError, "internal: the GPU result's poc, vah, val columns are not equally spaced in one buffer");
+    return make_device_array(std::static_pointer_cast<vpoc::gpu::Buffer>(poc.owner), poc.data, poc.size,
+                             vpoc::DType::f64, vpoc::gpu::dlpack_device_type(), pr.r.device, pr.r.ready, false, 3,
+                             static_cast<int64_t>(stride));
+  }
+  py::array_t<double> out({S, static_cast<py::ssize_t>(3)});
+  double* dst = out.mutable_data();
+  const auto *a = static_cast<const double*>(poc.data), *b = static_cast<const double*>(vah.data),
+             *c = static_cast<const double*>(val.data);
+  for (py::ssize_t s = 0; s < S; ++s) {
+    dst[3 * s] = a[s];
+    dst[3 * s + 1] = b[s];
+    dst[3 * s + 2] = c[s];
+  }
+  return out;
+}
+
 bool present(const PyResult& pr, vpoc::Col c) {
   return pr.r.developing || vpoc::kColumns[static_cast<int>(c)].extent != vpoc::Extent::inputs;
 }
@@ -229,6 +257,8 @@ void register_profiles(py::module_& m) {
         return p.r.bins ? py::object(py::array_t<double>(static_cast<py::ssize_t>(p.r.bin_width.size()), p.r.bin_width.data()))
                         : py::object(py::none());
       })
+      .def_property_readonly("levels", &levels,
+                             "POC, VAH, VAL as one [S, 3] float64 array (GPU: a zero-copy DeviceArray; host: a new array).")
       .def("fields",
            [](const py::object& self) {
              const auto& pr = self.cast<const PyResult&>();

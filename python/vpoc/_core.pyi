@@ -145,6 +145,11 @@ class Result:
     def grid_refused(self) -> bool:
         ...
     @property
+    def levels(self) -> typing.Any:
+        """
+        POC, VAH, VAL as one [S, 3] float64 array (GPU: a zero-copy DeviceArray; host: a new array).
+        """
+    @property
     def low_row(self) -> typing.Any:
         ...
     @property
@@ -255,7 +260,7 @@ class LiveSession:
         ...
 class DeviceArray:
     """
-    A 1-D vpoc result in GPU (or host) memory. Zero-copy to PyTorch/CuPy/JAX via DLPack (torch.from_dlpack(arr)); .numpy() copies to host memory.
+    A vpoc result in GPU (or host) memory: 1-D, or [n, cols] for several columns of one result (Profiles.levels). Zero-copy to PyTorch/CuPy/JAX via DLPack (torch.from_dlpack(arr)); .numpy() copies to host memory.
     """
     def __array__(self, dtype: typing.Any = None, copy: typing.Any = None) -> typing.Any:
         ...
@@ -293,12 +298,12 @@ class DeviceArray:
     def ndim(self) -> int:
         ...
     @property
-    def shape(self) -> tuple[int]:
+    def shape(self) -> tuple:
         ...
     @property
     def size(self) -> int:
         ...
-def _host_device_array(array: typing.Any, device_type: typing.SupportsInt | typing.SupportsIndex = 1, device_id: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
+def _host_device_array(array: typing.Any, device_type: typing.SupportsInt | typing.SupportsIndex = 1, device_id: typing.SupportsInt | typing.SupportsIndex = 0, col_stride: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     ...
 def backends() -> list[str]:
     ...

@@ -175,6 +175,9 @@ class Profiles:
     On the CPU the arrays are numpy views of the result's memory; on a GPU (``device`` is
     "cuda:N") they are ``DeviceArray`` objects in device memory, exported zero-copy through
     ``__dlpack__`` / ``__cuda_array_interface__`` (``to_torch()``), and ``cpu()`` copies them.
+    ``levels``: ``poc``, ``vah``, ``val`` as one ``[S, 3]`` float64 array: on a GPU a zero-copy
+    strided view (``torch.from_dlpack(prof.levels)``: one import, no stack kernel), on the CPU a
+    new array.
     Profiles pickle (multiprocessing, Dask) as host arrays; GPU profiles unpickle on the CPU.
     """
 
@@ -203,6 +206,7 @@ class Profiles:
     stacked_imbalance_buy: Optional[np.ndarray]
     stacked_imbalance_sell: Optional[np.ndarray]
     dev_delta: Optional[np.ndarray]
+    levels: np.ndarray
     #: bins=N (docs/presets.md): per session the ladder's lowest price and bin width (host float64;
     #: NaN for an empty session); None without bins. Bin k of session s spans
     #: ``[bin_low[s] + bin_width[s] * k, bin_low[s] + bin_width[s] * (k + 1)]``.
@@ -257,6 +261,14 @@ class Profiles:
                 value = getattr(result, name)
                 self.__dict__[name] = value
                 return value
+        if name == "levels":  # [S, 3] poc, vah, val: the engine's (a GPU view), else stacked here
+            result = self.__dict__.get("_result")
+            if result.__class__ is _core.Result:
+                value = result.levels
+            else:
+                value = np.stack([np.asarray(self.poc), np.asarray(self.vah), np.asarray(self.val)], 1)
+            self.__dict__[name] = value
+            return value
         if name in _BINS:  # bins=N: the engine result's ladders; None otherwise
             value = getattr(self.__dict__.get("_result"), name, None)
             self.__dict__[name] = value
