@@ -53,16 +53,16 @@ def main(argv: Any = None) -> int:
     def consume(p: Any) -> Any:
         return torch.stack([torch.from_dlpack(p.poc), torch.from_dlpack(p.vah), torch.from_dlpack(p.val)], 1)
 
-    from vpoc import _api
+    from vpoc import _device
 
     def own(fn: Callable[[int], Any]) -> Callable[[int], Any]:
         """fn with vpoc's own stream for stream=None (the default before torch's current stream)."""
         def run(k: int) -> Any:
-            _api._TORCH_STREAM = False
+            _device._TORCH_STREAM = False
             try:
                 return fn(k)
             finally:
-                _api._TORCH_STREAM = True
+                _device._TORCH_STREAM = True
         return run
 
     variants: Dict[str, Callable[[int], Any]] = {

@@ -364,7 +364,7 @@ def test_24_3_input_errors_carry_structure():
 def test_gpu_placement_cache_names_a_bad_memory_budget(budget):
     """GPU calls cache their Placement by its arguments: an unhashable or wrong memory_budget still
     gets the constructor's TypeError naming it (not 'unhashable type')."""
-    from vpoc import _api
+    from vpoc import _device
 
     with pytest.raises(TypeError, match="memory_budget"):
-        _api._placement(0, budget, 0, False, ())
+        _device._placement(0, budget, 0, False, ())

@@ -1169,8 +1169,8 @@ def test_levels_is_one_zero_copy_view(kind):
     if kind == "developing":
         kw["developing"] = True
     if kind == "bins":
-        kw["bins"] = 40
-    c, g = both("bars" if kind == "bars" else "trades", d, **kw)
+        kw.update(bins=40, snap=False)  # bins read prices as they are (snap=True is refused)
+    c, g = both("uniform" if kind == "bars" else "trades", d, **kw)
     lv = g.levels
     assert lv.shape == (g.n_sessions, 3) and lv.ndim == 2 and lv.dtype == np.float64
     assert lv.data_ptr == g.poc.data_ptr

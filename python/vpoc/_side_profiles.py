@@ -296,7 +296,7 @@ class _Engine:
         return _core.Options(**kw)
 
     def _run(self, arrays: Dict[str, Any], offsets: Any, session_ids: Any, options: Any) -> Any:
-        from ._api import _placed  # the one place a call is put on its device
+        from ._device import _placed  # the one place a call is put on its device
 
         _, ins, place = _placed(self.device, arrays, self.memory_budget, self.stream)
         if "price" in ins:

@@ -1,0 +1,53 @@
+"""from_* calls reuse the Options of an earlier call with the same arguments (value and type): a cached
+Options never lets an argument through that the constructor refuses, and never mixes two calls' rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+vpoc = pytest.importorskip("vpoc")
+from vpoc import _api  # noqa: E402
+
+H = np.array([101.0, 102.0, 103.0])
+L = H - 1.0
+C = H - 0.5
+V = np.array([10.0, 20.0, 30.0])
+
+
+def test_same_arguments_share_one_options():
+    _api._OPTIONS.clear()
+    a = _api._options(None, dict(distribute="uniform"), True, None, None, 0.25, 1, 1000, None, False, False, False)
+    b = _api._options(None, dict(distribute="uniform"), True, None, None, 0.25, 1, 1000, None, False, False, False)
+    assert a[0] is b[0]
+    c = _api._options(None, dict(distribute="close"), True, None, None, 0.25, 1, 1000, None, False, False, False)
+    assert c[0] is not a[0] and c[0].distribute != a[0].distribute
+
+
+@pytest.mark.parametrize("kw, error", [
+    (dict(snap=1), TypeError),            # True is cached; 1 == True must still be refused
+    (dict(developing=0), TypeError),      # False is cached; 0 == False
+    (dict(tick_size=float("nan")), ValueError),
+    (dict(ticks_per_row=1.0), TypeError),  # 1 is cached; 1.0 == 1
+])
+def test_a_cached_call_does_not_admit_an_equal_value_of_another_type(kw, error):
+    base = dict(tick_size=0.25, snap=True, developing=False, ticks_per_row=1)
+    vpoc.from_bars(H, L, C, V, **base)  # cached now
+    with pytest.raises(error):
+        vpoc.from_bars(H, L, C, V, **dict(base, **kw))
+
+
+def test_results_follow_each_calls_own_rules():
+    for _ in range(2):  # the second round is served from the cache
+        u = vpoc.from_bars(H, L, C, V, tick_size=0.25, distribute="uniform")
+        c = vpoc.from_bars(H, L, C, V, tick_size=0.25, distribute="close")
+        t = vpoc.from_bars(H, L, C, V, tick_size=np.float64(0.5), distribute="close")
+        assert np.asarray(u.volume).shape != np.asarray(c.volume).shape
+        assert t.tick_size == 0.5 and c.tick_size == 0.25
+        np.testing.assert_array_equal(np.asarray(c.poc), [102.5])
+
+
+def test_an_unhashable_argument_is_named():
+    with pytest.raises((TypeError, ValueError), match="tick_size"):
+        vpoc.from_bars(H, L, C, V, tick_size=[0.25])
+    assert len(_api._OPTIONS) <= 64
