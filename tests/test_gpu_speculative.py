@@ -160,16 +160,29 @@ def _bad(api: str, d: dict, case: str) -> dict:
             d["close"][70] = d["low"][70]
     elif case == "high_below_low":
         d["high"][70] = d["low"][70] - 0.25
+    elif case == "nan_volume":
+        d["volume"][[70, 90]] = np.nan
+    elif case == "volume_before_price":  # a bad volume, then a bad price: the first row is named
+        d["volume"][70] = -1.0
+        d[key][90] = np.nan
+    elif case == "price_before_volume":
+        d[key][70] = np.inf
+        d["volume"][90] = np.nan
+    elif case == "wide_and_bad_volume":  # too wide and a bad volume: the order of the checks holds
+        d[key][70] += 5000.0
+        d["volume"][20] = -3.0
     return d
 
 
 @pytest.mark.parametrize("api, case", [("trades", "nan_price"), ("trades", "negative_volume"),
-                                       ("trades", "too_wide"), ("uniform", "nan_price"),
+                                       ("trades", "too_wide"), ("trades", "nan_volume"),
+                                       ("trades", "volume_before_price"), ("trades", "price_before_volume"),
+                                       ("trades", "wide_and_bad_volume"), ("uniform", "nan_price"),
                                        ("uniform", "high_below_low"), ("close", "negative_volume"),
                                        ("uniform", "too_wide")])
 def test_bad_input_on_a_known_shape_raises_as_the_waiting_call(api, case):
     good, off = data(api, 4_000 + 7 * len(case), 3, seed=4)
-    kw = {"max_rows": 2000} if case == "too_wide" else {}
+    kw = {"max_rows": 2000} if case in ("too_wide", "wide_and_bad_volume") else {}
     call(api, good, off, "cuda", **kw)
     call(api, good, off, "cuda", **kw)
     bad = _bad(api, good, case)
@@ -184,8 +197,32 @@ def test_bad_input_on_a_known_shape_raises_as_the_waiting_call(api, case):
     with pytest.raises(ValueError) as cpu:
         call(api, bad, off, "cpu", **kw)
     assert type(cpu.value) is type(spec.value)
+    if case in ("volume_before_price", "price_before_volume", "nan_volume"):
+        assert getattr(spec.value, "index", 70) == 70 and getattr(cpu.value, "index", 70) == 70
+        assert "70" in str(spec.value), str(spec.value)
     # and the shape still works
     assert_same(fields(call(api, good, off, "cuda", **kw)), fields(call(api, good, off, "cuda", **kw)), "after")
+
+
+def test_a_fraction_met_first_by_a_speculative_call_reruns_once():
+    """Trades of a shape seen with whole volumes bin before their volumes are checked: a fraction
+    makes that call run again (once, counted) with the volumes checked first, and the shape's later
+    calls check them first without a rerun; every result equals the CPU's."""
+    ints, off = data("trades", 23_456, 6, seed=8, volume="int")
+    fracs, _ = data("trades", 23_456, 6, seed=8, volume="frac")
+    call("trades", ints, off, "cuda")
+    assert_same(fields(call("trades", ints, off, "cuda")), fields(call("trades", ints, off, "cuda")), "ints")
+    before = stats()
+    got = fields(call("trades", fracs, off, "cuda"))
+    mid = stats()
+    assert mid["speculative_reruns"] - before["speculative_reruns"] == 1
+    cpu = fields(call("trades", fracs, off, "cpu"))
+    for k in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row"):
+        np.testing.assert_array_equal(got[k], cpu[k], err_msg=k, strict=True)
+    np.testing.assert_allclose(got["volume"], cpu["volume"], rtol=1e-12, atol=0)
+    for d in (fracs, ints, fracs):
+        call("trades", d, off, "cuda")
+    assert stats()["speculative_reruns"] == mid["speculative_reruns"]
 
 
 def test_integer_then_fractional_volumes_on_one_shape():

@@ -176,6 +176,7 @@ class Run {
   BufferPtr volume_mem_;
   int64_t volume_cap_ = 0;
   uint64_t key_ = 0;  // shape_key() of a one-group device call
+  bool fractional_ = false;  // a summary read back showed a fractional volume (kFractional)
 };
 
 // The shape of a call, as far as its output rows go: calls of one shape (a training loop's) get
@@ -221,6 +222,7 @@ ParamOffsets Run::stage_offsets(const Group& g) {
 // The group summary, copied back (host_small_): off-grid counts added up; a bad row throws.
 void Run::read_summary() {
   off_grid_ += host_small_[4];
+  fractional_ |= (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
   if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
     first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
@@ -258,7 +260,13 @@ bool Run::speculate(int64_t hint) {
   const ParamOffsets given = stage_offsets(g);
   scratch_.n = n;
   scratch_.go = nullptr;
-  scratch_.fixed_by_flag = !splits_;  // whole volumes on one row each: integer rows unless the flag says
+  // Trades whose volumes were whole before (or are integers): the range pass reads prices only, the
+  // bin pass checks the volumes and bins them as whole numbers, and the host waits for the end of
+  // the call (the levels pass publishes the bin pass's checks into the mirror). Anything it finds
+  // (a bad row, a fraction, a stop of the layout) sends the call down the waiting path, every check in today's order.
+  const bool vib = !view_.bars && mirror_ != nullptr && !st_.fractional_hint(key_);
+  scratch_.volumes_in_bin = vib;
+  scratch_.fixed_by_flag = !splits_ && !vib;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   const RowSpan rows{g.r0, g.r1, 0};
   launch_init_group(scratch_, legacy, summary_, rows, given, stream_);
@@ -267,33 +275,50 @@ bool Run::speculate(int64_t hint) {
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
   volume_mem_ = st_.output(static_cast<size_t>(cap) * 8, stream_);
   volume_cap_ = cap;
-  const BufferPtr lo_mem = st_.output(static_cast<size_t>(cap) * 8, stream_);
+  const BufferPtr lo_mem = vib ? BufferPtr() : st_.output(static_cast<size_t>(cap) * 8, stream_);
   void* out = volume_mem_->data;
+  void* lo = vib ? nullptr : lo_mem->data;
   const bool zero_in_layout = cap <= kLayoutZeroRows;  // else a launch of its own, below
   if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                      LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
                                    static_cast<int64_t*>(out_.offsets.data)},
                      0, summary_, cap, opt_.max_rows, stream_, zero_in_layout ? out : nullptr,
-                     zero_in_layout ? lo_mem->data : nullptr, mirror_))
+                     zero_in_layout ? lo : nullptr, mirror_))
     VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
                                   stream_));
-  VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
+  if (!vib) VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
-  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo_mem->data, cap, summary_, stream_);
-  launch_bin(view_, rows, scratch_, opt_, out, lo_mem->data, stream_);
+  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo, cap, summary_, stream_);
+  launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
   // the finish pass and the levels in one launch (greedy and touched rows never speculate)
   FinishRows rows_in;
   rows_in.hi = static_cast<unsigned long long*>(out);
-  rows_in.lo = static_cast<const unsigned long long*>(lo_mem->data);
+  rows_in.lo = static_cast<const unsigned long long*>(lo);
   rows_in.fractional = scratch_.fixed_by_flag ? scratch_.fractional : nullptr;
   rows_in.fraction_bit = kFractional;
   rows_in.scan = uniform_diff(view_, opt_);
+  if (vib) {
+    rows_in.err = scratch_.err;
+    rows_in.flags = scratch_.fractional;
+    rows_in.publish = mirror_;
+  }
   launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
   st_.count_speculative(false);
-  VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
+  scratch_.volumes_in_bin = false;  // the waiting path, if it runs, checks the volumes in its range pass
+  if (vib) {
+    VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(out_.ready.event.get())));
+    const bool fraction = (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
+    if (fraction) st_.note_fractional(key_);  // this shape's later calls check volumes first
+    if (host_small_[kGo] == 0 || static_cast<unsigned long long>(host_small_[2]) != kEncNone || fraction) {
+      if (host_small_[kRows] > cap) st_.note_rows(key_, host_small_[kRows]);
+      return false;  // nothing kept: the waiting path finds and names whatever stopped this call
+    }
+  } else {
+    VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
+  }
   read_summary();
   const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
   // the waiting path's order of checks: a huge volume, then a too wide session
@@ -808,7 +833,10 @@ DeviceProfiles Run::run() {
     if (k + 1 < groups_.size() && resident(k + 1) && !resident(k))
       upload(groups_[k + 1].r0, groups_[k + 1].r1, (slot + 1) % kSlots);
   }
-  if (in_.on_device && groups_.size() == 1) st_.note_rows(key_, laid_out_);
+  if (in_.on_device && groups_.size() == 1) {
+    st_.note_rows(key_, laid_out_);
+    if (fractional_) st_.note_fractional(key_);  // the shape's speculative calls then check volumes first
+  }
   finish();
   hold_inputs();
   return std::move(out_);

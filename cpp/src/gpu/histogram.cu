@@ -240,7 +240,8 @@ struct TradeChecks {
   CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
 };
 
-template <class P, class V>
+// Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check.
+template <class P, class V, bool Volumes>
 __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table, double tick,
                                                                TradeChecks<P, V> c) {
@@ -266,7 +267,9 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i < e) {
           p[u] = price[i];
-          if constexpr (std::is_same<W, float>::value)
+          if constexpr (!Volumes)
+            v[u] = W(0);
+          else if constexpr (std::is_same<W, float>::value)
             v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
           else
             v[u] = load_volume<V>(src.in.volume, i - src.base);
@@ -283,12 +286,14 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
           first_off = min(first_off, static_cast<unsigned long long>(i));
         }
         if (!(fabs(p[u]) < c.fast_limit || src.valid_price(static_cast<double>(p[u]))) ||
-            !fixed::volume_in_range(v[u])) {
+            (Volumes && !fixed::volume_in_range(v[u]))) {
           bad = min(bad, static_cast<unsigned long long>(i));
           continue;
         }
-        fractional |= !whole(v[u]);
-        huge |= v[u] > c.huge;
+        if constexpr (Volumes) {
+          fractional |= !whole(v[u]);
+          huge |= v[u] > c.huge;
+        }
         lo_p = min(lo_p, p[u]);
         hi_p = max(hi_p, p[u]);
         any = true;
@@ -360,6 +365,8 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
+  unsigned long long bad = kEncNone;  // g.volumes_in_bin: the checks trade_range_kernel left here
+  bool fractional = false, huge = false;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     if (a >= e) continue;  // block-uniform: every thread skips together
@@ -391,6 +398,17 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
             fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
         distribute::uniform_diff(tl, th, split, add_diff);
       });
+    } else if (!Bars && g.volumes_in_bin) {  // trades: the range pass left the volumes to this pass
+      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
+        const CheckedVolume<V> w = static_cast<CheckedVolume<V>>(it.v);  // exact: it.v came from V
+        if (!fixed::volume_in_range(w)) {  // as trade_range_kernel's test, in the same type
+          bad = min(bad, static_cast<unsigned long long>(i));
+          return;
+        }
+        fractional |= !whole(w);
+        huge |= static_cast<double>(w) > g.huge_volume;  // w > round_down<W>(huge) exactly when this holds
+        src.emit(it, L, add);
+      });
     } else {
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     }
@@ -404,6 +422,7 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       __syncthreads();  // the next session reuses the shared rows
     }
   }
+  if (!Bars && g.volumes_in_bin) flush_checks(g, bad, 0, kEncNone, fractional, huge);
 }
 
 // [n] blocks x [kThreads], one block per session of the group: gpu/finish.cuh's finish_session
@@ -680,9 +699,12 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     const auto src = source<P, V>(in, rows, opt);
     if (in.bars)
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
+    else if (g.volumes_in_bin)
+      trade_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
+                                                                               trade_checks<P, V>(src.scale, g));
     else
-      trade_range_kernel<P, V><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                        trade_checks<P, V>(src.scale, g));
+      trade_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
+                                                                              trade_checks<P, V>(src.scale, g));
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }

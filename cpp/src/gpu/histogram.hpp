@@ -39,6 +39,10 @@ struct GroupScratch {
   const long long* go = nullptr;      // [1] summary[kGo]: 0 when the output is too small or a row is bad;
                                       //     the passes after the layout then do nothing (nullptr: always run)
   bool fixed_by_flag = false;         // integer or fixed-point rows chosen on the device by *fractional
+  // Trades, speculative calls (gpu/engine.cu): the range pass reads prices only and the bin pass checks
+  // the volumes (first bad row into err, kFractional / kHugeVolume into fractional) while it bins them
+  // as whole numbers; a bad row or a fraction sends the host back to the waiting path.
+  bool volumes_in_bin = false;
 };
 
 // Words of the group summary (read back by the host: a copy, or the layout's mirror):

@@ -47,11 +47,23 @@ void DeviceState::note_fit(uint64_t key, int64_t rows) {
   }
 }
 
+bool DeviceState::fractional_hint(uint64_t key) const {
+  for (const RowsHint& h : hints_)
+    if (h.key == key) return h.fractional;
+  return false;
+}
+
+void DeviceState::note_fractional(uint64_t key) {
+  for (RowsHint& h : hints_)
+    if (h.key == key) h.fractional = true;
+}
+
 void DeviceState::note_rows(uint64_t key, int64_t rows) {
   auto it = std::find_if(hints_.begin(), hints_.end(), [&](const RowsHint& h) { return h.key == key; });
   RowsHint h{key, rows};
   if (it != hints_.end()) {
     h.rows = std::max(h.rows, it->rows);  // the largest seen: calls of a shape vary a little
+    h.fractional = it->fractional;
     hints_.erase(it);
   } else if (hints_.size() == kHints) {
     hints_.pop_back();

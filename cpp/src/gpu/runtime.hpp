@@ -58,6 +58,10 @@ class DeviceState {
   // under half the hint, the hint comes down to the most of them (one unusually wide call no longer
   // sizes every later call's histogram).
   void note_fit(uint64_t key, int64_t rows);
+  // Calls of shape `key` met a fractional volume (then their range pass checks volumes first, as the
+  // bin pass can only bin whole ones without it); false for a shape not seen.
+  bool fractional_hint(uint64_t key) const;
+  void note_fractional(uint64_t key);
   static constexpr int kShrinkCalls = 64;
   // A result buffer of at least `bytes`, written on `stream`: a cached buffer when one fits (the
   // stream first waits for the buffer's earlier users), else a new driver allocation. It returns
@@ -111,6 +115,7 @@ class DeviceState {
     int64_t rows;
     int64_t recent = 0;  // the most rows of the calls under half `rows` since the last one above
     int small = 0;       // how many such calls in a row
+    bool fractional = false;  // a call of this shape met a fractional volume (note_fractional)
   };
   static constexpr size_t kHints = 16;  // shapes remembered (a training loop has a few)
   std::vector<RowsHint> hints_;         // most recent first
