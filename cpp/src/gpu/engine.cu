@@ -261,9 +261,10 @@ bool Run::speculate(int64_t hint) {
   scratch_.n = n;
   scratch_.go = nullptr;
   // Trades whose volumes were whole before (or are integers): the range pass reads prices only, the
-  // bin pass checks the volumes and bins them as whole numbers, and the host waits for the end of
-  // the call (the levels pass publishes the bin pass's checks into the mirror). Anything it finds
-  // (a bad row, a fraction, a stop of the layout) sends the call down the waiting path, every check in today's order.
+  // bin pass checks the volumes and bins them as whole numbers, a one-thread launch publishes its
+  // checks into the mirror, and the host waits for that (the levels pass runs on meanwhile). Anything
+  // it finds (a bad row, a fraction, a stop of the layout) sends the call down the waiting path,
+  // every check in today's order.
   const bool vib = !view_.bars && mirror_ != nullptr && !st_.fractional_hint(key_);
   scratch_.volumes_in_bin = vib;
   scratch_.fixed_by_flag = !splits_ && !vib;  // whole volumes on one row each: integer rows unless the flag says
@@ -290,6 +291,10 @@ bool Run::speculate(int64_t hint) {
   scratch_.go = summary_ + kGo;
   if (!zero_in_layout) launch_zero_rows(scratch_, out, lo, cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
+  if (vib) {
+    launch_publish_checks(scratch_, mirror_, stream_);
+    VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
+  }
   // the finish pass and the levels in one launch (greedy and touched rows never speculate)
   FinishRows rows_in;
   rows_in.hi = static_cast<unsigned long long*>(out);
@@ -297,27 +302,20 @@ bool Run::speculate(int64_t hint) {
   rows_in.fractional = scratch_.fixed_by_flag ? scratch_.fractional : nullptr;
   rows_in.fraction_bit = kFractional;
   rows_in.scan = uniform_diff(view_, opt_);
-  if (vib) {
-    rows_in.err = scratch_.err;
-    rows_in.flags = scratch_.fractional;
-    rows_in.publish = mirror_;
-  }
   launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
   st_.count_speculative(false);
   scratch_.volumes_in_bin = false;  // the waiting path, if it runs, checks the volumes in its range pass
+  VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
   if (vib) {
-    VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(out_.ready.event.get())));
     const bool fraction = (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
     if (fraction) st_.note_fractional(key_);  // this shape's later calls check volumes first
     if (host_small_[kGo] == 0 || static_cast<unsigned long long>(host_small_[2]) != kEncNone || fraction) {
       if (host_small_[kRows] > cap) st_.note_rows(key_, host_small_[kRows]);
       return false;  // nothing kept: the waiting path finds and names whatever stopped this call
     }
-  } else {
-    VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
   }
   read_summary();
   const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];

@@ -231,6 +231,19 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
 template <class V>
 using CheckedVolume = std::conditional_t<std::is_same<V, float>::value, float, double>;
 
+// The bin pass's checks of g.volumes_in_bin, as bits: a bad volume, a fraction, a huge volume.
+constexpr unsigned kFoundBad = 1, kFoundFraction = 2, kFoundHuge = 4;
+
+// The largest W <= x (x >= 0; +inf past W's range): v > it for v in W exactly when v > x.
+template <class W>
+__device__ inline W round_down_huge(double x) {
+  constexpr double kMaxW = sizeof(W) == 4 ? 3.4028234663852886e38 : 1.7976931348623157e308;  // FLT_MAX, DBL_MAX
+  if (!(x < kMaxW)) return static_cast<W>(INFINITY);
+  W f = static_cast<W>(x);
+  if (static_cast<double>(f) > x) f = nextafter(f, W(0));
+  return f;
+}
+
 // Price bounds of trade_range_kernel in the price's dtype (see fast_limit / grid_scale below).
 template <class P, class V>
 struct TradeChecks {
@@ -365,8 +378,8 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
-  unsigned long long bad = kEncNone;  // g.volumes_in_bin: the checks trade_range_kernel left here
-  bool fractional = false, huge = false;
+  unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
+  const CheckedVolume<V> huge_w = round_down_huge<CheckedVolume<V>>(g.huge_volume);
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     if (a >= e) continue;  // block-uniform: every thread skips together
@@ -399,15 +412,13 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
         distribute::uniform_diff(tl, th, split, add_diff);
       });
     } else if (!Bars && g.volumes_in_bin) {  // trades: the range pass left the volumes to this pass
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
+      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
         const CheckedVolume<V> w = static_cast<CheckedVolume<V>>(it.v);  // exact: it.v came from V
-        if (!fixed::volume_in_range(w)) {  // as trade_range_kernel's test, in the same type
-          bad = min(bad, static_cast<unsigned long long>(i));
-          return;
-        }
-        fractional |= !whole(w);
-        huge |= static_cast<double>(w) > g.huge_volume;  // w > round_down<W>(huge) exactly when this holds
-        src.emit(it, L, add);
+        const bool ok = fixed::volume_in_range(w);  // trade_range_kernel's tests, in the same type
+        found |= (ok ? 0u : kFoundBad) | (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u);
+        Item jt = it;
+        jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
+        src.emit(jt, L, add);
       });
     } else {
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
@@ -422,7 +433,17 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       __syncthreads();  // the next session reuses the shared rows
     }
   }
-  if (!Bars && g.volumes_in_bin) flush_checks(g, bad, 0, kEncNone, fractional, huge);
+  // a bad row is flagged as row 0: the speculative call only needs to know there is one (its rerun names it)
+  if (!Bars && g.volumes_in_bin)
+    flush_checks(g, (found & kFoundBad) ? 0ull : kEncNone, 0, kEncNone, (found & kFoundFraction) != 0,
+                 (found & kFoundHuge) != 0);
+}
+
+// [1] x [1]: the bin pass's findings (g.volumes_in_bin) into the summary mirror words 2 and 3, for
+// the host's one wait of a speculative call (recorded after this launch).
+__global__ void publish_checks_kernel(GroupScratch g, long long* mirror) {
+  mirror[2] = static_cast<long long>(*g.err);
+  mirror[3] = static_cast<long long>(*g.fractional);
 }
 
 // [n] blocks x [kThreads], one block per session of the group: gpu/finish.cuh's finish_session
@@ -752,6 +773,11 @@ void launch_finish_rows(const InputView& in, const Options& opt, const GroupScra
       g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total,
       uniform_diff(in, opt));
   VPOC_GPU_CHECK_LAUNCH("finish_rows_kernel");
+}
+
+void launch_publish_checks(const GroupScratch& g, long long* mirror, gpuStream_t stream) {
+  publish_checks_kernel<<<1, 1, 0, stream>>>(g, mirror);
+  VPOC_GPU_CHECK_LAUNCH("publish_checks_kernel");
 }
 
 size_t layout_temp_bytes(int64_t n) {

@@ -89,6 +89,9 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
 // g.fixed_by_flag: out_lo is given and used only when *g.fractional says so (two launches, one returns).
 void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Options& opt,
                 void* out_hi, void* out_lo, gpuStream_t stream);
+// g.volumes_in_bin: the bin pass's checks (g.err, g.fractional) into mirror[2], mirror[3] (the
+// summary words the host reads after an event recorded next). One launch of one thread.
+void launch_publish_checks(const GroupScratch& g, long long* mirror, gpuStream_t stream);
 // Whether launch_bin puts the volume of `in` as a difference array (uniform, one tick per row):
 // launch_finish_rows then sums it up.
 bool uniform_diff(const InputView& in, const Options& opt);

@@ -51,12 +51,6 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
-  if constexpr (Fused) {  // the bin pass ran before this launch: its checks to the host (summary words 2, 3)
-    if (f.publish != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
-      f.publish[2] = static_cast<long long>(*f.err);
-      f.publish[3] = static_cast<long long>(*f.flags);
-    }
-  }
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform: the call is run again or fails
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];

@@ -30,11 +30,6 @@ struct FinishRows {
   const unsigned long long* fractional = nullptr;
   unsigned long long fraction_bit = 0;
   bool scan = false;
-  // GroupScratch::volumes_in_bin: the bin pass's findings (err, fractional flags: device words) are
-  // copied to publish[2], publish[3] (the summary mirror in host memory) by block 0 before anything else.
-  const unsigned long long* err = nullptr;
-  const unsigned long long* flags = nullptr;
-  long long* publish = nullptr;
 };
 
 // iota[i] = i for i < n (the values the greedy sort carries).
