@@ -380,6 +380,7 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Tile t(rows, g, table);
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
   const CheckedVolume<V> huge_w = round_down_huge<CheckedVolume<V>>(g.huge_volume);
+  const bool low_huge = huge_w < CheckedVolume<V>(2147483648.0);  // else only fractions can be huge
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     if (a >= e) continue;  // block-uniform: every thread skips together
@@ -413,7 +414,14 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       });
     } else if (!Bars && g.volumes_in_bin) {  // trades: the range pass left the volumes to this pass
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
-        const CheckedVolume<V> w = static_cast<CheckedVolume<V>>(it.v);  // exact: it.v came from V
+        using W = CheckedVolume<V>;
+        const W w = static_cast<W>(it.v);  // exact: it.v came from V
+        // the common case in four operations: a whole number in [0, 2**31) is in range and not a
+        // fraction; it is huge only past huge_w (checked with the rest when huge_w is below 2**31)
+        if (w >= W(0) && w < W(2147483648.0) && w == floor(w) && !(low_huge && w > huge_w)) {
+          src.emit(it, L, add);
+          return;
+        }
         const bool ok = fixed::volume_in_range(w);  // trade_range_kernel's tests, in the same type
         found |= (ok ? 0u : kFoundBad) | (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u);
         Item jt = it;
