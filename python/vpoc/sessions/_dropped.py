@@ -205,7 +205,7 @@ def _before_open(tb: Int64Array, keys: npt.NDArray[np.int8], t: Int64Array, win_
     """(how many of the left-out rows ``tb`` (cause ``keys``) sit exactly one bar interval before a
     window's open (a halt's or a weekend's last bar), how many other rows are in the halt, the
     interval in ns): ``step`` or the modal spacing of all rows ``t``."""
-    if closed != "left" or win_opens is None or not win_opens.size or not tb.size:
+    if closed != "left" or win_opens is None or not win_opens.size or tb.size < 2:  # the pattern needs 2
         return 0, 0, 0
     bar = step
     if bar is None:
