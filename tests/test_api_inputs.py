@@ -229,7 +229,7 @@ def test_23_9_container_errors():
         vpoc.from_bars(h, tick_size=0.25)
     with pytest.raises(TypeError, match="low is missing"):
         vpoc.from_bars(h, close=c, volume=v, tick_size=0.25)
-    with pytest.raises(TypeError, match="apply only when the first argument is a DataFrame"):
+    with pytest.raises(TypeError, match="appl(y|ies) only when the first argument is a DataFrame"):
         vpoc.from_bars(h, l, c, v, tz="UTC", tick_size=0.25)
     with pytest.raises(ValueError, match="container was read with them already"):
         vpoc.from_bars(vpoc.io.read_bars(df), label="close", tick_size=0.25)

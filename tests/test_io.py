@@ -158,7 +158,8 @@ def test_nonexistent_local_times(tmp_path) -> None:
                  "20250309 030000;1;1;1;1;1\n")
     with pytest.raises(ValueError, match=r"spring\.txt line 2: 2025-03-09 02:30:00 does not exist"):
         vio.read_bars(path, tz=CHI)
-    fwd = vio.read_bars(path, tz=CHI, nonexistent="shift_forward").timestamp
+    with pytest.warns(vio.DuplicateRowsWarning, match="1 of 3 bars are exact duplicates"):  # 02:30 -> 03:00
+        fwd = vio.read_bars(path, tz=CHI, nonexistent="shift_forward").timestamp
     back = vio.read_bars(path, tz=CHI, nonexistent="shift_backward").timestamp
     assert fwd.tolist() == [ns("2025-03-09T07:59Z"), ns("2025-03-09T08:00Z"), ns("2025-03-09T08:00Z")]
     assert back[1] == ns("2025-03-09T08:00Z") - 1

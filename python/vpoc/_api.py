@@ -14,6 +14,8 @@ from ._arrays import as_prices, first_off_grid, gpu_location, report_grid
 from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_available, memory_stats,  # noqa: F401
                       set_pool_limit, _placed)
 from ._errors import input_rows
+from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
+from ._frames import table as _table
 from ._profiles import Profiles
 from . import _presets
 from . import _side_profiles as _sides
@@ -22,138 +24,6 @@ from ._validate import boolean as _bool
 
 __all__ = ["from_trades", "from_bars", "backends", "gpu_available", "memory_stats", "empty_cache",
            "set_pool_limit"]
-
-# --------------------------------------------------------------------------- tables and sessions
-
-_SESSION_RULES = ("globex", "rth", "daily")
-
-
-def _table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
-    """A vpoc.io.Bars / Trades container or a pandas / polars DataFrame (pyarrow Table) as
-    ``({field: array}, timestamps ns or None)``; frames are read by vpoc.io.read_bars /
-    read_trades (``kw``: their tz / columns / label / interval), so column names, time zones and
-    bar labels follow the one set of rules."""
-    from . import io as vio
-
-    what = "from_bars" if bars else "from_trades"
-    own, other = (vio.Bars, vio.Trades) if bars else (vio.Trades, vio.Bars)
-    if isinstance(obj, other):
-        raise TypeError(f"{what} got a vpoc.io.{type(obj).__name__} container; use "
-                        f"{'from_trades' if bars else 'from_bars'} for it")
-    if isinstance(obj, own):
-        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval", "tz", "columns")):
-            raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a vpoc.io."
-                             f"{type(obj).__name__} container was read with them already (its timestamps "
-                             "are UTC bar opens)")
-        data = obj
-    else:
-        module = type(obj).__module__
-        frame = (hasattr(obj, "columns") and module.split(".")[0] in ("pandas", "polars")) or \
-            (module.startswith("pyarrow") and hasattr(obj, "schema"))
-        if not frame:
-            need = "high, low, close and volume arrays" if bars else "price and volume arrays"
-            raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container or a pandas / "
-                            f"polars DataFrame as its first argument; got {type(obj).__name__} alone")
-        given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
-        data = vio.read_bars(obj, **given) if bars else vio.read_trades(obj, **given)
-    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
-    ts = data.timestamp
-    if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
-        from ._time import bar_opens  # the one place close stamps become open stamps
-
-        ts, step = bar_opens(ts, kw.get("label") or "open", kw.get("interval"))
-        if kw.get("label") == "close" and kw.get("interval") is None:
-            import warnings
-
-            from ._warnings import GuessedDefaultWarning
-
-            warnings.warn(f"from_bars: label='close' without interval=: the bar interval was taken as "
-                          f"{step / 1e9:g} s (the most common spacing of the timestamps); pass interval= "
-                          "to set it", GuessedDefaultWarning, stacklevel=3)
-    return {k: getattr(data, k) for k in names}, ts
-
-
-def _no_table_options(kw: dict, what: str) -> None:
-    given = [k for k, v in kw.items() if v is not None]
-    if given:
-        raise TypeError(f"{what}: {', '.join(given)}= apply only when the first argument is a DataFrame")
-
-
-def _one_session(session: Any, sessions: Any) -> Any:
-    """``session=`` (the name every entry point uses for the session rule) and its alias
-    ``sessions=``: one of them, or both the same object."""
-    if sessions is not None and sessions is not session:
-        raise TypeError("give the session rule once: session= (sessions= is the same argument)")
-    return session
-
-
-def _plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n: int, what: str,
-          columns: dict) -> Tuple[dict, Any, dict, Optional[np.ndarray]]:
-    """Apply ``sessions=`` (a vpoc.sessions.Sessions or a rule name), or the Globex default for
-    data with timestamps: returns the kept rows of ``columns``, the offsets, the result's session
-    facts (labels, rule, dropped rows) and the caller's input row of each kept row (None when the
-    columns are the caller's rows as given): errors about a kept row name its input row through
-    ``vpoc._errors.input_rows``."""
-    from . import sessions as vs
-
-    if sessions is None:
-        if ts is None or offsets is not None or session_ids is not None:
-            return columns, offsets, {}, None
-        sessions, guessed = "globex", True
-    else:
-        guessed = False
-        if offsets is not None or session_ids is not None:
-            raise ValueError(f"{what}: give session= or offsets= / session_ids=, not both")
-    rule: Optional[str] = None
-    if isinstance(sessions, str):
-        if sessions not in _SESSION_RULES:
-            raise ValueError(f"session must be a vpoc.sessions.Sessions or one of "
-                             f"{', '.join(map(repr, _SESSION_RULES))}, got {sessions!r}")
-        if ts is None:
-            raise ValueError(f"session={sessions!r} builds sessions from timestamps: pass a vpoc.io "
-                             "container or a DataFrame with a timestamp column (or a vpoc.sessions."
-                             f"{sessions}(ts) result)")
-        rule = sessions
-        vol = volume if isinstance(volume, np.ndarray) else None
-        sessions = _build(getattr(vs, rule), ts, vol)
-    elif not isinstance(sessions, vs.Sessions):
-        raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
-                        f"rule name, got {type(sessions).__name__}")
-    s = sessions
-    rows = None
-    if n == s.n_input:
-        if s.index is not None:
-            columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
-            rows = np.asarray(s.index, dtype=np.int64)
-    elif n != s.n_kept:
-        raise ValueError(f"{what}: the data has {n} rows but session= was built from {s.n_input} "
-                         f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
-    facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
-                 session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
-    dv = float(getattr(s, "dropped_volume", float("nan")))
-    if s.n_dropped == 0:
-        dv = 0.0
-    elif np.isnan(dv) and isinstance(volume, np.ndarray) and n == s.n_input:  # built without volume=
-        dv = float(np.sum(volume, dtype=np.float64)) - float(np.sum(columns["volume"], dtype=np.float64))
-    facts["dropped_volume"] = dv
-    if guessed:
-        import warnings
-
-        from ._warnings import GuessedDefaultWarning
-
-        span = f", {s.labels[0]} .. {s.labels[-1]}" if s.n_sessions else ""
-        warnings.warn(
-            f"{what}: no sessions, offsets or session_ids given: built CME Globex sessions from the "
-            f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
-            f"{s.n_sessions} sessions{span}, {s.n_dropped} of {s.n_input} rows outside them); pass "
-            "session='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
-            GuessedDefaultWarning, stacklevel=3)
-    return columns, s.offsets, facts, rows
-
-
-def _build(rule: Any, ts: Any, volume: Any) -> Any:
-    """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
-    return rule(ts) if volume is None else rule(ts, volume=volume)
 
 
 def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
@@ -239,7 +109,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, stream: Any = None,
                 developing: bool = False, snap: bool = False, tz: Any = None,
                 columns: Any = None, side: Any = None, imbalance_ratio: Optional[float] = None,
-                stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
+                stacked_imbalance_min: Optional[int] = None, window: Any = None,
                 preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                 row_label: Optional[str] = None, price_label: Optional[str] = None,
@@ -249,7 +119,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
     float32/float64/int32/int64), or GPU arrays (torch/cupy, read in place). Or ``price`` alone:
-    a ``vpoc.io.Trades`` container or a pandas / polars DataFrame with timestamp, price and
+    a ``vpoc.io.Trades`` container (a ``vpoc.synth.SynthTrades``) or a pandas / polars DataFrame with timestamp, price and
     volume columns (read by ``vpoc.io.read_trades``, with ``tz=`` / ``columns=``).
     Sessions by CSR ``offsets`` [S+1], per-row ``session_ids``, or ``session=`` (alias ``sessions=``): a
     ``vpoc.sessions.Sessions`` (its kept rows are taken when the arrays have all N input rows;
@@ -257,6 +127,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     indexed by date) or a rule name ("globex", "rth", "daily") applied to the timestamps.
     Neither: one session for arrays; for a container or frame (which carry timestamps) CME
     Globex sessions, announced by a GuessedDefaultWarning and ``prof.session_rule == "globex"``.
+    Rows a session rule leaves out are counted (``prof.dropped_rows``) and the input rows kept are
+    ``prof.kept_rows`` (then ``dev_*`` hold one entry per kept row). A Sessions given with a
+    container or frame must have been built from its timestamps (ValueError naming ``session``).
     ``snap``: prices must lie on the ``tick_size`` grid (within 1e-6 ticks); more than 0.1% off
     it raises ValueError naming the grid the data suggests, a few are rounded with a warning;
     ``snap=True`` rounds every price to the nearest tick (``prof.snapped_prices`` counts them).
@@ -289,6 +162,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), False, value_area,
                                  window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
+    if price is None:
+        raise TypeError("from_trades: price is None; give price and volume arrays, or a vpoc.io.Trades / "
+                        "DataFrame as the only positional argument")
     if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
         # the plain call: arrays in, one engine call (no helper calls)
@@ -334,7 +210,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               developing: bool = False, snap: bool = False, tz: Any = None, columns: Any = None,
               label: Optional[str] = None, interval: Any = None, buy_volume: Any = None,
               sell_volume: Any = None, imbalance_ratio: Optional[float] = None,
-              stacked_imbalance_min: Optional[int] = None, window: Optional[int] = None,
+              stacked_imbalance_min: Optional[int] = None, window: Any = None,
               preset: Optional[str] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
               va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
               row_label: Optional[str] = None, price_label: Optional[str] = None,
@@ -346,7 +222,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ``"hlc3"`` put it on one price, ``"legacy"`` reproduces the legacy analyzer's weighting
     (uses ``open`` when given). ``high`` alone may be a ``vpoc.io.Bars`` container or a pandas /
     polars DataFrame with the usual columns and a timestamp column or DatetimeIndex (read by
-    ``vpoc.io.read_bars`` with ``tz=`` and ``columns=``; ``label="close"`` says the stamps are bar
+    ``vpoc.io.read_bars`` with ``tz=`` and ``columns=``; without an open column ``open`` is None, as
+    for arrays), or a ``vpoc.synth.SynthBars``; ``label="close"`` says the stamps are bar
     closes, moved to bar opens by ``interval=`` or the inferred spacing, announced by a
     GuessedDefaultWarning). A frame without timestamps: pass its columns as arrays.
     ``session``, ``snap``,
@@ -365,6 +242,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                                               row_label=row_label, price_label=price_label, va_target=va_target,
                                               bins=bins, accumulate=accumulate, bin_report=bin_report), True, value_area,
                                  window, tick_size, ticks_per_row, max_rows, threads, developing, snap, window_across_sessions)
+    if high is None:
+        raise TypeError("from_bars: high is None; give high, low, close and volume arrays, or a vpoc.io.Bars / "
+                        "DataFrame as the only positional argument")
     if (low is not None and close is not None and volume is not None and span is None and session is None
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None

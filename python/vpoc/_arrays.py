@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
-    "check_grid", "report_grid", "first_off_grid", "first_decrease", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -436,3 +436,45 @@ def first_decrease(a: np.ndarray) -> int:
         if down.size:
             return int(down[0]) + 1
     return -1
+
+
+def duplicate_bars(ts: Any, columns: Any) -> Tuple[int, int]:
+    """(exact duplicates, rows repeating the previous row's timestamp) of bars sorted by their int64
+    timestamps ``ts`` with per-row ``columns`` (open, high, low, close, volume), as ``vpoc inspect``
+    counts them: a row is an exact duplicate when another row has the same timestamp and values.
+    One vectorised compare of the timestamps when none repeats; the values are compared only in
+    the runs of equal timestamps."""
+    t = np.asarray(ts, dtype=np.int64)
+    if t.shape[0] < 2:
+        return 0, 0
+    same = t[1:] == t[:-1]
+    repeats = int(np.count_nonzero(same))
+    if not repeats:
+        return 0, 0
+    rows = np.zeros(t.shape[0], dtype=bool)  # the rows of runs of equal timestamps
+    rows[1:] |= same
+    rows[:-1] |= same
+    idx = np.flatnonzero(rows)
+    # exact: the timestamps and the float64 values' bits as int64 (rows of one run compare equal
+    # only when every field does)
+    table = np.stack([t[idx]] + [np.ascontiguousarray(np.asarray(c, dtype=np.float64)[idx]).view(np.int64)
+                                 for c in columns], axis=1)
+    return int(idx.shape[0] - np.unique(table, axis=0).shape[0]), repeats
+
+
+def warn_duplicate_bars(ts: Any, columns: Any, what: str) -> int:
+    """A vpoc.DuplicateRowsWarning counting the exact duplicate bars of ``ts`` / ``columns``
+    (:func:`duplicate_bars`), which a profile counts twice; returns their number."""
+    dups, repeats = duplicate_bars(ts, columns)
+    if dups:
+        import warnings
+
+        from ._warnings import DuplicateRowsWarning, user_stacklevel
+
+        n = int(np.asarray(ts).shape[0])
+        warnings.warn(f"{what}: {dups:,} of {n:,} bars are exact duplicates of another bar (same timestamp, "
+                      f"open, high, low, close and volume; {repeats:,} rows repeat the previous row's "
+                      "timestamp): each copy's volume is counted again. Drop them first, e.g. "
+                      "df.drop_duplicates(), if the source repeated them (vpoc inspect FILE reports them)",
+                      DuplicateRowsWarning, stacklevel=user_stacklevel())
+    return dups

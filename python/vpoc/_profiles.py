@@ -81,7 +81,7 @@ def _fields_of(result: Any, developing: Optional[bool]) -> Dict[str, Any]:
 
 #: What a result records about how its sessions were made and its rows checked (class defaults
 #: below; set on the instance only when they differ, so the plain call pays nothing).
-_FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "snapped_prices", "rules")
+_FACTS = ("trade_dates", "session_rule", "dropped_rows", "dropped_volume", "kept_rows", "snapped_prices", "rules")
 
 
 def _unpickle(fields: Dict[str, Any], session_labels: Optional[np.ndarray],
@@ -164,7 +164,8 @@ class Profiles:
     ``poc_row``, ``vah_row``, ``val_row``, ``low_row``, ``n_rows`` (int64 absolute ladder rows),
     ``total_volume``, ``va_volume`` (float64). Histograms: ``offsets`` (int64, S+1) into
     ``volume`` (float64). With ``developing=True``: ``dev_poc``, ``dev_vah``, ``dev_val`` (float64,
-    one per input row: the levels of the row's session up to and including it), else None. Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
+    one per input row kept: the levels of the row's session up to and including it; ``kept_rows``
+    names the input rows when ``session=`` left some out), else None. Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
     With an aggressor side (``from_trades(side=)``, ``from_bars(buy_volume=, sell_volume=)``; else
     None): ragged ``buy_volume``, ``sell_volume`` (float64) and ``imbalance_buy``,
     ``imbalance_sell`` (bool), aligned with ``volume``; per session ``delta`` (float64),
@@ -223,6 +224,11 @@ class Profiles:
     #: volume.
     dropped_rows: int = 0
     dropped_volume: float = 0.0
+    #: When ``session=`` left input rows out: the input position of every kept row (host int64,
+    #: sorted; ``Sessions.index``), so that ``dev_poc[j]`` (``dev_vah``, ``dev_val``, ``dev_delta``)
+    #: is input row ``kept_rows[j]``: ``full[prof.kept_rows] = prof.dev_poc``. None when every
+    #: input row was kept (the developing series then have one entry per input row).
+    kept_rows: Optional[np.ndarray] = None
     #: Prices that were not on the ``tick_size`` grid and were rounded to the nearest tick
     #: (counted by the engine: on the CPU before it runs, on a GPU in its range pass).
     snapped_prices: Optional[int] = 0

@@ -16,7 +16,7 @@ from ._arrays import gpu_location, unmasked
 
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
-           "ns_range_error", "host", "input_timestamps_ns", "yyyymmdd_days", "zone_offset_s",
+           "ns_range_error", "host", "input_timestamps_ns", "naive_pandas_error", "yyyymmdd_days", "zone_offset_s",
            "offset_change", "utc_offset_ns"]
 
 #: Nanoseconds per unit.
@@ -284,24 +284,37 @@ def host(x: Any) -> Any:
     return x.cpu() if hasattr(x, "cpu") else x.get()
 
 
-def input_timestamps_ns(x: Any, n: int, time_unit: Optional[str]) -> np.ndarray:
+def naive_pandas_error(name: str, accessor: str = ".dt") -> ValueError:
+    """The error of a timezone-naive pandas datetime where an instant is needed (vpoc.sessions,
+    vpoc.Live): which zone its wall-clock times are in is not guessed."""
+    return ValueError(f"{name} is a timezone-naive pandas datetime; localize it first, e.g. "
+                      f"{name}{accessor}.tz_localize('America/Chicago'), or pass int64 ns UTC")
+
+
+def input_timestamps_ns(x: Any, n: int, time_unit: Optional[str], naive_utc: bool = True,
+                        name: str = "timestamp") -> np.ndarray:
     """A ``timestamp=`` argument of ``n`` rows as int64 ns since the epoch, UTC: integers (in
     ``time_unit``, None: ns, checked for plausibility), datetime64 (naive = UTC) or pandas datetimes
-    (tz-aware converted to UTC); GPU arrays are copied to the host. The feature tables and vpoc.Live
-    share it."""
+    (tz-aware converted to UTC; naive ones read as UTC, or refused as vpoc.sessions refuses them
+    with ``naive_utc=False``: naive_pandas_error); GPU arrays are copied to the host. The feature
+    tables and vpoc.Live share it."""
     if type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "dtype") \
             and str(getattr(x, "dtype", "")).startswith("datetime64"):
         import pandas as pd
 
         idx = pd.DatetimeIndex(x)
+        if idx.tz is None and not naive_utc:
+            raise naive_pandas_error(name, ".dt" if hasattr(x, "dt") else "")
         if idx.tz is not None:
             idx = idx.tz_convert("UTC").tz_localize(None)
         arr = idx.to_numpy(dtype="datetime64[ns]")
     else:
-        arr = np.asarray(unmasked(host(x), "timestamp"))
-    out = timestamps_ns(arr, "timestamp", time_unit, "datetime64 or pandas datetimes")
+        arr = np.asarray(unmasked(host(x), name))
+        if arr.size == 0 and arr.ndim == 1 and arr.dtype == np.float64:  # [] (no rows): no dtype to read
+            arr = arr.astype(np.int64)
+    out = timestamps_ns(arr, name, time_unit, "datetime64 or pandas datetimes")
     if out.shape[0] != n:
-        raise ValueError(f"timestamp has length {out.shape[0]} but the data has {n} rows")
+        raise ValueError(f"{name} has length {out.shape[0]} but the data has {n} rows")
     return np.ascontiguousarray(out)
 
 

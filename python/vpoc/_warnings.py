@@ -9,11 +9,16 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["DroppedRowsWarning", "GuessedDefaultWarning", "user_stacklevel"]
+__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "user_stacklevel"]
 
 
 class DroppedRowsWarning(UserWarning):
     """Rows were left out (outside every session, in a halt, on a holiday, a cut last line)."""
+
+
+class DuplicateRowsWarning(UserWarning):
+    """Rows that are exact copies of another row (bars with the same timestamp and values) were kept
+    and are counted twice."""
 
 
 class GuessedDefaultWarning(UserWarning):

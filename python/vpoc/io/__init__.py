@@ -3,6 +3,7 @@
 Contract: public names re-exported here; each module of the package has one job.
 """
 
+from .._warnings import DuplicateRowsWarning
 from ._containers import Bars, Trades
 from ._dbn import ReorderedRecordsWarning
 from ._read import read_bars, read_trades
@@ -13,6 +14,7 @@ from .inspect import Inspection, inspect
 __all__ = [
     "Bars",
     "ContinuousBars",
+    "DuplicateRowsWarning",
     "Inspection",
     "ReorderedRecordsWarning",
     "Trades",

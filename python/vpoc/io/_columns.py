@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .._errors import input_error
 from .._side import aggressor_side
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
                        _Options, _Where)
@@ -42,6 +43,7 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
     for n in names:
         by_norm.setdefault(_norm(n), []).append(n)
     out: Dict[str, Any] = {}
+    missing: List[str] = []
     listing = ", ".join(repr(str(n)) for n in names)
     for field in opts.fields:
         if field in opts.columns:
@@ -78,11 +80,28 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
                 continue
             out[field] = None  # the DataFrame's DatetimeIndex, if it has one
             continue
-        raise ValueError(f"{source}: no column for {field!r} (columns: {listing}); pass "
-                         f"columns={{{field!r}: name}}")
+        missing.append(field)
+    if missing:
+        raise _missing(missing, out, by_norm, opts, source, listing)
     if "price" in opts.fields:
         out["side"] = _side_column(names, by_norm, opts, source, listing)
     return out
+
+
+def _missing(missing: List[str], found: Dict[str, Any], by_norm: Dict[str, List[Any]], opts: _Options,
+             source: str, listing: str) -> Exception:
+    """The error naming every field without a column (a vpoc.InputError about ``columns``; its
+    ``columns_missing`` / ``columns_found`` let from_bars read a frame without an open column)."""
+    names = ", ".join(repr(f) for f in missing)
+    hint = f"pass columns={{{missing[0]!r}: name}}"
+    if "price" not in opts.fields and "price" in by_norm and "high" in missing:
+        hint = "this looks like trades (a 'price' column): use read_trades / from_trades, or " + hint
+    elif "price" in opts.fields and "high" in by_norm and "price" in missing:
+        hint = "this looks like bars (a 'high' column): use read_bars / from_bars, or " + hint
+    e = input_error(f"{source}: no column for {names} (columns: {listing}); {hint}", "columns")
+    e.columns_missing = tuple(missing)
+    e.columns_found = dict(found)
+    return e
 
 
 def _side_column(names: Sequence[Any], by_norm: Dict[str, List[Any]], opts: _Options,
@@ -144,7 +163,7 @@ def _extract_part(df: Any, where: _Where, opts: _Options,
 
     if mapping is None:
         if isinstance(df.index, pd.MultiIndex) or df.index.name is not None:
-            df = df.reset_index()
+            df = _unindexed(df, where.source)
         mapping = _resolve(list(df.columns), opts, where.source)
     tcol = mapping["timestamp"]
     if tcol is None:
@@ -168,6 +187,23 @@ def _extract_part(df: Any, where: _Where, opts: _Options,
         out["side"] = _sides(df[mapping["side"]].reset_index(drop=True), where)
     _validate(out, where, opts)
     return out
+
+
+def _unindexed(df: Any, source: str) -> Any:
+    """A frame with a named index (or a MultiIndex) as columns: ``df.reset_index()``, but an index
+    level named like one of the columns (``df.set_index("timestamp", drop=False)``) is dropped when
+    it holds the column's values, and refused (ValueError naming it) when it does not."""
+    names = [n for n in df.index.names if n is not None]
+    clash = [n for n in names if n in df.columns]
+    if not clash:
+        return df.reset_index()
+    for n in clash:
+        level = df.index.get_level_values(n)
+        if not np.array_equal(np.asarray(level), df[n].to_numpy()):
+            raise ValueError(f"{source}: the index level {n!r} and the column {n!r} differ; drop one "
+                             f"(df.reset_index(drop=True)) or rename it")
+    keep = [n for n in names if n not in clash]
+    return df.reset_index(level=keep) if keep else df.reset_index(drop=True)
 
 
 def _sides(col: Any, where: _Where) -> np.ndarray:

@@ -70,9 +70,10 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .._arrays import warn_duplicate_bars
 from .._optional import require
 from .._time import bar_opens, check_label, infer_interval_ns, interval_ns
-from .._warnings import GuessedDefaultWarning
+from .._warnings import DuplicateRowsWarning, GuessedDefaultWarning
 from ._columns import _extract
 from ._containers import Bars, Trades
 from ._dbn import read_dbn
@@ -137,9 +138,18 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
         ts, step = cols["timestamp"], _dbn_interval(meta.pop("interval"), label, interval, source)
     else:
         ts, step = _opens(cols["timestamp"], label, interval, source)
+    warn_duplicate_bars(ts, [cols[k] for k in ("open", "high", "low", "close", "volume")], source)
     return Bars(timestamp=ts, open=cols["open"], high=cols["high"], low=cols["low"],
                 close=cols["close"], volume=cols["volume"], source=source, label=label,
                 interval=None if step is None else step / 1e9, **meta)
+
+
+def read_bars_unwarned(*args: Any, **kw: Any) -> Bars:
+    """read_bars without its DuplicateRowsWarning: for vpoc.io.inspect, which reports duplicated
+    rows in its evidence (``Inspection.duplicated_rows``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicateRowsWarning)
+        return read_bars(*args, **kw)
 
 
 def _dbn_interval(schema_s: Optional[int], label: str, interval: Any,

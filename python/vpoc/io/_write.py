@@ -27,7 +27,8 @@ __all__ = ["write_bars", "write_trades"]
 
 
 def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: Any = None) -> None:
-    """Write bars (``Bars`` or anything with timestamp/open/high/low/close/volume arrays).
+    """Write bars (``Bars``, anything with timestamp/open/high/low/close/volume arrays, or a pandas /
+    polars DataFrame, read by ``read_bars(df)`` first: its timestamps must carry a zone).
 
     The timestamps written are ``bars.timestamp``: the bars' OPEN times (read_bars(...,
     label="close") has already turned close stamps into opens), so the file reads back with the
@@ -46,6 +47,10 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
     and no temporary file behind. The new file keeps the old one's permission bits; a symlink at
     ``path`` is replaced by the file, not written through.
     """
+    if _is_frame(bars):  # read as read_bars reads it: the columns' names, time zone and checks
+        from ._read import read_bars
+
+        bars = read_bars(bars)
     if not isinstance(bars, Bars):
         try:
             bars = Bars(**{f: getattr(bars, f) for f in BAR_FIELDS})
@@ -60,12 +65,23 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
         _write_table(bars.timestamp, cols, path, fmt, tz)
 
 
+def _is_frame(obj: Any) -> bool:
+    """A pandas / polars DataFrame or a pyarrow Table (what read_bars / read_trades read)."""
+    module = type(obj).__module__
+    return (hasattr(obj, "columns") and module.split(".")[0] in ("pandas", "polars")) or \
+        (module.startswith("pyarrow") and hasattr(obj, "schema"))
+
+
 def write_trades(trades: Any, path: PathLike, *, format: Optional[str] = None,
                  tz: Any = None) -> None:
-    """Write trades (``Trades`` or anything with timestamp/price/volume arrays, and optionally
-    ``side``) as "csv" or "parquet" (default from the suffix); a ``side`` column (int8 +1/-1/0)
+    """Write trades (``Trades``, anything with timestamp/price/volume arrays, and optionally
+    ``side``, or a DataFrame read by ``read_trades(df)``) as "csv" or "parquet" (default from the suffix); a ``side`` column (int8 +1/-1/0)
     is written when the trades have one; timestamps, compression and the atomic replacement of
     ``path`` as in :func:`write_bars`."""
+    if _is_frame(trades):
+        from ._read import read_trades
+
+        trades = read_trades(trades)
     if not isinstance(trades, Trades):
         try:
             trades = Trades(**{f: getattr(trades, f) for f in TRADE_FIELDS},

@@ -47,7 +47,7 @@ class _Clock:
                 raise ValueError(f"session_options['closed'] must be 'left' or 'right', got {self.closed!r}")
             self.defn = rule_definition(kind, opts)
         elif session_starts is not None:
-            starts = input_timestamps_ns(session_starts, len(session_starts), time_unit)
+            starts = input_timestamps_ns(session_starts, len(session_starts), time_unit, False, "session_starts")
             if starts.shape[0] == 0 or np.any(np.diff(starts) <= 0):
                 raise ValueError("session_starts must be non-empty and strictly increasing")
             self.starts = starts
@@ -100,9 +100,10 @@ class _Clock:
         self.cur = (self.opens[i], self.closes[i], self.labels[i])
         return self.labels[i]
 
-    def at_close(self, ts: np.ndarray) -> int:
+    def at_close(self, ts: np.ndarray, opens: bool = False) -> int:
         """How many of the sorted timestamps ``ts`` (rows in no session) sit exactly on a session
-        window's close: bar closes read as bar opens (label='close' puts them back)."""
+        window's close (``opens``: on its open, for at_open): bar closes read as bar opens
+        (label='close' puts them back)."""
         if self.defn is None or self.closed != "left" or ts.shape[0] == 0:
             return 0
         n, i0 = 0, 0
@@ -111,9 +112,18 @@ class _Clock:
             if not self.table_lo <= t0 < self.table_hi:
                 self._cover(t0)
             i1 = int(np.searchsorted(ts, self.table_hi, side="left"))
-            n += int(np.isin(ts[i0:i1], np.asarray(self.closes, np.int64)).sum())
+            edges = self.opens if opens else self.closes  # of the table just covered
+            n += int(np.isin(ts[i0:i1], np.asarray(edges, np.int64)).sum())
             i0 = i1
         return n
+
+    def at_open(self, ts: np.ndarray, step: int) -> int:
+        """How many of the sorted bar opens ``ts`` (rows in no session) sit exactly one bar interval
+        ``step`` before a session window's open: bar opens read as bar closes (label='close' on
+        open-stamped bars moves each session's first bar there; label='open' puts them back)."""
+        if self.defn is None or self.closed != "left" or ts.shape[0] == 0:
+            return 0
+        return self.at_close(ts + step, opens=True)
 
     def labels_of(self, ts: np.ndarray) -> np.ndarray:
         """Labels of sorted timestamps (-1: in no session; labels are >= 0)."""

@@ -1,7 +1,7 @@
 """Rows outside every session in vpoc.Live: the messages and the DroppedRowsWarning of on_outside=.
 
 Contract: at most one DroppedRowsWarning per update call, when the dropped rows pass
-vpoc.sessions.DROP_WARN_SHARE of the rows seen or sit on session closes (the batch's rule).
+vpoc.sessions.DROP_WARN_SHARE of the rows seen or a wrong bar label explains them (the batch's rule).
 """
 
 from __future__ import annotations
@@ -40,7 +40,18 @@ class _DropsMixin:
                 f"{self._drop_cause(on_close > 0)}; pass on_outside='warn' or 'drop' to leave such "
                 "rows out")
 
+    def _misstamped(self, ts: np.ndarray) -> int:
+        """How many of the sorted bar opens ``ts`` (rows in no session) a wrong bar label explains:
+        with label='open' those on a session's close (bar closes read as opens), with label='close'
+        those one interval before a session's open (bar opens read as closes)."""
+        if self._stamp == "close":
+            return self._clock.at_open(ts, self._interval_ns)
+        return self._clock.at_close(ts)
+
     def _drop_cause(self, closes: bool) -> str:
+        if closes and self._stamp == "close":
+            return ("the rows sit exactly one bar interval before a session's open: the timestamps look "
+                    "like bar opens: pass label='open' (the default), not label='close'")
         if closes:
             return ("the rows sit exactly on a session's close: the timestamps look like bar closes: "
                     "pass label='close' and interval=")
@@ -62,7 +73,8 @@ class _DropsMixin:
             return
         share = dropped / seen
         # close stamps read as opens: about one row per session on its close, few others (the
-        # batch's rule, vpoc.sessions._dropped; a stray weekend print may come with them)
+        # batch's rule, vpoc.sessions._dropped; a stray weekend print may come with them); with
+        # label='close' the mirror: open stamps read as closes, one interval before each open
         slack = max(2, finished // 10)
         closes = 1 <= at_close <= finished + slack and dropped - at_close <= slack
         if share <= DROP_WARN_SHARE and not closes:

@@ -115,7 +115,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  time_unit: Optional[str] = None, label: str = "open", interval: Any = None,
                  snap: bool = False, on_outside: str = "warn", side: bool = False,
                  imbalance_ratio: Optional[float] = None, stacked_imbalance_min: Optional[int] = None,
-                 window: Optional[int] = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
+                 window: Any = None, va_rows: Optional[str] = None, va_compare: Optional[str] = None,
                  va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                  row_label: Optional[str] = None, preset: Optional[str] = None, price_label: Optional[str] = None,
                  va_target: Optional[str] = None, window_across_sessions: bool = False) -> None:
@@ -270,7 +270,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     @property
     def session_label(self) -> Optional[int]:
         """Label of the current session (YYYYMMDD with a session definition, k with
-        session_starts, 0 without either); None before the first row."""
+        session_starts; without either the number of sessions close() finished before it: 0, then
+        1, ...); None before the first row."""
         return self._label
 
     @property
@@ -317,8 +318,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                ) -> Tuple[float, float, float, float, float]:
         """Appends rows (one or many, in time order): bars ``update(high, low, close, volume,
         open=None, timestamp=...)`` or trades ``update(price, volume, timestamp=...)``; scalars
-        or 1-D arrays. ``timestamp``: int ns since the epoch (UTC), datetime64 or pandas
-        timestamps (bar opens, or bar closes with ``label="close"``). With ``Live(side=True)``
+        or 1-D arrays. ``timestamp``: int ns since the epoch (UTC), datetime64 (UTC) or
+        timezone-aware pandas timestamps (bar opens, or bar closes with ``label="close"``); naive
+        pandas timestamps raise ValueError, as in ``vpoc.sessions``. With ``Live(side=True)``
         every update also takes the rows' aggressor side: trades ``side=`` (+1 / -1 / 0 or
         'B' / 'A' / 'N'), bars ``buy_volume=`` and ``sell_volume=``. Returns ``levels`` after
         the last row. All or nothing: when it raises anything (a bad row, KeyboardInterrupt,
@@ -343,6 +345,15 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if isinstance(first, (float, int, np.floating, np.integer)) and not isinstance(first, bool):
             return self._update_one(args, open, timestamp, sides)  # takes its own snapshot
         return self._all_or_nothing(self._snapshot(), self._update_many, args, open, timestamp, sides)
+
+    def _labels_of(self, ts: np.ndarray) -> np.ndarray:
+        """The session clock's labels of sorted timestamps (-1: in no session); without a session
+        rule or starts, the one session's label: the number of sessions finished before it (each
+        close() starts the next)."""
+        labels = self._clock.labels_of(ts)
+        if self._one_session:
+            labels[:] = self._label if self._label is not None else len(self._done)
+        return labels
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
@@ -369,7 +380,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             o = np.ascontiguousarray(as_prices(open, "open"), dtype=np.float64)
             if o.shape != (n,):
                 raise ValueError(f"open has {o.shape[0]} rows but high has {n}")
-        ts = input_timestamps_ns(timestamp, n, self._time_unit)
+        ts = input_timestamps_ns(timestamp, n, self._time_unit, naive_utc=False)  # as vpoc.sessions
         sides = self._side_many(given, args, cols[-1])
         if n == 0:
             return self._levels
@@ -381,7 +392,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._last_ts is not None and ts[0] < self._last_ts:
             raise ValueError(f"timestamp[0] = {int(ts[0])} is before the previous row's "
                              f"({self._last_ts}); rows must arrive in time order")
-        labels = self._clock.labels_of(ts)
+        labels = self._labels_of(ts)
         kept = labels >= 0
         if self._label is not None and kept.any() and labels[kept][0] < self._label:
             raise ValueError(f"timestamp[{int(np.argmax(kept))}] belongs to session "
@@ -401,11 +412,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         on_close = 0
         if n_out and self._drops_warn and self._on_outside != "drop":
             out_ts = ts[~kept]
-            on_close = self._clock.at_close(out_ts)
+            on_close = self._misstamped(out_ts)
             if self._on_outside == "raise":
                 i = int(np.argmin(kept))
                 raise ValueError(f"timestamp[{i}]: " + self._outside_message(
-                    int(ts[i]), int(self._clock.at_close(ts[i:i + 1])), n_out, n))
+                    int(ts[i]), int(self._misstamped(ts[i:i + 1])), n_out, n))
         snapped = 0
         if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
             prices = {nm: c for nm, c in zip(names[:-1], cols)}

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _core
 from .._arrays import MAX_VOLUME, check_grid, volume_too_large
 from .._errors import readdressed, row_of
-from .._time import bar_opens, epoch_ns, input_timestamps_ns
+from .._time import bar_opens, epoch_ns, input_timestamps_ns, naive_pandas_error
 from .._timewin import appended_starts
 from ._common import _NS_PER_DAY
 
@@ -51,6 +51,8 @@ class _RowsMixin:
             t = int(epoch_ns(np.array([t], dtype=np.int64), "timestamp", self._time_unit)[0])
         else:
             if hasattr(t, "value") and hasattr(t, "tz_localize"):  # a pandas Timestamp: ns
+                if getattr(t, "tzinfo", None) is None:  # naive: not guessed, as vpoc.sessions
+                    raise naive_pandas_error("timestamp", "")
                 t = np.datetime64(int(t.value), "ns")
             t = int(input_timestamps_ns(np.asarray([t]), 1, self._time_unit)[0])
         return t if self._stamp == "open" else self._opens(np.array([t], dtype=np.int64))
@@ -100,9 +102,10 @@ class _RowsMixin:
         if self._last_ts is not None and t < self._last_ts:
             raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
                              "rows must arrive in time order")
-        label = self._clock.label(t)
+        label = self._clock.label(t) if not self._one_session else \
+            (self._label if self._label is not None else len(self._done))  # as _labels_of
         if label is None:
-            on_close = self._clock.at_close(np.array([t], dtype=np.int64))
+            on_close = self._misstamped(np.array([t], dtype=np.int64))
             if self._on_outside == "raise" and self._drops_warn:
                 raise ValueError(self._outside_message(t, on_close))
             w = self._drop_win

@@ -115,13 +115,15 @@ class _StateMixin:
             self._start_core(bool(self._has_open))
         if st.get("carry") is not None:
             self._seed_carry(st["carry"])
+        if self._across:
+            self._check_reach(st)
         cur = st["current"]
         if cur is not None:
             names = ("high", "low", "close", "volume") if self._bars else ("high", "volume")
             cols = [np.ascontiguousarray(cur[k]) for k in names]
             o = np.ascontiguousarray(cur["open"]) if self._has_open else None
             ts = cur["ts"]
-            labels = self._clock.labels_of(ts)
+            labels = self._labels_of(ts)
             if np.any(labels != self._label):
                 i = int(np.argmax(labels != self._label))
                 raise ValueError(f"state['current']['ts'][{i}] is not in session state['label'] = "
@@ -158,6 +160,28 @@ class _StateMixin:
             raise ValueError(f"state['carry'] holds {n} rows, but a later row's window reaches only the last "
                              f"{int(self._core.carried)} of them (window={self._window!r})")
         self._carry_ts = carry["ts"].tolist()
+
+    def _check_reach(self, st: Dict[str, Any]) -> None:
+        """The other direction of _seed_carry's check: a later row's window must not reach finished
+        rows that state['carry'] does not hold (a state made with a shorter window, e.g. an edited
+        state['config']['window']). A count window N reaches the last N - 1 finished rows; a time
+        window the finished rows of state['tail'] (bars) within it of the last one."""
+        carry, cur = st.get("carry"), st["current"]
+        k = 0 if carry is None else int(carry["ts"].shape[0])
+        finished = int(st["n_rows"]) - (0 if cur is None else int(cur["ts"].shape[0]))
+        if k >= finished:  # every finished row is carried
+            return
+        count = self._core_kw.get("window")
+        if self._span is None:
+            need = min(int(count) - 1, finished)
+        else:
+            tails = [np.asarray(t["ts"], dtype=np.int64) for t in st.get("tail") or () if t.get("ts") is not None]
+            ts = np.concatenate(tails) if tails else np.zeros(0, dtype=np.int64)
+            need = int(np.count_nonzero(ts > ts[-1] - self._span)) if ts.size else 0
+        if k < need:
+            raise ValueError(f"state['carry'] holds {k} rows, but this Live's window ({self._window!r}) reaches "
+                             f"{need} rows of the finished sessions: the state was made with another window "
+                             "(state['config']['window'])")
 
     def _tail_profile(self, bars: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         """The profile a finished session's kept bars give (to check state['tail'] against

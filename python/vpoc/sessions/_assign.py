@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from .._time import infer_interval_ns
 from ._clock import _date_span
-from ._container import Sessions
+from ._container import Sessions, fingerprint
 from ._dropped import account
 from ._rules import _Definition
 
@@ -58,7 +58,7 @@ def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64A
         kept[index] = True
         by_rows, by_vol, dropped_volume = account(
             t if stamps is None else stamps, t, np.flatnonzero(~kept), defn, closed, volume,
-            on_outside, what, closes[nz], int(nz.sum()))
+            on_outside, what, closes[nz], int(nz.sum()), opens[nz], step)
     # sessions = runs of equal labels; keep those between the first and last non-empty one
     starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
     sess_counts = np.add.reduceat(counts, starts) if starts.size else np.zeros(0, np.int64)
@@ -81,6 +81,11 @@ def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64A
     end_ns = sess_end[keep].astype(np.int64)
     kept_t = t if index is None else t[index]
     partial = _partial(kept_t, offsets, start_ns, end_ns, closed, step)
+    # what from_bars / from_trades check a Sessions against: its timestamps as given and as matched
+    # (bar opens), all rows then the kept rows (the order Sessions.mismatch reads them in)
+    raw = t if stamps is None else stamps
+    prints = (fingerprint(raw), fingerprint(t))
+    prints += prints if index is None else (fingerprint(raw[index]), fingerprint(kept_t))
     return Sessions(
         offsets=offsets,
         labels=sess_labels[keep].astype(np.int64),
@@ -96,6 +101,7 @@ def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64A
         dropped_volume_by_cause=by_vol,
         label=label,
         interval=None if step is None else step / 1e9,
+        fingerprints=prints,
     )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import first_decrease, unmasked
-from .._time import check_time_unit, timestamps_ns
+from .._time import check_time_unit, naive_pandas_error, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
            "_timestamps", "_yyyymmdd"]
@@ -46,8 +46,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
                 raise ValueError(f"ts[{i}] is NaT")
             return _sorted(np.ascontiguousarray(arr, dtype=np.int64))
         if dtype.kind == "M":
-            raise ValueError("ts is a timezone-naive pandas datetime; localize it first, e.g. "
-                             "ts.dt.tz_localize('America/Chicago'), or pass int64 ns UTC")
+            raise naive_pandas_error("ts")
         ts = ts.to_numpy()
     elif module.startswith("polars"):
         if not hasattr(ts, "dtype"):

@@ -8,14 +8,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "fingerprint"]
 
 Int64Array = npt.NDArray[np.int64]
+Fingerprint = Tuple[int, int, int, int]
+
+
+def fingerprint(t: Any) -> Fingerprint:
+    """A cheap fingerprint of int64 ns timestamps: (count, first, last, their sum modulo 2**64);
+    one vectorised pass."""
+    t = np.asarray(t, dtype=np.int64)
+    if t.shape[0] == 0:
+        return (0, 0, 0, 0)
+    return (int(t.shape[0]), int(t[0]), int(t[-1]), int(np.sum(t.view(np.uint64), dtype=np.uint64)))
+
+
+def _iso(ns: int) -> str:
+    return str(np.datetime64(int(ns), "ns")) + "Z"
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -56,6 +70,10 @@ class Sessions:
     label, interval :
         How the input was stamped ("open" / "close") and the bar interval in seconds used to turn
         close stamps into opens (None when none was needed or given).
+    fingerprints :
+        Fingerprints (count, first, last, checksum) of the timestamps it was built from, as given
+        and as matched (bar opens), of all rows and of the kept rows; ``mismatch(ts)`` compares
+        other timestamps with them (from_bars / from_trades refuse a Sessions of other timestamps).
 
     Use ``take(array)`` to select the kept rows of any per-row array (``array[index]``, or the
     array itself when ``index`` is None); ``session_ids`` is the label of every kept row and
@@ -76,6 +94,7 @@ class Sessions:
     dropped_volume_by_cause: Dict[str, float] = field(default_factory=dict)
     label: str = "open"
     interval: Optional[float] = None
+    fingerprints: Optional[Tuple[Fingerprint, ...]] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         S = int(self.labels.shape[0])
@@ -113,6 +132,23 @@ class Sessions:
         """Number of input rows outside every session (``n_dropped``); by cause in
         ``dropped_by_cause``."""
         return self.n_input - self.n_kept
+
+    def mismatch(self, ts: Any) -> Optional[str]:
+        """None when int64 ns ``ts`` (all N input rows, or the K kept rows; as given or as bar
+        opens) are the timestamps these sessions were built from, by ``fingerprints`` (None too
+        when the Sessions keeps none); else what differs, in words."""
+        if not self.fingerprints:
+            return None
+        fp = fingerprint(ts)
+        if fp in self.fingerprints:
+            return None
+        ref = self.fingerprints[0] if fp[0] == self.n_input else self.fingerprints[-2]
+        if fp[0] != ref[0]:
+            return f"{fp[0]} timestamps, the sessions were built from {ref[0]}"
+        if fp[1] != ref[1] or fp[2] != ref[2]:
+            return (f"this data runs {_iso(fp[1])} .. {_iso(fp[2])}, the timestamps the sessions were "
+                    f"built from {_iso(ref[1])} .. {_iso(ref[2])}")
+        return "the same first and last timestamps, other ones between them"
 
     @cached_property
     def session_ids(self) -> Int64Array:

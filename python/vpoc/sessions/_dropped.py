@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from .._time import infer_interval_ns
 from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._clock import _date_span, _iso
 from ._rules import _Definition
@@ -111,10 +112,13 @@ _HINTS = {
 
 def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Definition, closed: str,
             volume: Optional[npt.NDArray[np.float64]], on_outside: str, what: str,
-            win_closes: Int64Array, n_windows_used: int
-            ) -> Tuple[Dict[str, int], Dict[str, float], float]:
+            win_closes: Int64Array, n_windows_used: int, win_opens: Optional[Int64Array] = None,
+            step: Optional[int] = None) -> Tuple[Dict[str, int], Dict[str, float], float]:
     """Counts the left-out rows ``dropped`` (input positions, sorted) by cause; raises or warns as
-    ``on_outside`` says. ``stamps``: the input timestamps (for messages), ``t`` those assigned.
+    ``on_outside`` says. ``stamps``: the input timestamps (for messages), ``t`` those assigned;
+    ``win_closes`` / ``win_opens``: the bounds of the windows that hold rows, ``step``: the bar
+    interval (ns; None: the modal spacing), which tell close stamps read as opens and open stamps
+    read as closes (label='close' on bar opens) apart from other rows left out.
     Returns (rows by cause, volume by cause, dropped volume; NaN without ``volume``)."""
     n = t.shape[0]
     td = t[dropped]
@@ -156,28 +160,63 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         on_close = win_closes[pos] == tb
         at_close = int(np.sum(on_close))
         deep = int(np.sum(~on_close & (keys[bad] == CAUSES.index("halt"))))
-    close_pattern = (at_close >= max(2, n_windows_used // 2)
-                     and at_close <= n_windows_used + max(2, n_windows_used // 10) and deep == 0)
+    close_pattern = _one_per_session(at_close, deep, n_windows_used)
+    # the mirror: bar opens read as closes (label='close' on open stamps): each session's first bar
+    # moves one interval before the session's open, into the halt (label='open' puts them back)
+    at_open, deep_open, bar = (0, 0, 0) if close_pattern else _before_open(td[bad], keys[bad], t, win_opens,
+                                                                          step, closed)
+    open_pattern = at_open > 0 and _one_per_session(at_open, deep_open, n_windows_used)
     if row_share <= DROP_WARN_SHARE and (vol_share is None or vol_share <= DROP_WARN_SHARE) \
-            and not close_pattern:
+            and not close_pattern and not open_pattern:
         return by_rows, by_vol, dropped_volume
     vol_txt = ("volume not given (pass volume= to count it)" if vol_share is None
                else f"{_pct(vol_share)} of the volume")
     parts = []
     for k in sorted(warned, key=lambda k: -by_rows[k]):
         hint = ("the timestamps look like bar closes (below)" if close_pattern and k != "weekend"
+                else "the timestamps look like bar opens (below)" if open_pattern
                 else _HINTS.get(k, "check the time zone and the session definition"))
         parts.append(f"{_pct(by_rows[k] / n)} of rows ({by_rows[k]:,}) fall in {_describe(k, defn)}: "
                      f"{hint}")
     if close_pattern:
         parts.append(f"{at_close:,} of them sit exactly on a session's close, about one per "
                      "session: the timestamps look like bar closes: pass label='close'")
+    if open_pattern:
+        parts.append(f"{at_open:,} of them sit exactly one bar interval ({bar / 1e9:g} s) before a session's "
+                     "open, about one per session: the timestamps look like bar opens moved back as bar "
+                     "closes: pass label='open' (the default) where label='close' was given")
     warnings.warn(
         f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
         f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
         ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error",
         DroppedRowsWarning, stacklevel=user_stacklevel())
     return by_rows, by_vol, dropped_volume
+
+
+def _one_per_session(hits: int, others: int, n_windows_used: int) -> bool:
+    """About one left-out row per session at the same bound (a session's close, or one bar before
+    its open) and no other row in the halt: the pattern of a wrong bar label."""
+    return (hits >= max(2, n_windows_used // 2) and hits <= n_windows_used + max(2, n_windows_used // 10)
+            and others == 0)
+
+
+def _before_open(tb: Int64Array, keys: npt.NDArray[np.int8], t: Int64Array, win_opens: Optional[Int64Array],
+                 step: Optional[int], closed: str) -> Tuple[int, int, int]:
+    """(how many of the left-out rows ``tb`` (cause ``keys``) sit exactly one bar interval before a
+    window's open (a halt's or a weekend's last bar), how many other rows are in the halt, the
+    interval in ns): ``step`` or the modal spacing of all rows ``t``."""
+    if closed != "left" or win_opens is None or not win_opens.size or tb.size < 2:  # the pattern needs 2
+        return 0, 0, 0
+    bar = step
+    if bar is None:
+        try:
+            bar = infer_interval_ns(t)
+        except ValueError:  # trades, or too few rows: no bar length
+            return 0, 0, 0
+    moved = tb + bar
+    pos = np.clip(np.searchsorted(win_opens, moved), 0, win_opens.size - 1)
+    hit = win_opens[pos] == moved
+    return int(np.sum(hit)), int(np.sum(~hit & (keys == CAUSES.index("halt")))), int(bar)
 
 
 def _pct(x: float) -> str:

@@ -1,0 +1,191 @@
+"""Tables and session plans of ``from_trades`` / ``from_bars``: containers and frames read, sessions applied.
+
+Contract: a frame is read by vpoc.io (one set of column, zone and label rules); every row a session rule
+leaves out is counted on the result (``dropped_rows``, ``kept_rows``), every guessed default is warned about.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ._errors import InputError
+from ._warnings import GuessedDefaultWarning
+
+__all__ = ["SESSION_RULES", "no_table_options", "one_session", "plan", "table"]
+
+SESSION_RULES = ("globex", "rth", "daily")
+
+
+def _is_frame(obj: Any) -> bool:
+    module = type(obj).__module__
+    return (hasattr(obj, "columns") and module.split(".")[0] in ("pandas", "polars")) or \
+        (module.startswith("pyarrow") and hasattr(obj, "schema"))
+
+
+def _read_frame(vio: Any, obj: Any, bars: bool, given: dict) -> Tuple[Any, bool]:
+    """``obj`` read by vio.read_bars / read_trades; bars without an open column (which only
+    distribute='legacy' reads, and the array call does not need) are read with the close column
+    standing in for it: (data, whether the frame had an open column)."""
+    if not bars:
+        return vio.read_trades(obj, **given), False
+    try:
+        return vio.read_bars(obj, **given), True
+    except InputError as e:
+        found = getattr(e, "columns_found", None)
+        if getattr(e, "columns_missing", None) != ("open",) or not found:
+            raise
+    columns = dict(given.get("columns") or {}, open=found["close"])
+    return vio.read_bars(obj, **dict(given, columns=columns)), False
+
+
+def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
+    """A vpoc.io.Bars / Trades container, a vpoc.synth.SynthBars / SynthTrades or a pandas /
+    polars DataFrame (pyarrow Table) as ``({field: array}, timestamps ns or None)``; frames are read
+    by vpoc.io.read_bars / read_trades (``kw``: their tz / columns / label / interval), so column
+    names, time zones and bar labels follow the one set of rules. A frame without an open column
+    gives ``open`` None (as the array call without ``open=``)."""
+    from . import io as vio
+    from .synth import SynthBars, SynthTrades
+
+    what = "from_bars" if bars else "from_trades"
+    own, other = (vio.Bars, vio.Trades) if bars else (vio.Trades, vio.Bars)
+    synth_own, synth_other = (SynthBars, SynthTrades) if bars else (SynthTrades, SynthBars)
+    if isinstance(obj, (other, synth_other)):
+        kind = "vpoc.io" if isinstance(obj, other) else "vpoc.synth"
+        raise TypeError(f"{what} got a {kind}.{type(obj).__name__}; use "
+                        f"{'from_trades' if bars else 'from_bars'} for it")
+    has_open = True
+    if isinstance(obj, (own, synth_own)):
+        kind = "vpoc.io" if isinstance(obj, own) else "vpoc.synth"
+        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval", "tz", "columns")):
+            how = "container was read with them already" if kind == "vpoc.io" else "was made with UTC bar opens"
+            raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a {kind}."
+                             f"{type(obj).__name__} {how} (its timestamps are UTC bar opens)")
+        data = obj
+        from ._arrays import first_decrease
+
+        i = first_decrease(np.asarray(obj.timestamp, dtype=np.int64))
+        if i > 0:  # read_bars / read_trades refuse such rows; a container made by hand may hold them
+            raise ValueError(f"{what}: the {type(obj).__name__}'s timestamp[{i}] is before timestamp[{i - 1}]; "
+                             "rows must be in time order (sort them first)")
+        if bars and getattr(obj, "source", "<arrays>") == "<arrays>":
+            # a container made by hand (read_bars warned about its own): its duplicated bars
+            from ._arrays import warn_duplicate_bars
+
+            warn_duplicate_bars(obj.timestamp, (obj.open, obj.high, obj.low, obj.close, obj.volume),
+                                f"{what}: the {type(obj).__name__}")
+    else:
+        if not _is_frame(obj):
+            need = "high, low, close and volume arrays" if bars else "price and volume arrays"
+            raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container (a vpoc.synth."
+                            f"{synth_own.__name__}) or a pandas / polars DataFrame as its first argument; "
+                            f"got {type(obj).__name__} alone")
+        given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
+        data, has_open = _read_frame(vio, obj, bars, given)
+    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
+    ts = np.asarray(data.timestamp, dtype=np.int64)
+    if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
+        from ._time import bar_opens  # the one place close stamps become open stamps
+
+        ts, step = bar_opens(ts, kw.get("label") or "open", kw.get("interval"))
+        if kw.get("label") == "close" and kw.get("interval") is None:
+            warnings.warn(f"from_bars: label='close' without interval=: the bar interval was taken as "
+                          f"{step / 1e9:g} s (the most common spacing of the timestamps); pass interval= "
+                          "to set it", GuessedDefaultWarning, stacklevel=3)
+    cols = {k: getattr(data, k, None) for k in names}
+    if not has_open:
+        cols["open"] = None
+    return cols, ts
+
+
+def no_table_options(kw: dict, what: str) -> None:
+    """TypeError naming the frame-only options given with arrays."""
+    given = [k for k, v in kw.items() if v is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise TypeError(f"{what}: {'= and '.join(given)}= {verb} only when the first argument is a DataFrame")
+
+
+def one_session(session: Any, sessions: Any) -> Any:
+    """``session=`` (the name every entry point uses for the session rule) and its alias
+    ``sessions=``: one of them, or both the same object."""
+    if sessions is not None and sessions is not session:
+        raise TypeError("give the session rule once: session= (sessions= is the same argument)")
+    return session
+
+
+def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n: int, what: str,
+         columns: dict) -> Tuple[dict, Any, dict, Optional[np.ndarray]]:
+    """Apply ``sessions=`` (a vpoc.sessions.Sessions or a rule name), or the Globex default for
+    data with timestamps: returns the kept rows of ``columns``, the offsets, the result's session
+    facts (labels, rule, dropped rows, the kept rows' input positions) and the caller's input row
+    of each kept row (None when the columns are the caller's rows as given): errors about a kept
+    row name its input row through ``vpoc._errors.input_rows``. A Sessions given with timestamps
+    must have been built from them (ValueError naming ``session``)."""
+    from . import sessions as vs
+
+    if sessions is None:
+        if ts is None or offsets is not None or session_ids is not None:
+            return columns, offsets, {}, None
+        sessions, guessed = "globex", True
+    else:
+        guessed = False
+        if offsets is not None or session_ids is not None:
+            raise ValueError(f"{what}: give session= or offsets= / session_ids=, not both")
+    rule: Optional[str] = None
+    if isinstance(sessions, str):
+        if sessions not in SESSION_RULES:
+            raise ValueError(f"session must be a vpoc.sessions.Sessions or one of "
+                             f"{', '.join(map(repr, SESSION_RULES))}, got {sessions!r}")
+        if ts is None:
+            raise ValueError(f"session={sessions!r} builds sessions from timestamps: pass a vpoc.io "
+                             "container or a DataFrame with a timestamp column (or a vpoc.sessions."
+                             f"{sessions}(ts) result)")
+        rule = sessions
+        vol = volume if isinstance(volume, np.ndarray) else None
+        sessions = _build(getattr(vs, rule), ts, vol)
+    elif not isinstance(sessions, vs.Sessions):
+        raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
+                        f"rule name, got {type(sessions).__name__}")
+    s = sessions
+    rows = None
+    if n == s.n_input:
+        if s.index is not None:
+            columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
+            rows = np.asarray(s.index, dtype=np.int64)
+    elif n != s.n_kept:
+        raise ValueError(f"{what}: the data has {n} rows but session= was built from {s.n_input} "
+                         f"timestamps (and keeps {s.n_kept} rows); build it from this data's timestamps")
+    if rule is None and ts is not None:
+        problem = s.mismatch(ts)
+        if problem is not None:
+            raise ValueError(f"{what}: session= was not built from this data's timestamps ({problem}); "
+                             "build it from them, e.g. vpoc.sessions.globex(df['timestamp']), with the "
+                             "label= / interval= the data is read with")
+    facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
+                 session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
+    if rows is not None:
+        facts["kept_rows"] = rows
+    dv = float(getattr(s, "dropped_volume", float("nan")))
+    if s.n_dropped == 0:
+        dv = 0.0
+    elif np.isnan(dv) and isinstance(volume, np.ndarray) and n == s.n_input:  # built without volume=
+        dv = float(np.sum(volume, dtype=np.float64)) - float(np.sum(columns["volume"], dtype=np.float64))
+    facts["dropped_volume"] = dv
+    if guessed:
+        span = f", {s.labels[0]} .. {s.labels[-1]}" if s.n_sessions else ""
+        warnings.warn(
+            f"{what}: no sessions, offsets or session_ids given: built CME Globex sessions from the "
+            f"timestamps (vpoc.sessions.globex: 17:00-16:00 America/Chicago by trade date; "
+            f"{s.n_sessions} sessions{span}, {s.n_dropped} of {s.n_input} rows outside them); pass "
+            "session='globex' (or another rule, a vpoc.sessions.Sessions, offsets=) to choose",
+            GuessedDefaultWarning, stacklevel=3)
+    return columns, s.offsets, facts, rows
+
+
+def _build(rule: Any, ts: Any, volume: Any) -> Any:
+    """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
+    return rule(ts) if volume is None else rule(ts, volume=volume)
