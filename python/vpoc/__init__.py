@@ -14,7 +14,7 @@ from ._plot_migration import plot_migration
 from ._plot_tpo import plot_tpo
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
-from ._warnings import DroppedRowsWarning, GuessedDefaultWarning
+from ._warnings import DroppedRowsWarning, DuplicateRowsWarning, GuessedDefaultWarning
 from .features import (FeatureTable, IncompleteSessionWarning, Levels, TpoProfiles, bar_features, levels,
                        session_features, tpo)
 from .io import ReorderedRecordsWarning
@@ -22,6 +22,7 @@ from .live import Live
 
 __all__ = [
     "DroppedRowsWarning",
+    "DuplicateRowsWarning",
     "FeatureTable",
     "GuessedDefaultWarning",
     "IncompleteSessionWarning",
