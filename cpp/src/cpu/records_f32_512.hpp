@@ -1,5 +1,5 @@
 // cpu/records_f32_512.hpp — a short AVX-512 phase A for float32 trades whose volumes are whole and below 2**31.
-// Contract: included only by cpu/slots_avx2.cpp inside its AVX-512 target region; true: slots_f32_512's records, range and flags exactly.
+// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: slots_f32_512's records, range and flags exactly.
 #pragma once
 
 // slots_f32_512<true, true> (records of float32 prices and volumes, unmerged) in fewer operations
