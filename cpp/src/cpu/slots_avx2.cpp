@@ -560,9 +560,11 @@ VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64
   return slots_f32_512<false>(p, n, inv, origin, slot, mn, mx, whole, static_cast<const float*>(nullptr), nullptr);
 }
 
+#include "cpu/records_f32_512.hpp"
 VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift,
                                            uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc,
                                            int* count) {
+  if (count == nullptr && records_f32_whole512(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc)) return true;
   if (count != nullptr) return slots_f32_512<true, true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec,
                                                                shift, count);
   return slots_f32_512<true, true>(p, n, inv, origin, nullptr, mn, mx, whole, v, &vc, rec, shift);
