@@ -36,11 +36,20 @@ def gpu_available() -> bool:
 
 
 def _gpu_index(name: str) -> int:
+    index = _GPU_INDEX.get(name)
+    if index is not None:
+        return index
     if _core.gpu_backend() == "none":
         raise ValueError(f"device={name!r}: this vpoc build has no GPU backend; {_HOW_TO_BUILD}")
     index = int(name[5:]) if name.startswith("cuda:") else 0
     _core.gpu_require_device(index)  # ValueError when it does not exist
+    if len(_GPU_INDEX) < 64:
+        _GPU_INDEX[name] = index
     return index
+
+
+# Device names checked once: the runtime fixes the visible devices when it starts (gpu::device_count).
+_GPU_INDEX: dict = {}
 
 
 def _device(device: Any, locations: Sequence[Optional[int]]) -> Optional[int]:
