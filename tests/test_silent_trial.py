@@ -337,21 +337,3 @@ def test_nits():
     assert list(lv.labels) == [0, 1] and lv.session_label == 2
     assert list(lv.profiles.session_labels) == [0, 1]
 
-
-def test_feature_tables_refuse_naive_pandas_timestamps_as_sessions_do():
-    """bar_features / session_features read timestamps as vpoc.sessions and Live do: naive pandas
-    datetimes are refused (they would be read as UTC, wrong sessions for a feed in exchange time);
-    aware ones and numpy datetime64 (UTC) are taken."""
-    from vpoc.synth import es_bars
-
-    b = es_bars(2, 30, seed=3)
-    naive = pd.DatetimeIndex(pd.to_datetime(np.asarray(b.timestamp), utc=True).tz_convert("America/Chicago")
-                             .tz_localize(None))
-    args = (b.high, b.low, b.close, b.volume)
-    with pytest.raises(ValueError, match=NAIVE):
-        vpoc.bar_features(*args, timestamp=naive, tick_size=0.25, session="globex")
-    aware = naive.tz_localize("America/Chicago")
-    ft = vpoc.bar_features(*args, timestamp=aware, tick_size=0.25, session="globex")
-    ft2 = vpoc.bar_features(*args, timestamp=np.asarray(b.timestamp).astype("datetime64[ns]"), tick_size=0.25,
-                            session="globex")
-    assert len(ft) == len(ft2) == len(b.high)

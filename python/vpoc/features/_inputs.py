@@ -114,7 +114,7 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
         if arr is not None and arr.shape[0] != n:
             raise ValueError(f"{name} has length {arr.shape[0]} but high has {n}")
     check_time_unit(time_unit)
-    ts = None if timestamp is None else _timestamps_ns(timestamp, n, time_unit, naive_utc=False)
+    ts = None if timestamp is None else _timestamps_ns(timestamp, n, time_unit)
     facts: Dict[str, Any] = dict(label=label, interval=None)
     if ts is None:
         if label != "open" or interval is not None:
