@@ -93,21 +93,12 @@ def test_25r3_fractional_blocks_then_whole():
     exact_check(price, vol, [0, 3000, 6000], 2)
 
 
-@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf, -0.5])
+@pytest.mark.parametrize("column, bad", [("volume", np.nan), ("volume", -1.0), ("volume", np.inf), ("volume", -0.5),
+                                         ("price", np.nan), ("price", np.inf), ("price", -np.inf)])
 @pytest.mark.parametrize("at", [3, 20, 1030])
-def test_25r3_bad_volume_named(bad, at):
-    price, vol = walk(3000, 2)
-    vol[at] = np.float32(bad)
-    with pytest.raises(ValueError, match="volume") as e:
-        profile(price, vol, [0, 1000, 3000], 1)
-    assert str(at) in str(e.value)
-
-
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-@pytest.mark.parametrize("at", [3, 20, 1030])
-def test_25r3_bad_price_named(bad, at):
-    price, vol = walk(3000, 3)
-    price[at] = np.float32(bad)
-    with pytest.raises(ValueError, match="price") as e:
+def test_25r3_bad_row_named(column, bad, at):
+    price, vol = walk(3000, 2 if column == "volume" else 3)
+    (vol if column == "volume" else price)[at] = np.float32(bad)
+    with pytest.raises(ValueError, match=column) as e:
         profile(price, vol, [0, 1000, 3000], 1)
     assert str(at) in str(e.value)
