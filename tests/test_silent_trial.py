@@ -337,3 +337,21 @@ def test_nits():
     assert list(lv.labels) == [0, 1] and lv.session_label == 2
     assert list(lv.profiles.session_labels) == [0, 1]
 
+
+
+@pytest.mark.parametrize("window, match", [
+    (pd.offsets.BDay(1), "window=<BusinessDay> is not a fixed duration"),
+    (pd.offsets.MonthEnd(1), "window=<MonthEnd> is not a fixed duration"),
+    (pd.NaT, "window must be a positive duration .* got NaT"),
+])
+def test_window_messages_name_window(window, match):
+    p, v = np.arange(10.0) + 100.0, np.ones(10)
+    with pytest.raises(ValueError, match=match):
+        vpoc.from_trades(p, v, tick_size=0.25, developing=True, window=window)
+
+
+@pytest.mark.parametrize("side", [False, True, np.bool_(True)])
+def test_a_boolean_side_is_named(side):
+    p, v = np.arange(10.0) + 100.0, np.ones(10)
+    with pytest.raises(TypeError, match=r"side=.* is a boolean, not a side per row"):
+        vpoc.from_trades(p, v, tick_size=0.25, side=side)

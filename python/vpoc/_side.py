@@ -59,6 +59,8 @@ def aggressor_side(values: Any, name: str = "side",
     (TypeError), as is anything else (ValueError naming ``name`` and the first bad value; ``where(i)``,
     when given, names position i, e.g. a file's line). 1-D only.
     """
+    if isinstance(values, (bool, np.bool_)):
+        raise TypeError(f"{name}={values!r} is a boolean, not a side per row; give {_WHAT}")
     arr = np.asarray(unmasked(values, name))
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")

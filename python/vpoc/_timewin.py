@@ -24,7 +24,15 @@ _HOW = ("a time window (a duration such as '60min', a datetime.timedelta or nump
 
 
 def _is_time(window: Any) -> bool:
-    return isinstance(window, (str, _dt.timedelta, np.timedelta64)) or hasattr(window, "nanos")
+    return isinstance(window, (str, _dt.timedelta, np.timedelta64)) or _has_nanos(window)
+
+
+def _has_nanos(window: Any) -> bool:
+    """A pandas offset: it has ``nanos`` (which raises ValueError for a non-fixed one such as BDay)."""
+    try:
+        return hasattr(window, "nanos")
+    except ValueError:
+        return True
 
 
 def _string_ns(s: str) -> int:
@@ -58,11 +66,14 @@ def window_arg(window: Any) -> Tuple[Any, Optional[int]]:
     """``window=`` as (what ``_core.Options(window=)`` takes, the time span in ns or None): an int
     (input rows) or None passes through (the engine checks it); a string, ``datetime.timedelta``
     (``pandas.Timedelta``), ``numpy.timedelta64`` or a fixed pandas offset is a time span > 0."""
+    if type(window).__name__ == "NaTType":  # pandas.NaT: neither rows nor a duration
+        raise ValueError("window must be a positive duration (a time window) or an integer >= 1 (input rows), "
+                         "got NaT")
     if not _is_time(window):
         return window, None
     if isinstance(window, str):
         ns = _string_ns(window)
-    elif hasattr(window, "nanos") and not isinstance(window, (_dt.timedelta, np.timedelta64)):  # a pandas offset
+    elif not isinstance(window, (_dt.timedelta, np.timedelta64)) and _has_nanos(window):  # a pandas offset
         try:
             ns = int(window.nanos)
         except ValueError:
