@@ -375,7 +375,9 @@ class Profiles:
         return out
 
     def session(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
-        """(row prices, row volumes) of session i (negative i counts from the end; host arrays)."""
+        """(row prices, row volumes) of session i (negative i counts from the end; host arrays).
+        With ``bins=N`` the prices are each bin's lower edge, while ``poc`` / ``vah`` / ``val`` follow
+        ``bin_report`` (wickra's: the POC at its bin's centre, VAH / VAL at bin edges; docs/presets.md)."""
         if self.device != "cpu":
             return self.cpu().session(i)
         if not -self.n_sessions <= i < self.n_sessions:
