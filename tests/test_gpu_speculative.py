@@ -328,3 +328,57 @@ def test_a_released_result_read_late_on_the_default_stream_is_not_overwritten():
     np.testing.assert_array_equal(late_volume.cpu().numpy(), want["volume"])
     np.testing.assert_array_equal(late_poc.cpu().numpy(), want["poc_row"])
     del g2
+
+
+def test_a_refused_far_price_does_not_size_the_shape():
+    """A call refused for a session over max_rows (one far price) on a known trades shape: the next
+    clean call of the shape gets a histogram sized as before (no out-of-memory, no huge buffer)."""
+    import gc
+
+    d, off = data("trades", 20_000, 5, seed=11)
+    call("trades", d, off, "cuda")
+    call("trades", d, off, "cuda")
+    bad = {k: v.copy() for k, v in d.items()}
+    bad["price"][70] = 1e12
+    with pytest.raises(ValueError, match="max_rows"):
+        call("trades", bad, off, "cuda")
+    gc.collect()
+    before = stats()["output_bytes"]
+    got = call("trades", d, off, "cuda")
+    assert stats()["output_bytes"] - before < 64 << 20
+    assert_same(fields(got), fields(call("trades", d, off, "cuda")), "after the refused call")
+
+
+def test_a_bad_volume_does_not_mark_the_shape_fractional():
+    """A NaN volume is refused; it does not count as a fraction, so a later fractional call of the
+    shape is still met first by the bin pass's check (one rerun), as for a shape never refused."""
+    ints, off = data("trades", 21_000, 4, seed=12, volume="int")
+    fracs, _ = data("trades", 21_000, 4, seed=12, volume="frac")
+    call("trades", ints, off, "cuda")
+    call("trades", ints, off, "cuda")
+    bad = {k: v.copy() for k, v in ints.items()}
+    bad["volume"][[5, 9]] = np.nan
+    with pytest.raises(ValueError, match="volume"):
+        call("trades", bad, off, "cuda")
+    s = stats()
+    call("trades", fracs, off, "cuda")
+    assert stats()["speculative_reruns"] - s["speculative_reruns"] == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+def test_volumes_checked_in_the_bin_pass_for_every_volume_dtype(dtype):
+    d, off = data("trades", 17_000, 6, seed=13)
+    d["volume"] = d["volume"].astype(dtype)
+    d["volume"][[3, 4000]] = 3_000_000_000 if dtype == np.int64 else 7  # int64: whole, past 2**31
+    cpu = fields(call("trades", d, off, "cpu"))
+    for k in range(3):
+        g = fields(call("trades", d, off, "cuda"))
+        for name in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row", "volume", "total_volume"):
+            np.testing.assert_array_equal(g[name], cpu[name], err_msg=f"{name} call {k}", strict=True)
+    bad = {kk: v.copy() for kk, v in d.items()}
+    bad["volume"][77] = -1
+    with pytest.raises(ValueError) as spec:
+        call("trades", bad, off, "cuda")
+    with pytest.raises(ValueError) as cpu_e:
+        call("trades", bad, off, "cpu")
+    assert type(spec.value) is type(cpu_e.value) and "77" in str(spec.value) and "77" in str(cpu_e.value)

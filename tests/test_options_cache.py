@@ -51,3 +51,20 @@ def test_an_unhashable_argument_is_named():
     with pytest.raises((TypeError, ValueError), match="tick_size"):
         vpoc.from_bars(H, L, C, V, tick_size=[0.25])
     assert len(_api._OPTIONS) <= 64
+
+
+class _LooseStr(str):
+    """A str whose == ignores case (as a user's enum-like class might): never served from the cache."""
+
+    def __eq__(self, other):
+        return str(self).lower() == str(other).lower()
+
+    def __hash__(self):
+        return hash(str(self).lower())
+
+
+def test_only_plain_types_are_cached():
+    vpoc.from_bars(H, L, C, V, tick_size=0.25, distribute=_LooseStr("close"))
+    with pytest.raises(ValueError, match="distribute"):
+        vpoc.from_bars(H, L, C, V, tick_size=0.25, distribute=_LooseStr("CLOSE"))
+    assert not any(_LooseStr in k for k in _api._OPTIONS)

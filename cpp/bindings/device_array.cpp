@@ -301,6 +301,7 @@ py::object host_device_array(const py::object& array, int device_type, int devic
   else VPOC_THROW(TypeError, "_host_device_array supports float32, float64, int32 and int64");
   const auto n = static_cast<int64_t>(a.shape(0));
   const int64_t cols = a.ndim() == 2 ? static_cast<int64_t>(a.shape(1)) : 0;
+  if (a.ndim() == 2 && cols == 0) VPOC_THROW(ValueError, "_host_device_array needs at least one column");
   if (cols > 0 && col_stride < 0) col_stride = n;
   if (cols > 0 && col_stride < n) VPOC_THROW(ValueError, "_host_device_array: col_stride must be >= the rows");
   // 2-D: column c at element c * col_stride of the words (the gaps zero), as Profiles.levels lays them

@@ -82,11 +82,11 @@ def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optiona
                     else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
     across = across if across is not None else _bool(across, "window_across_sessions")  # None: TypeError, as Live
     key = (tick_size, ticks_per_row, va, max_rows, threads, developing, snap, window, across, *rk, *rk.values())
-    key += tuple(map(type, key))  # 1 and True, 0.25 and np.float64(0.25): each checked by Options once
-    try:
-        opts = _OPTIONS.get(key)
-    except TypeError:  # an unhashable argument: Options names it
-        opts, key = None, None
+    types = tuple(map(type, key))  # 1 and True, 0.25 and np.float64(0.25): each checked by Options once
+    # only types whose == and hash are their value's (a str subclass may compare loosely, a mutable number
+    # change after the call): anything else is built afresh
+    key = key + types if _CACHEABLE.issuperset(types) else None
+    opts = None if key is None else _OPTIONS.get(key)
     if opts is None:
         opts = _core.Options(tick_size=tick_size, ticks_per_row=ticks_per_row, value_area=va, max_rows=max_rows,
                              threads=threads, developing=developing, snap=snap, window=window,
@@ -100,6 +100,8 @@ def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optiona
 
 # Options of recent calls by the value and type of every argument (immutable; a loop's calls share one).
 _OPTIONS: dict = {}
+_CACHEABLE = frozenset((int, float, bool, str, type(None), np.bool_, np.int8, np.int16, np.int32, np.int64,
+                        np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32, np.float64))
 
 
 def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_ids: Any = None,

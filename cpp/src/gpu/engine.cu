@@ -313,7 +313,8 @@ bool Run::speculate(int64_t hint) {
     const bool fraction = (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
     if (fraction) st_.note_fractional(key_);  // this shape's later calls check volumes first
     if (host_small_[kGo] == 0 || static_cast<unsigned long long>(host_small_[2]) != kEncNone || fraction) {
-      if (host_small_[kRows] > cap) st_.note_rows(key_, host_small_[kRows]);
+      // no note_rows here: the rows of a call that may yet be refused (a far price, a session over
+      // max_rows) must not size the shape's later histograms; the rerun notes what it laid out
       return false;  // nothing kept: the waiting path finds and names whatever stopped this call
     }
   }

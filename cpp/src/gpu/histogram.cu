@@ -365,8 +365,10 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // [tiles] blocks x [kThreads], kSmemBytes of dynamic shared memory: volume into out.
 // Session by session through the tile: a session no wider than the shared rows bins into shared
 // memory (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one
-// add per row; a wider one adds straight to global memory.
-template <class P, class V, bool Bars, class Rows>
+// add per row; a wider one adds straight to global memory. Checks (trades, g.volumes_in_bin): the
+// volume checks trade_range_kernel<P, V, false> left out, in an instance of its own (the other
+// instances keep their registers: none of them spills).
+template <class P, class V, bool Bars, class Rows, bool Checks = false>
 __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff) {
@@ -380,7 +382,8 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Tile t(rows, g, table);
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
   const CheckedVolume<V> huge_w = round_down_huge<CheckedVolume<V>>(g.huge_volume);
-  const bool low_huge = huge_w < CheckedVolume<V>(2147483648.0);  // else only fractions can be huge
+  const CheckedVolume<V> below_2_31 = nextafter(CheckedVolume<V>(2147483648.0), CheckedVolume<V>(0));
+  const CheckedVolume<V> fast_max = huge_w < below_2_31 ? huge_w : below_2_31;
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     if (a >= e) continue;  // block-uniform: every thread skips together
@@ -412,18 +415,19 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
             fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
         distribute::uniform_diff(tl, th, split, add_diff);
       });
-    } else if (!Bars && g.volumes_in_bin) {  // trades: the range pass left the volumes to this pass
+    } else if constexpr (!Bars && Checks) {  // trades: the range pass left the volumes to this pass
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
         using W = CheckedVolume<V>;
         const W w = static_cast<W>(it.v);  // exact: it.v came from V
-        // the common case in four operations: a whole number in [0, 2**31) is in range and not a
-        // fraction; it is huge only past huge_w (checked with the rest when huge_w is below 2**31)
-        if (w >= W(0) && w < W(2147483648.0) && w == floor(w) && !(low_huge && w > huge_w)) {
+        // the common case in four operations: a whole number in [0, fast_max] is in range, not a
+        // fraction (below 2**31) and not huge (fast_max is the smaller of huge_w and the last W below 2**31)
+        if (w >= W(0) && w <= fast_max && w == floor(w)) {
           src.emit(it, L, add);
           return;
         }
         const bool ok = fixed::volume_in_range(w);  // trade_range_kernel's tests, in the same type
-        found |= (ok ? 0u : kFoundBad) | (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u);
+        // as trade_range_kernel: a bad row sets no other flag (a fraction would mark the shape for good)
+        found |= ok ? (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u) : kFoundBad;
         Item jt = it;
         jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
         src.emit(jt, L, add);
@@ -442,7 +446,7 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
     }
   }
   // a bad row is flagged as row 0: the speculative call only needs to know there is one (its rerun names it)
-  if (!Bars && g.volumes_in_bin)
+  if constexpr (!Bars && Checks)
     flush_checks(g, (found & kFoundBad) ? 0ull : kEncNone, 0, kEncNone, (found & kFoundFraction) != 0,
                  (found & kFoundHuge) != 0);
 }
@@ -757,6 +761,12 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     };
     using Yes = std::true_type;
     using No = std::false_type;
+    if (!in.bars && g.volumes_in_bin) {  // whole-number rows only; a fraction reruns the call
+      if (lo != nullptr || g.fixed_by_flag) VPOC_THROW(Error, "launch_bin: volumes_in_bin bins integer rows only");
+      bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
+          src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false);
+      return;
+    }
     // g.fixed_by_flag: both kinds are launched and the one the flag does not pick returns at once
     const bool u64 = lo == nullptr || g.fixed_by_flag, fixed = lo != nullptr;
     if (in.bars) {
