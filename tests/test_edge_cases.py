@@ -791,3 +791,16 @@ def test_infinite_row_size_is_rejected():
         vpoc.from_trades([4000.0], [1.0], tick_size=1e300, ticks_per_row=2**40)
     with pytest.raises(ValueError, match=r"tick_size \* ticks_per_row must be finite"):
         vpoc.from_bars([1.0], [1.0], [1.0], [1.0], tick_size=1e300, ticks_per_row=2**40)
+
+
+@pytest.mark.parametrize("at", [0, 7, 15, 16, 17, 31, 38])
+def test_a_bar_spanning_both_slot_clamps_is_refused(at):
+    """One uniform bar from -1e12 to +1e12 (its low and high slots clamp to -2e9 and +2e9, 4e9 apart:
+    the scalar tail once took their difference in int, undefined behaviour under UBSan) is refused,
+    wherever it sits in a block."""
+    n = 39
+    low = np.full(n, 4000.0)
+    high = low + 1.0
+    low[at], high[at] = -1e12, 1e12
+    with pytest.raises(ValueError):
+        vpoc.from_bars(high, low, low, np.full(n, 5.0), tick_size=0.25, distribute="uniform")

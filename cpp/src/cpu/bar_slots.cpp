@@ -95,7 +95,8 @@ VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, co
     if constexpr (R == BarRow::uniform) {
       int64_t takes = 0;
       const double vol = split_volume(v[j], takes);
-      takes &= static_cast<uint32_t>(bi - ai) < static_cast<uint32_t>(kSplitTableMax);  // 1 .. 64 ticks
+      // 1 .. 64 ticks; in unsigned arithmetic: clamped slots 4e9 apart wrap there (bi - ai overflowed int)
+      takes &= static_cast<uint32_t>(bi) - static_cast<uint32_t>(ai) < static_cast<uint32_t>(kSplitTableMax);
       // clamped into the range where the table split applies (they change nothing where it takes
       // the bar), so every conversion below is defined
       const double ticks = std::min(64.0, std::max(1.0, b - a + 1.0));
