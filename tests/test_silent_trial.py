@@ -13,8 +13,11 @@ import warnings
 import numpy as np
 import pytest
 
+import _deps
+
 vpoc = pytest.importorskip("vpoc")
 pd = pytest.importorskip("pandas")
+NEEDS_CAL = _deps.needs("pandas_market_calendars")  # the Globex rule's holiday calendar
 
 NAIVE = "timezone-naive pandas datetime; localize it first"
 BARS = ("high", "low", "close", "volume")
@@ -33,6 +36,7 @@ def _quiet(f, *args, **kw):
 # ---------------------------------------------------------------- 1: Live refuses naive pandas times
 
 
+@NEEDS_CAL
 @pytest.mark.parametrize("how", ["index", "series", "scalar"])
 def test_live_refuses_naive_pandas_timestamps_as_sessions_do(how):
     ts = pd.DatetimeIndex(["2024-03-05 15:58", "2024-03-05 17:01", "2024-03-05 17:02"])
@@ -51,6 +55,7 @@ def test_live_refuses_naive_pandas_timestamps_as_sessions_do(how):
         vpoc.Live(tick_size=0.25, session_starts=ts)
 
 
+@NEEDS_CAL
 def test_live_takes_aware_pandas_and_numpy_datetime64_as_the_batch_does():
     ts = pd.DatetimeIndex(["2024-03-05 15:58", "2024-03-05 17:01", "2024-03-05 17:02"])
     aware = ts.tz_localize("America/Chicago")
@@ -70,6 +75,7 @@ def test_live_takes_aware_pandas_and_numpy_datetime64_as_the_batch_does():
 # ---------------------------------------------------------------- 2: a Sessions of other timestamps
 
 
+@NEEDS_CAL
 def test_from_bars_refuses_sessions_built_from_other_timestamps_of_the_same_length():
     df = _frame()
     shifted = _quiet(vpoc.sessions.globex, df["timestamp"] + pd.Timedelta("1D"))
@@ -88,6 +94,7 @@ def test_from_bars_refuses_sessions_built_from_other_timestamps_of_the_same_leng
                          tick_size=0.25)
 
 
+@NEEDS_CAL
 def test_from_bars_takes_sessions_of_its_own_timestamps_however_read():
     df = _frame()
     s = vpoc.sessions.globex(df["timestamp"], volume=df["volume"])
@@ -114,6 +121,7 @@ def test_from_bars_takes_sessions_of_its_own_timestamps_however_read():
 # ---------------------------------------------------------------- 3: the wrong bar label both ways
 
 
+@NEEDS_CAL
 def test_label_close_on_open_stamped_bars_warns_like_the_opposite_mistake():
     df = _frame(n_sessions=4, bars=1380)  # one bar a session misplaced: 0.07%, under the share threshold
     with warnings.catch_warnings():
@@ -135,6 +143,7 @@ def test_label_close_on_open_stamped_bars_warns_like_the_opposite_mistake():
         vpoc.sessions.globex(closes["timestamp"])
 
 
+@NEEDS_CAL
 @pytest.mark.parametrize("chunk", [None, 1])
 def test_live_label_close_on_open_stamped_bars_warns(chunk):
     b = vpoc.synth.es_bars(n_sessions=3, bars_per_session=1380, seed=2)
@@ -157,6 +166,7 @@ def test_live_label_close_on_open_stamped_bars_warns(chunk):
 # ---------------------------------------------------------------- 4: which input rows were kept
 
 
+@NEEDS_CAL
 def test_profiles_name_the_kept_rows_when_a_session_rule_drops_rows():
     df = _frame(n_sessions=2, bars=200)
     extra = df.iloc[[10, 250]].assign(timestamp=lambda d: d["timestamp"].dt.floor("D") + pd.Timedelta("22h30min"))
@@ -180,6 +190,7 @@ def test_profiles_name_the_kept_rows_when_a_session_rule_drops_rows():
 # ---------------------------------------------------------------- 6, 7: synth bars, frames without open
 
 
+@NEEDS_CAL
 def test_from_bars_takes_synth_bars_as_session_features_does():
     b = vpoc.synth.es_bars(n_sessions=3)
     s = vpoc.sessions.globex(b.timestamp, volume=b.volume)
@@ -196,6 +207,7 @@ def test_from_bars_takes_synth_bars_as_session_features_does():
         vpoc.from_bars(b, session=s, tick_size=0.25, tz="UTC")
 
 
+@NEEDS_CAL
 def test_frame_without_open_is_read_as_arrays_without_open():
     df = _frame(n_sessions=2, bars=100)
     no_open = df.drop(columns=["open"])
@@ -237,6 +249,7 @@ def test_write_bars_and_trades_take_frames(tmp_path):
         vpoc.io.write_bars(df.assign(timestamp=df["timestamp"].dt.tz_localize(None)), tmp_path / "n.csv")
 
 
+@NEEDS_CAL
 def test_frame_indexed_by_its_own_column():
     df = _frame(n_sessions=2, bars=30)
     ref = vpoc.from_bars(df, session="globex", tick_size=0.25)
@@ -252,6 +265,7 @@ def test_frame_indexed_by_its_own_column():
 # ---------------------------------------------------------------- 13: exact duplicate bars
 
 
+@NEEDS_CAL
 def test_exact_duplicate_bars_are_counted_in_a_warning():
     df = _frame(n_sessions=2, bars=30)
     dup = pd.concat([df, df.iloc[[3, 3, 7]]]).sort_values("timestamp", kind="stable").reset_index(drop=True)
@@ -294,6 +308,7 @@ def test_duplicate_bars_counts_as_inspect():
 # ---------------------------------------------------------------- 15: an edited window in a state
 
 
+@NEEDS_CAL
 @pytest.mark.parametrize("win,new", [(25, 50), (1, 5), ("7min", "70min")])
 def test_from_state_refuses_a_window_longer_than_its_carry(win, new):
     b = vpoc.synth.es_bars(n_sessions=2, bars_per_session=300, seed=1)
