@@ -68,3 +68,13 @@ def test_only_plain_types_are_cached():
     with pytest.raises(ValueError, match="distribute"):
         vpoc.from_bars(H, L, C, V, tick_size=0.25, distribute=_LooseStr("CLOSE"))
     assert not any(_LooseStr in k for k in _api._OPTIONS)
+
+
+@pytest.mark.parametrize("device", ["cpu", "banana", "cuda:x", "cuda:\u00b2", "cuda:-1"])
+def test_pool_controls_name_a_device_that_is_not_a_gpu(device):
+    """memory_stats / empty_cache / set_pool_limit take 'cuda' or 'cuda:N': anything else is refused
+    naming device (it was read as GPU 0), with or without a GPU build."""
+    for call in (lambda: vpoc.memory_stats(device), lambda: vpoc.empty_cache(device),
+                 lambda: vpoc.set_pool_limit(1 << 20, device)):
+        with pytest.raises(ValueError, match="device must be 'cuda' or 'cuda:N'"):
+            call()

@@ -39,9 +39,12 @@ def _gpu_index(name: str) -> int:
     index = _GPU_INDEX.get(name)
     if index is not None:
         return index
+    digits = name[5:] if name.startswith("cuda:") else None
+    if name != "cuda" and not (digits and digits.isascii() and digits.isdigit()):  # 'cpu', 'cuda:x', ...
+        raise ValueError(f"device must be 'cuda' or 'cuda:N' (a GPU) here, got {name!r}")
     if _core.gpu_backend() == "none":
         raise ValueError(f"device={name!r}: this vpoc build has no GPU backend; {_HOW_TO_BUILD}")
-    index = int(name[5:]) if name.startswith("cuda:") else 0
+    index = int(digits) if digits else 0
     _core.gpu_require_device(index)  # ValueError when it does not exist
     if len(_GPU_INDEX) < 64:
         _GPU_INDEX[name] = index
