@@ -370,3 +370,23 @@ def test_a_boolean_side_is_named(side):
     p, v = np.arange(10.0) + 100.0, np.ones(10)
     with pytest.raises(TypeError, match=r"side=.* is a boolean, not a side per row"):
         vpoc.from_trades(p, v, tick_size=0.25, side=side)
+
+
+def test_synth_bars_get_their_own_sessions_in_from_bars_as_in_the_feature_tables():
+    """from_bars(SynthBars) with no session rule uses the container's sessions, as session_features
+    does (the Globex rule dropped rows of the synthetic clock, which has no DST or holidays)."""
+    bars = vpoc.synth.es_bars(n_sessions=120, seed=4)
+    prof = vpoc.from_bars(bars, tick_size=0.25)
+    ft = vpoc.session_features(bars, tick_size=0.25)
+    assert prof.n_sessions == len(ft) == 120 and prof.dropped_rows == 0
+    assert prof.session_rule == "SynthBars sessions" and prof.trade_dates
+    np.testing.assert_array_equal(prof.session_labels, bars.session_labels)
+    one = vpoc.from_bars(bars.high[:1380], bars.low[:1380], bars.close[:1380], bars.volume[:1380], tick_size=0.25)
+    assert prof.poc[0] == one.poc[0]
+
+
+def test_levels_on_the_cpu_is_read_only():
+    prof = vpoc.from_bars(*[np.array(x) for x in ([101.0, 102.0], [100.0, 101.0], [100.5, 101.5], [5.0, 7.0])],
+                          tick_size=0.25)
+    with pytest.raises(ValueError, match="read-only"):
+        prof.levels[0, 0] = 0.0

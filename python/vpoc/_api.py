@@ -15,7 +15,7 @@ from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_availabl
                       set_pool_limit, _placed)
 from ._errors import input_rows
 from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
-from ._frames import table as _table
+from ._frames import synth_sessions as _synth_sessions, table as _table
 from ._profiles import Profiles
 from . import _presets
 from . import _side_profiles as _sides
@@ -181,6 +181,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     table = dict(tz=tz, columns=columns)
     if volume is None:
         cols, ts = _table(price, False, table)
+        offsets, facts = _synth_sessions(price, session, sessions, offsets, session_ids)
         price, volume, side = cols["price"], cols["volume"], cols["side"] if side is None else side
     else:
         ts = None
@@ -191,8 +192,9 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         sessions = _one_session(session, sessions)
     rows = None
     if sessions is not None or ts is not None:
-        cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
-                                           {"price": price, "volume": volume, "side": side})
+        cols, offsets, planned, rows = _plan(sessions, offsets, session_ids, ts, volume, len(price), "from_trades",
+                                             {"price": price, "volume": volume, "side": side})
+        facts = {**facts, **planned}
         price, volume, side = cols["price"], cols["volume"], cols["side"]
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price), window_across_sessions)
     prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
@@ -266,6 +268,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             raise TypeError("from_bars: low is missing (give high, low, close and volume, or a vpoc.io.Bars "
                             "/ DataFrame alone)")
         cols, ts = _table(high, True, table)
+        offsets, facts = _synth_sessions(high, session, sessions, offsets, session_ids)
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
     else:
         ts = None
@@ -279,9 +282,10 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         sessions = _one_session(session, sessions)
     rows = None
     if sessions is not None or ts is not None:
-        cols, offsets, facts, rows = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
-                                           {"high": high, "low": low, "close": close, "volume": volume,
-                                            "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
+        cols, offsets, planned, rows = _plan(sessions, offsets, session_ids, ts, volume, len(high), "from_bars",
+                                             {"high": high, "low": low, "close": close, "volume": volume,
+                                              "open": open, "buy": sv and sv[0], "sell": sv and sv[1]})
+        facts = {**facts, **planned}
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
         sv = sv and (cols["buy"], cols["sell"])
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(high), window_across_sessions)

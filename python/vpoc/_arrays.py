@@ -474,7 +474,9 @@ def warn_duplicate_bars(ts: Any, columns: Any, what: str) -> int:
         n = int(np.asarray(ts).shape[0])
         warnings.warn(f"{what}: {dups:,} of {n:,} bars are exact duplicates of another bar (same timestamp, "
                       f"open, high, low, close and volume; {repeats:,} rows repeat the previous row's "
-                      "timestamp): each copy's volume is counted again. Drop them first, e.g. "
-                      "df.drop_duplicates(), if the source repeated them (vpoc inspect FILE reports them)",
+                      "timestamp): each copy's volume is counted again. If the source repeated them, drop the "
+                      "rows equal in timestamp and every column first (for a DataFrame indexed by time: "
+                      "df[~df.reset_index().duplicated().to_numpy()]; df.drop_duplicates() ignores the index "
+                      "and would drop distinct bars too); vpoc inspect FILE reports them",
                       DuplicateRowsWarning, stacklevel=user_stacklevel())
     return dups

@@ -189,3 +189,19 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
 def _build(rule: Any, ts: Any, volume: Any) -> Any:
     """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
     return rule(ts) if volume is None else rule(ts, volume=volume)
+
+
+def synth_sessions(obj: Any, session: Any, sessions: Any, offsets: Any, session_ids: Any) -> Tuple[Any, dict]:
+    """A vpoc.synth.SynthBars / SynthTrades given with no session=, offsets= or session_ids=: its own
+    sessions (offsets, trade-date labels), as the feature tables read it, not the Globex rule on its
+    timestamps (the synthetic clock has no DST or holidays: Globex would drop rows of it). Returns
+    (offsets, the result's session facts); anything else: (offsets, {})."""
+    from .synth import SynthBars, SynthTrades
+
+    if not isinstance(obj, (SynthBars, SynthTrades)) or any(
+            x is not None for x in (session, sessions, offsets, session_ids)):
+        return offsets, {}
+    return np.asarray(obj.offsets, dtype=np.int64), dict(
+        session_labels=np.asarray(obj.session_labels), trade_dates=True,
+        session_rule=f"{type(obj).__name__} sessions")
+

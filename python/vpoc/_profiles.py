@@ -273,6 +273,8 @@ class Profiles:
                 value = result.levels
             else:
                 value = np.stack([np.asarray(self.poc), np.asarray(self.vah), np.asarray(self.val)], 1)
+            if isinstance(value, np.ndarray):  # a copy kept on the result: read-only, as it must stay poc/vah/val
+                value.flags.writeable = False
             self.__dict__[name] = value
             return value
         if name in _BINS:  # bins=N: the engine result's ladders; None otherwise
