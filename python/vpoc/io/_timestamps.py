@@ -94,7 +94,8 @@ def _local(values: Any, where: _Where, opts: _Options) -> Int64Array:
 def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if opts.time_unit is None:
         raise TypeError(f"{where.source}: the timestamp column holds integers; pass time_unit="
-                        "'s', 'ms', 'us' or 'ns' (epoch times are UTC)")
+                        "'s', 'ms', 'us' or 'ns' (epoch times are UTC) to vpoc.io.read_bars / read_trades "
+                        "(from_bars / from_trades of a frame: read it with them first)")
     na = raw.isna().to_numpy(dtype=bool)
     i = _first(na)
     if i is not None:

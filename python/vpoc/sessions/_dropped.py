@@ -188,7 +188,8 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     warnings.warn(
         f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
         f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
-        ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error",
+        ".dropped_by_cause; on_outside='drop' silences this, on_outside='raise' makes it an error "
+        f"(vpoc.sessions.{what}(ts, on_outside=...); from_* and the feature tables take the result as session=)",
         DroppedRowsWarning, stacklevel=user_stacklevel())
     return by_rows, by_vol, dropped_volume
 
