@@ -115,3 +115,10 @@ def test_two_d_cuda_array_interface_and_empty():
     assert managed(empty.__dlpack__()).dl_tensor.data is None
     with pytest.raises(ValueError, match="col_stride"):
         _core._host_device_array(np.ones((4, 2)), col_stride=3)  # columns would overlap
+
+
+def test_dir_lists_the_columns_made_on_first_use():
+    h, lo, c, v, off = random_bars(5)
+    names = dir(vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.25))
+    for name in ("poc", "vah", "val", "levels", "volume", "offsets", "dev_poc", "buy_volume", "session"):
+        assert name in names, name

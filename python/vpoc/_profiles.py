@@ -291,6 +291,10 @@ class Profiles:
     def __len__(self) -> int:
         return self.n_sessions
 
+    def __dir__(self) -> list:
+        """The columns made on first use too (tab completion lists poc, vah, val, levels, ...)."""
+        return sorted(set(super().__dir__()) | _COLUMNS | {"levels"} | set(SIDE_FIELDS) | set(_BINS))
+
     def __repr__(self) -> str:
         extra = ""
         if self.trade_dates and self.session_labels is not None and self.n_sessions:
