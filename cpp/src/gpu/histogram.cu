@@ -234,16 +234,6 @@ using CheckedVolume = std::conditional_t<std::is_same<V, float>::value, float, d
 // The bin pass's checks of g.volumes_in_bin, as bits: a bad volume, a fraction, a huge volume.
 constexpr unsigned kFoundBad = 1, kFoundFraction = 2, kFoundHuge = 4;
 
-// The largest W <= x (x >= 0; +inf past W's range): v > it for v in W exactly when v > x.
-template <class W>
-__device__ inline W round_down_huge(double x) {
-  constexpr double kMaxW = sizeof(W) == 4 ? 3.4028234663852886e38 : 1.7976931348623157e308;  // FLT_MAX, DBL_MAX
-  if (!(x < kMaxW)) return static_cast<W>(INFINITY);
-  W f = static_cast<W>(x);
-  if (static_cast<double>(f) > x) f = nextafter(f, W(0));
-  return f;
-}
-
 // Price bounds of trade_range_kernel in the price's dtype (see fast_limit / grid_scale below).
 template <class P, class V>
 struct TradeChecks {
@@ -371,7 +361,7 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 template <class P, class V, bool Bars, class Rows, bool Checks = false>
 __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
-                                                       bool diff) {
+                                                       bool diff, CheckedVolume<V> huge_w) {
   extern __shared__ unsigned long long smem_words[];
   // speculative calls: nothing when the layout said stop, or when the other row kind was chosen
   if (g.go != nullptr && *g.go == 0) return;
@@ -381,7 +371,7 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
-  const CheckedVolume<V> huge_w = round_down_huge<CheckedVolume<V>>(g.huge_volume);
+  // huge_w (Checks): g.huge_volume rounded down to the checked type on the host, as trade_checks does
   const CheckedVolume<V> below_2_31 = nextafter(CheckedVolume<V>(2147483648.0), CheckedVolume<V>(0));
   const CheckedVolume<V> fast_max = huge_w < below_2_31 ? huge_w : below_2_31;
   for (int64_t s = t.first; s <= t.last; ++s) {
@@ -757,14 +747,15 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
       constexpr bool Bars = decltype(bars)::value;
       using Rows = decltype(sink);
       bin_kernel<P, V, Bars, Rows><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
-          src, rows, g, g.tiles, sink, opt.tick_size, legacy, uniform_diff(in, opt));
+          src, rows, g, g.tiles, sink, opt.tick_size, legacy, uniform_diff(in, opt), CheckedVolume<V>(0));
     };
     using Yes = std::true_type;
     using No = std::false_type;
     if (!in.bars && g.volumes_in_bin) {  // whole-number rows only; a fraction reruns the call
       if (lo != nullptr || g.fixed_by_flag) VPOC_THROW(Error, "launch_bin: volumes_in_bin bins integer rows only");
       bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
-          src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false);
+          src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
+          round_down<CheckedVolume<V>>(g.huge_volume));
       return;
     }
     // g.fixed_by_flag: both kinds are launched and the one the flag does not pick returns at once
