@@ -1,5 +1,5 @@
 // cpu/records_cd512.hpp — float32 trades as entries: each 16 trades' equal rows merged before phase B (AVX-512 CD).
-// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: block_entries_f32's entries, range and flags.
+// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: block_entries_f32's entries, range, flags.
 #pragma once
 
 // Phase B (cpu/scatter.hpp) does about one scattered store a cycle, one a trade from records. A
