@@ -137,6 +137,8 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
                        Bins<Acc>& bins, GridCount& grid) {
   alignas(64) int32_t slot[kBlock];
   alignas(64) uint64_t rec[kBlock];  // records (cpu/slots.hpp) where phase A has a variant for them
+  alignas(64) uint32_t sums[kBlock];  // entries (scatter.hpp): their sums (offsets in slot), until a block can't
+  Entries ent{reinterpret_cast<uint32_t*>(slot), sums};
   // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
   bool try_records = true;  // trade_records has a variant for these inputs (until a block says it has not)
@@ -154,7 +156,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     for (;;) {
       vc_done = false;
       recs = try_records && trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done,
-                                          want_runs ? &runs : nullptr);
+                                          want_runs ? &runs : nullptr, &ent);
       bool done = recs;
       try_records = try_records && (recs || bins.rows() > Records<Acc>::kMaxRows);  // else no variant here
       if constexpr (std::is_same_v<P, float>) {
@@ -198,7 +200,8 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
       runs = -1;
     }
-    if (recs && runs >= 0) merged_scatter(rec, runs, n, bins, fetch);
+    if (recs && ent.m >= 0) entries_scatter(ent, n, bins, fetch);
+    else if (recs && runs >= 0) merged_scatter(rec, runs, n, bins, fetch);
     else if (recs && whole && vmax < kInt64SafeVolume) records_scatter(Records<Acc>{rec}, n, bins, fetch);
     else if (recs && whole) block_scatter<true>(Records<Acc>{rec}, vol + i0, n, bins, fetch);
     else if (recs) block_scatter<false>(Records<Acc>{rec}, vol + i0, n, bins, fetch);

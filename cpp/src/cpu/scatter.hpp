@@ -74,26 +74,63 @@ void records_scatter(Records<Acc> rec, int n, const Bins<Acc>& bins, Fetch&& fet
   for (; j < n; ++j) add(j, j % kLanes);
 }
 
+// A block's entries (block_entries_f32): m of them (-1: none, the block has records), their offsets
+// and sums; failed: a block could not have them (the caller stops asking).
+struct Entries {
+  uint32_t* off;
+  uint32_t* sum;
+  int m = -1;
+  bool failed = false;
+};
+
 // Phase A of a block of trades as records (cpu/slots.hpp) where a variant has them: float64 prices,
 // or float32 ones with a power-of-two tick <= 1 (f32; volumes other than float32 with AVX-512 only). The volumes are checked
 // in the same pass (into vc; checked says so). False: take the slot variants (no variant for this
 // CPU or these inputs, a window too wide for the records' byte offsets, or a price they will report).
 // count: merged records may do (float32 prices and volumes), their number there; -1: not merged.
+// ent: entries may do (float32 prices and volumes, int64 rows, no count, not ent->failed): ent->m >= 0
+// when phase A wrote them.
 template <class P, class V, class Acc>
 bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bool f32, const Bins<Acc>& bins,
                    uint64_t* rec, double& mn, double& mx, bool& on_grid, VolumeCheck& vc, bool& checked,
-                   int* count = nullptr) {
+                   int* count = nullptr, Entries* ent = nullptr) {
   constexpr int kShift = Records<Acc>::kShift;
   checked = false;
   if (count != nullptr) *count = -1;
+  if (ent != nullptr) ent->m = -1;
   if (bins.rows() > Records<Acc>::kMaxRows) return false;
   if constexpr (std::is_same_v<P, double>) {
     checked = block_records(p, v, n, s.inv, static_cast<double>(bins.origin()), kShift, rec, mn, mx, on_grid, &vc);
     return checked;
   } else {
+    if constexpr (std::is_same_v<V, float> && std::is_same_v<Acc, int64_t>) {
+      if (ent != nullptr && count == nullptr && !ent->failed && f32) {
+        checked = block_entries_f32(p, v, n, static_cast<float>(s.inv), bins.origin(), ent->off, ent->sum, ent->m, mn,
+                                    mx, on_grid, vc);
+        if (checked) return true;
+        ent->m = -1, ent->failed = true;
+      }
+    }
     checked = f32 && block_records_f32(p, v, n, static_cast<float>(s.inv), bins.origin(), kShift, rec, mn, mx, on_grid,
                                        vc, count);
     return checked;
+  }
+}
+
+// Phase B from entries: one add per entry (a distinct row of 16 trades), the lane in its offset.
+// The next blocks' lines are fetched at the pace of 16 trades every 4 entries, the rest at the end.
+template <class Acc, class Fetch>
+void entries_scatter(const Entries& e, int n, const Bins<Acc>& bins, Fetch&& fetch) {
+  if constexpr (std::is_same_v<Acc, int64_t>) {  // (entries come for int64 rows only)
+    char* base = reinterpret_cast<char*>(bins.lane(0));
+    const auto add = [&](int i) { *reinterpret_cast<int64_t*>(base + e.off[i]) += static_cast<int64_t>(e.sum[i]); };
+    int i = 0, f = 0;
+    for (; i + 4 <= e.m; i += 4) {
+      if (f < n) fetch(f), fetch(f + 8), f += 16;
+      add(i), add(i + 1), add(i + 2), add(i + 3);
+    }
+    for (; i < e.m; ++i) add(i);
+    for (; f < n; f += 8) fetch(f);
   }
 }
 

@@ -163,6 +163,17 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
   return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
 }
 
+bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc) {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  static const bool cd = simd::have_avx512() && __builtin_cpu_supports("avx512cd") &&
+                         __builtin_cpu_supports("avx512vpopcntdq");
+  if (cd) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc);
+#endif
+  (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
+  return false;
+}
+
 template <class V>
 static bool records_dispatch(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                              double& mx, bool& whole, VolumeCheck* vc) {

@@ -54,6 +54,13 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
 // volume words' sum over the trades before the next run (mod 2**32); a run's volume is that minus
 // the record before's (0 for the first). Exact for blocks whose volumes are whole with every run
 // summing below 2**32 (volume max * n < 2**32 suffices). *count = -1: records as without count.
+// Entries (AVX-512 CD; cpu/records_cd512.hpp): block_records_f32's ticks, range and flags, and per 16
+// trades one entry per distinct row: off[i] the byte offset of a lane of that row in rows of kLanes
+// int64 accumulators, sum[i] the row's volumes among those trades (m entries <= n; each array holds
+// n). Only when every price is valid and every volume whole and below 2**28 (vc then says so);
+// false otherwise, or without the instruction set: then the caller takes the records.
+bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc);
 bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                    double& mx, bool& whole, VolumeCheck* vc = nullptr);
 bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
@@ -115,6 +122,8 @@ bool records_f32_v_avx512(const float* p, const V* v, int n, float inv, int64_t 
 template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);
+bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc);
 bool have_avx512();
 #endif
 }  // namespace simd

@@ -561,6 +561,7 @@ VPOC_AVX512_TARGET bool slots_f32_avx512(const float* p, int n, float inv, int64
 }
 
 #include "cpu/records_f32_512.hpp"
+#include "cpu/records_cd512.hpp"
 VPOC_AVX512_TARGET bool records_f32_avx512(const float* p, const float* v, int n, float inv, int64_t origin, int shift,
                                            uint64_t* rec, double& mn, double& mx, bool& whole, VolumeCheck& vc,
                                            int* count) {

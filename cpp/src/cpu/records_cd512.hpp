@@ -1,0 +1,117 @@
+// cpu/records_cd512.hpp — float32 trades as entries: each 16 trades' equal rows merged before phase B (AVX-512 CD).
+// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: block_entries_f32's entries, range, flags.
+#pragma once
+
+// Phase B (cpu/scatter.hpp) does about one scattered store a cycle, one a trade from records. A
+// random walk of 16 trades touches only ~5 rows (ES-like ticks, 2 in 3 trades move one tick), so
+// phase A merges a vector's equal rows here: one entry per distinct row of each 16 trades (two
+// for a row of more than 8 of them), its volumes summed, the lane folded into the byte offset
+// (all of a vector's entries in lane vector index % kLanes: distinct rows, and four vectors apart
+// on one row). Sums are 32-bit: every volume is whole and below 2**28, so 16 of them stay below 2**32.
+#if defined(__clang__)
+#define VPOC_CD512_TARGET __attribute__((target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")))
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")
+#define VPOC_CD512_TARGET
+#endif
+
+// w summed over runs of up to 8 lanes of equal k (keep: the lanes that hold a run's sum, every
+// lane of k's 1st, 9th occurrence; each lane of a k in exactly one run). next(i): the next lane
+// after i with k's value, from the conflicts of the lanes reversed, put back in order (bit b of
+// lane i: lane 15 - b > i; the nearest is lzcnt - 16, 16 when none: an index into the zero
+// vector). Three rounds of pointer jumping: after round r a lane holds the sum of the 2**(r+1)
+// lanes of its k from itself on; a lane's rank (its k's occurrences before it) picks the keepers.
+// A k repeats in more than 8 of 16 lanes in ~8% of vectors of the walk above: a 9th-occurrence
+// keeper (one more entry) costs less there than a fourth round everywhere (float32, 20 M trades:
+// new/old 0.95 with three rounds, 0.98 with four, 0.97 with two; this VM, Zen 5).
+VPOC_CD512_TARGET inline __m512i group_sums(__m512i k, __m512i w, __mmask16& keep) {
+  constexpr int kRounds = 3;
+  const __m512i rev = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i s16 = _mm512_set1_epi32(16), zero = _mm512_setzero_si512();
+  const __m512i later = _mm512_permutexvar_epi32(rev, _mm512_conflict_epi32(_mm512_permutexvar_epi32(rev, k)));
+  __m512i next = _mm512_sub_epi32(_mm512_lzcnt_epi32(later), s16);
+  const __m512i rank = _mm512_popcnt_epi32(_mm512_conflict_epi32(k));
+  keep = _mm512_testn_epi32_mask(rank, _mm512_set1_epi32((1 << kRounds) - 1));
+  for (int r = 0; r < kRounds; ++r) {
+    w = _mm512_add_epi32(w, _mm512_permutex2var_epi32(w, next, zero));
+    if (r + 1 < kRounds) next = _mm512_permutex2var_epi32(next, next, s16);
+  }
+  return w;
+}
+
+// records_f32_whole512's loop (the same ticks, range and flags) writing entries: off[i] the byte
+// offset of a row's lane in rows of kLanes int64 accumulators, sum[i] its volume words' sum; m
+// entries, m <= n (each array holds n). The tail (n % 16 trades) one entry a trade. False: the
+// block is not all valid prices and whole volumes below 2**28, n < 16, or the origin is beyond
+// +-2**30 (off / sum written in part): the caller takes the records.
+VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin,
+                                         uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
+                                         VolumeCheck& vc) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
+  constexpr uint32_t kBig = uint32_t{1} << 28;  // volumes below it: 16 sum below 2**32
+  bool go = origin > -(int64_t(1) << 30) && origin < (int64_t(1) << 30) && n >= 16;
+  if (go) {  // the first vector's volumes: fractional or large blocks give up after 16 trades
+    const __m512 x = _mm512_loadu_ps(v);
+    const __m512i w = _mm512_cvttps_epi32(x);
+    go = _mm512_cmpneq_ps_mask(_mm512_cvtepi32_ps(w), x) == 0 &&
+         _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(kBig))) == 0;
+  }
+  if (!go) return false;
+  const auto org = static_cast<int32_t>(origin);
+  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512i vorg = _mm512_set1_epi32(org);
+  __m512i lane = _mm512_setzero_si512();  // the lane's byte offset in its row: 0, 8, 16, 24
+  const __m512i lane_step = _mm512_set1_epi32(8), lane_wrap = _mm512_set1_epi32(24);
+  __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN), umax = _mm512_setzero_si512();
+  __mmask16 wh = 0xFFFF, vw = 0xFFFF;
+  int j = 0, e = 0;
+  for (; j + 16 <= n; j += 16) {
+    fetch_ahead(p + j, v + j);
+    const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
+    const __m512i k0 = _mm512_cvt_roundps_epi32(q, kRound);  // the tick
+    wh = _mm512_mask_cmpeq_ps_mask(wh, _mm512_cvtepi32_ps(k0), q);
+    lo = _mm512_min_epi32(lo, k0);
+    hi = _mm512_max_epi32(hi, k0);
+    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(_mm512_sub_epi32(k0, vorg), kShift), lane);
+    lane = _mm512_and_si512(_mm512_add_epi32(lane, lane_step), lane_wrap);
+    const __m512 x = _mm512_loadu_ps(v + j);
+    const __m512i w = _mm512_cvttps_epi32(x);
+    vw = _mm512_mask_cmpeq_ps_mask(vw, _mm512_cvtepi32_ps(w), x);
+    umax = _mm512_max_epu32(umax, w);
+    __mmask16 keep;
+    const __m512i s = group_sums(k0, w, keep);
+    _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
+    _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
+    e += _mm_popcnt_u32(keep);
+  }
+  const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
+  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
+  if (vw != 0xFFFF || big >= kBig) return false;
+  if (l0 <= -8388608 || h0 >= 8388608) return false;
+  int32_t l = l0 - org, h = h0 - org;
+  bool all_whole = wh == 0xFFFF;
+  uint64_t tail[16];  // records (cpu/slots.hpp) of the last n % 16 trades
+  if (!slots_f32_tail(p + j, 0, n - j, inv, org, nullptr, l, h, all_whole, tail, v + j, kShift)) return false;
+  double tail_max = 0.0;
+  bool tail_whole = true;
+  if (!volumes_ok_impl(v + j, n - j, tail_max, tail_whole) || !tail_whole || !(tail_max < kBig)) return false;
+  for (int t = 0; t < n - j; ++t, ++e) {
+    off[e] = static_cast<uint32_t>(tail[t]) + 8 * static_cast<uint32_t>(t % 4);
+    sum[e] = static_cast<uint32_t>(tail[t] >> 32);
+  }
+  m = e;
+  mn = l;
+  mx = h;
+  whole = all_whole;
+  vc.vmax = std::max(static_cast<double>(big), tail_max);
+  vc.whole = true;
+  vc.ok = true;
+  return true;
+}
+
+#if !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#undef VPOC_CD512_TARGET

@@ -1,0 +1,131 @@
+"""Float32 trades as entries (cpu/records_cd512.hpp, issue 25 round 4): each 16 trades' equal rows merged, vs NumPy.
+
+Contract: rows repeating inside a vector (in runs and scattered), all 16 lanes on one row, all distinct, a row
+in more than 8 lanes, sums near 2**32, block / vector / session edges (tails of n % 16 trades), blocks that
+hand over to the records (volumes >= 2**28, fractional ones) and bad rows give the reference's results, 1 and 2 threads.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import vpoc
+
+from _compare import assert_matches_reference
+from reference import exact_rows, exact_session_units, ref_trades
+
+TICK = 0.25
+BIG = 2.0**28  # entries take whole volumes below it (16 of them sum below 2**32)
+
+
+def walk(n: int, seed: int) -> tuple:
+    rng = np.random.default_rng(seed)
+    price = (4000.0 + (np.cumsum(rng.integers(-1, 2, n)) % 300) * TICK).astype(np.float32)
+    return price, rng.integers(1, 10, n).astype(np.float32)
+
+
+def profile(price, vol, offsets, threads):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return vpoc.from_trades(price, vol, offsets=offsets, tick_size=TICK, threads=threads)
+
+
+def exact_check(price, vol, offsets, threads):
+    """Row sums equal the contract's exact sums of the reference, session by session."""
+    prof = profile(price, vol, offsets, threads)
+    got, off = np.asarray(prof.volume), np.asarray(prof.offsets)
+    for s in range(len(offsets) - 1):
+        a, b = offsets[s], offsets[s + 1]
+        lo, rows, _ = exact_rows(exact_session_units("trades", (price[a:b], vol[a:b]), TICK))
+        assert prof.low_row[s] == lo, s
+        np.testing.assert_array_equal(got[off[s]:off[s + 1]], rows, err_msg=f"session {s}")
+
+
+def same_as_reference(price, vol, offsets, threads):
+    ref = ref_trades(price, vol, offsets, tick_size=TICK)
+    assert_matches_reference(profile(price, vol, offsets, threads), ref, exact=True, value_area=0.70,
+                             va_method="cbot", poc_tie="center")
+
+
+# sessions that start and end inside vectors and blocks: tails of every n % 16, blocks below 16 trades
+EDGES = [0, 15, 31, 48, 1072, 2096, 2113, 3137, 4161, 4177, 5000]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_25r4_walk(threads, seed):
+    price, vol = walk(5000, seed)
+    same_as_reference(price, vol, EDGES, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("rows", [1, 2, 3, 5, 16, 40])
+def test_25r4_scattered_rows(threads, rows):
+    # each trade on one of a few rows at random: equal rows apart inside the vector, groups of every
+    # size up to 16 (rows=1: all 16 lanes one row; 2: a row in more than 8 lanes in most vectors)
+    rng = np.random.default_rng(rows)
+    n = 5000
+    price = (4000.0 + rng.integers(0, rows, n) * TICK).astype(np.float32)
+    vol = rng.integers(0, 1000, n).astype(np.float32)
+    exact_check(price, vol, EDGES, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_25r4_all_distinct_and_runs(threads):
+    n = 4200
+    up = (4000.0 + np.arange(n) * TICK).astype(np.float32)  # every lane its own row
+    down = (5000.0 - (np.arange(n) // 16) * TICK).astype(np.float32)  # a vector a row
+    sawtooth = (4000.0 + (np.arange(n) % 7) * TICK).astype(np.float32)  # rows repeat across lanes
+    vol = np.random.default_rng(9).integers(1, 100, n).astype(np.float32)
+    for price in (up, down, sawtooth):
+        exact_check(price, vol, [0, 1024, 1040, n], threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("rows", [1, 2])
+def test_25r4_sums_near_2_32(threads, rows):
+    # volumes just below 2**28: 16 on one row sum to 2**32 - 16 (32-bit sums, exact); then 2**28
+    # itself in a vector, in a tail, in a later block: those blocks take the records
+    n = 3100
+    price = (4000.0 + (np.arange(n) % rows) * TICK).astype(np.float32)
+    top = np.float32(BIG - 16)  # the largest float32 below 2**28
+    vol = np.full(n, top, np.float32)
+    exact_check(price, vol, [0, 1030, n], threads)
+    for at in (0, 17, 1029, 2050, n - 1):
+        v = vol.copy()
+        v[at] = np.float32(BIG)
+        exact_check(price, v, [0, 1030, n], threads)
+    for big in (BIG, 2.0**30, 2.0**31 - 128):  # every volume at or above 2**28: 16 would wrap 32 bits
+        exact_check(price, np.full(n, np.float32(big)), [0, 1030, n], threads)
+
+
+@pytest.mark.parametrize("value", [0.5, -0.0, 3e9, 2.0**31, 2.0**-20])
+@pytest.mark.parametrize("at", [0, 5, 16, 1023, 1030, 3099])
+def test_25r4_odd_volume_hands_over(value, at):
+    # one volume the entries do not take, in the first vector, inside a block, in a tail
+    price, vol = walk(3100, at)
+    vol[at] = np.float32(value)
+    exact_check(price, vol, [0, 1030, 3100], 1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_25r4_window_grows(threads):
+    # a jump far off the window inside a block: the window grows and the block's phase A runs again
+    price, vol = walk(5000, 4)
+    price[1500:] += np.float32(700 * TICK)
+    price[3333:3340] -= np.float32(2000 * TICK)
+    same_as_reference(price, vol, [0, 2500, 5000], threads)
+
+
+@pytest.mark.parametrize("column, bad", [("volume", np.nan), ("volume", -1.0), ("volume", np.inf),
+                                         ("price", np.nan), ("price", np.inf), ("price", -np.inf)])
+@pytest.mark.parametrize("at", [3, 20, 1030, 2999])
+def test_25r4_bad_row_named(column, bad, at):
+    price, vol = walk(3000, 7)
+    (vol if column == "volume" else price)[at] = np.float32(bad)
+    with pytest.raises(ValueError, match=column) as e:
+        profile(price, vol, [0, 1000, 3000], 1)
+    assert str(at) in str(e.value)
