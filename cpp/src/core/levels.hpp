@@ -152,11 +152,20 @@ VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
   return poc_among(v, 0, n - 1, mx, r);
 }
 
+// The step rule (one home): whether the next step of the expansion takes the group of rows below
+// (volume dn) rather than the one above (up); has_dn / has_up: whether a row is left on that side.
+// 'tie_up': down only when below holds more (not tied); 'zero_absent' (py-market-profile, LEAN):
+// down also when the rows above hold 0 (or none is left). A side with no row left is never taken.
+VPOC_HD bool takes_down(double dn, double up, bool has_dn, bool has_up, const Rules& r) {
+  const bool more_below = dn > up && !tied(dn, up, r.tol);
+  return r.compare == VaCompare::zero_absent ? has_dn && (!has_up || up == 0.0 || more_below)
+                                             : !has_up || (has_dn && more_below);
+}
+
 // One step of the contiguous expansion ('cbot': step 2, 'single': step 1) inside rows
 // [first, last] of v: adds the next `step` rows (touched rows only, with r.touched) above hi or
-// below lo to [lo, hi] and running. 'tie_up': down only when below holds more (not tied);
-// 'zero_absent' (py-market-profile, LEAN): down also when the rows above hold 0 (or none is left).
-// A side with no row left is never taken. False (nothing changed) when no row is left on either side.
+// below lo to [lo, hi] and running, by takes_down. False (nothing changed) when no row is left on
+// either side.
 // Rows: `const double*`, or any row accessor whose v[k] gives row k's volume (core/developing_chunk.hpp
 // reads a snapshot through one); the arithmetic is the same either way.
 template <class Rows>
@@ -186,10 +195,7 @@ VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, i
       }
   }
   if (n_up == 0 && n_dn == 0) return false;
-  const bool more_below = dn > up && !tied(dn, up, r.tol);
-  const bool take_down = r.compare == VaCompare::zero_absent ? n_dn > 0 && (n_up == 0 || up == 0.0 || more_below)
-                                                              : n_up == 0 || (n_dn > 0 && more_below);
-  if (take_down) {
+  if (takes_down(dn, up, n_dn > 0, n_up > 0, r)) {
     running += dn;
     lo = new_lo;
   } else {
@@ -199,14 +205,66 @@ VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, i
   return true;
 }
 
+// Groups of `step` rows on one side of the POC that hold `rows` rows (the last group may be shorter).
+VPOC_HD int64_t groups(int64_t rows, int step) { return (rows + step - 1) / step; }
+
+// Group k (0, 1, ...) of one side of a POC: the volume of its rows summed from 0.0 outwards, as
+// expand_step adds them. v: the session's rows; from: the first row of the side (poc + 1 above,
+// poc - 1 below); dir +1 above, -1 below; rows: rows on that side.
+struct GroupSum {
+  const double* v;
+  int64_t from, rows;
+  int step, dir;
+  VPOC_HD double operator()(int64_t k) const {
+    const int64_t a = k * step, m = rows - a < step ? rows - a : step;
+    double sum = 0.0;
+    for (int64_t t = 0; t < m; ++t) sum += v[from + dir * (a + t)];
+    return sum;
+  }
+};
+
+// The contiguous expansion from the POC (every row exists) as a walk over the sums of its groups:
+// up(k) / down(k) the volume of group k above / below the POC (GroupSum, or the same values staged
+// by the caller), nu / nd groups on each side; running holds the POC row's volume on entry. Out: the
+// groups taken above (i) and below (j), running at the stop. The steps of expand_step from [poc, poc],
+// so the same bits; the next group of each side is read one step ahead (off the dependency chain).
+template <class Up, class Down>
+VPOC_HD void expand_groups(const Up& up, int64_t nu, const Down& down, int64_t nd, const Target& target,
+                           double& running, int64_t& i, int64_t& j, const Rules& r) {
+  i = j = 0;
+  double u = nu > 0 ? up(0) : 0.0, d = nd > 0 ? down(0) : 0.0;
+  double u1 = nu > 1 ? up(1) : 0.0, d1 = nd > 1 ? down(1) : 0.0;
+  while ((i < nu || j < nd) && !reached(running, target, r)) {
+    if (takes_down(d, u, j < nd, i < nu, r)) {
+      running += d;
+      ++j;
+      d = d1;
+      d1 = j + 1 < nd ? down(j + 1) : 0.0;
+    } else {
+      running += u;
+      ++i;
+      u = u1;
+      u1 = i + 1 < nu ? up(i + 1) : 0.0;
+    }
+  }
+}
+
 // Contiguous expansion from the POC until running reaches target (reached()).
 // In: v[0..n-1], poc. Out: [lo, hi] inclusive indices and the running volume at stop.
 VPOC_HD void expand(const double* v, int64_t n, int64_t poc, const Target& target, int step, int64_t& lo,
                     int64_t& hi, double& running, const Rules& r) {
   lo = hi = poc;
   running = v[poc];
-  while (!reached(running, target, r) && expand_step(v, 0, n - 1, step, lo, hi, running, r)) {
+  if (r.sparse()) {
+    while (!reached(running, target, r) && expand_step(v, 0, n - 1, step, lo, hi, running, r)) {
+    }
+    return;
   }
+  const GroupSum up{v, poc + 1, n - 1 - poc, step, 1}, down{v, poc - 1, poc, step, -1};
+  int64_t i = 0, j = 0;
+  expand_groups(up, groups(n - 1 - poc, step), down, groups(poc, step), target, running, i, j, r);
+  hi = poc + i * step < n - 1 ? poc + i * step : n - 1;
+  lo = poc - j * step > 0 ? poc - j * step : 0;
 }
 
 // What a developing pass (core/developing.hpp: prefixes; core/window.hpp: rolling windows) keeps of

@@ -20,9 +20,13 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
   if (i < n) iota[i] = static_cast<int32_t>(i);
 }
 
-// Rows of a session staged in shared memory by the levels kernel (32 KiB of doubles).
-constexpr int kLevelRows = 4096;
-constexpr int kLevelThreads = 256;
+// Rows of a session staged in shared memory by the levels kernel (16 KiB of doubles: ES sessions
+// of ticks hold ~250 rows, a wide day ~1,000), and its threads: 128 threads and ~21 KiB a block
+// let 8 blocks share an SM (58 registers), so 1,014 sessions run in one wave on an H100/H200 and
+// the value-area walks (one thread each, latency-bound) of all of them overlap.
+constexpr int kLevelRows = 2048;
+constexpr int kLevelThreads = 128;
+constexpr int kLevelBlocksPerSm = 8;  // the register cap that keeps 8 blocks on an SM (64 a thread)
 
 // The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
 // order, so a tree of these picks what the sequential scan picks.
@@ -30,6 +34,26 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
   if (a < 0) return b;
   if (b < 0) return a;
   return levels::poc_prefers(b, a, 0, n - 1, tie) ? b : a;
+}
+
+// Staged group sums of one side of a POC, k-th at base[dir * k] (shared memory).
+struct Staged {
+  const double* base;
+  int dir;
+  __device__ double operator()(int64_t k) const { return base[dir * k]; }
+};
+
+// Session s's levels from its row indices (relative to its lowest row) and value-area volume.
+__device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladder::RowPrice& row_price, int64_t poc,
+                                    int64_t lo, int64_t hi, double running) {
+  const int64_t low = c.low_row[s];
+  c.poc_row[s] = low + poc;
+  c.val_row[s] = low + lo;
+  c.vah_row[s] = low + hi;
+  c.poc[s] = row_price(low + poc);
+  c.val[s] = row_price(low + lo);
+  c.vah[s] = row_price(low + hi);
+  c.va_volume[s] = running;
 }
 
 // [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
@@ -44,7 +68,7 @@ __device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie
 // and the decimal target are compiled out, so the kernel keeps the 40 registers it had before
 // those rules (64 with them: 4 blocks per SM instead of 6, 1.9 waves of 1,014 sessions, not 1.3).
 template <bool Generic, bool Fused>
-__global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* volume, const int32_t* order,
+__global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
                                                                levels::Rules rules, ladder::RowPrice row_price,
                                                                FinishRows f) {
@@ -110,8 +134,40 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
       red_poc[threadIdx.x] = better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, tie);
     __syncthreads();
   }
+  if constexpr (!Generic) {
+    // Every row exists and the rows are staged: the value area walks the sums of its groups of
+    // `step` rows (core/levels.hpp expand_groups), summed by the block first into the free half of
+    // `rows` (step 2: the above groups at kLevelRows / 2, the below ones at 3 kLevelRows / 4), so
+    // thread 0's walk reads one staged sum per step instead of adding rows on its dependency chain.
+    if (method != VaMethod::greedy && v == rows && n <= kLevelRows / 2) {
+      const int64_t poc = red_poc[0] < 0 ? 0 : red_poc[0];  // none at an infinite maximum: row 0, as poc_among
+      const int step = method == VaMethod::cbot ? 2 : 1;
+      const int64_t nu = levels::groups(n - 1 - poc, step), nd = levels::groups(poc, step);
+      const levels::GroupSum up_rows{rows, poc + 1, n - 1 - poc, step, 1}, down_rows{rows, poc - 1, poc, step, -1};
+      double* up = rows + kLevelRows / 2;  // [nu] <= kLevelRows / 4 for step 2
+      double* down = up + kLevelRows / 4;  // [nd]
+      if (step > 1) {
+        for (int64_t k = threadIdx.x; k < nu + nd; k += kLevelThreads) {
+          if (k < nu)
+            up[k] = up_rows(k);
+          else
+            down[k - nu] = down_rows(k - nu);
+        }
+        __syncthreads();
+      }
+      if (threadIdx.x != 0) return;
+      const Staged above{step > 1 ? up : rows + poc + 1, 1}, below{step > 1 ? down : rows + poc - 1, step > 1 ? 1 : -1};
+      const levels::Target target = levels::target_of(value_area, c.total_volume[s], rules);
+      double running = rows[poc];
+      int64_t i = 0, j = 0;
+      levels::expand_groups(above, nu, below, nd, target, running, i, j, rules);
+      write_levels(c, s, row_price, poc, poc - j * step > 0 ? poc - j * step : 0,
+                   poc + i * step < n - 1 ? poc + i * step : n - 1, running);
+      return;
+    }
+  }
   if (threadIdx.x != 0) return;
-  const int64_t poc = !rules.sparse() ? red_poc[0] : levels::poc_among(v, 0, n - 1, mx, rules);
+  const int64_t poc = rules.sparse() ? levels::poc_among(v, 0, n - 1, mx, rules) : red_poc[0] < 0 ? 0 : red_poc[0];
   const double total = c.total_volume[s];  // exact sum of the rows, by the finish pass
   const levels::Target target = levels::target_of(value_area, total, rules);
   int64_t lo = poc, hi = poc;
@@ -129,14 +185,7 @@ __global__ void __launch_bounds__(kLevelThreads) levels_kernel(const double* vol
   } else {
     levels::expand(v, n, poc, target, method == VaMethod::cbot ? 2 : 1, lo, hi, running, rules);
   }
-  const int64_t low = c.low_row[s];
-  c.poc_row[s] = low + poc;
-  c.val_row[s] = low + lo;
-  c.vah_row[s] = low + hi;
-  c.poc[s] = row_price(low + poc);
-  c.val[s] = row_price(low + lo);
-  c.vah[s] = row_price(low + hi);
-  c.va_volume[s] = running;
+  write_levels(c, s, row_price, poc, lo, hi, running);
 }
 
 }  // namespace

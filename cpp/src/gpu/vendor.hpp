@@ -174,3 +174,12 @@ inline int gpuPointerKind(const void* p, int* device) {
 
 // After a kernel launch: launch-configuration errors surface here.
 #define VPOC_GPU_CHECK_LAUNCH(name) VPOC_GPU_CHECK(::vpoc::gpu::gpuGetLastError())
+
+// A kernel's most threads per block and the blocks an SM should hold at once (CUDA caps the
+// registers for it). HIP reads a second argument as waves per execution unit instead, so it takes
+// the first only.
+#if defined(VPOC_BACKEND_HIP)
+#define VPOC_LAUNCH_BOUNDS(threads, blocks_per_sm) __launch_bounds__(threads)
+#else
+#define VPOC_LAUNCH_BOUNDS(threads, blocks_per_sm) __launch_bounds__(threads, blocks_per_sm)
+#endif
