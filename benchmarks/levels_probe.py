@@ -28,7 +28,8 @@ def kernel_us(fn, calls=5):
     for e in prof.key_averages():
         t = getattr(e, "self_device_time_total", 0) or 0
         if t > 0:
-            out[e.key.split("(")[0][-60:]] = t / calls
+            name = e.key.replace("(anonymous namespace)::", "").split("(")[0]
+            out[name] = out.get(name, 0.0) + t / calls
     return out
 
 
