@@ -4,6 +4,7 @@
 
 #include <pybind11/stl.h>
 
+#include <new>
 #include <string>
 
 #include "dlpack.hpp"
@@ -28,15 +29,17 @@ Ref steal(PyObject* p) {
 
 PyObject* intern(const char* s) { return PyUnicode_InternFromString(s); }  // leaked: lives as long as the module
 
-// getattr(x, name), or an empty object when x has no such attribute (other errors propagate).
+// getattr(x, name), or an empty object when x has no such attribute (other errors propagate);
+// no AttributeError is made for a plain miss (the lookup getattr(x, name, None) uses).
 Ref attr_or_null(const py::handle& x, PyObject* name) {
-  PyObject* v = PyObject_GetAttr(x.ptr(), name);
-  if (v == nullptr) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
-    PyErr_Clear();
-    return Ref();
-  }
-  return py::reinterpret_steal<py::object>(v);
+  PyObject* v = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  const int r = PyObject_GetOptionalAttr(x.ptr(), name, &v);
+#else
+  const int r = _PyObject_LookupAttr(x.ptr(), name, &v);
+#endif
+  if (r < 0) throw py::error_already_set();
+  return r == 0 ? Ref() : py::reinterpret_steal<py::object>(v);
 }
 
 long long as_int(const py::handle& v, const char* name, const char* what) {
@@ -114,7 +117,7 @@ bool is_torch(const py::handle& x, const Torch*& api) {
 
 struct TorchNames {
   PyObject *is_cuda = intern("is_cuda"), *shape = intern("shape"), *dtype = intern("dtype"),
-           *stride = intern("stride"), *data_ptr = intern("data_ptr"), *get_device = intern("get_device"),
+           *is_contiguous = intern("is_contiguous"), *data_ptr = intern("data_ptr"), *get_device = intern("get_device"),
            *requires_grad = intern("requires_grad"), *detach = intern("detach");
 };
 const TorchNames& tn() {
@@ -129,7 +132,8 @@ bool truth(const Ref& v) {
 }
 
 // The fast read of a CUDA torch tensor through its C-level accessors (is_cuda, shape, dtype,
-// stride(), data_ptr(), get_device()): true and `out` filled for a 1-D contiguous tensor of an
+// is_contiguous(), data_ptr(), get_device(): 6 calls, about 0.2 us; its __cuda_array_interface__ is a
+// Python property building a dict, several times that): true and `out` filled for a 1-D contiguous tensor of an
 // accepted dtype; false for anything else (the interface path then says what is wrong). `any_device`
 // (measurement and tests only): a CPU tensor is read too (device -1).
 bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& out, bool any_device = false) {
@@ -145,14 +149,7 @@ bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& 
   if (k == 4) return false;
   const auto dt = static_cast<vpoc::DType>(k);
   if (kinds == Kinds::floats && dt != vpoc::DType::f32 && dt != vpoc::DType::f64) return false;
-  if (size > 1) {
-    const Ref strides = steal(PyObject_CallMethodNoArgs(x.ptr(), n.stride));
-    if (!PyTuple_Check(strides.ptr()) || PyTuple_GET_SIZE(strides.ptr()) != 1) return false;
-    if (PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), 0)) != 1) {
-      if (PyErr_Occurred()) throw py::error_already_set();
-      return false;
-    }
-  }
+  if (size > 1 && !truth(steal(PyObject_CallMethodNoArgs(x.ptr(), n.is_contiguous)))) return false;  // 1-D: stride 1
   std::uintptr_t ptr = 0;
   if (size > 0) {
     const Ref p = steal(PyObject_CallMethodNoArgs(x.ptr(), n.data_ptr));
@@ -204,7 +201,21 @@ int cai_device(const py::handle& x) {
   return 0;
 }
 
-PyObject* item(const py::dict& d, const char* key) { return PyDict_GetItemString(d.ptr(), key); }  // borrowed or null
+// d[key] (borrowed) or nullptr; `key` an interned name.
+PyObject* item(const py::dict& d, PyObject* key) {
+  PyObject* v = PyDict_GetItemWithError(d.ptr(), key);
+  if (v == nullptr && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+struct CaiKeys {
+  PyObject *shape = intern("shape"), *typestr = intern("typestr"), *strides = intern("strides"), *mask = intern("mask"),
+           *data = intern("data"), *stream = intern("stream");
+};
+const CaiKeys& ck() {
+  static const CaiKeys k;
+  return k;
+}
 
 // CAI v3 'stream': None (or absent, v2) -> nothing to wait for; 1 -> the legacy default stream
 // (handle 0, as vpoc/gpu.hpp names it; 0, which the interface disallows as ambiguous, is read so too);
@@ -225,14 +236,14 @@ GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, 
     VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ must be a dict, got ",
                    std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
   const auto d = py::reinterpret_borrow<py::dict>(obj);
-  PyObject* shape = item(d, "shape");
+  PyObject* shape = item(d, ck().shape);
   if (shape == nullptr || !PySequence_Check(shape))
     VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'shape' tuple");
   const py::tuple shp = py::tuple(py::reinterpret_borrow<py::object>(shape));
   if (shp.size() != 1) not_1d(name, std::string(py::repr(shp)));
   const long long size = as_int(shp[0], name, "__cuda_array_interface__['shape'][0]");
   if (size < 0) VPOC_THROW_ARG(ValueError, name, name, ": __cuda_array_interface__ shape (", size, ",) is negative");
-  PyObject* ts = item(d, "typestr");
+  PyObject* ts = item(d, ck().typestr);
   if (ts == nullptr || !PyUnicode_Check(ts)) VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'typestr' str");
   const std::string typestr = py::reinterpret_borrow<py::str>(ts);
   GpuInput out;
@@ -240,23 +251,23 @@ GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, 
   const bool order_ok = typestr.size() == 3 && (typestr[0] == '<' || typestr[0] == '|' || typestr[0] == '=');
   const int bytes = typestr.size() == 3 ? typestr[2] - '0' : 0;
   if (!order_ok || !engine_dtype(typestr[1], bytes, kinds, out.array.dtype)) bad_dtype(name, kinds, typestr);
-  PyObject* strides = item(d, "strides");
+  PyObject* strides = item(d, ck().strides);
   if (strides != nullptr && strides != Py_None && size > 1) {
     const py::tuple st = py::tuple(py::reinterpret_borrow<py::object>(strides));
     if (st.size() != 1 || as_int(st[0], name, "__cuda_array_interface__['strides'][0]") != bytes) not_contiguous(name);
   }
-  PyObject* mask = item(d, "mask");
+  PyObject* mask = item(d, ck().mask);
   if (mask != nullptr && mask != Py_None)
     VPOC_THROW_ARG(ValueError, name, name, " has a mask (__cuda_array_interface__['mask']); masked GPU arrays are not "
                    "supported: drop or fill the masked rows first");
-  PyObject* data = item(d, "data");
+  PyObject* data = item(d, ck().data);
   if (data == nullptr || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1)
     VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'data' (pointer, read_only) tuple");
   PyObject* p = PyTuple_GET_ITEM(data, 0);
   if (!PyLong_Check(p)) VPOC_THROW_ARG(TypeError, name, name, ": __cuda_array_interface__['data'][0] must be an int");
   const auto ptr = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(p));
   if (PyErr_Occurred()) throw py::error_already_set();
-  cai_stream(item(d, "stream"), name, out);
+  cai_stream(item(d, ck().stream), name, out);
   out.array.data = reinterpret_cast<const void*>(ptr);
   out.array.size = size;
   out.array.device = cai_device(x);
@@ -422,27 +433,79 @@ bool read_gpu_input(const py::handle& x, const char* name, Kinds kinds, GpuInput
   return true;
 }
 
+namespace {
+
+// _core.GpuInput: a plain CPython type holding a GpuInput inline (one allocation; a pybind11 class
+// instance costs about as much again as reading the array). Made only by gpu_inputs.
+struct GpuInputObject {
+  PyObject_HEAD
+  GpuInput g;
+};
+
+PyTypeObject* gpu_input_type = nullptr;
+
+void gpu_input_dealloc(PyObject* self) {
+  PyTypeObject* tp = Py_TYPE(self);
+  reinterpret_cast<GpuInputObject*>(self)->g.~GpuInput();
+  tp->tp_free(self);
+  Py_DECREF(tp);
+}
+
+const GpuInput& held(PyObject* self) { return reinterpret_cast<GpuInputObject*>(self)->g; }
+
+PyObject* get_data_ptr(PyObject* self, void*) {
+  return PyLong_FromUnsignedLongLong(reinterpret_cast<std::uintptr_t>(held(self).array.data));
+}
+PyObject* get_size(PyObject* self, void*) { return PyLong_FromLongLong(held(self).array.size); }
+PyObject* get_typestr(PyObject* self, void*) { return typestr_of(held(self).array.dtype).release().ptr(); }
+PyObject* get_device(PyObject* self, void*) { return PyLong_FromLong(held(self).array.device); }
+PyObject* get_stream(PyObject* self, void*) { return stream_of(held(self)).release().ptr(); }
+PyObject* gpu_input_repr(PyObject* self) {
+  const GpuInput& g = held(self);
+  return PyUnicode_FromFormat("vpoc._core.GpuInput(size=%lld, typestr='%s', device=%d)", static_cast<long long>(g.array.size),
+                              std::string(py::str(typestr_of(g.array.dtype))).c_str(), g.array.device);
+}
+
+PyGetSetDef gpu_input_getset[] = {
+    {"data_ptr", &get_data_ptr, nullptr, "The first element's address (byte_offset applied).", nullptr},
+    {"size", &get_size, nullptr, "The number of elements.", nullptr},
+    {"typestr", &get_typestr, nullptr, "'f4', 'f8', 'i4' or 'i8'.", nullptr},
+    {"device", &get_device, nullptr, "The GPU index.", nullptr},
+    {"stream", &get_stream, nullptr,
+     "The producer's stream: a raw handle, None (nothing to wait for) or 'torch' (torch's current stream of the device).",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot gpu_input_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(&gpu_input_dealloc)},
+    {Py_tp_repr, reinterpret_cast<void*>(&gpu_input_repr)},
+    {Py_tp_getset, gpu_input_getset},
+    {Py_tp_doc, const_cast<char*>("A GPU array as the engine reads it (made by gpu_inputs): pointer, length, dtype, "
+                                  "device, the producer's stream, and what keeps the memory alive for the call.")},
+    {0, nullptr}};
+
+PyType_Spec gpu_input_spec = {"vpoc._core.GpuInput", static_cast<int>(sizeof(GpuInputObject)), 0,
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, gpu_input_slots};
+
+py::object wrap(GpuInput&& g) {
+  PyObject* o = gpu_input_type->tp_alloc(gpu_input_type, 0);
+  if (o == nullptr) throw py::error_already_set();
+  new (&reinterpret_cast<GpuInputObject*>(o)->g) GpuInput(std::move(g));
+  return py::reinterpret_steal<py::object>(o);
+}
+
+}  // namespace
+
 const GpuInput* as_gpu_input(const py::handle& obj) {
-  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(py::type::of<GpuInput>().ptr());
-  if (Py_TYPE(obj.ptr()) != type) return nullptr;
-  return obj.cast<const GpuInput*>();
+  if (gpu_input_type == nullptr || Py_TYPE(obj.ptr()) != gpu_input_type) return nullptr;
+  return &held(obj.ptr());
 }
 
 void register_gpu_input(py::module_& m) {
-  py::class_<GpuInput>(m, "GpuInput",
-                       "A GPU array as the engine reads it (made by gpu_inputs): pointer, length, dtype, device, "
-                       "the producer's stream, and what keeps the memory alive for the call.")
-      .def_property_readonly("data_ptr", [](const GpuInput& g) { return reinterpret_cast<std::uintptr_t>(g.array.data); })
-      .def_property_readonly("size", [](const GpuInput& g) { return g.array.size; })
-      .def_property_readonly("typestr", [](const GpuInput& g) { return typestr_of(g.array.dtype); })
-      .def_property_readonly("device", [](const GpuInput& g) { return g.array.device; })
-      .def_property_readonly("stream", &stream_of,
-                             "The producer's stream: a raw handle, None (nothing to wait for) or 'torch' "
-                             "(torch's current stream of the device)")
-      .def("__repr__", [](const GpuInput& g) {
-        return "vpoc._core.GpuInput(size=" + std::to_string(g.array.size) + ", typestr='" +
-               std::string(py::str(typestr_of(g.array.dtype))) + "', device=" + std::to_string(g.array.device) + ")";
-      });
+  PyObject* type = PyType_FromSpec(&gpu_input_spec);
+  if (type == nullptr) throw py::error_already_set();
+  gpu_input_type = reinterpret_cast<PyTypeObject*>(type);  // a new reference, kept for the process
+  m.attr("GpuInput") = py::reinterpret_borrow<py::object>(type);
 
   m.def(
       "gpu_location",
@@ -474,7 +537,7 @@ void register_gpu_input(py::module_& m) {
           } else {
             streams.append(stream_of(g));
           }
-          ins[kv.first] = py::cast(std::move(g));
+          ins[kv.first] = wrap(std::move(g));
         }
         const auto opt = [](int d) { return d < 0 ? py::object(py::none()) : py::object(py::int_(d)); };
         return py::make_tuple(opt(index), opt(torch_device), py::tuple(streams), ins);
