@@ -179,6 +179,8 @@ def test_cai_mask():
 
 def test_cai_list_shape_and_empty():
     assert parse(CAI(shape=[7])) == (PTR, 7, "f4", 0, None)
+    assert parse(CAI(shape=(np.int64(7),), data=(np.uint64(PTR), False), stream=np.int64(9),
+                     strides=(np.int64(4),))) == (PTR, 7, "f4", 0, 9)
     assert parse(CAI(shape=(0,), data=(0, False))) == (0, 0, "f4", 0, None)
 
 
@@ -274,6 +276,20 @@ def test_dlpack_host_devices_are_not_gpu(device):
     with pytest.raises(TypeError, match="price is not a GPU array"):
         parse(x)
     assert x.calls == []  # never asked for a capsule
+
+
+def test_dlpack_device_as_list_and_enum():
+    import enum
+
+    class Kind(enum.IntEnum):
+        CUDA = 2
+
+    x = FakeDL(device=(2, 1))
+    x.__dlpack_device__ = lambda: [Kind.CUDA, 1]
+    assert _core.gpu_location(x) == 1 and parse(x)[3] == 1
+    x.__dlpack_device__ = lambda: (2, 1, 0)
+    with pytest.raises(TypeError, match="pair"):
+        _core.gpu_location(x)
 
 
 def test_dlpack_legacy_producer():
@@ -446,3 +462,81 @@ def test_placed_device_argument_first(placements):
         _device._placed("gpu", {"price": CAI(shape=(2, 5)), "volume": None}, 1, None)
     with pytest.raises(ValueError, match=r"price must be 1-D, got shape \(2, 5\)"):
         _device._placed("cuda", {"price": CAI(shape=(2, 5)), "volume": None}, 1, None)
+
+
+# ---------------------------------------------------------------- on a GPU (device machine): real producers
+
+
+def _cuda_torch():
+    torch = pytest.importorskip("torch")
+    import vpoc
+
+    if not (vpoc.gpu_available() and torch.cuda.is_available()):
+        pytest.skip("needs a vpoc GPU build, a GPU and torch with CUDA")
+    return torch
+
+
+class OnlyDLPack:
+    """A GPU array reachable through DLPack only (as a JAX array)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+    def __dlpack__(self, **kw):
+        return self.t.__dlpack__(**kw)
+
+
+class OnlyCAI:
+    """A GPU array reachable through __cuda_array_interface__ only (as a numba array)."""
+
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+        self.device = t.device
+        self.t = t
+
+
+def test_gpu_torch_fast_read():
+    torch = _cuda_torch()
+    t = torch.arange(10, dtype=torch.float32, device="cuda")
+    v = torch.ones(10, dtype=torch.int64, device="cuda", requires_grad=False)
+    index, torch_device, streams, ins = _core.gpu_inputs({"price": t, "volume": v})
+    assert (index, torch_device, streams) == (t.device.index, t.device.index, ())
+    g = ins["price"]
+    assert (g.data_ptr, g.size, g.typestr, g.device, g.stream) == (t.data_ptr(), 10, "f4", t.device.index, "torch")
+    assert ins["volume"].typestr == "i8"
+    assert parse(t[3:])[0] == t[3:].data_ptr()
+    assert parse(torch.ones(4, device="cuda", requires_grad=True))[1] == 4
+    assert _core.gpu_location(t) == t.device.index
+    with pytest.raises(ValueError, match="price must be contiguous on the GPU"):
+        parse(t[::2])
+    with pytest.raises(ValueError, match=re.escape("price must be 1-D, got shape (2, 5)")):
+        parse(t.reshape(2, 5))
+    with pytest.raises(TypeError, match="price on the GPU must be float32 or float64 \\(got typestr '<f2'\\)"):
+        parse(t.half())
+    with pytest.raises(TypeError, match="got typestr '<i8'"):
+        parse(v)  # kinds 'f'
+    with pytest.raises(TypeError):
+        parse(t.bfloat16())
+
+
+@pytest.mark.parametrize("wrap", [OnlyDLPack, OnlyCAI])
+def test_gpu_other_producers_match_torch(wrap):
+    """The same tensors through DLPack only / the interface only: the same pointers and the same profile."""
+    torch = _cuda_torch()
+    import vpoc
+
+    rng = np.random.default_rng(3)
+    price = 4000.0 + rng.integers(-40, 40, 5000) * 0.25
+    volume = rng.integers(1, 100, 5000).astype(np.float64)
+    p, v = torch.from_numpy(price).cuda(), torch.from_numpy(volume).cuda()
+    got = parse(wrap(p))
+    assert got[:4] == (p.data_ptr(), 5000, "f8", p.device.index)
+    offsets = np.array([0, 2000, 5000])
+    want = vpoc.from_trades(price, volume, offsets=offsets, tick_size=0.25)
+    for args in ((wrap(p), wrap(v)), (p, wrap(v)), (wrap(p), v)):
+        g = vpoc.from_trades(*args, offsets=offsets, tick_size=0.25, device="cuda")
+        for k in ("poc", "vah", "val", "total_volume"):
+            np.testing.assert_array_equal(np.asarray(getattr(g, k)), np.asarray(getattr(want, k)), err_msg=k)

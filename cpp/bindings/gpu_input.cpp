@@ -42,11 +42,17 @@ Ref attr_or_null(const py::handle& x, PyObject* name) {
   return r == 0 ? Ref() : py::reinterpret_steal<py::object>(v);
 }
 
-long long as_int(const py::handle& v, const char* name, const char* what) {
-  if (!PyLong_Check(v.ptr()) || PyBool_Check(v.ptr()))
+// An integer entry (int, numpy integer: anything with __index__, never bool) as a Python int.
+Ref index_of(const py::handle& v, const char* name, const char* what) {
+  if (PyLong_CheckExact(v.ptr())) return py::reinterpret_borrow<py::object>(v);
+  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
     VPOC_THROW_ARG(TypeError, name, name, ": ", what, " must be an int, got ",
                    std::string(py::str(py::type::handle_of(v).attr("__name__"))));
-  const long long r = PyLong_AsLongLong(v.ptr());
+  return steal(PyNumber_Index(v.ptr()));
+}
+
+long long as_int(const py::handle& v, const char* name, const char* what) {
+  const long long r = PyLong_AsLongLong(index_of(v, name, what).ptr());
   if (r == -1 && PyErr_Occurred()) throw py::error_already_set();
   return r;
 }
@@ -263,9 +269,8 @@ GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, 
   PyObject* data = item(d, ck().data);
   if (data == nullptr || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1)
     VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'data' (pointer, read_only) tuple");
-  PyObject* p = PyTuple_GET_ITEM(data, 0);
-  if (!PyLong_Check(p)) VPOC_THROW_ARG(TypeError, name, name, ": __cuda_array_interface__['data'][0] must be an int");
-  const auto ptr = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(p));
+  const Ref p = index_of(PyTuple_GET_ITEM(data, 0), name, "__cuda_array_interface__['data'][0]");
+  const auto ptr = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(p.ptr()));
   if (PyErr_Occurred()) throw py::error_already_set();
   cai_stream(item(d, ck().stream), name, out);
   out.array.data = reinterpret_cast<const void*>(ptr);
@@ -282,9 +287,11 @@ bool dlpack_device(const py::handle& x, long long& type, long long& id) {
   const Ref f = attr_or_null(x, cn().dl_device);
   if (!f) return false;
   const Ref dev = steal(PyObject_CallNoArgs(f.ptr()));
-  if (!PyTuple_Check(dev.ptr()) || PyTuple_GET_SIZE(dev.ptr()) != 2) return false;
-  type = PyLong_AsLongLong(PyTuple_GET_ITEM(dev.ptr(), 0));
-  id = PyLong_AsLongLong(PyTuple_GET_ITEM(dev.ptr(), 1));
+  const Ref pair = steal(PySequence_Fast(dev.ptr(), "__dlpack_device__() must return a (device_type, device_id) pair"));
+  if (PySequence_Fast_GET_SIZE(pair.ptr()) != 2)
+    VPOC_THROW(TypeError, "__dlpack_device__() must return a (device_type, device_id) pair");
+  type = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.ptr(), 0));  // an int or an IntEnum
+  id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.ptr(), 1));
   if (PyErr_Occurred()) throw py::error_already_set();
   return true;
 }
