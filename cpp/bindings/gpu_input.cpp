@@ -186,8 +186,7 @@ Ref detached(const py::handle& x) {
 
 struct CaiNames {
   PyObject *cai = intern("__cuda_array_interface__"), *dl_device = intern("__dlpack_device__"),
-           *dlpack = intern("__dlpack__"), *device = intern("device"), *index = intern("index"), *id = intern("id"),
-           *max_version = intern("max_version");
+           *dlpack = intern("__dlpack__"), *device = intern("device"), *index = intern("index"), *id = intern("id");
 };
 const CaiNames& cn() {
   static const CaiNames n;
