@@ -122,7 +122,7 @@ def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple
         waits = tuple(sorted({s for s in streams if s is not None}))
     else:
         producer = _current_raw_stream(torch_device)  # torch's current stream, once per call
-        if stream is None and _TORCH_STREAM and all(s == producer for s in streams):
+        if stream is None and _TORCH_STREAM and (not streams or all(s == producer for s in streams)):
             handle, user = producer, True  # torch inputs: torch's current stream, as torch's own ops
         else:
             handle, user = _stream(stream)
