@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "gpu_input.hpp"
 #include "register.hpp"
 #include "vpoc/errors.hpp"
 
@@ -46,4 +47,5 @@ PYBIND11_MODULE(_core, m) {
   vpoc_bind::register_profiles(m);
   vpoc_bind::register_live(m);
   vpoc_bind::register_device(m);
+  vpoc_bind::register_gpu_input(m);
 }

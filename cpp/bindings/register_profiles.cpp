@@ -1,5 +1,5 @@
 // bindings/register_profiles.cpp — _core.profile_trades / profile_bars: arrays in, one _core.Result out.
-// Contract: plain numpy arrays are read in place; anything else goes through vpoc._arrays' converters once.
+// Contract: plain numpy arrays and GpuInputs are read in place; anything else goes through vpoc._arrays' converters once.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_array.hpp"
+#include "gpu_input.hpp"
 #include "register.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
@@ -52,10 +53,14 @@ bool readable(const py::array& a, Role role, vpoc::DType& dt) {
 // The inputs of one call, borrowed (or converted and kept alive here) for the engine.
 class Inputs {
  public:
-  // A host numpy array read in place, a converted one, or a GPU array as the (pointer, size,
-  // typestr, device) tuple vpoc._arrays.gpu_view made.
+  // A host numpy array read in place, a converted one, or a GPU array as _core.gpu_inputs read it
+  // (a GpuInput: the caller keeps it, and the memory it describes, alive for the call).
   vpoc::Array array(const py::object& obj, const char* name, Role role) {
-    if (py::isinstance<py::tuple>(obj)) return gpu_tuple(obj.cast<py::tuple>(), name);
+    if (const GpuInput* g = as_gpu_input(obj)) {
+      vpoc::Array out = g->array;
+      out.name = name;
+      return out;
+    }
     vpoc::Array out;
     out.name = name;
     py::array a;
@@ -140,22 +145,6 @@ class Inputs {
     if (!readable(a, role, dt)) VPOC_THROW(TypeError, name, " could not be converted to an array the engine reads");
     keep_.push_back(got);
     return a;
-  }
-
-  static vpoc::Array gpu_tuple(const py::tuple& t, const char* name) {
-    if (t.size() != 4) VPOC_THROW(ValueError, name, ": expected (pointer, size, typestr, device)");
-    vpoc::Array out;
-    out.data = reinterpret_cast<const void*>(t[0].cast<std::uintptr_t>());
-    out.size = t[1].cast<int64_t>();
-    out.device = t[3].cast<int>();
-    out.name = name;
-    const auto ts = t[2].cast<std::string>();
-    if (ts == "f4") out.dtype = vpoc::DType::f32;
-    else if (ts == "f8") out.dtype = vpoc::DType::f64;
-    else if (ts == "i4") out.dtype = vpoc::DType::i32;
-    else if (ts == "i8") out.dtype = vpoc::DType::i64;
-    else VPOC_THROW(TypeError, name, " on the GPU must be float32, float64, int32 or int64, got '", ts, "'");
-    return out;
   }
 
   std::vector<py::object> keep_;

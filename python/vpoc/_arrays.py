@@ -12,9 +12,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from . import _core
 
 __all__ = [
-    "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location", "gpu_view", "producer_stream",
+    "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location",
     "check_grid", "report_grid", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
@@ -23,51 +24,10 @@ PRICE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 VOLUME_DTYPES = PRICE_DTYPES + (np.dtype(np.int32), np.dtype(np.int64))
 
 
-_GPU_TYPESTRS = {"f4", "f8", "i4", "i8"}
-
-
-def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch")
-
-
-# torch dtype -> typestr, for the torch fast path (torch's __cuda_array_interface__ is a Python
-# property that builds a dict per access: several accesses per array per call add up). Filled on
-# first use: torch is optional.
-_TORCH_TYPESTRS: dict = {}
-
-
-def torch_view(x: Any, kinds: str) -> Optional[Tuple[int, int, str, int]]:
-    """gpu_view of a torch tensor read straight from the tensor: (pointer, size, typestr, device)
-    of a 1-D contiguous CUDA tensor of an accepted dtype (``kinds`` as gpu_view's), else None (the
-    interface path then says what is wrong)."""
-    if not (x.is_cuda and x.dim() == 1):
-        return None
-    if not _TORCH_TYPESTRS:
-        import torch
-
-        _TORCH_TYPESTRS.update({torch.float32: "f4", torch.float64: "f8", torch.int32: "i4", torch.int64: "i8"})
-    typestr = _TORCH_TYPESTRS.get(x.dtype)
-    n = x.numel()
-    if typestr is None or typestr[0] not in kinds or (n > 1 and x.stride(0) != 1):
-        return None
-    return (x.data_ptr() if n else 0), n, typestr, x.get_device()
-
-
-def gpu_location(x: Any) -> Optional[int]:
-    """The GPU index of an array in GPU memory (``__cuda_array_interface__`` or a DLPack device
-    of type CUDA/ROCm), or None for host data."""
-    if isinstance(x, np.ndarray):
-        return None
-    if _is_torch(x) and hasattr(x, "is_cuda"):
-        return _device_index(x) if x.is_cuda else None
-    x = _detached(x)
-    if hasattr(x, "__cuda_array_interface__"):
-        return _device_index(x)
-    if hasattr(x, "__dlpack_device__"):
-        kind, index = x.__dlpack_device__()
-        if int(kind) in (2, 10):  # kDLCUDA, kDLROCM
-            return int(index)
-    return None
+#: The GPU index of an array in GPU memory (a CUDA torch tensor, ``__cuda_array_interface__``, a DLPack
+#: device of type CUDA, CUDA managed or ROCm), or None for host data: the C++ reader's rule
+#: (cpp/bindings/gpu_input.cpp, which also reads GPU inputs for the engine: _core.gpu_inputs).
+gpu_location = _core.gpu_location
 
 
 def _detached(x: Any) -> Any:
@@ -75,63 +35,6 @@ def _detached(x: Any) -> Any:
     if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
         return x.detach()
     return x
-
-
-def producer_stream(x: Any) -> Optional[int]:
-    """The stream a GPU array's pending writes are on: the CUDA array interface v3 'stream', else
-    torch's current stream for a torch tensor (its interface is v2, without one)."""
-    if _is_torch(x) and hasattr(x, "is_cuda"):  # its interface is v2: no stream entry
-        import torch
-
-        return int(torch.cuda.current_stream(x.device).cuda_stream)
-    x = _detached(x)
-    stream = x.__cuda_array_interface__.get("stream")
-    if stream is not None:
-        return None if stream == -1 else int(stream)
-    if type(x).__module__.startswith("torch"):
-        import torch
-
-        return int(torch.cuda.current_stream(x.device).cuda_stream)
-    return None
-
-
-def _device_index(x: Any) -> int:
-    dev = getattr(x, "device", None)
-    for attr in ("index", "id"):  # torch.device.index, cupy.cuda.Device.id
-        value = getattr(dev, attr, None)
-        if isinstance(value, int):
-            return value
-    return 0
-
-
-def gpu_view(x: Any, name: str, kinds: str) -> Tuple[int, int, str, int]:
-    """(pointer, size, typestr, device) of a 1-D contiguous array in GPU memory, read in place.
-
-    ``kinds``: the accepted dtype kinds ("f" for prices, "fi" for volumes). The caller orders its
-    work after ``producer_stream(x)``.
-    """
-    if _is_torch(x) and getattr(x, "is_cuda", False):
-        view = torch_view(x, kinds)
-        if view is not None:
-            return view
-        # anything else: the interface path below says what is wrong
-    x = _detached(x)
-    if not hasattr(x, "__cuda_array_interface__"):
-        raise TypeError(f"{name} is a GPU array without __cuda_array_interface__; pass a torch "
-                        "or cupy array (or copy it to the host)")
-    cai = x.__cuda_array_interface__
-    shape = tuple(cai["shape"])
-    if len(shape) != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {shape}")
-    typestr = cai["typestr"][1:]
-    if typestr not in _GPU_TYPESTRS or typestr[0] not in kinds:
-        allowed = "float32 or float64" if kinds == "f" else "float32, float64, int32 or int64"
-        raise TypeError(f"{name} on the GPU must be {allowed} (got typestr {cai['typestr']!r}); "
-                        "convert it on the device first, e.g. x.float()")
-    strides = cai.get("strides")
-    if strides is not None and shape[0] > 1 and tuple(strides) != (int(typestr[1]),):
-        raise ValueError(f"{name} must be contiguous on the GPU; call .contiguous() first")
-    return int(cai["data"][0]), int(shape[0]), typestr, _device_index(x)
 
 
 def unmasked(x: Any, name: str) -> Any:
@@ -289,8 +192,6 @@ _SAMPLE = 1 << 20  # prices the suggested grid is measured on
 def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]:
     """(number of prices off the grid, index of the first; -1 when none) of a host array: the
     engine's own count (core/grid.hpp), on up to ``threads`` threads (0: one per core)."""
-    from . import _core
-
     if arr.dtype not in PRICE_DTYPES or not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr, dtype=np.float64)
     return _core.count_off_grid(arr, float(tick), threads)

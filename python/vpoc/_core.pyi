@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -303,8 +303,24 @@ class DeviceArray:
     @property
     def size(self) -> int:
         ...
+class GpuInput:
+    """
+    A GPU array as the engine reads it (made by gpu_inputs): pointer, length, dtype, device, the producer's stream, and what keeps the memory alive for the call.
+    """
+    def __repr__(self):
+        """
+        Return repr(self).
+        """
 def _host_device_array(array: typing.Any, device_type: typing.SupportsInt | typing.SupportsIndex = 1, device_id: typing.SupportsInt | typing.SupportsIndex = 0, col_stride: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     ...
+def _parse_gpu_input(x: typing.Any, name: str, kinds: str, host_ok: bool = False) -> tuple[int, int, typing.Any, int, typing.Any]:
+    """
+    (pointer, size, typestr, device, stream) of a GPU array as gpu_inputs reads it (host_ok: a kDLCPU DLPack capsule too); TypeError for host data.
+    """
+def _torch_fields(x: typing.Any, kinds: str = 'fi') -> typing.Any:
+    """
+    The torch fast path's read of any tensor (CPU too): (pointer, size, typestr, device) or None when it declines (not 1-D, not contiguous, another dtype).
+    """
 def backends() -> list[str]:
     ...
 def build_info() -> dict:
@@ -331,6 +347,14 @@ def gpu_device_count() -> int:
     ...
 def gpu_devices() -> list:
     ...
+def gpu_inputs(arrays: dict) -> tuple[typing.Any, typing.Any, tuple, dict]:
+    """
+    Each GPU array of {name: array} read once (GpuInput; 'volume' may be an integer array, the others float): (GPU index of the first or None, device of the first torch tensor or None, the producer streams of the others (handle or None), {name: GpuInput or the host input as it was}).
+    """
+def gpu_location(x: typing.Any) -> typing.Any:
+    """
+    The GPU index of an array in GPU memory (a CUDA torch tensor, __cuda_array_interface__, a DLPack device of type CUDA, CUDA managed or ROCm), or None for host data.
+    """
 def gpu_require_device(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def gpu_set_speculation(enabled: bool) -> None:

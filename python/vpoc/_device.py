@@ -1,18 +1,17 @@
 """Where a call runs: the device argument, the GPU inputs' pointers and streams, a call's Placement,
 and the GPU memory pool's controls (memory_stats, empty_cache, set_pool_limit).
 
-Contract: ``_placed`` probes each input once; every bad device / stream argument raises ValueError /
-TypeError naming it; nothing here imports torch unless an input is a torch tensor.
+Contract: ``_placed`` has each input read once, in C++ (_core.gpu_inputs); every bad device / stream argument
+raises ValueError / TypeError naming it; nothing here imports torch unless an input is a torch tensor.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from . import _core
-from ._arrays import gpu_inputs_on_cpu, gpu_location, gpu_view, producer_stream, torch_view
 from ._validate import INT64_MAX as _INT64_MAX, integer as _int
 
 __all__ = ["backends", "gpu_available", "memory_stats", "empty_cache", "set_pool_limit", "DEFAULT_MEMORY_BUDGET"]
@@ -55,18 +54,12 @@ def _gpu_index(name: str) -> int:
 _GPU_INDEX: dict = {}
 
 
-def _device(device: Any, locations: Sequence[Optional[int]]) -> Optional[int]:
-    """None for the CPU, else the GPU index ('cuda' names the GPU on NVIDIA and ROCm alike);
-    ``locations``: gpu_location of each input (None: host)."""
-    name = str(device)
-    on_gpu = [d for d in locations if d is not None]
-    if name == "cpu":
-        if on_gpu:
-            raise gpu_inputs_on_cpu()
-        return None
+def _device(name: str, index: Optional[int]) -> Optional[int]:
+    """None for the CPU, else the GPU index of a call on device ``name`` (not 'cpu'; 'cuda' names the
+    GPU on NVIDIA and ROCm alike); ``index``: the GPU of the first GPU input (None: none)."""
     if name == "auto":
-        if on_gpu:
-            return _gpu_index(f"cuda:{on_gpu[0]}")
+        if index is not None:
+            return _gpu_index(f"cuda:{index}")
         return 0 if gpu_available() else None
     if name == "cuda" or (name.startswith("cuda:") and name[5:].isdigit()):
         return _gpu_index(name)
@@ -95,42 +88,9 @@ def _placement(gpu: int, memory_budget: Any, handle: int, user: bool, producers:
     return place
 
 
-def _torch_placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Optional[tuple]:
-    """_placed for the common GPU call: every input a 1-D contiguous CUDA torch tensor of an engine
-    dtype on one device (and the device asked for); None for anything else (the general path then
-    probes and reports). Reads each tensor's pointer, size and dtype once, and torch's current stream
-    of that device once."""
-    ins: dict = {}
-    index = None
-    for k, x in arrays.items():
-        if x is None:
-            ins[k] = None
-            continue
-        view = torch_view(x, "fi" if k == "volume" else "f") if _is_torch_tensor(x) else None
-        if view is None:
-            return None
-        if index is None:
-            index = view[3]
-        elif view[3] != index:
-            return None
-        ins[k] = view
-    # device= as the general path reads it: 'cuda' is cuda:0, 'auto' the inputs' GPU
-    if index is None or not (device == "auto" or device == f"cuda:{index}" or (device == "cuda" and index == 0)):
-        return None
-    gpu = _gpu_index(f"cuda:{index}")
-    producer = _current_raw_stream(index)
-    # no stream=: torch's current stream, as torch's own ops (no wait between streams at all)
-    handle, user = (producer, True) if stream is None and _TORCH_STREAM else _stream(stream)
-    return gpu, ins, _placement(gpu, memory_budget, handle, user, (producer,))
-
-
 # Without stream=, calls of torch tensors run on torch's current stream (False: on vpoc's own
 # stream, waiting for torch's; benchmarks/batch_timeline.py times both).
 _TORCH_STREAM = True
-
-
-def _is_torch_tensor(x: Any) -> bool:
-    return type(x).__module__ == "torch" and type(x).__name__ == "Tensor"
 
 
 def _current_raw_stream(index: int) -> int:
@@ -144,34 +104,30 @@ def _current_raw_stream(index: int) -> int:
 
 
 def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple[Optional[int], dict, Any]:
-    """Where a call runs, probing each input once: (GPU index or None, the inputs as the engine
-    reads them: GPU arrays as (pointer, size, typestr, device), host ones as they are, and the
-    call's Placement: the stream, and the streams of the inputs' producers to wait for)."""
-    if device != "cpu" and _is_torch_tensor(arrays.get("volume")):
-        fast = _torch_placed(device, arrays, memory_budget, stream)
-        if fast is not None:
-            return fast
-    where = {k: (None if x is None else gpu_location(x)) for k, x in arrays.items()}
-    gpu = _device(device, list(where.values()))
-    if gpu is None:
+    """Where a call runs: (GPU index or None, the inputs as the engine reads them: each GPU array
+    read once by _core.gpu_inputs into a GpuInput, host ones as they are, and the call's Placement:
+    its stream and the streams of the inputs' producers to wait for). device='cpu' reads nothing:
+    the engine's converters refuse GPU inputs there (_arrays.gpu_inputs_on_cpu)."""
+    name = device if device.__class__ is str else str(device)
+    if name == "cpu":
         return None, arrays, None
-    ins, producers, torch_streams = {}, set(), {}
-    for k, x in arrays.items():
-        if where[k] is None:
-            ins[k] = x
-            continue
-        ins[k] = gpu_view(x, k, "fi" if k == "volume" else "f")
-        if type(x).__module__.startswith("torch"):  # torch's current stream, once per device
-            if where[k] not in torch_streams:
-                torch_streams[where[k]] = producer_stream(x)
-            producers.add(torch_streams[where[k]])
-        else:
-            producers.add(producer_stream(x))
-    if stream is None and _TORCH_STREAM and len(torch_streams) == 1 and producers == set(torch_streams.values()):
-        handle, user = next(iter(torch_streams.values())), True  # torch inputs: torch's current stream
-    else:
+    gpu = None if name == "auto" else _device(name, None)  # the device argument first, as ever
+    index, torch_device, streams, ins = _core.gpu_inputs(arrays)
+    if gpu is None:
+        gpu = _device(name, index)
+        if gpu is None:
+            return None, arrays, None
+    if torch_device is None:
         handle, user = _stream(stream)
-    return gpu, ins, _placement(gpu, memory_budget, handle, user, tuple(sorted(p for p in producers if p is not None)))
+        waits = tuple(sorted({s for s in streams if s is not None}))
+    else:
+        producer = _current_raw_stream(torch_device)  # torch's current stream, once per call
+        if stream is None and _TORCH_STREAM and (not streams or all(s == producer for s in streams)):
+            handle, user = producer, True  # torch inputs: torch's current stream, as torch's own ops
+        else:
+            handle, user = _stream(stream)
+        waits = (producer,) if not streams else tuple(sorted({producer, *(s for s in streams if s is not None)}))
+    return gpu, ins, _placement(gpu, memory_budget, handle, user, waits)
 
 
 def memory_stats(device: Any = "cuda") -> dict:
