@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _core
+from ._errors import input_error
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location",
@@ -84,7 +85,7 @@ def as_array(x: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"{name} must be a numeric array (integer or float), got dtype {arr.dtype}")
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise input_error(f"{name} must be 1-D, got shape {arr.shape}", name)
     if not arr.dtype.isnative:  # big-endian data: the same values in this machine's byte order
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return np.ascontiguousarray(arr)
@@ -143,7 +144,7 @@ def as_index(x: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise input_error(f"{name} must be 1-D, got shape {arr.shape}", name)
     if arr.dtype == np.uint64 and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
         raise ValueError(f"{name} values must fit in int64")
     return np.ascontiguousarray(arr, dtype=np.int64)
