@@ -113,3 +113,78 @@ def test_few_stray_prints_in_the_halt_are_not_blamed_on_the_zone_alone():
     p, msgs = _caught(vpoc.from_bars, df, session="globex", tick_size=0.25)
     assert p.dropped_rows == 4 and len(msgs) == 1
     assert "stray prints, or the time zone" in msgs[0] and "likely wrong" not in msgs[0]
+
+
+# ---------------------------------------------------------------- 1: a re-sent bar in vpoc.Live
+
+BARS = ("high", "low", "close", "volume")
+
+
+def _bars(n=40, seed=2):
+    b = vpoc.synth.es_bars(n_sessions=2, seed=seed)
+    return {k: getattr(b, k)[:n] for k in BARS + ("open", "timestamp")}
+
+
+def _feed(b, rows, chunk):
+    lv = vpoc.Live(tick_size=0.25, session="globex")
+    rows = np.asarray(rows)
+    for a in range(0, len(rows), chunk):
+        r = rows[a:a + chunk]
+        if chunk == 1:
+            r = int(r[0])
+        lv.update(*(b[k][r] for k in BARS), open=b["open"][r], timestamp=b["timestamp"][r])
+    return lv
+
+
+@NEEDS_CAL
+@pytest.mark.parametrize("chunk", [1, 3, 100])
+def test_live_warns_a_resent_bar_and_counts_it_as_from_bars_does(chunk):
+    b = _bars()
+    rows = list(range(5)) + [4] + list(range(5, 20))  # bar 4 re-sent after a reconnect, identical
+    lv, msgs = _caught(_feed, b, rows, chunk)
+    dup = [m for m in msgs if m.startswith("DuplicateRowsWarning")]
+    assert len(dup) == 1 and "1 of" in dup[0] and "counted again" in dup[0], msgs
+    assert lv.session_rows == 21  # counted again, as the batch counts it
+    df = pd.DataFrame({k: b[k][rows] for k in BARS + ("open",)})
+    df.insert(0, "timestamp", pd.to_datetime(b["timestamp"][rows], utc=True))
+    p, bmsgs = _caught(vpoc.from_bars, df, session="globex", tick_size=0.25, developing=True)
+    assert any(m.startswith("DuplicateRowsWarning") for m in bmsgs)
+    assert (lv.poc, lv.vah, lv.val) == (p.dev_poc[-1], p.dev_vah[-1], p.dev_val[-1])
+    assert lv.total_volume == float(np.sum(b["volume"][rows]))
+
+
+@NEEDS_CAL
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_live_resent_bar_is_refused_under_an_error_filter_and_nothing_changes(chunk):
+    b = _bars()
+    clean = _feed(b, range(20), 20)
+    lv = _feed(b, range(5), 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.DuplicateRowsWarning)
+        rows = [4] if chunk == 1 else [4, 5]
+        r = rows[0] if chunk == 1 else np.array(rows)
+        with pytest.raises(vpoc.DuplicateRowsWarning, match="repeat an earlier bar"):
+            lv.update(*(b[k][r] for k in BARS), open=b["open"][r], timestamp=b["timestamp"][r])
+        assert lv.session_rows == 5  # refused: nothing taken
+        lv.update(*(b[k][5:20] for k in BARS), open=b["open"][5:20], timestamp=b["timestamp"][5:20])
+    assert (lv.poc, lv.vah, lv.val, lv.total_volume, lv.session_rows) == \
+        (clean.poc, clean.vah, clean.val, clean.total_volume, clean.session_rows)
+
+
+@NEEDS_CAL
+def test_live_same_timestamp_other_values_and_trades_do_not_warn():
+    b = _bars()
+    lv = _feed(b, range(5), 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # a corrected bar (other volume) at the same timestamp: not an exact copy (the batch's rule)
+        lv.update(b["high"][4], b["low"][4], b["close"][4], b["volume"][4] + 1, open=b["open"][4],
+                  timestamp=b["timestamp"][4])
+        tr = vpoc.Live(tick_size=0.25, kind="trades", session="globex")
+        t = b["timestamp"][:3]
+        tr.update(np.array([5000.0] * 3), np.array([1.0] * 3), timestamp=np.array([t[0]] * 3))
+        tr.update(5000.0, 1.0, timestamp=t[0])  # identical trades are legitimate
+    assert lv.session_rows == 6 and tr.session_rows == 4
+    # the held run counts: a bar repeating one of two bars at that timestamp, in an array update
+    with pytest.warns(vpoc.DuplicateRowsWarning, match="1 of 2 bars"):
+        lv.update(*(b[k][[4, 5]] for k in BARS), open=b["open"][[4, 5]], timestamp=b["timestamp"][[4, 5]])

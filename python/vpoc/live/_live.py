@@ -418,6 +418,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                 i = int(np.argmin(kept))
                 raise ValueError(f"timestamp[{i}]: " + self._outside_message(
                     int(ts[i]), int(self._misstamped(ts[i:i + 1])), n_out, n))
+        resent = self._resent(ts_k, cols, o) if idx.size else 0  # re-sent bars (a DuplicateRowsWarning)
         snapped = 0
         if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
             prices = {nm: c for nm, c in zip(names[:-1], cols)}
@@ -450,6 +451,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._one_session and not self._one_session_warned and self._ts \
                 and self._ts[-1] - self._ts[0] > _NS_PER_DAY:
             self._check_one_session(self._ts[-1])
+        if resent:
+            self._warn_resent(resent, n)
         return self._levels
 
     # ------------------------------------------------------------------ sessions
