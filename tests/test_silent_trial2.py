@@ -188,3 +188,74 @@ def test_live_same_timestamp_other_values_and_trades_do_not_warn():
     # the held run counts: a bar repeating one of two bars at that timestamp, in an array update
     with pytest.warns(vpoc.DuplicateRowsWarning, match="1 of 2 bars"):
         lv.update(*(b[k][[4, 5]] for k in BARS), open=b["open"][[4, 5]], timestamp=b["timestamp"][[4, 5]])
+
+
+# ---------------------------------------------------------------- 3: read_bars' time options on from_bars / from_trades
+
+
+def _dst_frame():
+    """Naive Chicago bars (5 min) through the end of DST (2024-11-03 01:00-01:55 twice), in row order."""
+    aware = pd.date_range("2024-11-03 00:00", "2024-11-03 03:00", freq="5min", tz="America/Chicago",
+                          inclusive="left")
+    naive = aware.tz_localize(None)
+    c = 5800 + np.arange(len(naive)) % 7 * 0.25
+    return pd.DataFrame({"timestamp": naive, "open": c, "high": c + .5, "low": c, "close": c + .25,
+                         "volume": np.arange(1, len(naive) + 1)})
+
+
+def _same(p, q):
+    for k in ("poc", "vah", "val", "total_volume", "session_labels"):
+        np.testing.assert_array_equal(getattr(p, k), getattr(q, k))
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_from_bars_and_from_trades_take_time_unit_as_read_bars_does(unit):
+    b = vpoc.synth.es_bars(n_sessions=2, bars_per_session=100, seed=3)
+    ts = b.timestamp // {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[unit]
+    df = pd.DataFrame({"timestamp": ts, "open": b.open, "high": b.high, "low": b.low, "close": b.close,
+                       "volume": b.volume})
+    with pytest.raises(TypeError, match="pass time_unit="):  # the hint that could not be followed
+        vpoc.from_bars(df, session="daily", tick_size=0.25)
+    p = vpoc.from_bars(df, session="daily", tick_size=0.25, time_unit=unit)
+    _same(p, vpoc.from_bars(vpoc.io.read_bars(df, time_unit=unit), session="daily", tick_size=0.25))
+    tr = pd.DataFrame({"timestamp": ts, "price": b.close, "volume": b.volume})
+    p = vpoc.from_trades(tr, session="daily", tick_size=0.25, time_unit=unit)
+    _same(p, vpoc.from_trades(vpoc.io.read_trades(tr, time_unit=unit), session="daily", tick_size=0.25))
+
+
+@pytest.mark.parametrize("how", ["infer", "earliest", "latest"])
+def test_from_bars_takes_ambiguous_and_nonexistent_as_read_bars_does(how):
+    df = _dst_frame()
+    with pytest.raises(Exception) as read_err:
+        vpoc.io.read_bars(df, tz="America/Chicago")
+    with pytest.raises(type(read_err.value)) as err:
+        vpoc.from_bars(df, session="daily", tick_size=0.25, tz="America/Chicago")
+    assert str(err.value) == str(read_err.value)
+    d = df if how == "infer" else df.drop_duplicates("timestamp")  # earliest / latest: each time once
+    want = vpoc.from_bars(vpoc.io.read_bars(d, tz="America/Chicago", ambiguous=how), session="daily",
+                          tick_size=0.25)
+    _same(vpoc.from_bars(d, session="daily", tick_size=0.25, tz="America/Chicago", ambiguous=how), want)
+    # nonexistent: the spring-forward gap (2024-03-10 02:00-02:59 does not exist in Chicago)
+    gap = d.assign(timestamp=d["timestamp"] - pd.Timedelta(days=238) + pd.Timedelta(hours=1))
+    want = vpoc.from_bars(vpoc.io.read_bars(gap, tz="America/Chicago", nonexistent="shift_forward",
+                                            ambiguous="raise"), session="daily", tick_size=0.25)
+    _same(vpoc.from_bars(gap, session="daily", tick_size=0.25, tz="America/Chicago",
+                         nonexistent="shift_forward"), want)
+
+
+def test_time_options_bad_values_and_wrong_inputs_named_as_read_bars_names_them():
+    b = vpoc.synth.es_bars(n_sessions=1, bars_per_session=50)
+    df = b.to_pandas()
+    for bad in (dict(time_unit="min"), dict(ambiguous="x"), dict(nonexistent="y")):
+        (name, value), = bad.items()
+        with pytest.raises(ValueError, match=f"{name} must be one of .*{value!r}"):
+            vpoc.from_bars(df, session="daily", tick_size=0.25, **bad)
+        with pytest.raises(ValueError, match=f"{name} must be one of .*{value!r}"):
+            vpoc.from_trades(df.rename(columns={"close": "price"})[["timestamp", "price", "volume"]],
+                             session="daily", tick_size=0.25, **bad)
+    with pytest.raises(TypeError, match="time_unit= applies only when the first argument is a DataFrame"):
+        vpoc.from_bars(b.high, b.low, b.close, b.volume, tick_size=0.25, time_unit="ns")
+    with pytest.raises(TypeError, match="ambiguous= applies only when"):
+        vpoc.from_trades(b.close, b.volume, tick_size=0.25, ambiguous="infer")
+    with pytest.raises(ValueError, match="time_unit=, ambiguous=, nonexistent=.* apply to DataFrames"):
+        vpoc.from_bars(vpoc.io.read_bars(df), tick_size=0.25, nonexistent="shift_forward")

@@ -17,6 +17,8 @@ from ._warnings import GuessedDefaultWarning
 __all__ = ["SESSION_RULES", "no_table_options", "one_session", "plan", "table"]
 
 SESSION_RULES = ("globex", "rth", "daily")
+#: the options of vpoc.io.read_bars / read_trades that from_bars / from_trades pass on for a frame
+READ_OPTIONS = ("tz", "columns", "time_unit", "ambiguous", "nonexistent")
 
 
 def _is_frame(obj: Any) -> bool:
@@ -60,10 +62,11 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
     has_open = True
     if isinstance(obj, (own, synth_own)):
         kind = "vpoc.io" if isinstance(obj, own) else "vpoc.synth"
-        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval", "tz", "columns")):
+        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval",) + READ_OPTIONS):
             how = "container was read with them already" if kind == "vpoc.io" else "was made with UTC bar opens"
-            raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a {kind}."
-                             f"{type(obj).__name__} {how} (its timestamps are UTC bar opens)")
+            raise ValueError(f"{what}: tz=, columns=, time_unit=, ambiguous=, nonexistent=, label= and interval= "
+                             f"apply to DataFrames; a {kind}.{type(obj).__name__} {how} (its timestamps are UTC "
+                             "bar opens)")
         data = obj
         from ._arrays import first_decrease
 
@@ -83,7 +86,7 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
             raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container (a vpoc.synth."
                             f"{synth_own.__name__}) or a pandas / polars DataFrame as its first argument; "
                             f"got {type(obj).__name__} alone")
-        given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
+        given = {k: kw[k] for k in READ_OPTIONS if kw.get(k) is not None}  # vpoc.io's checks and meaning
         data, has_open = _read_frame(vio, obj, bars, given)
     names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
     ts = np.asarray(data.timestamp, dtype=np.int64)
