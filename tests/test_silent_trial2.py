@@ -259,3 +259,62 @@ def test_time_options_bad_values_and_wrong_inputs_named_as_read_bars_names_them(
         vpoc.from_trades(b.close, b.volume, tick_size=0.25, ambiguous="infer")
     with pytest.raises(ValueError, match="time_unit=, ambiguous=, nonexistent=.* apply to DataFrames"):
         vpoc.from_bars(vpoc.io.read_bars(df), tick_size=0.25, nonexistent="shift_forward")
+
+
+# ---------------------------------------------------------------- 4: frames without open through vpoc.io
+
+
+def _no_open_frame():
+    b = vpoc.synth.es_bars(n_sessions=2, bars_per_session=120, seed=4)
+    return pd.DataFrame({"timestamp": pd.to_datetime(b.timestamp, utc=True), "high": b.high, "low": b.low,
+                         "close": b.close, "volume": b.volume})
+
+
+def test_read_bars_names_the_way_to_read_bars_without_open():
+    df = _no_open_frame()
+    with pytest.raises(vpoc.InputError, match=r"no column for 'open'.*columns=\{'open': None\}"):
+        vpoc.io.read_bars(df)
+    bars = vpoc.io.read_bars(df, columns={"open": None})
+    assert bars.open is None and "no open" in repr(bars)
+    for k in ("high", "low", "close", "volume"):
+        np.testing.assert_array_equal(getattr(bars, k), df[k].to_numpy())
+    assert list(bars.to_pandas().columns) == ["timestamp", "high", "low", "close", "volume"]
+    with pytest.raises(TypeError, match=r"columns\['high'\] must be a column name"):
+        vpoc.io.read_bars(df, columns={"high": None})  # only open may be absent
+    with pytest.raises(TypeError, match=r"columns\['open'\] must be a column name .*or None"):
+        vpoc.io.read_bars(df, columns={"open": 3})
+
+
+@pytest.mark.parametrize("ext", ["csv", "csv.gz", "parquet"])
+def test_bars_without_open_round_trip_through_write_bars_and_read_bars(tmp_path, ext):
+    if ext == "parquet":
+        pytest.importorskip("pyarrow")
+    df = _no_open_frame()
+    path = tmp_path / f"bars.{ext}"
+    with pytest.raises(vpoc.InputError, match=r"columns=\{'open': None\}"):
+        vpoc.io.write_bars(df, path)  # the advice now leads somewhere
+    vpoc.io.write_bars(df, path, columns={"open": None})
+    with pytest.raises(vpoc.InputError, match=r"no column for 'open'"):
+        vpoc.io.read_bars(path)
+    back = vpoc.io.read_bars(path, columns={"open": None})
+    assert back.open is None
+    np.testing.assert_array_equal(back.timestamp, vpoc.io.read_bars(df, columns={"open": None}).timestamp)
+    for k in ("high", "low", "close", "volume"):
+        np.testing.assert_array_equal(getattr(back, k), df[k].to_numpy())
+    want = vpoc.from_bars(df, session="globex", tick_size=0.25)
+    _same(vpoc.from_bars(back, session="globex", tick_size=0.25), want)
+    vpoc.io.write_bars(back, tmp_path / f"again.{ext}")  # a Bars without open writes as it was read
+    _same(vpoc.from_bars(vpoc.io.read_bars(tmp_path / f"again.{ext}", columns={"open": None}),
+                         session="globex", tick_size=0.25), want)
+    ft = vpoc.session_features(back, session="globex", tick_size=0.25)
+    assert ft.shape[0] == len(want.poc)
+
+
+def test_bars_without_open_refused_where_an_open_is_needed(tmp_path):
+    df = _no_open_frame()
+    with pytest.raises(ValueError, match="legacy format .* has an open field"):
+        vpoc.io.write_bars(df, tmp_path / "bars.txt", columns={"open": None}, tz="America/Chicago")
+    assert not (tmp_path / "bars.txt").exists()
+    with pytest.raises(TypeError, match="columns= applies when bars is a DataFrame"):
+        vpoc.io.write_bars(vpoc.io.read_bars(df, columns={"open": None}), tmp_path / "b.csv",
+                           columns={"open": None})

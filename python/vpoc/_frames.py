@@ -29,17 +29,17 @@ def _is_frame(obj: Any) -> bool:
 
 def _read_frame(vio: Any, obj: Any, bars: bool, given: dict) -> Tuple[Any, bool]:
     """``obj`` read by vio.read_bars / read_trades; bars without an open column (which only
-    distribute='legacy' reads, and the array call does not need) are read with the close column
-    standing in for it: (data, whether the frame had an open column)."""
+    distribute='legacy' reads, and the array call does not need) are read as read_bars reads them
+    with ``columns={"open": None}`` (Bars.open None): (data, whether the frame had an open column)."""
     if not bars:
         return vio.read_trades(obj, **given), False
     try:
-        return vio.read_bars(obj, **given), True
+        data = vio.read_bars(obj, **given)
+        return data, data.open is not None
     except InputError as e:
-        found = getattr(e, "columns_found", None)
-        if getattr(e, "columns_missing", None) != ("open",) or not found:
+        if getattr(e, "columns_missing", None) != ("open",):
             raise
-    columns = dict(given.get("columns") or {}, open=found["close"])
+    columns = dict(given.get("columns") or {}, open=None)
     return vio.read_bars(obj, **dict(given, columns=columns)), False
 
 
@@ -78,8 +78,8 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
             # a container made by hand (read_bars warned about its own): its duplicated bars
             from ._arrays import warn_duplicate_bars
 
-            warn_duplicate_bars(obj.timestamp, (obj.open, obj.high, obj.low, obj.close, obj.volume),
-                                f"{what}: the {type(obj).__name__}")
+            warn_duplicate_bars(obj.timestamp, [c for c in (obj.open, obj.high, obj.low, obj.close, obj.volume)
+                                                if c is not None], f"{what}: the {type(obj).__name__}")
     else:
         if not _is_frame(obj):
             need = "high, low, close and volume arrays" if bars else "price and volume arrays"
