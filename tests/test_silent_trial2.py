@@ -318,3 +318,60 @@ def test_bars_without_open_refused_where_an_open_is_needed(tmp_path):
     with pytest.raises(TypeError, match="columns= applies when bars is a DataFrame"):
         vpoc.io.write_bars(vpoc.io.read_bars(df, columns={"open": None}), tmp_path / "b.csv",
                            columns={"open": None})
+
+
+# ---------------------------------------------------------------- 5: naive timestamps in the feature tables
+
+NO_ZONE = "timestamps have no time zone"
+FEATURES = {"session_features": lambda *a, **k: vpoc.session_features(*a, **k),
+            "bar_features": lambda *a, **k: vpoc.bar_features(*a, **k),
+            "tpo": lambda *a, **k: vpoc.tpo(*a, incomplete="ignore", **k)}
+
+
+@NEEDS_CAL
+@pytest.mark.parametrize("what", list(FEATURES))
+def test_feature_tables_refuse_naive_timestamps_as_from_bars_does(what):
+    df = vpoc.synth.es_bars(n_sessions=3, bars_per_session=100, seed=5).to_pandas()
+    wall = df.assign(timestamp=df["timestamp"].dt.tz_convert("America/Chicago").dt.tz_localize(None))
+    with pytest.raises(ValueError, match=f"<DataFrame>: {NO_ZONE}; pass tz="):
+        vpoc.from_bars(wall, session="globex", tick_size=0.25)  # the rule the tables now follow
+    f = FEATURES[what]
+    for session in (None, "globex", vpoc.sessions.globex(df["timestamp"])):  # this Sessions: other instants
+        with pytest.raises(ValueError, match=f"{what}: <DataFrame>: {NO_ZONE}; localize them first"):
+            f(wall, tick_size=0.25, session=session)
+    with pytest.raises(ValueError, match=f"{what}: timestamp: {NO_ZONE}"):
+        f(wall.high, wall.low, wall.close, wall.volume, timestamp=wall["timestamp"], tick_size=0.25,
+          session="globex")
+    with pytest.raises(ValueError, match=f"{what}: timestamp: {NO_ZONE}"):
+        f(wall.high, wall.low, wall.close, wall.volume, timestamp=pd.DatetimeIndex(wall["timestamp"]),
+          tick_size=0.25, session="globex")
+    # what the message says to do gives the aware frame's table
+    aware = wall.assign(timestamp=wall["timestamp"].dt.tz_localize("America/Chicago"))
+    want = _caught(f, df, tick_size=0.25, session="globex")[0]
+    for got in (_caught(f, aware, tick_size=0.25, session="globex")[0],
+                _caught(f, vpoc.io.read_bars(wall, tz="America/Chicago"), tick_size=0.25, session="globex")[0]):
+        if what == "tpo":
+            np.testing.assert_array_equal(got.poc, want.poc)
+        else:
+            pd.testing.assert_frame_equal(got.to_pandas(), want.to_pandas())
+
+
+@NEEDS_CAL
+def test_feature_tables_keep_naive_utc_timestamps_with_the_sessions_built_from_them():
+    """numpy datetime64 is UTC by convention: a Sessions built from it names the instants, and the same
+    values as a naive pandas column are read as those instants (checked by Sessions.mismatch)."""
+    df = vpoc.synth.es_bars(n_sessions=3, bars_per_session=100, seed=5).to_pandas()
+    naive_utc = df.assign(timestamp=df["timestamp"].dt.tz_localize(None))
+    s = vpoc.sessions.globex(naive_utc["timestamp"].to_numpy())
+    got = vpoc.session_features(naive_utc, session=s, tick_size=0.25)
+    want = vpoc.session_features(df, session=s, tick_size=0.25)
+    pd.testing.assert_frame_equal(got.to_pandas(), want.to_pandas())
+
+
+def test_feature_tables_refuse_naive_polars_timestamps():
+    pl = pytest.importorskip("polars")
+    df = vpoc.synth.es_bars(n_sessions=2, bars_per_session=50, seed=5).to_pandas()
+    frame = pl.from_pandas(df.assign(timestamp=df["timestamp"].dt.tz_localize(None)))
+    with pytest.raises(ValueError, match=f"session_features: timestamp: {NO_ZONE}"):
+        vpoc.session_features(frame["high"], frame["low"], frame["close"], frame["volume"],
+                              timestamp=frame["timestamp"], tick_size=0.25, session="daily")
