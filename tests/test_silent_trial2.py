@@ -375,3 +375,89 @@ def test_feature_tables_refuse_naive_polars_timestamps():
     with pytest.raises(ValueError, match=f"session_features: timestamp: {NO_ZONE}"):
         vpoc.session_features(frame["high"], frame["low"], frame["close"], frame["volume"],
                               timestamp=frame["timestamp"], tick_size=0.25, session="daily")
+
+
+# ---------------------------------------------------------------- 6: from_state checks a trades time window's carry
+
+
+def _trades_feed():
+    rng = np.random.default_rng(0)
+    n = 600
+    t0 = np.datetime64("2024-01-02T00:00", "ns").astype(np.int64)
+    ts = t0 + np.cumsum(rng.integers(1, 60, n)) * 10**9
+    price = 5000 + np.cumsum(rng.integers(-2, 3, n)) * 0.25
+    return price, rng.integers(1, 10, n).astype(float), ts, [int(ts[0]), int(ts[300])]
+
+
+def _trades_live(window, starts):
+    return vpoc.Live(tick_size=0.25, kind="trades", window=window, window_across_sessions=True,
+                     session_starts=starts)
+
+
+def _edited(state, window, flat):
+    import copy
+    import json
+
+    st = copy.deepcopy(state)
+    if flat:
+        config = json.loads(str(st["config"]))
+        config["window"] = window
+        st["config"] = np.asarray(json.dumps(config))
+    else:
+        st["config"]["window"] = window
+    return st
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_from_state_refuses_a_trades_time_window_its_carry_cannot_serve(flat):
+    price, vol, ts, starts = _trades_feed()
+    live = _trades_live("5min", starts)
+    live.update(price[:320], vol[:320], timestamp=ts[:320])  # 20 rows into the second session
+    st = live.state_dict(flat=flat)
+    with pytest.raises(ValueError, match=r"window \('60min'\) also reaches the finished row .*prev_ts.*"
+                                         r"another window"):
+        vpoc.Live.from_state(_edited(st, "60min", flat))
+    # the state as made continues exactly as the uninterrupted feed
+    back = vpoc.Live.from_state(st)
+    back.update(price[320:], vol[320:], timestamp=ts[320:])
+    live.update(price[320:], vol[320:], timestamp=ts[320:])
+    assert back.levels == live.levels
+    np.testing.assert_array_equal(back.histogram(), live.histogram())
+
+
+def test_from_state_takes_a_longer_trades_window_that_reaches_no_row_left_out():
+    """The check is the data's, not the config's: a longer window that reaches no finished row left out
+    of the carry restores to what a Live made with it gives."""
+    price, vol, ts, starts = _trades_feed()
+    ts = ts.copy()
+    minute = 60 * 10**9
+    ts[290:300] = ts[289] + np.arange(1, 11) * 10 * minute  # the first session ends with a trade every 10 min
+    ts[300:] += ts[299] - ts[300] + minute
+    starts = [starts[0], int(ts[300])]
+    live = _trades_live("5min", starts)
+    live.update(price[:320], vol[:320], timestamp=ts[:320])
+    st = live.state_dict()
+    assert st["carry"]["ts"].shape == (1,) and st["carry"]["prev_ts"] == int(ts[298])
+    want = _trades_live("9min", starts)  # reaches no more finished rows than 5min
+    want.update(price[:320], vol[:320], timestamp=ts[:320])
+    back = vpoc.Live.from_state(_edited(st, "9min", False))
+    assert back.levels == want.levels
+    back.update(price[320:], vol[320:], timestamp=ts[320:])
+    want.update(price[320:], vol[320:], timestamp=ts[320:])
+    assert back.levels == want.levels
+    with pytest.raises(ValueError, match="also reaches the finished row"):
+        vpoc.Live.from_state(_edited(st, "11min", False))
+
+
+def test_from_state_of_a_trades_time_window_without_prev_ts_is_refused_clearly():
+    price, vol, ts, starts = _trades_feed()
+    live = _trades_live("5min", starts)
+    live.update(price[:320], vol[:320], timestamp=ts[:320])
+    st = live.state_dict()
+    del st["carry"]["prev_ts"]  # a state of an earlier version
+    with pytest.raises(ValueError, match=r"state\['carry'\] has no 'prev_ts'"):
+        vpoc.Live.from_state(st)
+    st = live.state_dict()
+    st["carry"]["prev_ts"] = int(st["carry"]["ts"][0]) + 1
+    with pytest.raises(ValueError, match=r"prev_ts'\] = .* is after state\['carry'\]\['ts'\]\[0\]"):
+        vpoc.Live.from_state(st)

@@ -238,6 +238,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._int_volume = True
         self._ts: List[int] = []  # timestamps of the current session's rows
         self._carry_ts: List[int] = []  # window_across_sessions: those of the rows carried before them
+        self._carry_prev: Optional[int] = None  # and that of the newest finished row not carried (state: prev_ts)
         self._levels: Tuple[float, float, float, float, float] = (_NAN, _NAN, _NAN, 0.0, 0.0)
         # finished sessions
         self._done: List[Dict[str, np.ndarray]] = []  # per-session profile arrays

@@ -223,6 +223,8 @@ class _RowsMixin:
         self._core.carry(old, True)
         k = int(self._core.carried)
         both = list(self._carry_ts) + list(self._ts)
+        if len(both) > k:  # the newest row left behind (from_state checks a time window's reach with it)
+            self._carry_prev = both[len(both) - k - 1]
         self._carry_ts = both[len(both) - k:] if k else []
 
     def _on_grid(self, x: float) -> bool:
