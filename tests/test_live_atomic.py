@@ -661,6 +661,7 @@ def test_23_1_label_close_needs_interval():
     live = vpoc.Live(tick_size=0.25, label="close", interval=60, session_starts=[T0])
     live.update(6000.0, 6000.0, 6000.0, 1, timestamp=T0 + MIN)  # opened at T0: session 0
     assert live.session_label == 0 and live.n_dropped == 0
-    live.update(6000.0, 6000.0, 6000.0, 1, timestamp=T0 + MIN)
+    with pytest.warns(vpoc.DuplicateRowsWarning, match="1 of 1 bars"):  # the same bar again: counted again
+        live.update(6000.0, 6000.0, 6000.0, 1, timestamp=T0 + MIN)
     with pytest.raises(ValueError, match="before the previous row"):
         live.update(6000.0, 6000.0, 6000.0, 1, timestamp=T0 + MIN - 1)

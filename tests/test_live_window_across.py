@@ -277,7 +277,8 @@ def test_state_after_close_keeps_the_carry_and_is_checked():
                            window_across_sessions=True)
     assert b.poc == ref.dev_poc[-1]
     # a carry longer than any later window reaches, a missing or an unexpected carry: named
-    bad = dict(st, carry={k: (None if v is None else np.r_[v[:1], v]) for k, v in st["carry"].items()})
+    bad = dict(st, carry={k: (np.r_[v[:1], v] if isinstance(v, np.ndarray) else v)  # prev_ts: a number
+                          for k, v in st["carry"].items()})
     with pytest.raises(ValueError, match=r"state\['carry'\] holds 8 rows, but a later row's window reaches only"):
         vpoc.Live.from_state(bad)
     with pytest.raises(ValueError, match=r"missing \['carry'\]"):

@@ -116,13 +116,16 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
                 row_label: Optional[str] = None, price_label: Optional[str] = None,
                 va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
-                bin_report: Optional[str] = None, window_across_sessions: bool = False) -> Profiles:
+                bin_report: Optional[str] = None, window_across_sessions: bool = False,
+                time_unit: Optional[str] = None, ambiguous: Optional[str] = None,
+                nonexistent: Optional[str] = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
     float32/float64/int32/int64), or GPU arrays (torch/cupy, read in place). Or ``price`` alone:
     a ``vpoc.io.Trades`` container (a ``vpoc.synth.SynthTrades``) or a pandas / polars DataFrame with timestamp, price and
-    volume columns (read by ``vpoc.io.read_trades``, with ``tz=`` / ``columns=``).
+    volume columns (read by ``vpoc.io.read_trades``, with ``tz=`` / ``columns=`` / ``time_unit=`` /
+    ``ambiguous=`` / ``nonexistent=``, their meaning and checks there).
     Sessions by CSR ``offsets`` [S+1], per-row ``session_ids``, or ``session=`` (alias ``sessions=``): a
     ``vpoc.sessions.Sessions`` (its kept rows are taken when the arrays have all N input rows;
     the result keeps its trade dates: ``prof.labels``, ``prof.loc[date]``, ``to_pandas()``
@@ -168,7 +171,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         raise TypeError("from_trades: price is None; give price and volume arrays, or a vpoc.io.Trades / "
                         "DataFrame as the only positional argument")
     if (volume is not None and span is None and session is None and sessions is None and tz is None
-            and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None):
+            and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None
+            and time_unit is None and ambiguous is None and nonexistent is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
@@ -178,14 +182,14 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                            device, memory_budget, stream, {"price": price}, opts), rules, volume)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
-    table = dict(tz=tz, columns=columns)
+    table = dict(tz=tz, columns=columns, time_unit=time_unit, ambiguous=ambiguous, nonexistent=nonexistent)
     if volume is None:
         cols, ts = _table(price, False, table)
         offsets, facts = _synth_sessions(price, session, sessions, offsets, session_ids)
         price, volume, side = cols["price"], cols["volume"], cols["side"] if side is None else side
     else:
         ts = None
-        if tz is not None or columns is not None:
+        if any(v is not None for v in table.values()):
             _no_table_options(table, "from_trades")
     side = _sides.trade_side(side, volume, price, sided)
     if session is not None:
@@ -219,14 +223,17 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               va_stop: Optional[str] = None, tie_tol: Optional[float] = None,
               row_label: Optional[str] = None, price_label: Optional[str] = None,
               va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
-              bin_report: Optional[str] = None, window_across_sessions: bool = False) -> Profiles:
+              bin_report: Optional[str] = None, window_across_sessions: bool = False,
+              time_unit: Optional[str] = None, ambiguous: Optional[str] = None,
+              nonexistent: Optional[str] = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
     ``"hlc3"`` put it on one price, ``"legacy"`` reproduces the legacy analyzer's weighting
     (uses ``open`` when given). ``high`` alone may be a ``vpoc.io.Bars`` container or a pandas /
     polars DataFrame with the usual columns and a timestamp column or DatetimeIndex (read by
-    ``vpoc.io.read_bars`` with ``tz=`` and ``columns=``; without an open column ``open`` is None, as
+    ``vpoc.io.read_bars`` with ``tz=``, ``columns=``, ``time_unit=``, ``ambiguous=`` and ``nonexistent=``,
+    their meaning and checks there; without an open column ``open`` is None, as
     for arrays), or a ``vpoc.synth.SynthBars``; ``label="close"`` says the stamps are bar
     closes, moved to bar opens by ``interval=`` or the inferred spacing, announced by a
     GuessedDefaultWarning). A frame without timestamps: pass its columns as arrays.
@@ -252,6 +259,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     if (low is not None and close is not None and volume is not None and span is None and session is None
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
+            and time_unit is None and ambiguous is None and nonexistent is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
             r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
@@ -262,7 +270,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                            stream, None, opts), rules, volume)
     sided = _sides.side_rules(imbalance_ratio, stacked_imbalance_min)
     facts: dict = {}
-    table = dict(tz=tz, columns=columns, label=label, interval=interval)
+    table = dict(tz=tz, columns=columns, label=label, interval=interval, time_unit=time_unit, ambiguous=ambiguous,
+                 nonexistent=nonexistent)
     if low is None:
         if close is not None or volume is not None or open is not None:
             raise TypeError("from_bars: low is missing (give high, low, close and volume, or a vpoc.io.Bars "
@@ -275,7 +284,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         if close is None or volume is None:
             raise TypeError("from_bars needs high, low, close and volume (or a vpoc.io.Bars / DataFrame "
                             "as the only positional argument)")
-        if tz is not None or columns is not None or label is not None or interval is not None:
+        if any(v is not None for v in table.values()):
             _no_table_options(table, "from_bars")
     sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:

@@ -17,6 +17,8 @@ from ._warnings import GuessedDefaultWarning
 __all__ = ["SESSION_RULES", "no_table_options", "one_session", "plan", "table"]
 
 SESSION_RULES = ("globex", "rth", "daily")
+#: the options of vpoc.io.read_bars / read_trades that from_bars / from_trades pass on for a frame
+READ_OPTIONS = ("tz", "columns", "time_unit", "ambiguous", "nonexistent")
 
 
 def _is_frame(obj: Any) -> bool:
@@ -27,17 +29,17 @@ def _is_frame(obj: Any) -> bool:
 
 def _read_frame(vio: Any, obj: Any, bars: bool, given: dict) -> Tuple[Any, bool]:
     """``obj`` read by vio.read_bars / read_trades; bars without an open column (which only
-    distribute='legacy' reads, and the array call does not need) are read with the close column
-    standing in for it: (data, whether the frame had an open column)."""
+    distribute='legacy' reads, and the array call does not need) are read as read_bars reads them
+    with ``columns={"open": None}`` (Bars.open None): (data, whether the frame had an open column)."""
     if not bars:
         return vio.read_trades(obj, **given), False
     try:
-        return vio.read_bars(obj, **given), True
+        data = vio.read_bars(obj, **given)
+        return data, data.open is not None
     except InputError as e:
-        found = getattr(e, "columns_found", None)
-        if getattr(e, "columns_missing", None) != ("open",) or not found:
+        if getattr(e, "columns_missing", None) != ("open",):
             raise
-    columns = dict(given.get("columns") or {}, open=found["close"])
+    columns = dict(given.get("columns") or {}, open=None)
     return vio.read_bars(obj, **dict(given, columns=columns)), False
 
 
@@ -60,10 +62,11 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
     has_open = True
     if isinstance(obj, (own, synth_own)):
         kind = "vpoc.io" if isinstance(obj, own) else "vpoc.synth"
-        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval", "tz", "columns")):
+        if kw.get("label") not in (None, "open") or any(kw.get(k) is not None for k in ("interval",) + READ_OPTIONS):
             how = "container was read with them already" if kind == "vpoc.io" else "was made with UTC bar opens"
-            raise ValueError(f"{what}: tz=, columns=, label= and interval= apply to DataFrames; a {kind}."
-                             f"{type(obj).__name__} {how} (its timestamps are UTC bar opens)")
+            raise ValueError(f"{what}: tz=, columns=, time_unit=, ambiguous=, nonexistent=, label= and interval= "
+                             f"apply to DataFrames; a {kind}.{type(obj).__name__} {how} (its timestamps are UTC "
+                             "bar opens)")
         data = obj
         from ._arrays import first_decrease
 
@@ -75,15 +78,15 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
             # a container made by hand (read_bars warned about its own): its duplicated bars
             from ._arrays import warn_duplicate_bars
 
-            warn_duplicate_bars(obj.timestamp, (obj.open, obj.high, obj.low, obj.close, obj.volume),
-                                f"{what}: the {type(obj).__name__}")
+            warn_duplicate_bars(obj.timestamp, [c for c in (obj.open, obj.high, obj.low, obj.close, obj.volume)
+                                                if c is not None], f"{what}: the {type(obj).__name__}")
     else:
         if not _is_frame(obj):
             need = "high, low, close and volume arrays" if bars else "price and volume arrays"
             raise TypeError(f"{what} needs {need}, or a vpoc.io.{own.__name__} container (a vpoc.synth."
                             f"{synth_own.__name__}) or a pandas / polars DataFrame as its first argument; "
                             f"got {type(obj).__name__} alone")
-        given = {k: kw[k] for k in ("tz", "columns") if kw.get(k) is not None}
+        given = {k: kw[k] for k in READ_OPTIONS if kw.get(k) is not None}  # vpoc.io's checks and meaning
         data, has_open = _read_frame(vio, obj, bars, given)
     names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
     ts = np.asarray(data.timestamp, dtype=np.int64)

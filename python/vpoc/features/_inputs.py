@@ -66,6 +66,34 @@ def _unpack_frame(high: Any, low: Any, close: Any, volume: Any, open: Any,
     return high, low, close, volume, open, timestamp, kind, synth, frame_cols
 
 
+def _naive(x: Any) -> bool:
+    """Whether ``x`` holds pandas or polars datetimes without a time zone (numpy datetime64 is UTC
+    by vpoc's convention; integers are epoch times)."""
+    module = type(x).__module__.split(".")[0]
+    dtype = getattr(x, "dtype", None)
+    if module == "pandas":
+        return str(dtype).startswith("datetime64") and getattr(dtype, "tz", None) is None
+    if module == "polars":
+        return getattr(dtype, "time_zone", "") is None
+    return False
+
+
+def _check_naive(ts: np.ndarray, session: Any, kind: str, what: str) -> None:
+    """Naive pandas / polars timestamps (``ts``: read as UTC) are taken only with a Sessions built from
+    those very instants (``Sessions.mismatch``: the user read them as UTC there); otherwise refused
+    as from_bars refuses a frame's (vpoc.io's no_zone_error), not read as UTC silently."""
+    from ..io import no_zone_error
+    from ..sessions import Sessions
+
+    if isinstance(session, Sessions) and session.mismatch(ts) is None:
+        return
+    src = "<DataFrame>" if kind == "frame" else "timestamp"
+    raise no_zone_error(f"{what}: {src}", (
+        "localize them first (e.g. .dt.tz_localize('America/Chicago') for exchange time, or 'UTC'), or "
+        "read the frame with vpoc.io.read_bars(df, tz=...) and pass the Bars; tz= here is the exchange "
+        "zone of RTH and the IB, not the timestamps'"))
+
+
 @dataclass
 class _Data:
     """Validated host inputs (the rows kept in a session) and the session layout."""
@@ -115,6 +143,8 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
             raise ValueError(f"{name} has length {arr.shape[0]} but high has {n}")
     check_time_unit(time_unit)
     ts = None if timestamp is None else _timestamps_ns(timestamp, n, time_unit)
+    if ts is not None and _naive(timestamp):
+        _check_naive(ts, session if session is not None else sessions, kind, what)
     facts: Dict[str, Any] = dict(label=label, interval=None)
     if ts is None:
         if label != "open" or interval is not None:
@@ -156,7 +186,9 @@ _DOC_COMMON = """
         session_id / session / trade_date / date) as the first argument alone.
     open : [N], optional. Bar opens: the session open (NaN without it) and ``distribute="legacy"``.
     timestamp : [N], optional. Integer epoch times (UTC; ns unless ``time_unit``), datetime64
-        (naive = UTC) or pandas datetimes, stamped at the bar's open (``label="open"``) or close
+        (naive = UTC) or timezone-aware pandas / polars datetimes (naive ones are refused, as
+        ``from_bars`` refuses them, unless ``session=`` is a Sessions built from the same instants
+        read as UTC), stamped at the bar's open (``label="open"``) or close
         (``label="close"``). Adds the time-based columns.
     label, interval : "open" (default) or "close": how ``timestamp`` is stamped. With "close" each
         timestamp becomes its bar's open (minus ``interval``: seconds, a timedelta or "1min";

@@ -7,6 +7,7 @@ from .._warnings import DuplicateRowsWarning
 from ._containers import Bars, Trades
 from ._dbn import ReorderedRecordsWarning
 from ._read import read_bars, read_trades
+from ._timestamps import no_zone_error  # the feature tables' refusal of naive timestamps (not public API)
 from ._write import write_bars, write_trades
 from .contracts import ContinuousBars, read_contracts
 from .inspect import Inspection, inspect

@@ -15,7 +15,7 @@ import numpy as np
 from .._errors import input_error
 from .._side import aggressor_side
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
-                       _Options, _Where)
+                       _Options, _Where, no_open)
 from ._timestamps import WallNs, _localize, _timestamps
 
 # Columns whose integers are UTC epoch nanoseconds by the vendor's definition (Databento).
@@ -46,6 +46,8 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
     missing: List[str] = []
     listing = ", ".join(repr(str(n)) for n in names)
     for field in opts.fields:
+        if field == "open" and no_open(opts):
+            continue  # the close column stands in (below)
         if field in opts.columns:
             want = opts.columns[field]
             for w in _names(want):
@@ -83,6 +85,8 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
         missing.append(field)
     if missing:
         raise _missing(missing, out, by_norm, opts, source, listing)
+    if no_open(opts):
+        out["open"] = out["close"]
     if "price" in opts.fields:
         out["side"] = _side_column(names, by_norm, opts, source, listing)
     return out
@@ -94,6 +98,8 @@ def _missing(missing: List[str], found: Dict[str, Any], by_norm: Dict[str, List[
     ``columns_missing`` / ``columns_found`` let from_bars read a frame without an open column)."""
     names = ", ".join(repr(f) for f in missing)
     hint = f"pass columns={{{missing[0]!r}: name}}"
+    if missing == ["open"]:
+        hint += " naming it, or columns={'open': None} for bars without open prices (Bars.open is then None)"
     if "price" not in opts.fields and "price" in by_norm and "high" in missing:
         hint = "this looks like trades (a 'price' column): use read_trades / from_trades, or " + hint
     elif "price" in opts.fields and "high" in by_norm and "price" in missing:

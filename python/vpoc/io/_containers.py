@@ -9,7 +9,7 @@ instrument definitions), or None.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -97,7 +97,8 @@ class Bars:
     """OHLCV bars with int64 ns UTC timestamps, as read by :func:`read_bars`.
 
     Attributes: ``timestamp`` (int64, ns since the epoch, UTC), ``open``, ``high``, ``low``,
-    ``close`` (float64), ``volume`` (int64 when the source holds integers, else float64),
+    ``close`` (float64; ``open`` None for bars without open prices, read with
+    ``columns={"open": None}``), ``volume`` (int64 when the source holds integers, else float64),
     ``source`` (the file(s) read, or ``"<DataFrame>"``), ``label`` ("open" or "close": how
     the *source* stamped its bars) and ``interval`` (the bar interval in seconds, or None when
     neither given nor needed). ``timestamp`` is always the bar's OPEN time: read_bars(...,
@@ -108,7 +109,7 @@ class Bars:
     """
 
     timestamp: Int64Array
-    open: Float64Array
+    open: Optional[Float64Array]
     high: Float64Array
     low: Float64Array
     close: Float64Array
@@ -122,7 +123,8 @@ class Bars:
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
         for f in ("open", "high", "low", "close"):
-            object.__setattr__(self, f, _as_f64(getattr(self, f), f))
+            if f != "open" or self.open is not None:
+                object.__setattr__(self, f, _as_f64(getattr(self, f), f))
         object.__setattr__(self, "volume", _as_vol(self.volume, "volume"))
         if not isinstance(self.source, str):
             raise TypeError(f"source must be a string, got {type(self.source).__name__}")
@@ -137,13 +139,21 @@ class Bars:
                                  f"{self.interval!r}")
             object.__setattr__(self, "interval", float(self.interval))
         _check_instrument(self)
-        _same_length(self, BAR_FIELDS)
+        _same_length(self, self._fields)
+
+    @property
+    def _fields(self) -> Tuple[str, ...]:
+        """The fields these bars hold: timestamp, open, high, low, close, volume (open left out when
+        None: bars without open prices, read with ``columns={"open": None}``)."""
+        return BAR_FIELDS if self.open is not None else tuple(f for f in BAR_FIELDS if f != "open")
 
     def __len__(self) -> int:
         return int(self.timestamp.shape[0])
 
     def __repr__(self) -> str:
         extra = "" if self.label == "open" else f", label={self.label!r}"
+        if self.open is None:
+            extra += ", no open"
         if self.interval is not None:
             extra += f", interval={self.interval:g}s"
         extra += _instrument_repr(self)
@@ -156,8 +166,8 @@ class Bars:
 
     def to_pandas(self, index: bool = False) -> Any:
         """A DataFrame with ``timestamp`` (datetime64[ns, UTC]; the index when ``index``),
-        ``open``, ``high``, ``low``, ``close``, ``volume``."""
-        return _frame(self.timestamp, {f: getattr(self, f) for f in BAR_FIELDS[1:]}, index)
+        ``open`` (left out when None), ``high``, ``low``, ``close``, ``volume``."""
+        return _frame(self.timestamp, {f: getattr(self, f) for f in self._fields[1:]}, index)
 
 
 @dataclass(frozen=True, repr=False, eq=False)

@@ -123,6 +123,12 @@ class _Options:
                         else int(instrument))
 
 
+def no_open(opts: Any) -> bool:
+    """Whether ``columns={"open": None}`` says the bars have no open prices: the close column stands
+    in for it while the rows are read and checked, and the Bars' ``open`` is None."""
+    return "open" in opts.columns and opts.columns["open"] is None
+
+
 def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
     if columns is None:
         return {}
@@ -135,6 +141,9 @@ def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
         if key in optional and (value is None or isinstance(value, str)):
             out[key] = value
             continue
+        if key == "open" and value is None and "open" in fields:  # bars without open prices (no_open)
+            out[key] = None
+            continue
         if key not in fields + optional:
             hint = ""
             if isinstance(value, str) and value in fields:
@@ -145,7 +154,8 @@ def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
         if not (isinstance(value, str) or pair):
             raise TypeError(f"columns[{key!r}] must be a column name"
                             f"{' or a (date, time) pair' if key == 'timestamp' else ''}"
-                            f"{' or None (ignore the column)' if key in optional else ''}, "
+                            f"{' or None (ignore the column)' if key in optional else ''}"
+                            f"{' or None (bars without open prices)' if key == 'open' else ''}, "
                             f"got {value!r}")
         out[key] = value
     return out

@@ -78,7 +78,7 @@ from ._columns import _extract
 from ._containers import Bars, Trades
 from ._dbn import read_dbn
 from ._dbn_file import is_dbn_name
-from ._options import BAR_FIELDS, TRADE_FIELDS, _iso, _Options, _Where
+from ._options import BAR_FIELDS, TRADE_FIELDS, _iso, _Options, _Where, no_open
 from ._parquet import _read_parquet
 from ._source import TextSource, is_file_object
 from ._text import _infer_format, _read_csv, _read_legacy
@@ -104,7 +104,8 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
     the legacy format, which stores local wall-clock times); timestamps with a UTC offset or
     time zone are converted from their own. ``columns``: ``{"open": "Eröffnung", ...}`` maps
     vpoc's field names (timestamp, open, high, low, close, volume) to the source's columns;
-    ``"timestamp"`` may map to a ``(date_column, time_column)`` pair.
+    ``"timestamp"`` may map to a ``(date_column, time_column)`` pair; ``{"open": None}``: bars
+    without open prices (``Bars.open`` is None; what ``from_bars`` does with a frame without one).
     ``sep``: CSV separator (default: sniffed from the header among , ; tab |).
     ``time_format``: strftime format of text timestamps (default: ISO 8601, or
     ``YYYYMMDD HHMMSS`` when the first value looks like it). ``time_unit``: "s", "ms", "us" or
@@ -138,8 +139,10 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
         ts, step = cols["timestamp"], _dbn_interval(meta.pop("interval"), label, interval, source)
     else:
         ts, step = _opens(cols["timestamp"], label, interval, source)
-    warn_duplicate_bars(ts, [cols[k] for k in ("open", "high", "low", "close", "volume")], source)
-    return Bars(timestamp=ts, open=cols["open"], high=cols["high"], low=cols["low"],
+    opens = None if no_open(opts) else cols["open"]  # columns={"open": None}: bars without open prices
+    warn_duplicate_bars(ts, [cols[k] for k in ("open", "high", "low", "close", "volume")
+                             if k != "open" or opens is not None], source)
+    return Bars(timestamp=ts, open=opens, high=cols["high"], low=cols["low"],
                 close=cols["close"], volume=cols["volume"], source=source, label=label,
                 interval=None if step is None else step / 1e9, **meta)
 

@@ -18,7 +18,7 @@ from .._time import TIME_UNITS, check_plausible, ns_range_error
 from ._options import (_YEARS, _LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
                        _Options, _Where)
 
-__all__ = ["WallNs"]
+__all__ = ["WallNs", "no_zone_error"]
 
 
 def _timestamps(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -266,6 +266,14 @@ def _parse_objects(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     return _local(parsed, where, opts)
 
 
+def no_zone_error(source: str, remedy: Optional[str] = None) -> ValueError:
+    """The refusal of naive timestamps whose zone nothing gives (their zone is never guessed):
+    read_bars / read_trades, so from_bars / from_trades of a frame, and the feature tables, which
+    name their own remedy (their tz= is the exchange zone, not the timestamps')."""
+    return ValueError(f"{source}: timestamps have no time zone; " + (
+        remedy or "pass tz= with the zone they are in (e.g. tz='America/Chicago' for exchange time, tz='UTC')"))
+
+
 def _localize(values: Any, where: _Where, opts: _Options) -> Int64Array:
     """Naive wall-clock datetimes in ``opts.tz`` -> int64 ns UTC, DST per ambiguous/nonexistent."""
     import pandas as pd
@@ -274,8 +282,7 @@ def _localize(values: Any, where: _Where, opts: _Options) -> Int64Array:
     if len(idx) == 0:
         return np.zeros(0, dtype=np.int64)
     if opts.tz is None:
-        raise ValueError(f"{where.source}: timestamps have no time zone; pass tz= with the zone "
-                         "they are in (e.g. tz='America/Chicago' for exchange time, tz='UTC')")
+        raise no_zone_error(where.source)
     probe = idx.tz_localize(opts.tz, ambiguous="NaT", nonexistent="NaT")
     bad = np.asarray(probe.isna(), dtype=bool)
     if not bad.any():

@@ -7,7 +7,7 @@ the bars' open times (``Bars.timestamp``), in ``tz`` or UTC; prices with the sho
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +26,13 @@ __all__ = ["write_bars", "write_trades"]
 # --------------------------------------------------------------------------- public writers
 
 
-def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: Any = None) -> None:
+def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: Any = None,
+               columns: Optional[Mapping[str, Any]] = None) -> None:
     """Write bars (``Bars``, anything with timestamp/open/high/low/close/volume arrays, or a pandas /
-    polars DataFrame, read by ``read_bars(df)`` first: its timestamps must carry a zone).
+    polars DataFrame, read by ``read_bars(df, columns=columns)`` first: its timestamps must carry a
+    zone). Bars without open prices (``Bars.open`` None; a frame without an open column with
+    ``columns={"open": None}``) are written without an open column ("csv" / "parquet"; the legacy
+    format has one: ValueError) and read back with ``read_bars(path, columns={"open": None})``.
 
     The timestamps written are ``bars.timestamp``: the bars' OPEN times (read_bars(...,
     label="close") has already turned close stamps into opens), so the file reads back with the
@@ -50,7 +54,9 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
     if _is_frame(bars):  # read as read_bars reads it: the columns' names, time zone and checks
         from ._read import read_bars
 
-        bars = read_bars(bars)
+        bars = read_bars(bars, columns=columns)
+    elif columns is not None:
+        raise TypeError("write_bars: columns= applies when bars is a DataFrame (read by read_bars)")
     if not isinstance(bars, Bars):
         try:
             bars = Bars(**{f: getattr(bars, f) for f in BAR_FIELDS})
@@ -58,7 +64,11 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
             raise TypeError(f"bars must be vpoc.io.Bars or have {', '.join(BAR_FIELDS)} "
                             f"attributes ({e})") from None
     fmt = _write_format(path, format)
-    cols = {f: getattr(bars, f) for f in BAR_FIELDS[1:]}
+    cols = {f: getattr(bars, f) for f in BAR_FIELDS[1:] if f != "open" or bars.open is not None}
+    if fmt == "legacy" and bars.open is None:
+        raise ValueError("write_bars: these bars have no open prices (Bars.open is None), and the legacy "
+                         "format (YYYYMMDD HHMMSS;o;h;l;c;v) has an open field; write 'csv' or 'parquet' "
+                         "(read back with read_bars(path, columns={'open': None}))")
     if fmt == "legacy":
         _write_legacy(bars.timestamp, cols, path, tz)
     else:

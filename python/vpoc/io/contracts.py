@@ -204,6 +204,9 @@ def _split_frame(df: Any, where: str = "paths_or_frames") -> List[Tuple[Optional
 def _read_one(src: Any, kw: Dict[str, Any]) -> Bars:
     from . import read_bars
 
+    if (kw.get("columns") or {}).get("open", "") is None:
+        raise ValueError("read_contracts: columns={'open': None} (bars without open prices) is not "
+                         "available here: a roll across a gap compares the next contract's first open")
     if hasattr(src, "columns") and hasattr(src, "iloc"):
         cols = {str(c).strip().lower(): c for c in src.columns}
         drop = [cols[c] for c in _NAME_COLUMNS if c in cols]

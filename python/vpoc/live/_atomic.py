@@ -31,7 +31,7 @@ class _AtomicMixin:
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
-                self._drop_win, self._side_snap(), self._carry_ts)
+                self._drop_win, self._side_snap(), (self._carry_ts, self._carry_prev))
 
     def _all_or_nothing(self, snap: Tuple[Any, ...], step: Callable[..., Any], *args: Any) -> Any:
         """``step(*args)`` under ``snap``: when it raises anything (KeyboardInterrupt and MemoryError
@@ -74,7 +74,7 @@ class _AtomicMixin:
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
          prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side, carry_ts) = snap
-        self._carry_ts = carry_ts  # the carried rows' timestamps of the snapshot's session
+        self._carry_ts, self._carry_prev = carry_ts  # the carried rows' timestamps of the snapshot's session
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts, ts)
         self._side_put_back(side, n_ts)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
-from ..sessions import DROP_WARN_SHARE
+from ..sessions import DROP_WARN_SHARE, label_hint_ambiguous
 from ._common import _NS_PER_DAY
 
 __all__ = ["_DropsMixin"]
@@ -48,7 +48,21 @@ class _DropsMixin:
             return self._clock.at_open(ts, self._interval_ns)
         return self._clock.at_close(ts)
 
-    def _drop_cause(self, closes: bool) -> str:
+    def _pushed(self, ts: np.ndarray) -> int:
+        """How many of a session's sorted bar opens ``ts`` (rows kept) the other bar label would
+        push out of it: with label='open' those exactly on a window's open (label='close' moves
+        them into the halt), with label='close' those one interval before a window's close
+        (label='open' moves them onto it). The batch's rule (vpoc.sessions._dropped)."""
+        if self._stamp == "close":
+            return self._clock.at_close(ts + self._interval_ns)
+        return self._clock.at_close(ts, opens=True)
+
+    def _drop_cause(self, closes: bool, stray: bool = False) -> str:
+        if stray:
+            return ("the rows sit on the sessions' ends where a wrong bar label would put them, but as many "
+                    "kept rows would leave their sessions under the other label: prints at the close "
+                    "(settlement?), not a bar label (vpoc.io.inspect(path) / `vpoc inspect FILE` weighs "
+                    "all the rows)")
         if closes and self._stamp == "close":
             return ("the rows sit exactly one bar interval before a session's open: the timestamps look "
                     "like bar opens: pass label='open' (the default), not label='close'")
@@ -64,11 +78,11 @@ class _DropsMixin:
         """A DroppedRowsWarning for the rows dropped since the last report, when they pass
         vpoc.sessions.DROP_WARN_SHARE of the rows seen since then or look like bar closes (the
         batch's rule); called when sessions finish, so at most once per update call (or close())."""
-        base_total, base_dropped, at_close, base_done = self._drop_win
+        base_total, base_dropped, at_close, base_done, pushed = self._drop_win
         seen = self.n_rows + self.n_dropped - base_total
         dropped = self.n_dropped - base_dropped
         finished = len(self._done) - base_done
-        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done))
+        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done), 0)
         if not dropped or not self._drops_warn or self._on_outside != "warn" or seen <= 0:
             return
         share = dropped / seen
@@ -77,11 +91,16 @@ class _DropsMixin:
         # label='close' the mirror: open stamps read as closes, one interval before each open
         slack = max(2, finished // 10)
         closes = 1 <= at_close <= finished + slack and dropped - at_close <= slack
+        # ... unless the other label would push out about as many kept rows (_pushed): no label advice
+        if closes and self._ts:  # the current session's rows count too (its drops are in at_close)
+            pushed += self._pushed(np.asarray(self._ts, dtype=np.int64))
+        stray = closes and label_hint_ambiguous(at_close, pushed)  # the batch's rule
+        closes = closes and not stray
         if share <= DROP_WARN_SHARE and not closes:
             return
         pct = f"{share:.1%}" if share >= 0.01 else f"{share:.2%}"
         warnings.warn(
             f"vpoc.Live: {dropped:,} of {seen:,} rows ({pct}) since the last report ({finished} "
-            f"session(s) finished) are outside every session and left out: {self._drop_cause(closes)}. "
+            f"session(s) finished) are outside every session and left out: {self._drop_cause(closes, stray)}. "
             f"Counts: Live.n_dropped ({self.n_dropped:,} in all); on_outside='drop' silences this, "
             "on_outside='raise' makes it an error", DroppedRowsWarning, stacklevel=user_stacklevel())

@@ -230,13 +230,15 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self.snapped_prices: int = 0  # prices rounded to the tick grid (snap=True; array updates)
         # rows seen, dropped, dropped on a session's close, sessions finished since the last
         # dropped-rows report (a DroppedRowsWarning at most once per update call / finished session)
-        self._drop_win: Tuple[int, int, int, int] = (0, 0, 0, 0)
+        # and kept rows the other bar label would push out (_DropsMixin._pushed)
+        self._drop_win: Tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
         self.n_rows: int = 0  # rows kept (in a session) so far
         self._last_ts: Optional[int] = None
         self._label: Optional[int] = None
         self._int_volume = True
         self._ts: List[int] = []  # timestamps of the current session's rows
         self._carry_ts: List[int] = []  # window_across_sessions: those of the rows carried before them
+        self._carry_prev: Optional[int] = None  # and that of the newest finished row not carried (state: prev_ts)
         self._levels: Tuple[float, float, float, float, float] = (_NAN, _NAN, _NAN, 0.0, 0.0)
         # finished sessions
         self._done: List[Dict[str, np.ndarray]] = []  # per-session profile arrays
@@ -417,6 +419,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                 i = int(np.argmin(kept))
                 raise ValueError(f"timestamp[{i}]: " + self._outside_message(
                     int(ts[i]), int(self._misstamped(ts[i:i + 1])), n_out, n))
+        resent = self._resent(ts_k, cols, o) if idx.size else 0  # re-sent bars (a DuplicateRowsWarning)
         snapped = 0
         if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
             prices = {nm: c for nm, c in zip(names[:-1], cols)}
@@ -428,7 +431,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
         self.n_dropped += n_out
         w = self._drop_win
-        self._drop_win = (w[0], w[1], w[2] + on_close, w[3])
+        self._drop_win = (w[0], w[1], w[2] + on_close, w[3], w[4])
         self._last_ts = int(ts[-1])
         n_done = len(self._done)
         for g in range(len(starts)):
@@ -449,6 +452,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._one_session and not self._one_session_warned and self._ts \
                 and self._ts[-1] - self._ts[0] > _NS_PER_DAY:
             self._check_one_session(self._ts[-1])
+        if resent:
+            self._warn_resent(resent, n)
         return self._levels
 
     # ------------------------------------------------------------------ sessions
@@ -512,6 +517,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
         self._profiles_cache = None
+        w = self._drop_win
+        if w[2] and self._on_outside == "warn":  # rows a wrong label explains: what the hint weighs
+            self._drop_win = w[:4] + (w[4] + self._pushed(np.asarray(self._ts, dtype=np.int64)),)
         if self._bars:
             ts = np.asarray(self._ts, dtype=np.int64)
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))

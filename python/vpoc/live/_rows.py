@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import bisect
 import numbers
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _core
-from .._arrays import MAX_VOLUME, check_grid, volume_too_large
+from .._arrays import MAX_VOLUME, check_grid, duplicate_bars, volume_too_large
 from .._errors import readdressed, row_of
 from .._time import bar_opens, epoch_ns, input_timestamps_ns, naive_pandas_error
+from .._warnings import DuplicateRowsWarning, user_stacklevel
 from .._timewin import appended_starts
 from ._common import _NS_PER_DAY
 
@@ -110,7 +112,7 @@ class _RowsMixin:
                 raise ValueError(self._outside_message(t, on_close))
             w = self._drop_win
             vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1,  # one step
-                              _drop_win=(w[0], w[1], w[2] + on_close, w[3]))
+                              _drop_win=(w[0], w[1], w[2] + on_close, w[3], w[4]))
             return self._levels
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
@@ -123,6 +125,9 @@ class _RowsMixin:
                     snapped += 1
         elif not self._on_grid(high):
             snapped = 1
+        resent = 0 if t != self._last_ts or not self._bars else \
+            self._resent(np.array([t], np.int64), [np.array([x]) for x in (high, low, close, volume)],
+                         None if open is None else np.array([open]))
         if snapped and not self._snap:
             self._grid_error(*((high, low, close, open) if self._bars else (high, None, None, None)),
                              volume)
@@ -137,11 +142,12 @@ class _RowsMixin:
         else:
             snap = self._snapshot()
         return self._all_or_nothing(snap, self._append_one,
-                                    (label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped))
+                                    (label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped,
+                                     resent))
 
     def _append_one(self, row: Tuple[Any, ...]) -> Tuple[float, float, float, float, float]:
         """The checked row of ``_update_one`` appended (under its snapshot)."""
-        label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped = row
+        label, core, has_open, high, low, close, open, volume, int_vol, bs, t, snapped, resent = row
         finished = False
         if label != self._label:  # the old session ends, the new one begins
             if self._label is not None:
@@ -177,7 +183,38 @@ class _RowsMixin:
             self._report_drops()
         if self._one_session and not self._one_session_warned and t - self._ts[0] > _NS_PER_DAY:
             self._check_one_session(t)
+        if resent:
+            self._warn_resent(resent, 1)
         return lv
+
+    def _resent(self, ts: np.ndarray, cols: List[np.ndarray], o: Optional[np.ndarray]) -> int:
+        """How many of an update's bars (kept rows: bar opens ``ts``, ``cols`` high, low, close,
+        volume, ``o`` open or None) are exact duplicates of an earlier bar of the session (same
+        timestamp and values), the bars the session already holds at ``ts[0]`` included: the batch's
+        count (vpoc._arrays.duplicate_bars), which from_bars warns about and counts again."""
+        if not self._bars or not ts.shape[0]:
+            return 0
+        k = 0  # the session's last bars at ts[0] (a re-sent bar repeats one of them)
+        while k < len(self._ts) and self._ts[-1 - k] == ts[0]:
+            k += 1
+        if not k:
+            return duplicate_bars(ts, cols if o is None else cols + [o])[0] if ts.shape[0] > 1 else 0
+        core = self._core
+        held = [core.column(j)[-k:] for j in ((0, 1, 2, 4, 3) if o is not None else (0, 1, 2, 4))]
+        held_ts = np.full(k, ts[0], np.int64)
+        both = [np.concatenate([a, np.asarray(b, np.float64)]) for a, b in zip(held, cols if o is None else cols + [o])]
+        return duplicate_bars(np.concatenate([held_ts, ts]), both)[0] - duplicate_bars(held_ts, held)[0]
+
+    def _warn_resent(self, dups: int, n: int) -> None:
+        """The DuplicateRowsWarning of an update with ``dups`` re-sent bars of its ``n`` rows (under
+        the update's snapshot: warnings.simplefilter("error", vpoc.DuplicateRowsWarning) refuses
+        the update, which then changes nothing)."""
+        warnings.warn(f"vpoc.Live.update: {dups:,} of {n:,} bars repeat an earlier bar of the session exactly "
+                      "(same timestamp, open, high, low, close and volume): each copy's volume is counted "
+                      "again, as from_bars counts exact duplicates (a feed re-sending bars after a reconnect "
+                      "should skip them; warnings.simplefilter('error', vpoc.DuplicateRowsWarning) makes "
+                      "such an update raise and change nothing)", DuplicateRowsWarning,
+                      stacklevel=user_stacklevel())
 
     def _carry_over(self, old: Any) -> None:
         """window_across_sessions: the new session's core (``self._core``, empty) starts with the rows
@@ -186,6 +223,8 @@ class _RowsMixin:
         self._core.carry(old, True)
         k = int(self._core.carried)
         both = list(self._carry_ts) + list(self._ts)
+        if len(both) > k:  # the newest row left behind (from_state checks a time window's reach with it)
+            self._carry_prev = both[len(both) - k - 1]
         self._carry_ts = both[len(both) - k:] if k else []
 
     def _on_grid(self, x: float) -> bool:

@@ -21,6 +21,8 @@ from ._state_flat import flatten, is_flat, unflatten
 
 __all__ = ["_StateMixin"]
 
+_NO_PREV = object()  # a state['carry'] without 'prev_ts' (states of earlier versions)
+
 
 class _StateMixin:
     """state_dict / from_state (methods of ``Live``)."""
@@ -59,7 +61,7 @@ class _StateMixin:
             core = self._core
             st["carry"] = None if core is None or not core.carried else dict(
                 {k: core.carry_column(i) for i, k in enumerate(("high", "low", "close", "open", "volume"))},
-                ts=np.asarray(self._carry_ts, dtype=np.int64))
+                ts=np.asarray(self._carry_ts, dtype=np.int64), prev_ts=self._carry_prev)
         return flatten(st) if _bool(flat, "flat") else st
 
     def _config_copy(self) -> Dict[str, Any]:
@@ -160,12 +162,14 @@ class _StateMixin:
             raise ValueError(f"state['carry'] holds {n} rows, but a later row's window reaches only the last "
                              f"{int(self._core.carried)} of them (window={self._window!r})")
         self._carry_ts = carry["ts"].tolist()
+        self._carry_prev = carry.get("prev_ts")
 
     def _check_reach(self, st: Dict[str, Any]) -> None:
         """The other direction of _seed_carry's check: a later row's window must not reach finished
         rows that state['carry'] does not hold (a state made with a shorter window, e.g. an edited
         state['config']['window']). A count window N reaches the last N - 1 finished rows; a time
-        window the finished rows of state['tail'] (bars) within it of the last one."""
+        window the finished rows of state['tail'] (bars) within it of the last one, and must not reach
+        state['carry']['prev_ts'], the newest finished row left out of the carry (bars and trades)."""
         carry, cur = st.get("carry"), st["current"]
         k = 0 if carry is None else int(carry["ts"].shape[0])
         finished = int(st["n_rows"]) - (0 if cur is None else int(cur["ts"].shape[0]))
@@ -178,6 +182,16 @@ class _StateMixin:
             tails = [np.asarray(t["ts"], dtype=np.int64) for t in st.get("tail") or () if t.get("ts") is not None]
             ts = np.concatenate(tails) if tails else np.zeros(0, dtype=np.int64)
             need = int(np.count_nonzero(ts > ts[-1] - self._span)) if ts.size else 0
+            prev = None if carry is None else carry.get("prev_ts", _NO_PREV)
+            if prev is _NO_PREV and not self._bars:  # trades keep no tail: prev_ts is all there is
+                raise ValueError("state['carry'] has no 'prev_ts' (the timestamp of the newest finished row it "
+                                 "does not hold), which a time window over trades needs to check that the carry "
+                                 "holds every row the window reaches: take the state with state_dict() of this "
+                                 "version")
+            if prev is not None and prev is not _NO_PREV and k and prev > int(carry["ts"][-1]) - self._span:
+                raise ValueError(f"state['carry'] holds {k} rows, but this Live's window ({self._window!r}) also "
+                                 f"reaches the finished row at {prev} (state['carry']['prev_ts']), which it does "
+                                 "not hold: the state was made with another window (state['config']['window'])")
         if k < need:
             raise ValueError(f"state['carry'] holds {k} rows, but this Live's window ({self._window!r}) reaches "
                              f"{need} rows of the finished sessions: the state was made with another window "

@@ -323,12 +323,19 @@ def _carry(st: Dict[str, Any], across: bool, bars: bool, has_open: Optional[bool
                          else "state has unknown key(s) ['carry'] (only window_across_sessions=True records it)")
     if not across or st["carry"] is None:
         return None
-    carry = dict(_dict(st["carry"], ("carry",), _BAR_KEYS))
+    given = st["carry"]
+    keys = _BAR_KEYS + (("prev_ts",) if isinstance(given, dict) and "prev_ts" in given else ())  # older: none
+    carry = dict(_dict(given, ("carry",), keys))
     if has_open is None:
         raise ValueError("state['carry'] holds rows but state['n_rows'] is 0")
     _columns(carry, ("carry",), bars, has_open)
     if last_ts is not None and carry["ts"][-1] > last_ts:
         raise ValueError(f"state['last_ts'] = {last_ts} is before state['carry']['ts'][-1]")
+    if carry.get("prev_ts") is not None:  # the newest finished row not carried: before the carried ones
+        prev = _int(carry["prev_ts"], ("carry", "prev_ts"))
+        if prev > carry["ts"][0]:
+            raise ValueError(f"state['carry']['prev_ts'] = {prev} is after state['carry']['ts'][0]")
+        carry["prev_ts"] = prev
     return carry
 
 

@@ -33,6 +33,8 @@ FLAT_KEYS = (("layout", "version", "config", "has_open", "n_dropped", "n_rows", 
 FLAT_SIDE_KEYS = tuple(f"done_{k}" for k in _SIDE_DONE_KEYS) + tuple(f"current_{k}" for k in _SIDE_CURRENT_KEYS)
 #: Live(window_across_sessions=True) only (all or none): the rows carried into the current session (empty: none).
 FLAT_CARRY_KEYS = tuple(f"carry_{k}" for k in _BAR_KEYS)
+#: with them since prev_ts was recorded: the newest finished row not carried (-2**63: none)
+FLAT_CARRY_PREV = "carry_prev_ts"
 
 
 def is_flat(state: Any) -> bool:
@@ -109,6 +111,8 @@ def flatten(st: Dict[str, Any]) -> Dict[str, Any]:
             c = None if st["carry"] is None else st["carry"][k]
             out[f"carry_{k}"] = np.zeros(0, i64 if k == "ts" else f64) if c is None else \
                 np.asarray(c, dtype=i64 if k == "ts" else f64)
+        prev = None if st["carry"] is None else st["carry"].get("prev_ts")
+        out[FLAT_CARRY_PREV] = _NONE if prev is None else int(prev)
     return out
 
 
@@ -145,7 +149,8 @@ def unflatten(state: Any) -> Dict[str, Any]:
     missing = [k for k in FLAT_KEYS if k not in flat]
     if missing:
         raise ValueError(f"state is missing {missing} (a flat state from Live.state_dict(flat=True))")
-    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS) - set(FLAT_CARRY_KEYS)))
+    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS) - set(FLAT_CARRY_KEYS)
+                         - ({FLAT_CARRY_PREV} if FLAT_CARRY_KEYS[0] in flat else set())))
     if unknown:
         raise ValueError(f"state has unknown key(s) {unknown}")
     carried = [k for k in FLAT_CARRY_KEYS if k in flat]
@@ -153,6 +158,9 @@ def unflatten(state: Any) -> Dict[str, Any]:
         raise ValueError(f"state is missing {[k for k in FLAT_CARRY_KEYS if k not in flat]} (the carry keys "
                          "of a Live with window_across_sessions=True come all together)")
     carry = {k[6:]: _array(flat[k], (k,), "i" if k == "carry_ts" else "f", finite=False) for k in carried}
+    if carried and FLAT_CARRY_PREV in flat:  # states of earlier versions have none
+        prev = _flat_int(flat[FLAT_CARRY_PREV], FLAT_CARRY_PREV)
+        carry["prev_ts"] = None if prev == _NONE else prev
     sided = [k for k in FLAT_SIDE_KEYS if k in flat]
     if sided and len(sided) != len(FLAT_SIDE_KEYS):
         raise ValueError(f"state is missing {[k for k in FLAT_SIDE_KEYS if k not in flat]} (the side keys "

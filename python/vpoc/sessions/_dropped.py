@@ -17,7 +17,7 @@ from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._clock import _date_span, _iso
 from ._rules import _Definition
 
-__all__ = ["CAUSES", "DROP_WARN_SHARE", "ON_OUTSIDE", "account", "check_on_outside"]
+__all__ = ["CAUSES", "DROP_WARN_SHARE", "ON_OUTSIDE", "account", "ambiguous", "check_on_outside"]
 
 #: Rows (or volume) left out, as a share of the input, above which a DroppedRowsWarning is emitted
 #: (rows left out by the definition itself, the overnight rows of ``rth``, never warn).
@@ -100,6 +100,8 @@ def _describe(key: str, defn: _Definition) -> str:
 #: the hints name what is likely wrong, not what the zone was (label='close' is suggested apart,
 #: only when the rows look like close stamps).
 _INSPECT = "vpoc.io.inspect(path) / `vpoc inspect FILE` finds the zone and the bar label"
+#: the halt hint when it holds about one row per session or fewer: a wrong zone puts hours there
+_STRAY_HALT = f"stray prints, or the time zone the timestamps were read in is wrong? ({_INSPECT})"
 _HINTS = {
     "halt": f"the time zone the timestamps were read in is likely wrong ({_INSPECT})",
     "weekend": f"stray prints, or the time zone the timestamps were read in is wrong? ({_INSPECT})",
@@ -161,20 +163,34 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         at_close = int(np.sum(on_close))
         deep = int(np.sum(~on_close & (keys[bad] == CAUSES.index("halt"))))
     close_pattern = _one_per_session(at_close, deep, n_windows_used)
+    # ... unless label='close' would push out about as many rows as it puts back: rows exactly on a
+    # session's open (a close stamp there would be a bar of the halt) move into the halt with it.
+    # Open stamps with one print on each close (a settlement print) look like that: no advice.
+    pushed = _on_edges(t, win_opens, 0) if close_pattern else 0
+    stray_at_close = close_pattern and ambiguous(at_close, pushed)
+    close_pattern = close_pattern and not stray_at_close
     # the mirror: bar opens read as closes (label='close' on open stamps): each session's first bar
     # moves one interval before the session's open, into the halt (label='open' puts them back)
     at_open, deep_open, bar = (0, 0, 0) if close_pattern else _before_open(td[bad], keys[bad], t, win_opens,
                                                                           step, closed)
     open_pattern = at_open > 0 and _one_per_session(at_open, deep_open, n_windows_used)
+    # ... unless label='open' would push out about as many: rows one interval before a session's close
+    # (label='open' moves them onto the close, out of it)
+    pushed_open = _on_edges(t, win_closes, -bar) if open_pattern else 0
+    stray_at_open = open_pattern and ambiguous(at_open, pushed_open)
+    open_pattern = open_pattern and not stray_at_open
     if row_share <= DROP_WARN_SHARE and (vol_share is None or vol_share <= DROP_WARN_SHARE) \
             and not close_pattern and not open_pattern:
         return by_rows, by_vol, dropped_volume
     vol_txt = ("volume not given (pass volume= to count it)" if vol_share is None
                else f"{_pct(vol_share)} of the volume")
+    few = by_rows.get("halt", 0) <= 2 * max(1, n_windows_used)  # a wrong zone puts whole hours there
     parts = []
     for k in sorted(warned, key=lambda k: -by_rows[k]):
-        hint = ("the timestamps look like bar closes (below)" if close_pattern and k != "weekend"
-                else "the timestamps look like bar opens (below)" if open_pattern
+        hint = ("a wrong bar label (below)" if (close_pattern and k != "weekend") or open_pattern
+                else "stray prints at the sessions' ends, not a bar label (below)"
+                if (stray_at_close and k != "weekend") or stray_at_open
+                else _STRAY_HALT if k == "halt" and few
                 else _HINTS.get(k, "check the time zone and the session definition"))
         parts.append(f"{_pct(by_rows[k] / n)} of rows ({by_rows[k]:,}) fall in {_describe(k, defn)}: "
                      f"{hint}")
@@ -185,6 +201,16 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         parts.append(f"{at_open:,} of them sit exactly one bar interval ({bar / 1e9:g} s) before a session's "
                      "open, about one per session: the timestamps look like bar opens moved back as bar "
                      "closes: pass label='open' (the default) where label='close' was given")
+    if stray_at_close:
+        parts.append(f"{at_close:,} of them sit exactly on a session's close, but {pushed:,} rows sit exactly "
+                     "on a session's open, which label='close' would leave out instead: prints at the close "
+                     "(settlement?) on bar opens; the bar label is right")
+    if stray_at_open:
+        parts.append(f"{at_open:,} of them sit exactly one bar interval ({bar / 1e9:g} s) before a session's "
+                     f"open, but {pushed_open:,} rows sit one bar interval before a session's close, which "
+                     "label='open' would leave out instead: the bar label cannot be told from these rows "
+                     "(prints at the close, settlement?); vpoc.io.inspect(path) / `vpoc inspect FILE` weighs "
+                     "all of them")
     warnings.warn(
         f"vpoc.sessions.{what}: {k_rows:,} of {n:,} rows ({_pct(row_share)}; {vol_txt}) are outside "
         f"every session and left out. " + "; ".join(parts) + ". Counts: Sessions.dropped_rows, "
@@ -199,6 +225,23 @@ def _one_per_session(hits: int, others: int, n_windows_used: int) -> bool:
     its open) and no other row in the halt: the pattern of a wrong bar label."""
     return (hits >= max(2, n_windows_used // 2) and hits <= n_windows_used + max(2, n_windows_used // 10)
             and others == 0)
+
+
+def ambiguous(put_back: int, pushed: int) -> bool:
+    """Whether switching the bar label, which would put ``put_back`` left-out rows back into their
+    sessions and push ``pushed`` kept rows out of theirs, is no clear fix: at least half as many
+    pushed out (prints at the close on bar opens look like that). The label hint is then not given."""
+    return 2 * pushed >= put_back
+
+
+def _on_edges(t: Int64Array, edges: Optional[Int64Array], shift: int) -> int:
+    """How many of the sorted timestamps ``t`` sit exactly on one of the sorted window bounds
+    ``edges`` moved by ``shift`` ns: the rows the other bar label would push out of their session."""
+    if edges is None or not edges.size or not t.size:
+        return 0
+    e = edges + shift
+    pos = np.minimum(np.searchsorted(t, e), t.size - 1)
+    return int(np.sum(t[pos] == e))
 
 
 def _before_open(tb: Int64Array, keys: npt.NDArray[np.int8], t: Int64Array, win_opens: Optional[Int64Array],
