@@ -26,7 +26,7 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
 // the value-area walks (one thread each, latency-bound) of all of them overlap.
 constexpr int kLevelRows = 2048;
 constexpr int kLevelThreads = 128;
-[[maybe_unused]] constexpr int kLevelBlocksPerSm = 8;  // CUDA: the register cap for 8 blocks an SM (64 a thread)
+constexpr int kLevelBlocksPerSm = 8;  // the register cap that keeps 8 blocks on an SM (64 a thread)
 
 // The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
 // order, so a tree of these picks what the sequential scan picks.
@@ -54,78 +54,6 @@ __device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladd
   c.val[s] = row_price(low + lo);
   c.vah[s] = row_price(low + hi);
   c.va_volume[s] = running;
-}
-
-// Steps of the value-area walk decided per round (the bits of a word: bit b of diagonal t is the
-// step after t steps of which b went down).
-constexpr int kWalkSteps = 32;
-
-// What walk_groups returns to every thread: groups taken above (i) and below (j), running at the stop.
-struct Walk {
-  int64_t i, j;
-  double running;
-};
-
-// [kLevelThreads] threads of one block, all of them (it synchronises): core/levels.hpp expand_groups
-// over staged group sums, the same steps and the same float64 adds in the same order, in rounds of
-// kWalkSteps steps. A round first decides every step it may take at once (takes_down of each pair
-// of groups the round can reach: the cells (t - b, b) of diagonals t < kWalkSteps, 4 threads a
-// diagonal, a byte each), then thread 0 follows the decided path: a shift and an add per step on
-// its dependency chain (the float64 compare of expand_groups' every step is off it), the volumes
-// added in path order, and the stop (reached, or no group left) taken at the first step it holds.
-// The path after a stop is followed but not kept.
-template <class Up, class Down>
-__device__ inline Walk walk_groups(const Up& up, int64_t nu, const Down& down, int64_t nd,
-                                   const levels::Target& target, double running, const levels::Rules& r) {
-  __shared__ unsigned diag[kWalkSteps];  // byte q of word t: cells b = 8q .. 8q + 7 of diagonal t
-  __shared__ Walk state;
-  __shared__ bool done;
-  static_assert(kLevelThreads == 4 * kWalkSteps, "4 threads decide each diagonal");
-  Walk w{0, 0, running};
-  for (;;) {  // block-uniform: every thread leaves on the same round
-    {
-      const int t = static_cast<int>(threadIdx.x) / 4, q = static_cast<int>(threadIdx.x) % 4;
-      unsigned byte = 0;
-      for (int k = 0; k < 8; ++k) {
-        const int b = 8 * q + k;
-        if (b > t) break;
-        const int64_t ii = w.i + (t - b), jj = w.j + b;
-        const bool has_u = ii < nu, has_d = jj < nd;
-        byte |= static_cast<unsigned>(levels::takes_down(has_d ? down(jj) : 0.0, has_u ? up(ii) : 0.0, has_d, has_u, r))
-                << k;
-      }
-      reinterpret_cast<unsigned char*>(diag)[4 * t + q] = static_cast<unsigned char>(byte);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      int b = 0, t_stop = -1, b_stop = 0;
-      double run = w.running, run_stop = 0.0;
-      for (int t = 0; t < kWalkSteps; ++t) {
-        const int64_t ii = w.i + (t - b), jj = w.j + b;
-        const bool has_u = ii < nu, has_d = jj < nd;
-        if (t_stop < 0 && ((!has_u && !has_d) || levels::reached(run, target, r))) {
-          t_stop = t;
-          b_stop = b;
-          run_stop = run;
-        }
-        const unsigned bit = (diag[t] >> b) & 1u;
-        run += bit ? (has_d ? down(jj) : 0.0) : (has_u ? up(ii) : 0.0);
-        b += static_cast<int>(bit);
-      }
-      if (t_stop < 0) {
-        t_stop = kWalkSteps;
-        b_stop = b;
-        run_stop = run;
-      }
-      state = Walk{w.i + (t_stop - b_stop), w.j + b_stop, run_stop};
-      done = t_stop < kWalkSteps;
-    }
-    __syncthreads();
-    w = state;
-    const bool last = done;
-    __syncthreads();  // state / done / diag are written again by the next round
-    if (last) return w;
-  }
 }
 
 // [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
@@ -227,12 +155,14 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
         }
         __syncthreads();
       }
+      if (threadIdx.x != 0) return;
       const Staged above{step > 1 ? up : rows + poc + 1, 1}, below{step > 1 ? down : rows + poc - 1, step > 1 ? 1 : -1};
       const levels::Target target = levels::target_of(value_area, c.total_volume[s], rules);
-      const Walk w = walk_groups(above, nu, below, nd, target, rows[poc], rules);
-      if (threadIdx.x != 0) return;
-      write_levels(c, s, row_price, poc, poc - w.j * step > 0 ? poc - w.j * step : 0,
-                   poc + w.i * step < n - 1 ? poc + w.i * step : n - 1, w.running);
+      double running = rows[poc];
+      int64_t i = 0, j = 0;
+      levels::expand_groups(above, nu, below, nd, target, running, i, j, rules);
+      write_levels(c, s, row_price, poc, poc - j * step > 0 ? poc - j * step : 0,
+                   poc + i * step < n - 1 ? poc + i * step : n - 1, running);
       return;
     }
   }
