@@ -26,7 +26,7 @@ __global__ void iota_kernel(int32_t* iota, int64_t n) {
 // the value-area walks (one thread each, latency-bound) of all of them overlap.
 constexpr int kLevelRows = 2048;
 constexpr int kLevelThreads = 128;
-constexpr int kLevelBlocksPerSm = 8;  // the register cap that keeps 8 blocks on an SM (64 a thread)
+[[maybe_unused]] constexpr int kLevelBlocksPerSm = 8;  // CUDA: the register cap for 8 blocks an SM (64 a thread)
 
 // The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
 // order, so a tree of these picks what the sequential scan picks.
