@@ -48,50 +48,35 @@ VPOC_CD512_TARGET inline __m512i group_sums(__m512i k, __m512i w, __mmask16& kee
 VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin,
                                          uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
                                          VolumeCheck& vc) {
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
   constexpr uint32_t kBig = uint32_t{1} << 28;  // volumes below it: 16 sum below 2**32
   bool go = origin > -(int64_t(1) << 30) && origin < (int64_t(1) << 30) && n >= 16;
-  if (go) {  // the first vector's volumes: fractional or large blocks give up after 16 trades
-    const __m512 x = _mm512_loadu_ps(v);
-    const __m512i w = _mm512_cvttps_epi32(x);
-    go = _mm512_cmpneq_ps_mask(_mm512_cvtepi32_ps(w), x) == 0 &&
-         _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(kBig))) == 0;
-  }
+  if (go) go = F32Checks512::whole_below(v, kBig);  // the first vector's volumes: fractional or large blocks give up early
   if (!go) return false;
   const auto org = static_cast<int32_t>(origin);
-  const __m512 vinv = _mm512_set1_ps(inv);
   const __m512i vorg = _mm512_set1_epi32(org);
   __m512i lane = _mm512_setzero_si512();  // the lane's byte offset in its row: 0, 8, 16, 24
   const __m512i lane_step = _mm512_set1_epi32(8), lane_wrap = _mm512_set1_epi32(24);
-  __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN), umax = _mm512_setzero_si512();
-  __mmask16 wh = 0xFFFF, vw = 0xFFFF;
+  F32Checks512 ck(inv);
   int j = 0, e = 0;
   for (; j + 16 <= n; j += 16) {
     fetch_ahead(p + j, v + j);
-    const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
-    const __m512i k0 = _mm512_cvt_roundps_epi32(q, kRound);  // the tick
-    wh = _mm512_mask_cmpeq_ps_mask(wh, _mm512_cvtepi32_ps(k0), q);
-    lo = _mm512_min_epi32(lo, k0);
-    hi = _mm512_max_epi32(hi, k0);
+    __m512i k0, w;
+    ck.add(p + j, v + j, k0, w);
     const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(_mm512_sub_epi32(k0, vorg), kShift), lane);
     lane = _mm512_and_si512(_mm512_add_epi32(lane, lane_step), lane_wrap);
-    const __m512 x = _mm512_loadu_ps(v + j);
-    const __m512i w = _mm512_cvttps_epi32(x);
-    vw = _mm512_mask_cmpeq_ps_mask(vw, _mm512_cvtepi32_ps(w), x);
-    umax = _mm512_max_epu32(umax, w);
     __mmask16 keep;
     const __m512i s = group_sums(k0, w, keep);
     _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
     _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
     e += _mm_popcnt_u32(keep);
   }
-  const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
-  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
-  if (vw != 0xFFFF || big >= kBig) return false;
+  const int32_t l0 = _mm512_reduce_min_epi32(ck.lo), h0 = _mm512_reduce_max_epi32(ck.hi);
+  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(ck.umax));
+  if (ck.vw != 0xFFFF || big >= kBig) return false;
   if (l0 <= -8388608 || h0 >= 8388608) return false;
   int32_t l = l0 - org, h = h0 - org;
-  bool all_whole = wh == 0xFFFF;
+  bool all_whole = ck.wh == 0xFFFF;
   uint64_t tail[16];  // records (cpu/slots.hpp) of the last n % 16 trades
   if (!slots_f32_tail(p + j, 0, n - j, inv, org, nullptr, l, h, all_whole, tail, v + j, kShift)) return false;
   double tail_max = 0.0;

@@ -14,48 +14,66 @@
 // are tested before the loop: blocks of fractional volumes give up after 16 trades, not 1024.
 // 30 instructions a vector instead of 53: phase A alone 0.12 ns a trade in cache on a 2-core EPYC
 // (Zen 5) VM, the whole call -8..-10% in cache; from DRAM -2% (histogram.cpp trades_blocked).
+// The checks both AVX-512 float32 phase A variants make (records_f32_whole512 here, entries_f32_cd512
+// in cpu/records_cd512.hpp), one home for them. Per 16 trades (add): a price's tick by one rounding
+// conversion, the grid test by converting it back (wh), the ticks' min / max; a volume's truncation
+// w, the whole test by converting it back (vw), the truncations' unsigned maximum.
+struct F32Checks512 {
+  __m512 vinv;
+  __m512i lo, hi, umax;
+  __mmask16 wh = 0xFFFF, vw = 0xFFFF;
+  VPOC_AVX512_TARGET explicit F32Checks512(float inv)
+      : vinv(_mm512_set1_ps(inv)), lo(_mm512_set1_epi32(INT32_MAX)), hi(_mm512_set1_epi32(INT32_MIN)),
+        umax(_mm512_setzero_si512()) {}
+  VPOC_AVX512_TARGET void add(const float* p, const float* v, __m512i& k0, __m512i& w) {
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p), vinv);
+    k0 = _mm512_cvt_roundps_epi32(q, kRound);  // the tick
+    wh = _mm512_mask_cmpeq_ps_mask(wh, _mm512_cvtepi32_ps(k0), q);
+    lo = _mm512_min_epi32(lo, k0);
+    hi = _mm512_max_epi32(hi, k0);
+    const __m512 x = _mm512_loadu_ps(v);
+    w = _mm512_cvttps_epi32(x);
+    vw = _mm512_mask_cmpeq_ps_mask(vw, _mm512_cvtepi32_ps(w), x);
+    umax = _mm512_max_epu32(umax, w);
+  }
+  // Whether the 16 volumes at v are whole and below `bound` (unsigned; negatives are above it):
+  // the variants test the first vector before their loop, so fractional blocks give up early.
+  VPOC_AVX512_TARGET static bool whole_below(const float* v, uint32_t bound) {
+    const __m512 x = _mm512_loadu_ps(v);
+    const __m512i w = _mm512_cvttps_epi32(x);
+    return _mm512_cmpneq_ps_mask(_mm512_cvtepi32_ps(w), x) == 0 &&
+           _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(bound))) == 0;
+  }
+};
+
 VPOC_AVX512_TARGET inline bool records_f32_whole512(const float* p, const float* v, int n, float inv, int64_t origin,
                                                     int shift, uint64_t* rec, double& mn, double& mx, bool& whole,
                                                     VolumeCheck& vc) {
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   bool go = origin > -(int64_t(1) << 30) && origin < (int64_t(1) << 30);
-  if (go && n >= 16) {  // the first vector's volumes
-    const __m512 x = _mm512_loadu_ps(v);
-    const __m512i w = _mm512_cvttps_epi32(x);
-    go = _mm512_cmpneq_ps_mask(_mm512_cvtepi32_ps(w), x) == 0 &&
-         _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(INT32_MIN)) == 0;
-  }
+  if (go && n >= 16) go = F32Checks512::whole_below(v, 0x80000000u);  // the first vector's volumes
   if (!go) return false;
   const auto org = static_cast<int32_t>(origin);
-  const __m512 vinv = _mm512_set1_ps(inv);
   const __m512i vorg = _mm512_set1_epi32(org);
   const __m128i sh = _mm_cvtsi32_si128(shift);
   const __m512i rec_lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   const __m512i rec_hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-  __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN), umax = _mm512_setzero_si512();
-  __mmask16 wh = 0xFFFF, vw = 0xFFFF;
+  F32Checks512 ck(inv);
   int j = 0;
   for (; j + 16 <= n; j += 16) {
     fetch_ahead(p + j, v + j);
-    const __m512 q = _mm512_mul_ps(_mm512_loadu_ps(p + j), vinv);
-    const __m512i k0 = _mm512_cvt_roundps_epi32(q, kRound);  // the tick
-    wh = _mm512_mask_cmpeq_ps_mask(wh, _mm512_cvtepi32_ps(k0), q);
-    lo = _mm512_min_epi32(lo, k0);
-    hi = _mm512_max_epi32(hi, k0);
+    __m512i k0, w;
+    ck.add(p + j, v + j, k0, w);
     const __m512i off = _mm512_sll_epi32(_mm512_sub_epi32(k0, vorg), sh);
-    const __m512 x = _mm512_loadu_ps(v + j);
-    const __m512i w = _mm512_cvttps_epi32(x);
-    vw = _mm512_mask_cmpeq_ps_mask(vw, _mm512_cvtepi32_ps(w), x);
-    umax = _mm512_max_epu32(umax, w);
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), _mm512_permutex2var_epi32(off, rec_lo, w));
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j + 8), _mm512_permutex2var_epi32(off, rec_hi, w));
   }
-  const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
-  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
-  if (vw != 0xFFFF || big >= 0x80000000u) return false;
+  const int32_t l0 = _mm512_reduce_min_epi32(ck.lo), h0 = _mm512_reduce_max_epi32(ck.hi);
+  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(ck.umax));
+  if (ck.vw != 0xFFFF || big >= 0x80000000u) return false;
   if (j > 0 && (l0 <= -8388608 || h0 >= 8388608)) return false;
   int32_t l = j > 0 ? l0 - org : INT32_MAX, h = j > 0 ? h0 - org : INT32_MIN;
-  bool all_whole = wh == 0xFFFF;
+  bool all_whole = ck.wh == 0xFFFF;
   if (!slots_f32_tail(p, j, n, inv, org, nullptr, l, h, all_whole, rec, v, shift)) return false;
   double tail_max = 0.0;
   bool tail_whole = true;
