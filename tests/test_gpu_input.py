@@ -107,8 +107,8 @@ class FakeDL:
         return cap
 
 
-def parse(x, name="price", kinds="f", host_ok=False):
-    return _core._parse_gpu_input(x, name, kinds, host_ok)
+def parse(x, name="price", kinds="f", host_ok=False, stream=0):
+    return _core._parse_gpu_input(x, name, kinds, host_ok, stream)
 
 
 # ---------------------------------------------------------------- __cuda_array_interface__
@@ -194,6 +194,33 @@ def test_cai_malformed(entries, exc, text):
         parse(CAI(**entries))
 
 
+@pytest.mark.parametrize("entries,exc,text", [
+    (dict(data=(0, False)), ValueError, r"price: __cuda_array_interface__\['data'\]\[0\] is a null pointer but the "
+                                        "array has 10 elements"),
+    (dict(data=(-8, False)), ValueError, r"price: __cuda_array_interface__\['data'\]\[0\] must be an address >= 0"),
+    (dict(data=(2**64, False)), ValueError, r"price: __cuda_array_interface__\['data'\]\[0\] must be an address"),
+    (dict(strides=4), TypeError, r"price.__cuda_array_interface__\['strides'\] must be a tuple, got int"),
+    (dict(strides=("4",)), TypeError, r"price: __cuda_array_interface__\['strides'\]\[0\] must be an int"),
+    (dict(shape=10), TypeError, r"price.__cuda_array_interface__\['shape'\] must be a tuple, got int"),
+    (dict(shape="10"), TypeError, r"price.__cuda_array_interface__\['shape'\] must be a tuple, got str"),
+    (dict(shape=(2**70,)), ValueError, r"price: __cuda_array_interface__\['shape'\]\[0\] is out of range"),
+])
+def test_cai_errors_name_the_argument(entries, exc, text):
+    with pytest.raises(exc, match=text) as e:
+        parse(CAI(**entries))
+    assert e.value.argument == "price"
+
+
+@pytest.mark.parametrize("device", [Dev(index=2**40), Dev(index=-1), Dev(id=2**31)])
+def test_cai_device_index_range(device):
+    """A device index that is no GPU index is refused, naming the argument (2**40 was read as GPU 0)."""
+    with pytest.raises(ValueError, match="volume: its device index must be a GPU index >= 0") as e:
+        parse(CAI(device=device), "volume", "fi")
+    assert e.value.argument == "volume"
+    with pytest.raises(ValueError, match="x: its device index"):
+        _core.gpu_location(CAI(device=device))
+
+
 def test_cai_not_a_dict():
     x = CAI()
     x.__cuda_array_interface__ = [("shape", (1,))]
@@ -261,15 +288,67 @@ def test_dlpack_not_1d(shape, text):
 
 @pytest.mark.parametrize("device,want", [((2, 0), 0), ((2, 3), 3), ((10, 1), 1), ((13, 2), 2)])
 def test_dlpack_gpu_devices(device, want):
-    """kDLCUDA, kDLROCM and kDLCUDAManaged are GPU memory; the stream is the legacy default (handle 0):
-    no stream is passed, so the producer orders its work before it."""
+    """kDLCUDA, kDLROCM and kDLCUDAManaged are GPU memory. The call's stream (default: the legacy default,
+    handle 0) is passed explicitly, as DLPack words it: CUDA 1, ROCm 0 (a producer called without stream=
+    may order nothing: torch's __dlpack__ defaults to stream=-1)."""
     x = FakeDL(device=device)
     assert parse(x) == (PTR, 10, "f4", want, 0)
-    assert x.calls == [(None, (1, 0))]
+    assert x.calls == [(0 if device[0] == 10 else 1, (1, 0))]
     assert _core.gpu_location(x) == want
 
 
-@pytest.mark.parametrize("device", [(1, 0), (3, 0), (4, 0), (14, 0)])
+@pytest.mark.parametrize("device_type", [2, 10, 13])
+@pytest.mark.parametrize("handle", [0, 1, 2, 0x5555_0000_1000])
+def test_dlpack_stream_argument(device_type, handle):
+    """__dlpack__(stream=...) names the stream the call runs on (the Placement's handle, 0 = the legacy
+    default): CUDA 0 -> 1 (legacy default), 1 -> 1, 2 -> 2 (per-thread), else the handle; ROCm as it is.
+    The GpuInput's stream is that handle (the engine skips waiting on its own stream)."""
+    x = FakeDL(device=(device_type, 0))
+    want = handle if device_type == 10 else (1 if handle == 0 else handle)
+    assert parse(x, stream=handle)[4] == handle
+    assert x.calls == [(want, (1, 0))]
+
+
+def test_dlpack_host_capsule_gets_no_stream():
+    x = FakeDL(device=(1, 0))
+    assert parse(x, host_ok=True, stream=77)[3] == 0
+    assert x.calls == [(None, (1, 0))]
+
+
+class StreamOnlyDL(FakeDL):
+    """A producer that knows stream= but not max_version (DLPack before 1.0)."""
+
+    def __dlpack__(self, *, stream=None):
+        return FakeDL.__dlpack__(self, stream=stream)
+
+
+class BareDL(FakeDL):
+    """A producer whose __dlpack__ takes no argument at all."""
+
+    def __dlpack__(self):
+        return FakeDL.__dlpack__(self, stream="none given")
+
+
+def test_dlpack_fallbacks():
+    x = StreamOnlyDL(versioned=False)
+    assert parse(x, stream=9)[4] == 9 and x.calls == [(9, None)]
+    x = BareDL(versioned=False)
+    assert parse(x)[1] == 10 and x.calls == [("none given", None)]
+
+
+def test_dlpack_buffer_error_names_the_argument():
+    x = FakeDL()
+
+    def refuse(**kw):
+        raise BufferError("Can't export tensors on a different CUDA device index")
+
+    x.__dlpack__ = refuse
+    with pytest.raises(ValueError, match=r"volume: its __dlpack__\(\) refused the export \(BufferError: Can't export") as e:
+        parse(x, "volume", "fi")
+    assert e.value.argument == "volume"
+
+
+@pytest.mark.parametrize("device", [(1, 0), (3, 0), (4, 0), (11, 0), (14, 0)])
 def test_dlpack_host_devices_are_not_gpu(device):
     x = FakeDL(device=device)
     assert _core.gpu_location(x) is None
@@ -293,10 +372,10 @@ def test_dlpack_device_as_list_and_enum():
 
 
 def test_dlpack_legacy_producer():
-    """A producer without max_version: asked again without it, its legacy capsule read."""
+    """A producer without max_version: asked again without it (the stream still given), its legacy capsule read."""
     x = FakeDL(legacy_producer=True, versioned=False, byte_offset=16)
     assert parse(x)[0] == PTR + 16
-    assert x.calls == [(None, None)]
+    assert x.calls == [(1, None)]
 
 
 def test_dlpack_unversioned_answer_to_max_version():
@@ -321,6 +400,71 @@ def test_cai_before_dlpack():
     x = FakeDL(cai=dict(shape=(4,), typestr="<f8", data=(PTR + 64, False), version=3, stream=9))
     assert parse(x) == (PTR + 64, 4, "f8", 0, 9)
     assert x.calls == []
+
+
+@pytest.mark.parametrize("capsule,says", [((3, 0), (2, 0)), ((1, 0), (2, 0)), ((2, 1), (2, 0)), ((10, 0), (2, 0)),
+                                          ((2, 0), (13, 0))])
+def test_dlpack_capsule_device_must_agree(capsule, says):
+    """The capsule's own device is checked against __dlpack_device__ (a kDLCUDAHost capsule behind a CUDA
+    __dlpack_device__ was read as device memory)."""
+    x = FakeDL(device=capsule)
+    x.__dlpack_device__ = lambda: says
+    with pytest.raises(ValueError, match=re.escape(f"price: its DLPack capsule is on device {capsule} but its "
+                                                   f"__dlpack_device__() says {says}")) as e:
+        parse(x)
+    assert e.value.argument == "price"
+
+
+def test_dlpack_negative_shape_and_null_data():
+    with pytest.raises(ValueError, match=r"high: its DLPack shape \(-3,\) is negative"):
+        parse(FakeDL(shape=(-3,)), "high")
+    with pytest.raises(ValueError, match="low: its DLPack data is a null pointer but the array has 10 elements"):
+        parse(FakeDL(data=None), "low")
+    assert parse(FakeDL(data=None, shape=(0,)))[:2] == (0, 0)
+
+
+@pytest.mark.parametrize("dev", [(2, 2**31), (2, -1), (2, 2**70)])
+def test_dlpack_device_id_range(dev):
+    x = FakeDL()
+    x.__dlpack_device__ = lambda: dev
+    with pytest.raises(ValueError, match="price: ") as e:
+        _core.gpu_location(x, "price")
+    assert e.value.argument == "price"
+
+
+def test_dlpack_device_errors_name_the_argument():
+    x = FakeDL()
+    x.__dlpack_device__ = lambda: (2, "0")
+    with pytest.raises(TypeError, match=r"close: __dlpack_device__\(\)\[1\] must be an int, got str"):
+        parse(x, "close")
+    x.__dlpack_device__ = lambda: 2
+    with pytest.raises(TypeError, match=r"close.__dlpack_device__\(\) must return a \(device_type, device_id\) pair"):
+        _core.gpu_location(x, "close")
+
+
+def test_dlpack_host_memory_rule():
+    """One rule for DLPack host memory (C++), which vpoc._arrays follows: kDLCPU, kDLCUDAHost, kDLROCMHost."""
+    assert [t for t in range(20) if _core.dlpack_host_memory(t)] == [1, 3, 11]
+    from vpoc import _arrays
+
+    class PinnedROCm:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack_device__(self):
+            return (11, 0)
+
+        def __dlpack__(self, **kw):
+            raise AssertionError("numpy reads pinned host memory through __array__")
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    a = np.arange(3.0)
+    assert _arrays._to_numpy(PinnedROCm(a), "price") is a
+    x = FakeDL(device=(13, 0))
+    with pytest.raises(ValueError, match=r"price lives on a GPU \(DLPack device type 13\)"):
+        _arrays._to_numpy(x, "price")
 
 
 def test_capsule_kept_for_the_call():
@@ -399,6 +543,59 @@ def test_torch_fast_read():
     assert _core._torch_fields(t.bool(), "fi") is None
     assert _core._torch_fields(torch.zeros(0), "f")[:2] == (0, 0)
     assert _core._torch_fields(torch.zeros(3, requires_grad=True), "f")[1] == 3
+    assert _core._torch_fields(torch._neg_view(t), "f") is None
+    assert _core._torch_fields(torch.zeros(3).to_sparse(), "f") is None
+
+
+def _torch_dtypes(torch):
+    names = ("bfloat16", "float16", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "bool", "complex64",
+             "complex128")
+    return [getattr(torch, n) for n in names if hasattr(torch, n)]
+
+
+def test_torch_refusals_worded_by_vpoc():
+    """What the fast path declines on a CUDA tensor raises vpoc's own error naming the argument and torch's
+    dtype (torch's interface worded bfloat16 / uint16-64 as a bare KeyError, or bfloat16 as '<f2'), here on
+    CPU tensors through the same code (_torch_fields with a name)."""
+    torch = pytest.importorskip("torch")
+    for dt in _torch_dtypes(torch):
+        t = torch.zeros(4, dtype=dt)
+        for kinds, allowed in (("f", "float32 or float64"), ("fi", "float32, float64, int32 or int64")):
+            with pytest.raises(TypeError, match=re.escape(f"volume on the GPU must be {allowed} (got dtype {dt})")) as e:
+                _core._torch_fields(t, kinds, "volume")
+            assert e.value.argument == "volume"
+    with pytest.raises(TypeError, match=re.escape("price on the GPU must be float32 or float64 (got dtype torch.int64)")):
+        _core._torch_fields(torch.zeros(3, dtype=torch.int64), "f", "price")
+    t = torch.arange(10.0)
+    with pytest.raises(ValueError, match=re.escape("high must be 1-D, got shape (2, 5)")):
+        _core._torch_fields(t.reshape(2, 5), "f", "high")
+    with pytest.raises(ValueError, match=re.escape("high must be 1-D, got shape ()")):
+        _core._torch_fields(t[0], "f", "high")
+    with pytest.raises(ValueError, match="low must be contiguous on the GPU"):
+        _core._torch_fields(t[::2], "f", "low")
+    assert _core._torch_fields(t, "f", "close")[1] == 10
+
+
+def test_torch_neg_and_sparse_refused():
+    """A neg-bit view's memory holds -x (read silently with the wrong sign before); sparse tensors raised
+    torch's own RuntimeError from is_contiguous()."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(4.0)
+    neg = torch._neg_view(t)
+    assert neg.is_neg()
+    with pytest.raises(ValueError, match=r"price is a torch tensor with its negative bit set .*resolve_neg\(\)") as e:
+        _core._torch_fields(neg, "f", "price")
+    assert e.value.argument == "price"
+    assert _core._torch_fields(neg.resolve_neg(), "f", "price")[1] == 4
+    z = torch.tensor([1 + 2j, 3 - 4j])
+    imag = z.conj().imag
+    if imag.is_neg():
+        with pytest.raises(ValueError, match="negative bit"):
+            _core._torch_fields(imag, "f", "price")
+    with pytest.raises(TypeError, match="got dtype torch.complex"):
+        _core._torch_fields(z.conj(), "f", "price")  # the conjugate bit: complex only, refused by its dtype
+    with pytest.raises(TypeError, match=r"volume is a torch tensor of layout torch.sparse_coo .*to_dense\(\)"):
+        _core._torch_fields(t.to_sparse(), "fi", "volume")
 
 
 # ---------------------------------------------------------------- gpu_inputs, GpuInput, _placed
@@ -445,6 +642,22 @@ def test_placed_streams(placements):
     stream = Dev(ptr=77)  # a cupy Stream
     assert _device._placed("auto", {"price": CAI(stream=2, device=Dev(index=3)), "volume": np.zeros(10)}, 5,
                            stream)[2] == (3, 5, 77, True, (2,))
+
+
+def test_placed_passes_the_call_stream_to_dlpack(placements):
+    """DLPack producers are given the call's stream: a given one as it is; none given: the legacy default
+    (1 on CUDA), which the call (on vpoc's own stream) then waits for (handle 0 among the waits)."""
+    p, v = FakeDL(), FakeDL(code=INT, bits=64)
+    gpu, ins, place = _device._placed("cuda", {"price": p, "volume": v}, 7, None)
+    assert place == (0, 7, 0, False, (0,))
+    assert p.calls == v.calls == [(1, (1, 0))]
+    p, v = FakeDL(), FakeDL(device=(2, 0))
+    _, ins, place = _device._placed("cuda", {"price": p, "volume": v}, 7, Dev(ptr=77))
+    assert place == (0, 7, 77, True, (77,)) and ins["price"].stream == 77
+    assert p.calls == v.calls == [(77, (1, 0))]
+    r = FakeDL(device=(10, 0))
+    _device._placed("cuda", {"price": r, "volume": None}, 7, None)
+    assert r.calls == [(0, (1, 0))]  # ROCm: 0 is its default stream
 
 
 def test_placed_cpu_reads_nothing(placements):
@@ -514,12 +727,17 @@ def test_gpu_torch_fast_read():
         parse(t[::2])
     with pytest.raises(ValueError, match=re.escape("price must be 1-D, got shape (2, 5)")):
         parse(t.reshape(2, 5))
-    with pytest.raises(TypeError, match="price on the GPU must be float32 or float64 \\(got typestr '<f2'\\)"):
+    with pytest.raises(TypeError, match="price on the GPU must be float32 or float64 \\(got dtype torch.float16\\)"):
         parse(t.half())
-    with pytest.raises(TypeError, match="got typestr '<i8'"):
+    with pytest.raises(TypeError, match="got dtype torch.int64"):
         parse(v)  # kinds 'f'
-    with pytest.raises(TypeError):
-        parse(t.bfloat16())
+    for dt in _torch_dtypes(torch):
+        with pytest.raises(TypeError, match=re.escape(f"(got dtype {dt})")):
+            parse(torch.zeros(4, dtype=dt, device="cuda"))
+    with pytest.raises(ValueError, match="negative bit"):
+        parse(torch._neg_view(t))
+    with pytest.raises(TypeError, match="layout torch.sparse_coo"):
+        parse(t.to_sparse())
 
 
 @pytest.mark.parametrize("wrap", [OnlyDLPack, OnlyCAI])
@@ -540,3 +758,42 @@ def test_gpu_other_producers_match_torch(wrap):
         g = vpoc.from_trades(*args, offsets=offsets, tick_size=0.25, device="cuda")
         for k in ("poc", "vah", "val", "total_volume"):
             np.testing.assert_array_equal(np.asarray(getattr(g, k)), np.asarray(getattr(want, k)), err_msg=k)
+
+
+class CopiedDLPack(OnlyDLPack):
+    """A DLPack-only producer whose capsule is the only owner of its memory (a copy, as IS_COPIED)."""
+
+    def __dlpack__(self, **kw):
+        return self.t.clone().__dlpack__(**kw)
+
+
+def test_gpu_dlpack_producer_stream_and_lifetime():
+    """P1-1: the producer writes on a side stream after a long sleep; vpoc passes stream= so torch orders
+    that work before the call. P1-2: each capsule owns a copy freed when the capsule goes; the call waits
+    for its kernels before the capsules are dropped, so memory reused at once (same size, overwritten)
+    changes nothing. Both checked against the CPU's profile, many times."""
+    torch = _cuda_torch()
+    import vpoc
+
+    rng = np.random.default_rng(5)
+    n = 1 << 20
+    price = 4000.0 + rng.integers(-400, 400, n) * 0.25
+    volume = rng.integers(1, 100, n).astype(np.float64)
+    offsets = np.array([0, n // 3, n])
+    want = vpoc.from_trades(price, volume, offsets=offsets, tick_size=0.25)
+    p0, v0 = torch.from_numpy(price).cuda(), torch.from_numpy(volume).cuda()
+    side = torch.cuda.Stream()
+    for _ in range(5):
+        with torch.cuda.stream(side):
+            p, v = torch.empty_like(p0), torch.empty_like(v0)
+            torch.cuda._sleep(20_000_000)
+            p.copy_(p0)
+            v.copy_(v0)
+            g = vpoc.from_trades(OnlyDLPack(p), OnlyDLPack(v), offsets=offsets, tick_size=0.25, device="cuda")
+        for k in ("poc", "vah", "val", "total_volume"):
+            np.testing.assert_array_equal(np.asarray(getattr(g, k)), np.asarray(getattr(want, k)), err_msg=k)
+        g = vpoc.from_trades(CopiedDLPack(p0), CopiedDLPack(v0), offsets=offsets, tick_size=0.25, device="cuda")
+        junk = [torch.full_like(p0, -1.0) for _ in range(4)]  # reuses the copies' blocks at once
+        for k in ("poc", "vah", "val", "total_volume"):
+            np.testing.assert_array_equal(np.asarray(getattr(g, k)), np.asarray(getattr(want, k)), err_msg=k)
+        del junk

@@ -4,6 +4,7 @@
 
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <new>
 #include <string>
 
@@ -15,8 +16,10 @@ namespace {
 
 namespace dl = dlpack;
 
-// kDLCUDAManaged: CUDA managed memory (dlpack.h), read by the GPU engine in place like device memory.
+// kDLCUDAManaged: CUDA managed memory (dlpack.h), read by the GPU engine in place like device memory
+// (so device='cpu' refuses it as a GPU input); kDLROCMHost: pinned host memory of ROCm.
 constexpr int32_t kDLCUDAManaged = 13;
+constexpr int32_t kDLROCMHost = 11;
 
 bool gpu_device_type(long long t) { return t == dl::kDLCUDA || t == dl::kDLROCM || t == kDLCUDAManaged; }
 
@@ -42,19 +45,44 @@ Ref attr_or_null(const py::handle& x, PyObject* name) {
   return r == 0 ? Ref() : py::reinterpret_steal<py::object>(v);
 }
 
+std::string type_name(const py::handle& v) { return py::str(py::type::handle_of(v).attr("__name__")); }
+std::string text(const py::handle& v) { return steal(PyObject_Str(v.ptr())).cast<std::string>(); }
+
 // An integer entry (int, numpy integer: anything with __index__, never bool) as a Python int.
 Ref index_of(const py::handle& v, const char* name, const char* what) {
   if (PyLong_CheckExact(v.ptr())) return py::reinterpret_borrow<py::object>(v);
   if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
-    VPOC_THROW_ARG(TypeError, name, name, ": ", what, " must be an int, got ",
-                   std::string(py::str(py::type::handle_of(v).attr("__name__"))));
+    VPOC_THROW_ARG(TypeError, name, name, ": ", what, " must be an int, got ", type_name(v));
   return steal(PyNumber_Index(v.ptr()));
 }
 
+// An integer entry as a long long; ValueError naming `name` when it does not fit.
 long long as_int(const py::handle& v, const char* name, const char* what) {
-  const long long r = PyLong_AsLongLong(index_of(v, name, what).ptr());
+  const Ref i = index_of(v, name, what);
+  int overflow = 0;
+  const long long r = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
   if (r == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) VPOC_THROW_ARG(ValueError, name, name, ": ", what, " is out of range, got ", text(i));
   return r;
+}
+
+// A GPU index as an int; ValueError naming `name` unless 0 <= v <= INT_MAX (never truncated).
+int device_index(long long v, const char* name, const char* what) {
+  if (v < 0 || v > INT_MAX) VPOC_THROW_ARG(ValueError, name, name, ": ", what, " must be a GPU index >= 0, got ", v);
+  return static_cast<int>(v);
+}
+
+// A data pointer entry (an int >= 0 below 2**64); null only for an empty array.
+std::uintptr_t pointer(const py::handle& v, int64_t size, const char* name, const char* what) {
+  const Ref p = index_of(v, name, what);
+  const unsigned long long ptr = PyLong_AsUnsignedLongLong(p.ptr());
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+    PyErr_Clear();
+    VPOC_THROW_ARG(ValueError, name, name, ": ", what, " must be an address >= 0 below 2**64, got ", text(p));
+  }
+  if (ptr == 0 && size > 0) VPOC_THROW_ARG(ValueError, name, name, ": ", what, " is a null pointer but the array has ", size, " elements");
+  return static_cast<std::uintptr_t>(ptr);
 }
 
 std::string allowed(Kinds k) { return k == Kinds::floats ? "float32 or float64" : "float32, float64, int32 or int64"; }
@@ -70,9 +98,10 @@ bool engine_dtype(char kind, int bytes, Kinds kinds, vpoc::DType& dt) {
   return true;
 }
 
-[[noreturn]] void bad_dtype(const char* name, Kinds kinds, const std::string& typestr) {
-  VPOC_THROW_ARG(TypeError, name, name, " on the GPU must be ", allowed(kinds), " (got typestr '", typestr,
-                 "'); convert it on the device first, e.g. x.float()");
+// `got`: "typestr '<f2'" (interface, DLPack) or "dtype torch.bfloat16" (torch).
+[[noreturn]] void bad_dtype(const char* name, Kinds kinds, const std::string& got) {
+  VPOC_THROW_ARG(TypeError, name, name, " on the GPU must be ", allowed(kinds), " (got ", got,
+                 "); convert it on the device first, e.g. x.float()");
 }
 
 [[noreturn]] void not_1d(const char* name, const std::string& shape) {
@@ -85,10 +114,11 @@ bool engine_dtype(char kind, int bytes, Kinds kinds, vpoc::DType& dt) {
 
 // ---------------------------------------------------------------- torch
 
-// torch.Tensor and its engine dtypes, looked up once torch is imported (never imports it: without
-// torch in sys.modules no torch tensor exists). Leaked references, as the module's other statics.
+// torch.Tensor, torch.strided and the engine dtypes, looked up once torch is imported (never imports it:
+// without torch in sys.modules no torch tensor exists). Leaked references, as the module's other statics.
 struct Torch {
   PyTypeObject* tensor = nullptr;
+  PyObject* strided = nullptr;
   PyObject* dtypes[4] = {};  // float32, float64, int32, int64 (vpoc::DType order)
 };
 
@@ -102,17 +132,16 @@ const Torch* torch_api() {
     return nullptr;
   }
   const auto m = steal(mod);
-  const char* names[4] = {"float32", "float64", "int32", "int64"};
-  Torch got;
-  for (int i = 0; i < 4; ++i) {
-    Ref d = attr_or_null(m, py::str(names[i]).ptr());
-    if (!d) return nullptr;  // torch still importing
-    got.dtypes[i] = d.release().ptr();
+  const char* names[6] = {"float32", "float64", "int32", "int64", "strided", "Tensor"};
+  Ref got[6];
+  for (int i = 0; i < 6; ++i) {
+    got[i] = attr_or_null(m, py::str(names[i]).ptr());
+    if (!got[i]) return nullptr;  // torch still importing (nothing kept: the references go with `got`)
   }
-  Ref t = attr_or_null(m, py::str("Tensor").ptr());
-  if (!t || !PyType_Check(t.ptr())) return nullptr;
-  got.tensor = reinterpret_cast<PyTypeObject*>(t.release().ptr());
-  api = got;
+  if (!PyType_Check(got[5].ptr())) return nullptr;
+  for (int i = 0; i < 4; ++i) api.dtypes[i] = got[i].release().ptr();
+  api.strided = got[4].release().ptr();
+  api.tensor = reinterpret_cast<PyTypeObject*>(got[5].release().ptr());
   return &api;
 }
 
@@ -124,7 +153,7 @@ bool is_torch(const py::handle& x, const Torch*& api) {
 struct TorchNames {
   PyObject *is_cuda = intern("is_cuda"), *shape = intern("shape"), *dtype = intern("dtype"),
            *is_contiguous = intern("is_contiguous"), *data_ptr = intern("data_ptr"), *get_device = intern("get_device"),
-           *requires_grad = intern("requires_grad"), *detach = intern("detach");
+           *layout = intern("layout"), *is_neg = intern("is_neg");
 };
 const TorchNames& tn() {
   static const TorchNames n;
@@ -137,25 +166,46 @@ bool truth(const Ref& v) {
   return t != 0;
 }
 
-// The fast read of a CUDA torch tensor through its C-level accessors (is_cuda, shape, dtype,
-// is_contiguous(), data_ptr(), get_device(): 6 calls, about 0.2 us; its __cuda_array_interface__ is a
-// Python property building a dict, several times that): true and `out` filled for a 1-D contiguous tensor of an
-// accepted dtype; false for anything else (the interface path then says what is wrong). `any_device`
-// (measurement and tests only): a CPU tensor is read too (device -1).
-bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& out, bool any_device = false) {
+// The fast read of a torch tensor through its C-level accessors (layout, shape, dtype, is_neg(),
+// is_contiguous(), data_ptr(), get_device(): 7 calls, about 0.2 us; its __cuda_array_interface__ is a
+// Python property building a dict, several times that; the caller has read is_cuda): true and `out`
+// filled for a dense 1-D contiguous tensor of an accepted dtype. Anything else raises TypeError /
+// ValueError naming `name`, worded here (torch's own interface words dtypes by version, or not at all);
+// name nullptr (the test hook on CPU tensors): false instead.
+bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& out, const char* name) {
   const auto& n = tn();
-  if (!any_device && !truth(steal(PyObject_GetAttr(x.ptr(), n.is_cuda)))) return false;
+  const Ref layout = steal(PyObject_GetAttr(x.ptr(), n.layout));
+  if (layout.ptr() != api.strided) {
+    if (name == nullptr) return false;
+    VPOC_THROW_ARG(TypeError, name, name, " is a torch tensor of layout ", text(layout),
+                   " (sparse or another non-dense layout); pass a dense one, e.g. x.to_dense()");
+  }
   const Ref shape = steal(PyObject_GetAttr(x.ptr(), n.shape));
-  if (!PyTuple_Check(shape.ptr()) || PyTuple_GET_SIZE(shape.ptr()) != 1) return false;
+  if (!PyTuple_Check(shape.ptr()) || PyTuple_GET_SIZE(shape.ptr()) != 1) {
+    if (name == nullptr) return false;
+    not_1d(name, text(steal(PySequence_Tuple(shape.ptr()))));
+  }
   const long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), 0));
   if (size == -1 && PyErr_Occurred()) throw py::error_already_set();
   const Ref dtype = steal(PyObject_GetAttr(x.ptr(), n.dtype));
   int k = 0;
   while (k < 4 && api.dtypes[k] != dtype.ptr()) ++k;
-  if (k == 4) return false;
   const auto dt = static_cast<vpoc::DType>(k);
-  if (kinds == Kinds::floats && dt != vpoc::DType::f32 && dt != vpoc::DType::f64) return false;
-  if (size > 1 && !truth(steal(PyObject_CallMethodNoArgs(x.ptr(), n.is_contiguous)))) return false;  // 1-D: stride 1
+  if (k == 4 || (kinds == Kinds::floats && dt != vpoc::DType::f32 && dt != vpoc::DType::f64)) {
+    if (name == nullptr) return false;
+    bad_dtype(name, kinds, "dtype " + text(dtype));
+  }
+  // the negative bit (a lazy negation view: _neg_view, z.conj().imag): data_ptr() holds -x. The
+  // conjugate bit needs a complex dtype, refused above.
+  if (const Ref neg = attr_or_null(x, n.is_neg); neg && truth(steal(PyObject_CallNoArgs(neg.ptr())))) {
+    if (name == nullptr) return false;
+    VPOC_THROW_ARG(ValueError, name, name, " is a torch tensor with its negative bit set (a lazy negation view, "
+                   "e.g. z.conj().imag): its memory holds -x; call .resolve_neg() first");
+  }
+  if (size > 1 && !truth(steal(PyObject_CallMethodNoArgs(x.ptr(), n.is_contiguous)))) {  // 1-D: stride 1
+    if (name == nullptr) return false;
+    not_contiguous(name);
+  }
   std::uintptr_t ptr = 0;
   if (size > 0) {
     const Ref p = steal(PyObject_CallMethodNoArgs(x.ptr(), n.data_ptr));
@@ -167,19 +217,11 @@ bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& 
   out.array.data = reinterpret_cast<const void*>(ptr);
   out.array.size = size;
   out.array.dtype = dt;
-  out.array.device = static_cast<int>(device);
+  out.array.device = static_cast<int>(device);  // torch's device index: an int8 in torch itself
   out.stream_kind = GpuInput::Stream::torch;
   out.stream = 0;
   out.keep = py::none();
   return true;
-}
-
-// A torch tensor that tracks gradients, as its data (its array interfaces raise otherwise).
-Ref detached(const py::handle& x) {
-  const auto& n = tn();
-  Ref g = attr_or_null(x, n.requires_grad);
-  if (g && truth(g)) return steal(PyObject_CallMethodNoArgs(x.ptr(), n.detach));
-  return py::reinterpret_borrow<py::object>(x);
 }
 
 // ---------------------------------------------------------------- __cuda_array_interface__
@@ -194,14 +236,15 @@ const CaiNames& cn() {
 }
 
 // The GPU of a __cuda_array_interface__ array (the interface has no device entry): x.device.index
-// (torch) or x.device.id (cupy), else 0.
-int cai_device(const py::handle& x) {
+// (torch) or x.device.id (cupy), else 0; ValueError naming `name` for a negative or huge index.
+int cai_device(const py::handle& x, const char* name) {
   const auto& n = cn();
   const Ref dev = attr_or_null(x, n.device);
   if (!dev) return 0;
   for (PyObject* a : {n.index, n.id}) {
     const Ref v = attr_or_null(dev, a);
-    if (v && PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) return static_cast<int>(PyLong_AsLong(v.ptr()));
+    if (v && PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr()))
+      return device_index(as_int(v, name, "device index"), name, "its device index");
   }
   return 0;
 }
@@ -236,16 +279,20 @@ void cai_stream(PyObject* s, const char* name, GpuInput& out) {
   out.stream = v <= 1 ? 0 : static_cast<std::uintptr_t>(v);
 }
 
+// A tuple entry of the interface ('shape', 'strides'): any sequence; TypeError naming `name` otherwise.
+py::tuple cai_tuple(PyObject* v, const char* name, const char* key) {
+  if (v == nullptr || !PySequence_Check(v) || PyUnicode_Check(v))
+    VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__['", key, "'] must be a tuple, got ",
+                   v == nullptr ? std::string("nothing") : type_name(v));
+  return py::reinterpret_steal<py::tuple>(steal(PySequence_Tuple(v)).release());
+}
+
 GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, Kinds kinds) {
   if (!PyDict_Check(obj.ptr()))
-    VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ must be a dict, got ",
-                   std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ must be a dict, got ", type_name(obj));
   const auto d = py::reinterpret_borrow<py::dict>(obj);
-  PyObject* shape = item(d, ck().shape);
-  if (shape == nullptr || !PySequence_Check(shape))
-    VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'shape' tuple");
-  const py::tuple shp = py::tuple(py::reinterpret_borrow<py::object>(shape));
-  if (shp.size() != 1) not_1d(name, std::string(py::repr(shp)));
+  const py::tuple shp = cai_tuple(item(d, ck().shape), name, "shape");
+  if (shp.size() != 1) not_1d(name, text(shp));
   const long long size = as_int(shp[0], name, "__cuda_array_interface__['shape'][0]");
   if (size < 0) VPOC_THROW_ARG(ValueError, name, name, ": __cuda_array_interface__ shape (", size, ",) is negative");
   PyObject* ts = item(d, ck().typestr);
@@ -255,11 +302,13 @@ GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, 
   // '<f4': byte order ('<' little, '|' not applicable, '=' native), kind, item bytes
   const bool order_ok = typestr.size() == 3 && (typestr[0] == '<' || typestr[0] == '|' || typestr[0] == '=');
   const int bytes = typestr.size() == 3 ? typestr[2] - '0' : 0;
-  if (!order_ok || !engine_dtype(typestr[1], bytes, kinds, out.array.dtype)) bad_dtype(name, kinds, typestr);
+  if (!order_ok || !engine_dtype(typestr[1], bytes, kinds, out.array.dtype)) bad_dtype(name, kinds, "typestr '" + typestr + "'");
   PyObject* strides = item(d, ck().strides);
-  if (strides != nullptr && strides != Py_None && size > 1) {
-    const py::tuple st = py::tuple(py::reinterpret_borrow<py::object>(strides));
-    if (st.size() != 1 || as_int(st[0], name, "__cuda_array_interface__['strides'][0]") != bytes) not_contiguous(name);
+  if (strides != nullptr && strides != Py_None) {
+    const py::tuple st = cai_tuple(strides, name, "strides");
+    if (st.size() != 1) not_contiguous(name);
+    const long long step = as_int(st[0], name, "__cuda_array_interface__['strides'][0]");
+    if (size > 1 && step != bytes) not_contiguous(name);
   }
   PyObject* mask = item(d, ck().mask);
   if (mask != nullptr && mask != Py_None)
@@ -268,30 +317,30 @@ GpuInput from_cai(const py::handle& x, const py::handle& obj, const char* name, 
   PyObject* data = item(d, ck().data);
   if (data == nullptr || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1)
     VPOC_THROW_ARG(TypeError, name, name, ".__cuda_array_interface__ has no 'data' (pointer, read_only) tuple");
-  const Ref p = index_of(PyTuple_GET_ITEM(data, 0), name, "__cuda_array_interface__['data'][0]");
-  const auto ptr = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(p.ptr()));
-  if (PyErr_Occurred()) throw py::error_already_set();
+  const std::uintptr_t ptr = pointer(PyTuple_GET_ITEM(data, 0), size, name, "__cuda_array_interface__['data'][0]");
   cai_stream(item(d, ck().stream), name, out);
   out.array.data = reinterpret_cast<const void*>(ptr);
   out.array.size = size;
-  out.array.device = cai_device(x);
+  out.array.device = cai_device(x, name);
   out.keep = py::none();
   return out;
 }
 
 // ---------------------------------------------------------------- DLPack
 
-// (device_type, device_id) from x.__dlpack_device__(), or false when x has none.
-bool dlpack_device(const py::handle& x, long long& type, long long& id) {
+// (device_type, device_id) from x.__dlpack_device__(), or false when x has none; errors name `name`.
+bool dlpack_device(const py::handle& x, const char* name, long long& type, long long& id) {
   const Ref f = attr_or_null(x, cn().dl_device);
   if (!f) return false;
   const Ref dev = steal(PyObject_CallNoArgs(f.ptr()));
-  const Ref pair = steal(PySequence_Fast(dev.ptr(), "__dlpack_device__() must return a (device_type, device_id) pair"));
-  if (PySequence_Fast_GET_SIZE(pair.ptr()) != 2)
-    VPOC_THROW(TypeError, "__dlpack_device__() must return a (device_type, device_id) pair");
-  type = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.ptr(), 0));  // an int or an IntEnum
-  id = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.ptr(), 1));
-  if (PyErr_Occurred()) throw py::error_already_set();
+  PyObject* pair = PySequence_Check(dev.ptr()) && !PyUnicode_Check(dev.ptr()) ? PySequence_Fast(dev.ptr(), "") : nullptr;
+  if (pair == nullptr) PyErr_Clear();
+  const Ref p = pair == nullptr ? Ref() : steal(pair);
+  if (!p || PySequence_Fast_GET_SIZE(p.ptr()) != 2)
+    VPOC_THROW_ARG(TypeError, name, name, ".__dlpack_device__() must return a (device_type, device_id) pair, got ",
+                   text(dev));
+  type = as_int(PySequence_Fast_GET_ITEM(p.ptr(), 0), name, "__dlpack_device__()[0]");  // an int or an IntEnum
+  id = as_int(PySequence_Fast_GET_ITEM(p.ptr(), 1), name, "__dlpack_device__()[1]");
   return true;
 }
 
@@ -310,23 +359,48 @@ std::string dl_typestr(const dl::DLDataType& t) {
   }
 }
 
-// The array's DLPack capsule: __dlpack__(max_version=(1, 0)) (a producer without the keyword:
-// __dlpack__()). No stream is passed: on CUDA/ROCm the producer orders its work before the legacy
-// default stream, which the call then waits for (handle 0).
-Ref dlpack_capsule(const py::handle& x) {
+// __dlpack__'s `stream` for a consumer on the raw stream `consumer` (0: the legacy default), as the
+// DLPack spec words it: CUDA 1 = legacy default, 2 = per-thread default, else the handle; ROCm
+// 0 = the default stream, else the handle; host memory None.
+Ref dlpack_stream(long long device_type, std::uintptr_t consumer) {
+  if (device_type == dl::kDLROCM) return steal(PyLong_FromUnsignedLongLong(consumer));
+  if (gpu_device_type(device_type)) return steal(PyLong_FromUnsignedLongLong(consumer == 0 ? 1 : consumer));
+  return py::none();
+}
+
+// The array's DLPack capsule, its producer's work ordered before the consumer's stream:
+// __dlpack__(stream=s, max_version=(1, 0)); a producer without max_version: __dlpack__(stream=s); one
+// without either: __dlpack__() (it orders nothing the consumer could name). A BufferError (the producer
+// cannot export: a torch tensor on another device than the current one, ...) is a ValueError naming `name`.
+Ref dlpack_capsule(const py::handle& x, const char* name, long long device_type, std::uintptr_t consumer) {
   const Ref f = steal(PyObject_GetAttr(x.ptr(), cn().dlpack));
-  const Ref kw = steal(Py_BuildValue("{s:(ii)}", "max_version", 1, 0));
+  const Ref stream = dlpack_stream(device_type, consumer);
   const Ref args = steal(PyTuple_New(0));
-  PyObject* cap = PyObject_Call(f.ptr(), args.ptr(), kw.ptr());
-  if (cap == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {  // a pre-1.0 producer: no max_version
-    PyErr_Clear();
-    cap = PyObject_CallNoArgs(f.ptr());
+  PyObject* cap = nullptr;
+  for (int attempt = 0; attempt < 3 && cap == nullptr; ++attempt) {
+    if (attempt > 0) {
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) break;
+      PyErr_Clear();
+    }
+    const Ref kw = steal(PyDict_New());
+    if (attempt < 2 && PyDict_SetItemString(kw.ptr(), "stream", stream.ptr()) < 0) throw py::error_already_set();
+    if (attempt == 0) {
+      const Ref version = steal(Py_BuildValue("(ii)", 1, 0));
+      if (PyDict_SetItemString(kw.ptr(), "max_version", version.ptr()) < 0) throw py::error_already_set();
+    }
+    cap = PyObject_Call(f.ptr(), args.ptr(), kw.ptr());
+  }
+  if (cap == nullptr && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    py::error_already_set e;
+    VPOC_THROW_ARG(ValueError, name, name, ": its __dlpack__() refused the export (BufferError: ", text(e.value()), ")");
   }
   return steal(cap);
 }
 
-GpuInput from_dlpack(const py::handle& x, const char* name, Kinds kinds) {
-  const Ref cap = dlpack_capsule(x);
+// `x` read through DLPack; (type, id): its __dlpack_device__(); `consumer`: the call's raw stream.
+GpuInput from_dlpack(const py::handle& x, const char* name, Kinds kinds, long long type, long long id,
+                     std::uintptr_t consumer) {
+  const Ref cap = dlpack_capsule(x, name, type, consumer);
   const dl::DLTensor* t = nullptr;
   if (PyCapsule_IsValid(cap.ptr(), dl::kCapsuleNameVersioned)) {
     const auto* m = static_cast<const dl::DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), dl::kCapsuleNameVersioned));
@@ -339,30 +413,31 @@ GpuInput from_dlpack(const py::handle& x, const char* name, Kinds kinds) {
   } else {
     VPOC_THROW_ARG(TypeError, name, name, ".__dlpack__() did not return an unused DLPack capsule");
   }
+  if (t->device.device_type != type || t->device.device_id != id)
+    VPOC_THROW_ARG(ValueError, name, name, ": its DLPack capsule is on device (", t->device.device_type, ", ",
+                   t->device.device_id, ") but its __dlpack_device__() says (", type, ", ", id, ")");
   if (t->ndim != 1) {
     std::string shape = "(";
     for (int32_t i = 0; i < t->ndim; ++i) shape += (i ? ", " : "") + std::to_string(t->shape[i]);
-    not_1d(name, shape + (t->ndim == 1 ? ",)" : ")"));
+    not_1d(name, shape + ")");
   }
   GpuInput out;
   const int bytes = t->dtype.bits / 8;
   const char kind = t->dtype.code == dl::kDLFloat ? 'f' : t->dtype.code == dl::kDLInt ? 'i' : '?';
   if (t->dtype.lanes != 1 || t->dtype.bits % 8 != 0 || !engine_dtype(kind, bytes, kinds, out.array.dtype))
-    bad_dtype(name, kinds, dl_typestr(t->dtype));
+    bad_dtype(name, kinds, "typestr '" + dl_typestr(t->dtype) + "'");
   const int64_t size = t->shape[0];
+  if (size < 0) VPOC_THROW_ARG(ValueError, name, name, ": its DLPack shape (", size, ",) is negative");
   if (t->strides != nullptr && size > 1 && t->strides[0] != 1) not_contiguous(name);
+  if (t->data == nullptr && size > 0)
+    VPOC_THROW_ARG(ValueError, name, name, ": its DLPack data is a null pointer but the array has ", size, " elements");
   out.array.data = t->data == nullptr ? nullptr : static_cast<const char*>(t->data) + t->byte_offset;
   out.array.size = size;
-  out.array.device = t->device.device_id;
-  out.stream_kind = GpuInput::Stream::handle;  // the legacy default stream (see dlpack_capsule)
-  out.stream = 0;
-  out.keep = cap;  // the producer's deleter runs when the capsule goes, after the call
+  out.array.device = type == dl::kDLCPU ? 0 : device_index(id, name, "its DLPack device id");
+  out.stream_kind = GpuInput::Stream::handle;  // the producer ordered its work before it (dlpack_capsule)
+  out.stream = consumer;
+  out.keep = cap;  // the producer's deleter: after the call's work on the GPU (register_profiles: run)
   return out;
-}
-
-[[noreturn]] void not_gpu(const char* name, const std::string& why) {
-  VPOC_THROW_ARG(TypeError, name, name, " is not a GPU array (", why, "); pass a torch, cupy or other CUDA/ROCm "
-                 "array with __cuda_array_interface__ or __dlpack__");
 }
 
 py::handle ndarray_type() {
@@ -374,16 +449,16 @@ bool host_for_sure(const py::handle& x) {
   return x.is_none() || PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(ndarray_type().ptr()));
 }
 
-// A torch tensor's read: -1 not in CUDA memory (host data), 0 declined (the interface path says
-// why), 1 read into `out`.
-int torch_read(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& out) {
-  if (!truth(steal(PyObject_GetAttr(x.ptr(), tn().is_cuda)))) return -1;
-  return torch_fields(x, api, kinds, out) ? 1 : 0;
+}  // namespace
+
+void not_gpu(const char* name, const std::string& why) {
+  VPOC_THROW_ARG(TypeError, name, name, " is not a GPU array (", why, "); pass a torch, cupy or other CUDA/ROCm "
+                 "array with __cuda_array_interface__ or __dlpack__");
 }
 
-py::object typestr_of(vpoc::DType dt) {
-  static const char* names[4] = {"f4", "f8", "i4", "i8"};
-  return py::str(names[static_cast<int>(dt)]);
+const char* typestr_of(vpoc::DType dt) {
+  static const char* const names[4] = {"f4", "f8", "i4", "i8"};  // vpoc::DType order
+  return names[static_cast<int>(dt)];
 }
 
 py::object stream_of(const GpuInput& g) {
@@ -399,186 +474,50 @@ Kinds kinds_arg(const std::string& k) {
   if (k == "f") return Kinds::floats;
   if (k == "fi") return Kinds::numbers;
   VPOC_THROW_ARG(ValueError, "kinds", "kinds must be 'f' (prices) or 'fi' (volumes), got '", k, "'");
-  return Kinds::floats;  // unreachable
 }
 
-}  // namespace
+bool torch_fields_any(const py::handle& x, Kinds kinds, GpuInput& out, const char* name) {
+  const Torch* api = nullptr;
+  if (!is_torch(x, api)) VPOC_THROW_ARG(TypeError, "x", "x must be a torch tensor");
+  return torch_fields(x, *api, kinds, out, name);
+}
 
-int gpu_location(const py::handle& x) {
+bool dlpack_host_memory(long long device_type) {
+  return device_type == dl::kDLCPU || device_type == dl::kDLCUDAHost || device_type == kDLROCMHost;
+}
+
+int gpu_location(const py::handle& x, const char* name) {
   if (host_for_sure(x)) return -1;
   const Torch* api = nullptr;
   if (is_torch(x, api)) {
     if (!truth(steal(PyObject_GetAttr(x.ptr(), tn().is_cuda)))) return -1;
-    return static_cast<int>(PyLong_AsLong(steal(PyObject_CallMethodNoArgs(x.ptr(), tn().get_device)).ptr()));
+    const long long d = PyLong_AsLongLong(steal(PyObject_CallMethodNoArgs(x.ptr(), tn().get_device)).ptr());
+    if (d == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return device_index(d, name, "its get_device()");
   }
-  if (attr_or_null(x, cn().cai)) return cai_device(x);
+  if (attr_or_null(x, cn().cai)) return cai_device(x, name);
   long long type = 0, id = 0;
-  if (dlpack_device(x, type, id) && gpu_device_type(type)) return static_cast<int>(id);
+  if (dlpack_device(x, name, type, id) && gpu_device_type(type)) return device_index(id, name, "its DLPack device id");
   return -1;
 }
 
-bool read_gpu_input(const py::handle& x, const char* name, Kinds kinds, GpuInput& out, bool host_ok) {
+bool read_gpu_input(const py::handle& x, const char* name, Kinds kinds, GpuInput& out, std::uintptr_t consumer,
+                    bool host_ok) {
   if (!host_ok && host_for_sure(x)) return false;
   const Torch* api = nullptr;
-  py::object obj = py::reinterpret_borrow<py::object>(x);
-  const bool torch = is_torch(x, api);
-  if (torch) {
-    const int r = torch_read(x, *api, kinds, out);
-    if (r != 0) return r > 0;
-    obj = detached(x);  // declined: its interface says what is wrong (or reads it after all)
+  if (is_torch(x, api)) {  // never through torch's interfaces: the fast read words every refusal itself
+    if (!truth(steal(PyObject_GetAttr(x.ptr(), tn().is_cuda)))) return false;
+    return torch_fields(x, *api, kinds, out, name);
   }
-  if (const Ref cai = attr_or_null(obj, cn().cai)) {
-    out = from_cai(obj, cai, name, kinds);
-    if (torch) out.stream_kind = GpuInput::Stream::torch;  // torch's interface (v2) names no stream
+  if (const Ref cai = attr_or_null(x, cn().cai)) {
+    out = from_cai(x, cai, name, kinds);
     return true;
   }
   long long type = 0, id = 0;
-  if (!dlpack_device(obj, type, id)) return false;
+  if (!dlpack_device(x, name, type, id)) return false;
   if (!gpu_device_type(type) && !(host_ok && type == dl::kDLCPU)) return false;
-  out = from_dlpack(obj, name, kinds);
+  out = from_dlpack(x, name, kinds, type, id, consumer);
   return true;
-}
-
-namespace {
-
-// _core.GpuInput: a plain CPython type holding a GpuInput inline (one allocation; a pybind11 class
-// instance costs about as much again as reading the array). Made only by gpu_inputs.
-struct GpuInputObject {
-  PyObject_HEAD
-  GpuInput g;
-};
-
-PyTypeObject* gpu_input_type = nullptr;
-
-void gpu_input_dealloc(PyObject* self) {
-  PyTypeObject* tp = Py_TYPE(self);
-  reinterpret_cast<GpuInputObject*>(self)->g.~GpuInput();
-  tp->tp_free(self);
-  Py_DECREF(tp);
-}
-
-const GpuInput& held(PyObject* self) { return reinterpret_cast<GpuInputObject*>(self)->g; }
-
-PyObject* get_data_ptr(PyObject* self, void*) {
-  return PyLong_FromUnsignedLongLong(reinterpret_cast<std::uintptr_t>(held(self).array.data));
-}
-PyObject* get_size(PyObject* self, void*) { return PyLong_FromLongLong(held(self).array.size); }
-PyObject* get_typestr(PyObject* self, void*) { return typestr_of(held(self).array.dtype).release().ptr(); }
-PyObject* get_device(PyObject* self, void*) { return PyLong_FromLong(held(self).array.device); }
-PyObject* get_stream(PyObject* self, void*) { return stream_of(held(self)).release().ptr(); }
-PyObject* gpu_input_repr(PyObject* self) {
-  const GpuInput& g = held(self);
-  return PyUnicode_FromFormat("vpoc._core.GpuInput(size=%lld, typestr='%s', device=%d)", static_cast<long long>(g.array.size),
-                              std::string(py::str(typestr_of(g.array.dtype))).c_str(), g.array.device);
-}
-
-PyGetSetDef gpu_input_getset[] = {
-    {"data_ptr", &get_data_ptr, nullptr, "The first element's address (byte_offset applied).", nullptr},
-    {"size", &get_size, nullptr, "The number of elements.", nullptr},
-    {"typestr", &get_typestr, nullptr, "'f4', 'f8', 'i4' or 'i8'.", nullptr},
-    {"device", &get_device, nullptr, "The GPU index.", nullptr},
-    {"stream", &get_stream, nullptr,
-     "The producer's stream: a raw handle, None (nothing to wait for) or 'torch' (torch's current stream of the device).",
-     nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
-PyType_Slot gpu_input_slots[] = {
-    {Py_tp_dealloc, reinterpret_cast<void*>(&gpu_input_dealloc)},
-    {Py_tp_repr, reinterpret_cast<void*>(&gpu_input_repr)},
-    {Py_tp_getset, gpu_input_getset},
-    {Py_tp_doc, const_cast<char*>("A GPU array as the engine reads it (made by gpu_inputs): pointer, length, dtype, "
-                                  "device, the producer's stream, and what keeps the memory alive for the call.")},
-    {0, nullptr}};
-
-PyType_Spec gpu_input_spec = {"vpoc._core.GpuInput", static_cast<int>(sizeof(GpuInputObject)), 0,
-                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, gpu_input_slots};
-
-py::object wrap(GpuInput&& g) {
-  PyObject* o = gpu_input_type->tp_alloc(gpu_input_type, 0);
-  if (o == nullptr) throw py::error_already_set();
-  new (&reinterpret_cast<GpuInputObject*>(o)->g) GpuInput(std::move(g));
-  return py::reinterpret_steal<py::object>(o);
-}
-
-}  // namespace
-
-const GpuInput* as_gpu_input(const py::handle& obj) {
-  if (gpu_input_type == nullptr || Py_TYPE(obj.ptr()) != gpu_input_type) return nullptr;
-  return &held(obj.ptr());
-}
-
-void register_gpu_input(py::module_& m) {
-  PyObject* type = PyType_FromSpec(&gpu_input_spec);
-  if (type == nullptr) throw py::error_already_set();
-  gpu_input_type = reinterpret_cast<PyTypeObject*>(type);  // a new reference, kept for the process
-  m.attr("GpuInput") = py::reinterpret_borrow<py::object>(type);
-
-  m.def(
-      "gpu_location",
-      [](const py::handle& x) -> py::object {
-        const int d = gpu_location(x);
-        return d < 0 ? py::object(py::none()) : py::object(py::int_(d));
-      },
-      py::arg("x"),
-      "The GPU index of an array in GPU memory (a CUDA torch tensor, __cuda_array_interface__, a DLPack "
-      "device of type CUDA, CUDA managed or ROCm), or None for host data.");
-
-  m.def(
-      "gpu_inputs",
-      [](const py::dict& arrays) {
-        py::dict ins;
-        int index = -1, torch_device = -1;
-        py::list streams;
-        for (const auto& kv : arrays) {
-          const py::handle v = kv.second;
-          GpuInput g;
-          const std::string name = py::str(kv.first);
-          if (!read_gpu_input(v, name.c_str(), name == "volume" ? Kinds::numbers : Kinds::floats, g)) {
-            ins[kv.first] = v;
-            continue;
-          }
-          if (index < 0) index = g.array.device;
-          if (g.stream_kind == GpuInput::Stream::torch) {
-            if (torch_device < 0) torch_device = g.array.device;
-          } else {
-            streams.append(stream_of(g));
-          }
-          ins[kv.first] = wrap(std::move(g));
-        }
-        const auto opt = [](int d) { return d < 0 ? py::object(py::none()) : py::object(py::int_(d)); };
-        return py::make_tuple(opt(index), opt(torch_device), py::tuple(streams), ins);
-      },
-      py::arg("arrays"),
-      "Each GPU array of {name: array} read once (GpuInput; 'volume' may be an integer array, the others "
-      "float): (GPU index of the first or None, device of the first torch tensor or None, the producer "
-      "streams of the others (handle or None), {name: GpuInput or the host input as it was}).");
-
-  // Test and measurement hooks: the reader without the engine; nothing here reads the arrays' memory.
-  m.def(
-      "_parse_gpu_input",
-      [](const py::handle& x, const std::string& name, const std::string& kinds, bool host_ok) {
-        GpuInput g;
-        if (!read_gpu_input(x, name.c_str(), kinds_arg(kinds), g, host_ok))
-          not_gpu(name.c_str(), "no CUDA torch tensor, __cuda_array_interface__ or DLPack device of type CUDA/ROCm");
-        return py::make_tuple(reinterpret_cast<std::uintptr_t>(g.array.data), g.array.size, typestr_of(g.array.dtype),
-                              g.array.device, stream_of(g));
-      },
-      py::arg("x"), py::arg("name"), py::arg("kinds"), py::arg("host_ok") = false,
-      "(pointer, size, typestr, device, stream) of a GPU array as gpu_inputs reads it (host_ok: a kDLCPU "
-      "DLPack capsule too); TypeError for host data.");
-  m.def(
-      "_torch_fields",
-      [](const py::handle& x, const std::string& kinds) -> py::object {
-        const Torch* api = nullptr;
-        if (!is_torch(x, api)) VPOC_THROW_ARG(TypeError, "x", "x must be a torch tensor");
-        GpuInput g;
-        if (!torch_fields(x, *api, kinds_arg(kinds), g, true)) return py::none();
-        return py::make_tuple(reinterpret_cast<std::uintptr_t>(g.array.data), g.array.size, typestr_of(g.array.dtype),
-                              g.array.device);
-      },
-      py::arg("x"), py::arg("kinds") = "fi",
-      "The torch fast path's read of any tensor (CPU too): (pointer, size, typestr, device) or None when "
-      "it declines (not 1-D, not contiguous, another dtype).");
 }
 
 }  // namespace vpoc_bind

@@ -54,9 +54,11 @@ bool readable(const py::array& a, Role role, vpoc::DType& dt) {
 class Inputs {
  public:
   // A host numpy array read in place, a converted one, or a GPU array as _core.gpu_inputs read it
-  // (a GpuInput: the caller keeps it, and the memory it describes, alive for the call).
+  // (a GpuInput: the caller keeps it, and the memory it describes, alive while the call is queued;
+  // one holding a DLPack capsule makes the call wait for its GPU work: holds_capsules).
   vpoc::Array array(const py::object& obj, const char* name, Role role) {
     if (const GpuInput* g = as_gpu_input(obj)) {
+      holds_capsules_ |= g->keep && !g->keep.is_none();
       vpoc::Array out = g->array;
       out.name = name;
       return out;
@@ -116,6 +118,9 @@ class Inputs {
     return {offsets_.data(), static_cast<int64_t>(offsets_.size()) - 1, has_window_start_ ? window_start_.data() : nullptr};
   }
   py::object labels() const { return labels_; }
+  // An input is a DLPack capsule's memory: its deleter may free or reuse that memory as soon as the
+  // caller drops the capsule (DLPack: "the consumer is done"), so the call's GPU work must be complete by then.
+  bool holds_capsules() const { return holds_capsules_; }
 
   // Prices of several columns in one dtype: mixed float32 / float64 are all read as float64.
   void same_dtype(std::initializer_list<vpoc::Array*> prices) {
@@ -151,6 +156,7 @@ class Inputs {
   std::vector<int64_t> offsets_;
   std::vector<int64_t> window_start_;
   bool has_window_start_ = false;
+  bool holds_capsules_ = false;
   py::object labels_ = py::none();
 };
 
@@ -214,6 +220,9 @@ PyResult run(vpoc::Options opt, const vpoc::Placement& place, Inputs& in,
   } else {
     py::gil_scoped_release nogil;
     out.r = fn(data, span, opt, place);
+    // DLPack inputs: their capsules (held by the caller's GpuInputs) go when the call returns, so the host
+    // waits here for the call's GPU work (the cost falls on calls with DLPack-only inputs alone).
+    if (in.holds_capsules()) vpoc::gpu::synchronize(out.r.ready);
   }
   out.labels = in.labels();
   return out;

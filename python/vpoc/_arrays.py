@@ -62,9 +62,9 @@ def _to_numpy(x: Any, name: str) -> np.ndarray:
     x = _detached(x)  # a torch tensor that tracks gradients: read its data, not the graph
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         device_type = int(x.__dlpack_device__()[0])
-        if device_type == 3:  # kDLCUDAHost: pinned host memory, which numpy reads through __array__
-            return np.asarray(x)
-        if device_type != 1:  # kDLCPU
+        if device_type != 1 and _core.dlpack_host_memory(device_type):
+            return np.asarray(x)  # pinned host memory (CUDA, ROCm), which numpy reads through __array__
+        if device_type != 1:  # not kDLCPU: the C++ reader's rule says it is not host memory
             raise ValueError(
                 f"{name} lives on a GPU (DLPack device type {device_type}) but this call computes "
                 "on the CPU; pass device='cpu' data or use a GPU build of vpoc"
@@ -158,21 +158,21 @@ def gpu_inputs_on_cpu() -> ValueError:
 
 def host_prices(x: Any, name: str) -> np.ndarray:
     """The engine's converter of a price input that is not a plain float32/float64 numpy array."""
-    if gpu_location(x) is not None:
+    if gpu_location(x, name) is not None:
         raise gpu_inputs_on_cpu()
     return as_prices(x, name)
 
 
 def host_volume(x: Any, name: str) -> np.ndarray:
     """The engine's converter of a volume input that is not a plain numeric numpy array."""
-    if gpu_location(x) is not None:
+    if gpu_location(x, name) is not None:
         raise gpu_inputs_on_cpu()
     return as_volume(x, name)
 
 
 def host_index(x: Any, name: str) -> np.ndarray:
     """The engine's converter of offsets / session ids (on a GPU: copied to the host, they are small)."""
-    if gpu_location(x) is not None:
+    if gpu_location(x, name) is not None:
         x = x.cpu() if hasattr(x, "cpu") else x.get()
     return as_index(x, name)
 

@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -313,13 +313,13 @@ class GpuInput:
         """
 def _host_device_array(array: typing.Any, device_type: typing.SupportsInt | typing.SupportsIndex = 1, device_id: typing.SupportsInt | typing.SupportsIndex = 0, col_stride: typing.SupportsInt | typing.SupportsIndex = -1) -> typing.Any:
     ...
-def _parse_gpu_input(x: typing.Any, name: str, kinds: str, host_ok: bool = False) -> tuple[int, int, typing.Any, int, typing.Any]:
+def _parse_gpu_input(x: typing.Any, name: str, kinds: str, host_ok: bool = False, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
     """
     (pointer, size, typestr, device, stream) of a GPU array as gpu_inputs reads it (host_ok: a kDLCPU DLPack capsule too); TypeError for host data.
     """
-def _torch_fields(x: typing.Any, kinds: str = 'fi') -> typing.Any:
+def _torch_fields(x: typing.Any, kinds: str = 'fi', name: str | None = None) -> typing.Any:
     """
-    The torch fast path's read of any tensor (CPU too): (pointer, size, typestr, device) or None when it declines (not 1-D, not contiguous, another dtype).
+    The torch fast path's read of any tensor (CPU too): (pointer, size, typestr, device), or None when it declines (not dense, not 1-D, another dtype, the negative bit, not contiguous); with `name` it raises the error the CUDA path raises instead.
     """
 def backends() -> list[str]:
     ...
@@ -339,6 +339,10 @@ def count_off_grid(prices: np.ndarray, tick_size: typing.SupportsFloat | typing.
     """
     (prices off the tick_size grid, index of the first or -1): the rule of core/grid.hpp.
     """
+def dlpack_host_memory(device_type: typing.SupportsInt | typing.SupportsIndex) -> bool:
+    """
+    Whether a DLPack device type is host memory (kDLCPU 1, kDLCUDAHost 3, kDLROCMHost 11): the rule of the GPU reader and of vpoc._arrays.
+    """
 def empty_cache(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def gpu_backend() -> str:
@@ -347,13 +351,13 @@ def gpu_device_count() -> int:
     ...
 def gpu_devices() -> list:
     ...
-def gpu_inputs(arrays: dict) -> tuple[typing.Any, typing.Any, tuple, dict]:
+def gpu_inputs(arrays: dict, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Any, typing.Any, tuple, dict]:
     """
-    Each GPU array of {name: array} read once (GpuInput; 'volume' may be an integer array, the others float): (GPU index of the first or None, device of the first torch tensor or None, the producer streams of the others (handle or None), {name: GpuInput or the host input as it was}).
+    Each GPU array of {name: array} read once (GpuInput; 'volume' may be an integer array, the others float): (GPU index of the first or None, device of the first torch tensor or None, the producer streams of the others (handle or None), {name: GpuInput or the host input as it was}). `stream`: the raw stream DLPack producers order their work before (0: the legacy default stream).
     """
-def gpu_location(x: typing.Any) -> typing.Any:
+def gpu_location(x: typing.Any, name: str = 'x') -> typing.Any:
     """
-    The GPU index of an array in GPU memory (a CUDA torch tensor, __cuda_array_interface__, a DLPack device of type CUDA, CUDA managed or ROCm), or None for host data.
+    The GPU index of an array in GPU memory (a CUDA torch tensor, __cuda_array_interface__, a DLPack device of type CUDA, CUDA managed or ROCm), or None for host data; errors name `name`.
     """
 def gpu_require_device(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...

@@ -112,20 +112,20 @@ def _placed(device: Any, arrays: dict, memory_budget: Any, stream: Any) -> Tuple
     if name == "cpu":
         return None, arrays, None
     gpu = None if name == "auto" else _device(name, None)  # the device argument first, as ever
-    index, torch_device, streams, ins = _core.gpu_inputs(arrays)
+    handle, user = _stream(stream)
+    # DLPack producers order their work before the call's stream: a given one, else the legacy default
+    # (handle 0; vpoc's own stream or torch's current one then waits for it: the GpuInput's stream)
+    index, torch_device, streams, ins = _core.gpu_inputs(arrays, handle)
     if gpu is None:
         gpu = _device(name, index)
         if gpu is None:
             return None, arrays, None
     if torch_device is None:
-        handle, user = _stream(stream)
         waits = tuple(sorted({s for s in streams if s is not None}))
     else:
         producer = _current_raw_stream(torch_device)  # torch's current stream, once per call
         if stream is None and _TORCH_STREAM and (not streams or all(s == producer for s in streams)):
             handle, user = producer, True  # torch inputs: torch's current stream, as torch's own ops
-        else:
-            handle, user = _stream(stream)
         waits = (producer,) if not streams else tuple(sorted({producer, *(s for s in streams if s is not None)}))
     return gpu, ins, _placement(gpu, memory_budget, handle, user, waits)
 

@@ -66,6 +66,8 @@ void wait(const Ready& ready, std::uintptr_t consumer_stream);
 // Blocks the host until the work queued so far on a caller's stream (raw handle) is complete:
 // producers of input arrays hand their stream over with the data (CUDA array interface).
 void synchronize_stream(int device, std::uintptr_t stream);
+// Blocks the host until `ready` (nothing when it has no event): the call that made it is complete.
+void synchronize(const Ready& ready);
 // Blocks the host until `ready`, then copies `bytes` from device memory to host memory.
 void copy_to_host(void* dst, const void* src, size_t bytes, int device, const Ready& ready);
 

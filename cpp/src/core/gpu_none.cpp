@@ -23,6 +23,9 @@ int runtime_version() { return -1; }
 int driver_version() { return -1; }
 void wait(const Ready&, std::uintptr_t) { no_backend(); }
 void synchronize_stream(int, std::uintptr_t) { no_backend(); }
+void synchronize(const Ready& ready) {
+  if (ready.event) no_backend();
+}
 void copy_to_host(void*, const void*, size_t, int, const Ready&) { no_backend(); }
 MemoryStats memory_stats(int) { no_backend(); }
 void empty_cache(int) { no_backend(); }

@@ -485,6 +485,12 @@ void synchronize_stream(int device, std::uintptr_t stream) {
   VPOC_GPU_CHECK(gpuStreamSynchronize(reinterpret_cast<gpuStream_t>(stream)));
 }
 
+void synchronize(const Ready& ready) {
+  if (!ready.event) return;
+  DeviceGuard guard(ready.device);
+  VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(ready.event.get())));
+}
+
 void copy_to_host(void* dst, const void* src, size_t bytes, int device, const Ready& ready) {
   DeviceGuard guard(device);
   if (ready.event) VPOC_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(ready.event.get())));
