@@ -46,4 +46,5 @@ PYBIND11_MODULE(_core, m) {
   vpoc_bind::register_profiles(m);
   vpoc_bind::register_live(m);
   vpoc_bind::register_device(m);
+  vpoc_bind::register_side(m);
 }

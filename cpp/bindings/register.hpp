@@ -14,6 +14,7 @@ void register_options(py::module_& m);   // Options, Placement
 void register_profiles(py::module_& m);  // Result, profile_trades, profile_bars, offsets_from_ids
 void register_live(py::module_& m);      // LiveSession
 void register_device(py::module_& m);    // GPU discovery, memory, DeviceArray, build facts
+void register_side(py::module_& m);      // check_side, side_trades, side_levels (CPU aggressor side)
 
 // A checked vpoc::Options from Python values: _core.Options(...) itself (its keyword arguments, in
 // this order), LiveSession's and the pickle's.

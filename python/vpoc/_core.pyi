@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels', 'side_trades']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -315,6 +315,10 @@ def check_int(x: typing.Any, name: str, minimum: typing.SupportsInt | typing.Sup
     ...
 def check_real(x: typing.Any, name: str) -> float:
     ...
+def check_side(side: np.ndarray) -> tuple:
+    """
+    (int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); (None, -2) for any other array (vpoc._side converts it).
+    """
 def check_str(x: typing.Any, name: str) -> str:
     ...
 def check_threads(x: typing.Any) -> int:
@@ -361,4 +365,12 @@ def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.Supp
     """
 def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
+def side_levels(row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], buy: typing.Annotated[npt.ArrayLike, np.float64], sell: typing.Annotated[npt.ArrayLike, np.float64], row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).
+    """
+def side_trades(price: typing.Any, volume: typing.Any, side: typing.Annotated[npt.ArrayLike, np.int8], offsets: typing.Annotated[npt.ArrayLike, np.int64], options: typing.Any, row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], row_size: typing.SupportsFloat | typing.SupportsIndex, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    Every side field of trades (valid inputs the engine binned, int8 side codes) on their profile's rows: one pass over the trades (vpoc/side.hpp), a dict of host columns.
+    """
 NO_ROW: int = -9223372036854775808

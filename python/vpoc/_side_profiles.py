@@ -217,7 +217,7 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
     n = rows_of(price, "price")
     lib = _Lib.of(volume)
     if gpu_location(side) is None or lib.name == "numpy":
-        codes = aggressor_side(host_array(side) if gpu_location(side) is not None else side, "side")
+        codes = _host_codes(host_array(side) if gpu_location(side) is not None else side)
         codes = codes if lib.name == "numpy" else lib.put(codes)
     else:  # a GPU side for a GPU volume: checked on the device, the first bad value worded by vpoc._side
         codes = lib.put(side.detach() if hasattr(side, "detach") else side)
@@ -233,6 +233,18 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
     if int(codes.shape[0]) != n:
         raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
     return codes
+
+
+def _host_codes(side: Any) -> Any:
+    """Host ``side`` as int8 codes: a contiguous int8 or 'S1' numpy column checked (and letters mapped) in
+    one C++ pass (core/side.hpp), the first bad value worded by vpoc._side; anything else by vpoc._side."""
+    if type(side) is np.ndarray and side.ndim == 1 and side.dtype.itemsize == 1 and side.dtype.kind in "iS":
+        codes, bad = _core.check_side(side)
+        if bad >= 0:  # raises, naming the row as vpoc._side does
+            aggressor_side(side[bad:bad + 1], "side", where=lambda _: f"side[{bad}]")
+        if codes is not None:
+            return codes
+    return aggressor_side(side, "side")
 
 
 def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, rules: SideRules) -> Any:
@@ -479,6 +491,24 @@ def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: 
     if side is None:
         return prof
     _no_bins(opts, "side")
+    if prof.device == "cpu" and isinstance(side, np.ndarray) and gpu_location(volume) is None:
+        return _cpu_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts)
+    return _engine_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts, memory_budget, stream)
+
+
+def _cpu_trade_sides(prof: Any, side: np.ndarray, rules: SideRules, volume: Any, price: Any, offsets: Any,
+                     session_ids: Any, opts: Any) -> Any:
+    """The side fields of a CPU call in one C++ pass over the trades on ``prof``'s rows (cpu/side.cpp)."""
+    in_offsets = _core.session_offsets(offsets, session_ids, int(side.shape[0]))[0]
+    cols = _core.side_trades(price, volume, side, in_offsets, opts, prof.offsets, prof.low_row, prof.row_size,
+                             rules.imbalance_ratio, rules.stacked_min)
+    prof.__dict__["_side"] = HostSideFields(cols, rules)
+    return prof
+
+
+def _engine_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
+                        session_ids: Any, opts: Any, memory_budget: Any, stream: Any) -> Any:
+    """``add_trade_sides`` by masked engine passes in the volume's library (GPU calls)."""
     lib = _Lib.of(volume)
     v = as_volume(volume, "volume") if lib.name == "numpy" else (volume.detach() if hasattr(volume, "detach")
                                                                  else volume)
@@ -505,8 +535,18 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
 # --------------------------------------------------------------------------- rows already binned
 
 
+class HostSideFields:
+    """The side fields of a host call, made by the C++ side pass (cpu/side.cpp): every one at hand."""
+
+    def __init__(self, cols: Dict[str, Any], rules: SideRules) -> None:
+        self.cache, self.rules = cols, rules
+
+    def field(self, name: str) -> Any:
+        return self.cache[name]
+
+
 def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, delta: Any,
-              rules: SideRules, opts: Any) -> SideFields:
+              rules: SideRules, opts: Any) -> HostSideFields:
     """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
     ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
     ``low_row[s]`` up, ``delta`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
@@ -516,29 +556,17 @@ def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_r
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     n_rows = np.diff(offsets)
     low = np.where(n_rows > 0, np.asarray(low_row, dtype=np.int64), np.iinfo(np.int64).min)
-    prof = _Rows(row_size=float(row_size), offsets=offsets, low_row=low, n_rows=n_rows, total_volume=None)
-    buy = prof._replace(volume=np.ascontiguousarray(buy_rows, dtype=np.float64))
-    sell = prof._replace(volume=np.ascontiguousarray(sell_rows, dtype=np.float64))
-    fields = SideFields(prof, _Lib(), _Engine("cpu", None, None, {}, offsets, None, opts), buy, sell, rules, None)
-    fields.cache["delta"] = np.asarray(delta, dtype=np.float64)
-    return fields
+    buy = np.ascontiguousarray(buy_rows, dtype=np.float64)
+    sell = np.ascontiguousarray(sell_rows, dtype=np.float64)
+    cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min)
+    cols.update(buy_volume=buy, sell_volume=sell, delta=np.asarray(delta, dtype=np.float64), dev_delta=None)
+    return HostSideFields(cols, rules)
 
 
-def attach_sides(prof: Any, fields: SideFields) -> Any:
+def attach_sides(prof: Any, fields: Any) -> Any:
     """``prof`` (a host Profiles) with ``fields`` (from ``row_sides`` on its rows) as its side fields."""
     prof.__dict__["_side"] = fields
     return prof
-
-
-class _Rows(NamedTuple):
-    """The few attributes SideFields reads of a profile and of its buy / sell results."""
-
-    row_size: float
-    offsets: Any
-    low_row: Any
-    n_rows: Any
-    total_volume: Any
-    volume: Any = None
 
 
 __all__ += ["row_sides", "attach_sides"]
