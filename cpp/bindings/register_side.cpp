@@ -1,4 +1,4 @@
-// bindings/register_side.cpp — _core.check_side, side_trades, side_levels: the CPU aggressor-side fields (vpoc/side.hpp).
+// bindings/register_side.cpp — _core.check_side, side_levels, the sided result's columns: CPU aggressor side (vpoc/side.hpp).
 // Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
 #include <pybind11/numpy.h>
 
@@ -11,45 +11,6 @@
 
 namespace vpoc_bind {
 namespace {
-
-// A host price (float32 / float64) or volume (also int32 / int64) column read in place, or the
-// engine's converter's copy of it (vpoc._arrays.host_prices / host_volume): what the engine read.
-struct Column {
-  vpoc::Array a;
-  py::object keep;
-};
-
-bool readable(const py::array& a, bool volume, vpoc::DType& dt) {
-  if (a.ndim() != 1 || !(a.flags() & py::array::c_style) || !(a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
-    return false;
-  const auto& d = a.dtype();
-  if (d.byteorder() == '>') return false;
-  const char k = d.kind();
-  const auto size = d.itemsize();
-  if (k == 'f' && size == 4) dt = vpoc::DType::f32;
-  else if (k == 'f' && size == 8) dt = vpoc::DType::f64;
-  else if (volume && k == 'i' && size == 4) dt = vpoc::DType::i32;
-  else if (volume && k == 'i' && size == 8) dt = vpoc::DType::i64;
-  else return false;
-  return true;
-}
-
-Column host_column(const py::object& obj, const char* name, bool volume) {
-  Column c;
-  c.a.name = name;
-  py::array arr;
-  if (py::isinstance<py::array>(obj) && readable(py::reinterpret_borrow<py::array>(obj), volume, c.a.dtype)) {
-    arr = py::reinterpret_borrow<py::array>(obj);
-  } else {
-    const py::object conv = py::module_::import("vpoc._arrays").attr(volume ? "host_volume" : "host_prices");
-    arr = py::array(conv(obj, name)).attr("copy")();
-    if (!readable(arr, volume, c.a.dtype)) VPOC_THROW(TypeError, name, " could not be converted to an array the engine reads");
-  }
-  c.keep = arr;
-  c.a.data = arr.data();
-  c.a.size = static_cast<int64_t>(arr.shape(0));
-  return c;
-}
 
 template <class T>
 py::array_t<T> out_of(const std::vector<T>& v) {
@@ -96,6 +57,12 @@ vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_siz
 
 }  // namespace
 
+py::dict side_dict(const vpoc::SideColumns& c, bool developing) {
+  py::dict d = fields_of(c, true);
+  if (!developing) d["dev_delta"] = py::none();
+  return d;
+}
+
 void register_side(py::module_& m) {
   m.def(
       "check_side",
@@ -126,33 +93,6 @@ void register_side(py::module_& m) {
       py::arg("side"),
       "(int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); "
       "(None, -2) for any other array (vpoc._side converts it).");
-  m.def(
-      "side_trades",
-      [](const py::object& price, const py::object& volume, const py::array_t<int8_t, py::array::c_style>& side,
-         const I64& offsets, const py::handle& options, const I64& row_off, const I64& low_row, double row_size,
-         double imbalance_ratio, int64_t stacked_min) {
-        const vpoc::Options& opt = options_of(options);
-        const Column p = host_column(price, "price", false), v = host_column(volume, "volume", true);
-        const auto S = static_cast<int64_t>(offsets.size()) - 1;
-        if (S < 0 || static_cast<int64_t>(row_off.size()) != S + 1 || offsets.data()[S] != p.a.size ||
-            v.a.size != p.a.size || static_cast<int64_t>(side.size()) != p.a.size)
-          VPOC_THROW(ValueError, "side_trades: the inputs and the profile's layout do not match");
-        const vpoc::RowLayout L = layout_of(row_off, low_row, row_size);
-        vpoc::SessionSpan span{offsets.data(), S, nullptr};
-        vpoc::SideColumns c;
-        {
-          py::gil_scoped_release nogil;
-          c = vpoc::side_trades(p.a, v.a, side.data(), span, opt, L, {imbalance_ratio, stacked_min});
-        }
-        py::dict d = fields_of(c, true);
-        if (!opt.developing) d["dev_delta"] = py::none();
-        return d;
-      },
-      py::arg("price"), py::arg("volume"), py::arg("side"), py::arg("offsets"), py::arg("options"),
-      py::arg("row_offsets"), py::arg("low_row"), py::arg("row_size"), py::arg("imbalance_ratio"),
-      py::arg("stacked_min"),
-      "Every side field of trades (valid inputs the engine binned, int8 side codes) on their profile's rows: "
-      "one pass over the trades (vpoc/side.hpp), a dict of host columns.");
   m.def(
       "side_levels",
       [](const I64& row_off, const I64& low_row, const F64& buy, const F64& sell, double row_size,

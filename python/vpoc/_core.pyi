@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels', 'side_trades']
+__all__: list[str] = ['DeviceArray', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -173,6 +173,11 @@ class Result:
     @property
     def session_labels(self) -> typing.Any:
         ...
+    @property
+    def side_fields(self) -> typing.Any:
+        """
+        A sided host call's side columns (dict of numpy arrays); None otherwise.
+        """
     @property
     def tick_size(self) -> float:
         ...
@@ -357,7 +362,7 @@ def price_off_grid(price: typing.SupportsFloat | typing.SupportsIndex, tick_size
     """
 def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
     ...
-def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
+def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None, *, side: typing.Annotated[npt.ArrayLike, np.int8] | None = None, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex = 3.0, stacked_min: typing.SupportsInt | typing.SupportsIndex = 3) -> Result:
     ...
 def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.SupportsInt | typing.SupportsIndex) -> tuple[npt.NDArray[np.int64], typing.Any]:
     """
@@ -368,9 +373,5 @@ def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing
 def side_levels(row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], buy: typing.Annotated[npt.ArrayLike, np.float64], sell: typing.Annotated[npt.ArrayLike, np.float64], row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
     """
     Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).
-    """
-def side_trades(price: typing.Any, volume: typing.Any, side: typing.Annotated[npt.ArrayLike, np.int8], offsets: typing.Annotated[npt.ArrayLike, np.int64], options: typing.Any, row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], row_size: typing.SupportsFloat | typing.SupportsIndex, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
-    """
-    Every side field of trades (valid inputs the engine binned, int8 side codes) on their profile's rows: one pass over the trades (vpoc/side.hpp), a dict of host columns.
     """
 NO_ROW: int = -9223372036854775808

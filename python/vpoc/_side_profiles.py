@@ -12,6 +12,7 @@ the side codes are vpoc._side's. Masking and the derived fields run in the input
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ from ._errors import InputError, input_error, readdressed, row_of
 from ._side import aggressor_side
 from ._validate import INT64_MAX, integer, real
 
-__all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side",
+__all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side", "trade_engine",
            "bar_side_volumes", "add_trade_sides", "add_bar_sides", "SideFields", "host_array",
            "DEFAULT_IMBALANCE_RATIO", "DEFAULT_STACKED_IMBALANCE_MIN"]
 
@@ -491,19 +492,21 @@ def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: 
     if side is None:
         return prof
     _no_bins(opts, "side")
-    if prof.device == "cpu" and isinstance(side, np.ndarray) and gpu_location(volume) is None:
-        return _cpu_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts)
+    cols = getattr(prof.__dict__.get("_result"), "side_fields", None)
+    if cols is not None:  # the CPU engine binned the sides with the volumes (trade_engine)
+        prof.__dict__["_side"] = HostSideFields(cols, rules)
+        return prof
     return _engine_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts, memory_budget, stream)
 
 
-def _cpu_trade_sides(prof: Any, side: np.ndarray, rules: SideRules, volume: Any, price: Any, offsets: Any,
-                     session_ids: Any, opts: Any) -> Any:
-    """The side fields of a CPU call in one C++ pass over the trades on ``prof``'s rows (cpu/side.cpp)."""
-    in_offsets = _core.session_offsets(offsets, session_ids, int(side.shape[0]))[0]
-    cols = _core.side_trades(price, volume, side, in_offsets, opts, prof.offsets, prof.low_row, prof.row_size,
-                             rules.imbalance_ratio, rules.stacked_min)
-    prof.__dict__["_side"] = HostSideFields(cols, rules)
-    return prof
+def trade_engine(side: Any, rules: SideRules, volume: Any) -> Any:
+    """The engine call of from_trades: ``_core.profile_trades``, given the side codes when they and the
+    volumes are host arrays (a CPU call then bins each trade into the unknown / buy / sell plane of its row
+    in its one binning pass and returns every side field: ``Result.side_fields``; a GPU call ignores them)."""
+    if not isinstance(side, np.ndarray) or gpu_location(volume) is not None:
+        return _core.profile_trades
+    return functools.partial(_core.profile_trades, side=side, imbalance_ratio=rules.imbalance_ratio,
+                             stacked_min=rules.stacked_min)
 
 
 def _engine_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
@@ -536,7 +539,7 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
 
 
 class HostSideFields:
-    """The side fields of a host call, made by the C++ side pass (cpu/side.cpp): every one at hand."""
+    """The side fields of a host call, made by the C++ engine (vpoc/side.hpp): every one at hand."""
 
     def __init__(self, cols: Dict[str, Any], rules: SideRules) -> None:
         self.cache, self.rules = cols, rules

@@ -1,5 +1,5 @@
 // vpoc/side.hpp — aggressor-side fields (buy / sell rows, delta, delta POC, imbalances, stacked runs, dev_delta) on the CPU.
-// Contract: docs/design/side-single-pass.md §1: the bits of the masked engine passes, from one pass over the trades (cpu/side.cpp).
+// Contract: docs/design/side-single-pass.md §1: the bits of the masked engine passes, from the engine's one binning pass.
 #pragma once
 
 #include <cstdint>
@@ -35,12 +35,19 @@ struct SideColumns {
   std::vector<double> dev_delta;                    // [N] with opt.developing, else empty
 };
 
-// The side fields of trades (price, volume: what the engine binned, valid; side: int8 codes +1 / -1 / 0,
-// [N]) on the rows `rows` of their profile: each trade's volume summed exactly into the buy or the
-// sell plane of its row (unknown sides into neither), rounded once; delta, dev_delta (opt.developing:
-// float64 in input order of buy - sell) and side_levels. One pass over the trades, parallel over sessions.
-SideColumns side_trades(const Array& price, const Array& volume, const int8_t* side, const SessionSpan& sessions,
-                        const Options& opt, const RowLayout& rows, const SideRules& rules);
+// What a sided call gives the CPU engine (vpoc::profile_trades) and gets back: its side codes (int8 +1 / -1 / 0,
+// one per trade, checked by the caller), its rules; the engine bins each trade's volume into the unknown,
+// buy or sell plane of its row in its one binning pass (RowWindow planes) and fills `cols`.
+struct SideJob {
+  const int8_t* codes = nullptr;
+  SideRules rules;
+  SideColumns cols;
+  bool done = false;  // false: the call did not make them (a GPU call: the caller's masked passes do)
+};
+
+// dev_delta of sided trades: per trade, its session's float64 sum in input order of v * (side == 1) - v * (side == -1).
+void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& sessions, const Options& opt,
+                    std::vector<double>& out);
 
 // The per-session fields of finished buy / sell rows (c.buy, c.sell [R] and c.delta [S] set): imbalances,
 // stacked-imbalance counts, the delta POC (the engine's POC rule of `opt` on |buy - sell| per row; rows

@@ -1,4 +1,4 @@
-// cpu/side.cpp — aggressor-side fields of trades in one pass over them, and the per-session side epilogue (CPU backend).
+// cpu/side.cpp — aggressor-side fields of the CPU engine: the per-session side epilogue and dev_delta (CPU backend).
 // Contract: vpoc/side.hpp; the bits of three masked engine passes plus the rows pass (design side-single-pass.md §1).
 #include "vpoc/side.hpp"
 
@@ -19,101 +19,11 @@
 namespace vpoc {
 namespace {
 
-using cpu::kLanes;
+using cpu::acc_to_double;
 using cpu::parallel_for;
 using cpu::resolve_threads;
-using cpu::to_acc;
-using cpu::acc_to_double;
-using cpu::acc_to_fixed;
 
 using ladder::TickScale;
-
-// Accumulator (row k, plane p (0 buy, 1 sell), lane l) at (k * 2 + p) * kSideLanes + l: two lanes break the
-// store-to-load chain of consecutive trades on one row and side.
-constexpr int kSideLanes = 2;
-constexpr int kSlots = 2 * kSideLanes;  // accumulators per row
-
-// Why a session's pass stopped.
-enum class Stop { done, needs_fixed, outside };
-
-// Whether volume v adds exactly to int64 rows without overflow (the engine's int64 rule: a whole
-// number below 2**31, cpu/histogram.cpp require_int64_safe).
-template <class V>
-VPOC_ALWAYS_INLINE bool int64_safe(V v) {
-  if constexpr (std::is_same_v<V, int32_t>) return v >= 0;
-  else if constexpr (std::is_same_v<V, int64_t>) return (v >> 31) == 0;
-  else {
-    const double d = static_cast<double>(v);
-    return d >= 0.0 && d < 2147483648.0 && d == static_cast<double>(static_cast<int64_t>(d));
-  }
-}
-
-// v as Acc, or zero when `keep` is false (no branch: sides are random).
-template <class Acc, class V>
-VPOC_ALWAYS_INLINE Acc masked(V v, bool keep) {
-  if constexpr (std::is_same_v<Acc, int64_t>) {
-    return static_cast<int64_t>(v) & -static_cast<int64_t>(keep);
-  } else {
-    const Fixed f = to_acc<Fixed>(v);
-    const uint64_t m = uint64_t{0} - static_cast<uint64_t>(keep);
-    Fixed out;
-    out.lo = f.lo & m;
-    out.hi = f.hi & m;
-    return out;
-  }
-}
-
-// Trades [b, e) of one session into acc ([n * kSlots], zero), its rows lo .. lo + n - 1; dev (or null):
-// each trade's running float64 buy - sell of the session, in input order (np.cumsum of
-// v * (side == 1) - v * (side == -1), as the masked columns gave it).
-template <bool Exact, bool OneTick, class Acc, class P, class V>
-Stop bin_session(const P* price, const V* vol, const int8_t* side, int64_t b, int64_t e, const TickScale& s,
-                 int64_t tpr, int64_t lo, int64_t n, Acc* acc, double* dev) {
-  double run = 0.0;
-  for (int64_t i = b; i < e; ++i) {
-    const double q = s.ticks<Exact>(static_cast<double>(price[i]));
-    const auto t = static_cast<int64_t>(ladder::round_half_even(q));
-    const int64_t k = (OneTick ? t : ladder::floor_div(t, tpr)) - lo;
-    if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(n)) return Stop::outside;
-    const V v = vol[i];
-    if constexpr (std::is_same_v<Acc, int64_t>) {
-      if (!int64_safe(v)) return Stop::needs_fixed;
-    }
-    const int8_t c = side[i];
-    const int plane = c < 0 ? 1 : 0;
-    acc[(k * 2 + plane) * kSideLanes + (i & (kSideLanes - 1))] += masked<Acc>(v, c != 0);
-    if (dev != nullptr) {
-      const double dv = static_cast<double>(v);
-      const double d = dv * static_cast<double>(c == 1) - dv * static_cast<double>(c == -1);
-      run = i == b ? d : run + d;
-      dev[i] = run;
-    }
-  }
-  return Stop::done;
-}
-
-// Session rows out of acc: buy / sell rows (rounded once) and the two exact totals.
-template <class Acc>
-void drain(const Acc* acc, int64_t n, double* buy, double* sell, Fixed& buy_total, Fixed& sell_total) {
-  for (int64_t k = 0; k < n; ++k) {
-    Acc sb = acc[k * kSlots], ss = acc[k * kSlots + kSideLanes];
-    for (int l = 1; l < kSideLanes; ++l) {
-      sb += acc[k * kSlots + l];
-      ss += acc[k * kSlots + kSideLanes + l];
-    }
-    buy[k] = acc_to_double(sb);
-    sell[k] = acc_to_double(ss);
-    buy_total += acc_to_fixed(sb);
-    sell_total += acc_to_fixed(ss);
-  }
-}
-
-template <class F>
-void with_price(const Array& a, F&& fn) {
-  if (a.dtype == DType::f32) return fn(static_cast<const float*>(a.data));
-  if (a.dtype == DType::f64) return fn(static_cast<const double*>(a.data));
-  VPOC_THROW(TypeError, a.name, " must be float32 or float64 here (converted by the caller)");
-}
 
 template <class F>
 void with_volume(const Array& a, F&& fn) {
@@ -125,10 +35,9 @@ void with_volume(const Array& a, F&& fn) {
   }
 }
 
-// Per worker: the accumulators of the session it bins, and the delta POC's rows.
+// Per worker: the delta POC's rows.
 struct SideScratch {
-  std::vector<int64_t> acc_int;
-  std::vector<Fixed> acc_fixed, rows_fixed;
+  std::vector<Fixed> rows_fixed;
   std::vector<double> d;
 };
 
@@ -185,53 +94,23 @@ void delta_poc_of(const double* buy, const double* sell, int64_t n, int64_t low_
 
 }  // namespace
 
-SideColumns side_trades(const Array& price, const Array& volume, const int8_t* side, const SessionSpan& sessions,
-                        const Options& opt, const RowLayout& rows, const SideRules& rules) {
+void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& sessions, const Options& opt,
+                    std::vector<double>& out) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
-  const int64_t R = rows.row_off[S];
-  SideColumns c;
-  c.buy.assign(static_cast<size_t>(R), 0.0);
-  c.sell.assign(static_cast<size_t>(R), 0.0);
-  c.delta.assign(static_cast<size_t>(S), 0.0);
-  if (opt.developing) c.dev_delta.assign(static_cast<size_t>(off[S]), 0.0);
-  const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
-  const int64_t tpr = opt.ticks_per_row;
-  const int workers = resolve_threads(opt.threads, S);
-  std::vector<SideScratch> scratch(static_cast<size_t>(workers));
-  parallel_for(S, workers, opt.interrupt, [&](int64_t k, int worker) {
-    const int64_t n = rows.row_off[k + 1] - rows.row_off[k];
-    if (n == 0) return;  // no trades (a session with trades has rows)
-    const int64_t lo = rows.low_row[k];
-    double* buy = c.buy.data() + rows.row_off[k];
-    double* sell = c.sell.data() + rows.row_off[k];
-    double* dev = opt.developing ? c.dev_delta.data() : nullptr;
-    SideScratch& sc = scratch[static_cast<size_t>(worker)];
-    Fixed bt, st;
-    Stop stop = Stop::done;
-    with_price(price, [&](auto p) {
-      with_volume(volume, [&](auto v) {
-        const auto go = [&](auto acc_tag, auto& acc) {
-          using Acc = decltype(acc_tag);
-          acc.assign(static_cast<size_t>(n * kSlots), Acc{});
-          const bool one = tpr == 1;
-          if (s.exact && one) stop = bin_session<true, true, Acc>(p, v, side, off[k], off[k + 1], s, tpr, lo, n, acc.data(), dev);
-          else if (s.exact) stop = bin_session<true, false, Acc>(p, v, side, off[k], off[k + 1], s, tpr, lo, n, acc.data(), dev);
-          else if (one) stop = bin_session<false, true, Acc>(p, v, side, off[k], off[k + 1], s, tpr, lo, n, acc.data(), dev);
-          else stop = bin_session<false, false, Acc>(p, v, side, off[k], off[k + 1], s, tpr, lo, n, acc.data(), dev);
-          if (stop == Stop::done) drain(acc.data(), n, buy, sell, bt, st);
-        };
-        go(int64_t{}, sc.acc_int);
-        if (stop == Stop::needs_fixed) go(Fixed{}, sc.acc_fixed);
-      });
+  out.assign(static_cast<size_t>(off[S]), 0.0);
+  parallel_for(S, resolve_threads(opt.threads, S), opt.interrupt, [&](int64_t k, int) {
+    with_volume(volume, [&](auto v) {
+      double run = 0.0;
+      for (int64_t i = off[k]; i < off[k + 1]; ++i) {
+        // the masked columns' values, v * (side == 1) - v * (side == -1), summed in input order
+        const double dv = static_cast<double>(v[i]);
+        const double d = dv * static_cast<double>(side[i] == 1) - dv * static_cast<double>(side[i] == -1);
+        run = i == off[k] ? d : run + d;
+        out[static_cast<size_t>(i)] = run;
+      }
     });
-    if (stop == Stop::outside)
-      VPOC_THROW(ValueError, "a trade of session ", k, " lies outside the rows its profile was given: price or volume "
-                 "changed while the call ran");
-    c.delta[static_cast<size_t>(k)] = fixed::to_double(bt) - fixed::to_double(st);
   });
-  side_levels(c, rows, opt, rules);
-  return c;
 }
 
 void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, const SideRules& rules) {
