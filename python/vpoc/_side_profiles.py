@@ -531,8 +531,16 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     buy, sell = volumes
     lib = _Lib.of(buy)
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
-    return _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
+    prof = _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
                    int(buy.shape[0]))
+    if lib.name == "numpy" and prof.device == "cpu":  # host rows: the per-session fields by the C++ epilogue
+        f = prof.__dict__["_side"]
+        cols = _core.side_levels(f.offsets, f.low_row, f.buy.volume, f.sell.volume, f.row_size, opts,
+                                 rules.imbalance_ratio, rules.stacked_min)
+        cols.update(buy_volume=f.buy.volume, sell_volume=f.sell.volume, delta=f.field("delta"),
+                    dev_delta=f.field("dev_delta"))
+        prof.__dict__["_side"] = HostSideFields(cols, rules)
+    return prof
 
 
 # --------------------------------------------------------------------------- rows already binned
