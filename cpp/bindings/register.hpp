@@ -34,8 +34,9 @@ inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop
                                             "row_label", "price_label", "va_target"};
 inline constexpr int kNRuleKeys = 7;
 
-// Every side column of a sided call as a dict of host numpy arrays (register_side.cpp); dev_delta None unless developing.
-py::dict side_dict(const vpoc::SideColumns& c, bool developing);
+// Every side column of a sided call moved into a dict of host numpy arrays (register_side.cpp); dev_delta None
+// unless developing.
+py::dict side_dict(vpoc::SideColumns&& c, bool developing);
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
 const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");

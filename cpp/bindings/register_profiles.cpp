@@ -316,7 +316,7 @@ void register_profiles(py::module_& m) {
               return vpoc::profile_trades(x->price, x->volume, s, o, p, x->side);
             },
             &t));
-        if (job.done) pr->side_fields = side_dict(job.cols, opt.developing);
+        if (job.done) pr->side_fields = side_dict(std::move(job.cols), opt.developing);
         return pr;
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("session_ids"), py::arg("options"),

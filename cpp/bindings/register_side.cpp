@@ -2,7 +2,7 @@
 // Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
 #include <pybind11/numpy.h>
 
-#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "register.hpp"
@@ -12,31 +12,34 @@
 namespace vpoc_bind {
 namespace {
 
+// A column moved into a numpy array that owns it (no copy: the rows of a big call are megabytes).
 template <class T>
-py::array_t<T> out_of(const std::vector<T>& v) {
-  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+py::array own(std::vector<T>&& v, const py::dtype& dt) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule free(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array(dt, {static_cast<py::ssize_t>(heap->size())}, {static_cast<py::ssize_t>(sizeof(T))}, heap->data(),
+                   free);
+}
+template <class T>
+py::array own(std::vector<T>&& v) {
+  return own(std::move(v), py::dtype::of<T>());
 }
 
-py::array flags_of(const std::vector<uint8_t>& v) {
-  py::array_t<bool> out(static_cast<py::ssize_t>(v.size()));
-  if (!v.empty()) std::memcpy(out.mutable_data(), v.data(), v.size());
-  return out;
-}
-
-py::dict fields_of(const vpoc::SideColumns& c, bool with_rows) {
+// Every column of c (moved out); with_rows: also buy / sell rows, delta and dev_delta.
+py::dict fields_of(vpoc::SideColumns& c, bool with_rows) {
   py::dict d;
   if (with_rows) {
-    d["buy_volume"] = out_of(c.buy);
-    d["sell_volume"] = out_of(c.sell);
-    d["delta"] = out_of(c.delta);
-    d["dev_delta"] = out_of(c.dev_delta);
+    d["buy_volume"] = own(std::move(c.buy));
+    d["sell_volume"] = own(std::move(c.sell));
+    d["delta"] = own(std::move(c.delta));
+    d["dev_delta"] = own(std::move(c.dev_delta));
   }
-  d["imbalance_buy"] = flags_of(c.imbalance_buy);
-  d["imbalance_sell"] = flags_of(c.imbalance_sell);
-  d["delta_poc"] = out_of(c.delta_poc);
-  d["delta_poc_row"] = out_of(c.delta_poc_row);
-  d["stacked_imbalance_buy"] = out_of(c.stacked_buy);
-  d["stacked_imbalance_sell"] = out_of(c.stacked_sell);
+  d["imbalance_buy"] = own(std::move(c.imbalance_buy), py::dtype::of<bool>());  // 0 / 1 bytes: numpy bools
+  d["imbalance_sell"] = own(std::move(c.imbalance_sell), py::dtype::of<bool>());
+  d["delta_poc"] = own(std::move(c.delta_poc));
+  d["delta_poc_row"] = own(std::move(c.delta_poc_row));
+  d["stacked_imbalance_buy"] = own(std::move(c.stacked_buy));
+  d["stacked_imbalance_sell"] = own(std::move(c.stacked_sell));
   return d;
 }
 
@@ -57,7 +60,7 @@ vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_siz
 
 }  // namespace
 
-py::dict side_dict(const vpoc::SideColumns& c, bool developing) {
+py::dict side_dict(vpoc::SideColumns&& c, bool developing) {
   py::dict d = fields_of(c, true);
   if (!developing) d["dev_delta"] = py::none();
   return d;
