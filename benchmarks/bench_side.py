@@ -1,11 +1,11 @@
 """CPU cost of aggressor-side profiles: from_trades with side= against the same call without it.
 
-Contract: prints one line per workload (seconds, best of --repeat after a warm-up, and the ratio to the
+Contract: prints one line per workload (milliseconds, best of --repeat after a warm-up, and the ratio to the
 call without a side); the side fields are all touched, so the lazy ones (delta POC, imbalances) count.
 
-The side fields take three engine passes over the trades (all, buy, sell) plus one over the profile
-rows (the delta POC) and the numpy work on rows: about 3x the plain call is the expected cost until
-the engine gains a single-pass side path.
+On the CPU the engine bins each trade into the unknown / buy / sell plane of its row in its one binning
+pass and derives the side fields per session (docs/design/side-single-pass.md); before that, three engine
+passes (all, buy, sell), one over the profile rows and numpy work cost 8-9x the plain call.
 
 Usage::
 
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     for label, developing in (("ticks", False), ("ticks developing", True)):
         a = best(lambda: plain(developing), args.repeat)
         b = best(lambda: sided(developing), args.repeat)
-        print(f"{label:<17} plain {a:8.3f} s   side {b:8.3f} s   side/plain {b / a:5.2f}x")
+        print(f"{label:<17} plain {a * 1e3:9.2f} ms   side {b * 1e3:9.2f} ms   side/plain {b / a:5.2f}x")
     return 0
 
 

@@ -48,4 +48,5 @@ PYBIND11_MODULE(_core, m) {
   vpoc_bind::register_live(m);
   vpoc_bind::register_device(m);
   vpoc_bind::register_gpu_input(m);
+  vpoc_bind::register_side(m);
 }

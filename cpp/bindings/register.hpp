@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "vpoc/side.hpp"
 #include "vpoc/types.hpp"
 
 namespace vpoc_bind {
@@ -14,6 +15,7 @@ void register_options(py::module_& m);   // Options, Placement
 void register_profiles(py::module_& m);  // Result, profile_trades, profile_bars, offsets_from_ids
 void register_live(py::module_& m);      // LiveSession
 void register_device(py::module_& m);    // GPU discovery, memory, DeviceArray, build facts
+void register_side(py::module_& m);      // check_side, side_levels, side_dict (CPU aggressor side)
 
 // A checked vpoc::Options from Python values: _core.Options(...) itself (its keyword arguments, in
 // this order), LiveSession's and the pickle's.
@@ -31,6 +33,10 @@ vpoc::Options make_options(const py::object& tick_size, const py::object& ticks_
 inline constexpr const char* kRuleKeys[] = {"va_rows",   "va_compare",  "va_stop",  "tie_tol",
                                             "row_label", "price_label", "va_target"};
 inline constexpr int kNRuleKeys = 7;
+
+// Every side column of a sided call moved into a dict of host numpy arrays (register_side.cpp); dev_delta None
+// unless developing.
+py::dict side_dict(vpoc::SideColumns&& c, bool developing);
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
 const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");

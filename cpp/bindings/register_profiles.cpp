@@ -13,6 +13,7 @@
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/gpu.hpp"
+#include "vpoc/side.hpp"
 
 namespace vpoc_bind {
 namespace {
@@ -164,6 +165,7 @@ class Inputs {
 struct PyResult {
   vpoc::Result r;
   py::object labels = py::none();
+  py::object side_fields = py::none();  // sided host calls: the side columns (register_side.cpp side_dict)
 };
 
 // One column as a numpy view (host; its base is the Result object) or a DeviceArray (GPU).
@@ -246,6 +248,8 @@ void register_profiles(py::module_& m) {
         return py::make_tuple(p.r.grid.first_input, p.r.grid.first_index);
       })
       .def_property_readonly("grid_refused", [](const PyResult& p) { return p.r.grid.refused; })
+      .def_property_readonly("side_fields", [](const PyResult& p) { return p.side_fields; },
+                             "A sided host call's side columns (dict of numpy arrays); None otherwise.")
       // bins=N: each session's lowest price and bin width (host float64 [S]); None without bins
       .def_property_readonly("bin_low", [](const PyResult& p) {
         return p.r.bins ? py::object(py::array_t<double>(static_cast<py::ssize_t>(p.r.bin_low.size()), p.r.bin_low.data()))
@@ -283,26 +287,39 @@ void register_profiles(py::module_& m) {
   m.def(
       "profile_trades",
       [](const py::object& price, const py::object& volume, const py::object& offsets, const py::object& session_ids,
-         const py::handle& options, const std::optional<vpoc::Placement>& placement, const py::object& window_start) {
+         const py::handle& options, const std::optional<vpoc::Placement>& placement, const py::object& window_start,
+         const std::optional<py::array_t<int8_t, py::array::c_style>>& side, double imbalance_ratio,
+         int64_t stacked_min) {
         const vpoc::Options& opt = options_of(options);
         const vpoc::Placement place = placement.value_or(vpoc::Placement{});
         Inputs in;
+        vpoc::SideJob job;  // sided calls (int8 codes checked by vpoc._side_profiles.trade_side)
         struct Trades {
           vpoc::Array price, volume;
-        } t{in.array(price, "price", Role::price), in.array(volume, "volume", Role::volume)};
+          vpoc::SideJob* side;
+        } t{in.array(price, "price", Role::price), in.array(volume, "volume", Role::volume), nullptr};
+        if (side) {
+          if (side->size() != t.price.size)
+            VPOC_THROW_ARG(ValueError, "side", "side has length ", side->size(), " but there are ", t.price.size, " trades");
+          job.codes = side->data();
+          job.rules = {imbalance_ratio, stacked_min};
+          t.side = &job;
+        }
         in.sessions(offsets, session_ids, t.price.size);
         in.window_starts(window_start, t.price.size);
         auto pr = std::make_shared<PyResult>(run(
             opt, place, in,
             [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
               const auto* x = static_cast<const Trades*>(d);
-              return vpoc::profile_trades(x->price, x->volume, s, o, p);
+              return vpoc::profile_trades(x->price, x->volume, s, o, p, x->side);
             },
             &t));
+        if (job.done) pr->side_fields = side_dict(std::move(job.cols), opt.developing);
         return pr;
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("session_ids"), py::arg("options"),
-      py::arg("placement") = py::none(), py::arg("window_start") = py::none());
+      py::arg("placement") = py::none(), py::arg("window_start") = py::none(), py::kw_only(),
+      py::arg("side") = py::none(), py::arg("imbalance_ratio") = 3.0, py::arg("stacked_min") = 3);
 
   m.def(
       "profile_bars",

@@ -82,7 +82,7 @@ Result bins_result(const Options& opt, const Placement& place, Cpu&& cpu, Gpu&& 
 }  // namespace
 
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                      const Options& opt, const Placement& place) {
+                      const Options& opt, const Placement& place, SideJob* side) {
   validate_trades(price, volume, sessions, opt, place);
   if (opt.bins > 0)
     return bins_result(
@@ -100,7 +100,8 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
     r.grid = g;
     return r;
   }
-  auto p = cpu::profile_trades(price, volume, sessions, opt);
+  if (side != nullptr && side->codes == nullptr) side = nullptr;
+  auto p = cpu::profile_trades(price, volume, sessions, opt, side);
   const GridCheck g = grid_of(p.off_grid, p.first_off_grid_input, p.first_off_grid, price.size, opt);
   Result r = from_host(std::move(p), opt);
   r.grid = g;

@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # (name, header under core/, exact text, replacement[, text, replacement ...]): each a plausible slip in one rule.
 MUTATIONS = [
+    ("side letters 'B' / 'A' swapped", "side.hpp",
+     "return b == 'B' ? int8_t(1) : b == 'A' ? int8_t(-1)", "return b == 'B' ? int8_t(-1) : b == 'A' ? int8_t(1)"),
+    ("int8 side 2 taken as a side", "side.hpp",
+     "static_cast<uint8_t>(s[i] + 1) > 2);", "static_cast<uint8_t>(s[i] + 1) > 3);"),
     ("poc centre tie takes the higher row", "levels.hpp",
      "return ai < ab || (ai == ab && i < best);", "return ai < ab || (ai == ab && i > best);"),
     ("poc 'low' takes the last tied row", "levels.hpp",

@@ -201,8 +201,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         facts = {**facts, **planned}
         price, volume, side = cols["price"], cols["volume"], cols["side"]
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price), window_across_sessions)
-    prof = _run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts), device,
-                memory_budget, stream, {"price": price}, opts, facts, rows, ws)
+    prof = _run(_sides.trade_engine(side, sided, volume), {"price": price, "volume": volume},
+                (offsets, session_ids, opts), device, memory_budget, stream, {"price": price}, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream), rules, volume)

@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_str', 'check_threads', 'count_off_grid', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -174,6 +174,11 @@ class Result:
     def session_labels(self) -> typing.Any:
         ...
     @property
+    def side_fields(self) -> typing.Any:
+        """
+        A sided host call's side columns (dict of numpy arrays); None otherwise.
+        """
+    @property
     def tick_size(self) -> float:
         ...
     @property
@@ -331,6 +336,10 @@ def check_int(x: typing.Any, name: str, minimum: typing.SupportsInt | typing.Sup
     ...
 def check_real(x: typing.Any, name: str) -> float:
     ...
+def check_side(side: np.ndarray) -> tuple:
+    """
+    (int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); (None, -2) for any other array (vpoc._side converts it).
+    """
 def check_str(x: typing.Any, name: str) -> str:
     ...
 def check_threads(x: typing.Any) -> int:
@@ -381,7 +390,7 @@ def price_off_grid(price: typing.SupportsFloat | typing.SupportsIndex, tick_size
     """
 def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
     ...
-def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
+def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None, *, side: typing.Annotated[npt.ArrayLike, np.int8] | None = None, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex = 3.0, stacked_min: typing.SupportsInt | typing.SupportsIndex = 3) -> Result:
     ...
 def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.SupportsInt | typing.SupportsIndex) -> tuple[npt.NDArray[np.int64], typing.Any]:
     """
@@ -389,4 +398,8 @@ def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.Supp
     """
 def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
+def side_levels(row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], buy: typing.Annotated[npt.ArrayLike, np.float64], sell: typing.Annotated[npt.ArrayLike, np.float64], row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).
+    """
 NO_ROW: int = -9223372036854775808

@@ -12,6 +12,7 @@ the side codes are vpoc._side's. Masking and the derived fields run in the input
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ from ._errors import InputError, input_error, readdressed, row_of
 from ._side import aggressor_side
 from ._validate import INT64_MAX, integer, real
 
-__all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side",
+__all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side", "trade_engine",
            "bar_side_volumes", "add_trade_sides", "add_bar_sides", "SideFields", "host_array",
            "DEFAULT_IMBALANCE_RATIO", "DEFAULT_STACKED_IMBALANCE_MIN"]
 
@@ -217,7 +218,7 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
     n = rows_of(price, "price")
     lib = _Lib.of(volume)
     if gpu_location(side) is None or lib.name == "numpy":
-        codes = aggressor_side(host_array(side) if gpu_location(side) is not None else side, "side")
+        codes = _host_codes(host_array(side) if gpu_location(side) is not None else side)
         codes = codes if lib.name == "numpy" else lib.put(codes)
     else:  # a GPU side for a GPU volume: checked on the device, the first bad value worded by vpoc._side
         codes = lib.put(side.detach() if hasattr(side, "detach") else side)
@@ -233,6 +234,18 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
     if int(codes.shape[0]) != n:
         raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
     return codes
+
+
+def _host_codes(side: Any) -> Any:
+    """Host ``side`` as int8 codes: a contiguous int8 or 'S1' numpy column checked (and letters mapped) in
+    one C++ pass (core/side.hpp), the first bad value worded by vpoc._side; anything else by vpoc._side."""
+    if type(side) is np.ndarray and side.ndim == 1 and side.dtype.itemsize == 1 and side.dtype.kind in "iS":
+        codes, bad = _core.check_side(side)
+        if bad >= 0:  # raises, naming the row as vpoc._side does
+            aggressor_side(side[bad:bad + 1], "side", where=lambda _: f"side[{bad}]")
+        if codes is not None:
+            return codes
+    return aggressor_side(side, "side")
 
 
 def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, rules: SideRules) -> Any:
@@ -479,6 +492,26 @@ def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: 
     if side is None:
         return prof
     _no_bins(opts, "side")
+    cols = getattr(prof.__dict__.get("_result"), "side_fields", None)
+    if cols is not None:  # the CPU engine binned the sides with the volumes (trade_engine)
+        prof.__dict__["_side"] = HostSideFields(cols, rules)
+        return prof
+    return _engine_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts, memory_budget, stream)
+
+
+def trade_engine(side: Any, rules: SideRules, volume: Any) -> Any:
+    """The engine call of from_trades: ``_core.profile_trades``, given the side codes when they and the
+    volumes are host arrays (a CPU call then bins each trade into the unknown / buy / sell plane of its row
+    in its one binning pass and returns every side field: ``Result.side_fields``; a GPU call ignores them)."""
+    if not isinstance(side, np.ndarray) or gpu_location(volume) is not None:
+        return _core.profile_trades
+    return functools.partial(_core.profile_trades, side=side, imbalance_ratio=rules.imbalance_ratio,
+                             stacked_min=rules.stacked_min)
+
+
+def _engine_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
+                        session_ids: Any, opts: Any, memory_budget: Any, stream: Any) -> Any:
+    """``add_trade_sides`` by masked engine passes in the volume's library (GPU calls)."""
     lib = _Lib.of(volume)
     v = as_volume(volume, "volume") if lib.name == "numpy" else (volume.detach() if hasattr(volume, "detach")
                                                                  else volume)
@@ -498,15 +531,33 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     buy, sell = volumes
     lib = _Lib.of(buy)
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
-    return _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
+    prof = _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
                    int(buy.shape[0]))
+    if lib.name == "numpy" and prof.device == "cpu":  # host rows: the per-session fields by the C++ epilogue
+        f = prof.__dict__["_side"]
+        cols = _core.side_levels(f.offsets, f.low_row, f.buy.volume, f.sell.volume, f.row_size, opts,
+                                 rules.imbalance_ratio, rules.stacked_min)
+        cols.update(buy_volume=f.buy.volume, sell_volume=f.sell.volume, delta=f.field("delta"),
+                    dev_delta=f.field("dev_delta"))
+        prof.__dict__["_side"] = HostSideFields(cols, rules)
+    return prof
 
 
 # --------------------------------------------------------------------------- rows already binned
 
 
+class HostSideFields:
+    """The side fields of a host call, made by the C++ engine (vpoc/side.hpp): every one at hand."""
+
+    def __init__(self, cols: Dict[str, Any], rules: SideRules) -> None:
+        self.cache, self.rules = cols, rules
+
+    def field(self, name: str) -> Any:
+        return self.cache[name]
+
+
 def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, delta: Any,
-              rules: SideRules, opts: Any) -> SideFields:
+              rules: SideRules, opts: Any) -> HostSideFields:
     """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
     ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
     ``low_row[s]`` up, ``delta`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
@@ -516,29 +567,17 @@ def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_r
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     n_rows = np.diff(offsets)
     low = np.where(n_rows > 0, np.asarray(low_row, dtype=np.int64), np.iinfo(np.int64).min)
-    prof = _Rows(row_size=float(row_size), offsets=offsets, low_row=low, n_rows=n_rows, total_volume=None)
-    buy = prof._replace(volume=np.ascontiguousarray(buy_rows, dtype=np.float64))
-    sell = prof._replace(volume=np.ascontiguousarray(sell_rows, dtype=np.float64))
-    fields = SideFields(prof, _Lib(), _Engine("cpu", None, None, {}, offsets, None, opts), buy, sell, rules, None)
-    fields.cache["delta"] = np.asarray(delta, dtype=np.float64)
-    return fields
+    buy = np.ascontiguousarray(buy_rows, dtype=np.float64)
+    sell = np.ascontiguousarray(sell_rows, dtype=np.float64)
+    cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min)
+    cols.update(buy_volume=buy, sell_volume=sell, delta=np.asarray(delta, dtype=np.float64), dev_delta=None)
+    return HostSideFields(cols, rules)
 
 
-def attach_sides(prof: Any, fields: SideFields) -> Any:
+def attach_sides(prof: Any, fields: Any) -> Any:
     """``prof`` (a host Profiles) with ``fields`` (from ``row_sides`` on its rows) as its side fields."""
     prof.__dict__["_side"] = fields
     return prof
-
-
-class _Rows(NamedTuple):
-    """The few attributes SideFields reads of a profile and of its buy / sell results."""
-
-    row_size: float
-    offsets: Any
-    low_row: Any
-    n_rows: Any
-    total_volume: Any
-    volume: Any = None
 
 
 __all__ += ["row_sides", "attach_sides"]

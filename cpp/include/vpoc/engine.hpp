@@ -106,9 +106,13 @@ void validate_trades(const Array& price, const Array& volume, const SessionSpan&
 void validate_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                    const Placement& place);
 
+struct SideJob;  // vpoc/side.hpp
+
 // The one entry per operation: validate, run cpu:: or gpu::, report the engine's off-grid count.
+// side (trades with an aggressor side, else null): a host call fills side->cols in the same binning
+// pass (vpoc/side.hpp); GPU calls leave it (side->done false: the caller's masked passes make them).
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                      const Options& opt, const Placement& place = {});
+                      const Options& opt, const Placement& place = {}, SideJob* side = nullptr);
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                     const Placement& place = {});
 

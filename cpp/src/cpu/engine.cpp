@@ -20,6 +20,7 @@
 #include "cpu/scratch_cache.hpp"
 #include "cpu/touch.hpp"
 #include "vpoc/errors.hpp"
+#include "vpoc/side.hpp"
 
 namespace vpoc::cpu {
 namespace {
@@ -30,6 +31,7 @@ struct WorkerScratch {
   RowWindow<int64_t> window_int;
   RowWindow<Fixed> window_fixed;
   std::vector<double> buffer;
+  std::vector<double> buy, sell;  // sided calls: the buy / sell rows beside buffer's
   std::vector<int64_t> order;
 
   template <class Acc>
@@ -38,8 +40,8 @@ struct WorkerScratch {
     else return window_int;
   }
   size_t bytes() const {
-    return window_int.bytes() + window_fixed.bytes() + buffer.capacity() * sizeof(double) +
-           order.capacity() * sizeof(int64_t);
+    return window_int.bytes() + window_fixed.bytes() + (buffer.capacity() + buy.capacity() + sell.capacity()) *
+           sizeof(double) + order.capacity() * sizeof(int64_t);
   }
 };
 
@@ -50,6 +52,7 @@ struct Binned {
   int64_t n_rows = 0;
   int64_t low_row = kNoRow;
   Fixed total;  // the exact sum of the session's rows
+  Fixed buy_total, sell_total;  // sided calls: those of its buy / sell rows
 };
 
 // Whether session s's volumes sum past 2**53 (fixed::kMaxTotal). Its binned total is exact unless
@@ -63,17 +66,27 @@ bool sums_too_much(const Binned& b, double vmax, const Array& volume, int64_t be
 // bin(s, bins, failure) -> bool bins session s; a session whose volumes sum past 2**53 is a
 // ValueError naming `volume`. Returns the laid-out Profiles. Acc: the accumulator type (int64_t:
 // integer volumes landing whole on one row; Fixed: the rest); both sum exactly.
-// `in`: the inputs again, read by the touched-row pass (va_rows='touched' only).
+// `in`: the inputs again, read by the touched-row pass (va_rows='touched' only). side (sided trades, else
+// null): the windows keep kSidePlanes planes a row, drained into the volume, buy and sell rows (side->cols).
 template <class Acc, class Bin>
-Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volume, const InputView& in, Bin&& bin) {
+Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volume, const InputView& in, Bin&& bin,
+             SideJob* side = nullptr) {
   const int64_t S = sessions.n_sessions;
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<WorkerScratch> scratch(workers);
   for (int w = 0; w < workers; ++w) {
     scratch[w].window<Acc>().set_max_rows(opt.max_rows);
+    scratch[w].window<Acc>().set_plane_shift(side ? 2 : 0);
     scratch[w].buffer.clear();
+    scratch[w].buy.clear();
+    scratch[w].sell.clear();
   }
+  // the session's rows out of the window (which drain leaves zero): volume, and buy / sell when sided
+  const auto drain = [side](Bins<Acc>& bins, WorkerScratch& w, Binned& b) {
+    return side ? bins.drain_sided(w.buffer, w.buy, w.sell, b.total, b.buy_total, b.sell_total)
+                : bins.drain(w.buffer, b.total);
+  };
   std::vector<Binned> binned(static_cast<size_t>(S));
   FirstFailure failure;
 
@@ -87,15 +100,17 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     Binned& b = binned[static_cast<size_t>(s)];
     if (!ok || bins.too_wide()) {
       const auto keep = buffer.size();
-      bins.drain(buffer, b.total);  // leaves the window zeroed for the next session
+      drain(bins, scratch[worker], b);  // leaves the window zeroed for the next session
       buffer.resize(keep);
+      scratch[worker].buy.resize(side ? keep : 0);
+      scratch[worker].sell.resize(side ? keep : 0);
       return;
     }
     b.worker = worker;
     b.start = static_cast<int64_t>(buffer.size());
     b.low_row = bins.empty() ? kNoRow : bins.lo();
     const double vmax = bins.vmax();
-    b.n_rows = bins.drain(buffer, b.total);
+    b.n_rows = drain(bins, scratch[worker], b);
     if (sums_too_much(b, vmax, volume, off[s], off[s + 1]))
       failure.record(off[s], messages::volume_overflow(volume.name, s));
   });
@@ -107,6 +122,11 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   out.resize_sessions(S);
   for (int64_t s = 0; s < S; ++s) out.offsets[s + 1] = out.offsets[s] + binned[s].n_rows;
   out.volume.assign(static_cast<size_t>(out.offsets[S]), 0.0);
+  if (side) {
+    side->cols.buy.assign(out.volume.size(), 0.0);
+    side->cols.sell.assign(out.volume.size(), 0.0);
+    side->cols.delta.assign(static_cast<size_t>(S), 0.0);
+  }
 
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
@@ -125,6 +145,12 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     double* v = out.volume.data() + out.offsets[s];
     const double* src = scratch[b.worker].buffer.data() + b.start;
     std::copy(src, src + b.n_rows, v);
+    if (side) {  // delta: the difference of the two rounded totals (as the masked passes' total_volume)
+      const auto at = static_cast<size_t>(b.start);
+      std::copy_n(scratch[b.worker].buy.data() + at, b.n_rows, side->cols.buy.data() + out.offsets[s]);
+      std::copy_n(scratch[b.worker].sell.data() + at, b.n_rows, side->cols.sell.data() + out.offsets[s]);
+      side->cols.delta[static_cast<size_t>(s)] = fixed::to_double(b.buy_total) - fixed::to_double(b.sell_total);
+    }
     const uint8_t* touch = nullptr;
     if (touched) {
       std::vector<uint8_t>& f = flags[static_cast<size_t>(worker)];
@@ -162,20 +188,31 @@ Profiles accumulate(const Array& volume, bool splits_volume, Go&& go) {
 }  // namespace
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                        const Options& opt) {
+                        const Options& opt, SideJob* side) {
   GridTally grid(1);
+  const int8_t* codes = side ? side->codes : nullptr;
   const auto go = [&](auto acc) {
     using Acc = decltype(acc);
     grid.clear();
-    return run<Acc>(sessions, opt, volume, view_of(price, volume), [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
-      GridCount g;
-      const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f, g);
-      grid.add(0, g);
-      return ok;
-    });
+    return run<Acc>(
+        sessions, opt, volume, view_of(price, volume),
+        [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
+          GridCount g;
+          const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f, g, codes);
+          grid.add(0, g);
+          return ok;
+        },
+        side);
   };
   Profiles out = accumulate(volume, false, go);
   grid.result(out.off_grid, out.first_off_grid_input, out.first_off_grid);
+  if (side) {  // the per-session side fields on the finished rows; dev_delta in input order
+    const RowLayout rows{out.offsets.data(), out.low_row.data(), sessions.n_sessions,
+                         opt.tick_size * static_cast<double>(opt.ticks_per_row)};
+    side_levels(side->cols, rows, opt, side->rules);
+    if (opt.developing) side_dev_delta(volume, codes, sessions, opt, side->cols.dev_delta);
+    side->done = true;
+  }
   if (opt.developing) developing(view_of(price, volume), sessions, opt, out);
   return out;
 }

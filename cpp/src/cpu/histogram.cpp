@@ -13,6 +13,7 @@
 #include "cpu/bar_slots.hpp"
 #include "cpu/grid.hpp"
 #include "cpu/scatter.hpp"
+#include "cpu/side_planes.hpp"
 #include "cpu/slots.hpp"
 #include "vpoc/errors.hpp"
 
@@ -103,10 +104,11 @@ void with_ladder(const TickScale& s, int64_t ticks_per_row, F&& fn) {
 // ---- trades ------------------------------------------------------------------------------------
 
 // Hot loop over rows [b, e). Returns e when all went well, else the row where it stopped (a bad
-// price, or the session outgrowing max_rows); a bad volume anywhere returns e - 1.
+// price, or the session outgrowing max_rows); a bad volume anywhere returns e - 1. side (sided calls,
+// else null): each trade into plane side[i] & 3 of its row.
 template <bool Exact, bool OneTick, class P, class V, class Acc>
 int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
-                    int64_t tpr, Bins<Acc>& out) {
+                    int64_t tpr, Bins<Acc>& out, const int8_t* side) {
   Bins<Acc> bins = out;
   bool volume_ok = true;
   int64_t i = b;
@@ -119,7 +121,10 @@ int64_t trades_loop(const P* price, const V* vol, int64_t b, int64_t e, const Ti
     volume_ok &= valid_volume(v);
     require_int64_safe<V, Acc>(v);
     bins.note_volume(static_cast<double>(v));
-    if (!bins.add(r, to_acc<Acc>(v), static_cast<unsigned>(i - b))) break;
+    const auto lane = static_cast<unsigned>(i - b);
+    if (!(side ? bins.add_plane(r, static_cast<uint8_t>(side[i]) & 3u, to_acc<Acc>(v), lane)
+               : bins.add(r, to_acc<Acc>(v), lane)))
+      break;
   }
   out = bins;
   return i < e ? i : (volume_ok ? e : e - 1);
@@ -132,9 +137,11 @@ constexpr int kBlock = 1024;  // 4 KiB of slots: stays in L1 beside the window
 
 // Exact tick sizes only (phase A's p * inv is then exact): the blocks whose prices phase A proves
 // whole need no grid test; the others are counted exactly into `grid` while in cache.
+// side (sided calls, else null): after phase A each slot moves to its trade's plane (cpu/side_planes.hpp);
+// no merged runs, no entries (both sum trades of one row whatever their side).
 template <class P, class V, class Acc>
 int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const TickScale& s,
-                       Bins<Acc>& bins, GridCount& grid) {
+                       Bins<Acc>& bins, GridCount& grid, const int8_t* side) {
   alignas(64) int32_t slot[kBlock];
   alignas(64) uint64_t rec[kBlock];  // records (cpu/slots.hpp) where phase A has a variant for them
   alignas(64) uint32_t sums[kBlock];  // entries (scatter.hpp): their sums (offsets in slot), until a block can't
@@ -143,7 +150,7 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
   bool try_records = true;  // trade_records has a variant for these inputs (until a block says it has not)
   // runs merged in phase A (float32 prices, volumes) where runs_likely; not after a block that can't
-  bool merging = std::is_same_v<P, float> && std::is_same_v<V, float>;
+  bool merging = std::is_same_v<P, float> && std::is_same_v<V, float> && side == nullptr;
   for (int64_t i0 = b; i0 < e; i0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, e - i0));
     const int64_t last = i0 + n - 1;
@@ -156,9 +163,9 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
     for (;;) {
       vc_done = false;
       recs = try_records && trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done,
-                                          want_runs ? &runs : nullptr, &ent);
+                                          want_runs ? &runs : nullptr, side ? nullptr : &ent);
       bool done = recs;
-      try_records = try_records && (recs || bins.rows() > Records<Acc>::kMaxRows);  // else no variant here
+      try_records = try_records && (recs || (bins.rows() << bins.plane_shift()) > Records<Acc>::kMaxRows);
       if constexpr (std::is_same_v<P, float>) {
         const float* fv = nullptr;
         if constexpr (std::is_same_v<V, float>) fv = vol + i0;
@@ -200,6 +207,8 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
       trade_records(price + i0, vol + i0, n, s, f32, bins, rec, mn, mx, on_grid, vc, vc_done);
       runs = -1;
     }
+    if (side && recs) side_records(rec, side + i0, n, Records<Acc>::kShift);
+    else if (side) side_slots(slot, side + i0, n);
     if (recs && ent.m >= 0) entries_scatter(ent, n, bins, fetch);
     else if (recs && runs >= 0) merged_scatter(rec, runs, n, bins, fetch);
     else if (recs && whole && vmax < kInt64SafeVolume) records_scatter(Records<Acc>{rec}, n, bins, fetch);
@@ -524,16 +533,18 @@ bool integer_accumulation(const Array& volume, bool splits_volume) {
 
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid) {
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid, const int8_t* side) {
   const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
   with_price(price, [&](auto p) {
     with_volume(volume, [&](auto v) {
       with_ladder(s, opt.ticks_per_row, [&](auto exact, auto one_tick) {
         constexpr bool E = decltype(exact)::value, O = decltype(one_tick)::value;
-        if (!(E && O)) grid.add(count_off_grid(p, begin, end, s.tick));  // before: the prices go into cache
-        const int64_t stop = E && O ? trades_blocked(p, v, begin, end, s, bins, grid)
-                                    : trades_loop<E, O>(p, v, begin, end, s, opt.ticks_per_row, bins);
+        // sided slots (int32) hold row * kSidePlanes + plane: windows of 2**29 rows at most
+        const bool blocked = E && O && !(side && opt.max_rows > (int64_t{1} << 28));
+        if (!blocked) grid.add(count_off_grid(p, begin, end, s.tick));  // before: the prices go into cache
+        const int64_t stop = blocked ? trades_blocked(p, v, begin, end, s, bins, grid, side)
+                                     : trades_loop<E, O>(p, v, begin, end, s, opt.ticks_per_row, bins, side);
         ok = stop == end;
         if (!ok) report_trades(p, v, begin, stop, opt, price, volume, f);
       });
@@ -585,9 +596,9 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
 }
 
 template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, const Options&,
-                                  Bins<int64_t>&, FirstFailure&, GridCount&);
+                                  Bins<int64_t>&, FirstFailure&, GridCount&, const int8_t*);
 template bool bin_trades<Fixed>(const Array&, const Array&, int64_t, int64_t, const Options&,
-                                 Bins<Fixed>&, FirstFailure&, GridCount&);
+                                 Bins<Fixed>&, FirstFailure&, GridCount&, const int8_t*);
 template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
                                 Bins<int64_t>&, FirstFailure&, GridCount*, int);
 template bool bin_bars<Fixed>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,

@@ -51,10 +51,11 @@ double sum_volumes(const Array& volume, int64_t begin, int64_t end);
 bool integer_accumulation(const Array& volume, bool splits_volume);
 
 // Bins rows [begin, end) of the trades and adds their off-grid prices to `grid`. False (and f
-// recorded) on a bad row.
+// recorded) on a bad row. side (int8 codes, sided calls into a window of kSidePlanes planes; else null):
+// each trade into plane side[i] & 3 of its row.
 template <class Acc>
 bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
-                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid);
+                const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid, const int8_t* side = nullptr);
 
 // Bins bars [begin, end) with the given distribution and adds the off-grid prices of the first
 // n_grid inputs (high, low, close, open) to grid[0 .. n_grid). False (and f recorded) on a bad row.

@@ -54,6 +54,11 @@ inline Fixed acc_to_fixed(const Fixed& x) { return x; }
 // Acc: int64_t for integer volumes landing whole on one row, Fixed (64.64) otherwise; both exact. Layout: row-major, lane l's
 // accumulator of row r at data()[(r - origin()) * kLanes + l]: a row's lanes share a cache line
 // (1-4% faster on float32 trades than lane-major, where lane l was at l * rows()).
+// Sided calls (aggressor side, docs/design/side-single-pass.md §5) keep kSidePlanes planes a row: plane p of
+// row r at data()[((r - origin()) * kSidePlanes + p) * kLanes + l] (0 unknown side, 1 buy, 3 sell, 2 unused:
+// the plane of an int8 code c is c & 3); drain_sided() gives volume = the exact sum of the planes.
+constexpr int kSidePlanes = 4;
+
 template <class Acc>
 class alignas(64) RowWindow {  // aligned: workers' windows never share a cache line
  public:
@@ -66,6 +71,17 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   }
 
   Acc* data() { return buf_.data(); }
+  // log2 of the planes a row holds (0: one, the plain call; 2: kSidePlanes). A window kept across
+  // calls takes each call's; changing it drops the (zero) rows, the next make_room allocates.
+  void set_plane_shift(int shift) {
+    if (shift == plane_shift_) return;
+    plane_shift_ = shift;
+    buf_.clear();
+    diff_.clear();
+    units_.clear();
+    rows_ = 0;
+  }
+  int plane_shift() const { return plane_shift_; }
   int64_t origin() const { return origin_; }
   int64_t rows() const { return rows_; }
   int64_t max_rows() const { return max_rows_; }
@@ -97,11 +113,12 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
       origin_ = nlo - (cap - span - kPad) / 2;
       return true;
     }
-    std::vector<Acc> next(static_cast<size_t>(cap * kLanes), Acc{});
+    const int64_t unit = int64_t{kLanes} << plane_shift_;  // accumulators a row
+    std::vector<Acc> next(static_cast<size_t>(cap * unit), Acc{});
     const int64_t origin = nlo - (cap - span - kPad) / 2;
     if (!empty)
-      std::copy(buf_.begin() + (lo - origin_) * kLanes, buf_.begin() + (hi - origin_ + 1) * kLanes,
-                next.begin() + (lo - origin) * kLanes);
+      std::copy(buf_.begin() + (lo - origin_) * unit, buf_.begin() + (hi - origin_ + 1) * unit,
+                next.begin() + (lo - origin) * unit);
     buf_.swap(next);
     if (std::is_same_v<Acc, Fixed>) {
       // The difference array moves with the rows (folded once, at drain).
@@ -174,12 +191,52 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if (lanes) std::fill(buf_.data() + first * kLanes, buf_.data() + (first + clear) * kLanes, Acc{});
   }
 
+  // drain() of a sided window (trades): per row volume = the exact sum of its planes to out, the buy
+  // plane to buy, the sell plane to sell (float64, each rounded once), their exact sums added to
+  // total, buy_total, sell_total; rows lo..hi + kPad zeroed.
+  void drain_sided(int64_t lo, int64_t hi, std::vector<double>& out, std::vector<double>& buy,
+                   std::vector<double>& sell, Fixed& total, Fixed& buy_total, Fixed& sell_total) {
+    if (lo > hi) return;
+    constexpr int64_t unit = int64_t{kLanes} * kSidePlanes;
+    const int64_t first = lo - origin_, n = hi - lo + 1;
+    const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n), 0.0);
+    buy.resize(at + static_cast<size_t>(n), 0.0);
+    sell.resize(at + static_cast<size_t>(n), 0.0);
+    Fixed sums, bs, ss;
+    const Acc* b = buf_.data() + first * unit;
+    const auto plane = [](const Acc* r) {
+      Acc sum = r[0];
+      for (int l = 1; l < kLanes; ++l) sum += r[l];
+      return sum;
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      const Acc* r = b + k * unit;
+      const Acc u = plane(r), pb = plane(r + kLanes), ps = plane(r + 3 * kLanes);
+      Acc v = u;
+      v += pb;
+      v += ps;
+      out[at + static_cast<size_t>(k)] = acc_to_double(v);
+      buy[at + static_cast<size_t>(k)] = acc_to_double(pb);
+      sell[at + static_cast<size_t>(k)] = acc_to_double(ps);
+      sums += acc_to_fixed(v);
+      bs += acc_to_fixed(pb);
+      ss += acc_to_fixed(ps);
+    }
+    total += sums;
+    buy_total += bs;
+    sell_total += ss;
+    std::fill(buf_.data() + first * unit, buf_.data() + (first + clear) * unit, Acc{});
+  }
+
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
   std::vector<Fixed> diff_;      // [rows_] difference array (Fixed windows only)
   std::vector<int64_t> units_;   // [rows_] its single units
   bool diff_used_ = false;
+  int plane_shift_ = 0;  // log2 of the planes a row holds
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator
   int64_t rows_ = 0;    // accumulators per lane
 };
@@ -198,11 +255,25 @@ class Bins {
       if (!reserve(r, r)) return false;
       k = static_cast<uint64_t>(r - origin_);
     }
-    h_[static_cast<int64_t>(k) * kLanes + (lane % kLanes)] += v;
+    h_[(static_cast<int64_t>(k) * kLanes << shift_) + (lane % kLanes)] += v;
     lanes_ = true;
     touch(r, r);
     return true;
   }
+  // add() into plane p of a sided window (p < kSidePlanes).
+  VPOC_ALWAYS_INLINE bool add_plane(int64_t r, unsigned p, Acc v, unsigned lane) {
+    uint64_t k = static_cast<uint64_t>(r - origin_);
+    if (k >= static_cast<uint64_t>(rows_)) {
+      if (!reserve(r, r)) return false;
+      k = static_cast<uint64_t>(r - origin_);
+    }
+    h_[((static_cast<int64_t>(k) * kSidePlanes + p) * kLanes) + (lane % kLanes)] += v;
+    lanes_ = true;
+    touch(r, r);
+    return true;
+  }
+  // log2 of the planes a row holds (RowWindow::plane_shift).
+  int plane_shift() const { return shift_; }
   // Makes rows want_lo..want_hi + kPad addressable (false: the session would exceed max_rows).
   VPOC_ALWAYS_INLINE bool reserve(int64_t want_lo, int64_t want_hi) {
     if (want_lo >= origin_ && want_hi + kPad < origin_ + rows_) return true;
@@ -235,6 +306,17 @@ class Bins {
   // number of rows moved.
   int64_t drain(std::vector<double>& out, Fixed& total) {
     w_->drain(lo_, hi_, out, total, lanes_);
+    return reset();
+  }
+  // drain() of a sided window (RowWindow::drain_sided).
+  int64_t drain_sided(std::vector<double>& out, std::vector<double>& buy, std::vector<double>& sell, Fixed& total,
+                      Fixed& buy_total, Fixed& sell_total) {
+    w_->drain_sided(lo_, hi_, out, buy, sell, total, buy_total, sell_total);
+    return reset();
+  }
+
+ private:
+  int64_t reset() {
     lanes_ = false;
     const int64_t n = empty() ? 0 : hi_ - lo_ + 1;
     lo_ = std::numeric_limits<int64_t>::max();
@@ -242,17 +324,17 @@ class Bins {
     vmax_ = 0.0;
     return n;
   }
-
- private:
   void reload() {
     h_ = w_->data();
     origin_ = w_->origin();
     rows_ = w_->rows();
+    shift_ = w_->plane_shift();
   }
   RowWindow<Acc>* w_;
   Acc* h_ = nullptr;
   int64_t origin_ = 0;
   int64_t rows_ = 0;
+  int shift_ = 0;  // log2 of the planes a row holds
   int64_t lo_ = std::numeric_limits<int64_t>::max();
   int64_t hi_ = std::numeric_limits<int64_t>::min();
   double vmax_ = 0.0;

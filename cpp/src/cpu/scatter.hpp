@@ -98,7 +98,7 @@ bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bo
   checked = false;
   if (count != nullptr) *count = -1;
   if (ent != nullptr) ent->m = -1;
-  if (bins.rows() > Records<Acc>::kMaxRows) return false;
+  if ((bins.rows() << bins.plane_shift()) > Records<Acc>::kMaxRows) return false;  // sided: planes a row
   if constexpr (std::is_same_v<P, double>) {
     checked = block_records(p, v, n, s.inv, static_cast<double>(bins.origin()), kShift, rec, mn, mx, on_grid, &vc);
     return checked;

@@ -275,8 +275,8 @@ class _SideMixin:
         and ``dev_delta`` (the running delta of the latest row, ``live.delta``)."""
         f = self._side_fields_now()
         out: Dict[str, Any] = {k: np.array(f.field(k)) for k in ("imbalance_buy", "imbalance_sell")}
-        out["buy_volume"] = np.array(f.buy.volume)
-        out["sell_volume"] = np.array(f.sell.volume)
+        out["buy_volume"] = np.array(f.field("buy_volume"))
+        out["sell_volume"] = np.array(f.field("sell_volume"))
         out["delta"] = float(f.field("delta")[0])
         out["delta_poc"] = float(f.field("delta_poc")[0])
         for k in ("delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell"):

@@ -1,0 +1,122 @@
+// bindings/register_side.cpp — _core.check_side, side_levels, the sided result's columns: CPU aggressor side (vpoc/side.hpp).
+// Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
+#include <pybind11/numpy.h>
+
+#include <utility>
+#include <vector>
+
+#include "register.hpp"
+#include "vpoc/errors.hpp"
+#include "vpoc/side.hpp"
+
+namespace vpoc_bind {
+namespace {
+
+// A column moved into a numpy array that owns it (no copy: the rows of a big call are megabytes).
+template <class T>
+py::array own(std::vector<T>&& v, const py::dtype& dt) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule free(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array(dt, {static_cast<py::ssize_t>(heap->size())}, {static_cast<py::ssize_t>(sizeof(T))}, heap->data(),
+                   free);
+}
+template <class T>
+py::array own(std::vector<T>&& v) {
+  return own(std::move(v), py::dtype::of<T>());
+}
+
+// Every column of c (moved out); with_rows: also buy / sell rows, delta and dev_delta.
+py::dict fields_of(vpoc::SideColumns& c, bool with_rows) {
+  py::dict d;
+  if (with_rows) {
+    d["buy_volume"] = own(std::move(c.buy));
+    d["sell_volume"] = own(std::move(c.sell));
+    d["delta"] = own(std::move(c.delta));
+    d["dev_delta"] = own(std::move(c.dev_delta));
+  }
+  d["imbalance_buy"] = own(std::move(c.imbalance_buy), py::dtype::of<bool>());  // 0 / 1 bytes: numpy bools
+  d["imbalance_sell"] = own(std::move(c.imbalance_sell), py::dtype::of<bool>());
+  d["delta_poc"] = own(std::move(c.delta_poc));
+  d["delta_poc_row"] = own(std::move(c.delta_poc_row));
+  d["stacked_imbalance_buy"] = own(std::move(c.stacked_buy));
+  d["stacked_imbalance_sell"] = own(std::move(c.stacked_sell));
+  return d;
+}
+
+using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_size) {
+  const auto S = static_cast<int64_t>(row_off.size()) - 1;
+  if (S < 0 || static_cast<int64_t>(low_row.size()) != S)
+    VPOC_THROW(ValueError, "row offsets [S + 1] and low rows [S] do not match");
+  vpoc::RowLayout L;
+  L.row_off = row_off.data();
+  L.low_row = low_row.data();
+  L.n_sessions = S;
+  L.row_size = row_size;
+  return L;
+}
+
+}  // namespace
+
+py::dict side_dict(vpoc::SideColumns&& c, bool developing) {
+  py::dict d = fields_of(c, true);
+  if (!developing) d["dev_delta"] = py::none();
+  return d;
+}
+
+void register_side(py::module_& m) {
+  m.def(
+      "check_side",
+      [](const py::array& side) -> py::tuple {
+        if (side.ndim() != 1 || !(side.flags() & py::array::c_style) || side.dtype().itemsize() != 1)
+          return py::make_tuple(py::none(), -2);
+        const char k = side.dtype().kind();
+        const auto n = static_cast<int64_t>(side.shape(0));
+        if (k == 'i') {
+          int64_t bad;
+          {
+            py::gil_scoped_release nogil;
+            bad = vpoc::first_bad_side(static_cast<const int8_t*>(side.data()), n);
+          }
+          return py::make_tuple(side, bad);
+        }
+        if (k == 'S') {
+          py::array_t<int8_t> codes(static_cast<py::ssize_t>(n));
+          int64_t bad;
+          {
+            py::gil_scoped_release nogil;
+            bad = vpoc::side_letters(static_cast<const uint8_t*>(side.data()), codes.mutable_data(), n);
+          }
+          return py::make_tuple(codes, bad);
+        }
+        return py::make_tuple(py::none(), -2);
+      },
+      py::arg("side"),
+      "(int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); "
+      "(None, -2) for any other array (vpoc._side converts it).");
+  m.def(
+      "side_levels",
+      [](const I64& row_off, const I64& low_row, const F64& buy, const F64& sell, double row_size,
+         const py::handle& options, double imbalance_ratio, int64_t stacked_min) {
+        const vpoc::Options& opt = options_of(options);
+        const vpoc::RowLayout L = layout_of(row_off, low_row, row_size);
+        const int64_t R = row_off.data()[L.n_sessions];
+        if (static_cast<int64_t>(buy.size()) != R || static_cast<int64_t>(sell.size()) != R)
+          VPOC_THROW(ValueError, "side_levels: buy / sell rows do not match the row offsets");
+        vpoc::SideColumns c;
+        c.buy.assign(buy.data(), buy.data() + R);
+        c.sell.assign(sell.data(), sell.data() + R);
+        {
+          py::gil_scoped_release nogil;
+          vpoc::side_levels(c, L, opt, {imbalance_ratio, stacked_min});
+        }
+        return fields_of(c, false);
+      },
+      py::arg("row_offsets"), py::arg("low_row"), py::arg("buy"), py::arg("sell"), py::arg("row_size"),
+      py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"),
+      "Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).");
+}
+
+}  // namespace vpoc_bind

@@ -1,0 +1,62 @@
+// vpoc/side.hpp — aggressor-side fields (buy / sell rows, delta, delta POC, imbalances, stacked runs, dev_delta) on the CPU.
+// Contract: docs/design/side-single-pass.md §1: the bits of the masked engine passes, from the engine's one binning pass.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vpoc/engine.hpp"
+#include "vpoc/types.hpp"
+
+namespace vpoc {
+
+// The imbalance parameters of one call (vpoc._side_profiles.side_rules checked them).
+struct SideRules {
+  double imbalance_ratio = 3.0;
+  int64_t stacked_min = 3;
+};
+
+// The rows of a finished profile: session s holds rows row_off[s] .. row_off[s + 1] - 1 of every row
+// column, ladder rows low_row[s] + j (low_row unread for sessions without rows); row_size = tick *
+// ticks_per_row, the price of a row is row * row_size.
+struct RowLayout {
+  const int64_t* row_off = nullptr;  // [S + 1]
+  const int64_t* low_row = nullptr;  // [S]
+  int64_t n_sessions = 0;
+  double row_size = 1.0;
+};
+
+// Every side field; row columns aligned with the profile's volume.
+struct SideColumns {
+  std::vector<double> buy, sell;                    // [R]
+  std::vector<uint8_t> imbalance_buy, imbalance_sell;  // [R] 0 / 1
+  std::vector<double> delta, delta_poc;             // [S]
+  std::vector<int64_t> delta_poc_row, stacked_buy, stacked_sell;  // [S]
+  std::vector<double> dev_delta;                    // [N] with opt.developing, else empty
+};
+
+// What a sided call gives the CPU engine (vpoc::profile_trades) and gets back: its side codes (int8 +1 / -1 / 0,
+// one per trade, checked by the caller), its rules; the engine bins each trade's volume into the unknown,
+// buy or sell plane of its row in its one binning pass (RowWindow planes) and fills `cols`.
+struct SideJob {
+  const int8_t* codes = nullptr;
+  SideRules rules;
+  SideColumns cols;
+  bool done = false;  // false: the call did not make them (a GPU call: the caller's masked passes do)
+};
+
+// dev_delta of sided trades: per trade, its session's float64 sum in input order of v * (side == 1) - v * (side == -1).
+void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& sessions, const Options& opt,
+                    std::vector<double>& out);
+
+// The per-session fields of finished buy / sell rows (c.buy, c.sell [R] and c.delta [S] set): imbalances,
+// stacked-imbalance counts, the delta POC (the engine's POC rule of `opt` on |buy - sell| per row; rows
+// closer to zero than 2**-32 count 0), parallel over sessions on opt.threads.
+void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, const SideRules& rules);
+
+// The index of the first int8 side in s[0, n) that is not -1, 0 or +1, or -1 (core/side.hpp).
+int64_t first_bad_side(const int8_t* s, int64_t n);
+// 'S1' letters ('B' +1, 'A' -1, 'N' 0) as int8 codes into out; the index of the first other byte, or -1.
+int64_t side_letters(const uint8_t* in, int8_t* out, int64_t n);
+
+}  // namespace vpoc

@@ -1,0 +1,47 @@
+// core/side.hpp — aggressor-side codes: +1 buyer-initiated, -1 seller-initiated, 0 unknown, of int8 and 'S1' columns.
+// Contract: docs/contract.md "Aggressor side"; the index of the first bad value (vpoc._side words it), host and device.
+#pragma once
+
+#include <cstdint>
+
+#include "core/ladder.hpp"  // VPOC_HD
+
+namespace vpoc::side {
+
+// Not a side: the code of every byte that is none of the accepted values.
+constexpr int8_t kBad = 2;
+
+// The code of an int8 side (numpy int8: 1, -1 (0xFF), 0); kBad otherwise.
+VPOC_HD int8_t code_i8(uint8_t b) { return b == 1 ? int8_t(1) : b == 0xFF ? int8_t(-1) : b == 0 ? int8_t(0) : kBad; }
+// The code of a one-byte letter (numpy 'S1', Databento's: 'B' buy aggressor, 'A' sell aggressor, 'N' none).
+VPOC_HD int8_t code_c8(uint8_t b) {
+  return b == 'B' ? int8_t(1) : b == 'A' ? int8_t(-1) : b == 'N' ? int8_t(0) : kBad;
+}
+
+// The index of the first int8 side in s[0, n) that is not -1, 0 or +1; -1 when every one is. Blocks of
+// 256 are tested branch-free (a loop the compiler vectorises); only a block holding a bad one is searched.
+inline int64_t first_bad_i8(const int8_t* s, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = b + kBlock < n ? b + kBlock : n;
+    uint8_t bad = 0;
+    for (int64_t i = b; i < e; ++i) bad |= static_cast<uint8_t>(static_cast<uint8_t>(s[i] + 1) > 2);
+    if (bad)
+      for (int64_t i = b; i < e; ++i)
+        if (static_cast<uint8_t>(s[i] + 1) > 2) return i;
+  }
+  return -1;
+}
+
+// Letters in[0, n) as int8 codes into out; the index of the first byte that is not 'B', 'A' or 'N'
+// (out is then incomplete), or -1.
+inline int64_t letters_to_codes(const uint8_t* in, int8_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int8_t c = code_c8(in[i]);
+    if (c == kBad) return i;
+    out[i] = c;
+  }
+  return -1;
+}
+
+}  // namespace vpoc::side
