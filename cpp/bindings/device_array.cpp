@@ -38,6 +38,7 @@ py::dtype numpy_dtype(vpoc::DType dt) {
     case vpoc::DType::f64: return py::dtype::of<double>();
     case vpoc::DType::i32: return py::dtype::of<int32_t>();
     case vpoc::DType::i64: return py::dtype::of<int64_t>();
+    case vpoc::DType::i8: return py::dtype::of<int8_t>();
   }
   return py::dtype::of<double>();  // unreachable: every DType is listed above
 }
@@ -48,6 +49,7 @@ const char* dtype_name(vpoc::DType dt) {
     case vpoc::DType::f64: return "float64";
     case vpoc::DType::i32: return "int32";
     case vpoc::DType::i64: return "int64";
+    case vpoc::DType::i8: return "int8";
   }
   return "?";
 }

@@ -106,12 +106,13 @@ inline DLDataType data_type(vpoc::DType dt) {
     case vpoc::DType::f64: return {kDLFloat, 64, 1};
     case vpoc::DType::i32: return {kDLInt, 32, 1};
     case vpoc::DType::i64: return {kDLInt, 64, 1};
+    case vpoc::DType::i8: return {kDLInt, 8, 1};
   }
   return {kDLFloat, 64, 1};  // unreachable: every DType is listed above
 }
 
 inline size_t item_size(vpoc::DType dt) {
-  return (dt == vpoc::DType::f32 || dt == vpoc::DType::i32) ? 4 : 8;
+  return dt == vpoc::DType::i8 ? 1 : (dt == vpoc::DType::f32 || dt == vpoc::DType::i32) ? 4 : 8;
 }
 
 // A 2-D array's columns: `cols` columns of n elements each, column k starting `stride` elements after

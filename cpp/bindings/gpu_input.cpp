@@ -85,10 +85,16 @@ std::uintptr_t pointer(const py::handle& v, int64_t size, const char* name, cons
   return static_cast<std::uintptr_t>(ptr);
 }
 
-std::string allowed(Kinds k) { return k == Kinds::floats ? "float32 or float64" : "float32, float64, int32 or int64"; }
+std::string allowed(Kinds k) {
+  return k == Kinds::floats ? "float32 or float64" : k == Kinds::side ? "int8" : "float32, float64, int32 or int64";
+}
 
 // The engine dtype of (kind, bytes) when `kinds` accepts it.
 bool engine_dtype(char kind, int bytes, Kinds kinds, vpoc::DType& dt) {
+  if (kinds == Kinds::side) {
+    dt = vpoc::DType::i8;
+    return kind == 'i' && bytes == 1;
+  }
   if (kind == 'f' && bytes == 4) dt = vpoc::DType::f32;
   else if (kind == 'f' && bytes == 8) dt = vpoc::DType::f64;
   else if (kinds == Kinds::floats) return false;
@@ -119,7 +125,7 @@ bool engine_dtype(char kind, int bytes, Kinds kinds, vpoc::DType& dt) {
 struct Torch {
   PyTypeObject* tensor = nullptr;
   PyObject* strided = nullptr;
-  PyObject* dtypes[4] = {};  // float32, float64, int32, int64 (vpoc::DType order)
+  PyObject* dtypes[5] = {};  // float32, float64, int32, int64, int8 (vpoc::DType order)
 };
 
 const Torch* torch_api() {
@@ -132,16 +138,16 @@ const Torch* torch_api() {
     return nullptr;
   }
   const auto m = steal(mod);
-  const char* names[6] = {"float32", "float64", "int32", "int64", "strided", "Tensor"};
-  Ref got[6];
-  for (int i = 0; i < 6; ++i) {
+  const char* names[7] = {"float32", "float64", "int32", "int64", "int8", "strided", "Tensor"};
+  Ref got[7];
+  for (int i = 0; i < 7; ++i) {
     got[i] = attr_or_null(m, py::str(names[i]).ptr());
     if (!got[i]) return nullptr;  // torch still importing (nothing kept: the references go with `got`)
   }
-  if (!PyType_Check(got[5].ptr())) return nullptr;
-  for (int i = 0; i < 4; ++i) api.dtypes[i] = got[i].release().ptr();
-  api.strided = got[4].release().ptr();
-  api.tensor = reinterpret_cast<PyTypeObject*>(got[5].release().ptr());
+  if (!PyType_Check(got[6].ptr())) return nullptr;
+  for (int i = 0; i < 5; ++i) api.dtypes[i] = got[i].release().ptr();
+  api.strided = got[5].release().ptr();
+  api.tensor = reinterpret_cast<PyTypeObject*>(got[6].release().ptr());
   return &api;
 }
 
@@ -189,9 +195,11 @@ bool torch_fields(const py::handle& x, const Torch& api, Kinds kinds, GpuInput& 
   if (size == -1 && PyErr_Occurred()) throw py::error_already_set();
   const Ref dtype = steal(PyObject_GetAttr(x.ptr(), n.dtype));
   int k = 0;
-  while (k < 4 && api.dtypes[k] != dtype.ptr()) ++k;
+  while (k < 5 && api.dtypes[k] != dtype.ptr()) ++k;
   const auto dt = static_cast<vpoc::DType>(k);
-  if (k == 4 || (kinds == Kinds::floats && dt != vpoc::DType::f32 && dt != vpoc::DType::f64)) {
+  // side codes are int8 and only they are (a volume of int8 is not an engine dtype)
+  if (k == 5 || (kinds == Kinds::side) != (dt == vpoc::DType::i8) ||
+      (kinds == Kinds::floats && dt != vpoc::DType::f32 && dt != vpoc::DType::f64)) {
     if (name == nullptr) return false;
     bad_dtype(name, kinds, "dtype " + text(dtype));
   }
@@ -457,7 +465,7 @@ void not_gpu(const char* name, const std::string& why) {
 }
 
 const char* typestr_of(vpoc::DType dt) {
-  static const char* const names[4] = {"f4", "f8", "i4", "i8"};  // vpoc::DType order
+  static const char* const names[5] = {"f4", "f8", "i4", "i8", "i1"};  // vpoc::DType order
   return names[static_cast<int>(dt)];
 }
 

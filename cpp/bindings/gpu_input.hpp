@@ -13,8 +13,9 @@ namespace vpoc_bind {
 
 namespace py = pybind11;
 
-// The dtypes a GPU input may have: prices float32/float64; volumes also int32/int64.
-enum class Kinds { floats, numbers };
+// The dtypes a GPU input may have: prices float32/float64; volumes also int32/int64; aggressor-side
+// codes int8 only (vpoc._side_profiles converts other sides on the device first).
+enum class Kinds { floats, numbers, side };
 
 // A GPU array as the engine reads it, with what orders the engine's work after its producer's.
 struct GpuInput {

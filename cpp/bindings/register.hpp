@@ -37,6 +37,9 @@ inline constexpr int kNRuleKeys = 7;
 // Every side column of a sided call moved into a dict of host numpy arrays (register_side.cpp); dev_delta None
 // unless developing.
 py::dict side_dict(vpoc::SideColumns&& c, bool developing);
+// A GPU call's side columns (vpoc::SideDeviceColumns) as zero-copy DeviceArrays of GPU `device`, complete
+// after `ready` (imbalance flags: int8 0 / 1; dev_delta: None, made by the caller).
+py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vpoc::Ready& ready);
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).
 const vpoc::Options& options_of(const py::handle& obj, const char* name = "options");

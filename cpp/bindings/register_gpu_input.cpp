@@ -133,7 +133,7 @@ void register_gpu_input(py::module_& m) {
           const py::handle v = kv.second;
           GpuInput g;
           const std::string name = py::str(kv.first);
-          if (!read_gpu_input(v, name.c_str(), name == "volume" ? Kinds::numbers : Kinds::floats, g, stream)) {
+          if (!read_gpu_input(v, name.c_str(), name == "volume" ? Kinds::numbers : name == "side" ? Kinds::side : Kinds::floats, g, stream)) {
             ins[kv.first] = v;
             continue;
           }

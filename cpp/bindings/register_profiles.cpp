@@ -288,20 +288,33 @@ void register_profiles(py::module_& m) {
       "profile_trades",
       [](const py::object& price, const py::object& volume, const py::object& offsets, const py::object& session_ids,
          const py::handle& options, const std::optional<vpoc::Placement>& placement, const py::object& window_start,
-         const std::optional<py::array_t<int8_t, py::array::c_style>>& side, double imbalance_ratio,
-         int64_t stacked_min) {
+         const py::object& side, double imbalance_ratio, int64_t stacked_min) {
         const vpoc::Options& opt = options_of(options);
         const vpoc::Placement place = placement.value_or(vpoc::Placement{});
         Inputs in;
-        vpoc::SideJob job;  // sided calls (int8 codes checked by vpoc._side_profiles.trade_side)
+        // sided calls: int8 codes (vpoc._side_profiles.trade_side): a host numpy column (checked there; the CPU
+        // engine reads job.codes, a GPU call uploads job.side) or a GpuInput (checked by the GPU range pass)
+        vpoc::SideJob job;
         struct Trades {
           vpoc::Array price, volume;
           vpoc::SideJob* side;
         } t{in.array(price, "price", Role::price), in.array(volume, "volume", Role::volume), nullptr};
-        if (side) {
-          if (side->size() != t.price.size)
-            VPOC_THROW_ARG(ValueError, "side", "side has length ", side->size(), " but there are ", t.price.size, " trades");
-          job.codes = side->data();
+        py::array host_side;  // kept alive through the call
+        if (!side.is_none()) {
+          if (as_gpu_input(side) != nullptr) {
+            job.side = in.array(side, "side", Role::volume);  // a GpuInput as read (a DLPack one: the call waits)
+          } else {
+            host_side = py::array_t<int8_t, py::array::c_style>::ensure(side);
+            if (!host_side || host_side.ndim() != 1)
+              VPOC_THROW_ARG(TypeError, "side", "side must be a 1-D int8 array of codes here (vpoc._side_profiles)");
+            job.codes = static_cast<const int8_t*>(host_side.data());
+            job.side.data = host_side.data();
+            job.side.size = static_cast<int64_t>(host_side.shape(0));
+          }
+          job.side.dtype = vpoc::DType::i8;
+          job.side.name = "side";
+          if (job.side.size != t.price.size)
+            VPOC_THROW_ARG(ValueError, "side", "side has length ", job.side.size, " but there are ", t.price.size, " trades");
           job.rules = {imbalance_ratio, stacked_min};
           t.side = &job;
         }
@@ -315,6 +328,7 @@ void register_profiles(py::module_& m) {
             },
             &t));
         if (job.done) pr->side_fields = side_dict(std::move(job.cols), opt.developing);
+        if (job.device_done) pr->side_fields = side_device_dict(job.device, pr->r.device, pr->r.ready);
         return pr;
       },
       py::arg("price"), py::arg("volume"), py::arg("offsets"), py::arg("session_ids"), py::arg("options"),

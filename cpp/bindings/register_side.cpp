@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_array.hpp"
 #include "register.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/side.hpp"
@@ -59,6 +60,25 @@ vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_siz
 }
 
 }  // namespace
+
+py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vpoc::Ready& ready) {
+  py::dict d;
+  const auto put = [&](const char* name, const vpoc::Column& col) {
+    d[name] = make_device_array(std::static_pointer_cast<vpoc::gpu::Buffer>(col.owner), col.data, col.size, col.dtype,
+                                vpoc::gpu::dlpack_device_type(), device, ready);
+  };
+  put("buy_volume", c.buy);
+  put("sell_volume", c.sell);
+  put("delta", c.delta);
+  put("imbalance_buy", c.imbalance_buy);
+  put("imbalance_sell", c.imbalance_sell);
+  put("delta_poc", c.delta_poc);
+  put("delta_poc_row", c.delta_poc_row);
+  put("stacked_imbalance_buy", c.stacked_buy);
+  put("stacked_imbalance_sell", c.stacked_sell);
+  d["dev_delta"] = py::none();
+  return d;
+}
 
 py::dict side_dict(vpoc::SideColumns&& c, bool developing) {
   py::dict d = fields_of(c, true);

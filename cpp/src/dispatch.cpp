@@ -10,6 +10,7 @@
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/gpu.hpp"
+#include "vpoc/side.hpp"
 
 namespace vpoc {
 namespace {
@@ -94,7 +95,9 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
           return gpu::profile_bins(&price, volume, nullptr, sessions, opt, place, lo, w);
         });
   if (place.device >= 0) {
-    auto p = gpu::profile_trades(price, volume, sessions, opt, place);
+    // sided: the codes as the GPU engine's third input (vpoc/side.hpp SideJob::side), else unsided
+    SideJob* gpu_side = side != nullptr && side->side.dtype == DType::i8 ? side : nullptr;
+    auto p = gpu::profile_trades(price, volume, sessions, opt, place, gpu_side);
     const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, price.size, opt);
     Result r = from_device(std::move(p), opt);
     r.grid = g;

@@ -191,7 +191,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         ts = None
         if any(v is not None for v in table.values()):
             _no_table_options(table, "from_trades")
-    side = _sides.trade_side(side, volume, price, sided)
+    # session= / sessions= / a table keep some rows: the whole side column is checked first (rule b)
+    side = _sides.trade_side(side, volume, price, sided, session is not None or sessions is not None or ts is not None)
     if session is not None:
         sessions = _one_session(session, sessions)
     rows = None
@@ -201,8 +202,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         facts = {**facts, **planned}
         price, volume, side = cols["price"], cols["volume"], cols["side"]
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price), window_across_sessions)
-    prof = _run(_sides.trade_engine(side, sided, volume), {"price": price, "volume": volume},
-                (offsets, session_ids, opts), device, memory_budget, stream, {"price": price}, opts, facts, rows, ws)
+    engine, arrays = _sides.trade_engine(side, sided, {"price": price, "volume": volume})
+    prof = _run(engine, arrays, (offsets, session_ids, opts), device, memory_budget, stream, {"price": price}, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream), rules, volume)

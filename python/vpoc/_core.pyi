@@ -390,7 +390,7 @@ def price_off_grid(price: typing.SupportsFloat | typing.SupportsIndex, tick_size
     """
 def profile_bars(high: typing.Any, low: typing.Any, close: typing.Any, volume: typing.Any, open: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None) -> Result:
     ...
-def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None, *, side: typing.Annotated[npt.ArrayLike, np.int8] | None = None, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex = 3.0, stacked_min: typing.SupportsInt | typing.SupportsIndex = 3) -> Result:
+def profile_trades(price: typing.Any, volume: typing.Any, offsets: typing.Any, session_ids: typing.Any, options: typing.Any, placement: Placement | None = None, window_start: typing.Any = None, *, side: typing.Any = None, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex = 3.0, stacked_min: typing.SupportsInt | typing.SupportsIndex = 3) -> Result:
     ...
 def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.SupportsInt | typing.SupportsIndex) -> tuple[npt.NDArray[np.int64], typing.Any]:
     """

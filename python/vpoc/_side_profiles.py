@@ -21,6 +21,7 @@ from . import _core
 from ._arrays import as_index, as_volume, gpu_location
 from ._errors import InputError, input_error, readdressed, row_of
 from ._side import aggressor_side
+from ._side_lib import _Lib, host_array
 from ._validate import INT64_MAX, integer, real
 
 __all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side", "trade_engine",
@@ -59,116 +60,6 @@ def side_rules(imbalance_ratio: Any, stacked_imbalance_min: Any) -> SideRules:
     return SideRules(float(ratio), int(k), given)
 
 
-# --------------------------------------------------------------------------- the arrays' library
-
-
-class _Lib:
-    """numpy on the host, or the torch / cupy of a GPU array: the few operations the side fields
-    need, run where that library keeps its arrays."""
-
-    def __init__(self, like: Any = None) -> None:
-        mod = "numpy" if like is None else type(like).__module__.split(".")[0]
-        self.name = mod if mod in ("torch", "cupy") else "numpy"
-        self.device = None if self.name == "numpy" else like.device
-        if self.name == "torch":
-            import torch
-
-            self.xp: Any = torch
-        elif self.name == "cupy":
-            import cupy
-
-            self.xp = cupy
-        else:
-            self.xp = np
-
-    @staticmethod
-    def of(*arrays: Any) -> "_Lib":
-        """The library of the first array in GPU memory (numpy when none is)."""
-        for x in arrays:
-            if x is not None and gpu_location(x) is not None and type(x).__module__.split(".")[0] in ("torch",
-                                                                                                    "cupy"):
-                return _Lib(x)
-        return _Lib()
-
-    def put(self, x: Any) -> Any:
-        """``x`` (numpy, a DeviceArray, or another library's array) as this library's array."""
-        if self.name == "numpy":
-            return host_array(x)
-        if type(x).__module__.split(".")[0] == self.name:
-            return x
-        if isinstance(x, np.ndarray):
-            if self.name == "torch":
-                return self.xp.as_tensor(x, device=self.device)
-            with self.device:
-                return self.xp.asarray(x)
-        return self.xp.from_dlpack(x)
-
-    def zeros(self, n: int, kind: str) -> Any:
-        if self.name == "torch":
-            dtype = {"i8": self.xp.int64, "f8": self.xp.float64, "b1": self.xp.bool}[kind]
-            return self.xp.zeros(n, dtype=dtype, device=self.device)
-        dtype = {"i8": np.int64, "f8": np.float64, "b1": np.bool_}[kind]
-        if self.name == "cupy":
-            with self.device:
-                return self.xp.zeros(n, dtype=dtype)
-        return np.zeros(n, dtype=dtype)
-
-    def arange(self, n: int) -> Any:
-        if self.name == "torch":
-            return self.xp.arange(n, dtype=self.xp.int64, device=self.device)
-        if self.name == "cupy":
-            with self.device:
-                return self.xp.arange(n, dtype=np.int64)
-        return np.arange(n, dtype=np.int64)
-
-    def cumsum(self, x: Any) -> Any:
-        return self.xp.cumsum(x, 0) if self.name == "torch" else self.xp.cumsum(x)
-
-    def cat(self, parts: list) -> Any:
-        return self.xp.cat(parts) if self.name == "torch" else self.xp.concatenate(parts)
-
-    def cast(self, x: Any, kind: str) -> Any:
-        if self.name == "torch":
-            return x.to({"i8": self.xp.int64, "f8": self.xp.float64, "i1": self.xp.int8}[kind])
-        return x.astype({"i8": np.int64, "f8": np.float64, "i1": np.int8}[kind], copy=False)
-
-    def flatnonzero(self, mask: Any) -> Any:
-        return self.xp.nonzero(mask).flatten() if self.name == "torch" else self.xp.flatnonzero(mask)
-
-    def bincount(self, idx: Any, n: int) -> Any:
-        return self.xp.bincount(idx, minlength=n)
-
-    def kind(self, x: Any) -> str:
-        """The dtype kind of ``x``: "b", "i", "u", "f", "c" or another numpy kind."""
-        if self.name != "torch":
-            return x.dtype.kind
-        if x.dtype == self.xp.bool:
-            return "b"
-        if x.is_complex():
-            return "c"
-        if x.is_floating_point():
-            return "f"
-        return "u" if x.dtype == self.xp.uint8 else "i"
-
-    def whole(self, x: Any) -> bool:
-        """Whether every value of ``x`` is a whole number (integer dtypes always are)."""
-        if self.kind(x) in "iu":
-            return True
-        return not bool((x != self.xp.floor(x)).any())
-
-
-def host_array(x: Any) -> Any:
-    """``x`` as a host numpy array: numpy as it is, a DeviceArray / torch / cupy array copied; None stays."""
-    if x is None or isinstance(x, np.ndarray):
-        return x
-    mod = type(x).__module__.split(".")[0]
-    if mod == "torch":
-        return x.detach().cpu().numpy()
-    if mod == "cupy":
-        return x.get()
-    return np.asarray(x)
-
-
 # --------------------------------------------------------------------------- inputs
 
 
@@ -205,11 +96,12 @@ def rows_of(x: Any, name: str) -> int:
         return int(shape[0])
 
 
-def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
+def trade_side(side: Any, volume: Any, price: Any, rules: SideRules, check_all: bool = True) -> Any:
     """``side`` as int8 codes +1 / -1 / 0 where ``volume`` lives (host numpy, or the torch / cupy of
     a GPU volume), checked against the rows of ``price`` (ValueError naming ``side`` and the row; the
     rule is vpoc._side's); None stays None (TypeError when an imbalance parameter was given without
-    a side)."""
+    a side). An int8 GPU side with ``check_all`` False (every row reaches the engine) is left to the
+    GPU engine's range pass (no host round trip here; trade_engine words its error)."""
     if side is None:
         if rules.given:
             raise TypeError("imbalance_ratio= / stacked_imbalance_min= apply to aggressor-side profiles: "
@@ -226,6 +118,10 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules) -> Any:
             raise ValueError(f"side must be 1-D, got shape {tuple(codes.shape)}")
         if lib.kind(codes) not in "iuf":
             aggressor_side(host_array(codes[:1]), "side")  # raises: boolean or not a number
+        if lib.is_int8(codes) and not check_all:  # the engine's range pass checks them
+            if int(codes.shape[0]) != n:
+                raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
+            return codes
         bad = (codes != 1) & (codes != -1) & (codes != 0)
         if bool(bad.any()):
             i = int(lib.flatnonzero(bad)[0])
@@ -493,20 +389,41 @@ def add_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: 
         return prof
     _no_bins(opts, "side")
     cols = getattr(prof.__dict__.get("_result"), "side_fields", None)
-    if cols is not None:  # the CPU engine binned the sides with the volumes (trade_engine)
+    if cols is not None and prof.device == "cpu":  # the CPU engine binned the sides with the volumes
         prof.__dict__["_side"] = HostSideFields(cols, rules)
+        return prof
+    if cols is not None:  # the GPU engine did (trade_engine); dev_delta: today's fallback, on first use
+        dev = None
+        if opts.developing:
+            lib = _Lib.of(volume)
+            dev = functools.partial(_trade_dev_delta, lib, side, volume, offsets, session_ids)
+        prof.__dict__["_side"] = DeviceSideFields(cols, rules, _Lib.of(volume), dev)
         return prof
     return _engine_trade_sides(prof, side, rules, volume, price, offsets, session_ids, opts, memory_budget, stream)
 
 
-def trade_engine(side: Any, rules: SideRules, volume: Any) -> Any:
-    """The engine call of from_trades: ``_core.profile_trades``, given the side codes when they and the
-    volumes are host arrays (a CPU call then bins each trade into the unknown / buy / sell plane of its row
-    in its one binning pass and returns every side field: ``Result.side_fields``; a GPU call ignores them)."""
-    if not isinstance(side, np.ndarray) or gpu_location(volume) is not None:
-        return _core.profile_trades
-    return functools.partial(_core.profile_trades, side=side, imbalance_ratio=rules.imbalance_ratio,
-                             stacked_min=rules.stacked_min)
+def trade_engine(side: Any, rules: SideRules, arrays: Dict[str, Any]) -> Any:
+    """(engine, arrays) of from_trades' engine call: ``_core.profile_trades`` over ``arrays`` (price, volume),
+    and, sided, over the side codes too (the third array, placed with the others: a GPU side is read where it
+    is). The engine bins each trade into the unknown / buy / sell plane of its row in its one binning pass
+    and returns every side field but a GPU call's ``dev_delta`` (``Result.side_fields``: numpy columns on
+    the CPU, DeviceArrays on a GPU). A bad code found by the GPU range pass (int8 GPU sides, not checked
+    before) is worded by vpoc._side, as every side error."""
+    if side is None:
+        return _core.profile_trades, arrays
+
+    def engine(price: Any, volume: Any, codes: Any, *rest: Any) -> Any:
+        try:
+            return _core.profile_trades(price, volume, *rest, side=codes, imbalance_ratio=rules.imbalance_ratio,
+                                        stacked_min=rules.stacked_min)
+        except InputError as e:
+            i = row_of(e)
+            if getattr(e, "argument", None) != "side" or i is None:
+                raise
+            aggressor_side(host_array(side[i:i + 1]), "side", where=lambda _: f"side[{i}]")
+            raise  # pragma: no cover - aggressor_side raised for the bad code
+
+    return engine, {**arrays, "side": side}
 
 
 def _engine_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, price: Any, offsets: Any,
@@ -519,6 +436,43 @@ def _engine_trade_sides(prof: Any, side: Any, rules: SideRules, volume: Any, pri
     engine = _Engine(prof.device, memory_budget, stream, {"price": price}, offsets, session_ids, opts)
     return _attach(prof, lib, engine, buy, sell, ("volume", "volume"), rules, bool(opts.developing),
                    int(v.shape[0]))
+
+
+def _trade_dev_delta(lib: _Lib, side: Any, volume: Any, offsets: Any, session_ids: Any) -> Any:
+    """dev_delta of a GPU call's trades: _dev_delta on the masked columns (int64 running sums for whole
+    volumes, else float64 in input order on the host), as before the engine binned the sides."""
+    v = as_volume(volume, "volume") if lib.name == "numpy" else (volume.detach() if hasattr(volume, "detach")
+                                                                 else volume)
+    s = lib.put(side)
+    return _dev_delta(lib, v * (s == 1), v * (s == -1), _input_offsets(offsets, session_ids, int(v.shape[0])))
+
+
+class DeviceSideFields:
+    """The side fields of a GPU call, made by the GPU engine (vpoc/side.hpp SideDeviceColumns): buy / sell
+    rows and the delta POC as the engine's DeviceArrays; delta, imbalances and stacked counts in the
+    volume's library (numpy for host inputs, torch / cupy zero-copy); dev_delta by ``dev`` on first use."""
+
+    _LIB_FIELDS = ("delta", "imbalance_buy", "imbalance_sell", "stacked_imbalance_buy", "stacked_imbalance_sell")
+
+    def __init__(self, cols: Dict[str, Any], rules: SideRules, lib: _Lib, dev: Any) -> None:
+        self.cols, self.rules, self.lib, self.dev = cols, rules, lib, dev
+        self.cache: Dict[str, Any] = {}
+
+    def field(self, name: str) -> Any:
+        if name not in self.cache:
+            if name == "dev_delta":
+                self.cache[name] = None if self.dev is None else self.dev()
+            elif name in self._LIB_FIELDS:
+                x = self.lib.put(self.cols[name])
+                if name.startswith("imbalance_"):  # int8 0 / 1 flags: the same bytes as bools
+                    x = x.view(self.xp_bool())
+                self.cache[name] = x
+            else:
+                self.cache[name] = self.cols[name]
+        return self.cache[name]
+
+    def xp_bool(self) -> Any:
+        return self.lib.xp.bool if self.lib.name == "torch" else np.bool_
 
 
 def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, Any], offsets: Any,

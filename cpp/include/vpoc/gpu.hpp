@@ -128,8 +128,10 @@ struct DeviceProfiles {
 
 // The GPU engines (inputs validated by the dispatcher). Inputs may be host arrays (streamed in
 // chunks through staging buffers) or arrays on gopt.device (Array::device == that index: read in place).
+// side (trades with an aggressor side, else null): side->side the int8 codes (where the prices are),
+// side->device gets the side columns (vpoc/side.hpp; the engine's one binning pass, 3 planes a row).
 DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                              const Options& opt, const GpuOptions& gopt);
+                              const Options& opt, const GpuOptions& gopt, SideJob* side = nullptr);
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
                             Distribute distribute, const Options& opt, const GpuOptions& gopt);
 // bins=N (opt.bins > 0): core/bins.hpp, one GPU thread per session (developing: per input row,

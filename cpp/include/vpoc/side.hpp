@@ -35,14 +35,26 @@ struct SideColumns {
   std::vector<double> dev_delta;                    // [N] with opt.developing, else empty
 };
 
-// What a sided call gives the CPU engine (vpoc::profile_trades) and gets back: its side codes (int8 +1 / -1 / 0,
-// one per trade, checked by the caller), its rules; the engine bins each trade's volume into the unknown,
-// buy or sell plane of its row in its one binning pass (RowWindow planes) and fills `cols`.
+// A GPU call's side columns, in device memory (complete after the result's ready event): rows [R]
+// buy / sell (float64) and imbalance flags (int8 0 / 1); per session [S] delta, delta_poc (float64),
+// delta_poc_row, stacked counts (int64). dev_delta is not made on the device (the caller's fallback).
+struct SideDeviceColumns {
+  Column buy, sell, imbalance_buy, imbalance_sell, delta, delta_poc, delta_poc_row, stacked_buy, stacked_sell;
+};
+
+// What a sided call gives the engine (vpoc::profile_trades) and gets back: its side codes (int8 +1 / -1 / 0,
+// one per trade), its rules; the engine bins each trade's volume into the unknown, buy or sell plane of its
+// row in its one binning pass. CPU (`codes` in host memory, checked by the caller): RowWindow planes, `cols`
+// filled. GPU (`side`: the codes as the call's third input, host or device memory, checked by the range pass:
+// a bad code is a ValueError naming side[i], reported before any other bad row): `device` filled.
 struct SideJob {
   const int8_t* codes = nullptr;
+  Array side;  // GPU calls: dtype i8, name "side" (data null: a CPU call)
   SideRules rules;
   SideColumns cols;
-  bool done = false;  // false: the call did not make them (a GPU call: the caller's masked passes do)
+  SideDeviceColumns device;
+  bool done = false;         // the host columns `cols` were made (CPU calls)
+  bool device_done = false;  // the device columns `device` were made (GPU calls)
 };
 
 // dev_delta of sided trades: per trade, its session's float64 sum in input order of v * (side == 1) - v * (side == -1).
@@ -53,6 +65,10 @@ void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& 
 // stacked-imbalance counts, the delta POC (the engine's POC rule of `opt` on |buy - sell| per row; rows
 // closer to zero than 2**-32 count 0), parallel over sessions on opt.threads.
 void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, const SideRules& rules);
+
+// The rules of the delta POC: the engine on one trade per row at tick row_size (the masked passes' rows
+// pass: the call's poc_tie, every other rule at its default). CPU and GPU epilogues read them.
+Options delta_poc_options(const Options& opt, double row_size);
 
 // The index of the first int8 side in s[0, n) that is not -1, 0 or +1, or -1 (core/side.hpp).
 int64_t first_bad_side(const int8_t* s, int64_t n);

@@ -8,7 +8,8 @@
 namespace vpoc {
 
 // Element types the engines read without a copy; everything else is converted by the caller.
-enum class DType : int { f32 = 0, f64 = 1, i32 = 2, i64 = 3 };
+// i8: aggressor-side codes (+1 / -1 / 0, core/side.hpp) and 0 / 1 flag columns; never a price or a volume.
+enum class DType : int { f32 = 0, f64 = 1, i32 = 2, i64 = 3, i8 = 4 };
 
 // A borrowed, contiguous 1-D array. `name` is the argument name used in error messages.
 struct Array {

@@ -34,7 +34,7 @@ void note_stream(Buffer&, std::uintptr_t) {}
 void set_speculation(bool) {}
 bool speculation() { return false; }
 DeviceProfiles profile_trades(const Array&, const Array&, const SessionSpan&, const Options&,
-                              const GpuOptions&) {
+                              const GpuOptions&, SideJob*) {
   no_backend();
 }
 DeviceProfiles profile_bars(const BarsInput&, const SessionSpan&, Distribute, const Options&,

@@ -111,6 +111,14 @@ VPOC_HD bool poc_prefers(int64_t i, int64_t best, int64_t first, int64_t last, P
   return ai < ab || (ai == ab && i < best);
 }
 
+// The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
+// order, so a tree of these (a GPU block's reduction) picks what the sequential scan picks.
+VPOC_HD int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return poc_prefers(b, a, 0, n - 1, tie) ? b : a;
+}
+
 // Whether v counts as equal to the maximum mx (tol relative).
 VPOC_HD bool at_max(double v, double mx, double tol = kRelTie) { return fabs(v - mx) <= tol * mx; }
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/ladder.hpp"  // VPOC_HD
+#include "core/ladder.hpp"  // VPOC_HD, TickScale, round_half_even
 
 namespace vpoc::side {
 
@@ -16,6 +16,29 @@ VPOC_HD int8_t code_i8(uint8_t b) { return b == 1 ? int8_t(1) : b == 0xFF ? int8
 // The code of a one-byte letter (numpy 'S1', Databento's: 'B' buy aggressor, 'A' sell aggressor, 'N' none).
 VPOC_HD int8_t code_c8(uint8_t b) {
   return b == 'B' ? int8_t(1) : b == 'A' ? int8_t(-1) : b == 'N' ? int8_t(0) : kBad;
+}
+
+// The plane a trade's volume is binned into by its code: 0 unknown (the volume plane), 1 buy, 2 sell
+// (a bad code lands in plane 0: its call raises before any row is read).
+VPOC_HD int plane_of(int8_t code) { return code == 1 ? 1 : code == -1 ? 2 : 0; }
+
+// Footprint imbalance of row volume x against the opposite side's volume on the diagonal row: x > 0
+// and x >= opposite * ratio, in float64 (one multiply, one compare).
+VPOC_HD bool imbalance(double x, double opposite, double ratio) { return x > 0.0 && x >= opposite * ratio; }
+
+// |buy - sell| of a row as the delta-POC pass bins it: closer to zero than 2**-32 (float rounding
+// noise below the engine's smallest volume) counts 0.
+VPOC_HD double delta_abs(double buy, double sell) {
+  const double d = fabs(buy - sell);
+  return d >= 0x1p-32 ? d : 0.0;
+}
+
+// The delta-POC pass's row of profile row r: the price r * row_size binned at tick row_size (ts =
+// TickScale::make(row_size, 1)); r itself unless r is astronomically far from 0 (monotone in r).
+VPOC_HD int64_t delta_poc_row_of(int64_t r, const ladder::TickScale& ts) {
+  const double p = ladder::row_price(r, ts.tick);
+  const double q = ts.exact ? ts.ticks<true>(p) : ts.ticks<false>(p);
+  return static_cast<int64_t>(ladder::round_half_even(q));
 }
 
 // The index of the first int8 side in s[0, n) that is not -1, 0 or +1; -1 when every one is. Blocks of

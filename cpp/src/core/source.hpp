@@ -25,6 +25,7 @@ struct InputView {
   const void* close = nullptr;
   const void* open = nullptr;  // nullptr when absent
   const void* volume = nullptr;
+  const void* side = nullptr;  // trades with an aggressor side: int8 codes (core/side.hpp), else nullptr
 };
 
 inline InputView view_of(const Array& price, const Array& volume) {
@@ -173,6 +174,7 @@ void with_types(const InputView& in, F&& fn) {
       case DType::f64: return fn(p, double{});
       case DType::i32: return fn(p, int32_t{});
       case DType::i64: return fn(p, int64_t{});
+      case DType::i8: break;  // side codes: never a volume
     }
   };
   if (in.price_dtype == DType::f32) with_v(float{});

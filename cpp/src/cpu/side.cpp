@@ -32,6 +32,7 @@ void with_volume(const Array& a, F&& fn) {
     case DType::f64: return fn(static_cast<const double*>(a.data));
     case DType::i32: return fn(static_cast<const int32_t*>(a.data));
     case DType::i64: return fn(static_cast<const int64_t*>(a.data));
+    case DType::i8: break;  // side codes: never a volume (the bindings refuse it)
   }
 }
 
@@ -41,8 +42,8 @@ struct SideScratch {
   std::vector<double> d;
 };
 
-// The rules of the delta POC: the engine on one trade per row at tick row_size (vpoc._side_profiles'
-// rows pass: the call's poc_tie, every other rule at its default).
+}  // namespace
+
 Options delta_poc_options(const Options& opt, double row_size) {
   Options o;
   o.tick_size = row_size;
@@ -55,6 +56,8 @@ Options delta_poc_options(const Options& opt, double row_size) {
   o.snap = true;
   return o;
 }
+
+namespace {
 
 // Runs of >= k consecutive flags in f[0, n).
 int64_t runs_of(const uint8_t* f, int64_t n, int64_t k) {
@@ -70,11 +73,7 @@ int64_t runs_of(const uint8_t* f, int64_t n, int64_t k) {
 void delta_poc_of(const double* buy, const double* sell, int64_t n, int64_t low_row, const TickScale& ts,
                   const levels::Rules& rules, SideScratch& sc, int64_t& poc_row) {
   // each row's price row * row_size, binned at tick row_size: the rows engine's row of it
-  const auto row_of = [&](int64_t r) {
-    const double p = ladder::row_price(r, ts.tick);
-    const double q = ts.exact ? ts.ticks<true>(p) : ts.ticks<false>(p);
-    return static_cast<int64_t>(ladder::round_half_even(q));
-  };
+  const auto row_of = [&](int64_t r) { return side::delta_poc_row_of(r, ts); };
   const int64_t first = row_of(low_row), last = row_of(low_row + n - 1);
   bool straight = last - first == n - 1;
   for (int64_t j = 1; straight && j < n - 1; ++j) straight = row_of(low_row + j) == first + j;
@@ -82,8 +81,7 @@ void delta_poc_of(const double* buy, const double* sell, int64_t n, int64_t low_
   const int64_t span = straight ? n : std::max(first, last) - lo + 1;
   sc.rows_fixed.assign(static_cast<size_t>(span), Fixed{});
   for (int64_t j = 0; j < n; ++j) {
-    double d = std::fabs(buy[j] - sell[j]);
-    d = d >= 0x1p-32 ? d : 0.0;  // rounding noise below the engine's smallest volume counts 0
+    const double d = side::delta_abs(buy[j], sell[j]);
     const int64_t at = straight ? j : row_of(low_row + j) - lo;
     sc.rows_fixed[static_cast<size_t>(at)] += fixed::from_double(d);
   }
@@ -138,8 +136,8 @@ void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, cons
     uint8_t* is = c.imbalance_sell.data() + a;
     // ask volume at p against bid volume one row down (buy), and the mirror; a session's lowest row
     // has no row below it, its highest none above
-    for (int64_t j = 1; j < n; ++j) ib[j] = b[j] > 0.0 && b[j] >= s[j - 1] * ratio;
-    for (int64_t j = 0; j + 1 < n; ++j) is[j] = s[j] > 0.0 && s[j] >= b[j + 1] * ratio;
+    for (int64_t j = 1; j < n; ++j) ib[j] = side::imbalance(b[j], s[j - 1], ratio);
+    for (int64_t j = 0; j + 1 < n; ++j) is[j] = side::imbalance(s[j], b[j + 1], ratio);
     c.stacked_buy[static_cast<size_t>(k)] = runs_of(ib, n, rules.stacked_min);
     c.stacked_sell[static_cast<size_t>(k)] = runs_of(is, n, rules.stacked_min);
     int64_t poc_row = 0;

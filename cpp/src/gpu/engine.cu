@@ -18,11 +18,16 @@
 #include "gpu/touch.hpp"
 #include "gpu/prim.hpp"
 #include "gpu/runtime.hpp"
+#include "gpu/side.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/gpu.hpp"
+#include "vpoc/side.hpp"
 
 namespace vpoc::gpu {
 namespace {
+
+// The side pointer of a sided call with no trades (never read).
+const int8_t kNoSides = 0;
 
 constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g computes
 // The group summary (kSummaryWords, gpu/histogram.hpp) is read back per group; the pinned staging
@@ -30,7 +35,7 @@ constexpr int kSlots = 2;  // double buffering: upload group g+1 while group g c
 static_assert(kSummaryWords <= 8, "the summary overlaps the staged group offsets");
 static_assert(2 * kSlots <= DeviceState::kSlotEvents, "one uploaded + one released event per slot");
 
-size_t itemsize(DType t) { return (t == DType::f32 || t == DType::i32) ? 4 : 8; }
+size_t itemsize(DType t) { return t == DType::i8 ? 1 : (t == DType::f32 || t == DType::i32) ? 4 : 8; }
 
 // The input arrays of a call, in a fixed order, with where they live.
 struct Inputs {
@@ -43,7 +48,7 @@ struct Inputs {
 
 Inputs classify(std::vector<const Array*> arrays, int device) {
   Inputs in;
-  in.arrays = std::move(arrays);
+  in.arrays = std::move(arrays);  // trades: price, volume[, side]
   in.n = in.arrays[0]->size;
   int n_device = 0, n_pinned = 0;
   for (const Array* a : in.arrays) {
@@ -107,10 +112,11 @@ struct Carver {
 class Run {
  public:
   Run(const Inputs& in, InputView view, const SessionSpan& sessions, const Options& opt,
-      const GpuOptions& gopt, bool splits, const BarsInput* bars)
+      const GpuOptions& gopt, bool splits, const BarsInput* bars, SideJob* side)
       : in_(in), view_(view), sessions_(sessions), opt_(opt), gopt_(gopt), st_(state(gopt.device)),
-        splits_(splits), bars_(bars) {
+        splits_(splits), bars_(bars), side_(side) {
     stream_ = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st_.stream();
+    planes_ = side_ != nullptr ? 3 : 1;
   }
 
   DeviceProfiles run();
@@ -139,6 +145,13 @@ class Run {
   void describe();
   void hold_inputs();
   void check_totals();
+  // sided trades (side_ set): the side columns, the first bad side code, the side epilogue
+  void allocate_side_sessions();
+  void allocate_side_flags(int64_t rows);
+  [[noreturn]] void side_failure(int64_t row);
+  void check_all_sides();
+  void side_levels(const long long* go);
+  void describe_side();
 
   const Inputs& in_;
   InputView view_;
@@ -148,6 +161,10 @@ class Run {
   DeviceState& st_;
   bool splits_;  // the distribution splits volumes into fractions (uniform, legacy)
   const BarsInput* bars_;
+  SideJob* side_;  // sided trades: the codes are in_.arrays[2] / view_.side; the side columns go here
+  int planes_ = 1;  // planes of the output rows: 1, or 3 sided (volume_mem_: plane p at p * volume_cap_ rows)
+  BufferPtr side_sessions_mem_, side_flags_mem_;  // [5][S] delta, delta_poc, delta_poc_row, stacked x2; [2][R] flags
+  int64_t side_flags_cap_ = 0;
   gpuStream_t stream_;
   std::vector<Group> groups_;
   int64_t slot_rows_ = 0, max_sessions_ = 0;
@@ -193,6 +210,7 @@ uint64_t Run::shape_key() const {
   mix(tick);
   mix(static_cast<uint64_t>(opt_.ticks_per_row));
   mix(bars_ ? 1 + static_cast<uint64_t>(view_.distribute) : 0);
+  mix(side_ != nullptr ? 1 : 0);  // sided calls: 3 planes a row, another histogram size
   for (const Array* a : in_.arrays) mix(static_cast<uint64_t>(a->dtype));
   return h;
 }
@@ -219,8 +237,11 @@ ParamOffsets Run::stage_offsets(const Group& g) {
   return given;
 }
 
-// The group summary, copied back (host_small_): off-grid counts added up; a bad row throws.
+// The group summary, copied back (host_small_): off-grid counts added up; a bad row throws (a bad
+// side code first, whatever its row: the caller's side column is checked before the engine reads a price).
 void Run::read_summary() {
+  if (side_ != nullptr && static_cast<unsigned long long>(host_small_[kErrSide]) != kEncNone)
+    side_failure(host_small_[kErrSide]);
   off_grid_ += host_small_[4];
   fractional_ |= (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
   if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
@@ -265,7 +286,8 @@ bool Run::speculate(int64_t hint) {
   // checks into the mirror, and the host waits for that (the levels pass runs on meanwhile). Anything
   // it finds (a bad row, a fraction, a stop of the layout) sends the call down the waiting path,
   // every check in today's order.
-  const bool vib = !view_.bars && mirror_ != nullptr && !st_.fractional_hint(key_);
+  // (sided trades check their volumes and side codes in the range pass: never vib)
+  const bool vib = !view_.bars && side_ == nullptr && mirror_ != nullptr && !st_.fractional_hint(key_);
   scratch_.volumes_in_bin = vib;
   scratch_.fixed_by_flag = !splits_ && !vib;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
@@ -274,12 +296,16 @@ bool Run::speculate(int64_t hint) {
   if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
   launch_row_range(view_, rows, scratch_, opt_, stream_);
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
-  volume_mem_ = st_.output(static_cast<size_t>(cap) * 8, stream_);
+  // (sided: planes_ of each, plane p at p * cap)
+  volume_mem_ = st_.output(static_cast<size_t>(cap * planes_) * 8, stream_);
   volume_cap_ = cap;
-  const BufferPtr lo_mem = vib ? BufferPtr() : st_.output(static_cast<size_t>(cap) * 8, stream_);
+  const BufferPtr lo_mem = vib ? BufferPtr() : st_.output(static_cast<size_t>(cap * planes_) * 8, stream_);
   void* out = volume_mem_->data;
   void* lo = vib ? nullptr : lo_mem->data;
-  const bool zero_in_layout = cap <= kLayoutZeroRows;  // else a launch of its own, below
+  scratch_.planes = planes_;
+  scratch_.hi_stride = scratch_.lo_stride = cap;
+  if (side_ != nullptr) allocate_side_flags(cap);
+  const bool zero_in_layout = cap <= kLayoutZeroRows && planes_ == 1;  // else a launch of its own, below
   if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                      LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
                                    static_cast<int64_t*>(out_.offsets.data)},
@@ -289,7 +315,10 @@ bool Run::speculate(int64_t hint) {
                                   stream_));
   if (!vib) VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
-  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo, cap, summary_, stream_);
+  if (!zero_in_layout)
+    for (int p = 0; p < planes_; ++p)
+      launch_zero_rows(scratch_, static_cast<char*>(out) + p * cap * 8, lo ? static_cast<char*>(lo) + p * cap * 8 : nullptr,
+                       cap, summary_, stream_);
   launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
   if (vib) {
     launch_publish_checks(scratch_, mirror_, stream_);
@@ -302,7 +331,15 @@ bool Run::speculate(int64_t hint) {
   rows_in.fractional = scratch_.fixed_by_flag ? scratch_.fractional : nullptr;
   rows_in.fraction_bit = kFractional;
   rows_in.scan = uniform_diff(view_, opt_);
-  launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
+  if (side_ != nullptr) {  // the finish over the three planes, then the levels and the side epilogue
+    launch_side_finish(scratch_, out, lo, static_cast<double*>(out_.total_volume.data),
+                       static_cast<double*>(side_->device.delta.data), stream_);
+    launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
+                  stream_);
+    side_levels(summary_ + kGo);
+  } else {
+    launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
+  }
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
@@ -390,6 +427,8 @@ void Run::layout_workspace() {
   scratch_.fractional = reinterpret_cast<unsigned long long*>(summary_ + 3);
   scratch_.off_grid = reinterpret_cast<unsigned long long*>(summary_ + 4);
   scratch_.first_off_grid = reinterpret_cast<unsigned long long*>(summary_ + 5);
+  scratch_.err_side = side_ != nullptr ? reinterpret_cast<unsigned long long*>(summary_ + kErrSide) : nullptr;
+  scratch_.planes = planes_;
   host_small_ = static_cast<long long*>(st_.small_pinned());
   mirror_ = static_cast<long long*>(st_.small_pinned_device());
   scratch_.offsets = g_offsets_;
@@ -418,6 +457,7 @@ InputView Run::view_at(int slot) const {
   } else {
     fields[0] = &v.price;
     fields[1] = &v.volume;
+    fields[2] = &v.side;  // sided trades: the codes (in_.arrays[2])
   }
   for (size_t k = 0; k < in_.arrays.size(); ++k) {
     *fields[k] = p;
@@ -469,6 +509,7 @@ void Run::fail_at(int64_t row) {
       case DType::f64: { double x; std::memcpy(&x, raw, 8); vals[k] = x; break; }
       case DType::i32: { int32_t x; std::memcpy(&x, raw, 4); vals[k] = static_cast<double>(x); break; }
       case DType::i64: { int64_t x; std::memcpy(&x, raw, 8); vals[k] = static_cast<double>(x); break; }
+      case DType::i8: { int8_t x; std::memcpy(&x, raw, 1); vals[k] = static_cast<double>(x); break; }
     }
     if (k == vk && a->dtype == DType::i32) { int32_t x; std::memcpy(&x, raw, 4); ivol = x; }
     if (k == vk && a->dtype == DType::i64) std::memcpy(&ivol, raw, 8);
@@ -508,14 +549,17 @@ void Run::check_group_sums(const Group& g) {
       throw ValueError(messages::volume_overflow(v->name, s), __FILE__, __LINE__);
 }
 
-// Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy).
+// Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy);
+// sided: each of the planes_ planes.
 void Run::grow_volume(int64_t need, int64_t used) {
   if (volume_mem_ && need <= volume_cap_) return;
   const int64_t cap = std::max<int64_t>({need, 2 * volume_cap_, 1024});
-  BufferPtr next = st_.output(static_cast<size_t>(cap) * 8, stream_);
+  BufferPtr next = st_.output(static_cast<size_t>(cap * planes_) * 8, stream_);
   if (volume_mem_ && used > 0)
-    VPOC_GPU_CHECK(gpuMemcpyAsync(next->data, volume_mem_->data, static_cast<size_t>(used) * 8,
-                                  gpuMemcpyDeviceToDevice, stream_));
+    for (int p = 0; p < planes_; ++p)
+      VPOC_GPU_CHECK(gpuMemcpyAsync(static_cast<char*>(next->data) + p * cap * 8,
+                                    static_cast<const char*>(volume_mem_->data) + p * volume_cap_ * 8,
+                                    static_cast<size_t>(used) * 8, gpuMemcpyDeviceToDevice, stream_));
   volume_mem_ = std::move(next);  // the old buffer goes once the copy above is queued (freeing syncs)
   volume_cap_ = cap;
 }
@@ -574,19 +618,28 @@ void Run::process(const Group& g, int slot) {
   }
   grow_volume(laid_out_ + rows, laid_out_);
   if (rows > 0)
-    VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + laid_out_ * 8, 0,
-                                  static_cast<size_t>(rows) * 8, stream_));
+    for (int p = 0; p < planes_; ++p)
+      VPOC_GPU_CHECK(gpuMemsetAsync(static_cast<char*>(volume_mem_->data) + (p * volume_cap_ + laid_out_) * 8, 0,
+                                    static_cast<size_t>(rows) * 8, stream_));
   void* out = static_cast<char*>(volume_mem_->data) + laid_out_ * 8;
-  // Fixed point: the fraction plane beside the volume (the integer plane), from the result pool.
+  // Fixed point: the fraction plane beside the volume (the integer plane), from the result pool
+  // (sided: planes_ of them, plane p at p * rows).
   BufferPtr lo_mem;
   if (!integer_acc && rows > 0) {
-    lo_mem = st_.output(static_cast<size_t>(rows) * 8, stream_);
-    VPOC_GPU_CHECK(gpuMemsetAsync(lo_mem->data, 0, static_cast<size_t>(rows) * 8, stream_));
+    lo_mem = st_.output(static_cast<size_t>(rows * planes_) * 8, stream_);
+    VPOC_GPU_CHECK(gpuMemsetAsync(lo_mem->data, 0, static_cast<size_t>(rows * planes_) * 8, stream_));
   }
   void* lo = lo_mem ? lo_mem->data : nullptr;
+  scratch_.planes = planes_;
+  scratch_.hi_stride = volume_cap_;
+  scratch_.lo_stride = rows;
   pass([&](const InputView& v, RowSpan r) { launch_bin(v, r, scratch_, opt_, out, lo, stream_); });
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
-  launch_finish_rows(view_, opt_, scratch_, out, lo, static_cast<double*>(out_.total_volume.data) + g.s0, stream_);
+  auto* total = static_cast<double*>(out_.total_volume.data) + g.s0;
+  if (side_ != nullptr)
+    launch_side_finish(scratch_, out, lo, total, static_cast<double*>(side_->device.delta.data) + g.s0, stream_);
+  else
+    launch_finish_rows(view_, opt_, scratch_, out, lo, total, stream_);
   laid_out_ += rows;
 }
 
@@ -596,6 +649,82 @@ void Run::allocate_sessions() {
   allocate_session_columns(st_, out_, S, stream_);
   // offsets[0]: written by the first group's layout, or here when there is no session
   if (S == 0) VPOC_GPU_CHECK(gpuMemsetAsync(out_.offsets.data, 0, 8, stream_));
+  if (side_ != nullptr) allocate_side_sessions();
+}
+
+// Sided trades: [S] delta, delta_poc, delta_poc_row, stacked counts, one allocation beside the sessions'.
+void Run::allocate_side_sessions() {
+  const int64_t S = sessions_.n_sessions;
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  side_sessions_mem_ = st_.output(col * 5, stream_);
+  char* base = static_cast<char*>(side_sessions_mem_->data);
+  const auto column = [&](int k, DType dt) { return Column{side_sessions_mem_, base + k * col, S, dt}; };
+  SideDeviceColumns& d = side_->device;
+  d.delta = column(0, DType::f64);
+  d.delta_poc = column(1, DType::f64);
+  d.delta_poc_row = column(2, DType::i64);
+  d.stacked_buy = column(3, DType::i64);
+  d.stacked_sell = column(4, DType::i64);
+}
+
+// Sided trades: [2][rows] imbalance flags (int8), written by the side epilogue.
+void Run::allocate_side_flags(int64_t rows) {
+  side_flags_cap_ = std::max<int64_t>(rows, 1);
+  side_flags_mem_ = st_.output(2 * align_up(static_cast<size_t>(side_flags_cap_)), stream_);
+}
+
+// The side epilogue of every session (flags allocated for laid_out_ rows at least); go: speculative calls' flag.
+void Run::side_levels(const long long* go) {
+  const auto* rows = static_cast<const double*>(volume_mem_->data);
+  auto* flags = static_cast<int8_t*>(side_flags_mem_->data);
+  SideDeviceColumns& d = side_->device;
+  SideLevelColumns c{static_cast<const int64_t*>(out_.offsets.data), static_cast<const int64_t*>(out_.n_rows.data),
+                     static_cast<const int64_t*>(out_.low_row.data), rows + volume_cap_, rows + 2 * volume_cap_,
+                     flags, flags + align_up(static_cast<size_t>(side_flags_cap_)),
+                     static_cast<double*>(d.delta_poc.data), static_cast<int64_t*>(d.delta_poc_row.data),
+                     static_cast<int64_t*>(d.stacked_buy.data), static_cast<int64_t*>(d.stacked_sell.data), go};
+  launch_side_levels(c, sessions_.n_sessions, opt_, side_->rules, stream_);
+}
+
+// Sided trades: the row columns (planes 1 and 2 of volume_mem_, the flags) into side_->device.
+void Run::describe_side() {
+  const int64_t R = laid_out_;
+  char* rows = static_cast<char*>(volume_mem_->data);
+  char* flags = static_cast<char*>(side_flags_mem_->data);
+  SideDeviceColumns& d = side_->device;
+  d.buy = Column{volume_mem_, rows + volume_cap_ * 8, R, DType::f64};
+  d.sell = Column{volume_mem_, rows + 2 * volume_cap_ * 8, R, DType::f64};
+  d.imbalance_buy = Column{side_flags_mem_, flags, R, DType::i8};
+  d.imbalance_sell = Column{side_flags_mem_, flags + align_up(static_cast<size_t>(side_flags_cap_)), R, DType::i8};
+  side_->device_done = true;
+}
+
+// The first bad side code of the call (device inputs in several groups: a group's bad price must not be
+// reported before a later group's bad side); throws it.
+void Run::check_all_sides() {
+  auto* word = reinterpret_cast<unsigned long long*>(summary_ + kErrSide);
+  launch_first_bad_side(static_cast<const int8_t*>(view_.side), in_.n, word, stream_);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_ + kErrSide, word, 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  if (static_cast<unsigned long long>(host_small_[kErrSide]) != kEncNone) side_failure(host_small_[kErrSide]);
+}
+
+// The CPU's error for side code `row` (ValueError naming side[row]; vpoc._side_profiles words it as vpoc._side does).
+void Run::side_failure(int64_t row) {
+  const Array* a = in_.arrays[2];
+  int8_t code = 0;
+  const char* src = static_cast<const char*>(a->data) + row;
+  if (in_.on_device) {
+    VPOC_GPU_CHECK(gpuMemcpyAsync(&code, src, 1, gpuMemcpyDeviceToHost, stream_));
+    VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  } else {
+    std::memcpy(&code, src, 1);
+  }
+  ValueError e(detail::concat("side[", row, "] = ", static_cast<int>(code),
+                              " is not an aggressor side: +1 (buy), -1 (sell) or 0 (unknown)"),
+               __FILE__, __LINE__);
+  e.set_input("side", row, std::string());
+  throw e;
 }
 
 // The developing series, after the profiles: batches of whole sessions whose scratch fits in
@@ -818,9 +947,12 @@ DeviceProfiles Run::run() {
     // the rows outgrew the hint: nothing was written; the call again, reading the layout back
     volume_mem_.reset();
     volume_cap_ = 0;
+    side_flags_mem_.reset();
     off_grid_ = 0;
     first_off_grid_ = -1;
   }
+  // sided device inputs in several groups: every side code first (a later group's bad side wins)
+  if (side_ != nullptr && in_.on_device && groups_.size() > 1) check_all_sides();
   // Upload the first group, then overlap: upload group k+1 while group k computes.
   const auto resident = [&](size_t k) { return !in_.on_device && !groups_[k].split; };
   if (!groups_.empty() && resident(0)) upload(groups_[0].r0, groups_[0].r1, 0);
@@ -940,6 +1072,10 @@ void Run::finish() {
   LevelColumns cols = level_columns(nullptr);
   if (opt_.va_rows == VaRows::touched) cols.touched = touch();
   launch_levels(volume, order, cols, S, opt_, stream_);
+  if (side_ != nullptr) {
+    allocate_side_flags(R);
+    side_levels(nullptr);
+  }
   if (may_overflow_) check_totals();
   if (opt_.developing) developing();
   out_.ready = record_ready(stream_, gopt_.device);
@@ -972,15 +1108,17 @@ void Run::describe() {
   out_.volume = DeviceColumn{volume_mem_->data, R, DType::f64};
   out_.off_grid = off_grid_;
   out_.first_off_grid = first_off_grid_;
+  if (side_ != nullptr) describe_side();
 }
 
 DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSpan& sessions,
-                        const Options& opt, const GpuOptions& gopt, bool splits, const BarsInput* bars) {
+                        const Options& opt, const GpuOptions& gopt, bool splits, const BarsInput* bars,
+                        SideJob* side = nullptr) {
   require_device(gopt.device);
   DeviceGuard guard(gopt.device);
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
-  Run run(in, view, sessions, opt, gopt, splits, bars);
+  Run run(in, view, sessions, opt, gopt, splits, bars, side);
   try {
     return run.run();
   } catch (...) {
@@ -996,9 +1134,16 @@ DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSp
 }  // namespace
 
 DeviceProfiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
-                              const Options& opt, const GpuOptions& gopt) {
-  const Inputs in = classify({&price, &volume}, gopt.device);
-  return dispatch(in, view_of(price, volume), sessions, opt, gopt, false, nullptr);
+                              const Options& opt, const GpuOptions& gopt, SideJob* side) {
+  if (side == nullptr) return dispatch(classify({&price, &volume}, gopt.device), view_of(price, volume), sessions, opt,
+                                       gopt, false, nullptr);
+  if (side->side.dtype != DType::i8 || side->side.size != price.size)
+    VPOC_THROW(Error, "gpu::profile_trades: the side codes are int8, one per trade");
+  const Inputs in = classify({&price, &volume, &side->side}, gopt.device);
+  InputView view = view_of(price, volume);
+  view.side = side->side.data;
+  if (view.side == nullptr) view.side = &kNoSides;  // no trades: a non-null pointer keeps the call sided
+  return dispatch(in, view, sessions, opt, gopt, false, nullptr, side);
 }
 
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distribute distribute,

@@ -12,6 +12,7 @@
 #include "core/fixed.hpp"
 #include "core/ladder.hpp"
 #include "core/grid.hpp"
+#include "core/side.hpp"
 #include "core/source.hpp"
 #include "gpu/finish.cuh"
 #include "gpu/prim.hpp"
@@ -253,8 +254,11 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const Source<P, V> src = fixed_kind<false>(any_src);
   const P* price = static_cast<const P*>(src.in.price) - src.base;  // [rows.base + k] = element k
+  // sided trades: the side codes, checked here for every row (a bad price does not hide a bad side)
+  const auto* sides = static_cast<const uint8_t*>(src.in.side);
+  if (sides != nullptr) sides -= src.base;
   const Tile t(rows, g, table);
-  unsigned long long bad = kEncNone, off = 0, first_off = kEncNone;
+  unsigned long long bad = kEncNone, off = 0, first_off = kEncNone, bad_side = kEncNone;
   bool fractional = false, huge = false;
   constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
   const double inv = 1.0 / tick;
@@ -265,11 +269,13 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
       P p[U];
       W v[U];
+      uint8_t code[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i < e) {
           p[u] = price[i];
+          code[u] = sides != nullptr ? sides[i] : uint8_t(0);
           if constexpr (!Volumes)
             v[u] = W(0);
           else if constexpr (std::is_same<W, float>::value)
@@ -282,6 +288,7 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i >= e) continue;
+        if (side::code_i8(code[u]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
         // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
         const P t = p[u] * c.inv;
         if (!(c.exact_grid && t == rint(t)) && grid::off_grid_fast(static_cast<double>(p[u]), tick, inv, eps)) {
@@ -310,6 +317,7 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
+  if (bad_side != kEncNone) atomicMin(g.err_side, bad_side);
 }
 
 // Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
@@ -322,6 +330,7 @@ struct U64Rows {
   __device__ Fixed get(int64_t k) const { return fixed::from_int(hi[k]); }
   __device__ void zero(int64_t k) const { hi[k] = 0; }
   __device__ U64Rows at(int64_t k) const { return U64Rows{hi + k}; }
+  __device__ U64Rows plane(int p, int64_t hi_stride, int64_t) const { return U64Rows{hi + p * hi_stride}; }
 };
 struct FixedRows {
   unsigned long long* hi;
@@ -344,6 +353,9 @@ struct FixedRows {
   }
   __device__ void zero(int64_t k) const { hi[k] = lo[k] = 0; }
   __device__ FixedRows at(int64_t k) const { return FixedRows{hi + k, lo + k}; }
+  __device__ FixedRows plane(int p, int64_t hi_stride, int64_t lo_stride) const {
+    return FixedRows{hi + p * hi_stride, lo + p * lo_stride};
+  }
 };
 template <class Rows>
 __device__ Rows shared_rows_of(unsigned long long* smem, int64_t cap);
@@ -370,6 +382,10 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
+  // sided trades (block-uniform): g.planes planes of rows, the trade's plane by its side code
+  const auto* sides = static_cast<const int8_t*>(Bars ? nullptr : src.in.side);
+  const int planes = sides != nullptr ? g.planes : 1;
+  if (sides != nullptr) sides -= src.base;
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
   // huge_w (Checks): g.huge_volume rounded down to the checked type on the host, as trade_checks does
   const CheckedVolume<V> below_2_31 = nextafter(CheckedVolume<V>(2147483648.0), CheckedVolume<V>(0));
@@ -382,14 +398,18 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
     const Rows global_rows = out.at(g.out_off[s]);
     // Shared rows pay off when the session has many of the tile's rows per row of width (ticks);
     // a few bars per row (each spread over several rows) add straight to L2 faster.
-    const bool privatized = width <= kCap && e - a >= kPrivateRowsPerRow * width;
+    // Shared memory holds planes x copies x width rows (plane p, copy c at (p * copies + c) * width).
+    const bool privatized = width * planes <= kCap && e - a >= kPrivateRowsPerRow * width;
     int copies = 1;
-    while (privatized && copies < kMaxCopies && width * copies * 2 <= kCap) copies *= 2;
+    while (privatized && copies < kMaxCopies && width * planes * copies * 2 <= kCap) copies *= 2;
     if (privatized) {
-      for (int64_t k = threadIdx.x; k < width * copies; k += kThreads) shared.zero(k);
+      for (int64_t k = threadIdx.x; k < width * planes * copies; k += kThreads) shared.zero(k);
       __syncthreads();
     }
     const Rows dst = privatized ? shared.at((threadIdx.x / kCopyThreads) % copies * width) : global_rows;
+    // words from one plane to the next in dst
+    const int64_t dst_hi_stride = privatized ? copies * width : g.hi_stride;
+    const int64_t dst_lo_stride = privatized ? copies * width : g.lo_stride;
     const auto add = [&](int64_t r, const Fixed& x) {
       dst.add(r - low, x);
       return true;
@@ -422,15 +442,24 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
         jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
         src.emit(jt, L, add);
       });
+    } else if (!Bars && sides != nullptr) {  // sided trades: one add per trade, into its side's plane
+      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
+        const Rows to = dst.plane(side::plane_of(sides[i]), dst_hi_stride, dst_lo_stride);
+        src.emit(it, L, [&](int64_t r, const Fixed& x) {
+          to.add(r - low, x);
+          return true;
+        });
+      });
     } else {
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     }
     if (privatized) {
       __syncthreads();
-      for (int64_t k = threadIdx.x; k < width; k += kThreads) {
-        Fixed sum = shared.get(k);
-        for (int c = 1; c < copies; ++c) sum += shared.get(c * width + k);
-        if (!sum.zero()) global_rows.add(k, sum);
+      for (int64_t k = threadIdx.x; k < width * planes; k += kThreads) {
+        const int64_t p = k / width, r = k - p * width;  // plane p, row r
+        Fixed sum = shared.get(p * copies * width + r);
+        for (int c = 1; c < copies; ++c) sum += shared.get((p * copies + c) * width + r);
+        if (!sum.zero()) global_rows.plane(static_cast<int>(p), g.hi_stride, g.lo_stride).add(r, sum);
       }
       __syncthreads();  // the next session reuses the shared rows
     }
@@ -489,6 +518,7 @@ __global__ void init_group_kernel(GroupScratch g, bool legacy, long long* summar
     *g.fractional = 0ull;
     *g.off_grid = 0ull;
     *g.first_off_grid = kEncNone;
+    if (g.err_side != nullptr) *g.err_side = kEncNone;
     summary[kRows] = summary[kWidest] = summary[kGo] = 0;
   }
   if (k >= g.n) return;
@@ -507,7 +537,10 @@ constexpr int kLayoutThreads = 1024;
 // Whether the passes after the layout may run: the rows fit, no session is too wide, no row is bad.
 __device__ inline long long go_on(const GroupScratch& g, long long rows, unsigned long long widest, int64_t cap,
                                   int64_t max_rows) {
-  return rows <= cap && widest <= static_cast<unsigned long long>(max_rows) && *g.err == kEncNone ? 1 : 0;
+  return rows <= cap && widest <= static_cast<unsigned long long>(max_rows) && *g.err == kEncNone &&
+                 (g.err_side == nullptr || *g.err_side == kEncNone)
+             ? 1
+             : 0;
 }
 
 // [blocks] x [kThreads], grid-stride: rows [0, summary[kRows]) of hi (and lo) zeroed.
@@ -753,6 +786,7 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     using No = std::false_type;
     if (!in.bars && g.volumes_in_bin) {  // whole-number rows only; a fraction reruns the call
       if (lo != nullptr || g.fixed_by_flag) VPOC_THROW(Error, "launch_bin: volumes_in_bin bins integer rows only");
+    if (in.side != nullptr) VPOC_THROW(Error, "launch_bin: sided trades check their volumes in the range pass");
       bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
           src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
           round_down<CheckedVolume<V>>(g.huge_volume));

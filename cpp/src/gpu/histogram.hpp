@@ -43,12 +43,19 @@ struct GroupScratch {
   // the volumes (first bad row into err, kFractional / kHugeVolume into fractional) while it bins them
   // as whole numbers; a bad row or a fraction sends the host back to the waiting path.
   bool volumes_in_bin = false;
+  // Sided trades (InputView::side set): the range pass checks each side code (first bad row into
+  // err_side, reported before err's); the bin pass adds each trade to one of `planes` = 3 planes of the
+  // output rows (core/side.hpp plane_of: 0 unknown, 1 buy, 2 sell), plane p at out_hi + p * hi_stride
+  // and out_lo + p * lo_stride (words). Unsided: 1 plane, err_side unused.
+  unsigned long long* err_side = nullptr;  // [1] smallest row whose side code is bad (~0: none)
+  int planes = 1;
+  int64_t hi_stride = 0, lo_stride = 0;
 };
 
 // Words of the group summary (read back by the host: a copy, or the layout's mirror):
 // [rows of the group, widest session, first bad row, fractional flags, off-grid count, first
-// off-grid row, go]; the layout fills kRows, kWidest, kGo, the other passes the rest.
-inline constexpr int kRows = 0, kWidest = 1, kGo = 6, kSummaryWords = 7;
+// off-grid row, go, first bad side]; the layout fills kRows, kWidest, kGo, the other passes the rest.
+inline constexpr int kRows = 0, kWidest = 1, kGo = 6, kErrSide = 7, kSummaryWords = 8;
 
 // Tiles (blocks) a pass over `rows` rows may use: the size of GroupScratch::tiles / 2.
 int64_t max_tiles(int64_t rows);

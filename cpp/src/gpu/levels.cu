@@ -28,13 +28,7 @@ constexpr int kLevelRows = 2048;
 constexpr int kLevelThreads = 128;
 [[maybe_unused]] constexpr int kLevelBlocksPerSm = 8;  // CUDA: the register cap for 8 blocks an SM (64 a thread)
 
-// The better of two POC candidates (-1: none) of rows [0, n-1]: poc_prefers is a strict total
-// order, so a tree of these picks what the sequential scan picks.
-__device__ inline int64_t better_poc(int64_t a, int64_t b, int64_t n, PocTie tie) {
-  if (a < 0) return b;
-  if (b < 0) return a;
-  return levels::poc_prefers(b, a, 0, n - 1, tie) ? b : a;
-}
+using levels::better_poc;
 
 // Staged group sums of one side of a POC, k-th at base[dir * k] (shared memory).
 struct Staged {

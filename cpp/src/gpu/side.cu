@@ -1,0 +1,250 @@
+// gpu/side.cu — aggressor-side passes of sided trades: the finish over the unknown / buy / sell planes, the side epilogue.
+// Contract: gpu/side.hpp; the rules are core/side.hpp's and core/levels.hpp's, as cpu/side.cpp reads them.
+#include "gpu/side.hpp"
+
+#include <algorithm>
+
+#include "core/fixed.hpp"
+#include "core/ladder.hpp"
+#include "core/levels.hpp"
+#include "core/side.hpp"
+#include "gpu/finish.cuh"
+#include "vpoc/errors.hpp"
+#include "vpoc/profiles.hpp"
+
+namespace vpoc::gpu {
+namespace {
+
+constexpr int kThreads = 256;      // side finish: a block per session, as finish_rows_kernel
+constexpr int kSideThreads = 128;  // side levels: a block per session, as levels_kernel
+
+// The block-wide exact sum of every thread's f (red_hi / red_lo: [Threads] words of shared memory,
+// free again when it returns; every thread of the block calls it).
+template <int Threads>
+__device__ inline Fixed block_sum(const Fixed& f, unsigned long long* red_hi, unsigned long long* red_lo) {
+  store_fixed(red_hi, red_lo, threadIdx.x, f);
+  __syncthreads();
+  for (int half = Threads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half)
+      store_fixed(red_hi, red_lo, threadIdx.x,
+                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
+    __syncthreads();
+  }
+  const Fixed out = load_fixed(red_hi, red_lo, 0);
+  __syncthreads();
+  return out;
+}
+
+// [n] blocks x [kThreads], one block per session of the group: the three planes of its rows become the
+// float64 volume (U + B + S, exact), buy and sell rows in place; its total and delta.
+__global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, unsigned long long* hi,
+                                                               const unsigned long long* lo, double* total,
+                                                               double* delta) {
+  __shared__ unsigned long long red_hi[kThreads], red_lo[kThreads];
+  if (g.go != nullptr && *g.go == 0) return;  // block-uniform
+  if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;  // integer rows were binned
+  const int64_t s = blockIdx.x;
+  const int64_t off = g.out_off[s], width = g.width[s];
+  const int64_t hs = g.hi_stride, ls = g.lo_stride;
+  Fixed sum, buy_sum, sell_sum;
+  for (int64_t k = off + threadIdx.x; k < off + width; k += kThreads) {
+    Fixed u, b, x;  // unknown, buy, sell
+    u.hi = hi[k];
+    b.hi = hi[k + hs];
+    x.hi = hi[k + 2 * hs];
+    if (lo != nullptr) {
+      u.lo = lo[k];
+      b.lo = lo[k + ls];
+      x.lo = lo[k + 2 * ls];
+    }
+    const Fixed v = u + b + x;
+    sum += v;
+    buy_sum += b;
+    sell_sum += x;
+    auto* rows = reinterpret_cast<double*>(hi);
+    rows[k] = fixed::to_double(v);
+    rows[k + hs] = fixed::to_double(b);
+    rows[k + 2 * hs] = fixed::to_double(x);
+  }
+  const Fixed t = block_sum<kThreads>(sum, red_hi, red_lo);
+  const Fixed tb = block_sum<kThreads>(buy_sum, red_hi, red_lo);
+  const Fixed ts = block_sum<kThreads>(sell_sum, red_hi, red_lo);
+  if (threadIdx.x == 0) {
+    total[s] = total_of(t);
+    delta[s] = fixed::to_double(tb) - fixed::to_double(ts);
+  }
+}
+
+// |buy - sell| of row j as the delta-POC pass's rows hold it: binned alone (one 64.64 add), rounded once.
+__device__ inline double delta_row(const double* b, const double* x, int64_t j) {
+  return fixed::to_double(fixed::from_double(side::delta_abs(b[j], x[j])));
+}
+
+// The delta POC (an index into rows lo .. lo + span - 1 of the delta-POC pass) of a session whose rows do
+// not map one to one onto that pass's rows (rows astronomically far from 0): one thread, in row order.
+// The map is monotone, so the rows of one target are consecutive; a target no row maps to holds 0.
+__device__ inline int64_t bent_poc(const double* b, const double* x, int64_t n, int64_t low, const ladder::TickScale& ts,
+                                   const levels::Rules& rules, int64_t& first) {
+  const int64_t r0 = side::delta_poc_row_of(low, ts), r1 = side::delta_poc_row_of(low + n - 1, ts);
+  first = r0 < r1 ? r0 : r1;
+  const int64_t span = (r0 < r1 ? r1 : r0) - first + 1;
+  // value of target t (walked in order: j is where the next target's rows start)
+  const auto walk = [&](auto&& visit) {
+    int64_t j = 0;
+    for (int64_t t = 0; t < span; ++t) {
+      Fixed acc;
+      for (; j < n && side::delta_poc_row_of(low + j, ts) == first + t; ++j)
+        acc += fixed::from_double(side::delta_abs(b[j], x[j]));
+      visit(t, fixed::to_double(acc));
+    }
+  };
+  double mx = 0.0;
+  bool any = false;
+  walk([&](int64_t, double v) {
+    mx = !any || v > mx ? v : mx;
+    any = true;
+  });
+  int64_t best = -1;
+  walk([&](int64_t t, double v) {
+    if (levels::at_max(v, mx, rules.tol) && (best < 0 || levels::poc_prefers(t, best, 0, span - 1, rules.tie))) best = t;
+  });
+  return best < 0 ? 0 : best;
+}
+
+// Runs of >= k flagged rows that start at row j of f[0, n) (0 or 1): the run is walked up to k rows.
+__device__ inline unsigned long long run_at(const int8_t* f, int64_t j, int64_t n, int64_t k) {
+  if (!f[j] || (j > 0 && f[j - 1])) return 0;
+  int64_t len = 0;
+  while (j + len < n && len < k && f[j + len]) ++len;
+  return len == k ? 1 : 0;
+}
+
+// [S] blocks x [kSideThreads], one block per session: imbalance flags, stacked counts (runs counted at
+// their first row, block sums), delta POC (block max and tree of better_poc, as levels_kernel; a session
+// whose rows are not one to one with the delta-POC pass's: thread 0, bent_poc).
+__global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColumns c, double ratio, int64_t k,
+                                                                   levels::Rules rules, ladder::TickScale ts,
+                                                                   ladder::RowPrice price_of) {
+  __shared__ double red_max[kSideThreads];
+  __shared__ int64_t red_poc[kSideThreads];
+  __shared__ unsigned long long runs[2];
+  __shared__ int bent;
+  if (c.go != nullptr && *c.go == 0) return;  // block-uniform
+  const int64_t s = blockIdx.x;
+  const int64_t n = c.n_rows[s];
+  if (n == 0) {
+    if (threadIdx.x == 0) {
+      c.delta_poc[s] = __longlong_as_double(0x7ff8000000000000LL);
+      c.delta_poc_row[s] = kNoRow;
+      c.stacked_buy[s] = c.stacked_sell[s] = 0;
+    }
+    return;
+  }
+  const int64_t a = c.offsets[s], low = c.low_row[s];
+  const double* b = c.buy + a;
+  const double* x = c.sell + a;
+  int8_t* ib = c.imbalance_buy + a;
+  int8_t* is = c.imbalance_sell + a;
+  const int64_t first = side::delta_poc_row_of(low, ts);
+  if (threadIdx.x == 0) {
+    runs[0] = runs[1] = 0;
+    bent = side::delta_poc_row_of(low + n - 1, ts) - first != n - 1;
+  }
+  // a session's lowest row has no row below it (no buy imbalance), its highest none above
+  for (int64_t j = threadIdx.x; j < n; j += kSideThreads) {
+    ib[j] = j >= 1 && side::imbalance(b[j], x[j - 1], ratio);
+    is[j] = j + 1 < n && side::imbalance(x[j], b[j + 1], ratio);
+  }
+  __syncthreads();  // the flags (global memory) and the shared words above, for every thread of the block
+  unsigned long long rb = 0, rs = 0;
+  int mine_bent = 0;
+  double mx = -1.0;
+  for (int64_t j = threadIdx.x; j < n; j += kSideThreads) {
+    rb += run_at(ib, j, n, k);
+    rs += run_at(is, j, n, k);
+    mine_bent |= side::delta_poc_row_of(low + j, ts) != first + j;
+    const double d = delta_row(b, x, j);
+    mx = d > mx ? d : mx;
+  }
+  if (rb) atomicAdd(&runs[0], rb);
+  if (rs) atomicAdd(&runs[1], rs);
+  if (mine_bent) bent = 1;
+  red_max[threadIdx.x] = mx;
+  __syncthreads();
+  for (int half = kSideThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) red_max[threadIdx.x] = fmax(red_max[threadIdx.x], red_max[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (bent) {  // block-uniform (read after the barrier above)
+    if (threadIdx.x == 0) {
+      int64_t lo = 0;
+      const int64_t t = bent_poc(b, x, n, low, ts, rules, lo);
+      c.delta_poc_row[s] = lo + t;
+      c.delta_poc[s] = price_of(lo + t);
+      c.stacked_buy[s] = static_cast<int64_t>(runs[0]);
+      c.stacked_sell[s] = static_cast<int64_t>(runs[1]);
+    }
+    return;
+  }
+  mx = red_max[0];
+  int64_t best = -1;
+  for (int64_t j = threadIdx.x; j < n; j += kSideThreads)
+    if (levels::at_max(delta_row(b, x, j), mx, rules.tol)) best = levels::better_poc(best, j, n, rules.tie);
+  red_poc[threadIdx.x] = best;
+  __syncthreads();
+  for (int half = kSideThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half)
+      red_poc[threadIdx.x] = levels::better_poc(red_poc[threadIdx.x], red_poc[threadIdx.x + half], n, rules.tie);
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  const int64_t row = first + (red_poc[0] < 0 ? 0 : red_poc[0]);  // none at an infinite maximum: row 0
+  c.delta_poc_row[s] = row;
+  c.delta_poc[s] = price_of(row);
+  c.stacked_buy[s] = static_cast<int64_t>(runs[0]);
+  c.stacked_sell[s] = static_cast<int64_t>(runs[1]);
+}
+
+// [blocks] x [kThreads], grid-stride: the first bad side code into *word.
+__global__ void first_bad_side_kernel(const int8_t* side, int64_t n, unsigned long long* word) {
+  unsigned long long bad = kEncNone;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * kThreads)
+    if (side::code_i8(static_cast<uint8_t>(side[i])) == side::kBad) {
+      bad = static_cast<unsigned long long>(i);
+      break;  // this thread's later rows come after it
+    }
+  if (bad != kEncNone) atomicMin(word, bad);
+}
+
+}  // namespace
+
+void launch_first_bad_side(const int8_t* side, int64_t n, unsigned long long* word, gpuStream_t stream) {
+  VPOC_GPU_CHECK(gpuMemsetAsync(word, 0xff, sizeof(unsigned long long), stream));
+  if (n <= 0) return;
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(1024, (n + kThreads - 1) / kThreads));
+  first_bad_side_kernel<<<blocks, kThreads, 0, stream>>>(side, n, word);
+  VPOC_GPU_CHECK_LAUNCH("first_bad_side_kernel");
+}
+
+void launch_side_finish(const GroupScratch& g, void* out_hi, const void* out_lo, double* total, double* delta,
+                        gpuStream_t stream) {
+  if (g.n <= 0) return;
+  if (g.planes != 3) VPOC_THROW(Error, "launch_side_finish: the rows of sided trades have 3 planes");
+  side_finish_kernel<<<static_cast<unsigned>(g.n), kThreads, 0, stream>>>(
+      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total, delta);
+  VPOC_GPU_CHECK_LAUNCH("side_finish_kernel");
+}
+
+void launch_side_levels(const SideLevelColumns& c, int64_t S, const Options& opt, const SideRules& rules,
+                        gpuStream_t stream) {
+  if (S <= 0) return;
+  const double row_size = opt.tick_size * static_cast<double>(opt.ticks_per_row);
+  const levels::Rules prules = levels::rules_of(delta_poc_options(opt, row_size));
+  side_levels_kernel<<<static_cast<unsigned>(S), kSideThreads, 0, stream>>>(
+      c, rules.imbalance_ratio, rules.stacked_min, prules, ladder::TickScale::make(row_size, 1),
+      ladder::RowPrice::make(row_size, 1, false));
+  VPOC_GPU_CHECK_LAUNCH("side_levels_kernel");
+}
+
+}  // namespace vpoc::gpu
