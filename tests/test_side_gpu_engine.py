@@ -158,9 +158,11 @@ def test_several_groups(budget):
 
 @needs_torch
 @pytest.mark.parametrize("seed", range(3))
-def test_torch_sides_equal_cpu(seed):
+@pytest.mark.parametrize("frac", [False, True])
+def test_torch_sides_equal_cpu(seed, frac):
+    """Device inputs; dev_delta by the engine's segmented scan (whole volumes) or the masked fallback."""
     torch = _torch()
-    price, volume, side, offsets = wide_trades(seed, n=5000)
+    price, volume, side, offsets = wide_trades(seed, n=5000, frac=frac)
     kw = dict(offsets=offsets, tick_size=0.25, developing=True)
     cpu = vpoc.from_trades(price, volume, side=side, **kw)
     t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
@@ -171,6 +173,8 @@ def test_torch_sides_equal_cpu(seed):
         assert isinstance(gpu.delta, torch.Tensor) and gpu.delta.is_cuda
         assert gpu.imbalance_buy.dtype == torch.bool and gpu.stacked_imbalance_buy.dtype == torch.int64
         assert isinstance(gpu.buy_volume, _core.DeviceArray)
+        assert isinstance(gpu.dev_delta, torch.Tensor) and gpu.dev_delta.is_cuda
+        assert (gpu.__dict__["_side"].cols["dev_delta"] is None) == frac  # the engine's scan: whole volumes
 
 
 @needs_torch
@@ -257,3 +261,16 @@ def test_bad_side_on_a_dropped_row():
         side[row] = 7
         with pytest.raises(ValueError, match=r"side\[%d\]" % row):
             vpoc.from_trades(t(price), t(np.ones(n)), session=s, tick_size=0.25, side=t(side), device="cuda")
+
+
+@needs_torch
+def test_strided_and_one_session_device_sides():
+    """A strided int8 view (made contiguous for the engine) and one long session (dev_delta's scan over
+    many chunks of one block)."""
+    torch = _torch()
+    t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
+    price, volume, side, _ = wide_trades(6, n=20000)
+    twice = np.repeat(side, 2)
+    kw = dict(tick_size=0.25, developing=True)
+    gpu = vpoc.from_trades(t(price), t(volume), side=t(twice)[::2], device="cuda", **kw)
+    _same(gpu, vpoc.from_trades(price, volume, side=side, **kw), FIELDS + ("dev_poc",))

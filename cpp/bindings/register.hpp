@@ -38,7 +38,7 @@ inline constexpr int kNRuleKeys = 7;
 // unless developing.
 py::dict side_dict(vpoc::SideColumns&& c, bool developing);
 // A GPU call's side columns (vpoc::SideDeviceColumns) as zero-copy DeviceArrays of GPU `device`, complete
-// after `ready` (imbalance flags: int8 0 / 1; dev_delta: None, made by the caller).
+// after `ready` (imbalance flags: int8 0 / 1; dev_delta: None where the engine did not make it).
 py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vpoc::Ready& ready);
 
 // The vpoc::Options held by a Python _core.Options object (TypeError naming `name` otherwise).

@@ -76,7 +76,10 @@ py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vp
   put("delta_poc_row", c.delta_poc_row);
   put("stacked_imbalance_buy", c.stacked_buy);
   put("stacked_imbalance_sell", c.stacked_sell);
-  d["dev_delta"] = py::none();
+  if (c.has_dev_delta)
+    put("dev_delta", c.dev_delta);
+  else
+    d["dev_delta"] = py::none();
   return d;
 }
 

@@ -105,6 +105,10 @@ class _Lib:
             return "f"
         return "u" if x.dtype == self.xp.uint8 else "i"
 
+    def contiguous(self, x: Any) -> Any:
+        """``x`` with unit stride (a copy only when it is a strided view)."""
+        return x.contiguous() if self.name == "torch" else self.xp.ascontiguousarray(x)
+
     def is_int8(self, x: Any) -> bool:
         """Whether ``x`` holds int8 values (side codes the engine reads as they are)."""
         return x.dtype == (self.xp.int8 if self.name == "torch" else np.int8)

@@ -121,12 +121,12 @@ def trade_side(side: Any, volume: Any, price: Any, rules: SideRules, check_all: 
         if lib.is_int8(codes) and not check_all:  # the engine's range pass checks them
             if int(codes.shape[0]) != n:
                 raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
-            return codes
+            return lib.contiguous(codes)
         bad = (codes != 1) & (codes != -1) & (codes != 0)
         if bool(bad.any()):
             i = int(lib.flatnonzero(bad)[0])
             aggressor_side(host_array(codes[i:i + 1]), "side", where=lambda _: f"side[{i}]")
-        codes = lib.cast(codes, "i1")
+        codes = lib.contiguous(lib.cast(codes, "i1"))  # the engine reads it in place
     if int(codes.shape[0]) != n:
         raise ValueError(f"side has length {int(codes.shape[0])} but there are {n} trades")
     return codes
@@ -449,8 +449,9 @@ def _trade_dev_delta(lib: _Lib, side: Any, volume: Any, offsets: Any, session_id
 
 class DeviceSideFields:
     """The side fields of a GPU call, made by the GPU engine (vpoc/side.hpp SideDeviceColumns): buy / sell
-    rows and the delta POC as the engine's DeviceArrays; delta, imbalances and stacked counts in the
-    volume's library (numpy for host inputs, torch / cupy zero-copy); dev_delta by ``dev`` on first use."""
+    rows and the delta POC as the engine's DeviceArrays; delta, imbalances, stacked counts and dev_delta in
+    the volume's library (numpy for host inputs, torch / cupy zero-copy); dev_delta from the engine's scan
+    when it made one, else by ``dev`` (the masked fallback) on first use."""
 
     _LIB_FIELDS = ("delta", "imbalance_buy", "imbalance_sell", "stacked_imbalance_buy", "stacked_imbalance_sell")
 
@@ -460,8 +461,10 @@ class DeviceSideFields:
 
     def field(self, name: str) -> Any:
         if name not in self.cache:
-            if name == "dev_delta":
-                self.cache[name] = None if self.dev is None else self.dev()
+            if name == "dev_delta":  # the engine's scan (device inputs, whole volumes), else the fallback
+                made = self.cols.get("dev_delta")
+                self.cache[name] = (None if self.dev is None else self.lib.put(made) if made is not None
+                                    else self.dev())
             elif name in self._LIB_FIELDS:
                 x = self.lib.put(self.cols[name])
                 if name.startswith("imbalance_"):  # int8 0 / 1 flags: the same bytes as bools

@@ -37,9 +37,12 @@ struct SideColumns {
 
 // A GPU call's side columns, in device memory (complete after the result's ready event): rows [R]
 // buy / sell (float64) and imbalance flags (int8 0 / 1); per session [S] delta, delta_poc (float64),
-// delta_poc_row, stacked counts (int64). dev_delta is not made on the device (the caller's fallback).
+// delta_poc_row, stacked counts (int64); with opt.developing, device inputs and whole volumes below 2**31,
+// dev_delta [N] (float64; has_dev_delta false otherwise: the caller's fallback makes it).
 struct SideDeviceColumns {
   Column buy, sell, imbalance_buy, imbalance_sell, delta, delta_poc, delta_poc_row, stacked_buy, stacked_sell;
+  Column dev_delta;
+  bool has_dev_delta = false;
 };
 
 // What a sided call gives the engine (vpoc::profile_trades) and gets back: its side codes (int8 +1 / -1 / 0,

@@ -152,6 +152,7 @@ class Run {
   void check_all_sides();
   void side_levels(const long long* go);
   void describe_side();
+  void side_dev_delta();
 
   const Inputs& in_;
   InputView view_;
@@ -699,6 +700,24 @@ void Run::describe_side() {
   side_->device_done = true;
 }
 
+// Sided device inputs, developing, every volume whole below 2**31 (no kFractional seen): dev_delta [N] by
+// the exact segmented scan (gpu/side.hpp); otherwise the caller's host fallback makes it (none here).
+void Run::side_dev_delta() {
+  const int64_t S = sessions_.n_sessions, N = in_.n;
+  if (!in_.on_device || fractional_ || N == 0) return;
+  Carver c{static_cast<char*>(st_.workspace(align_up(static_cast<size_t>(S + 1) * 8) + 256))};
+  auto* offsets = c.take<int64_t>(static_cast<size_t>(S + 1));
+  VPOC_GPU_CHECK(gpuMemcpyAsync(offsets, sessions_.offsets, static_cast<size_t>(S + 1) * 8, gpuMemcpyHostToDevice,
+                                stream_));
+  BufferPtr mem = st_.output(static_cast<size_t>(N) * 8, stream_);
+  launch_side_dev_delta(view_.volume, view_.volume_dtype, static_cast<const int8_t*>(view_.side), offsets, S,
+                        static_cast<double*>(mem->data), stream_);
+  side_->device.dev_delta = Column{mem, mem->data, N, DType::f64};
+  side_->device.has_dev_delta = true;
+  // the offsets' copy reads pageable host memory the caller owns: done before the call returns
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+}
+
 // The first bad side code of the call (device inputs in several groups: a group's bad price must not be
 // reported before a later group's bad side); throws it.
 void Run::check_all_sides() {
@@ -1078,6 +1097,7 @@ void Run::finish() {
   }
   if (may_overflow_) check_totals();
   if (opt_.developing) developing();
+  if (opt_.developing && side_ != nullptr) side_dev_delta();
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;
   st_.last_call_stream = out_.ready.stream;

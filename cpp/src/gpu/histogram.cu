@@ -786,7 +786,7 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     using No = std::false_type;
     if (!in.bars && g.volumes_in_bin) {  // whole-number rows only; a fraction reruns the call
       if (lo != nullptr || g.fixed_by_flag) VPOC_THROW(Error, "launch_bin: volumes_in_bin bins integer rows only");
-    if (in.side != nullptr) VPOC_THROW(Error, "launch_bin: sided trades check their volumes in the range pass");
+      if (in.side != nullptr) VPOC_THROW(Error, "launch_bin: sided trades check their volumes in the range pass");
       bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
           src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
           round_down<CheckedVolume<V>>(g.huge_volume));

@@ -205,6 +205,36 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   c.stacked_sell[s] = static_cast<int64_t>(runs[1]);
 }
 
+// [S] blocks x [kThreads], one block per session: its rows in chunks of kThreads, each an inclusive
+// Hillis-Steele scan of int64 signed volumes in shared memory plus the carry of the chunks before.
+template <class V>
+__global__ void __launch_bounds__(kThreads) dev_delta_kernel(const V* volume, const int8_t* sides,
+                                                             const int64_t* offsets, double* out) {
+  __shared__ long long scan[kThreads];
+  const int64_t s = blockIdx.x;
+  const int64_t a = offsets[s], e = offsets[s + 1];
+  long long carry = 0;
+  for (int64_t c0 = a; c0 < e; c0 += kThreads) {  // block-uniform trip count
+    const int64_t i = c0 + threadIdx.x;
+    long long x = 0;
+    if (i < e) {
+      const auto v = static_cast<long long>(volume[i]);  // whole and below 2**31 (the caller's kFractional test)
+      x = sides[i] == 1 ? v : sides[i] == -1 ? -v : 0;
+    }
+    scan[threadIdx.x] = x;
+    __syncthreads();
+    for (int d = 1; d < kThreads; d *= 2) {
+      const long long add = static_cast<int>(threadIdx.x) >= d ? scan[threadIdx.x - d] : 0;
+      __syncthreads();
+      scan[threadIdx.x] += add;
+      __syncthreads();
+    }
+    if (i < e) out[i] = static_cast<double>(carry + scan[threadIdx.x]);
+    carry += scan[kThreads - 1];
+    __syncthreads();
+  }
+}
+
 // [blocks] x [kThreads], grid-stride: the first bad side code into *word.
 __global__ void first_bad_side_kernel(const int8_t* side, int64_t n, unsigned long long* word) {
   unsigned long long bad = kEncNone;
@@ -218,6 +248,29 @@ __global__ void first_bad_side_kernel(const int8_t* side, int64_t n, unsigned lo
 }
 
 }  // namespace
+
+void launch_side_dev_delta(const void* volume, DType volume_dtype, const int8_t* side, const int64_t* offsets,
+                           int64_t S, double* out, gpuStream_t stream) {
+  if (S <= 0) return;
+  const auto blocks = static_cast<unsigned>(S);
+  switch (volume_dtype) {
+    case DType::f32:
+      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(volume), side, offsets, out);
+      break;
+    case DType::f64:
+      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(volume), side, offsets, out);
+      break;
+    case DType::i32:
+      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int32_t*>(volume), side, offsets, out);
+      break;
+    case DType::i64:
+      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int64_t*>(volume), side, offsets, out);
+      break;
+    case DType::i8:
+      VPOC_THROW(Error, "launch_side_dev_delta: side codes are not a volume");
+  }
+  VPOC_GPU_CHECK_LAUNCH("dev_delta_kernel");
+}
 
 void launch_first_bad_side(const int8_t* side, int64_t n, unsigned long long* word, gpuStream_t stream) {
   VPOC_GPU_CHECK(gpuMemsetAsync(word, 0xff, sizeof(unsigned long long), stream));

@@ -38,6 +38,13 @@ struct SideLevelColumns {
 void launch_side_levels(const SideLevelColumns& c, int64_t S, const Options& opt, const SideRules& rules,
                         gpuStream_t stream);
 
+// dev_delta of sided trades with whole volumes below 2**31 (no kFractional): out[i] = the session's sum of
+// +v (buy), -v (sell), 0 (unknown) over its rows up to i, in input order, as an exact int64 segmented scan
+// rounded once (a session's prefixes are at most its total, <= 2**53, so the CPU's float64 sum in input
+// order gives these bits too). offsets: [S + 1] input rows of the sessions (device). One block a session.
+void launch_side_dev_delta(const void* volume, DType volume_dtype, const int8_t* side, const int64_t* offsets,
+                           int64_t S, double* out, gpuStream_t stream);
+
 // *word = the smallest i < n whose side code side[i] is bad (core/side.hpp), ~0 when none (device memory;
 // reset here). One launch after a reset.
 void launch_first_bad_side(const int8_t* side, int64_t n, unsigned long long* word, gpuStream_t stream);
