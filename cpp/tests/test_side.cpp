@@ -99,3 +99,33 @@ TEST_CASE("27_sided_window_drain_is_the_exact_sum_of_planes") {
   sided_drain_case<int64_t>(27);
   sided_drain_case<Fixed>(28);
 }
+
+TEST_CASE("27_side_rules_shared_with_the_device") {
+  // plane of each code (GPU bin pass): 0 unknown (and a bad code, never binned), 1 buy, 2 sell
+  for (int b = 0; b < 256; ++b) {
+    const auto c = static_cast<int8_t>(b);
+    CHECK(side::plane_of(c) == (c == 1 ? 1 : c == -1 ? 2 : 0));
+  }
+  // imbalance: x > 0 and x >= opposite * ratio (float64, no FMA)
+  CHECK(side::imbalance(3.0, 1.0, 3.0));
+  CHECK_FALSE(side::imbalance(2.999, 1.0, 3.0));
+  CHECK_FALSE(side::imbalance(0.0, 0.0, 3.0));
+  CHECK(side::imbalance(0.5, 0.0, 3.0));
+  CHECK(side::imbalance(0.3, 0.1, 3.0) == (0.3 >= 0.1 * 3.0));
+  // |buy - sell| below 2**-32 counts 0
+  CHECK(side::delta_abs(1.0, 1.0 + 0x1p-40) == 0.0);
+  CHECK(side::delta_abs(5.0, 2.0) == 3.0);
+  CHECK(side::delta_abs(2.0, 5.0) == 3.0);
+  CHECK(side::delta_abs(0.0, 0x1p-32) == 0x1p-32);
+  // the rows pass's row of row r (price r * row_size at tick row_size): r itself near 0, monotone
+  for (const double row_size : {0.25, 0.1 * 3, 0.01, 1.0 / 3.0, 12.5}) {
+    const ladder::TickScale ts = ladder::TickScale::make(row_size, 1);
+    int64_t prev = side::delta_poc_row_of(-100000, ts);
+    for (int64_t r = -100000; r <= 100000; r += 7) {
+      const int64_t got = side::delta_poc_row_of(r, ts);
+      CHECK(got == r);
+      CHECK(got >= prev);
+      prev = got;
+    }
+  }
+}

@@ -244,8 +244,10 @@ struct TradeChecks {
   CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
 };
 
-// Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check.
-template <class P, class V, bool Volumes>
+// Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check. Sided (with
+// Volumes only): each row's side code is checked too, first bad row into g.err_side (an instance of its
+// own: the plain instances keep their registers).
+template <class P, class V, bool Volumes, bool Sided = false>
 __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table, double tick,
                                                                TradeChecks<P, V> c) {
@@ -255,8 +257,8 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
   const Source<P, V> src = fixed_kind<false>(any_src);
   const P* price = static_cast<const P*>(src.in.price) - src.base;  // [rows.base + k] = element k
   // sided trades: the side codes, checked here for every row (a bad price does not hide a bad side)
-  const auto* sides = static_cast<const uint8_t*>(src.in.side);
-  if (sides != nullptr) sides -= src.base;
+  static_assert(Volumes || !Sided, "sided trades check their volumes in the range pass");
+  [[maybe_unused]] const auto* sides = Sided ? static_cast<const uint8_t*>(src.in.side) - src.base : nullptr;
   const Tile t(rows, g, table);
   unsigned long long bad = kEncNone, off = 0, first_off = kEncNone, bad_side = kEncNone;
   bool fractional = false, huge = false;
@@ -269,13 +271,13 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
       P p[U];
       W v[U];
-      uint8_t code[U];
+      [[maybe_unused]] uint8_t code[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i < e) {
           p[u] = price[i];
-          code[u] = sides != nullptr ? sides[i] : uint8_t(0);
+          if constexpr (Sided) code[u] = sides[i];
           if constexpr (!Volumes)
             v[u] = W(0);
           else if constexpr (std::is_same<W, float>::value)
@@ -288,7 +290,8 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
       for (int u = 0; u < U; ++u) {
         const int64_t i = i0 + int64_t(u) * kThreads;
         if (i >= e) continue;
-        if (side::code_i8(code[u]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
+        if constexpr (Sided)
+          if (side::code_i8(code[u]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
         // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
         const P t = p[u] * c.inv;
         if (!(c.exact_grid && t == rint(t)) && grid::off_grid_fast(static_cast<double>(p[u]), tick, inv, eps)) {
@@ -317,7 +320,7 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
     reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
-  if (bad_side != kEncNone) atomicMin(g.err_side, bad_side);
+  if (Sided && bad_side != kEncNone) atomicMin(g.err_side, bad_side);
 }
 
 // Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
@@ -369,8 +372,10 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // memory (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one
 // add per row; a wider one adds straight to global memory. Checks (trades, g.volumes_in_bin): the
 // volume checks trade_range_kernel<P, V, false> left out, in an instance of its own (the other
-// instances keep their registers: none of them spills).
-template <class P, class V, bool Bars, class Rows, bool Checks = false>
+// instances keep their registers). Sided (trades, not Checks): each trade goes to one of g.planes = 3
+// planes of rows by its side code (core/side.hpp plane_of), shared rows planes x copies x width; an
+// instance of its own too (the plain ones keep their registers).
+template <class P, class V, bool Bars, class Rows, bool Checks = false, bool Sided = false>
 __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff, CheckedVolume<V> huge_w) {
@@ -382,10 +387,9 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
-  // sided trades (block-uniform): g.planes planes of rows, the trade's plane by its side code
-  const auto* sides = static_cast<const int8_t*>(Bars ? nullptr : src.in.side);
-  const int planes = sides != nullptr ? g.planes : 1;
-  if (sides != nullptr) sides -= src.base;
+  static_assert(!Sided || (!Bars && !Checks), "sided: trades whose volumes the range pass checked");
+  [[maybe_unused]] const auto* sides = Sided ? static_cast<const int8_t*>(src.in.side) - src.base : nullptr;
+  const int planes = Sided ? g.planes : 1;
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
   // huge_w (Checks): g.huge_volume rounded down to the checked type on the host, as trade_checks does
   const CheckedVolume<V> below_2_31 = nextafter(CheckedVolume<V>(2147483648.0), CheckedVolume<V>(0));
@@ -407,9 +411,6 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
       __syncthreads();
     }
     const Rows dst = privatized ? shared.at((threadIdx.x / kCopyThreads) % copies * width) : global_rows;
-    // words from one plane to the next in dst
-    const int64_t dst_hi_stride = privatized ? copies * width : g.hi_stride;
-    const int64_t dst_lo_stride = privatized ? copies * width : g.lo_stride;
     const auto add = [&](int64_t r, const Fixed& x) {
       dst.add(r - low, x);
       return true;
@@ -442,9 +443,11 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
         jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
         src.emit(jt, L, add);
       });
-    } else if (!Bars && sides != nullptr) {  // sided trades: one add per trade, into its side's plane
+    } else if constexpr (Sided) {  // one add per trade, into its side's plane
+      // words from one plane to the next in dst
+      const int64_t hs = privatized ? copies * width : g.hi_stride, ls = privatized ? copies * width : g.lo_stride;
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
-        const Rows to = dst.plane(side::plane_of(sides[i]), dst_hi_stride, dst_lo_stride);
+        const Rows to = dst.plane(side::plane_of(sides[i]), hs, ls);
         src.emit(it, L, [&](int64_t r, const Fixed& x) {
           to.add(r - low, x);
           return true;
@@ -455,11 +458,19 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
     }
     if (privatized) {
       __syncthreads();
-      for (int64_t k = threadIdx.x; k < width * planes; k += kThreads) {
-        const int64_t p = k / width, r = k - p * width;  // plane p, row r
-        Fixed sum = shared.get(p * copies * width + r);
-        for (int c = 1; c < copies; ++c) sum += shared.get((p * copies + c) * width + r);
-        if (!sum.zero()) global_rows.plane(static_cast<int>(p), g.hi_stride, g.lo_stride).add(r, sum);
+      if constexpr (Sided) {
+        for (int64_t k = threadIdx.x; k < width * planes; k += kThreads) {
+          const int64_t p = k / width, r = k - p * width;  // plane p, row r
+          Fixed sum = shared.get(p * copies * width + r);
+          for (int c = 1; c < copies; ++c) sum += shared.get((p * copies + c) * width + r);
+          if (!sum.zero()) global_rows.plane(static_cast<int>(p), g.hi_stride, g.lo_stride).add(r, sum);
+        }
+      } else {
+        for (int64_t k = threadIdx.x; k < width; k += kThreads) {
+          Fixed sum = shared.get(k);
+          for (int c = 1; c < copies; ++c) sum += shared.get(c * width + k);
+          if (!sum.zero()) global_rows.add(k, sum);
+        }
       }
       __syncthreads();  // the next session reuses the shared rows
     }
@@ -758,6 +769,9 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     else if (g.volumes_in_bin)
       trade_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
                                                                                trade_checks<P, V>(src.scale, g));
+    else if (in.side != nullptr)
+      trade_range_kernel<P, V, true, true><<<tiles(rows, g), kThreads, 0, stream>>>(
+          src, rows, g, g.tiles, opt.tick_size, trade_checks<P, V>(src.scale, g));
     else
       trade_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
                                                                               trade_checks<P, V>(src.scale, g));
@@ -779,6 +793,12 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     const auto go = [&](auto bars, auto sink) {
       constexpr bool Bars = decltype(bars)::value;
       using Rows = decltype(sink);
+      if constexpr (!Bars)
+        if (in.side != nullptr) {  // sided trades: the 3-plane instance
+          bin_kernel<P, V, false, Rows, false, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
+              src, rows, g, g.tiles, sink, opt.tick_size, legacy, false, CheckedVolume<V>(0));
+          return;
+        }
       bin_kernel<P, V, Bars, Rows><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
           src, rows, g, g.tiles, sink, opt.tick_size, legacy, uniform_diff(in, opt), CheckedVolume<V>(0));
     };
