@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference import NO_ROW, profile_stats
+from reference import NO_ROW, exact_rows, exact_session_units, profile_stats
 
 ROW_FIELDS = ("poc_row", "vah_row", "val_row", "low_row", "n_rows")
 FLOAT_FIELDS = ("poc", "vah", "val", "total_volume", "va_volume")
@@ -166,3 +166,13 @@ def check_windows(prof, starts, batch, ref, cols, exact, ctx):
         r = ref(*win)
         if exact or not r["fragile"][0]:
             assert np.array_equal(got[:, i], [r["poc"][0], r["vah"][0], r["val"][0]]), f"{ctx}: row {i}: reference"
+
+
+def assert_exact_trade_rows(prof, price, vol, offsets, tick):
+    """Trades: each session's lowest row and row sums equal the contract's exact sums of the reference."""
+    got, off = np.asarray(prof.volume), np.asarray(prof.offsets)
+    for s in range(len(offsets) - 1):
+        a, b = offsets[s], offsets[s + 1]
+        lo, rows, _ = exact_rows(exact_session_units("trades", (price[a:b], vol[a:b]), tick))
+        assert prof.low_row[s] == lo, s
+        np.testing.assert_array_equal(got[off[s]:off[s + 1]], rows, err_msg=f"session {s}")

@@ -14,8 +14,8 @@ import pytest
 
 import vpoc
 
-from _compare import assert_matches_reference
-from reference import exact_rows, exact_session_units, ref_trades
+from _compare import assert_exact_trade_rows, assert_matches_reference
+from reference import ref_trades
 
 TICK = 0.25
 BIG = 2.0**28  # entries take whole volumes below it (16 of them sum below 2**32)
@@ -35,13 +35,7 @@ def profile(price, vol, offsets, threads):
 
 def exact_check(price, vol, offsets, threads):
     """Row sums equal the contract's exact sums of the reference, session by session."""
-    prof = profile(price, vol, offsets, threads)
-    got, off = np.asarray(prof.volume), np.asarray(prof.offsets)
-    for s in range(len(offsets) - 1):
-        a, b = offsets[s], offsets[s + 1]
-        lo, rows, _ = exact_rows(exact_session_units("trades", (price[a:b], vol[a:b]), TICK))
-        assert prof.low_row[s] == lo, s
-        np.testing.assert_array_equal(got[off[s]:off[s + 1]], rows, err_msg=f"session {s}")
+    assert_exact_trade_rows(profile(price, vol, offsets, threads), price, vol, offsets, TICK)
 
 
 def same_as_reference(price, vol, offsets, threads):

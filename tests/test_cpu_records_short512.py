@@ -14,8 +14,8 @@ import pytest
 
 import vpoc
 
-from _compare import assert_matches_reference
-from reference import exact_rows, exact_session_units, ref_trades
+from _compare import assert_exact_trade_rows, assert_matches_reference
+from reference import ref_trades
 
 TICK = 0.25
 AT = [0, 3, 15, 16, 20, 1023, 1024, 1030, 2999]  # about the first vector and the block (1024) edges
@@ -65,13 +65,7 @@ def test_25r3_half_tick_prices_round_half_even(threads):
 
 def exact_check(price, vol, offsets, threads):
     """Row sums equal the contract's exact 64.64 sums of the reference, session by session."""
-    prof = profile(price, vol, offsets, threads)
-    got, off = np.asarray(prof.volume), np.asarray(prof.offsets)
-    for s in range(len(offsets) - 1):
-        a, b = offsets[s], offsets[s + 1]
-        lo, rows, _ = exact_rows(exact_session_units("trades", (price[a:b], vol[a:b]), TICK))
-        assert prof.low_row[s] == lo, s
-        np.testing.assert_array_equal(got[off[s]:off[s + 1]], rows, err_msg=f"session {s}")
+    assert_exact_trade_rows(profile(price, vol, offsets, threads), price, vol, offsets, TICK)
 
 
 @pytest.mark.parametrize("value", [0.5, 2.0**-20, -0.0, 0.0, 2.0**31, 3e9, 2.0**31 - 128, 16777216.0])

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import vpoc
+from _sigint import default_sigint
 import vpoc.live._live as vlive
 
 MIN = 60 * 10**9
@@ -302,7 +303,8 @@ def test_28_1_real_sigint_over_a_session_rolling_feed():
     3,000 in the audit) or a broken feed; now exactly the uninterrupted run."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = _SIGINT_CHILD.format(here=here, n=600)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                       preexec_fn=default_sigint)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["sessions"] == out["want"] == 600, out
@@ -549,7 +551,8 @@ def test_28_6_large_array_update_answers_sigint_and_rolls_back(delay):
     interrupted update leaves the Live as it was. Before (2-core VM): SIGINT at 4 s was taken
     after 8.45 s, with the Live's last timestamp already moved (every retry refused)."""
     code = _BIG_CHILD.format(t0=T0, delay=delay)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       preexec_fn=default_sigint)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["interrupted"] and out["unchanged"], out

@@ -28,6 +28,7 @@ pd = _deps.require("pandas")
 
 import vpoc
 from vpoc import io as vio
+from _sigint import default_sigint
 
 UTC = dt.timezone.utc
 HEADER = "timestamp,open,high,low,close,volume"
@@ -319,7 +320,8 @@ def test_28_6_sigint_interrupts_a_large_csv_read_within_a_second(tmp_path) -> No
         waits = []
         for delay in (0.8, 2.5):
             p = subprocess.Popen([sys.executable, "-c", _SIGINT_CODE, str(path)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=default_sigint)
             try:
                 assert p.stdout.readline().strip() == "go"
                 time.sleep(delay)

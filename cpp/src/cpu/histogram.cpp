@@ -15,6 +15,7 @@
 #include "cpu/scatter.hpp"
 #include "cpu/side_planes.hpp"
 #include "cpu/slots.hpp"
+#include "cpu/typed.hpp"
 #include "vpoc/errors.hpp"
 
 
@@ -68,28 +69,6 @@ void require_int64_safe_block(bool whole, double vmax) {
 }
 
 bool valid_ticks(double q, const TickScale& s) { return s.valid(q); }  // also rejects NaN and inf
-
-// Calls fn(const P*) with the typed pointer of a float32/float64 price array.
-template <class F>
-void with_price(const Array& a, F&& fn) {
-  switch (a.dtype) {
-    case DType::f32: return fn(static_cast<const float*>(a.data));
-    case DType::f64: return fn(static_cast<const double*>(a.data));
-    default: VPOC_THROW(TypeError, a.name, " must be float32 or float64 here (converted by the caller)");
-  }
-}
-
-// Calls fn(const V*) with the typed pointer of a volume array.
-template <class F>
-void with_volume(const Array& a, F&& fn) {
-  switch (a.dtype) {
-    case DType::f32: return fn(static_cast<const float*>(a.data));
-    case DType::f64: return fn(static_cast<const double*>(a.data));
-    case DType::i32: return fn(static_cast<const int32_t*>(a.data));
-    case DType::i64: return fn(static_cast<const int64_t*>(a.data));
-    case DType::i8: break;  // side codes: never a volume (the bindings refuse it)
-  }
-}
 
 // Calls fn(bool_constant<Exact>, bool_constant<OneTickPerRow>): the hot loops' fast paths.
 template <class F>

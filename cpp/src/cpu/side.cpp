@@ -13,6 +13,7 @@
 #include "core/side.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/row_window.hpp"
+#include "cpu/typed.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
 
@@ -22,19 +23,9 @@ namespace {
 using cpu::acc_to_double;
 using cpu::parallel_for;
 using cpu::resolve_threads;
+using cpu::with_volume;
 
 using ladder::TickScale;
-
-template <class F>
-void with_volume(const Array& a, F&& fn) {
-  switch (a.dtype) {
-    case DType::f32: return fn(static_cast<const float*>(a.data));
-    case DType::f64: return fn(static_cast<const double*>(a.data));
-    case DType::i32: return fn(static_cast<const int32_t*>(a.data));
-    case DType::i64: return fn(static_cast<const int64_t*>(a.data));
-    case DType::i8: break;  // side codes: never a volume (the bindings refuse it)
-  }
-}
 
 // Per worker: the delta POC's rows.
 struct SideScratch {
