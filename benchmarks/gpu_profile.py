@@ -1,13 +1,14 @@
 """Per-kernel and per-API-call breakdown of vpoc GPU calls (torch.profiler over CUPTI).
 
-Workloads as in bench_gpu.py: ``ticks`` (50 M float32 trades on the GPU), ``bars`` (1014 x 1380
+Workloads as in bench_gpu.py: ``ticks`` (50 M float32 trades on the GPU), ``ticks_side`` (the same
+with an int8 aggressor side, every side field read), ``bars`` (1014 x 1380
 uniform bars on the GPU), ``developing`` (the same bars, developing=True) and ``batch`` (32 x 390
 bars, results to torch). Each is warmed up, then ``--calls`` calls are profiled. Prints the tables
 and writes ``gpu_profile.json`` (``$OUT`` or benchmarks/results): per workload the GPU time per call
 of each kernel / memset / memcpy, and the count per call of every runtime API call (so
 ``cudaMalloc`` / ``cudaFree`` / ``cudaDeviceSynchronize`` show up if a call makes them).
 
-Usage: python benchmarks/gpu_profile.py [--calls 5] [--workloads ticks,bars,developing,batch]
+Usage: python benchmarks/gpu_profile.py [--calls 5] [--workloads ticks,ticks_side,bars,developing,batch]
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict
 
@@ -24,16 +26,27 @@ from torch.profiler import ProfilerActivity, profile
 
 import vpoc
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gpu import SIDE_CHECKED  # noqa: E402  (the side fields its timed ticks_side calls read)
+
 TICK = 0.25
 
 
 def workloads() -> Dict[str, Callable[[], Any]]:
     big = vpoc.synth.es_trades(50_000_000, 1014, price_dtype=np.float32, volume_dtype=np.float32)
     bp, bv = torch.from_numpy(big.price).cuda(), torch.from_numpy(big.volume).cuda()
+    # bench_gpu's ticks_side mix: 45% buyer-, 45% seller-initiated, 10% unknown
+    rng = np.random.default_rng(7)
+    bs = torch.from_numpy(rng.choice(np.array([1, -1, 0], np.int8), size=big.price.shape[0],
+                                     p=[0.45, 0.45, 0.10])).cuda()
     bb = vpoc.synth.es_bars()
     bars = [torch.from_numpy(a.astype(np.float32)).cuda() for a in (bb.high, bb.low, bb.close, bb.volume)]
     sb = vpoc.synth.es_bars(32, 390, seed=5)
     small = [torch.from_numpy(a.astype(np.float32)).cuda() for a in (sb.high, sb.low, sb.close, sb.volume)]
+
+    def ticks_side() -> Any:  # every side field touched, as bench_gpu's timed ticks_side calls do
+        p = vpoc.from_trades(bp, bv, offsets=big.offsets, tick_size=TICK, device="cuda", side=bs)
+        return [getattr(p, k) for k in SIDE_CHECKED]
 
     def batch() -> Any:
         p = vpoc.from_bars(*small, offsets=sb.offsets, tick_size=TICK, device="cuda")
@@ -41,6 +54,7 @@ def workloads() -> Dict[str, Callable[[], Any]]:
 
     return {
         "ticks": lambda: vpoc.from_trades(bp, bv, offsets=big.offsets, tick_size=TICK, device="cuda"),
+        "ticks_side": ticks_side,
         "bars": lambda: vpoc.from_bars(*bars, offsets=bb.offsets, tick_size=TICK, device="cuda"),
         "developing": lambda: vpoc.from_bars(*bars, offsets=bb.offsets, tick_size=TICK, device="cuda",
                                              developing=True),
@@ -51,7 +65,7 @@ def workloads() -> Dict[str, Callable[[], Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=5)
-    ap.add_argument("--workloads", default="ticks,bars,developing,batch")
+    ap.add_argument("--workloads", default="ticks,ticks_side,bars,developing,batch")
     args = ap.parse_args()
     fns = workloads()
     doc: Dict[str, Any] = {"device": torch.cuda.get_device_name(0), "calls": args.calls,
