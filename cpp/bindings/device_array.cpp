@@ -15,6 +15,18 @@
 #include "vpoc/errors.hpp"
 
 namespace vpoc_bind {
+
+py::dtype numpy_dtype(vpoc::DType dt) {
+  switch (dt) {
+    case vpoc::DType::f32: return py::dtype::of<float>();
+    case vpoc::DType::f64: return py::dtype::of<double>();
+    case vpoc::DType::i32: return py::dtype::of<int32_t>();
+    case vpoc::DType::i64: return py::dtype::of<int64_t>();
+    case vpoc::DType::i8: return py::dtype::of<int8_t>();
+  }
+  return py::dtype::of<double>();  // unreachable: every DType is listed above
+}
+
 namespace {
 
 namespace dl = dlpack;
@@ -30,17 +42,6 @@ size_t nbytes(const DeviceArray& a) {
 py::tuple shape(const DeviceArray& a) {
   if (a.cols > 0) return py::make_tuple(a.size, a.cols);
   return py::make_tuple(a.size);
-}
-
-py::dtype numpy_dtype(vpoc::DType dt) {
-  switch (dt) {
-    case vpoc::DType::f32: return py::dtype::of<float>();
-    case vpoc::DType::f64: return py::dtype::of<double>();
-    case vpoc::DType::i32: return py::dtype::of<int32_t>();
-    case vpoc::DType::i64: return py::dtype::of<int64_t>();
-    case vpoc::DType::i8: return py::dtype::of<int8_t>();
-  }
-  return py::dtype::of<double>();  // unreachable: every DType is listed above
 }
 
 const char* dtype_name(vpoc::DType dt) {

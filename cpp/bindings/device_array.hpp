@@ -2,6 +2,7 @@
 // Contract: every export (DLPack, CAI, NumPy view) keeps `owner` alive; GPU data is synchronized first.
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct DeviceArray {
 
 // Registers vpoc._core.DeviceArray on `m` (call once, before make_device_array).
 void register_device_array(py::module_& m);
+
+// The NumPy dtype of an engine dtype.
+py::dtype numpy_dtype(vpoc::DType dt);
 
 // The engine's factory: wraps a result buffer as a Python DeviceArray. Needs the GIL.
 // Throws vpoc::ValueError for a negative size, a null owner, an unknown device_type, or columns

@@ -1,13 +1,18 @@
 // bindings/register_gpu_input.cpp — _core.GpuInput (a plain CPython type), gpu_location, gpu_inputs and the
 // reader's test hooks. Contract: GpuInput's slots use the C API only; the reading itself is gpu_input.cpp's.
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+
+#include <algorithm>
 
 #include <new>
 #include <optional>
 #include <string>
 
+#include "device_array.hpp"
 #include "gpu_input.hpp"
 #include "vpoc/errors.hpp"
+#include "vpoc/gpu.hpp"
 
 namespace vpoc_bind {
 namespace {
@@ -153,6 +158,32 @@ void register_gpu_input(py::module_& m) {
       "float): (GPU index of the first or None, device of the first torch tensor or None, the producer "
       "streams of the others (handle or None), {name: GpuInput or the host input as it was}). `stream`: "
       "the raw stream DLPack producers order their work before (0: the legacy default stream).");
+
+  m.def(
+      "gpu_rows_to_host",
+      [](const py::handle& x, py::ssize_t start, py::ssize_t stop, const std::string& name) {
+        GpuInput g;  // a DLPack producer orders its work before the legacy default stream (consumer 0)
+        if (!read_gpu_input(x, name.c_str(), Kinds::numbers, g, 0))
+          not_gpu(name.c_str(), "no CUDA torch tensor, __cuda_array_interface__ or DLPack device of type CUDA/ROCm");
+        if (g.stream_kind == GpuInput::Stream::torch)
+          VPOC_THROW_ARG(TypeError, name.c_str(), name, ": a torch tensor is copied by torch (.cpu()), not here");
+        const py::ssize_t n = g.array.size;  // Python slice bounds: clipped to [0, n]
+        start = std::clamp<py::ssize_t>(start, 0, n);
+        stop = std::clamp<py::ssize_t>(stop, start, n);
+        py::array out(numpy_dtype(g.array.dtype), py::array::ShapeContainer{stop - start});
+        const size_t item = static_cast<size_t>(out.itemsize());
+        if (stop > start) {
+          py::gil_scoped_release nogil;
+          if (g.stream_kind == GpuInput::Stream::handle) vpoc::gpu::synchronize_stream(g.array.device, g.stream);
+          vpoc::gpu::copy_to_host(out.mutable_data(), static_cast<const char*>(g.array.data) + start * item,
+                                  static_cast<size_t>(stop - start) * item, g.array.device, vpoc::Ready{});
+        }
+        return out;  // g.keep (a DLPack capsule) is released after the copy
+      },
+      py::arg("x"), py::arg("start"), py::arg("stop"), py::arg("name") = "x",
+      "Elements start..stop-1 (slice bounds) of a GPU array given by __cuda_array_interface__ or DLPack, as a "
+      "new NumPy array of its dtype, after its producer's work (the engine's reader: the same refusals). The "
+      "host copies of a few rows for error reports; torch tensors and CuPy arrays are copied by their library.");
 
   // Test and measurement hooks: the reader without the engine; nothing here reads the arrays' memory.
   m.def(

@@ -17,7 +17,7 @@ from ._errors import input_error
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location",
-    "check_grid", "report_grid", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "gpu_to_host", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -29,6 +29,17 @@ VOLUME_DTYPES = PRICE_DTYPES + (np.dtype(np.int32), np.dtype(np.int64))
 #: device of type CUDA, CUDA managed or ROCm), or None for host data: the C++ reader's rule
 #: (cpp/bindings/gpu_input.cpp, which also reads GPU inputs for the engine: _core.gpu_inputs).
 gpu_location = _core.gpu_location
+
+
+def gpu_to_host(x: Any, name: str, start: int = 0, stop: Optional[int] = None) -> Any:
+    """Elements start..stop-1 (slice bounds; stop None: to the end) of a GPU array, on the host: torch
+    tensors by torch (``.cpu()``, a tensor), CuPy arrays by CuPy (``.get()``), any other
+    ``__cuda_array_interface__`` / DLPack producer by vpoc's reader (a new NumPy array)."""
+    if hasattr(x, "cpu"):
+        return _detached(x[start:stop]).cpu()
+    if hasattr(x, "get"):
+        return x[start:stop].get()
+    return _core.gpu_rows_to_host(x, start, (1 << 62) if stop is None else stop, name)
 
 
 def _detached(x: Any) -> Any:
@@ -173,7 +184,7 @@ def host_volume(x: Any, name: str) -> np.ndarray:
 def host_index(x: Any, name: str) -> np.ndarray:
     """The engine's converter of offsets / session ids (on a GPU: copied to the host, they are small)."""
     if gpu_location(x, name) is not None:
-        x = x.cpu() if hasattr(x, "cpu") else x.get()
+        x = gpu_to_host(x, name)
     return as_index(x, name)
 
 
@@ -200,24 +211,19 @@ def _host_off(arr: np.ndarray, tick: float, threads: int = 1) -> Tuple[int, int]
 
 def _host_copy(x: Any, start: int, stop: int) -> np.ndarray:
     """Values start..stop-1 of a host or GPU array as a numpy array of the same dtype."""
-    part = x[start:stop]
-    if isinstance(part, np.ndarray):
-        return part.copy()
-    if hasattr(part, "get"):  # cupy
-        return np.asarray(part.get())
-    return _detached(part).cpu().numpy()
+    if isinstance(x, np.ndarray):
+        return x[start:stop].copy()
+    if gpu_location(x, "price") is not None:
+        return np.asarray(gpu_to_host(x, "price", start, stop))
+    return _detached(x[start:stop]).cpu().numpy()  # a torch CPU tensor
 
 
 def _suggest(arrays: Any) -> Optional[float]:
     """The largest of COMMON_TICKS on which >= 99.9% of (a sample of) the prices lie."""
     parts = []
     for x in arrays:
-        n = int(x.shape[0])
-        step = max(1, n // _SAMPLE)
-        if step == 1:
-            parts.append(_host_copy(x, 0, n))
-        elif isinstance(x, np.ndarray):
-            parts.append(x[::step].copy())
+        if isinstance(x, np.ndarray):
+            parts.append(x[::max(1, x.shape[0] // _SAMPLE)].copy())
         else:  # a GPU array: a contiguous stretch (a strided view may not copy cheaply)
             parts.append(_host_copy(x, 0, _SAMPLE))
     if not parts:

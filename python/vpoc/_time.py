@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from ._arrays import gpu_location, unmasked
+from ._arrays import gpu_location, gpu_to_host, unmasked
 
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
@@ -278,10 +278,10 @@ def timestamps_ns(arr: np.ndarray, name: str, time_unit: Optional[str] = None,
 
 
 def host(x: Any) -> Any:
-    """GPU arrays (torch / cupy) copied to the host; anything else as is."""
+    """GPU arrays copied to the host (torch / cupy by their library); anything else as is."""
     if x is None or gpu_location(x) is None:
         return x
-    return x.cpu() if hasattr(x, "cpu") else x.get()
+    return gpu_to_host(x, "timestamp")
 
 
 def naive_pandas_error(name: str, accessor: str = ".dt") -> ValueError:
