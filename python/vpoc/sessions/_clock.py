@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import first_decrease, unmasked
-from .._time import check_time_unit, naive_pandas_error, timestamps_ns
+from .._time import check_time_unit, host, naive_pandas_error, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
            "_timestamps", "_yyyymmdd"]
@@ -55,7 +55,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
             raise ValueError("ts is a timezone-naive polars Datetime; localize it first, e.g. "
                              "ts.dt.replace_time_zone('America/Chicago'), or pass int64 ns UTC")
         ts = ts.to_numpy()  # a zoned polars Datetime converts to UTC datetime64
-    arr = np.asarray(unmasked(ts, "ts"))
+    arr = np.asarray(unmasked(host(ts), "ts"))  # GPU timestamps: copied to the host (sessions live there)
     arr = timestamps_ns(arr, "ts", time_unit, "datetime64, or a timezone-aware pandas Series/DatetimeIndex")
     return _sorted(np.ascontiguousarray(arr))
 
