@@ -77,3 +77,171 @@ def test_first_bad_row_random_against_numpy():
         first = int(np.min(k))
         with pytest.raises(ValueError, match=rf"^side\[{first}\]: side = {col[first]!r}"):
             aggressor_side(col)
+
+
+# --------------------------------------------------------------------------- 1. bar buy / sell columns
+
+
+def _bars_frame(n_sessions=3, seed=2, float_cols=False):
+    b = vpoc.synth.es_bars(n_sessions=n_sessions, bars_per_session=120, seed=seed)
+    rng = np.random.default_rng(seed)
+    buy = (b.volume * rng.uniform(0, 0.6, len(b.volume))).astype(np.int64)
+    sell = (b.volume * rng.uniform(0, 0.4, len(b.volume))).astype(np.int64)
+    if float_cols:
+        buy, sell = buy + 0.5 * (buy > 0), sell.astype(np.float64)
+    df = b.to_pandas()
+    df["buy_volume"], df["sell_volume"] = buy, sell
+    return b, df, buy, sell
+
+
+def _np_delta(b, buy, sell):
+    """NumPy reference: each session's buy - sell volume."""
+    return np.array([np.sum(buy[s:e], dtype=np.float64) - np.sum(sell[s:e], dtype=np.float64)
+                     for s, e in zip(b.offsets[:-1], b.offsets[1:])])
+
+
+@pytest.mark.parametrize("float_cols", [False, True])
+def test_read_bars_reads_buy_sell_columns(tmp_path, float_cols):
+    b, df, buy, sell = _bars_frame(float_cols=float_cols)
+    df.to_csv(tmp_path / "bs.csv", index=False)
+    for src in (tmp_path / "bs.csv", df):
+        bars = vpoc.io.read_bars(src)
+        np.testing.assert_array_equal(bars.buy_volume, buy)
+        np.testing.assert_array_equal(bars.sell_volume, sell)
+        assert bars.buy_volume.dtype == (np.float64 if float_cols else np.int64)
+        assert "with buy/sell volume" in repr(bars)
+        assert list(bars.to_pandas().columns)[-2:] == ["buy_volume", "sell_volume"]
+        p = vpoc.from_bars(bars, session="globex", tick_size=0.25)
+        np.testing.assert_array_equal(p.delta, _np_delta(b, buy, sell))
+        q = vpoc.from_bars(b.high, b.low, b.close, b.volume, offsets=b.offsets, tick_size=0.25,
+                           buy_volume=buy, sell_volume=sell)
+        np.testing.assert_array_equal(p.buy_volume, q.buy_volume)
+        np.testing.assert_array_equal(p.delta_poc, q.delta_poc)
+
+
+def test_read_bars_vendor_names_and_columns_mapping(tmp_path):
+    b, df, buy, sell = _bars_frame()
+    ninja = df.rename(columns={"buy_volume": "AskVolume", "sell_volume": "BidVolume"})
+    bars = vpoc.io.read_bars(ninja)
+    np.testing.assert_array_equal(bars.buy_volume, buy)
+    np.testing.assert_array_equal(bars.sell_volume, sell)
+    mine = df.rename(columns={"buy_volume": "aggr_buy", "sell_volume": "aggr_sell"})
+    bars = vpoc.io.read_bars(mine, columns={"buy_volume": "aggr_buy", "sell_volume": "aggr_sell"})
+    np.testing.assert_array_equal(bars.sell_volume, sell)
+    assert vpoc.io.read_bars(mine).buy_volume is None  # no column of those names: no side (as trades)
+    assert vpoc.io.read_bars(df, columns={"buy_volume": None, "sell_volume": None}).buy_volume is None
+    with pytest.raises(ValueError, match="several columns could be 'buy_volume'"):
+        vpoc.io.read_bars(df.assign(AskVolume=buy))
+    with pytest.raises(ValueError, match=r"columns\['buy_volume'\] = 'nope' is not a column"):
+        vpoc.io.read_bars(df, columns={"buy_volume": "nope"})
+
+
+@pytest.mark.parametrize("drop, missing", [("sell_volume", "sell_volume"), ("buy_volume", "buy_volume")])
+def test_one_side_column_alone_is_refused_naming_the_missing_one(tmp_path, drop, missing):
+    _, df, _, _ = _bars_frame()
+    one = df.drop(columns=drop)
+    one.to_csv(tmp_path / "one.csv", index=False)
+    for src in (one, tmp_path / "one.csv"):
+        with pytest.raises(ValueError, match=f"there is no {missing} column"):
+            vpoc.io.read_bars(src)
+    with pytest.raises(ValueError, match=f"there is no {missing} column"):
+        vpoc.from_bars(one, session="globex", tick_size=0.25)
+    with pytest.raises(ValueError, match=f"there is no {missing} column"):
+        vpoc.session_features(one, tick_size=0.25)
+    other = "buy_volume" if drop == "sell_volume" else "sell_volume"
+    with pytest.raises(TypeError, match=f"{other} given without {missing}"):
+        _bars_missing(df, drop)
+
+
+def _bars_missing(df, drop):
+    bars = vpoc.io.read_bars(df)
+    kw = dict(timestamp=bars.timestamp, open=bars.open, high=bars.high, low=bars.low, close=bars.close,
+              volume=bars.volume, buy_volume=bars.buy_volume, sell_volume=bars.sell_volume)
+    kw[drop] = None
+    return vpoc.io.Bars(**kw)
+
+
+def test_bad_side_volumes_in_a_file_name_the_line(tmp_path):
+    _, df, _, _ = _bars_frame()
+    bad = df.copy()
+    bad.loc[5, "buy_volume"] = bad.loc[5, "volume"]
+    bad.loc[5, "sell_volume"] = 1
+    bad.to_csv(tmp_path / "over.csv", index=False)
+    with pytest.raises(ValueError, match=r"over\.csv line 7: buy_volume \+ sell_volume = \d+ \+ 1 is more than volume"):
+        vpoc.io.read_bars(tmp_path / "over.csv")
+    neg = df.copy()
+    neg.loc[2, "sell_volume"] = -3
+    with pytest.raises(ValueError, match=r"<DataFrame> row 2: sell_volume is -3 \(must be finite and >= 0\)"):
+        vpoc.io.read_bars(neg)
+
+
+def test_frames_feed_from_bars_and_the_feature_tables():
+    b, df, buy, sell = _bars_frame()
+    plain = df.drop(columns=["buy_volume", "sell_volume"])
+    ref = vpoc.from_bars(plain, session="globex", tick_size=0.25, buy_volume=buy, sell_volume=sell)
+    got = vpoc.from_bars(df, session="globex", tick_size=0.25)
+    np.testing.assert_array_equal(got.delta, ref.delta)
+    np.testing.assert_array_equal(got.delta, _np_delta(b, buy, sell))
+    # arrays given win over the frame's columns (as side= over a Trades' side)
+    swapped = vpoc.from_bars(df, session="globex", tick_size=0.25, buy_volume=sell, sell_volume=buy)
+    np.testing.assert_array_equal(swapped.delta, -ref.delta)
+    # a column name with a frame names the column
+    named = df.rename(columns={"buy_volume": "b", "sell_volume": "s"})
+    by_name = vpoc.from_bars(named, session="globex", tick_size=0.25, buy_volume="b", sell_volume="s")
+    np.testing.assert_array_equal(by_name.delta, ref.delta)
+    for fn in (vpoc.session_features, vpoc.bar_features):
+        want = fn(plain, tick_size=0.25, session="globex", buy_volume=buy, sell_volume=sell)
+        for src, kw in ((df, {}), (vpoc.io.read_bars(df), {}), (named, dict(buy_volume="b", sell_volume="s"))):
+            t = fn(src, tick_size=0.25, session="globex", **kw)
+            assert t.columns == want.columns
+            np.testing.assert_array_equal(np.asarray(t.values), np.asarray(want.values))
+        assert "delta_poc" in want.columns or "dev_delta_poc_dist" in want.columns
+
+
+def test_a_column_name_without_a_frame_is_refused_clearly():
+    b, df, buy, sell = _bars_frame()
+    for call in (lambda: vpoc.from_bars(b.high, b.low, b.close, b.volume, tick_size=0.25, buy_volume="buy_volume",
+                                        sell_volume="sell_volume"),
+                 lambda: vpoc.from_bars(vpoc.io.read_bars(df), session="globex", tick_size=0.25,
+                                        buy_volume="buy_volume", sell_volume="sell_volume"),
+                 lambda: vpoc.session_features(b.high, b.low, b.close, b.volume, tick_size=0.25,
+                                               buy_volume="buy_volume", sell_volume="sell_volume")):
+        with pytest.raises(TypeError, match="buy_volume='buy_volume' is a column name.*DataFrame") as e:
+            call()
+        assert "dtype" not in str(e.value)
+    with pytest.raises(TypeError, match="give both as column names, or both as arrays"):
+        vpoc.from_bars(df, session="globex", tick_size=0.25, buy_volume="buy_volume", sell_volume=sell)
+
+
+def test_write_bars_round_trips_buy_sell(tmp_path):
+    _, df, buy, sell = _bars_frame()
+    bars = vpoc.io.read_bars(df)
+    suffixes = ["csv"] + (["parquet"] if _has("pyarrow") else [])
+    for suffix in suffixes:
+        vpoc.io.write_bars(bars, tmp_path / f"rt.{suffix}")
+        back = vpoc.io.read_bars(tmp_path / f"rt.{suffix}")
+        np.testing.assert_array_equal(back.buy_volume, buy)
+        np.testing.assert_array_equal(back.sell_volume, sell)
+        assert back.buy_volume.dtype == np.int64
+    vpoc.io.write_bars(df, tmp_path / "frame.csv")  # a frame: read by read_bars, its columns kept
+    np.testing.assert_array_equal(vpoc.io.read_bars(tmp_path / "frame.csv").sell_volume, sell)
+    with pytest.raises(ValueError, match="legacy format .* no field for them"):
+        vpoc.io.write_bars(bars, tmp_path / "rt.txt", format="legacy", tz="America/Chicago")
+
+
+def test_a_list_of_files_reads_missing_sides_as_unknown(tmp_path):
+    _, df, buy, sell = _bars_frame()
+    half = len(df) // 2
+    df.iloc[:half].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[half:].drop(columns=["buy_volume", "sell_volume"]).to_csv(tmp_path / "b.csv", index=False)
+    bars = vpoc.io.read_bars([tmp_path / "a.csv", tmp_path / "b.csv"])
+    np.testing.assert_array_equal(bars.buy_volume, np.r_[buy[:half], np.zeros(len(df) - half, np.int64)])
+    np.testing.assert_array_equal(bars.sell_volume, np.r_[sell[:half], np.zeros(len(df) - half, np.int64)])
+
+
+def _has(module):
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
