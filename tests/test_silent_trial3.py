@@ -245,3 +245,71 @@ def _has(module):
         return True
     except ImportError:
         return False
+
+
+# --------------------------------------------------------------------------- 2. the CLI keeps the side
+
+
+def _sided_trades(tmp_path, n=6000, seed=4):
+    t = vpoc.synth.es_trades(n, 3, seed=seed)
+    side = np.random.default_rng(seed).choice(np.array(["B", "A", "N"]), len(t.price))
+    df = t.to_pandas()
+    df["side"] = side
+    df.to_csv(tmp_path / "trades.csv", index=False)
+    return tmp_path / "trades.csv"
+
+
+def test_cli_profile_trades_carries_the_side(tmp_path):
+    from vpoc import cli
+
+    path = _sided_trades(tmp_path)
+    out = tmp_path / "p.csv"
+    assert cli.main(["profile", str(path), "--kind", "trades", "--tick-size", "0.25", "-o", str(out)]) == 0
+    got = pd.read_csv(out)
+    want = vpoc.from_trades(vpoc.io.read_trades(path), session="globex", tick_size=0.25).to_pandas()
+    for c in ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell"):
+        assert c in got.columns, c
+        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy())
+    # a split into small chunks and two files gives the same side columns
+    df = pd.read_csv(path)
+    half = len(df) // 2
+    df.iloc[:half].to_csv(tmp_path / "a.csv", index=False)
+    df.iloc[half:].to_csv(tmp_path / "b.csv", index=False)
+    split = tmp_path / "s.csv"
+    assert cli.main(["profile", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--kind", "trades",
+                     "--tick-size", "0.25", "--chunk-rows", "1000", "-o", str(split)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(split), got)
+    # without a side column: no side columns (as Profiles.to_pandas)
+    df.drop(columns="side").to_csv(tmp_path / "plain.csv", index=False)
+    assert cli.main(["profile", str(tmp_path / "plain.csv"), "--kind", "trades", "--tick-size", "0.25",
+                     "-o", str(out)]) == 0
+    assert "delta" not in pd.read_csv(out).columns
+
+
+def test_cli_bars_profile_and_features_carry_buy_sell(tmp_path):
+    from vpoc import cli
+
+    b, df, buy, sell = _bars_frame()
+    df.to_csv(tmp_path / "bars.csv", index=False)
+    out = tmp_path / "p.csv"
+    assert cli.main(["profile", str(tmp_path / "bars.csv"), "--tick-size", "0.25", "-o", str(out)]) == 0
+    np.testing.assert_array_equal(pd.read_csv(out)["delta"].to_numpy(), _np_delta(b, buy, sell))
+    feats = tmp_path / "f.csv"
+    assert cli.main(["features", str(tmp_path / "bars.csv"), "--tick-size", "0.25", "-o", str(feats)]) == 0
+    got = pd.read_csv(feats)
+    want = vpoc.session_features(vpoc.io.read_bars(tmp_path / "bars.csv"), tick_size=0.25, session="globex")
+    for c in ("delta", "delta_poc"):
+        np.testing.assert_allclose(got[c].to_numpy(), np.asarray(want[c]), rtol=0, atol=0)
+    ninja = df.rename(columns={"buy_volume": "AskVolume", "sell_volume": "BidVolume"})
+    ninja.to_csv(tmp_path / "ninja.csv", index=False)
+    assert cli.main(["profile", str(tmp_path / "ninja.csv"), "--tick-size", "0.25", "-o", str(out)]) == 0
+    np.testing.assert_array_equal(pd.read_csv(out)["delta"].to_numpy(), _np_delta(b, buy, sell))
+
+
+def test_cli_advice_says_kind_trades(tmp_path, capsys):
+    from vpoc import cli
+
+    path = _sided_trades(tmp_path, n=500)
+    assert cli.main(["profile", str(path), "--tick-size", "0.25", "-o", str(tmp_path / "x.csv")]) != 0
+    err = capsys.readouterr().err
+    assert "use --kind trades" in err and "read_trades" not in err
