@@ -313,3 +313,37 @@ def test_cli_advice_says_kind_trades(tmp_path, capsys):
     assert cli.main(["profile", str(path), "--tick-size", "0.25", "-o", str(tmp_path / "x.csv")]) != 0
     err = capsys.readouterr().err
     assert "use --kind trades" in err and "read_trades" not in err
+
+
+# --------------------------------------------------------------------------- 3. the volume's error first
+
+
+_H, _L, _C = np.array([101.0, 102.0]), np.array([100.0, 101.0]), np.array([100.5, 101.5])
+_TS = np.array(["2024-01-02T15:00", "2024-01-02T15:01"], dtype="datetime64[ns]")
+
+
+# The check lives in vpoc._side_profiles.bar_side_volumes (batch and Live), which branch h7sidebars owns
+# for now: the lead applies the fix there (brief t3silent item 3; a verified 10-line patch is in the report).
+@pytest.mark.xfail(strict=True, reason="trial3 3: fix pending in vpoc._side_profiles.bar_side_volumes")
+@pytest.mark.parametrize("vol, shown", [([np.nan, 5.0], "nan"), ([-1.0, 5.0], "-1"), ([-1, 5], "-1"),
+                                        ([5.0, np.nan], "nan")])
+def test_a_bad_volume_is_blamed_before_the_side_check(vol, shown):
+    """With buy_volume= / sell_volume= a NaN / negative / infinite volume reports the volume's own
+    error (the engine's, as without the sides), not "0.0 + 0.0 is more than volume[0] = nan"."""
+    vol = np.asarray(vol)
+    j = int(np.flatnonzero(~(np.isfinite(vol.astype(float)) & (vol >= 0)))[0])
+    msg = rf"^volume\[{j}\] must be finite and >= 0, got {shown}$"
+    with pytest.raises(vpoc.InputError, match=msg):
+        vpoc.from_bars(_H, _L, _C, vol, tick_size=0.25)  # the engine's wording, without sides
+    with pytest.raises(vpoc.InputError, match=msg) as e:
+        vpoc.from_bars(_H, _L, _C, vol, tick_size=0.25, buy_volume=np.zeros(2), sell_volume=np.zeros(2))
+    assert e.value.argument == "volume" and e.value.index == j
+    live = vpoc.Live(tick_size=0.25, side=True)
+    with pytest.raises(vpoc.InputError, match=msg):
+        live.update(_H, _L, _C, vol, buy_volume=np.zeros(2), sell_volume=np.zeros(2), timestamp=_TS)
+
+
+def test_a_good_volume_with_too_much_buy_sell_names_the_sides():
+    with pytest.raises(vpoc.InputError, match=r"buy_volume\[1\] \+ sell_volume\[1\] = 3\.0 \+ 3\.0 is more"):
+        vpoc.from_bars(_H, _L, _C, np.array([5.0, 5.0]), tick_size=0.25, buy_volume=np.array([0.0, 3.0]),
+                       sell_volume=np.array([0.0, 3.0]))
