@@ -347,3 +347,51 @@ def test_a_good_volume_with_too_much_buy_sell_names_the_sides():
     with pytest.raises(vpoc.InputError, match=r"buy_volume\[1\] \+ sell_volume\[1\] = 3\.0 \+ 3\.0 is more"):
         vpoc.from_bars(_H, _L, _C, np.array([5.0, 5.0]), tick_size=0.25, buy_volume=np.array([0.0, 3.0]),
                        sell_volume=np.array([0.0, 3.0]))
+
+
+# --------------------------------------------------------------------------- 6. inspect reads trades
+
+
+def _naive_ct_trades(tmp_path, n=60_000, sessions=6):
+    t = vpoc.synth.es_trades(n, sessions, seed=5)
+    df = t.to_pandas().drop(columns="session_id")
+    df["timestamp"] = df["timestamp"].dt.tz_convert("America/Chicago").dt.tz_localize(None)
+    df.to_csv(tmp_path / "tr_ct.csv", index=False)
+    return t, df, tmp_path / "tr_ct.csv"
+
+
+def test_inspect_finds_the_zone_of_a_trades_file(tmp_path):
+    t, df, path = _naive_ct_trades(tmp_path)
+    r = vpoc.io.inspect(path)
+    assert r.kind == "trades" and r.rows == len(df)
+    assert r.tz == "America/Chicago" and r.naive and r.label is None and r.interval is None
+    assert r.tick_size == 0.25
+    assert r.read_kwargs == {"tz": "America/Chicago"}
+    assert r.cli_args[:2] == ["--kind", "trades"] and "--tz" in r.cli_args
+    assert "17:00-15:59 America/Chicago" in r.hours and r.gaps == []
+    np.testing.assert_array_equal(vpoc.io.read_trades(path, **r.read_kwargs).timestamp, t.timestamp)
+    assert "vpoc.io.read_trades(source, tz='America/Chicago')" in repr(r)
+    # the minutes NumPy buckets: what the evidence counts
+    minutes = np.unique(t.timestamp - t.timestamp % (60 * 10**9)).size
+    assert any(f"{minutes:,} one-minute buckets" in e for e in r.evidence)
+    # a frame, and trades with a UTC offset (no zone to find)
+    assert vpoc.io.inspect(df).tz == "America/Chicago"
+    aware = t.to_pandas().drop(columns="session_id")
+    r2 = vpoc.io.inspect(aware)
+    assert r2.kind == "trades" and not r2.naive and r2.tz is None and "tz" not in r2.read_kwargs
+
+
+def test_inspect_trades_counts_duplicates_and_cli_says_kind_trades(tmp_path, capsys):
+    from vpoc import cli
+
+    _, df, path = _naive_ct_trades(tmp_path, n=20_000, sessions=4)
+    dup = pd.concat([df, df.iloc[[10, 10, 500]]]).sort_values("timestamp", kind="stable")
+    dup.to_csv(tmp_path / "dup.csv", index=False)
+    r = vpoc.io.inspect(tmp_path / "dup.csv")
+    t = pd.to_datetime(dup["timestamp"]).to_numpy().astype(np.int64)
+    assert r.duplicated_timestamps == int(np.count_nonzero(np.diff(t) == 0))
+    rows = np.stack([t.astype(float), dup["price"].to_numpy(float), dup["volume"].to_numpy(float)], axis=1)
+    assert r.duplicated_rows == len(rows) - np.unique(rows, axis=0).shape[0]
+    assert cli.main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "--kind trades --tz America/Chicago --tick-size 0.25" in out
