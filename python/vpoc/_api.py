@@ -15,7 +15,7 @@ from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_availabl
                       set_pool_limit, _placed)
 from ._errors import input_rows
 from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
-from ._frames import synth_sessions as _synth_sessions, table as _table
+from ._frames import synth_sessions as _synth_sessions, table as _table, bar_side_arguments as _bar_side_arguments
 from ._profiles import Profiles
 from . import _presets
 from . import _side_profiles as _sides
@@ -245,7 +245,9 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     they lie rather than rounding them, and ``snap=True`` accepts them. ``buy_volume`` /
     ``sell_volume`` (both or neither; per bar, at most its volume together: NinjaTrader / Sierra
     Chart bid-ask exports) give the side fields of ``from_trades(side=)``, each spread by
-    ``distribute``. ``window=N`` / ``"60min"``, ``window_across_sessions``: as in from_trades, over bars (not with ``"legacy"``).
+    ``distribute``; a ``vpoc.io.Bars`` with them, or a frame with buy_volume / sell_volume (or
+    AskVolume / BidVolume) columns, uses its own unless they are given (with a frame, as arrays or
+    as column names). ``window=N`` / ``"60min"``, ``window_across_sessions``: as in from_trades, over bars (not with ``"legacy"``).
     ``preset`` and the rule keywords: as in from_trades, ``distribute`` included (docs/presets.md).
     See docs/contract.md for every rule.
     """
@@ -277,9 +279,12 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         if close is not None or volume is not None or open is not None:
             raise TypeError("from_bars: low is missing (give high, low, close and volume, or a vpoc.io.Bars "
                             "/ DataFrame alone)")
+        buy_volume, sell_volume, table = _bar_side_arguments(high, buy_volume, sell_volume, table)
         cols, ts = _table(high, True, table)
         offsets, facts = _synth_sessions(high, session, sessions, offsets, session_ids)
         high, low, close, volume, open = (cols[k] for k in ("high", "low", "close", "volume", "open"))
+        if buy_volume is None and sell_volume is None:  # a Bars' / frame's own (vpoc.io), as from_trades' side
+            buy_volume, sell_volume = cols["buy_volume"], cols["sell_volume"]
     else:
         ts = None
         if close is None or volume is None:
@@ -287,6 +292,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                             "as the only positional argument)")
         if any(v is not None for v in table.values()):
             _no_table_options(table, "from_bars")
+        _bar_side_arguments(high, buy_volume, sell_volume, table)  # a column name needs a frame
     sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:
         sessions = _one_session(session, sessions)

@@ -14,7 +14,7 @@ import numpy as np
 from ._errors import InputError
 from ._warnings import GuessedDefaultWarning
 
-__all__ = ["SESSION_RULES", "no_table_options", "one_session", "plan", "table"]
+__all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "table"]
 
 SESSION_RULES = ("globex", "rth", "daily")
 #: the options of vpoc.io.read_bars / read_trades that from_bars / from_trades pass on for a frame
@@ -88,7 +88,8 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
                             f"got {type(obj).__name__} alone")
         given = {k: kw[k] for k in READ_OPTIONS if kw.get(k) is not None}  # vpoc.io's checks and meaning
         data, has_open = _read_frame(vio, obj, bars, given)
-    names = ("high", "low", "close", "volume", "open") if bars else ("price", "volume", "side")
+    names = ("high", "low", "close", "volume", "open", "buy_volume", "sell_volume") if bars else \
+        ("price", "volume", "side")
     ts = np.asarray(data.timestamp, dtype=np.int64)
     if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
         from ._time import bar_opens  # the one place close stamps become open stamps
@@ -102,6 +103,32 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
     if not has_open:
         cols["open"] = None
     return cols, ts
+
+
+def bar_side_arguments(obj: Any, buy_volume: Any, sell_volume: Any, kw: dict) -> Tuple[Any, Any, dict]:
+    """from_bars' ``buy_volume=`` / ``sell_volume=`` before its first argument is read: with a DataFrame,
+    column names (str) become ``columns=`` entries (vpoc.io.read_bars reads and checks them) and arrays
+    given make the reader ignore the frame's own buy / sell columns; a name with anything else (arrays,
+    a container) is refused (TypeError: a column name needs a frame). Returns (buy, sell, kw)."""
+    names = [isinstance(x, str) for x in (buy_volume, sell_volume)]
+    if not any(names):
+        if (buy_volume is not None or sell_volume is not None) and _is_frame(obj):
+            kw = dict(kw, columns={**(kw.get("columns") or {}), "buy_volume": None, "sell_volume": None})
+        return buy_volume, sell_volume, kw
+    which = "buy_volume" if names[0] else "sell_volume"
+    given = buy_volume if names[0] else sell_volume
+    if not _is_frame(obj):
+        raise TypeError(f"from_bars: {which}={given!r} is a column name, which applies when the first argument "
+                        "is a DataFrame; pass the column's values (an array, one per bar) here. A vpoc.io.Bars "
+                        "uses its own buy_volume / sell_volume, and a frame's buy_volume / sell_volume (or "
+                        "AskVolume / BidVolume) columns are picked up by name")
+    if not all(names):
+        other = "sell_volume" if names[0] else "buy_volume"
+        raise TypeError(f"from_bars: {which}={given!r} names a column but {other} is "
+                        f"{'missing' if (sell_volume if names[0] else buy_volume) is None else 'not a name'}; "
+                        "give both as column names, or both as arrays")
+    columns = {**(kw.get("columns") or {}), "buy_volume": buy_volume, "sell_volume": sell_volume}
+    return None, None, dict(kw, columns=columns)
 
 
 def no_table_options(kw: dict, what: str) -> None:

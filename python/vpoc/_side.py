@@ -1,8 +1,9 @@
 """The aggressor side of trades as int8: +1 buyer-initiated, -1 seller-initiated, 0 unknown.
 
-Contract: ``aggressor_side`` reads integers in {-1, 0, +1} or the letters Databento writes ('B' buy
-aggressor, 'A' sell aggressor, 'N' none); anything else raises ValueError naming the argument and the
-first bad value with its position. The one home of this rule (readers, containers, engine calls).
+Contract: ``aggressor_side`` reads integers in {-1, 0, +1} (as numbers or text) or the letters Databento
+writes ('B' buy aggressor, 'A' sell aggressor, 'N' none); anything else raises ValueError naming the
+argument and the first offending row's value and position. The one home of this rule (readers,
+containers, engine calls).
 
 Databento's convention (https://databento.com/docs/schemas/trades, field ``side``: "Ask for a sell
 aggressor in a trade, Bid for a buy aggressor in a trade, or None where no side is specified"): 'B'
@@ -55,7 +56,8 @@ def aggressor_side(values: Any, name: str = "side",
     """``values`` as a contiguous int8 array of +1 / -1 / 0.
 
     Accepted: integers (or floats with those exact values) -1, 0, +1; text or bytes 'B', 'A', 'N'
-    (Databento) or '+1', '1', '-1', '0' (surrounding blanks ignored). Booleans are refused
+    (Databento), '+1', '1', '-1', '0', or the text of a number with one of those exact values
+    ('1.0', '-1.0', '0.0': a float column written out) (surrounding blanks ignored). Booleans are refused
     (TypeError), as is anything else (ValueError naming ``name`` and the first bad value; ``where(i)``,
     when given, names position i, e.g. a file's line). 1-D only.
     """
@@ -85,11 +87,25 @@ def aggressor_side(values: Any, name: str = "side",
     if text.dtype.itemsize == 4:  # one character a row
         return _letters(np.minimum(text.view(np.uint32), 255).astype(np.uint8), arr, name, where)
     uniq, inverse = np.unique(text, return_inverse=True)
-    codes = np.empty(len(uniq), dtype=np.int8)
-    for k, u in enumerate(uniq.tolist()):
-        code = _TEXT.get(u.strip())
-        if code is None:
-            i = int(np.argmax(inverse.reshape(-1) == k))
-            raise ValueError(f"{_at(where, name, i)}: {name} = {_plain(arr[i])!r}; give {_WHAT}")
-        codes[k] = code
-    return np.ascontiguousarray(codes[inverse.reshape(-1)])
+    codes = np.array([_text_code(u) for u in uniq.tolist()], dtype=np.int8)
+    out = codes[inverse.reshape(-1)]
+    bad = np.flatnonzero(out == 2)
+    if bad.size:  # the first offending row (not the first of the sorted distinct values)
+        i = int(bad[0])
+        raise ValueError(f"{_at(where, name, i)}: {name} = {_plain(arr[i])!r}; give {_WHAT}")
+    return np.ascontiguousarray(out)
+
+
+def _text_code(u: str) -> int:
+    """The side of one text value (2: not a side): a letter or integer of ``_TEXT``, or the text of a
+    number with one of the exact values -1, 0, +1 (``'1.0'``, ``'-1.0'``, ``'0.0'``: how a float side
+    column is written), the rule the numeric path applies; anything else (``'0.5'``, ``'nan'``) is 2."""
+    u = u.strip()
+    code = _TEXT.get(u)
+    if code is not None:
+        return code
+    try:
+        x = float(u)
+    except ValueError:
+        return 2
+    return int(x) if x in (-1.0, 0.0, 1.0) else 2

@@ -123,8 +123,9 @@ def add_read_options(p: argparse.ArgumentParser, *, many: bool = True) -> None:
                    help="strftime format of text timestamps, e.g. '%%d/%%m/%%Y %%H:%%M' (default: ISO "
                         "8601, or YYYYMMDD HHMMSS)")
     p.add_argument("--columns", type=_columns_arg, default=None, metavar="NAME=COL,...",
-                   help="the file's column for each field (timestamp, open, high, low, close, volume; "
-                        "price for trades), e.g. timestamp=Date+Time,close=Last,volume=Vol")
+                   help="the file's column for each field (timestamp, open, high, low, close, volume, "
+                        "buy_volume, sell_volume; price and side for trades), e.g. "
+                        "timestamp=Date+Time,close=Last,volume=Vol")
     p.add_argument("--sep", default=None, help="CSV separator (default: sniffed among , ; tab |)")
     p.add_argument("--ambiguous", choices=("raise", "infer", "earliest", "latest"), default=None,
                    help="local times repeated when DST ends (default raise)")
@@ -198,7 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     prof = sub.add_parser("profile", help="per-session volume profiles of bar or trade files",
-                          description="One row per session: " + ", ".join(OUTPUT_COLUMNS) + ".")
+                          description="One row per session: " + ", ".join(OUTPUT_COLUMNS) + "; with the "
+                          "aggressor side in the files (a trades 'side' / 'aggressor_side' column, bars' "
+                          "'buy_volume' / 'sell_volume' or 'AskVolume' / 'BidVolume' columns, or mapped by "
+                          "--columns) also delta, delta_poc, delta_poc_row, stacked_imbalance_buy, "
+                          "stacked_imbalance_sell (as Profiles.to_pandas()).")
     _add_profile_options(prof)
     prof.set_defaults(run=cmd_profile)
 
@@ -209,7 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_read_options(insp, many=False)
     insp.set_defaults(run=cmd_inspect)
 
-    feat = sub.add_parser("features", help="per-session feature table (vpoc.session_features)")
+    feat = sub.add_parser("features", help="per-session feature table (vpoc.session_features)",
+                          description="One row per session of bars (vpoc.session_features); bars' "
+                          "'buy_volume' / 'sell_volume' (or 'AskVolume' / 'BidVolume') columns, or ones "
+                          "mapped by --columns buy_volume=NAME,sell_volume=NAME, add the delta columns.")
     _add_profile_options(feat)
     feat.set_defaults(run=cmd_features)
 

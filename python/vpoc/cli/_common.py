@@ -74,9 +74,13 @@ def _flag_value(name: str, value: str) -> str:
 def to_flags(message: str) -> str:
     """The library's ``name=value`` hints in ``message`` spelled as the ``vpoc`` flags that exist:
     ``pass columns={'timestamp': name}`` -> ``pass --columns timestamp=name``, ``time_unit='s'`` ->
-    ``--time-unit s``, ``outside='drop'`` / ``on_outside=`` -> ``--strict`` (left out or given)."""
+    ``--time-unit s``, ``outside='drop'`` / ``on_outside=`` -> ``--strict`` (left out or given),
+    ``use read_trades / from_trades`` -> ``use --kind trades`` (and bars)."""
     # the session rule's "pass on_outside='warn' or 'drop'": both are what leaving out --strict does
     message = _WARN_OR_DROP_RE.sub("leave out --strict", str(message))
+    # vpoc.io's "this looks like trades: use read_trades / from_trades": the CLI's way is --kind
+    message = message.replace("use read_trades / from_trades", "use --kind trades").replace(
+        "use read_bars / from_bars", "use --kind bars")
 
     def sub(m: "re.Match[str]") -> str:
         value = m.group(4)

@@ -20,8 +20,8 @@ from .._errors import row_of
 from .._stream import concat_rows
 from ._common import UsageError, fmt_ts, to_flags
 
-__all__ = ["EXCHANGE_TZ", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
-           "read_file", "read_kwargs", "roll_notes", "session_fn", "session_kwargs", "session_tz", "split_sessions"]
+__all__ = ["EXCHANGE_TZ", "SIDE_COLUMNS", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
+           "read_file", "read_kwargs", "roll_notes", "session_fn", "session_kwargs", "session_tz", "split_sessions", "with_sides"]
 
 
 
@@ -51,6 +51,9 @@ class Rows:
 
 _BAR_FIELDS = ("open", "high", "low", "close", "volume")
 _TRADE_FIELDS = ("price", "volume")
+# The side columns a file may add (vpoc.io: a trades' side, bars' buy / sell volume), and their
+# value where a file has none (side unknown), as vpoc.io reads a list of files.
+SIDE_COLUMNS = {"side": np.int8, "buy_volume": np.int64, "sell_volume": np.int64}
 
 
 @dataclass
@@ -114,7 +117,21 @@ def _rows(data: Any, index: int, kind: str) -> Rows:
     ts = np.ascontiguousarray(ts.astype("datetime64[ns]").view(np.int64) if ts.dtype.kind == "M"
                               else ts.astype(np.int64, copy=False))
     values = {k: np.asarray(getattr(data, k)) for k in fields}
+    values.update((k, np.asarray(getattr(data, k))) for k in SIDE_COLUMNS if getattr(data, k, None) is not None)
     return Rows(ts, values, np.full(ts.shape[0], index, dtype=np.int32))
+
+
+def with_sides(parts: Sequence[Rows]) -> List[Rows]:
+    """``parts`` with the same side columns: one a part lacks while another has it is 0 (unknown) on
+    its rows, as vpoc.io reads a list of files where some have no side."""
+    keys = [k for k in SIDE_COLUMNS if any(p is not None and k in p.values for p in parts)]
+    out = []
+    for p in parts:
+        if p is not None and any(k not in p.values for k in keys):
+            p = Rows(p.timestamp, {**p.values, **{k: np.zeros(len(p), SIDE_COLUMNS[k]) for k in keys
+                                                   if k not in p.values}}, p.source)
+        out.append(p)
+    return out
 
 
 def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
@@ -298,6 +315,7 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
                 tally.volume_in -= v
                 tally.volume_kept -= v
         flags: Dict[str, np.ndarray] = {}
+        carry, data = with_sides([carry, data])
         rows, offsets, labels = split_sessions(Rows.concat(carry, data), fn, tally, flags)
         last = contracts or fi == len(paths) - 1
         S = labels.shape[0]

@@ -3,7 +3,9 @@
 Contract: files are streamed one at a time in the order given (they must be in time order) and
 split into sessions with :mod:`vpoc.sessions`; the output (CSV on stdout, or a .csv / .parquet
 file written atomically) has one row per session: the columns :data:`vpoc._stream.PROFILE_COLUMNS`
-then :data:`SESSION_COLUMNS` (the session rule's trade date, ``partial`` and ``merged_days``).
+then :data:`SESSION_COLUMNS` (the session rule's trade date, ``partial`` and ``merged_days``), then,
+when the files carry the aggressor side (a trades' side column, bars' buy / sell volume columns,
+read by vpoc.io), the side columns ``Profiles.to_pandas()`` gives (delta, delta_poc, ...).
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ from .._optional import require
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
 from ._common import EXIT_OK, FLAGS, OUTPUT_SUFFIXES, UsageError, to_flags
 from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, locate, read_kwargs,
-                     session_fn, session_tz)
+                     session_fn, session_tz, with_sides)
 from ._progress import Progress, Reporter
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["OUTPUT_COLUMNS", "SESSION_COLUMNS", "cmd_features", "cmd_profile", "session_columns"]
+__all__ = ["OUTPUT_COLUMNS", "SESSION_COLUMNS", "cmd_features", "cmd_profile", "session_columns", "side_columns"]
 
 #: Columns ``vpoc profile`` adds after :data:`vpoc._stream.PROFILE_COLUMNS`, from the session rule
 #: (vpoc.sessions.Sessions): the trade date of the label (a date), ``partial`` (the data covers
@@ -137,9 +139,24 @@ def _profile_chunk(chunk: Chunk, args: argparse.Namespace) -> Any:
     v = chunk.rows.values
     opts = _engine_options(args)
     if args.kind == "trades":
-        return _api.from_trades(v["price"], v["volume"], offsets=chunk.offsets, **opts)
+        return _api.from_trades(v["price"], v["volume"], offsets=chunk.offsets, side=v.get("side"), **opts)
     return _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v["open"],
-                          offsets=chunk.offsets, distribute=args.distribute, **opts)
+                          offsets=chunk.offsets, distribute=args.distribute, buy_volume=v.get("buy_volume"),
+                          sell_volume=v.get("sell_volume"), **opts)
+
+
+def side_columns(df: "pd.DataFrame", prof: Any) -> "pd.DataFrame":
+    """``df`` (profile_table's rows of ``prof``) with the per-session columns ``Profiles.to_pandas()``
+    has beyond it: the aggressor-side ones (delta, delta_poc, delta_poc_row, stacked imbalances) of a
+    sided result, nothing for a plain one (the one home of those columns: Profiles.to_pandas)."""
+    full = prof.to_pandas()
+    extra = [c for c in full.columns if c not in df.columns]
+    if not extra:
+        return df
+    df = df.copy()
+    for c in extra:
+        df[c] = full[c].to_numpy()
+    return df
 
 
 # --------------------------------------------------------------------------- commands
@@ -176,7 +193,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                     except (ValueError, TypeError) as e:
                         raise UsageError(to_flags(locate(e, chunk, _names(args)))) from e
                     table = profile_table(prof, chunk.labels, chunk.offsets, chunk.rows.timestamp)
-                    tables.append(session_columns(table, chunk.labels, chunk.partial, chunk.merged_days))
+                    table = session_columns(table, chunk.labels, chunk.partial, chunk.merged_days)
+                    tables.append(side_columns(table, prof))
                 progress.update(len(chunk.rows), tally)
         finally:
             progress.close()
@@ -222,9 +240,10 @@ def _features(parts: List[Chunk], args: argparse.Namespace) -> None:
     parts = [c for c in parts if c.labels.shape[0]]
     if not parts:
         raise UsageError(f"no sessions in {', '.join(args.inputs)} (session rule {args.session!r})")
-    rows = Rows(np.concatenate([c.rows.timestamp for c in parts]),
-                 {k: np.concatenate([c.rows.values[k] for c in parts]) for k in parts[0].rows.values},
-                 np.concatenate([c.rows.source for c in parts]))
+    rows_of = with_sides([c.rows for c in parts])  # a file without the side columns: unknown (0)
+    rows = Rows(np.concatenate([r.timestamp for r in rows_of]),
+                {k: np.concatenate([r.values[k] for r in rows_of]) for k in rows_of[0].values},
+                np.concatenate([r.source for r in rows_of]))
     bases = np.cumsum([0] + [len(c.rows) for c in parts[:-1]])
     offs = np.concatenate([np.zeros(1, dtype=np.int64)] + [c.offsets[1:] + b for c, b in zip(parts, bases)])
     labels = np.concatenate([c.labels for c in parts])
@@ -236,7 +255,8 @@ def _features(parts: List[Chunk], args: argparse.Namespace) -> None:
                                  ticks_per_row=args.ticks_per_row, distribute=args.distribute,
                                  value_area=args.value_area, va_method=args.va,
                                  poc_tie=args.poc_tie, tz=session_tz(args), rth_start=args.rth_start,
-                                 device=args.device, threads=args.threads)
+                                 device=args.device, threads=args.threads, buy_volume=v.get("buy_volume"),
+                                 sell_volume=v.get("sell_volume"))
     except (ValueError, TypeError) as e:
         raise UsageError(to_flags(locate(e, chunk, _names(args)))) from e
     df = table.to_pandas().reset_index(drop=True)  # its index is 0..S-1: use the session labels

@@ -28,6 +28,9 @@ def _side_inputs(buy_volume: Any, sell_volume: Any, data: _Data) -> Dict[str, An
     """``buy_volume=`` / ``sell_volume=`` as host arrays of the kept bars, each given one checked
     for its length against the input before the kept rows are taken; {} when neither is given
     (from_bars refuses one without the other, and checks the values)."""
+    from ._inputs import _given_sides  # None: a Bars' / frame's own buy / sell columns
+
+    buy_volume, sell_volume = _given_sides(buy_volume, sell_volume, data)
     if buy_volume is None and sell_volume is None:
         return {}
     side: Dict[str, Any] = dict(buy_volume=buy_volume, sell_volume=sell_volume)

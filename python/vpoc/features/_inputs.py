@@ -19,7 +19,7 @@ from .._warnings import GuessedDefaultWarning, user_stacklevel
 from ..synth import SynthBars
 from ._grouping import GROUP_COLUMNS, _check_sorted, _group
 
-__all__ = ["_DOC_COMMON", "_Data", "_data", "_host", "_timestamps_ns", "_unpack_frame"]
+__all__ = ["_DOC_COMMON", "_Data", "_data", "_given_sides", "_host", "_timestamps_ns", "_unpack_frame"]
 
 
 def _unpack_frame(high: Any, low: Any, close: Any, volume: Any, open: Any,
@@ -109,6 +109,37 @@ class _Data:
     engine_inputs: Tuple[Any, ...]
     trade_days: Optional[np.ndarray] = None  # int64 [S] trade date (days since the epoch) or None
     facts: Dict[str, Any] = field(default_factory=dict)  # how the rows were grouped / stamped
+    table: Any = None  # the vpoc.io.Bars / DataFrame given as ``high`` (its buy / sell columns), or None
+
+
+def _given_sides(buy_volume: Any, sell_volume: Any, data: _Data) -> Tuple[Any, Any]:
+    """The call's ``buy_volume=`` / ``sell_volume=`` (input rows): as given when they are arrays; None
+    for both takes a vpoc.io.Bars' own or a frame's buy_volume / sell_volume (or AskVolume /
+    BidVolume) columns, by vpoc.io.read_bars' rule (both or neither: ValueError naming the missing
+    one); column names (str) pick a frame's columns (TypeError without a frame)."""
+    from ..io import Bars, bar_side_names
+
+    names = [isinstance(x, str) for x in (buy_volume, sell_volume)]
+    t = data.table
+    frame = t is not None and not isinstance(t, Bars)
+    if not any(names):
+        if buy_volume is not None or sell_volume is not None or t is None:
+            return buy_volume, sell_volume
+        if isinstance(t, Bars):
+            return t.buy_volume, t.sell_volume
+        b, s = bar_side_names([str(c) for c in t.columns])
+        return (None, None) if b is None else (t[b].to_numpy(), t[s].to_numpy())
+    which, given = ("buy_volume", buy_volume) if names[0] else ("sell_volume", sell_volume)
+    if not frame:
+        raise TypeError(f"{which}={given!r} is a column name, which applies when the first argument is a "
+                        "DataFrame; pass the column's values (an array, one per bar). A vpoc.io.Bars uses its "
+                        "own buy_volume / sell_volume, and a frame's buy_volume / sell_volume (or AskVolume / "
+                        "BidVolume) columns are picked up by name")
+    if not all(names):
+        raise TypeError(f"{which}={given!r} names a column: give buy_volume and sell_volume both as column "
+                        "names, or both as arrays")
+    b, s = bar_side_names([str(c) for c in t.columns], {"buy_volume": buy_volume, "sell_volume": sell_volume})
+    return t[b].to_numpy(), t[s].to_numpy()
 
 
 def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: Any, offsets: Any,
@@ -120,6 +151,7 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
     remain, their input positions in ``facts["input_index"]``."""
     read_label = getattr(high, "label", None)  # a vpoc.io.Bars: how its file was stamped
     read_interval = getattr(high, "interval", None)
+    table = high
     high, low, close, volume, open, timestamp, kind, synth, frame_cols = _unpack_frame(
         high, low, close, volume, open, timestamp)
     if session is not None and sessions is not None:
@@ -176,14 +208,17 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
     return _Data(high=f64(h), low=f64(lo), close=f64(c), volume=f64(v),
                  open=None if o is None else f64(o), ts=ts, offsets=g.offsets,
                  labels=np.asarray(labels), engine_inputs=(h, lo, c, v, o),
-                 trade_days=g.trade_days, facts=facts)
+                 trade_days=g.trade_days, facts=facts, table=table if kind in ("bars", "frame") else None)
 
 
 _DOC_COMMON = """
     high, low, close, volume : 1-D array-likes [N] (any numeric dtype; torch/cupy GPU arrays are
         copied to the host), or a ``vpoc.synth.SynthBars``, a ``vpoc.io.Bars`` or a pandas/polars
-        DataFrame (columns high, low, close, volume, optional open, timestamp and a session column
-        session_id / session / trade_date / date) as the first argument alone.
+        DataFrame (columns high, low, close, volume, optional open, timestamp, a session column
+        session_id / session / trade_date / date, and buy_volume / sell_volume or AskVolume /
+        BidVolume: used as ``buy_volume=`` / ``sell_volume=`` unless those are given, as arrays or
+        as the frame's column names; a Bars' own buy / sell volumes likewise) as the first
+        argument alone.
     open : [N], optional. Bar opens: the session open (NaN without it) and ``distribute="legacy"``.
     timestamp : [N], optional. Integer epoch times (UTC; ns unless ``time_unit``), datetime64
         (naive = UTC) or timezone-aware pandas / polars datetimes (naive ones are refused, as

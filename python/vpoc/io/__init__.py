@@ -4,6 +4,7 @@ Contract: public names re-exported here; each module of the package has one job.
 """
 
 from .._warnings import DuplicateRowsWarning
+from ._columns import bar_side_names  # the feature tables' frames: read_bars' buy / sell rule (not public API)
 from ._containers import Bars, Trades
 from ._dbn import ReorderedRecordsWarning
 from ._read import read_bars, read_trades

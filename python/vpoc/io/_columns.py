@@ -18,12 +18,23 @@ from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES
                        _Options, _Where, no_open)
 from ._timestamps import WallNs, _localize, _timestamps
 
+# The optional columns a source may add (trades: side; bars: buy / sell volume), and the volume-like
+# fields (integers stay integers).
+OPTIONAL = ("side", "buy_volume", "sell_volume")
+VOLUMES = ("volume", "buy_volume", "sell_volume")
+
 # Columns whose integers are UTC epoch nanoseconds by the vendor's definition (Databento).
 _NS_COLUMNS = ("tsevent",)
 # Names of the optional aggressor-side column of trades (normalised).
 SIDE_ALIASES = ("side", "aggressorside")
+# Names of the optional aggressor-side volume columns of bars (normalised): vpoc's own, and the
+# bid/ask volume columns of NinjaTrader / Sierra Chart exports (AskVolume: traded at the ask, a
+# buyer lifting the offer; BidVolume: a seller hitting the bid), as Databento's aggressor_side is
+# a side column's.
+BAR_SIDE_ALIASES: Dict[str, Tuple[str, ...]] = {"buy_volume": ("buyvolume", "askvolume"),
+                                               "sell_volume": ("sellvolume", "bidvolume")}
 
-__all__ = ["SIDE_ALIASES"]
+__all__ = ["BAR_SIDE_ALIASES", "SIDE_ALIASES", "bar_side_names"]
 
 
 # --------------------------------------------------------------------------- column handling
@@ -89,7 +100,56 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
         out["open"] = out["close"]
     if "price" in opts.fields:
         out["side"] = _side_column(names, by_norm, opts, source, listing)
+    else:
+        out.update(zip(BAR_SIDE_ALIASES, _bar_sides(names, by_norm, opts.columns, source, listing)))
     return out
+
+
+def bar_side_names(names: Sequence[Any], columns: Optional[Dict[str, Any]] = None,
+                   source: str = "<DataFrame>") -> Tuple[Any, Any]:
+    """The columns of ``names`` holding the bars' buy / sell (aggressor-side) volume, by the rule of
+    read_bars (``columns``: its mapping), or (None, None): for the feature tables' frames."""
+    by_norm: Dict[str, List[Any]] = {}
+    for n in names:
+        by_norm.setdefault(_norm(n), []).append(n)
+    return _bar_sides(names, by_norm, columns or {}, source, ", ".join(repr(str(n)) for n in names),
+                      "pass buy_volume= and sell_volume= (arrays, or the frame's column names), or drop "
+                      "the column")
+
+
+def _bar_sides(names: Sequence[Any], by_norm: Dict[str, List[Any]], columns: Dict[str, Any],
+               source: str, listing: str, hint: str = "") -> Tuple[Any, Any]:
+    """The bars' optional buy / sell volume columns (both or neither): ``columns[field]`` (None:
+    ignore the source's), else the one column named like it (BAR_SIDE_ALIASES); one without the
+    other is refused naming the missing one (a bar's delta needs both)."""
+    found = [_optional_column(f, a, names, by_norm, columns, source, listing)
+             for f, a in BAR_SIDE_ALIASES.items()]
+    if (found[0] is None) != (found[1] is None):
+        have, miss = ("buy_volume", "sell_volume") if found[1] is None else ("sell_volume", "buy_volume")
+        col = found[0] if found[1] is None else found[1]
+        hint = hint or f"pass columns={{{miss!r}: name}}, or columns={{{have!r}: None}} to ignore it"
+        raise ValueError(f"{source}: column {str(col)!r} gives the bars' {have} but there is no {miss} "
+                         f"column (columns: {listing}); the aggressor-side volumes go together: {hint}")
+    return found[0], found[1]
+
+
+def _optional_column(field: str, aliases: Sequence[str], names: Sequence[Any],
+                     by_norm: Dict[str, List[Any]], columns: Dict[str, Any], source: str,
+                     listing: str) -> Any:
+    """An optional column: ``columns[field]`` (None: ignore the source's), else the one column
+    named by ``aliases`` (normalised), else None; several are refused naming them."""
+    if field in columns:
+        want = columns[field]
+        if want is not None and want not in names:
+            raise ValueError(f"{source}: columns[{field!r}] = {want!r} is not a column "
+                             f"(columns: {listing})")
+        return want
+    hits = [n for a in aliases for n in by_norm.get(a, [])]
+    if len(hits) > 1:
+        raise ValueError(f"{source}: several columns could be {field!r} "
+                         f"({', '.join(repr(str(d)) for d in hits)}); pass columns={{{field!r}: name}} "
+                         f"or columns={{{field!r}: None}} to ignore them")
+    return hits[0] if hits else None
 
 
 def _missing(missing: List[str], found: Dict[str, Any], by_norm: Dict[str, List[Any]], opts: _Options,
@@ -114,18 +174,7 @@ def _side_column(names: Sequence[Any], by_norm: Dict[str, List[Any]], opts: _Opt
                  source: str, listing: str) -> Any:
     """The trades' optional aggressor-side column: ``columns["side"]`` (None: ignore the
     source's), else the one column named side / aggressor_side, else None."""
-    if "side" in opts.columns:
-        want = opts.columns["side"]
-        if want is not None and want not in names:
-            raise ValueError(f"{source}: columns['side'] = {want!r} is not a column "
-                             f"(columns: {listing})")
-        return want
-    hits = [n for a in SIDE_ALIASES for n in by_norm.get(a, [])]
-    if len(hits) > 1:
-        raise ValueError(f"{source}: several columns could be 'side' "
-                         f"({', '.join(repr(str(d)) for d in hits)}); pass columns={{'side': name}} "
-                         "or columns={'side': None} to ignore them")
-    return hits[0] if hits else None
+    return _optional_column("side", SIDE_ALIASES, names, by_norm, opts.columns, source, listing)
 
 
 def _extract(df: Any, where: _Where, opts: _Options,
@@ -139,9 +188,9 @@ def _combine(parts: List[Dict[str, np.ndarray]], where: _Where,
     """The parts of one source (pieces of a file read in turn) as one validated set of arrays:
     wall-clock timestamps localized together, the time order checked across pieces."""
     out: Dict[str, np.ndarray] = {}
-    for f in opts.fields + (("side",) if "side" in parts[0] else ()):
+    for f in opts.fields + tuple(k for k in OPTIONAL if k in parts[0]):
         arrays = [p[f] for p in parts]
-        if f == "volume":
+        if f in VOLUMES:
             kind = np.int64 if all(a.dtype.kind in "iu" for a in arrays) else np.float64
             arrays = [a.astype(kind, copy=False) for a in arrays]
         out[f] = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
@@ -191,6 +240,9 @@ def _extract_part(df: Any, where: _Where, opts: _Options,
                               field == "volume")
     if mapping.get("side") is not None:
         out["side"] = _sides(df[mapping["side"]].reset_index(drop=True), where)
+    for f in BAR_SIDE_ALIASES:
+        if mapping.get(f) is not None:
+            out[f] = _numbers(df[mapping[f]].reset_index(drop=True), f, where, True)
     _validate(out, where, opts)
     return out
 
@@ -281,11 +333,32 @@ def _validate(out: Dict[str, np.ndarray], where: _Where, opts: _Options) -> None
                 if i is not None:
                     raise ValueError(f"{where(i)}: {f} ({x[i].item()!r}) is outside [low, high] = "
                                      f"[{lo[i].item()!r}, {h[i].item()!r}] (strict_ohlc=True)")
-    v = out["volume"]
-    bad = (v < 0) if v.dtype.kind in "iu" else ~(np.isfinite(v) & (v >= 0))
-    i = _first(bad)
-    if i is not None:
-        raise ValueError(f"{where(i)}: volume is {v[i].item()!r} (must be finite and >= 0)")
+    for f in ("volume",) + tuple(k for k in BAR_SIDE_ALIASES if k in out):
+        v = out[f]
+        bad = (v < 0) if v.dtype.kind in "iu" else ~(np.isfinite(v) & (v >= 0))
+        i = _first(bad)
+        if i is not None:
+            raise ValueError(f"{where(i)}: {f} is {v[i].item()!r} (must be finite and >= 0)")
+    if "buy_volume" in out:
+        _check_bar_sides(out, where)
+
+
+def _check_bar_sides(out: Dict[str, np.ndarray], where: _Where) -> None:
+    """``buy_volume + sell_volume <= volume`` on every bar, by from_bars' rule (vpoc._side_profiles.
+    bar_side_volumes, its one home), its refusal naming the file's line / the source's row."""
+    from .._errors import InputError
+    from .._side_profiles import bar_side_volumes, side_rules
+
+    try:
+        bar_side_volumes(out["buy_volume"], out["sell_volume"], out["volume"], out["high"],
+                         side_rules(None, None))
+    except InputError as e:
+        i = getattr(e, "index", None)
+        if i is None:
+            raise
+        b, s, v = (out[k][i].item() for k in ("buy_volume", "sell_volume", "volume"))
+        raise ValueError(f"{where(i)}: buy_volume + sell_volume = {b!r} + {s!r} is more than volume = "
+                         f"{v!r} (the aggressor-side volumes of a bar are part of its volume)") from None
 
 
 def _integers(raw: Any) -> bool:

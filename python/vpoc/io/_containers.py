@@ -1,7 +1,7 @@
 """The Bars and Trades containers returned by the readers of vpoc.io.
 
 Contract: arrays are converted on construction (timestamps to int64 ns UTC, prices to float64,
-volume to int64 or float64, a trade's aggressor side to int8 +1/-1/0) and their lengths must agree;
+volumes to int64 or float64, a trade's aggressor side to int8 +1/-1/0) and their lengths must agree;
 values are validated by the readers. ``symbol`` / ``tick_size`` are the source's own (DBN
 instrument definitions), or None.
 """
@@ -104,8 +104,12 @@ class Bars:
     neither given nor needed). ``timestamp`` is always the bar's OPEN time: read_bars(...,
     label="close") has already subtracted the interval. ``symbol`` and ``tick_size`` (None unless
     the source says: a DBN file's instrument definitions give the contract's raw symbol and its
-    ``min_price_increment``; pass ``tick_size=bars.tick_size`` to the profiles). Arrays are
-    converted on construction (lengths must agree); values are validated by the readers, not here.
+    ``min_price_increment``; pass ``tick_size=bars.tick_size`` to the profiles). ``buy_volume`` /
+    ``sell_volume``: each bar's buy- and sell-aggressor volume (both or neither; int64 or float64 as
+    ``volume``), read from a source's buy_volume / sell_volume (or AskVolume / BidVolume) columns,
+    or None; ``vpoc.from_bars(bars)`` and the feature tables use them as their ``buy_volume=`` /
+    ``sell_volume=`` (delta, delta POC, imbalances). Arrays are converted on construction (lengths
+    must agree); values are validated by the readers, not here.
     """
 
     timestamp: Int64Array
@@ -119,9 +123,19 @@ class Bars:
     interval: Optional[float] = None
     symbol: Optional[str] = None
     tick_size: Optional[float] = None
+    buy_volume: Optional[npt.NDArray[Any]] = None
+    sell_volume: Optional[npt.NDArray[Any]] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", _as_ns(self.timestamp, "timestamp"))
+        if (self.buy_volume is None) != (self.sell_volume is None):
+            have, miss = ("buy_volume", "sell_volume") if self.sell_volume is None else ("sell_volume",
+                                                                                         "buy_volume")
+            raise TypeError(f"Bars: {have} given without {miss}; give both (the aggressor-side volumes "
+                            "of each bar) or neither")
+        for f in ("buy_volume", "sell_volume"):
+            if getattr(self, f) is not None:
+                object.__setattr__(self, f, _as_vol(getattr(self, f), f))
         for f in ("open", "high", "low", "close"):
             if f != "open" or self.open is not None:
                 object.__setattr__(self, f, _as_f64(getattr(self, f), f))
@@ -144,8 +158,10 @@ class Bars:
     @property
     def _fields(self) -> Tuple[str, ...]:
         """The fields these bars hold: timestamp, open, high, low, close, volume (open left out when
-        None: bars without open prices, read with ``columns={"open": None}``)."""
-        return BAR_FIELDS if self.open is not None else tuple(f for f in BAR_FIELDS if f != "open")
+        None: bars without open prices, read with ``columns={"open": None}``), then buy_volume and
+        sell_volume when given."""
+        out = BAR_FIELDS if self.open is not None else tuple(f for f in BAR_FIELDS if f != "open")
+        return out if self.buy_volume is None else out + ("buy_volume", "sell_volume")
 
     def __len__(self) -> int:
         return int(self.timestamp.shape[0])
@@ -156,6 +172,8 @@ class Bars:
             extra += ", no open"
         if self.interval is not None:
             extra += f", interval={self.interval:g}s"
+        if self.buy_volume is not None:
+            extra += ", with buy/sell volume"
         extra += _instrument_repr(self)
         return f"Bars({len(self)} rows, {_span(self.timestamp)}source={self.source!r}{extra})"
 
@@ -166,7 +184,8 @@ class Bars:
 
     def to_pandas(self, index: bool = False) -> Any:
         """A DataFrame with ``timestamp`` (datetime64[ns, UTC]; the index when ``index``),
-        ``open`` (left out when None), ``high``, ``low``, ``close``, ``volume``."""
+        ``open`` (left out when None), ``high``, ``low``, ``close``, ``volume``, and ``buy_volume``
+        / ``sell_volume`` when the bars have them."""
         return _frame(self.timestamp, {f: getattr(self, f) for f in self._fields[1:]}, index)
 
 

@@ -47,6 +47,9 @@ _READ_FORMATS = _FORMATS + ("dbn",)
 # Columns a trade source may have beyond TRADE_FIELDS (read when present; columns={"side": None}
 # ignores the source's own).
 _TRADE_OPTIONAL = ("side",)
+# Columns a bar source may have beyond BAR_FIELDS: the aggressor-side volumes, both or neither (read
+# when present; columns={"buy_volume": None, "sell_volume": None} ignores the source's own).
+_BAR_OPTIONAL = ("buy_volume", "sell_volume")
 _COMPRESSION = (".gz", ".bz2", ".xz")
 _LEGACY_LINE = re.compile(r"^\s*\d{8} \d{6};")
 _LEGACY_TIME_FORMAT = "%Y%m%d %H%M%S"
@@ -136,7 +139,7 @@ def _check_columns(columns: Any, fields: Tuple[str, ...]) -> Dict[str, Any]:
         raise TypeError(f"columns must be a mapping {{field: column name}}, got "
                         f"{type(columns).__name__}")
     out = {}
-    optional = _TRADE_OPTIONAL if "price" in fields else ()
+    optional = _TRADE_OPTIONAL if "price" in fields else _BAR_OPTIONAL
     for key, value in columns.items():
         if key in optional and (value is None or isinstance(value, str)):
             out[key] = value

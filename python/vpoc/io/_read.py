@@ -28,7 +28,10 @@ nanoseconds without ``time_unit=``. A column named twice in a CSV header (``clos
 column: the aggressor side, +1 / -1 / 0 or Databento's 'B' (buy aggressor) / 'A' (sell aggressor)
 / 'N' (none), anything else is a ValueError naming the column and row; ``Trades.side`` is None
 without one, and ``columns={"side": None}`` ignores it. In a list of files, those without a side
-column read as side 0 (unknown) when another file has one.
+column read as side 0 (unknown) when another file has one. Bars take optional ``buy_volume`` /
+``sell_volume`` columns (also ``AskVolume`` / ``BidVolume``, the NinjaTrader / Sierra Chart
+names; both or neither, ValueError naming the missing one): ``Bars.buy_volume`` / ``sell_volume``,
+read as 0 in a file without them when another file has them.
 
 Bar labels
 ----------
@@ -106,6 +109,10 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
     vpoc's field names (timestamp, open, high, low, close, volume) to the source's columns;
     ``"timestamp"`` may map to a ``(date_column, time_column)`` pair; ``{"open": None}``: bars
     without open prices (``Bars.open`` is None; what ``from_bars`` does with a frame without one).
+    The optional ``buy_volume`` / ``sell_volume`` fields (each bar's buy- and sell-aggressor
+    volume, both or neither) are read from columns named so, or AskVolume / BidVolume
+    (NinjaTrader / Sierra Chart exports), or mapped by ``columns=``; ``{"buy_volume": None,
+    "sell_volume": None}`` ignores them. Checked as volumes, and ``buy + sell <= volume``.
     ``sep``: CSV separator (default: sniffed from the header among , ; tab |).
     ``time_format``: strftime format of text timestamps (default: ISO 8601, or
     ``YYYYMMDD HHMMSS`` when the first value looks like it). ``time_unit``: "s", "ms", "us" or
@@ -140,11 +147,13 @@ def read_bars(path_or_df: Any, *, tz: Any = None, format: Optional[str] = None,
     else:
         ts, step = _opens(cols["timestamp"], label, interval, source)
     opens = None if no_open(opts) else cols["open"]  # columns={"open": None}: bars without open prices
-    warn_duplicate_bars(ts, [cols[k] for k in ("open", "high", "low", "close", "volume")
-                             if k != "open" or opens is not None], source)
+    warn_duplicate_bars(ts, [cols[k] for k in ("open", "high", "low", "close", "volume", "buy_volume",
+                                               "sell_volume")
+                             if k in cols and (k != "open" or opens is not None)], source)
     return Bars(timestamp=ts, open=opens, high=cols["high"], low=cols["low"],
                 close=cols["close"], volume=cols["volume"], source=source, label=label,
-                interval=None if step is None else step / 1e9, **meta)
+                interval=None if step is None else step / 1e9, buy_volume=cols.get("buy_volume"),
+                sell_volume=cols.get("sell_volume"), **meta)
 
 
 def read_bars_unwarned(*args: Any, **kw: Any) -> Bars:
@@ -250,6 +259,12 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str, Dict[st
             merged["side"] = np.concatenate([
                 p[0]["side"] if "side" in p[0] else np.zeros(len(p[0]["timestamp"]), np.int8)
                 for p in parts])
+        for f in ("buy_volume", "sell_volume"):  # bars: a file without them: side unknown (0, 0)
+            if any(f in p[0] for p in parts):
+                got = [p[0][f] if f in p[0] else np.zeros(len(p[0]["timestamp"]), np.int64)
+                       for p in parts]
+                kind = np.int64 if all(g.dtype.kind in "iu" for g in got) else np.float64
+                merged[f] = np.concatenate([g.astype(kind, copy=False) for g in got])
         names = [str(os.fspath(p)) for p in obj]
         source = names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)} files)"
         return merged, source, {}

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._warnings import DroppedRowsWarning
-from ._columns import SIDE_ALIASES, _combine, _extract_part, _names, _norm, _resolve
+from ._columns import BAR_SIDE_ALIASES, SIDE_ALIASES, VOLUMES, _combine, _extract_part, _names, _norm, _resolve
 from ._options import (_ALIASES, _COMPRESSION, _DATE_NAMES, _LEGACY_LINE, _LEGACY_TIME_FORMAT,
                        _LEGACY_TIME_RE, _PARSER_LINE_RE, _TIME_NAMES, _TRADE_VOLUME_ALIASES,
                        BAR_FIELDS, _Options, _Where)
@@ -296,7 +296,7 @@ def _check_duplicates(raw: Sequence[str], opts: _Options, path: str) -> None:
     and punctuation are ignored) is refused: pandas would rename one and vpoc take the other."""
     known = {a for f in opts.fields for a in _ALIASES.get(f, ())} | set(_TRADE_VOLUME_ALIASES) \
         | set(_DATE_NAMES) | set(_TIME_NAMES) | (set(SIDE_ALIASES) if "price" in opts.fields
-                                                 else set())
+                                                 else {a for v in BAR_SIDE_ALIASES.values() for a in v})
     known |= {_norm(n) for v in opts.columns.values() if v is not None for n in _names(v)}
     seen: Dict[str, str] = {}
     for name in raw:
@@ -328,9 +328,11 @@ def _read_csv(source: TextSource, opts: _Options) -> Tuple[Dict[str, np.ndarray]
                          "ts_event, date + time) in the header; pass columns={'timestamp': name}")
     text_cols = set(_names(mapping["timestamp"]))
     numeric = {c: np.float64 for f, c in mapping.items()
-               if f not in ("timestamp", "volume", "side")}
+               if f not in ("timestamp", "side") + VOLUMES and c is not None}
     dtypes = {c: (np.float64 if c in numeric else str) for c in header}
-    dtypes.pop(mapping["volume"], None)  # integers stay integers
+    for f in VOLUMES:  # integers stay integers
+        if mapping.get(f) is not None:
+            dtypes.pop(mapping[f], None)
     for c in text_cols:
         dtypes[c] = str
     return _read_pieces(source, kw, dtypes, 2, opts, mapping, header,

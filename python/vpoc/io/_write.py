@@ -33,6 +33,8 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
     zone). Bars without open prices (``Bars.open`` None; a frame without an open column with
     ``columns={"open": None}``) are written without an open column ("csv" / "parquet"; the legacy
     format has one: ValueError) and read back with ``read_bars(path, columns={"open": None})``.
+    Bars with ``buy_volume`` / ``sell_volume`` (a frame's columns of those names) write them as two
+    more columns ("csv" / "parquet"; the legacy format has none: ValueError), read back by read_bars.
 
     The timestamps written are ``bars.timestamp``: the bars' OPEN times (read_bars(...,
     label="close") has already turned close stamps into opens), so the file reads back with the
@@ -59,16 +61,20 @@ def write_bars(bars: Any, path: PathLike, *, format: Optional[str] = None, tz: A
         raise TypeError("write_bars: columns= applies when bars is a DataFrame (read by read_bars)")
     if not isinstance(bars, Bars):
         try:
-            bars = Bars(**{f: getattr(bars, f) for f in BAR_FIELDS})
+            bars = Bars(**{f: getattr(bars, f) for f in BAR_FIELDS},
+                        buy_volume=getattr(bars, "buy_volume", None), sell_volume=getattr(bars, "sell_volume", None))
         except AttributeError as e:
             raise TypeError(f"bars must be vpoc.io.Bars or have {', '.join(BAR_FIELDS)} "
                             f"attributes ({e})") from None
     fmt = _write_format(path, format)
-    cols = {f: getattr(bars, f) for f in BAR_FIELDS[1:] if f != "open" or bars.open is not None}
+    cols = {f: getattr(bars, f) for f in bars._fields[1:]}
     if fmt == "legacy" and bars.open is None:
         raise ValueError("write_bars: these bars have no open prices (Bars.open is None), and the legacy "
                          "format (YYYYMMDD HHMMSS;o;h;l;c;v) has an open field; write 'csv' or 'parquet' "
                          "(read back with read_bars(path, columns={'open': None}))")
+    if fmt == "legacy" and bars.buy_volume is not None:
+        raise ValueError("write_bars: these bars have buy_volume / sell_volume, and the legacy format "
+                         "(YYYYMMDD HHMMSS;o;h;l;c;v) has no field for them; write 'csv' or 'parquet'")
     if fmt == "legacy":
         _write_legacy(bars.timestamp, cols, path, tz)
     else:

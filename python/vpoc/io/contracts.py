@@ -433,6 +433,14 @@ def _assemble(data: List[Any], dates: np.ndarray, active: np.ndarray, reasons: D
     vols = [np.asarray(data[k][1].volume)[r] for k, r, _ in parts]
     kind = np.int64 if all(v.dtype.kind in "iu" for v in vols) else np.float64
     cols["volume"] = np.concatenate([v.astype(kind, copy=False) for v in vols])[order]
+    for f in ("buy_volume", "sell_volume"):  # a contract without them: side unknown (0), as read_bars' lists
+        if any(getattr(data[k][1], f) is not None for k, _, _ in parts):
+            got = [np.zeros(r.size, np.int64) if getattr(data[k][1], f) is None
+                   else np.asarray(getattr(data[k][1], f))[r] for k, r, _ in parts]
+            kind = np.int64 if all(g.dtype.kind in "iu" for g in got) else np.float64
+            cols[f] = np.concatenate([g.astype(kind, copy=False) for g in got])[order]
+        else:
+            cols[f] = None
     contract = np.concatenate([np.full(r.size, k, dtype=np.int64) for k, r, _ in parts])[order]
     tdate = np.concatenate([dates[p] for _, _, p in parts])[order]
     base = data[0][1]

@@ -1,4 +1,4 @@
-"""What a bar file's timestamps and prices look like, with evidence, and how to read it right.
+"""What a bar or trades file's timestamps and prices look like, with evidence, and how to read it right.
 
 Contract: ``inspect(source, **read_kwargs)`` reads the bars (naive times as UTC wall clock), never
 guesses silently: every conclusion carries its evidence and a confidence ("high"/"medium"/"low").
@@ -8,7 +8,10 @@ America/Chicago with a daily halt 16:00-17:00, RTH open 08:30 CT, cash close 15:
 candidate reading (time zone x open/close stamps) is scored by how many bars it puts in the halt,
 whether trading restarts at 17:00 CT after each pause (and on Sundays, the weekly open), stops at
 16:00 CT, and whether the busiest bar is the 08:30 CT open. The reading with the fewest bars in
-the halt wins; ties go to the earlier candidate (UTC first). See docs/inspect.md.
+the halt wins; ties go to the earlier candidate (UTC first). A trades file (a price column, no
+high/low: what read_bars calls trades) is judged on the one-minute buckets holding its trades
+(``Inspection.kind == "trades"``): the same zone, hours and gaps evidence, no bar label or interval.
+See docs/inspect.md.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
+from ._globex_hours import (_CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key, _localize,
+                            _score, _shown)
 
 __all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS", "COMMON_TIME_FORMATS"]
 
@@ -41,13 +46,7 @@ COMMON_TIME_FORMATS: Tuple[str, ...] = (
     "%d-%m-%Y %H:%M:%S", "%m-%d-%Y %H:%M:%S")
 _GRID_SHARE = 0.999
 _GRID_TOL = 1e-6
-_EXCHANGE = "America/Chicago"
-_HALT = (16 * 60, 17 * 60)        # CT minutes of day [16:00, 17:00)
-_RTH_OPEN, _CASH_CLOSE = 8 * 60 + 30, 15 * 60
-_PAUSE_NS = 45 * 60 * 10**9       # a pause in trading long enough to be a halt
-_WEEKEND_NS = 40 * 3600 * 10**9
 _MIN_RESTARTS = 3                  # daily restarts needed to judge zone and label
-_NS = 10**9
 
 
 @dataclass(repr=False)
@@ -74,6 +73,7 @@ class Inspection:
     unsorted_rows: int = 0
     stray_rows: int = 0
     alternatives: List[Dict[str, Any]] = field(default_factory=list)
+    kind: str = "bars"
 
     def to_dict(self) -> Dict[str, Any]:
         """Every field as plain Python values (JSON-ready)."""
@@ -88,16 +88,19 @@ class Inspection:
         lab = {"close": "bars are stamped at their close", "open": "bars are stamped at their open",
                None: "cannot tell"}[self.label]
         iv = "unknown" if self.interval is None else f"{self.interval:g} s"
+        trades = self.kind == "trades"
+        if trades:
+            lab, iv = "trades are instants: no bar label", "- (trades)"
         tick = "unknown" if self.tick_size is None else f"{self.tick_size:g}"
         lines = [f"Inspection of {self.source} ({self.rows:,} rows)",
                  f"  tz          {self.tz or ('unknown' if self.naive else '-')}"
                  f"  ({tz_note})",
-                 f"  label       {self.label or 'unknown'}  ({lab})",
+                 f"  label       {self.label or ('-' if trades else 'unknown')}  ({lab})",
                  f"  interval    {iv}",
                  f"  tick_size   {tick}",
                  f"  hours       {self.hours or 'unknown'}",
                  f"  confidence  {self.confidence}",
-                 f"  read with   vpoc.io.read_bars(source, {kw(self.read_kwargs)})",
+                 f"  read with   vpoc.io.read_{self.kind}(source, {kw(self.read_kwargs)})",
                  f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}",
                  "evidence:"]
         lines += [f"  - {e}" for e in self.evidence]
@@ -107,18 +110,42 @@ class Inspection:
 # --------------------------------------------------------------------------- reading
 
 
-def _read(source: Any, kw: Dict[str, Any], tz: str) -> Tuple[Any, int]:
-    """read_bars(source, tz=tz, **kw); rows out of time order are sorted first (and counted)."""
-    from ._read import read_bars_unwarned as read_bars  # duplicated rows: in the evidence instead
+def _read(source: Any, kw: Dict[str, Any], tz: str, trades: bool = False) -> Tuple[Any, int]:
+    """read_bars(source, tz=tz, **kw) (``trades``: read_trades, as _MinuteBars); rows out of time
+    order are sorted first (and counted)."""
+    from ._read import read_bars_unwarned, read_trades
+
+    def read(src: Any, **k: Any) -> Any:
+        if trades:
+            return _MinuteBars(read_trades(src, **{x: v for x, v in k.items() if x != "label"}))
+        return read_bars_unwarned(src, **k)  # duplicated rows: in the evidence instead
 
     try:
-        return read_bars(source, tz=tz, **kw), 0
+        return read(source, tz=tz, **kw), 0
     except ValueError as e:
         if "before the previous" not in str(e):
             raise
     df, unsorted = _sorted_frame(source, kw)
     kw = {k: v for k, v in kw.items() if k not in ("format", "sep")}
-    return read_bars(df, tz=tz, **kw), unsorted
+    return read(df, tz=tz, **kw), unsorted
+
+
+class _MinuteBars:
+    """Trades as the bars inspect judges: one per UTC minute holding trades (timestamp the minute's
+    start, the minute's volume), the trades kept for the tick size and duplicate counts."""
+
+    def __init__(self, trades: Any) -> None:
+        self.trades, self.source = trades, trades.source
+        t = np.asarray(trades.timestamp, dtype=np.int64)
+        minute = t - t % (60 * _NS)
+        self.timestamp, first = np.unique(minute, return_index=True)
+        self.volume = np.add.reduceat(np.asarray(trades.volume, dtype=np.float64), first) if t.size \
+            else np.zeros(0)
+
+
+def _looks_like_trades(e: ValueError) -> bool:
+    """read_bars' refusal of a trades source (a price column, no high / low)."""
+    return "high" in (getattr(e, "columns_missing", None) or ()) and "looks like trades" in str(e)
 
 
 def _frame_and_key(source: Any, kw: Dict[str, Any]) -> Tuple[Any, Any]:
@@ -204,103 +231,6 @@ def _label_kwargs_supported() -> bool:
     return "label" in _pyinspect.signature(read_bars).parameters
 
 
-# --------------------------------------------------------------------------- scoring
-
-
-def _ct_fields(t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Chicago minute of day, weekday (Mon=0) and day number of UTC ns ``t``."""
-    import pandas as pd
-
-    idx = pd.DatetimeIndex(t.view("datetime64[ns]")).tz_localize("UTC").tz_convert(_EXCHANGE)
-    wall = np.asarray(idx.tz_localize(None).as_unit("ns").asi8, dtype=np.int64)
-    day = wall // (86400 * _NS)
-    return (wall // (60 * _NS)) % 1440, (day + 3) % 7, day
-
-
-def _localize(wall: np.ndarray, tz: str) -> np.ndarray:
-    """Naive wall clock (as ns) read in ``tz`` -> UTC ns; -1 marks times that do not exist."""
-    import pandas as pd
-
-    idx = pd.DatetimeIndex(wall.view("datetime64[ns]")).tz_localize(tz, ambiguous="NaT",
-                                                                     nonexistent="NaT")
-    out = np.asarray(idx.as_unit("ns").asi8, dtype=np.int64)
-    return np.where(np.asarray(idx.isna()), -1, out)
-
-
-def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> Dict[str, Any]:
-    o, v = opens[valid], vol[valid]
-    minute, wday, _ = _ct_fields(o)
-    in_halt = (minute >= _HALT[0]) & (minute < _HALT[1])
-    sat = wday == 5
-    # pauses and restarts are judged without Saturday rows (stray prints, counted apart)
-    rows = np.flatnonzero(~sat)
-    ow = o[rows]
-    gap_before = np.diff(ow, prepend=ow[0] - _PAUSE_NS - 1) if ow.size else ow
-    restart = rows[np.flatnonzero(gap_before > _PAUSE_NS)[1:]]   # the first row starts the file
-    gap_before = np.zeros(o.size, dtype=np.int64)
-    gap_before[rows] = np.diff(ow, prepend=ow[0] - _PAUSE_NS - 1) if ow.size else ow
-    prev = np.searchsorted(rows, restart) - 1
-    stop = rows[prev]
-    weekly = restart[gap_before[restart] > _WEEKEND_NS]
-    step_min = step // (60 * _NS)
-    busiest = _busiest(minute, v)
-    total_v = float(v.sum()) or 1.0
-    return {"rows": int(o.size), "halt_rows": int(in_halt.sum()),
-            "halt_volume_share": float(v[in_halt].sum()) / total_v,
-            "restarts": int(restart.size),
-            "restart_at_17": int(np.sum(minute[restart] == _HALT[1])),
-            "stops": int(stop.size),
-            "stop_at_16": int(np.sum(minute[stop] + step_min == _HALT[0])),
-            "weekly": int(weekly.size),
-            "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & (minute[weekly] == _HALT[1]))),
-            "busiest": busiest, "restart_mode": _mode(minute[restart]),
-            "stop_mode": _mode(minute[stop]),
-            "busiest_ok": int(bool(busiest) and busiest[0] == _RTH_OPEN),
-            "saturday_rows": int(np.sum(sat)), "invalid": int(np.sum(~valid))}
-
-
-def _mode(minutes: np.ndarray) -> Optional[int]:
-    """The most common minute of day, or None."""
-    if minutes.size == 0:
-        return None
-    return int(np.argmax(np.bincount(minutes, minlength=1440)))
-
-
-def _busiest(minute: np.ndarray, vol: np.ndarray) -> List[int]:
-    """Chicago minutes of day with the highest mean volume per bar (top 3)."""
-    if minute.size == 0:
-        return []
-    n = np.bincount(minute, minlength=1440)
-    s = np.bincount(minute, weights=vol.astype(np.float64), minlength=1440)
-    mean = np.where(n >= max(2, n.max() // 4), s / np.maximum(n, 1), -1.0)
-    top = np.argsort(-mean, kind="stable")[:3]
-    return [int(m) for m in top if mean[m] > 0]
-
-
-def _hm(minute: int) -> str:
-    return f"{minute // 60:02d}:{minute % 60:02d}"
-
-
-def _shown(distinct: List[Dict[str, Any]], best: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The rejected readings worth a line: the other label in the winning zone, the exchange's
-    zone (what most docs assume) and the next best other zone."""
-    out: List[Dict[str, Any]] = []
-    picks = (lambda h: h["tz"] == best["tz"],
-             lambda h: h["tz"] == _EXCHANGE,
-             lambda h: h["tz"] not in (best["tz"], _EXCHANGE))
-    for pick in picks:
-        h = next((h for h in distinct if pick(h) and not any(
-            h is x or np.array_equal(h["opens"], x["opens"]) for x in out)), None)
-        if h is not None:
-            out.append(h)
-    return out
-
-
-def _key(sc: Dict[str, Any], order: int) -> Tuple[Any, ...]:
-    matched = sc["restart_at_17"] + sc["stop_at_16"] + sc["weekly_sunday_17"]
-    return (sc["halt_rows"] + sc["invalid"], -matched, -sc["busiest_ok"], order)
-
-
 # --------------------------------------------------------------------------- tick size
 
 
@@ -331,78 +261,17 @@ def _tick_size(prices: np.ndarray) -> Tuple[Optional[float], List[str]]:
                  "(an estimate: check it)"]
 
 
-# --------------------------------------------------------------------------- hours and gaps
-
-
-def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, Any]], List[str]]:
-    import pandas as pd
-
-    minute, wday, day = _ct_fields(opens)
-    ev: List[str] = []
-    seen = np.bincount(minute[(wday != 5)], minlength=1440) > 0
-    hours = ""
-    if seen.any() and not seen.all():
-        # the longest circular run of minutes with no bar open: the daily pause
-        runs = np.concatenate([~seen, ~seen])
-        best, best_len, cur = 0, 0, 0
-        for i, empty in enumerate(runs):
-            cur = cur + 1 if empty else 0
-            if cur > best_len:
-                best, best_len = i, cur
-        best_len = min(best_len, 1440)
-        start = (best - best_len + 1) % 1440
-        end = (start + best_len) % 1440
-        hours = (f"bars open {_hm(end)}-{_hm((start - 1) % 1440)} America/Chicago, none "
-                 f"{_hm(start)}-{_hm((end - 1) % 1440)}")
-        wd = np.bincount(wday, minlength=7)
-        days = [n for n, c in zip(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), wd) if c]
-        hours += f"; days with bars: {', '.join(days)}"
-    gaps: List[Dict[str, Any]] = []
-    gap = np.diff(opens) - step
-    idx = np.flatnonzero(gap >= 30 * 60 * _NS)
-    ct = pd.DatetimeIndex(opens.view("datetime64[ns]")).tz_localize("UTC").tz_convert(_EXCHANGE)
-    for i in idx:
-        end_min = (int(minute[i]) + step // (60 * _NS)) % 1440
-        nxt = int(minute[i + 1])
-        ends_1600 = end_min == _HALT[0] and nxt == _HALT[1]
-        if ends_1600 and gap[i] <= 3600 * _NS:
-            continue  # the daily halt
-        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and gap[i] <= 49 * 3600 * _NS:
-            continue  # the weekend
-        if wday[i] == 5 or wday[i + 1] == 5:
-            continue  # stray weekend prints are reported below
-        hours_len = (int(gap[i])) / 3600 / _NS
-        if nxt == _HALT[1] and not ends_1600 and gap[i] < 30 * 3600 * _NS and \
-                day[i + 1] == day[i]:
-            kind = "early halt: holiday or early close"
-        elif nxt == _HALT[1] and gap[i] > 24 * 3600 * _NS:
-            kind = "closed day(s): holiday"
-        else:
-            kind = "gap inside the session"
-        gaps.append({"after": str(ct[i] + pd.Timedelta(step, "ns")), "resume": str(ct[i + 1]),
-                     "hours": round(hours_len, 2), "kind": kind})
-    if gaps:
-        shown = "; ".join(f"{g['after'][:16]} -> {g['resume'][:16]} CT, {g['kind']}"
-                          for g in gaps[:8])
-        more = f"; and {len(gaps) - 8} more" if len(gaps) > 8 else ""
-        ev.append(f"{len(gaps)} pauses other than the daily halt and weekends: {shown}{more}")
-    else:
-        ev.append("no pauses other than the daily halt and weekends")
-    sat = np.flatnonzero(wday == 5)
-    if sat.size:
-        shown = ", ".join(str(ct[i])[:16] for i in sat[:5])
-        ev.append(f"{sat.size} rows on Saturdays (CT), outside every Globex session (stray "
-                  f"prints; vpoc.sessions drops and counts them): {shown}")
-    return hours, gaps, ev
-
-
 # --------------------------------------------------------------------------- main
 
 
 def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     """Read ``source`` (a path or DataFrame, as :func:`vpoc.io.read_bars` takes) and report its
     time zone, bar stamps (open/close), interval, tick size, trading hours, gaps, duplicated and
-    unsorted rows, with evidence, and the ``read_bars`` / CLI arguments that read it right.
+    unsorted rows, with evidence, and the ``read_bars`` / CLI arguments that read it right. A
+    trades source (a price column, no high / low) is read by ``read_trades`` and judged on its
+    one-minute buckets: time zone, tick size, hours, gaps, duplicates (``kind == "trades"``,
+    ``label`` / ``interval`` None, ``read_kwargs`` for ``read_trades``, ``cli_args`` with
+    ``--kind trades``).
 
     ``read_kwargs``: what ``read_bars`` needs to parse the file at all (``columns``,
     ``time_format``, ``format``, ``sep``, ``time_unit``...). A ``tz``/``label``/``interval`` given
@@ -418,26 +287,31 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     if _label_kwargs_supported():
         kw["label"] = "open"
     guessed_format: Optional[str] = None
-    try:
-        bars, unsorted = _read(source, kw, "UTC")
-    except ValueError as e:
-        if "time_format" not in str(e) or kw.get("time_format") is not None:
-            raise
-        guessed_format = _guess_time_format(source, kw, e)
-        kw["time_format"] = guessed_format
-        bars, unsorted = _read(source, kw, "UTC")
+    trades = False
+    while True:
+        try:
+            bars, unsorted = _read(source, kw, "UTC", trades)
+            break
+        except ValueError as e:
+            if not trades and _looks_like_trades(e):
+                trades = True  # judged on its one-minute buckets
+                continue
+            if "time_format" not in str(e) or kw.get("time_format") is not None:
+                raise
+            guessed_format = _guess_time_format(source, kw, e)
+            kw["time_format"] = guessed_format
     kw.pop("label", None)
     is_path = isinstance(source, (str, os.PathLike))
     name = repr(os.fspath(source)) if is_path else getattr(bars, "source", "<DataFrame>")
-    t = np.asarray(bars.timestamp, dtype=np.int64)
-    n = int(t.size)
+    t = np.asarray(bars.timestamp, dtype=np.int64)  # trades: their minutes
+    n = int(len(bars.trades) if trades else t.size)
     ev: List[str] = []
     legacy = kw.get("format") == "legacy" or (isinstance(source, (str, os.PathLike))
                                               and os.fspath(source).lower().endswith(".txt"))
     naive = True
     if not legacy and n:
         other, _ = _read(source, {**kw, **({"label": "open"} if _label_kwargs_supported() else {})},
-                         "Asia/Tokyo")
+                         "Asia/Tokyo", trades)
         naive = not np.array_equal(np.asarray(other.timestamp, dtype=np.int64), t)
     ev.append(f"read {n:,} rows; timestamps are "
               + ("naive (no UTC offset): read as wall clock and tried in each candidate zone"
@@ -448,21 +322,25 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     if unsorted:
         ev.append(f"{unsorted:,} rows are earlier than the row before them (the file is not in "
                   "time order; read_bars refuses it: sort it first)")
-    dup_ts = int(np.count_nonzero(np.diff(t) == 0)) if n else 0
-    cols = np.stack([t.astype(np.float64), bars.open, bars.high, bars.low, bars.close,
-                     np.asarray(bars.volume, dtype=np.float64)], axis=1) if n else np.zeros((0, 6))
-    dup_rows = int(n - np.unique(cols, axis=0).shape[0]) if n else 0
+    dup_ts, dup_rows = _duplicates(bars, trades)
     if dup_ts:
         ev.append(f"{dup_ts:,} rows repeat the previous row's timestamp ({dup_rows:,} are exact "
-                  "duplicates of another row)")
+                  "duplicates of another row)" + ("; usual for trades (fills of one order)" if trades else ""))
     step: Optional[int] = None
-    try:
-        step = infer_interval_ns(t)
-        share = float(np.mean(np.diff(np.unique(t)) == step))
-        ev.append(f"interval {step / _NS:g} s: the spacing of {share:.1%} of consecutive bars")
-    except ValueError as e:
-        ev.append(f"interval: {e}")
-    tick, tick_ev = _tick_size(np.concatenate([bars.open, bars.high, bars.low, bars.close]))
+    if trades:
+        step = 60 * _NS
+        ev.append(f"trades: {n:,} trades in {t.size:,} one-minute buckets (UTC minutes); the time zone, "
+                  "hours and gaps are judged on those buckets as one-minute bars stamped at their open "
+                  "(trades are instants: no bar label or interval to find)")
+    else:
+        try:
+            step = infer_interval_ns(t)
+            share = float(np.mean(np.diff(np.unique(t)) == step))
+            ev.append(f"interval {step / _NS:g} s: the spacing of {share:.1%} of consecutive bars")
+        except ValueError as e:
+            ev.append(f"interval: {e}")
+    tick, tick_ev = _tick_size(bars.trades.price if trades else
+                               np.concatenate([bars.open, bars.high, bars.low, bars.close]))
     ev += tick_ev
 
     tz, label, confidence = None, None, "low"
@@ -477,7 +355,7 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         for zi, z in enumerate(zones):
             inst = t if z is None else _localize(t, z)
             valid = inst != -1
-            for li, lab in enumerate(("open", "close")):
+            for li, lab in enumerate(("open",) if trades else ("open", "close")):
                 opens = inst - (step if lab == "close" else 0)
                 sc = _score(opens, valid, vol, step)
                 hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
@@ -489,15 +367,16 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                 and np.array_equal(h["opens"], best["opens"])]
         distinct = [h for h in hyps[1:] if not np.array_equal(h["opens"], best["opens"])]
         runner = distinct[0] if distinct else None
-        where = "" if best["tz"] is None else f"tz={best['tz']}, "
-        ev.append(f"{where}label={best['label']}: {sc['halt_rows']:,} of {sc['rows']:,} bars open "
+        what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
+                                     "" if trades else f"label={best['label']}") if x) or "as read"
+        ev.append(f"{what}: {sc['halt_rows']:,} of {sc['rows']:,} {'minutes with trades' if trades else 'bars open'} "
                   "in "
                   f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
                   f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
                   f"stops end at 16:00 CT (the others are early closes or halts); "
                   f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
         raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
-        if (raw["restart_mode"] is not None and raw["stop_mode"] is not None
+        if (not trades and raw["restart_mode"] is not None and raw["stop_mode"] is not None
                 and sc["halt_rows"] <= 0.01 * sc["rows"]):
             ev.append(f"as written (read in {best['tz'] or 'their own offsets'}), the first stamp "
                       f"after a pause is mostly {_hm(raw['restart_mode'])} CT and the last before "
@@ -532,7 +411,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                 why += f"; {s2['invalid']} times do not exist in that zone"
             head = f"tz={h['tz']}, " if h["tz"] is not None else ""
             verdict = "rejected" if decided else "also possible"
-            ev.append(f"{verdict} {head}label={h['label']}: {why}")
+            what = (head + ("" if trades else f"label={h['label']}")).rstrip(", ")
+            ev.append(f"{verdict} {what}: {why}")
         if halt_share > 0.01:
             ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
                       "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
@@ -566,6 +446,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     rk: Dict[str, Any] = dict(kw)
     if naive and tz is not None:
         rk["tz"] = tz
+    if trades:  # instants: the minutes' label and interval are not the file's
+        label = step = None
     if label is not None:
         rk["label"] = label
     if step is not None:
@@ -573,10 +455,27 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         rk["interval"] = int(secs) if secs == int(secs) else secs
     return Inspection(source=name, rows=n, tz=tz if naive else None, label=label,
                       interval=None if step is None else step / _NS, tick_size=tick,
-                      confidence=confidence, read_kwargs=rk, cli_args=_cli_args(rk),
+                      confidence=confidence, read_kwargs=rk,
+                      cli_args=(["--kind", "trades"] if trades else []) + _cli_args(rk), kind="trades" if trades else "bars",
                       evidence=ev, naive=naive, hours=hours, gaps=gaps,
                       duplicated_rows=dup_rows, duplicated_timestamps=dup_ts,
                       unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives)
+
+
+def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:
+    """(rows repeating the previous row's timestamp, rows that are exact duplicates of another row)
+    of the bars, or of the trades (timestamp, price, volume) of a _MinuteBars."""
+    if trades:
+        src = bars.trades
+        t = np.asarray(src.timestamp, dtype=np.int64)
+        values = [src.price, src.volume]
+    else:
+        t = np.asarray(bars.timestamp, dtype=np.int64)
+        values = [bars.open, bars.high, bars.low, bars.close, bars.volume]
+    if not t.size:
+        return 0, 0
+    cols = np.stack([t.astype(np.float64)] + [np.asarray(v, dtype=np.float64) for v in values], axis=1)
+    return int(np.count_nonzero(np.diff(t) == 0)), int(t.size - np.unique(cols, axis=0).shape[0])
 
 
 _FLAGS = {"tz": "--tz", "label": "--label", "interval": "--interval", "format": "--format",
