@@ -170,6 +170,9 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, 
         bf, sf = lib.cast(b, "f8"), lib.cast(s, "f8")
         ok = (bf >= 0) & (sf >= 0) & (bf + sf <= lib.cast(v, "f8") * (1.0 + 1e-9))  # NaN: never ok
     if not bool(ok.all()):
+        vf = lib.cast(v, "f8")
+        if not bool(((vf >= 0) & (vf < float("inf"))).all()):  # NaN fails
+            return b, s  # a bad volume: the engine's volume check, which every caller runs next, names it
         i = int(lib.flatnonzero(~ok)[0])
         bv, sv, vv = b[i].item(), s[i].item(), v[i].item()
         # InputErrors (ValueErrors) with the row: callers that took kept rows re-address them (_errors.input_rows)
