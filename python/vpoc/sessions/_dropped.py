@@ -99,7 +99,7 @@ def _describe(key: str, defn: _Definition) -> str:
 #: Likely causes. Only UTC nanoseconds reach this module, never the zone the file was read in, so
 #: the hints name what is likely wrong, not what the zone was (label='close' is suggested apart,
 #: only when the rows look like close stamps).
-_INSPECT = "vpoc.io.inspect(path) / `vpoc inspect FILE` finds the zone and the bar label"
+_INSPECT = "vpoc.io.inspect(path) / `vpoc inspect FILE` finds the zone (and a bars file's label)"
 #: the halt hint when it holds about one row per session or fewer: a wrong zone puts hours there
 _STRAY_HALT = f"stray prints, or the time zone the timestamps were read in is wrong? ({_INSPECT})"
 _HINTS = {
