@@ -368,16 +368,26 @@ class Profiles:
         kind = "trade dates " if self.trade_dates else ""
         return f"{kind}{labels[0]} .. {labels[-1]}, {labels.shape[0]} sessions"
 
-    def dense(self, fill: float = 0.0) -> np.ndarray:
-        """[S, max(n_rows)] float64 matrix, row s aligned at session s's low row, padded with fill
-        (a host array; GPU profiles are copied first)."""
+    #: The ragged per-row fields ``dense(field=)`` lays out (each aligned with ``volume``).
+    DENSE_FIELDS = ("volume", "buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
+
+    def dense(self, fill: float = 0.0, field: str = "volume") -> np.ndarray:
+        """[S, max(n_rows)] float64 matrix of a per-row field (``volume``; with an aggressor side also
+        ``buy_volume``, ``sell_volume``, ``imbalance_buy`` / ``imbalance_sell`` as 0 / 1), row s aligned
+        at session s's low row, padded with fill (a host array; GPU profiles are copied first)."""
+        if field not in self.DENSE_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(self.DENSE_FIELDS)}, got {field!r}")
         if self.device != "cpu":
-            return self.cpu().dense(fill)
+            return self.cpu().dense(fill, field)
+        values = getattr(self, field)
+        if values is None:
+            raise ValueError(f"field={field!r}: this profile has no aggressor side (pass side= to from_trades, "
+                             "or buy_volume= and sell_volume= to from_bars)")
         width = int(self.n_rows.max()) if self.n_sessions else 0
         out = np.full((self.n_sessions, width), fill, dtype=np.float64)
         sessions = np.repeat(np.arange(self.n_sessions), self.n_rows)
         cols = np.arange(self.volume.shape[0]) - np.repeat(self.offsets[:-1], self.n_rows)
-        out[sessions, cols] = self.volume
+        out[sessions, cols] = np.asarray(values)
         return out
 
     def session(self, i: int) -> Tuple[np.ndarray, np.ndarray]:
