@@ -39,3 +39,20 @@ def test_dense_refusals_name_the_field():
         p.dense(field="buy_volume")
     with pytest.raises(ValueError, match="field must be one of volume, buy_volume"):
         p.dense(field="delta")
+
+
+def test_gpu_profile_dense_fields_equal_the_cpu():
+    torch = pytest.importorskip("torch")
+    if not (vpoc.gpu_available() and torch.cuda.is_available()):
+        pytest.skip("needs a vpoc GPU build and a GPU")
+    rng = np.random.default_rng(7)
+    n = 5000
+    price = (4000.0 + np.cumsum(rng.integers(-2, 3, n)) * 0.25).astype(np.float32)
+    volume = rng.integers(1, 20, n).astype(np.float32)
+    side = rng.choice(np.array([1, -1, 0], np.int8), n)
+    offsets = np.array([0, 2000, n])
+    c = vpoc.from_trades(price, volume, offsets=offsets, tick_size=0.25, side=side)
+    g = vpoc.from_trades(torch.from_numpy(price).cuda(), torch.from_numpy(volume).cuda(), offsets=offsets,
+                         tick_size=0.25, side=torch.from_numpy(side).cuda(), device="cuda")
+    for field in vpoc.Profiles.DENSE_FIELDS:
+        np.testing.assert_array_equal(g.dense(field=field), c.dense(field=field), err_msg=field)
