@@ -7,7 +7,6 @@ histogram holds exactly the rows its offsets say. Skipped without a GPU build, a
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -19,21 +18,11 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():  # pragma: no cover - depends on the machine
     pytest.skip("needs PyTorch with a GPU", allow_module_level=True)
 
-from vpoc import _core  # noqa: E402
 
 from _compare import ALL_FIELDS  # noqa: E402
+from _gpu import speculation  # noqa: E402
 
 FIELDS = ALL_FIELDS + ("poc", "vah", "val")
-
-
-@contextlib.contextmanager
-def speculation(enabled: bool):
-    before = _core.gpu_speculation()
-    _core.gpu_set_speculation(enabled)
-    try:
-        yield
-    finally:
-        _core.gpu_set_speculation(before)
 
 
 def stats():

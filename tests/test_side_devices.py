@@ -7,11 +7,11 @@ exactly; side values on the device are checked there and worded as vpoc._side wo
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
+from _gpu import torch_cuda
 from test_side import ALL_FIELDS, random_bars, random_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -61,16 +61,6 @@ needs_gpu = pytest.mark.skipif(not _gpu_ok(), reason="no GPU: vpoc.gpu_available
                                                      "no device)")
 
 
-def _torch_cuda():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import torch
-        return torch if torch.cuda.is_available() else None
-    except Exception:  # pragma: no cover
-        return None
-
-
 def _same(a, b, names=ALL_FIELDS):
     for name in names:
         x, y = getattr(a, name), getattr(b, name)
@@ -99,10 +89,10 @@ def test_gpu_bars_bit_equal(distribute):
 
 
 @needs_gpu
-@pytest.mark.skipif(_torch_cuda() is None, reason="needs PyTorch with a GPU")
+@pytest.mark.skipif(torch_cuda() is None, reason="needs PyTorch with a GPU")
 @pytest.mark.parametrize("seed", range(4))
 def test_gpu_torch_inputs_bit_equal(seed):
-    torch = _torch_cuda()
+    torch = torch_cuda()
     price, volume, side, offsets = random_trades(seed)
     kw = dict(offsets=offsets, tick_size=0.25, developing=True)
     cpu = vpoc.from_trades(price, volume, side=side, **kw)

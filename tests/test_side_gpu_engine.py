@@ -10,12 +10,11 @@ reported before a bad price at an earlier row; developing dev_delta.
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 
 import numpy as np
 import pytest
 
+from _gpu import speculation, torch_cuda
 from test_side import ALL_FIELDS, random_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -28,27 +27,7 @@ from vpoc import _side_profiles as sp  # noqa: E402
 FIELDS = ALL_FIELDS + ("volume", "total_volume", "poc", "vah", "val", "low_row", "n_rows", "offsets")
 
 
-def _torch():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import torch
-        return torch if torch.cuda.is_available() else None
-    except Exception:  # pragma: no cover
-        return None
-
-
-needs_torch = pytest.mark.skipif(_torch() is None, reason="needs PyTorch with a GPU")
-
-
-@contextlib.contextmanager
-def speculation(enabled: bool):
-    before = _core.gpu_speculation()
-    _core.gpu_set_speculation(enabled)
-    try:
-        yield
-    finally:
-        _core.gpu_set_speculation(before)
+needs_torch = pytest.mark.skipif(torch_cuda() is None, reason="needs PyTorch with a GPU")
 
 
 def _same(gpu, cpu, names=FIELDS):
@@ -161,7 +140,7 @@ def test_several_groups(budget):
 @pytest.mark.parametrize("frac", [False, True])
 def test_torch_sides_equal_cpu(seed, frac):
     """Device inputs; dev_delta by the engine's segmented scan (whole volumes) or the masked fallback."""
-    torch = _torch()
+    torch = torch_cuda()
     price, volume, side, offsets = wide_trades(seed, n=5000, frac=frac)
     kw = dict(offsets=offsets, tick_size=0.25, developing=True)
     cpu = vpoc.from_trades(price, volume, side=side, **kw)
@@ -181,7 +160,7 @@ def test_torch_sides_equal_cpu(seed, frac):
 def test_speculative_repeated_shapes():
     """A shape seen before bins without reading its layout back; sided and plain calls of one shape keep
     apart (shape_key); integer then fractional volumes; rows outgrowing the hint rerun."""
-    torch = _torch()
+    torch = torch_cuda()
     t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
     with speculation(True):
         for seed in range(4):
@@ -207,7 +186,7 @@ def test_speculative_repeated_shapes():
 def test_bad_side_codes_on_the_device(spec):
     """int8 GPU sides are checked by the range pass: the first bad code is a ValueError naming side[i] and
     its value (vpoc._side's words), before a bad price at an earlier row; other dtypes as before."""
-    torch = _torch()
+    torch = torch_cuda()
     t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
     price, volume, side, offsets = wide_trades(1, n=3000, S=3)
     with speculation(spec):
@@ -250,7 +229,7 @@ def test_bad_side_on_a_dropped_row():
     too, named by its input row (design §2 b; the host twin is test_side_sessions')."""
     from vpoc import sessions as vs
 
-    torch = _torch()
+    torch = torch_cuda()
     t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
     n = 12
     ts = np.datetime64("2024-01-02T12:00", "ns") + np.arange(n) * np.timedelta64(1, "h")
@@ -267,7 +246,7 @@ def test_bad_side_on_a_dropped_row():
 def test_strided_and_one_session_device_sides():
     """A strided int8 view (made contiguous for the engine) and one long session (dev_delta's scan over
     many chunks of one block)."""
-    torch = _torch()
+    torch = torch_cuda()
     t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
     price, volume, side, _ = wide_trades(6, n=20000)
     twice = np.repeat(side, 2)

@@ -27,6 +27,23 @@ __device__ inline double total_of(const Fixed& t) {
   return fixed::over_max(t) ? __longlong_as_double(0x7ff0000000000000LL) : fixed::to_double(t);
 }
 
+// The block-wide exact sum of every thread's f (red_hi / red_lo: [Threads] words of shared memory,
+// free again when it returns; every thread of the block calls it).
+template <int Threads>
+__device__ inline Fixed block_sum(const Fixed& f, unsigned long long* red_hi, unsigned long long* red_lo) {
+  store_fixed(red_hi, red_lo, threadIdx.x, f);
+  __syncthreads();
+  for (int half = Threads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half)
+      store_fixed(red_hi, red_lo, threadIdx.x,
+                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
+    __syncthreads();
+  }
+  const Fixed out = load_fixed(red_hi, red_lo, 0);
+  __syncthreads();
+  return out;
+}
+
 // [Threads] threads of one block, all of them (it synchronises): rows [off, off + width) of hi (and
 // lo unless null; differences when `scan`, their running sums being the rows) become float64
 // volumes in place (volume aliases hi), and also stage[0, width) when stage is not null (shared
@@ -65,15 +82,7 @@ __device__ inline Fixed finish_session(unsigned long long* hi, const unsigned lo
       if (stage != nullptr) stage[k] = x;
     }
   }
-  store_fixed(red_hi, red_lo, threadIdx.x, sum);
-  __syncthreads();
-  for (int half = Threads / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.x) < half)
-      store_fixed(red_hi, red_lo, threadIdx.x,
-                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
-    __syncthreads();
-  }
-  return load_fixed(red_hi, red_lo, 0);
+  return block_sum<Threads>(sum, red_hi, red_lo);
 }
 
 }  // namespace vpoc::gpu

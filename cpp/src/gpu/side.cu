@@ -18,22 +18,6 @@ namespace {
 constexpr int kThreads = 256;      // side finish: a block per session, as finish_rows_kernel
 constexpr int kSideThreads = 128;  // side levels: a block per session, as levels_kernel
 
-// The block-wide exact sum of every thread's f (red_hi / red_lo: [Threads] words of shared memory,
-// free again when it returns; every thread of the block calls it).
-template <int Threads>
-__device__ inline Fixed block_sum(const Fixed& f, unsigned long long* red_hi, unsigned long long* red_lo) {
-  store_fixed(red_hi, red_lo, threadIdx.x, f);
-  __syncthreads();
-  for (int half = Threads / 2; half > 0; half /= 2) {
-    if (static_cast<int>(threadIdx.x) < half)
-      store_fixed(red_hi, red_lo, threadIdx.x,
-                  load_fixed(red_hi, red_lo, threadIdx.x) + load_fixed(red_hi, red_lo, threadIdx.x + half));
-    __syncthreads();
-  }
-  const Fixed out = load_fixed(red_hi, red_lo, 0);
-  __syncthreads();
-  return out;
-}
 
 // [n] blocks x [kThreads], one block per session of the group: the three planes of its rows become the
 // float64 volume (U + B + S, exact), buy and sell rows in place; its total and delta.
