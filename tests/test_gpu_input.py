@@ -616,6 +616,8 @@ def test_gpu_inputs_summary():
         type(g)()
     with pytest.raises(TypeError, match=r"high on the GPU must be float32 or float64 \(got typestr '<i8'\)"):
         _core.gpu_inputs({"high": CAI(typestr="<i8")})  # only volume may hold integers
+    with pytest.raises(RuntimeError, match=r"gpu_inputs: no engine input is called 'prise'"):
+        _core.gpu_inputs({"prise": CAI()})  # roles by the engine's argument names only (a caller's mistake)
 
 
 def test_gpu_input_refused_by_the_cpu_engine():

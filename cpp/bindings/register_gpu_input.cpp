@@ -102,6 +102,15 @@ py::tuple fields(const GpuInput& g) {
                         typestr_of(g.array.dtype), g.array.device, stream_of(g));
 }
 
+// The dtypes an engine input may have, by its role (the engine's argument names): prices float;
+// volume also integer; side int8 codes. Any other name is a caller's mistake, not a user's.
+Kinds role_kinds(const std::string& name) {
+  if (name == "volume") return Kinds::numbers;
+  if (name == "side") return Kinds::side;
+  if (name == "price" || name == "high" || name == "low" || name == "close" || name == "open") return Kinds::floats;
+  VPOC_THROW(Error, "gpu_inputs: no engine input is called '", name, "' (price, high, low, close, open, volume, side)");
+}
+
 }  // namespace
 
 const GpuInput* as_gpu_input(const py::handle& obj) {
@@ -138,7 +147,7 @@ void register_gpu_input(py::module_& m) {
           const py::handle v = kv.second;
           GpuInput g;
           const std::string name = py::str(kv.first);
-          if (!read_gpu_input(v, name.c_str(), name == "volume" ? Kinds::numbers : name == "side" ? Kinds::side : Kinds::floats, g, stream)) {
+          if (!read_gpu_input(v, name.c_str(), role_kinds(name), g, stream)) {
             ins[kv.first] = v;
             continue;
           }
