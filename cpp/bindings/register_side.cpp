@@ -140,6 +140,51 @@ void register_side(py::module_& m) {
       py::arg("row_offsets"), py::arg("low_row"), py::arg("buy"), py::arg("sell"), py::arg("row_size"),
       py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"),
       "Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).");
+  m.def(
+      "developing_delta_poc",
+      [](const F64& high, const F64& low, const F64& close, const py::object& open, const F64& volume, const F64& buy,
+         const F64& sell, const I64& offsets, const py::handle& options) {
+        const vpoc::Options& opt = options_of(options);
+        const auto n = static_cast<int64_t>(high.size());
+        F64 o;
+        if (!open.is_none()) o = open.cast<F64>();
+        const std::pair<const char*, const F64*> cols[] = {{"high", &high}, {"low", &low}, {"close", &close}, {"volume", &volume},
+                                                           {"buy_volume", &buy}, {"sell_volume", &sell},
+                                                           {"open", open.is_none() ? nullptr : &o}};
+        for (const auto& [name, a] : cols)
+          if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
+            VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+        const auto S = static_cast<int64_t>(offsets.size()) - 1;
+        const int64_t* off = offsets.data();
+        if (S < 0 || off[0] != 0 || off[S] != n)
+          VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
+        for (int64_t k = 0; k < S; ++k)
+          if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
+        const auto arr = [n](const F64& a, const char* name) {
+          vpoc::Array x;
+          x.data = a.data();
+          x.size = n;
+          x.name = name;
+          return x;
+        };
+        vpoc::BarsInput bars;
+        bars.high = arr(high, "high");
+        bars.low = arr(low, "low");
+        bars.close = arr(close, "close");
+        bars.volume = arr(volume, "volume");
+        bars.has_open = !open.is_none();
+        if (bars.has_open) bars.open = arr(o, "open");
+        py::array_t<double> out(static_cast<py::ssize_t>(n));
+        {
+          py::gil_scoped_release nogil;
+          vpoc::developing_delta_poc(bars, buy.data(), sell.data(), off, S, opt, out.mutable_data());
+        }
+        return out;
+      },
+      py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("volume"), py::arg("buy"),
+      py::arg("sell"), py::arg("offsets"), py::arg("options"),
+      "Per bar, the delta POC (row price) of its session's bars so far: a sided LiveSession's rows and rule after "
+      "each bar (vpoc/side.hpp developing_delta_poc), sessions by CSR offsets, float64 columns.");
 }
 
 }  // namespace vpoc_bind
