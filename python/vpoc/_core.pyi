@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -344,6 +344,10 @@ def _torch_fields(x: typing.Any, kinds: str = 'fi', name: str | None = None) -> 
     """
 def backends() -> list[str]:
     ...
+def bar_sides(high: typing.Annotated[npt.ArrayLike, np.float64], low: typing.Annotated[npt.ArrayLike, np.float64], close: typing.Annotated[npt.ArrayLike, np.float64], open: typing.Any, buy: typing.Any, sell: typing.Any, offsets: typing.Annotated[npt.ArrayLike, np.int64], options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    from_bars' side fields on the CPU in one call (vpoc/side.hpp bar_side_fields): the buy / sell columns binned by the engine's bar binning, then the side epilogue; also row_offsets / low_row (the rows' layout).
+    """
 def build_info() -> dict:
     ...
 def check_bool(x: typing.Any, name: str) -> bool:
