@@ -60,8 +60,9 @@ class LiveSession {
   // (its carry included) that a later row's window holds (window=N: its last N - 1 rows; a time
   // window: the window of its last row, every later row's being no older); else `from`'s own carry
   // (a rebuilt session). Carried rows are in the windows only: not in size(), column(), the
-  // session's total or width; their levels are never reported. ValueError (naming from_session)
-  // unless both sessions have the same kind, open column, distribute, kind of window and options.
+  // session's total or width, nor in a sided session's side (their buy / sell columns read 0); their
+  // levels are never reported. ValueError (naming from_session) unless both sessions have the same
+  // kind, open column, distribute, kind of window and options (sided or not may differ).
   void carry(const LiveSession& from, bool tail);
   int64_t carried() const;
 
