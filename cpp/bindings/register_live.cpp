@@ -5,6 +5,7 @@
 #include <memory>
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -24,7 +25,8 @@ struct Cols {
   bool copy;
 
   Cols(const py::object& price, const py::object& high, const py::object& low, const py::object& close,
-       const py::object& open, const py::object& volume, bool copy_rows)
+       const py::object& open, const py::object& volume, bool copy_rows, const py::object& buy = py::none(),
+       const py::object& sell = py::none())
       : copy(copy_rows) {
     A v = volume.cast<A>();
     if (v.ndim() != 1) VPOC_THROW(ValueError, "volume must be 1-D");
@@ -37,6 +39,8 @@ struct Cols {
     rows.low = col(low, "low");
     rows.close = col(close, "close");
     rows.open = col(open, "open");
+    rows.buy = col(buy, "buy");
+    rows.sell = col(sell, "sell");
   }
   A own(A a) const {
     if (!copy) return a;
@@ -53,14 +57,23 @@ struct Cols {
   }
 };
 
-// The rows of a one-row append: `volume` and, unless None, the row's window start (kept in `ws`);
-// the caller points the price fields at its own scalars. Reads only addresses: its arguments
-// outlive the append.
-vpoc::LiveRows one_row(const double& volume, const py::object& window_start, int64_t& ws) {
+// The rows of a one-row append: `volume` and, unless None, the row's window start (kept in `ws`)
+// and its buy / sell volume (kept in `bs`); the caller points the price fields at its own scalars.
+// Reads only addresses: its arguments outlive the append.
+vpoc::LiveRows one_row(const double& volume, const py::object& window_start, int64_t& ws, const py::object& buy,
+                       const py::object& sell, double (&bs)[2]) {
   vpoc::LiveRows r;
   if (!window_start.is_none()) {
     ws = window_start.cast<int64_t>();
     r.window_start = &ws;
+  }
+  if (!buy.is_none()) {
+    bs[0] = buy.cast<double>();
+    r.buy = &bs[0];
+  }
+  if (!sell.is_none()) {
+    bs[1] = sell.cast<double>();
+    r.sell = &bs[1];
   }
   r.volume = &volume;
   r.n = 1;
@@ -115,7 +128,7 @@ void register_live(py::module_& m) {
       .def(py::init([](bool bars, const py::object& distribute, bool has_open, const py::object& tick_size,
                        const py::object& ticks_per_row, const py::object& value_area, const py::object& va_method,
                        const py::object& poc_tie, const py::object& max_rows, const py::object& window,
-                       const py::dict& rules, bool time_window) {
+                       const py::dict& rules, bool time_window, bool sided) {
              // rules: the peer-rule keywords (kRuleKeys) given; the others keep their defaults
              py::object r[kNRuleKeys];
              for (int k = 0; k < kNRuleKeys; ++k) r[k] = rules.contains(kRuleKeys[k]) ? py::object(rules[kRuleKeys[k]]) : py::object(py::none());
@@ -128,18 +141,18 @@ void register_live(py::module_& m) {
              const auto opt = make_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, max_rows,
                                            py::int_(1), py::bool_(true), distribute, py::bool_(false), window, r[0],
                                            r[1], r[2], r[3], r[4], r[5], r[6]);
-             return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt, time_window));
+             return std::make_shared<LockedLive>(LS(bars, opt.distribute, has_open, opt, time_window, sided));
            }),
            py::arg("bars"), py::arg("distribute"), py::arg("has_open"), py::arg("tick_size"),
            py::arg("ticks_per_row"), py::arg("value_area"), py::arg("va_method"), py::arg("poc_tie"),
            py::arg("max_rows"), py::arg("window") = py::none(), py::arg("rules") = py::dict(),
-           py::arg("time_window") = false)
+           py::arg("time_window") = false, py::arg("sided") = false)
       .def("append_bar",
            [append_one](LockedLive& l, double high, double low, double close, const py::object& open,
-                        double volume, const py::object& window_start) {
-             double o = 0.0;
+                        double volume, const py::object& window_start, const py::object& buy, const py::object& sell) {
+             double o = 0.0, bs[2];
              int64_t ws = 0;
-             vpoc::LiveRows r = one_row(volume, window_start, ws);
+             vpoc::LiveRows r = one_row(volume, window_start, ws, buy, sell, bs);
              r.high = &high;
              r.low = &low;
              r.close = &close;
@@ -150,22 +163,25 @@ void register_live(py::module_& m) {
              return append_one(l, r);
            },
            py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("volume"),
-           py::arg("window_start") = py::none())
+           py::arg("window_start") = py::none(), py::arg("buy") = py::none(), py::arg("sell") = py::none())
       .def("append_trade",
-           [append_one](LockedLive& l, double price, double volume, const py::object& window_start) {
+           [append_one](LockedLive& l, double price, double volume, const py::object& window_start,
+                        const py::object& buy, const py::object& sell) {
              int64_t ws = 0;
-             vpoc::LiveRows r = one_row(volume, window_start, ws);
+             double bs[2];
+             vpoc::LiveRows r = one_row(volume, window_start, ws, buy, sell, bs);
              r.price = &price;
              return append_one(l, r);
            },
-           py::arg("price"), py::arg("volume"), py::arg("window_start") = py::none())
+           py::arg("price"), py::arg("volume"), py::arg("window_start") = py::none(), py::arg("buy") = py::none(),
+           py::arg("sell") = py::none())
       .def("append",
            [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
               const py::object& close, const py::object& open, const py::object& volume,
-              const py::object& window_start) {
+              const py::object& window_start, const py::object& buy, const py::object& sell) {
              // Private copies of the rows: another thread may change the caller's arrays while the
              // append runs without the GIL (it validates a row, then reads it again).
-             Cols c(price, high, low, close, open, volume, true);
+             Cols c(price, high, low, close, open, volume, true, buy, sell);
              const int64_t n = c.rows.n;
              using Starts = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
              Starts ws;
@@ -185,7 +201,8 @@ void register_live(py::module_& m) {
              return py::make_tuple(poc, vah, val);
            },
            py::arg("price"), py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"),
-           py::arg("volume"), py::arg("window_start") = py::none())
+           py::arg("volume"), py::arg("window_start") = py::none(), py::arg("buy") = py::none(),
+           py::arg("sell") = py::none())
       .def("check",
            [](LockedLive& l, const py::object& price, const py::object& high, const py::object& low,
               const py::object& close, const py::object& open, const py::object& volume, bool fresh) {
@@ -214,6 +231,33 @@ void register_live(py::module_& m) {
           "window_across_sessions: on an empty session, the rows of from_session a later window reaches "
           "(tail) or its own carried rows (not tail) become this session's carried prefix.")
       .def_property_readonly("carried", read(&LS::carried))
+      .def_property_readonly("sided", read(&LS::sided))
+      .def_property_readonly("delta", read(&LS::delta),
+                             "Sided: the session's buy - sell volume so far, in input order (its latest dev_delta).")
+      .def(
+          "side_fields",
+          [](LockedLive& l, double imbalance_ratio, int64_t stacked_min) {
+            vpoc::SideColumns c;
+            {
+              const LiveLock lock(l);
+              c = l.s.side_fields({imbalance_ratio, stacked_min});
+            }
+            return side_dict(std::move(c), false);
+          },
+          py::arg("imbalance_ratio"), py::arg("stacked_min"),
+          "Sided: every side field of the session so far (one session: buy_volume / sell_volume rows, delta, "
+          "delta_poc(_row), imbalances, stacked counts; dev_delta None).")
+      .def("last_side",
+           [](LockedLive& l) {
+             const LiveLock lock(l);
+             if (!l.s.sided()) VPOC_THROW(ValueError, "last_side: this live session is not sided");
+             const auto& b = l.s.column(5);
+             const auto& s = l.s.column(6);
+             const double nan = std::numeric_limits<double>::quiet_NaN();
+             const bool any = l.s.size() > 0;
+             return py::make_tuple(any ? b.back() : nan, any ? s.back() : nan);
+           },
+           "Sided: (buy, sell) volume of the session's latest row ((nan, nan) before its first).")
       .def_property_readonly("size", read(&LS::size))
       .def_property_readonly("bars", read(&LS::bars))
       .def_property_readonly("has_open", read(&LS::has_open))

@@ -47,6 +47,29 @@ py::dict fields_of(vpoc::SideColumns& c, bool with_rows) {
 using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
+// A host volume column as the engine reads it, in its own dtype (float32 / float64 / int32 / int64, contiguous,
+// 1-D; anything else as float64), kept alive in `keep`.
+vpoc::Array volume_column(const py::object& x, const char* name, int64_t n, py::array& keep) {
+  py::array a = py::array::ensure(x, py::array::c_style);
+  if (!a) VPOC_THROW_ARG(TypeError, name, name, " must be an array");
+  const char k = a.dtype().kind();
+  const auto size = a.dtype().itemsize();
+  vpoc::DType dt = vpoc::DType::f64;
+  if (k == 'f' && size == 4) dt = vpoc::DType::f32;
+  else if (k == 'i' && size == 4) dt = vpoc::DType::i32;
+  else if (k == 'i' && size == 8) dt = vpoc::DType::i64;
+  else if (!(k == 'f' && size == 8)) a = F64(a);
+  if (a.ndim() != 1 || static_cast<int64_t>(a.shape(0)) != n)
+    VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+  keep = a;
+  vpoc::Array v;
+  v.data = a.data();
+  v.size = n;
+  v.dtype = dt;
+  v.name = "volume";
+  return v;
+}
+
 vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_size) {
   const auto S = static_cast<int64_t>(row_off.size()) - 1;
   if (S < 0 || static_cast<int64_t>(low_row.size()) != S)
@@ -140,6 +163,106 @@ void register_side(py::module_& m) {
       py::arg("row_offsets"), py::arg("low_row"), py::arg("buy"), py::arg("sell"), py::arg("row_size"),
       py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"),
       "Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).");
+  m.def(
+      "bar_sides",
+      [](const F64& high, const F64& low, const F64& close, const py::object& open, const py::object& buy,
+         const py::object& sell, const I64& offsets, const py::handle& options, double imbalance_ratio,
+         int64_t stacked_min) {
+        const vpoc::Options& opt = options_of(options);
+        const auto n = static_cast<int64_t>(high.size());
+        F64 o;
+        if (!open.is_none()) o = open.cast<F64>();
+        const std::pair<const char*, const F64*> cols[] = {{"high", &high}, {"low", &low}, {"close", &close},
+                                                           {"open", open.is_none() ? nullptr : &o}};
+        for (const auto& [name, a] : cols)
+          if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
+            VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+        py::array keep_b, keep_s;
+        const vpoc::Array b = volume_column(buy, "buy_volume", n, keep_b);
+        const vpoc::Array s = volume_column(sell, "sell_volume", n, keep_s);
+        const auto S = static_cast<int64_t>(offsets.size()) - 1;
+        const int64_t* off = offsets.data();
+        if (S < 0 || off[0] != 0 || off[S] != n)
+          VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
+        for (int64_t k = 0; k < S; ++k)
+          if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
+        const auto arr = [n](const F64& a, const char* name) {
+          vpoc::Array x;
+          x.data = a.data();
+          x.size = n;
+          x.name = name;
+          return x;
+        };
+        vpoc::BarsInput bars;
+        bars.high = arr(high, "high");
+        bars.low = arr(low, "low");
+        bars.close = arr(close, "close");
+        bars.volume = b;
+        bars.has_open = !open.is_none();
+        if (bars.has_open) bars.open = arr(o, "open");
+        vpoc::SessionSpan sessions;
+        sessions.offsets = off;
+        sessions.n_sessions = S;
+        std::vector<int64_t> row_off, low_row;
+        vpoc::SideColumns c;
+        {
+          py::gil_scoped_release nogil;
+          c = vpoc::bar_side_fields(bars, b, s, sessions, opt, {imbalance_ratio, stacked_min}, row_off, low_row);
+        }
+        py::dict d = side_dict(std::move(c), false);
+        d["row_offsets"] = own(std::move(row_off));
+        d["low_row"] = own(std::move(low_row));
+        return d;
+      },
+      py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("buy"), py::arg("sell"),
+      py::arg("offsets"), py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"),
+      "from_bars' side fields on the CPU in one call (vpoc/side.hpp bar_side_fields): the buy / sell columns "
+      "binned by the engine's bar binning, then the side epilogue; also row_offsets / low_row (the rows' layout).");
+  m.def(
+      "developing_delta_poc",
+      [](const F64& high, const F64& low, const F64& close, const py::object& open, const F64& volume, const F64& buy,
+         const F64& sell, const I64& offsets, const py::handle& options) {
+        const vpoc::Options& opt = options_of(options);
+        const auto n = static_cast<int64_t>(high.size());
+        F64 o;
+        if (!open.is_none()) o = open.cast<F64>();
+        const std::pair<const char*, const F64*> cols[] = {{"high", &high}, {"low", &low}, {"close", &close}, {"volume", &volume},
+                                                           {"buy_volume", &buy}, {"sell_volume", &sell},
+                                                           {"open", open.is_none() ? nullptr : &o}};
+        for (const auto& [name, a] : cols)
+          if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
+            VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+        const auto S = static_cast<int64_t>(offsets.size()) - 1;
+        const int64_t* off = offsets.data();
+        if (S < 0 || off[0] != 0 || off[S] != n)
+          VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
+        for (int64_t k = 0; k < S; ++k)
+          if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
+        const auto arr = [n](const F64& a, const char* name) {
+          vpoc::Array x;
+          x.data = a.data();
+          x.size = n;
+          x.name = name;
+          return x;
+        };
+        vpoc::BarsInput bars;
+        bars.high = arr(high, "high");
+        bars.low = arr(low, "low");
+        bars.close = arr(close, "close");
+        bars.volume = arr(volume, "volume");
+        bars.has_open = !open.is_none();
+        if (bars.has_open) bars.open = arr(o, "open");
+        py::array_t<double> out(static_cast<py::ssize_t>(n));
+        {
+          py::gil_scoped_release nogil;
+          vpoc::developing_delta_poc(bars, buy.data(), sell.data(), off, S, opt, out.mutable_data());
+        }
+        return out;
+      },
+      py::arg("high"), py::arg("low"), py::arg("close"), py::arg("open"), py::arg("volume"), py::arg("buy"),
+      py::arg("sell"), py::arg("offsets"), py::arg("options"),
+      "Per bar, the delta POC (row price) of its session's bars so far: a sided LiveSession's rows and rule after "
+      "each bar (vpoc/side.hpp developing_delta_poc), sessions by CSR offsets, float64 columns.");
 }
 
 }  // namespace vpoc_bind

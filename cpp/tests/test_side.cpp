@@ -1,5 +1,6 @@
-// cpp/tests/test_side.cpp — core/side.hpp codes, cpu/side_planes.hpp, and a sided RowWindow's drain.
-// Contract: codes per byte as vpoc._side reads them; planes drain to volume = U + B + S exactly, buy, sell each rounded once.
+// cpp/tests/test_side.cpp — core/side.hpp codes, cpu/side_planes.hpp, a sided RowWindow's drain, cpu/side_session.hpp's rows.
+// Contract: codes per byte as vpoc._side reads them; planes drain to volume = U + B + S exactly, buy, sell each rounded once;
+// a SideSession's rows after every append = reference.hpp's profile of the buy / sell volumes of the prefix.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -7,9 +8,12 @@
 #include <random>
 #include <vector>
 
+#include "columns.hpp"
 #include "core/side.hpp"
 #include "cpu/row_window.hpp"
 #include "cpu/side_planes.hpp"
+#include "cpu/side_session.hpp"
+#include "reference.hpp"
 
 using namespace vpoc;
 
@@ -128,4 +132,120 @@ TEST_CASE("27_side_rules_shared_with_the_device") {
       prev = got;
     }
   }
+}
+
+namespace {
+
+// One random session through a SideSession in random chunks; after each chunk its buy / sell rows,
+// totals and running delta against reference.hpp's profiles of the prefix's buy / sell volumes.
+void side_session_case(bool bars, Distribute d, double tick, int64_t tpr, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int n = 1 + static_cast<int>(rng() % 40);
+  std::vector<double> h, l, c, o, v, b, s;
+  double mid = 100.0 + static_cast<double>(rng() % 9) * tick;
+  for (int i = 0; i < n; ++i) {
+    mid += static_cast<double>(static_cast<int64_t>(rng() % 7) - 3) * tick;
+    const double lo = mid - static_cast<double>(rng() % 4) * tick, hi = mid + static_cast<double>(rng() % 4) * tick;
+    const double cl = lo + static_cast<double>(rng() % 4) * tick;
+    l.push_back(lo);
+    h.push_back(hi);
+    c.push_back(std::min(cl, hi));
+    o.push_back(std::min(lo + static_cast<double>(rng() % 3) * tick, hi));
+    const double vol = (rng() % 5 == 0) ? 0.0 : static_cast<double>(rng() % 50) + (rng() % 3 == 0 ? 0.375 : 0.0);
+    v.push_back(vol);
+    if (bars) {  // any part of the volume each side (fractions too), one price, all-buy, all-unknown
+      const double fb = static_cast<double>(rng() % 5) / 4.0;
+      b.push_back(vol * fb);
+      s.push_back((vol - vol * fb) * static_cast<double>(rng() % 3) / 2.0);
+    } else {
+      const int code = static_cast<int>(rng() % 3) - 1;
+      b.push_back(code == 1 ? vol : 0.0);
+      s.push_back(code == -1 ? vol : 0.0);
+    }
+  }
+  Options opt;
+  opt.tick_size = tick;
+  opt.ticks_per_row = tpr;
+  opt.distribute = d;
+  const auto src = make_source<double, double>(test_columns::view(bars, d, h, l, c, o, v), opt, 0);
+  const ref::Mode mode = !bars ? ref::Mode::trades
+                         : d == Distribute::close ? ref::Mode::close
+                         : d == Distribute::hlc3 ? ref::Mode::hlc3
+                         : d == Distribute::uniform ? ref::Mode::uniform
+                                                    : ref::Mode::legacy;
+  const auto rows_of = [&](const std::vector<double>& vol) {
+    std::vector<ref::Row> r;
+    for (int i = 0; i < n; ++i) r.push_back(ref::Row{h[static_cast<size_t>(i)], l[static_cast<size_t>(i)],
+                                                     c[static_cast<size_t>(i)], o[static_cast<size_t>(i)],
+                                                     vol[static_cast<size_t>(i)]});
+    return r;
+  };
+  const auto rb = rows_of(b), rs = rows_of(s);
+  cpu::SideSession side;
+  CHECK(side.empty());
+  CHECK(side.low_row() == kNoRow);
+  double delta = 0.0;
+  for (int from = 0; from < n;) {
+    const int to = std::min(n, from + 1 + static_cast<int>(rng() % 5));
+    side.extend(src, b.data(), s.data(), 0, from, to);
+    for (int i = from; i < to; ++i) delta = delta + (b[static_cast<size_t>(i)] - s[static_cast<size_t>(i)]);
+    from = to;
+    const auto db = ref::dense(ref::profile(rb, static_cast<size_t>(to), mode, tick, tpr));
+    const auto ds = ref::dense(ref::profile(rs, static_cast<size_t>(to), mode, tick, tpr));
+    std::vector<double> gb, gs;
+    side.rows(gb, gs);
+    INFO("seed " << seed << " bars " << bars << " distribute " << static_cast<int>(d) << " rows " << to);
+    REQUIRE(side.low_row() == db.low_row);
+    REQUIRE(gb.size() == db.v.size());
+    REQUIRE(ds.low_row == db.low_row);
+    for (size_t j = 0; j < gb.size(); ++j) {
+      CHECK(gb[j] == db.v[j]);
+      CHECK(gs[j] == ds.v[j]);
+    }
+    CHECK(side.delta_total() == db.total - ds.total);
+    CHECK(side.delta() == delta);  // input order, the batch dev_delta
+  }
+  side.clear();
+  CHECK(side.empty());
+  CHECK(side.delta() == 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("27_side_session_rows_equal_the_profiles_of_each_side") {
+  uint64_t seed = 1;
+  for (int rep = 0; rep < 25; ++rep)
+    for (double tick : {0.25, 0.1})
+      for (int64_t tpr : {1, 3}) {
+        side_session_case(false, Distribute::close, tick, tpr, seed++);
+        for (Distribute d : {Distribute::close, Distribute::hlc3, Distribute::uniform, Distribute::legacy})
+          side_session_case(true, d, tick, tpr, seed++);
+      }
+}
+
+TEST_CASE("27_side_rows_checked_as_the_live_session_checks_them") {
+  const double v[] = {10.0, 10.0}, b_ok[] = {4.0, 0.0}, s_ok[] = {6.0, 10.0};
+  CHECK_NOTHROW(cpu::check_side_rows(true, 2, v, b_ok, s_ok, Fixed{}, Fixed{}, -1));
+  const double b_tiny[] = {1e-12, 0.0};
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(true, 2, v, b_tiny, s_ok, Fixed{}, Fixed{}, -1, 5),
+                       doctest::Contains("buy_volume[5]=9.9999999999999998e-13 is below 2**-32"), ValueError);
+  const double s_over[] = {6.5, 10.0};
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(true, 2, v, b_ok, s_over, Fixed{}, Fixed{}, -1),
+                       doctest::Contains("buy_volume[0] + sell_volume[0] = 4 + 6.5 is more than volume[0] = 10"),
+                       ValueError);
+  const double s_nan[] = {NAN, 0.0};
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(true, 2, v, b_ok, s_nan, Fixed{}, Fixed{}, -1),
+                       doctest::Contains("sell_volume[0] must be finite and >= 0"), ValueError);
+  // trades: the volume or 0, one of them
+  const double tb[] = {10.0, 0.0}, ts[] = {0.0, 10.0}, both[] = {10.0, 10.0}, part[] = {3.0, 0.0};
+  CHECK_NOTHROW(cpu::check_side_rows(false, 2, v, tb, ts, Fixed{}, Fixed{}, -1));
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(false, 2, v, both, ts, Fixed{}, Fixed{}, -1),
+                       doctest::Contains("side[1]"), ValueError);
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(false, 2, v, part, ts, Fixed{}, Fixed{}, -1),
+                       doctest::Contains("side[0]"), ValueError);
+  // a session's side total past 2**53
+  const double big_v[] = {9007199254740992.0, 9007199254740992.0}, big_b[] = {9007199254740992.0, 1.0},
+               zero[] = {0.0, 0.0};
+  CHECK_THROWS_WITH_AS(cpu::check_side_rows(true, 2, big_v, big_b, zero, Fixed{}, Fixed{}, 3),
+                       doctest::Contains("buy_volume: volume of session 3 sums past 2**53"), ValueError);
 }

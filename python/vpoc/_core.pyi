@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -206,13 +206,13 @@ class Result:
     def volume(self) -> typing.Any:
         ...
 class LiveSession:
-    def __init__(self, bars: bool, distribute: typing.Any, has_open: bool, tick_size: typing.Any, ticks_per_row: typing.Any, value_area: typing.Any, va_method: typing.Any, poc_tie: typing.Any, max_rows: typing.Any, window: typing.Any = None, rules: dict = {}, time_window: bool = False) -> None:
+    def __init__(self, bars: bool, distribute: typing.Any, has_open: bool, tick_size: typing.Any, ticks_per_row: typing.Any, value_area: typing.Any, va_method: typing.Any, poc_tie: typing.Any, max_rows: typing.Any, window: typing.Any = None, rules: dict = {}, time_window: bool = False, sided: bool = False) -> None:
         ...
-    def append(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, window_start: typing.Any = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    def append(self, price: typing.Any, high: typing.Any, low: typing.Any, close: typing.Any, open: typing.Any, volume: typing.Any, window_start: typing.Any = None, buy: typing.Any = None, sell: typing.Any = None) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         ...
-    def append_bar(self, high: typing.SupportsFloat | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, close: typing.SupportsFloat | typing.SupportsIndex, open: typing.Any, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
+    def append_bar(self, high: typing.SupportsFloat | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, close: typing.SupportsFloat | typing.SupportsIndex, open: typing.Any, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None, buy: typing.Any = None, sell: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
-    def append_trade(self, price: typing.SupportsFloat | typing.SupportsIndex, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None) -> tuple[float, float, float, float, float]:
+    def append_trade(self, price: typing.SupportsFloat | typing.SupportsIndex, volume: typing.SupportsFloat | typing.SupportsIndex, window_start: typing.Any = None, buy: typing.Any = None, sell: typing.Any = None) -> tuple[float, float, float, float, float]:
         ...
     def carry(self, from_session: LiveSession, tail: bool) -> None:
         """
@@ -230,12 +230,25 @@ class LiveSession:
         """
         The current histogram as a read-only view (n_rows() rows from low_row()).
         """
+    def last_side(self) -> tuple[float, float]:
+        """
+        Sided: (buy, sell) volume of the session's latest row ((nan, nan) before its first).
+        """
+    def side_fields(self, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        Sided: every side field of the session so far (one session: buy_volume / sell_volume rows, delta, delta_poc(_row), imbalances, stacked counts; dev_delta None).
+        """
     @property
     def bars(self) -> bool:
         ...
     @property
     def carried(self) -> int:
         ...
+    @property
+    def delta(self) -> float:
+        """
+        Sided: the session's buy - sell volume so far, in input order (its latest dev_delta).
+        """
     @property
     def has_open(self) -> bool:
         ...
@@ -247,6 +260,9 @@ class LiveSession:
         ...
     @property
     def poc_row(self) -> int:
+        ...
+    @property
+    def sided(self) -> bool:
         ...
     @property
     def size(self) -> int:
@@ -328,6 +344,10 @@ def _torch_fields(x: typing.Any, kinds: str = 'fi', name: str | None = None) -> 
     """
 def backends() -> list[str]:
     ...
+def bar_sides(high: typing.Annotated[npt.ArrayLike, np.float64], low: typing.Annotated[npt.ArrayLike, np.float64], close: typing.Annotated[npt.ArrayLike, np.float64], open: typing.Any, buy: typing.Any, sell: typing.Any, offsets: typing.Annotated[npt.ArrayLike, np.int64], options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+    """
+    from_bars' side fields on the CPU in one call (vpoc/side.hpp bar_side_fields): the buy / sell columns binned by the engine's bar binning, then the side epilogue; also row_offsets / low_row (the rows' layout).
+    """
 def build_info() -> dict:
     ...
 def check_bool(x: typing.Any, name: str) -> bool:
@@ -347,6 +367,10 @@ def check_threads(x: typing.Any) -> int:
 def count_off_grid(prices: np.ndarray, tick_size: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[int, int]:
     """
     (prices off the tick_size grid, index of the first or -1): the rule of core/grid.hpp.
+    """
+def developing_delta_poc(high: typing.Annotated[npt.ArrayLike, np.float64], low: typing.Annotated[npt.ArrayLike, np.float64], close: typing.Annotated[npt.ArrayLike, np.float64], open: typing.Any, volume: typing.Annotated[npt.ArrayLike, np.float64], buy: typing.Annotated[npt.ArrayLike, np.float64], sell: typing.Annotated[npt.ArrayLike, np.float64], offsets: typing.Annotated[npt.ArrayLike, np.int64], options: typing.Any) -> npt.NDArray[np.float64]:
+    """
+    Per bar, the delta POC (row price) of its session's bars so far: a sided LiveSession's rows and rule after each bar (vpoc/side.hpp developing_delta_poc), sessions by CSR offsets, float64 columns.
     """
 def dlpack_host_memory(device_type: typing.SupportsInt | typing.SupportsIndex) -> bool:
     """

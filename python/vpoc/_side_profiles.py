@@ -490,6 +490,8 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     _no_bins(opts, "buy_volume / sell_volume")
     buy, sell = volumes
     lib = _Lib.of(buy)
+    if lib.name == "numpy" and prof.device == "cpu" and _host_bars(prices, buy, sell):
+        return _cpu_bar_sides(prof, buy, sell, rules, prices, offsets, session_ids, opts)
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
     prof = _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
                    int(buy.shape[0]))
@@ -500,6 +502,36 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
         cols.update(buy_volume=f.buy.volume, sell_volume=f.sell.volume, delta=f.field("delta"),
                     dev_delta=f.field("dev_delta"))
         prof.__dict__["_side"] = HostSideFields(cols, rules)
+    return prof
+
+
+def _host_bars(prices: Dict[str, Any], buy: Any, sell: Any) -> bool:
+    """Whether every bar column is a host numpy array the C++ side call takes as it is (float prices, read
+    as float64; numeric buy / sell in their own dtype, anything but float32 / float64 / int32 / int64 as
+    float64: bar_side_volumes checked them, whole ones within the volume's 2**53)."""
+    cols = [prices[k] for k in ("high", "low", "close")] + ([] if prices.get("open") is None else [prices["open"]])
+    return (all(type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind == "f" for x in cols)
+            and all(type(x) is np.ndarray and x.ndim == 1 and x.dtype.kind in "iuf" for x in (buy, sell)))
+
+
+def _cpu_bar_sides(prof: Any, buy: Any, sell: Any, rules: SideRules, prices: Dict[str, Any], offsets: Any,
+                   session_ids: Any, opts: Any) -> Any:
+    """``add_bar_sides`` of a CPU call in one C++ call (``_core.bar_sides``): the buy and the sell column each
+    binned by the engine's bar binning (the rows of the masked engine passes), then the side epilogue;
+    dev_delta as ``_dev_delta`` (input order)."""
+    n = int(buy.shape[0])
+    in_offsets = _input_offsets(offsets, session_ids, n)
+    cols = _core.bar_sides(prices["high"], prices["low"], prices["close"], prices.get("open"), buy, sell, in_offsets,
+                           opts, rules.imbalance_ratio, rules.stacked_min)
+    row_off, low = cols.pop("row_offsets"), cols.pop("low_row")
+    n_rows = np.diff(row_off)
+    if not (np.array_equal(row_off, np.asarray(host_array(prof.offsets), dtype=np.int64))
+            and np.array_equal(low[n_rows > 0], np.asarray(host_array(prof.low_row), dtype=np.int64)[n_rows > 0])):
+        raise RuntimeError("vpoc: the side pass binned the prices onto other rows than the profile; "
+                           "please report this")  # pragma: no cover
+    if opts.developing:
+        cols["dev_delta"] = _dev_delta(_Lib.of(buy), buy, sell, in_offsets)
+    prof.__dict__["_side"] = HostSideFields(cols, rules)
     return prof
 
 

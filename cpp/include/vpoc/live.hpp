@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "vpoc/side.hpp"
 #include "vpoc/types.hpp"
 
 namespace vpoc {
@@ -23,6 +24,11 @@ struct LiveRows {
   // (0 = its first; negative: a carried row, -carried() the first): non-decreasing, at most the row
   // itself (checked: ValueError naming window)
   const int64_t* window_start = nullptr;
+  // a sided session (LiveSession(..., sided)): each row's buy- and sell-aggressor volume (bars: their
+  // columns, buy + sell <= volume; trades: the volume or 0 by the trade's side), ValueError naming
+  // buy_volume / sell_volume (bars) or side (trades) for a bad one; nullptr otherwise
+  const double* buy = nullptr;
+  const double* sell = nullptr;
   int64_t n = 0;
 };
 
@@ -34,7 +40,10 @@ class LiveSession {
   // bars: OHLC bars distributed by `distribute` (has_open: bars carry an open), else trades.
   // time_window: the levels are those of each row's window [window_start, row] (LiveRows), as the
   // batch series with SessionSpan::window_start; needs opt.window == 0.
-  LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window = false);
+  // sided: every append carries each row's buy / sell volume (LiveRows), kept as exact buy / sell
+  // rows of the whole session (also under a window) and a running delta (design side-single-pass.md §8).
+  LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window = false,
+              bool sided = false);
   ~LiveSession();
   LiveSession(LiveSession&&) noexcept;
   LiveSession& operator=(LiveSession&&) noexcept;
@@ -51,8 +60,9 @@ class LiveSession {
   // (its carry included) that a later row's window holds (window=N: its last N - 1 rows; a time
   // window: the window of its last row, every later row's being no older); else `from`'s own carry
   // (a rebuilt session). Carried rows are in the windows only: not in size(), column(), the
-  // session's total or width; their levels are never reported. ValueError (naming from_session)
-  // unless both sessions have the same kind, open column, distribute, kind of window and options.
+  // session's total or width, nor in a sided session's side (their buy / sell columns read 0); their
+  // levels are never reported. ValueError (naming from_session) unless both sessions have the same
+  // kind, open column, distribute, kind of window and options (sided or not may differ).
   void carry(const LiveSession& from, bool tail);
   int64_t carried() const;
 
@@ -74,8 +84,16 @@ class LiveSession {
   // grows or is cleared: a buffer still shared is replaced, never rewritten).
   const double* histogram(std::shared_ptr<const std::vector<double>>& owner) const;
   // The session's rows so far, carried rows first (column k: 0 high or price, 1 low, 2 close, 3 open,
-  // 4 volume): rows [carried(), carried() + size()) are the session's own.
+  // 4 volume; sided: 5 buy, 6 sell volume): rows [carried(), carried() + size()) are the session's own.
   const std::vector<double>& column(int k) const;
+
+  // Sided sessions (else ValueError): the session's buy - sell volume so far, summed in input order
+  // (the batch dev_delta of its latest row; 0.0 while empty), and every side field of its rows
+  // (one session: buy / sell rows from low_row of the side rows, delta = buy total - sell total,
+  // delta POC, imbalances, stacked counts; side_levels' code; dev_delta empty).
+  bool sided() const;
+  double delta() const;
+  SideColumns side_fields(const SideRules& rules) const;
 
  private:
   struct Impl;

@@ -69,6 +69,24 @@ void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& 
 // closer to zero than 2**-32 count 0), parallel over sessions on opt.threads.
 void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, const SideRules& rules);
 
+// from_bars' side fields on the CPU (design side-single-pass.md §6; bars.volume unread): the bars' buy / sell
+// columns (host, buy.name / sell.name unread) each put on the ladder by the engine's own bar binning in one call,
+// parallel over sessions, the rows of profile_bars with that column as the volume (the masked passes of before,
+// bit for bit), then side_levels. row_off [S + 1] / low_row [S] receive the rows' layout (that of the call's
+// profile). ValueError naming buy_volume[i] / sell_volume[i] (every buy one first) in the engine's words for
+// volume[i] (range, a session's sum past 2**53). dev_delta empty (the caller's: input order).
+SideColumns bar_side_fields(const BarsInput& bars, const Array& buy, const Array& sell, const SessionSpan& sessions,
+                            const Options& opt, const SideRules& rules, std::vector<int64_t>& row_off,
+                            std::vector<int64_t>& low_row);
+
+// bar_features' developing delta POC (design side-single-pass.md §8: a sided live session's code after each
+// append): out[i] = the delta POC (row price) of the bars <= i of bar i's session; sessions: CSR offsets [S + 1]
+// over float64 bars (high, low, close, open when has_open, volume; buy / sell their side volumes). ValueError
+// naming the first bad bar or side volume (vpoc._side_profiles' rules) or a session wider than opt.max_rows;
+// sessions in parallel on opt.threads.
+void developing_delta_poc(const BarsInput& bars, const double* buy, const double* sell, const int64_t* offsets,
+                          int64_t n_sessions, const Options& opt, double* out);
+
 // The rules of the delta POC: the engine on one trade per row at tick row_size (the masked passes' rows
 // pass: the call's poc_tie, every other rule at its default). CPU and GPU epilogues read them.
 Options delta_poc_options(const Options& opt, double row_size);

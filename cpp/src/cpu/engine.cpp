@@ -58,9 +58,9 @@ struct Binned {
 // Whether session s's volumes sum past 2**53 (fixed::kMaxTotal). Its binned total is exact unless
 // the sum passed 2**64, which only a session holding a volume > 2**63 / rows can reach: then the
 // volumes are summed again in float64 to tell.
-bool sums_too_much(const Binned& b, double vmax, const Array& volume, int64_t begin, int64_t end) {
+bool sums_too_much(const Fixed& total, double vmax, const Array& volume, int64_t begin, int64_t end) {
   if (vmax * static_cast<double>(end - begin) >= 0x1p63 && sum_volumes(volume, begin, end) >= 0x1p62) return true;
-  return fixed::over_max(b.total);
+  return fixed::over_max(total);
 }
 
 // bin(s, bins, failure) -> bool bins session s; a session whose volumes sum past 2**53 is a
@@ -111,7 +111,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     b.low_row = bins.empty() ? kNoRow : bins.lo();
     const double vmax = bins.vmax();
     b.n_rows = drain(bins, scratch[worker], b);
-    if (sums_too_much(b, vmax, volume, off[s], off[s + 1]))
+    if (sums_too_much(b.total, vmax, volume, off[s], off[s + 1]))
       failure.record(off[s], messages::volume_overflow(volume.name, s));
   });
   if (failure.failed()) messages::raise(failure.problem(), __FILE__, __LINE__);
@@ -185,7 +185,115 @@ Profiles accumulate(const Array& volume, bool splits_volume, Go&& go) {
   return go(Fixed{});
 }
 
+// bar_sides' rows in accumulator Acc: per session the engine's bar binning (bin_bars: phase A, the
+// distribution, max_rows) of the buy column, then of the sell column, each drained to its rows and
+// exact total; no levels, no grid count. The first bad buy value (or buy total past 2**53) is raised
+// before the first bad sell one, each named as its column (the engine's words for `volume`).
+template <class Acc>
+SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& sell, const SessionSpan& sessions,
+                          Distribute distribute, const Options& opt, std::vector<int64_t>& row_off,
+                          std::vector<int64_t>& low_row) {
+  const int64_t S = sessions.n_sessions;
+  const int64_t* off = sessions.offsets;
+  const int workers = resolve_threads(opt.threads, S);
+  ScratchLease<WorkerScratch> scratch(workers);
+  for (int w = 0; w < workers; ++w) {
+    scratch[w].window<Acc>().set_max_rows(opt.max_rows);
+    scratch[w].window<Acc>().set_plane_shift(0);
+    scratch[w].buy.clear();
+    scratch[w].sell.clear();
+  }
+  struct Rows {
+    int worker = 0;
+    int64_t start = 0, n_rows = 0, low_row = kNoRow;
+    Fixed buy_total, sell_total;
+  };
+  std::vector<Rows> rows(static_cast<size_t>(S));
+  FirstFailure failure[2];
+  const Array* column[2] = {&buy, &sell};
+  parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
+    if (failure[0].before(off[s])) return;  // a buy error is raised first: this session is moot
+    WorkerScratch& w = scratch[worker];
+    Rows& r = rows[static_cast<size_t>(s)];
+    const size_t keep = w.buy.size();  // both buffers grow in step
+    bool ok = true;
+    int64_t n[2] = {0, 0}, lo[2] = {kNoRow, kNoRow};
+    for (int k = 0; k < 2; ++k) {
+      BarsInput b = bars;
+      b.volume = *column[k];
+      Bins<Acc> bins(w.window<Acc>());
+      GridCount grid[4];
+      const bool binned = bin_bars(b, off[s], off[s + 1], distribute, opt, bins, failure[k], grid, 0);
+      const bool wide = binned && bins.too_wide();
+      if (wide) failure[k].record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
+      lo[k] = bins.empty() ? kNoRow : bins.lo();
+      const double vmax = bins.vmax();
+      Fixed& total = k == 0 ? r.buy_total : r.sell_total;
+      n[k] = bins.drain(k == 0 ? w.buy : w.sell, total);  // leaves the window zeroed
+      ok = ok && binned && !wide;
+      if (binned && !wide && sums_too_much(total, vmax, *column[k], off[s], off[s + 1]))
+        failure[k].record(off[s], messages::volume_overflow("volume", s));
+    }
+    if (!ok || n[0] != n[1] || lo[0] != lo[1]) {  // (the same prices give the same rows)
+      if (ok) failure[0].record(off[s], messages::general("bar_sides: the buy and sell rows differ; please report this"));
+      w.buy.resize(keep);
+      w.sell.resize(keep);
+      return;
+    }
+    r.worker = worker;
+    r.start = static_cast<int64_t>(keep);
+    r.n_rows = n[0];
+    r.low_row = lo[0];
+  });
+  for (int k = 0; k < 2; ++k)
+    if (failure[k].failed()) {
+      messages::Problem p = failure[k].problem();
+      if (p.argument == "volume") {  // said of the column, as the masked passes' errors were readdressed
+        p.argument = k == 0 ? "buy_volume" : "sell_volume";
+        p.message = p.argument + p.message.substr(6);
+      }
+      messages::raise(p, __FILE__, __LINE__);
+    }
+  SideColumns c;
+  row_off.assign(static_cast<size_t>(S + 1), 0);
+  low_row.assign(static_cast<size_t>(S), kNoRow);
+  for (int64_t s = 0; s < S; ++s) {
+    row_off[static_cast<size_t>(s + 1)] = row_off[static_cast<size_t>(s)] + rows[static_cast<size_t>(s)].n_rows;
+    low_row[static_cast<size_t>(s)] = rows[static_cast<size_t>(s)].low_row;
+  }
+  c.buy.assign(static_cast<size_t>(row_off[static_cast<size_t>(S)]), 0.0);
+  c.sell.assign(c.buy.size(), 0.0);
+  c.delta.assign(static_cast<size_t>(S), 0.0);
+  for (int64_t s = 0; s < S; ++s) {  // delta: the difference of the two rounded totals
+    const Rows& r = rows[static_cast<size_t>(s)];
+    const auto at = static_cast<size_t>(r.start);
+    std::copy_n(scratch[r.worker].buy.data() + at, r.n_rows, c.buy.data() + row_off[static_cast<size_t>(s)]);
+    std::copy_n(scratch[r.worker].sell.data() + at, r.n_rows, c.sell.data() + row_off[static_cast<size_t>(s)]);
+    c.delta[static_cast<size_t>(s)] = fixed::to_double(r.buy_total) - fixed::to_double(r.sell_total);
+  }
+  scratch.keep();  // every window drained (zeroed), no exception
+  return c;
+}
+
 }  // namespace
+
+SideColumns bar_sides(const BarsInput& bars, const Array& buy, const Array& sell, const SessionSpan& sessions,
+                      Distribute distribute, const Options& opt, const SideRules& rules, std::vector<int64_t>& row_off,
+                      std::vector<int64_t>& low_row) {
+  const bool splits = distribute == Distribute::uniform || distribute == Distribute::legacy;
+  SideColumns c;
+  bool done = false;
+  if (integer_accumulation(buy, splits)) try {
+      c = bar_side_rows<int64_t>(bars, buy, sell, sessions, distribute, opt, row_off, low_row);
+      done = true;
+    } catch (const NeedsFixed&) {
+    }
+  if (!done) c = bar_side_rows<Fixed>(bars, buy, sell, sessions, distribute, opt, row_off, low_row);
+  const RowLayout layout{row_off.data(), low_row.data(), sessions.n_sessions,
+                         opt.tick_size * static_cast<double>(opt.ticks_per_row)};
+  side_levels(c, layout, opt, rules);
+  return c;
+}
 
 Profiles profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                         const Options& opt, SideJob* side) {
@@ -241,3 +349,13 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
 }
 
 }  // namespace vpoc::cpu
+
+namespace vpoc {
+
+SideColumns bar_side_fields(const BarsInput& bars, const Array& buy, const Array& sell, const SessionSpan& sessions,
+                            const Options& opt, const SideRules& rules, std::vector<int64_t>& row_off,
+                            std::vector<int64_t>& low_row) {
+  return cpu::bar_sides(bars, buy, sell, sessions, opt.distribute, opt, rules, row_off, low_row);
+}
+
+}  // namespace vpoc

@@ -13,6 +13,7 @@
 #include "core/window.hpp"
 #include "core/window_reach.hpp"
 #include "cpu/developing.hpp"
+#include "cpu/side_session.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
 
@@ -27,7 +28,8 @@ constexpr int64_t kMinSlack = 8;
 // Wider layouts tried when a legacy ladder steps past the estimated range before giving up.
 constexpr int kLayoutTries = 4;
 
-enum Col : int { kPrice = 0, kHigh = 0, kLow = 1, kClose = 2, kOpen = 3, kVolume = 4 };
+enum Col : int { kPrice = 0, kHigh = 0, kLow = 1, kClose = 2, kOpen = 3, kVolume = 4, kBuy = 5, kSell = 6 };
+constexpr int kCols = 7;
 
 }  // namespace
 
@@ -36,7 +38,10 @@ struct LiveSession::Impl {
   Distribute distribute;
   bool has_open;
   Options opt;
-  std::vector<double> cols[5];
+  std::vector<double> cols[kCols];
+  // sided sessions: the whole session's buy / sell rows (its own rows: carried ones aside)
+  bool sided = false;
+  cpu::SideSession side;
   cpu::ScratchBuffers buf;
   developing::Scratch sc;
   std::optional<developing::Session> session;
@@ -116,6 +121,16 @@ struct LiveSession::Impl {
                                                     opt.ticks_per_row);
       if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
     }
+  }
+
+  // Sided sessions: append's rows carry buy and sell volumes exactly when the session is sided,
+  // checked by cpu::check_side_rows after the rows' own columns (ValueError naming the side's column).
+  void validate_sides(const LiveRows& r) const {
+    if (r.n == 0) return;
+    if (sided != (r.buy != nullptr && r.sell != nullptr) || (r.buy == nullptr) != (r.sell == nullptr))
+      VPOC_THROW_ARG(ValueError, "side", sided ? "this live session is sided: every append needs each row's buy "
+                     "and sell volume" : "buy / sell volumes were given but this live session is not sided");
+    if (sided) cpu::check_side_rows(bars, r.n, r.volume, r.buy, r.sell, side.buy_total_fixed(), side.sell_total_fixed(), -1);
   }
 
   // Time windows: append's rows carry starts exactly when the session has a time window, each in
@@ -220,7 +235,8 @@ struct LiveSession::Impl {
   }
 };
 
-LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window)
+LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const Options& opt, bool time_window,
+                         bool sided)
     : impl_(std::make_unique<Impl>()) {
   validate(opt);
   if (time_window && opt.window > 0)
@@ -229,6 +245,7 @@ LiveSession::LiveSession(bool bars, Distribute distribute, bool has_open, const 
     VPOC_THROW_ARG(ValueError, "window", "a time window does not work with distribute='legacy' (its ladder follows "
                    "the prices seen so far); use 'uniform', 'close' or 'hlc3'");
   impl_->timed = time_window;
+  impl_->sided = sided;
   impl_->bars = bars;
   impl_->distribute = distribute;
   impl_->has_open = bars && has_open;
@@ -264,6 +281,10 @@ void checked_reach(const Impl& s, const LiveRows& r, bool fresh, int64_t& lo, in
                     __FILE__, __LINE__);
 }
 
+template <class Impl>
+void run_levels(Impl& s, const LiveRows& r, int64_t lo, int64_t hi, int64_t old_n, double* out_poc, double* out_vah,
+                double* out_val);
+
 }  // namespace
 
 void LiveSession::check(const LiveRows& r, bool fresh) const {
@@ -282,12 +303,27 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   s.check_total(r, false);
   int64_t lo, hi;
   checked_reach(s, r, false, lo, hi);
+  s.validate_sides(r);
   const int64_t old_n = s.size();
 
-  // Nothing has changed so far; from here on the rows are valid and the append cannot fail.
-  const double* src_cols[5] = {s.bars ? r.high : r.price, r.low, r.close, r.open, r.volume};
-  for (int k = 0; k < 5; ++k)
+  // Nothing has changed so far; from here on the rows are valid and the append cannot fail (but for
+  // a window reaching into earlier sessions, which puts the session back as it was and throws).
+  const double* src_cols[kCols] = {s.bars ? r.high : r.price, r.low, r.close, r.open, r.volume,
+                                   s.sided ? r.buy : nullptr, s.sided ? r.sell : nullptr};
+  for (int k = 0; k < kCols; ++k)
     if (src_cols[k]) s.cols[k].insert(s.cols[k].end(), src_cols[k], src_cols[k] + r.n);
+  run_levels(s, r, lo, hi, old_n, out_poc, out_vah, out_val);
+  // the whole session's buy / sell rows (its own rows; windows aside), once the levels took the rows
+  if (s.sided) s.side.extend(s.source(), s.cols[kBuy].data(), s.cols[kSell].data(), s.carried, old_n, s.size());
+}
+
+namespace {
+
+// append's levels: rows r (in s's columns already, from old_n on) run through the session's
+// developing (or window) state, each row's levels into out_*.
+template <class Impl>
+void run_levels(Impl& s, const LiveRows& r, int64_t lo, int64_t hi, int64_t old_n, double* out_poc, double* out_vah,
+                double* out_val) {
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(s.opt.tick_size, s.opt.ticks_per_row, s.opt.price_label == PriceLabel::decimal);
   const auto out = [&](int64_t i, int64_t poc, int64_t val, int64_t vah) {
@@ -370,6 +406,8 @@ void LiveSession::append(const LiveRows& r, double* out_poc, double* out_vah, do
   VPOC_THROW(Error, "live session: a row fell outside its scratch after ", kLayoutTries, " layouts");
 }
 
+}  // namespace
+
 namespace {
 
 // Whether two sessions put rows on the same ladder by the same rules: every option but threads
@@ -405,9 +443,11 @@ void LiveSession::carry(const LiveSession& from, bool tail) {
   if (tail)  // the rows a later window can reach: a time window's last window, or the last N - 1 rows
     k = s.timed ? (T > 0 ? T - f.wstart.back() : 0) : std::min(T, std::max<int64_t>(s.opt.window - 1, 0));
   const int64_t a = tail ? T - k : 0;
-  for (int c = 0; c < 5; ++c)
+  for (int c = 0; c < kBuy; ++c)
     if (!f.cols[c].empty()) s.cols[c].assign(f.cols[c].begin() + a, f.cols[c].begin() + a + k);
   s.carried = k;
+  if (s.sided)  // carried rows are in the windows only: their side volumes are never read
+    for (int c : {kBuy, kSell}) s.cols[c].assign(static_cast<size_t>(k), 0.0);
   if (s.timed) s.wstart.assign(static_cast<size_t>(k), 0);  // their own windows are never reported
 }
 
@@ -416,6 +456,7 @@ int64_t LiveSession::carried() const { return impl_->carried; }
 void LiveSession::clear() {
   for (auto& c : impl_->cols) c.clear();
   impl_->carried = 0;
+  impl_->side.clear();
   impl_->session.reset();
   impl_->wsession.reset();
   impl_->wstart.clear();
@@ -475,8 +516,39 @@ const double* LiveSession::histogram(std::shared_ptr<const std::vector<double>>&
 }
 
 const std::vector<double>& LiveSession::column(int k) const {
-  if (k < 0 || k > 4) VPOC_THROW(ValueError, "column must be 0..4, got ", k);
+  const int last = impl_->sided ? kSell : kVolume;
+  if (k < 0 || k > last) VPOC_THROW(ValueError, "column must be 0..", last, ", got ", k);
   return impl_->cols[k];
+}
+
+bool LiveSession::sided() const { return impl_->sided; }
+
+double LiveSession::delta() const {
+  if (!impl_->sided) VPOC_THROW(ValueError, "delta: this live session is not sided");
+  return impl_->side.delta();
+}
+
+SideColumns LiveSession::side_fields(const SideRules& rules) const {
+  const Impl& s = *impl_;
+  if (!s.sided) VPOC_THROW(ValueError, "side_fields: this live session is not sided");
+  SideColumns c;
+  s.side.rows(c.buy, c.sell);
+  const int64_t off[2] = {0, s.side.n_rows()};
+  const int64_t low[1] = {s.side.low_row()};
+  RowLayout rows;
+  rows.row_off = off;
+  rows.low_row = low;
+  rows.n_sessions = 1;
+  rows.row_size = s.opt.tick_size * static_cast<double>(s.opt.ticks_per_row);
+  side_levels(c, rows, s.opt, rules);
+  c.delta.assign(1, s.side.delta_total());
+  return c;
+}
+
+// The Live's code (cpu/side_session.hpp) in the Live's translation unit: the same bits.
+void developing_delta_poc(const BarsInput& bars, const double* buy, const double* sell, const int64_t* offsets,
+                          int64_t n_sessions, const Options& opt, double* out) {
+  cpu::developing_delta_poc_f64(bars, buy, sell, offsets, n_sessions, opt, out);
 }
 
 }  // namespace vpoc

@@ -13,6 +13,7 @@
 #include "core/side.hpp"
 #include "cpu/parallel.hpp"
 #include "cpu/row_window.hpp"
+#include "cpu/side_session.hpp"
 #include "cpu/typed.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
@@ -70,18 +71,32 @@ void delta_poc_of(const double* buy, const double* sell, int64_t n, int64_t low_
   for (int64_t j = 1; straight && j < n - 1; ++j) straight = row_of(low_row + j) == first + j;
   const int64_t lo = straight ? first : std::min(first, last);
   const int64_t span = straight ? n : std::max(first, last) - lo + 1;
-  sc.rows_fixed.assign(static_cast<size_t>(span), Fixed{});
-  for (int64_t j = 0; j < n; ++j) {
-    const double d = side::delta_abs(buy[j], sell[j]);
-    const int64_t at = straight ? j : row_of(low_row + j) - lo;
-    sc.rows_fixed[static_cast<size_t>(at)] += fixed::from_double(d);
-  }
   sc.d.resize(static_cast<size_t>(span));
-  for (int64_t j = 0; j < span; ++j) sc.d[static_cast<size_t>(j)] = acc_to_double(sc.rows_fixed[static_cast<size_t>(j)]);
+  if (straight) {  // each row binned alone
+    for (int64_t j = 0; j < n; ++j) sc.d[static_cast<size_t>(j)] = cpu::delta_poc_value(buy[j], sell[j]);
+  } else {
+    sc.rows_fixed.assign(static_cast<size_t>(span), Fixed{});
+    for (int64_t j = 0; j < n; ++j)
+      sc.rows_fixed[static_cast<size_t>(row_of(low_row + j) - lo)] += fixed::from_double(side::delta_abs(buy[j], sell[j]));
+    for (int64_t j = 0; j < span; ++j)
+      sc.d[static_cast<size_t>(j)] = acc_to_double(sc.rows_fixed[static_cast<size_t>(j)]);
+  }
   poc_row = lo + levels::poc_index(sc.d.data(), span, rules);
 }
 
 }  // namespace
+
+double cpu::delta_poc_value(double buy, double sell) {
+  return acc_to_double(fixed::from_double(side::delta_abs(buy, sell)));
+}
+
+int64_t cpu::delta_poc_rows(const double* buy, const double* sell, int64_t n, int64_t low_row, const TickScale& ts,
+                            const levels::Rules& rules) {
+  SideScratch sc;
+  int64_t row = 0;
+  delta_poc_of(buy, sell, n, low_row, ts, rules, sc, row);
+  return row;
+}
 
 void side_dev_delta(const Array& volume, const int8_t* side, const SessionSpan& sessions, const Options& opt,
                     std::vector<double>& out) {

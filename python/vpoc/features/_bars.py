@@ -279,7 +279,7 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
-    delta = _delta_columns(data, side, prof, rules) if side else None
+    delta = _delta_columns(data, side, prof, rules, threads) if side else None
     cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock, delta)
     snapped = int(getattr(prof, "snapped_prices", 0) or 0)  # off-grid prices the engine rounded (reported)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)

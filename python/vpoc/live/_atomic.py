@@ -31,7 +31,7 @@ class _AtomicMixin:
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
-                self._drop_win, self._side_snap(), (self._carry_ts, self._carry_prev))
+                self._drop_win, (self._carry_ts, self._carry_prev))
 
     def _all_or_nothing(self, snap: Tuple[Any, ...], step: Callable[..., Any], *args: Any) -> Any:
         """``step(*args)`` under ``snap``: when it raises anything (KeyboardInterrupt and MemoryError
@@ -62,22 +62,20 @@ class _AtomicMixin:
                     raise
 
     def _put_back(self, snap: Tuple[Any, ...]) -> None:
-        if len(snap) == 10:  # a row appended to the current session (_update_one)
-            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped, side = snap
-            if core.size != n_ts:
+        if len(snap) == 9:  # a row appended to the current session (_update_one)
+            core, n_ts, last_ts, n_rows, n_dropped, int_volume, levels, run, snapped = snap
+            if core.size != n_ts:  # the side rows and delta of a sided core come back with it
                 core = self._rebuilt(core, n_ts, self._ts)
-            self._side_put_back(side, n_ts)
             del self._ts[n_ts:]
             vars(self).update(_core=core, _last_ts=last_ts, n_rows=n_rows, n_dropped=n_dropped,
                               _int_volume=int_volume, _levels=levels,
                               _run=None if run is None else list(run), snapped_prices=snapped)
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, side, carry_ts) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, carry_ts) = snap
         self._carry_ts, self._carry_prev = carry_ts  # the carried rows' timestamps of the snapshot's session
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts, ts)
-        self._side_put_back(side, n_ts)
         del ts[n_ts:]
         del self._done[n_done:]
         del self._done_labels[n_done:]
@@ -92,21 +90,23 @@ class _AtomicMixin:
             _run=None if run is None else list(run), snapped_prices=snapped, _drop_win=drop_win)
         self._clock.cur = cur
 
-    def _rebuilt(self, core: Any, n: int, ts: Any = None) -> Any:
+    def _rebuilt(self, core: Any, n: int, ts: Any) -> Any:
         """A C++ session holding the first n rows of ``core`` (its rows before an interrupted
-        append), run through the same code: the developing state does not depend on chunking.
-        ``ts``: the session's timestamps (the Live's own session: its window); None: a side core
-        (whole session, the rules only)."""
-        kw = self._rules_kw if ts is None else self._core_kw  # type: ignore[attr-defined]
-        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **kw)
-        if ts is not None and core.carried:  # window_across_sessions: the same carried rows first
+        append), run through the same code: the developing state does not depend on chunking, nor
+        do a sided core's side rows and delta (input order). ``ts``: the session's timestamps (its
+        window)."""
+        sided = bool(core.sided)
+        fresh = _core.LiveSession(self._bars, self._distribute, bool(core.has_open), **self._core_kw,  # type: ignore
+                                  sided=sided)
+        if core.carried:  # window_across_sessions: the same carried rows first
             fresh.carry(core, False)
         if n:
-            c = [core.column(k)[:n] for k in range(5)]
+            c = [core.column(k)[:n] for k in range(7 if sided else 5)]
+            side = dict(buy=c[5], sell=c[6]) if sided else {}
             span = getattr(self, "_span", None)
-            ws = None if ts is None or span is None else appended_starts(span, [], list(ts)[:n], self._carry_ts)
+            ws = None if span is None else appended_starts(span, [], list(ts)[:n], self._carry_ts)
             if self._bars:
-                fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4], ws)
+                fresh.append(None, c[0], c[1], c[2], c[3] if core.has_open else None, c[4], ws, **side)
             else:
-                fresh.append(c[0], None, None, None, None, c[4], ws)
+                fresh.append(c[0], None, None, None, None, c[4], ws, **side)
         return fresh

@@ -235,8 +235,8 @@ class _FeaturesMixin:
             minutes_elapsed=(r[11] - r[7]) / _NS_PER_MINUTE, ib_high=r[5], ib_low=r[6],
             has_side=self._sided)
         if self._sided:  # the latest bar's delta, the session's so far, its delta POC so far
-            b, s = self._last_side
-            q.bar_delta, q.cum_delta = b - s, self._delta
+            b, s = self._last_side()
+            q.bar_delta, q.cum_delta = b - s, self._side_delta()
             q.delta_poc = float(self._side_fields_now().field("delta_poc")[0])
         row = [v for _, v in bar_row(q, ctx.tick)]  # the table's own rule, on this bar
         return np.array(row, dtype=np.float32)

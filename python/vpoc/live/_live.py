@@ -359,7 +359,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     def _start_core(self, has_open: bool) -> None:
         self._has_open = has_open if self._bars else False
-        self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._core_kw)
+        self._core = _core.LiveSession(self._bars, self._distribute, self._has_open, **self._core_kw,
+                                       sided=self._sided)
         self._side_start(self._has_open)
 
     # ------------------------------------------------------------------ many rows
@@ -524,7 +525,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             ts = np.asarray(self._ts, dtype=np.int64)
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))
         self._core = _core.LiveSession(self._bars, self._distribute, bool(self._has_open),
-                                       **self._core_kw)
+                                       **self._core_kw, sided=self._sided)
         if self._across:
             self._carry_over(core)
         self._side_finished()

@@ -29,7 +29,7 @@ _PLAUSIBLE_NS = (631_152_000 * 10**9, 4_102_444_800 * 10**9)
 
 
 # The engine's names of a row's arrays (its messages name them as name[i]).
-_ROW_NAMES = ("high", "low", "close", "open", "price", "volume")
+_ROW_NAMES = ("high", "low", "close", "open", "price", "volume", "buy_volume", "sell_volume", "side")
 
 
 def _renamed(e: ValueError, rows: np.ndarray) -> ValueError:
@@ -138,7 +138,7 @@ class _RowsMixin:
         if label == self._label:  # the row joins the current session: what it may change
             snap: Tuple[Any, ...] = (core, len(self._ts), self._last_ts, self.n_rows, self.n_dropped,
                                      self._int_volume, self._levels, None if run is None else run[:],
-                                     self.snapped_prices, self._side_snap())
+                                     self.snapped_prices)
         else:
             snap = self._snapshot()
         return self._all_or_nothing(snap, self._append_one,
@@ -160,15 +160,13 @@ class _RowsMixin:
         ws = None if self._span is None else bisect.bisect_right(self._ts, t - self._span)  # time window
         if ws == 0 and self._carry_ts:  # window_across_sessions: it may reach into the carried rows
             ws = bisect.bisect_right(self._carry_ts, t - self._span) - len(self._carry_ts)
+        side = self._side_kw(bs)  # type: ignore[attr-defined]
         if self._bars:
-            lv = core.append_bar(high, low, close, open, volume, ws)
+            lv = core.append_bar(high, low, close, open, volume, ws, **side)
         else:
-            lv = core.append_trade(high, volume, ws)
+            lv = core.append_trade(high, volume, ws, **side)
         if bs is not None:
-            if self._bars:
-                self._side_append_one(high, low, close, open, bs)
-            else:
-                self._side_append_one(high, None, None, None, bs)
+            self._side_append_one(bs)  # type: ignore[attr-defined]
         if self._int_volume and not int_vol:
             self._int_volume = False
         self._levels = lv
@@ -267,11 +265,13 @@ class _RowsMixin:
             raise _renamed(e, positions[a:b]) from None
 
     def _append_core(self, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
-                     b: int, ws: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     b: int, ws: Optional[np.ndarray] = None, sides: Optional[Tuple[np.ndarray, np.ndarray]] = None
+                     ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        side = self._side_kw(sides, a, b)  # type: ignore[attr-defined]
         if self._bars:
             return core.append(None, cols[0][a:b], cols[1][a:b], cols[2][a:b],
-                               None if o is None else o[a:b], cols[3][a:b], ws)
-        return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b], ws)
+                               None if o is None else o[a:b], cols[3][a:b], ws, **side)
+        return core.append(cols[0][a:b], None, None, None, None, cols[1][a:b], ws, **side)
 
     def _append_rows(self, cols: List[np.ndarray], o: Optional[np.ndarray], ts: np.ndarray,
                      a: int, b: int, positions: Optional[np.ndarray] = None,
@@ -280,13 +280,13 @@ class _RowsMixin:
         try:  # the engine checks the rows first and changes nothing when one is bad
             ws = None if self._span is None else appended_starts(self._span, self._ts, ts[a:b],  # time window
                                                                  self._carry_ts)
-            poc, vah, val = self._append_core(core, cols, o, a, b, ws)
+            poc, vah, val = self._append_core(core, cols, o, a, b, ws, sides)  # with the rows' buy / sell volume
         except ValueError as e:
             if positions is None:
                 raise
             raise _renamed(e, positions[a:b]) from None
-        if sides is not None:  # the same rows' buy and sell volume (a bad one: the update's rollback)
-            self._side_append(cols, o, sides, a, b, positions)
+        if sides is not None:
+            self._side_append(a, b)  # type: ignore[attr-defined]
         self._levels = (float(poc[-1]), float(vah[-1]), float(val[-1]), float(core.total_volume),
                         float(core.va_volume))
         self._ts.extend(ts[a:b].tolist())

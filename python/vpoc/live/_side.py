@@ -1,9 +1,10 @@
 """The aggressor side in vpoc.Live: per-row buy / sell volume, delta, delta POC and imbalances of the session so far.
 
 Contract: ``Live(side=True)`` takes a side with every row (trades: ``side=``, vpoc._side's codes; bars:
-``buy_volume=`` / ``sell_volume=``, vpoc._side_profiles' checks); two more engine sessions hold the buy and
-the sell volume of the same rows (the masked passes of from_trades / from_bars), so every side field
-equals ``from_trades(..., side=...)`` / ``from_bars(..., buy_volume=, sell_volume=)`` on the same rows.
+``buy_volume=`` / ``sell_volume=``, vpoc._side_profiles' checks); the session's own C++ core (a sided
+``_core.LiveSession``) keeps each row's buy / sell volume, the exact buy / sell rows of the whole session and
+the running delta (design side-single-pass.md §8), so every side field equals ``from_trades(..., side=...)`` /
+``from_bars(..., buy_volume=, sell_volume=)`` on the same rows; the core's rollback covers them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ import numpy as np
 
 from .. import _core
 from .._arrays import MAX_VOLUME, volume_too_large
-from .._errors import readdressed, row_of
 from .._profiles import NO_ROW, Profiles
 from .._side import aggressor_side
-from .._side_profiles import attach_sides, bar_side_volumes, row_sides, side_rules, trade_side
+from .._side_profiles import HostSideFields, attach_sides, bar_side_volumes, row_sides, side_rules, trade_side
 from .._validate import boolean as _bool
-from ._common import _NAN, _locked
+from ._common import _locked
 
 __all__ = ["SIDE_DONE_KEYS", "_SideMixin"]
 
@@ -30,15 +30,6 @@ _NEEDS = {True: "every update() needs buy_volume= and sell_volume= (each bar's b
                 "volume; the rest of its volume is of unknown side)",
           False: "every update() needs side= (+1 buyer-initiated, -1 seller-initiated, 0 unknown, or "
                  "'B' / 'A' / 'N')"}
-
-
-def _side_error(e: ValueError, name: str, positions: np.ndarray) -> ValueError:
-    """The engine's error about a volume it was given, said of ``name`` at the row's position in
-    the update (the main pass has checked every other column of the row)."""
-    i = row_of(e)
-    if i is None:
-        return ValueError(f"{name}: {e}")
-    return readdressed(e, int(positions[i]), ("volume",), lambda _, r: f"{name}[{r}]", name)  # type: ignore[arg-type]
 
 
 def _one_float(x: Any, name: str) -> float:
@@ -78,11 +69,7 @@ class _SideMixin:
         self._side_reset()
 
     def _side_reset(self) -> None:
-        self._buy_core: Optional[Any] = None  # engine sessions of the buy / sell volume of the rows
-        self._sell_core: Optional[Any] = None
-        self._delta = 0.0  # the current session's running buy - sell (the batch dev_delta)
-        self._last_side: Tuple[float, float] = (_NAN, _NAN)  # the latest row's buy, sell volume
-        self._side_cache: Optional[Tuple[Any, int, Any]] = None
+        self._side_cache: Optional[Tuple[Any, int, Any]] = None  # (core, size, fields) of the latest read
 
     # ------------------------------------------------------------------ inputs
 
@@ -135,65 +122,43 @@ class _SideMixin:
         codes = trade_side(given, volume, args[0], self._side_rules)
         return volume * (codes == 1), volume * (codes == -1)
 
-    # ------------------------------------------------------------------ engine sessions
+    # ------------------------------------------------------------------ the core's side
 
+    def _side_kw(self, sides: Optional[Tuple[Any, Any]], a: int = 0, b: Optional[int] = None) -> Dict[str, Any]:
+        """The buy= / sell= arguments of a core append (rows [a, b) of an array update's sides)."""
+        if sides is None:
+            return {}
+        if b is None:
+            return dict(buy=sides[0], sell=sides[1])
+        return dict(buy=sides[0][a:b], sell=sides[1][a:b])
+
+    # The side's steps of an update, each after the core's: the sided core holds every side value, and its
+    # rollback puts them back, so a step only drops the cached fields (an interrupt may land in any of them).
     def _side_start(self, has_open: bool) -> None:
-        if self._sided:
-            self._buy_core = _core.LiveSession(self._bars, self._distribute, has_open, **self._rules_kw)
-            self._sell_core = _core.LiveSession(self._bars, self._distribute, has_open, **self._rules_kw)
+        self._side_cache = None
 
-    def _side_append_one(self, high: float, low: Any, close: Any, open: Any, bs: Tuple[float, float]) -> None:
-        for core, v, name in ((self._buy_core, bs[0], "buy_volume"), (self._sell_core, bs[1], "sell_volume")):
-            try:
-                if self._bars:
-                    core.append_bar(high, low, close, open, v)
-                else:
-                    core.append_trade(high, v)
-            except ValueError as e:
-                raise _side_error(e, name, np.zeros(1, dtype=np.int64)) from None
-        self._delta = self._delta + (bs[0] - bs[1])  # in input order, as the batch's float64 sum
-        self._last_side = bs
+    def _side_append_one(self, bs: Tuple[float, float]) -> None:
+        self._side_cache = None
 
-    def _side_append(self, cols: List[np.ndarray], o: Optional[np.ndarray], sides: Tuple[np.ndarray, np.ndarray],
-                     a: int, b: int, positions: Optional[np.ndarray]) -> None:
-        pos = np.arange(a, b) if positions is None else positions[a:b]
-        for core, v, name in ((self._buy_core, sides[0], "buy_volume"), (self._sell_core, sides[1], "sell_volume")):
-            try:
-                if self._bars:
-                    core.append(None, cols[0][a:b], cols[1][a:b], cols[2][a:b], None if o is None else o[a:b],
-                                v[a:b])
-                else:
-                    core.append(cols[0][a:b], None, None, None, None, v[a:b])
-            except ValueError as e:
-                raise _side_error(e, name, pos) from None
-        d = sides[0][a:b] - sides[1][a:b]
-        self._delta = float(np.add.accumulate(np.r_[self._delta, d])[-1])  # sequential: the batch's sum
-        self._last_side = (float(sides[0][b - 1]), float(sides[1][b - 1]))
+    def _side_append(self, a: int, b: int) -> None:
+        self._side_cache = None
 
     def _side_finished(self) -> None:
-        """The session ended: empty engine sessions (replaced, never cleared: a rollback finds the
-        old ones as they were) and a zero delta."""
-        if self._sided:
-            self._side_start(bool(self._has_open))
-            self._delta = 0.0
-            self._last_side = (_NAN, _NAN)
+        self._side_cache = None
 
-    def _side_snap(self) -> Tuple[Any, ...]:
-        return self._buy_core, self._sell_core, self._delta, self._last_side
+    def _side_delta(self) -> float:
+        """The current session's running buy - sell volume (0.0 before its first row)."""
+        core = self._core  # type: ignore[attr-defined]
+        return 0.0 if core is None else float(core.delta)
 
-    def _side_put_back(self, snap: Tuple[Any, ...], n: int) -> None:
-        """The side state of ``snap``: engine sessions that grew since are rebuilt from their
-        first n rows (the main session's, in step with them)."""
-        bc, sc, delta, last = snap
-        if bc is not None and bc.size != n:
-            bc = self._rebuilt(bc, n)  # type: ignore[attr-defined]
-        if sc is not None and sc.size != n:
-            sc = self._rebuilt(sc, n)  # type: ignore[attr-defined]
-        vars(self).update(_buy_core=bc, _sell_core=sc, _delta=delta, _last_side=last)
+    def _last_side(self) -> Tuple[float, float]:
+        """The latest row's buy and sell volume ((nan, nan) before the session's first row)."""
+        core = self._core  # type: ignore[attr-defined]
+        return (float("nan"), float("nan")) if core is None else core.last_side()
 
     def _side_columns(self) -> Tuple[np.ndarray, np.ndarray]:
         """The current session's rows' buy and sell volumes."""
-        return self._buy_core.column(4), self._sell_core.column(4)  # type: ignore[union-attr]
+        return self._core.column(5), self._core.column(6)  # type: ignore[attr-defined]
 
     def _side_profile_kw(self, buy: np.ndarray, sell: np.ndarray) -> Dict[str, Any]:
         """The side arguments of from_bars / from_trades for a session's rows."""
@@ -212,30 +177,24 @@ class _SideMixin:
         """The current session's buy - sell volume so far (0.0 before its first row): the
         ``dev_delta`` of its latest row in ``from_trades(..., side=..., developing=True)``."""
         self._need_side()
-        return self._delta
+        return self._side_delta()
 
     def _side_fields_now(self) -> Any:
-        """The side fields of the session so far (vpoc._side_profiles.row_sides on the engine
-        sessions' rows), computed once per change."""
+        """The side fields of the session so far (the core's side_fields: cpu/side.cpp's side_levels on
+        its buy / sell rows, the rule of every from_* call), computed once per change."""
         self._need_side()
-        bc, sc = self._buy_core, self._sell_core
-        size = 0 if bc is None else int(bc.size)
+        core = self._core  # type: ignore[attr-defined]
+        size = 0 if core is None else int(core.size)
         hit = self._side_cache
-        if hit is not None and hit[0] is bc and hit[1] == size:
+        if hit is not None and hit[0] is core and hit[1] == size:
             return hit[2]
-        if size == 0 or int(bc.n_rows) == 0:  # type: ignore[union-attr]
+        if core is None:
             fields = row_sides(self._rules.row_size, [0, 0], [NO_ROW], np.zeros(0), np.zeros(0), [0.0],
                                self._side_rules, self._side_opts)
         else:
-            lo, n = int(bc.low_row), int(bc.n_rows)  # type: ignore[union-attr]
-            if (int(sc.low_row), int(sc.n_rows)) != (lo, n):  # type: ignore[union-attr]
-                raise RuntimeError("vpoc.Live: the buy and sell sessions span other rows; please report "
-                                   "this")  # pragma: no cover
-            fields = row_sides(self._rules.row_size, [0, n], [lo], np.array(bc.histogram()),  # type: ignore
-                               np.array(sc.histogram()),  # type: ignore[union-attr]
-                               [float(bc.total_volume) - float(sc.total_volume)], self._side_rules,  # type: ignore
-                               self._side_opts)
-        self._side_cache = (bc, size, fields)
+            fields = HostSideFields(core.side_fields(self._side_rules.imbalance_ratio, self._side_rules.stacked_min),
+                                    self._side_rules)
+        self._side_cache = (core, size, fields)
         return fields
 
     @property
@@ -253,17 +212,20 @@ class _SideMixin:
 
     @_locked
     def buy_histogram(self) -> np.ndarray:
-        """The current session's buy volume per row, aligned with ``histogram()``: a read-only view
-        that follows later updates until the row range grows (take it again after an update)."""
-        self._need_side()
-        return np.zeros(0) if self._buy_core is None else self._buy_core.histogram()
+        """The current session's buy volume per row, aligned with ``histogram()`` (of a Live without
+        a window: the side rows are always the whole session's): a read-only array of the rows now."""
+        return self._side_rows("buy_volume")
 
     @_locked
     def sell_histogram(self) -> np.ndarray:
-        """The current session's sell volume per row, aligned with ``histogram()`` (a view, as
+        """The current session's sell volume per row, aligned with ``histogram()`` (read-only, as
         ``buy_histogram()``)."""
-        self._need_side()
-        return np.zeros(0) if self._sell_core is None else self._sell_core.histogram()
+        return self._side_rows("sell_volume")
+
+    def _side_rows(self, name: str) -> np.ndarray:
+        out = np.array(self._side_fields_now().field(name))
+        out.flags.writeable = False
+        return out
 
     @_locked
     def side_profile(self) -> Dict[str, Any]:
@@ -281,7 +243,7 @@ class _SideMixin:
         out["delta_poc"] = float(f.field("delta_poc")[0])
         for k in ("delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell"):
             out[k] = int(f.field(k)[0])
-        out["dev_delta"] = self._delta
+        out["dev_delta"] = self._side_delta()
         return out
 
     # ------------------------------------------------------------------ finished sessions
