@@ -34,7 +34,8 @@ def test_rows_equal_numpy_slices(wrap, dtype):
     torch = _cuda_torch()
     a = (np.arange(1000) * 3 - 700).astype(dtype)
     t = torch.from_numpy(a).cuda()
-    for start, stop in ((0, 1000), (0, 1), (17, 300), (999, 1000), (5, 5), (900, 1 << 40), (2000, 3000)):
+    for start, stop in ((0, 1000), (0, 1), (17, 300), (999, 1000), (5, 5), (900, 1 << 40), (2000, 3000),
+                        (-10, 1000), (-3, -1), (-5000, 4)):
         got = _core.gpu_rows_to_host(wrap(t), start, stop, "price")
         assert got.dtype == a.dtype, (start, stop)
         np.testing.assert_array_equal(got, a[start:stop])

@@ -176,7 +176,9 @@ void register_gpu_input(py::module_& m) {
           not_gpu(name.c_str(), "no CUDA torch tensor, __cuda_array_interface__ or DLPack device of type CUDA/ROCm");
         if (g.stream_kind == GpuInput::Stream::torch)
           VPOC_THROW_ARG(TypeError, name.c_str(), name, ": a torch tensor is copied by torch (.cpu()), not here");
-        const py::ssize_t n = g.array.size;  // Python slice bounds: clipped to [0, n]
+        const py::ssize_t n = g.array.size;  // Python slice bounds: negative ones count from the end, clipped to [0, n]
+        if (start < 0) start += n;
+        if (stop < 0) stop += n;
         start = std::clamp<py::ssize_t>(start, 0, n);
         stop = std::clamp<py::ssize_t>(stop, start, n);
         py::array out(numpy_dtype(g.array.dtype), py::array::ShapeContainer{stop - start});

@@ -277,11 +277,12 @@ def timestamps_ns(arr: np.ndarray, name: str, time_unit: Optional[str] = None,
     raise TypeError(f"{name} must be integer epoch times (ns, or time_unit=), {kinds}, got dtype {arr.dtype}")
 
 
-def host(x: Any) -> Any:
-    """GPU arrays copied to the host (torch / cupy by their library); anything else as is."""
-    if x is None or gpu_location(x) is None:
+def host(x: Any, name: str = "timestamp") -> Any:
+    """GPU arrays copied to the host (torch / cupy by their library); anything else as is. ``name``: the
+    argument that errors name."""
+    if x is None or gpu_location(x, name) is None:
         return x
-    return gpu_to_host(x, "timestamp")
+    return gpu_to_host(x, name)
 
 
 def naive_pandas_error(name: str, accessor: str = ".dt") -> ValueError:
@@ -309,7 +310,7 @@ def input_timestamps_ns(x: Any, n: int, time_unit: Optional[str], naive_utc: boo
             idx = idx.tz_convert("UTC").tz_localize(None)
         arr = idx.to_numpy(dtype="datetime64[ns]")
     else:
-        arr = np.asarray(unmasked(host(x), name))
+        arr = np.asarray(unmasked(host(x, name), name))
         if arr.size == 0 and arr.ndim == 1 and arr.dtype == np.float64:  # [] (no rows): no dtype to read
             arr = arr.astype(np.int64)
     out = timestamps_ns(arr, name, time_unit, "datetime64 or pandas datetimes")

@@ -55,7 +55,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
             raise ValueError("ts is a timezone-naive polars Datetime; localize it first, e.g. "
                              "ts.dt.replace_time_zone('America/Chicago'), or pass int64 ns UTC")
         ts = ts.to_numpy()  # a zoned polars Datetime converts to UTC datetime64
-    arr = np.asarray(unmasked(host(ts), "ts"))  # GPU timestamps: copied to the host (sessions live there)
+    arr = np.asarray(unmasked(host(ts, "ts"), "ts"))  # GPU timestamps: copied to the host (sessions live there)
     arr = timestamps_ns(arr, "ts", time_unit, "datetime64, or a timezone-aware pandas Series/DatetimeIndex")
     return _sorted(np.ascontiguousarray(arr))
 
