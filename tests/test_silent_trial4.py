@@ -93,3 +93,64 @@ def test_feature_arrays_bad_side_on_a_dropped_row():
     with pytest.raises(ValueError, match=r"row 3 \(outside every session\): volume is nan"):
         vpoc.session_features(h, lo, c, np.array([10.0, 20, 30, np.nan]),
                               timestamp=pd.Series(pd.to_datetime(STAMPS)), session=s, tick_size=0.25)
+
+
+# --------------------------------------------------------------------------- 2: side look-alike columns
+
+
+BARS_CSV = ("timestamp,open,high,low,close,volume,{}\n"
+            "2024-03-04T14:00:00Z,100,100.5,99.75,100.25,10,4,3\n"
+            "2024-03-04T14:01:00Z,100,100.5,99.75,100.25,20,5,5\n")
+TRADES_CSV = ("timestamp,price,volume,{}\n"
+              "2024-03-04T14:00:00Z,100,1,B\n2024-03-04T14:00:01Z,100.25,2,A\n2024-03-04T14:00:02Z,100,3,N\n")
+
+
+def test_bars_side_lookalike_columns_warn_with_the_mapping(tmp_path):
+    p = tmp_path / "b.csv"
+    p.write_text(BARS_CSV.format("buy_vol,sell_vol"))
+    with pytest.warns(vpoc.GuessedDefaultWarning,
+                      match=r"'buy_vol', 'sell_vol' look like .*columns=\{'buy_volume': 'buy_vol', "
+                            r"'sell_volume': 'sell_vol'\}"):
+        b = vpoc.io.read_bars(p)
+    assert b.buy_volume is None
+    b = vpoc.io.read_bars(p, columns={"buy_volume": "buy_vol", "sell_volume": "sell_vol"})
+    assert list(b.buy_volume) == [4, 5]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vpoc.io.read_bars(p, columns={"buy_volume": None, "sell_volume": None})  # said there are none: quiet
+    df = pd.read_csv(p)
+    with pytest.warns(vpoc.GuessedDefaultWarning, match=r"<DataFrame>: column\(s\) 'buy_vol', 'sell_vol'"):
+        vpoc.io.read_bars(df)
+
+
+def test_trades_aggressor_column_is_read_and_lookalikes_warn(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text(TRADES_CSV.format("Aggressor"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(vpoc.io.read_trades(p).side) == [1, -1, 0]
+    p.write_text(TRADES_CSV.format("TradeSide"))
+    with pytest.warns(vpoc.GuessedDefaultWarning, match=r"'TradeSide' look like the trades' aggressor side.*"
+                                                        r"columns=\{'side': 'TradeSide'\}"):
+        assert vpoc.io.read_trades(p).side is None
+
+
+def test_inspect_names_the_side_columns(tmp_path):
+    p = tmp_path / "b.csv"
+    p.write_text(BARS_CSV.format("AskVolume,BidVolume"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vpoc.GuessedDefaultWarning)
+        ev = vpoc.io.inspect(p).evidence
+    assert any("buy_volume = 'AskVolume', sell_volume = 'BidVolume'" in e for e in ev), ev
+    p.write_text(BARS_CSV.format("buy_vol,sell_vol"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.GuessedDefaultWarning)  # reported in the evidence, not warned
+        ev = vpoc.io.inspect(p).evidence
+    assert any(e.startswith("no buy / sell") and "skipped 'buy_vol', 'sell_vol'" in e for e in ev), ev
+    p.write_text(BARS_CSV.format("x,y"))
+    ev = vpoc.io.inspect(p).evidence
+    assert any(e.startswith("no buy / sell (aggressor side) volume columns: the result has no delta") for e in ev)
+    t = tmp_path / "t.csv"
+    t.write_text(TRADES_CSV.format("Aggressor"))
+    ev = vpoc.io.inspect(t).evidence
+    assert any("aggressor side column: side = 'Aggressor'" in e for e in ev), ev

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
+from ._columns import recorded_columns, side_evidence
 from ._globex_hours import (_CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key, _localize,
                             _score, _shown)
 
@@ -278,6 +279,11 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     here is checked against the data rather than trusted. Naive timestamps are read as UTC wall
     clock and re-read in each of :data:`CANDIDATE_ZONES`.
     """
+    with recorded_columns() as seen:  # the side columns read: in the evidence (no look-alike warning)
+        return _inspect(source, read_kwargs, seen)
+
+
+def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection:
     kw = dict(read_kwargs)
     user_tz = kw.pop("tz", None)
     user_label = kw.pop("label", None)
@@ -326,6 +332,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     if dup_ts:
         ev.append(f"{dup_ts:,} rows repeat the previous row's timestamp ({dup_rows:,} are exact "
                   "duplicates of another row)" + ("; usual for trades (fills of one order)" if trades else ""))
+    if seen:  # the side columns read, or the look-alikes skipped (DBN: its records' side)
+        ev.append(side_evidence(*seen[-1]))
     step: Optional[int] = None
     if trades:
         step = 60 * _NS
