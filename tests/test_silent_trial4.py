@@ -154,3 +154,30 @@ def test_inspect_names_the_side_columns(tmp_path):
     t.write_text(TRADES_CSV.format("Aggressor"))
     ev = vpoc.io.inspect(t).evidence
     assert any("aggressor side column: side = 'Aggressor'" in e for e in ev), ev
+
+
+# --------------------------------------------------------------------------- 3: inspect's command for naive stamps
+
+
+def test_inspect_naive_unplaceable_says_tz_must_be_chosen(tmp_path, capsys):
+    from vpoc.cli import main
+
+    p = tmp_path / "naive.csv"
+    p.write_text("timestamp,open,high,low,close,volume\n"
+                 + "".join(f"2024-03-04T15:{m:02d}:00,100,101,99.75,100.5,50\n" for m in range(6)))
+    r = vpoc.io.inspect(p)
+    assert r.tz is None and r.naive and "tz" not in r.read_kwargs
+    assert r.tz_choices[:2] == ["UTC", "America/Chicago"]
+    assert "choose tz   required: add tz=ZONE (--tz ZONE), ZONE one of UTC, America/Chicago" in repr(r)
+    assert "read_bars(source, interval=60)" in repr(r)
+    assert main(["inspect", str(p)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].strip() == f"vpoc profile {p} --tz ZONE --interval 60 --tick-size 0.25"
+    assert "ZONE: the zone of the naive timestamps" in out[-2] and "America/Chicago" in out[-2]
+    cmd = out[-1].strip().split()[2:]
+    assert main(["profile", *[("UTC" if a == "ZONE" else a) for a in cmd], "-o", str(tmp_path / "o.csv")]) == 0
+    with pytest.raises(ValueError, match="no time zone"):
+        vpoc.io.read_bars(p, **r.read_kwargs)  # the user's choice, not a finding
+    aware = tmp_path / "aware.csv"
+    aware.write_text(p.read_text().replace(":00,", ":00Z,"))
+    assert vpoc.io.inspect(aware).tz_choices == []

@@ -75,6 +75,7 @@ class Inspection:
     stray_rows: int = 0
     alternatives: List[Dict[str, Any]] = field(default_factory=list)
     kind: str = "bars"
+    tz_choices: List[str] = field(default_factory=list)  # naive stamps, zone unknown: tz= to choose from
 
     def to_dict(self) -> Dict[str, Any]:
         """Every field as plain Python values (JSON-ready)."""
@@ -101,9 +102,12 @@ class Inspection:
                  f"  tick_size   {tick}",
                  f"  hours       {self.hours or 'unknown'}",
                  f"  confidence  {self.confidence}",
-                 f"  read with   vpoc.io.read_{self.kind}(source, {kw(self.read_kwargs)})",
-                 f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}",
-                 "evidence:"]
+                 f"  read with   vpoc.io.read_{self.kind}({', '.join(['source'] + ([kw(self.read_kwargs)] if self.read_kwargs else []))})",
+                 f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}"]
+        if self.tz_choices:  # read_kwargs / cli_args cannot read naive stamps without it
+            lines.append(f"  choose tz   required: add tz=ZONE (--tz ZONE), ZONE one of "
+                         f"{', '.join(self.tz_choices)} (naive timestamps are refused without it)")
+        lines.append("evidence:")
         lines += [f"  - {e}" for e in self.evidence]
         return "\n".join(lines)
 
@@ -467,7 +471,8 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
                       cli_args=(["--kind", "trades"] if trades else []) + _cli_args(rk), kind="trades" if trades else "bars",
                       evidence=ev, naive=naive, hours=hours, gaps=gaps,
                       duplicated_rows=dup_rows, duplicated_timestamps=dup_ts,
-                      unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives)
+                      unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives,
+                      tz_choices=list(CANDIDATE_ZONES) if naive and tz is None and not legacy else [])
 
 
 def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:
