@@ -181,3 +181,26 @@ def test_inspect_naive_unplaceable_says_tz_must_be_chosen(tmp_path, capsys):
     aware = tmp_path / "aware.csv"
     aware.write_text(p.read_text().replace(":00,", ":00Z,"))
     assert vpoc.io.inspect(aware).tz_choices == []
+
+
+# --------------------------------------------------------------------------- 4: inspect on trades
+
+
+def test_inspect_trades_sparse_minutes_near_the_halt_are_the_daily_halt(tmp_path):
+    # trades of Wed-Thu 2024-03-06/07: last trade 15:57 CT, first after the halt 17:03 CT (CST = UTC-6)
+    stamps = []
+    for d in ("2024-03-05", "2024-03-06", "2024-03-07"):
+        start = pd.Timestamp(f"{d} 23:03Z") - pd.Timedelta(days=1)  # 17:03 CT the evening before
+        stamps += list(pd.date_range(start, pd.Timestamp(f"{d} 21:57Z"), freq="7min"))
+    df = pd.DataFrame({"timestamp": stamps, "price": 5000.0 + 0.25 * (np.arange(len(stamps)) % 9),
+                       "volume": 1 + np.arange(len(stamps)) % 5})
+    p = tmp_path / "tr.csv"
+    df.to_csv(p, index=False)
+    r = vpoc.io.inspect(p)
+    text = repr(r)
+    assert r.kind == "trades" and r.gaps == [], r.gaps
+    assert "no pauses other than the daily halt and weekends" in r.evidence
+    assert "2 of 2 restarts after a pause at 17:00-17:05 CT" in text and "2 of 2 stops end at 16:00 CT" in text
+    assert "read with   vpoc.io.read_trades(source)" in text
+    assert "hours       trades " in text and "bars" not in r.hours
+    assert not any(e.startswith("busiest bars") for e in r.evidence)

@@ -26,8 +26,8 @@ import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
 from ._columns import recorded_columns, side_evidence
-from ._globex_hours import (_CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key, _localize,
-                            _score, _shown)
+from ._globex_hours import (TRADES_SLACK_MIN, _CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key,
+                            _localize, _score, _shown)
 
 __all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS", "COMMON_TIME_FORMATS"]
 
@@ -369,7 +369,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             valid = inst != -1
             for li, lab in enumerate(("open",) if trades else ("open", "close")):
                 opens = inst - (step if lab == "close" else 0)
-                sc = _score(opens, valid, vol, step)
+                sc = _score(opens, valid, vol, step, TRADES_SLACK_MIN if trades else 0)
                 hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
                              "key": _key(sc, 2 * zi + li)})
         hyps.sort(key=lambda h: h["key"])
@@ -381,11 +381,14 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
         runner = distinct[0] if distinct else None
         what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
                                      "" if trades else f"label={best['label']}") if x) or "as read"
+        at17, at16 = ((f"at 17:00-17:{TRADES_SLACK_MIN:02d} CT (first trade minute)",
+                       f" (last trade minute from 15:{60 - TRADES_SLACK_MIN:02d})") if trades
+                      else ("open at 17:00 CT", ""))
         ev.append(f"{what}: {sc['halt_rows']:,} of {sc['rows']:,} {'minutes with trades' if trades else 'bars open'} "
                   "in "
                   f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
-                  f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
-                  f"stops end at 16:00 CT (the others are early closes or halts); "
+                  f"restarts after a pause {at17}; {sc['stop_at_16']} of {sc['stops']} "
+                  f"stops end at 16:00 CT{at16} (the others are early closes or halts); "
                   f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
         raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
         if (not trades and raw["restart_mode"] is not None and raw["stop_mode"] is not None
@@ -398,7 +401,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             last = _CASH_CLOSE - step // (60 * _NS)
             names = {_RTH_OPEN: " (the 08:30 CT RTH open)",
                      last: " (closes at the 15:00 CT cash close)"}
-            ev.append("busiest bars (mean volume) open at "
+            ev.append(("busiest minutes (mean volume of their trades) at " if trades else "busiest bars (mean volume) open at ")
                       + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]))
         for h in same:
             ev.append(f"tz={h['tz']} gives the same stamps on this span (no difference in its "
@@ -450,7 +453,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             if user_label is not None and user_label != label:
                 ev.append(f"you passed label={user_label!r}, but the data says {label!r}")
             opens = best["opens"][best["valid"]]
-            hours, gaps, hev = _hours_and_gaps(opens, step)
+            hours, gaps, hev = _hours_and_gaps(opens, step, TRADES_SLACK_MIN if trades else 0)
             ev += hev
             stray = best["score"]["saturday_rows"]
     elif n == 0:
