@@ -204,3 +204,39 @@ def test_inspect_trades_sparse_minutes_near_the_halt_are_the_daily_halt(tmp_path
     assert "read with   vpoc.io.read_trades(source)" in text
     assert "hours       trades " in text and "bars" not in r.hours
     assert not any(e.startswith("busiest bars") for e in r.evidence)
+
+
+# --------------------------------------------------------------------------- 5: messages
+
+
+H2 = np.array([101.0, 102.0])
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan, -1.0])
+def test_inf_buy_sell_gets_the_finite_message_batch_and_live(bad):
+    words = r"sell_volume\[1\] = .*: the aggressor-side volumes of a bar must be finite and >= 0"
+    with pytest.raises(ValueError, match=words):
+        vpoc.from_bars(H2, H2 - 1, H2 - 0.5, np.array([10, 20]), tick_size=0.25,
+                       buy_volume=np.array([1.0, 1.0]), sell_volume=np.array([1.0, bad]))
+    live = vpoc.Live(tick_size=0.25, kind="bars", session="globex", side=True)
+    with pytest.raises(ValueError, match=r"sell_volume\[0\] = .*: the aggressor-side volumes of a bar must be "
+                                         r"finite and >= 0"):
+        live.update(101.0, 100.0, 100.5, 20, buy_volume=1, sell_volume=bad,
+                    timestamp=pd.Timestamp("2024-03-04T15:00Z").value)
+
+
+def test_live_scalar_side_message_does_not_double_the_name():
+    live = vpoc.Live(tick_size=0.25, kind="trades", session="globex", side=True)
+    with pytest.raises(ValueError) as e:
+        live.update(100.0, 1, side=2, timestamp=pd.Timestamp("2024-03-04T15:00Z").value)
+    assert str(e.value).startswith("Live.update: side = 2; give +1")
+
+
+def test_list_with_none_names_its_index():
+    with pytest.raises(TypeError, match=r"^buy_volume\[1\] = None is not a number; buy_volume must be a numeric"):
+        vpoc.from_bars(H2, H2 - 1, H2 - 0.5, np.array([10, 20]), tick_size=0.25, buy_volume=[1, None],
+                       sell_volume=[1, 1])
+    with pytest.raises(TypeError, match=r"^volume\[1\] = None is not a number"):
+        vpoc.from_bars(H2, H2 - 1, H2 - 0.5, [10, None], tick_size=0.25)
+    with pytest.raises(TypeError, match=r"^volume\[0\] = 'x' is not a number"):
+        vpoc.from_bars(H2, H2 - 1, H2 - 0.5, np.array(["x", 1], dtype=object), tick_size=0.25)
