@@ -240,3 +240,17 @@ def test_list_with_none_names_its_index():
         vpoc.from_bars(H2, H2 - 1, H2 - 0.5, [10, None], tick_size=0.25)
     with pytest.raises(TypeError, match=r"^volume\[0\] = 'x' is not a number"):
         vpoc.from_bars(H2, H2 - 1, H2 - 0.5, np.array(["x", 1], dtype=object), tick_size=0.25)
+
+
+# --------------------------------------------------------------------------- 6: docs
+
+
+def test_docs_describe_bars_sides_and_drop_internal_references():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    sessions = (docs / "sessions.md").read_text()
+    assert "`buy_volume`, `sell_volume`) and `Trades`" in sessions  # the Bars fields
+    assert "**Bars' aggressor side.**" in sessions and "`AskVolume` / `BidVolume`" in sessions
+    assert "`columns={\"buy_volume\": None, \"sell_volume\": None}` ignores them" in sessions
+    assert "issue 27" not in (docs / "plots.md").read_text()
