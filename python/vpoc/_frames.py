@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ._errors import InputError
-from ._validate import check_dropped
+from ._validate import check_dropped, report_volume
 from ._warnings import GuessedDefaultWarning
 
 __all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "table"]
@@ -176,7 +176,7 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
                              "container or a DataFrame with a timestamp column (or a vpoc.sessions."
                              f"{sessions}(ts) result)")
         rule = sessions
-        vol = volume if isinstance(volume, np.ndarray) else None
+        vol = report_volume(volume) if isinstance(volume, np.ndarray) else None  # bad values: refused below
         sessions = _build(getattr(vs, rule), ts, vol)
     elif not isinstance(sessions, vs.Sessions):
         raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "

@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["INT64_MAX", "real", "integer", "threads", "boolean", "string", "check_rows", "check_dropped", "dropped_rows_where", "numeric_rows"]
+__all__ = ["INT64_MAX", "real", "integer", "threads", "boolean", "string", "check_rows", "check_dropped", "dropped_rows_where", "numeric_rows",
+           "report_volume"]
 
 INT64_MAX = 2**63 - 1
 
@@ -115,12 +116,25 @@ def numeric_rows(columns: Dict[str, Any], rows: Optional[np.ndarray] = None) -> 
     return out
 
 
-def check_dropped(columns: Dict[str, Any], kept: Any, n: int, what: str) -> None:
+def check_dropped(columns: Dict[str, Any], kept: Any, n: int, what: str, frame: bool = False) -> None:
     """The rows of ``n`` a session rule leaves out (all but ``kept``, input positions), checked by
     check_rows (the engine checks the kept ones): a NaN / negative volume or high < low there is refused,
-    naming the caller's row, not left out in silence (nor summed into ``dropped_volume``)."""
+    naming the caller's row, not left out in silence (nor summed into ``dropped_volume``). ``frame``:
+    named ``<DataFrame> row i``, as vpoc.io.read_bars (from_bars(DataFrame)) names it."""
     out = np.ones(n, dtype=bool)
     out[np.asarray(kept, dtype=np.int64)] = False
     rows = np.flatnonzero(out)
     if rows.size:
-        check_rows(numeric_rows(columns, rows), dropped_rows_where(what, rows))
+        where = (lambda i: f"<DataFrame> row {int(rows[i])}") if frame else dropped_rows_where(what, rows)
+        check_rows(numeric_rows(columns, rows), where)
+
+
+def report_volume(volume: Any) -> Any:
+    """``volume`` for a session rule's dropped-volume report (``rule(ts, volume=)``), with NaN / inf /
+    negative values as 0: the rule would refuse them naming its own row, before the engine (kept rows)
+    or check_dropped (the others) names the caller's; one of those refuses the call anyway."""
+    v = np.asarray(volume)
+    if v.dtype.kind != "f":
+        return v if v.dtype.kind != "i" or not (v < 0).any() else np.where(v < 0, 0, v)
+    bad = ~(np.isfinite(v) & (v >= 0))
+    return np.where(bad, 0.0, v) if bad.any() else v

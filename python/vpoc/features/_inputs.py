@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._arrays import as_prices, as_volume
-from .._validate import check_dropped, check_rows, numeric_rows
+from .._validate import check_dropped, report_volume
 from .._time import bar_opens, check_label, check_time_unit, interval_ns
 from .._time import host as _host, input_timestamps_ns as _timestamps_ns
 from .._warnings import GuessedDefaultWarning, user_stacklevel
@@ -193,12 +193,10 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
                           stacklevel=user_stacklevel())
         facts["interval"] = None if step is None else step / 1e9
     rows = dict(high=h, low=lo, close=c, volume=v, open=o)
-    if kind == "frame":  # every row, as from_bars(DataFrame) (vpoc.io.read_bars) checks it: one rule, one wording
-        check_rows(numeric_rows(rows), lambda i: f"<DataFrame> row {i}")
     g = _group(n, offsets=_host(offsets), session_ids=_host(session_ids), session=session, synth=synth,
-               frame_cols=frame_cols, ts=ts, volume=np.asarray(v, dtype=np.float64), what=what)
+               frame_cols=frame_cols, ts=ts, volume=report_volume(np.asarray(v, dtype=np.float64)), what=what)
     if g.index is not None:
-        check_dropped(rows, g.index, n, what)
+        check_dropped(rows, g.index, n, what, frame=kind == "frame")  # kept rows: the engine's check
         h, lo, c, v = h[g.index], lo[g.index], c[g.index], v[g.index]
         o = None if o is None else o[g.index]
         ts = None if ts is None else ts[g.index]
