@@ -301,10 +301,10 @@ def _state(live):
 
 
 @pytest.mark.parametrize("side, err, match", [
-    (2, ValueError, r"^side: side = 2; give"),
-    ("X", ValueError, r"^side: side = 'X'"),
-    (b"Q", ValueError, r"^side: side = b'Q'"),
-    (0.5, ValueError, r"^side: side = 0\.5"),
+    (2, ValueError, r"^Live.update: side = 2; give"),
+    ("X", ValueError, r"^Live.update: side = 'X'"),
+    (b"Q", ValueError, r"^Live.update: side = b'Q'"),
+    (0.5, ValueError, r"^Live.update: side = 0\.5"),
     (True, TypeError, "side is boolean"),
     ([1, 1], ValueError, "side must be 1-D"),
     (None, TypeError, "needs side="),

@@ -90,11 +90,25 @@ def _to_numpy(x: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a 1-D numeric array-like, got {type(x).__name__}: {e}") from None
 
 
+def _first_not_number(arr: np.ndarray, name: str) -> str:
+    """``"name[i] = None is not a number; "`` for the first value of a 1-D object array (a list with a
+    None, a string) that is no real number, else "" (the dtype alone says it)."""
+    if arr.dtype != object or arr.ndim != 1:
+        return ""
+    import numbers
+
+    for i, v in enumerate(arr.tolist()):
+        if v is None or isinstance(v, bool) or not isinstance(v, numbers.Real):
+            return f"{name}[{i}] = {v!r} is not a number; "
+    return ""
+
+
 def as_array(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as a 1-D, C-contiguous numeric numpy array (a view when possible)."""
     arr = _to_numpy(x, name)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a numeric array (integer or float), got dtype {arr.dtype}")
+        raise TypeError(f"{_first_not_number(arr, name)}{name} must be a numeric array (integer or float), "
+                        f"got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise input_error(f"{name} must be 1-D, got shape {arr.shape}", name)
     if not arr.dtype.isnative:  # big-endian data: the same values in this machine's byte order

@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ._errors import InputError
+from ._validate import check_dropped, report_volume
 from ._warnings import GuessedDefaultWarning
 
 __all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "table"]
@@ -175,7 +176,7 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
                              "container or a DataFrame with a timestamp column (or a vpoc.sessions."
                              f"{sessions}(ts) result)")
         rule = sessions
-        vol = volume if isinstance(volume, np.ndarray) else None
+        vol = report_volume(volume) if isinstance(volume, np.ndarray) else None  # bad values: refused below
         sessions = _build(getattr(vs, rule), ts, vol)
     elif not isinstance(sessions, vs.Sessions):
         raise TypeError(f"session must be a vpoc.sessions.Sessions (e.g. vpoc.sessions.globex(ts)) or a "
@@ -184,6 +185,8 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
     rows = None
     if n == s.n_input:
         if s.index is not None:
+            names = ("high", "low", "close", "open", "price", "volume")  # buy / sell: checked on every row
+            check_dropped({k: x for k, x in columns.items() if k in names}, s.index, n, what)
             columns = {k: (None if x is None else s.take(x)) for k, x in columns.items()}
             rows = np.asarray(s.index, dtype=np.int64)
     elif n != s.n_kept:

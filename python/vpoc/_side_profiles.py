@@ -177,7 +177,7 @@ def bar_side_volumes(buy_volume: Any, sell_volume: Any, volume: Any, high: Any, 
         bv, sv, vv = b[i].item(), s[i].item(), v[i].item()
         # InputErrors (ValueErrors) with the row: callers that took kept rows re-address them (_errors.input_rows)
         for name, x in (("buy_volume", bv), ("sell_volume", sv)):
-            if not x >= 0:
+            if not (x >= 0 and x != float("inf")):  # NaN, inf, negative: one message (trial 4 #5a)
                 raise input_error(f"{name}[{i}] = {x!r}: the aggressor-side volumes of a bar must be finite and "
                                   ">= 0 (a part of its volume)", name, i)
         raise input_error(f"buy_volume[{i}] + sell_volume[{i}] = {bv!r} + {sv!r} is more than volume[{i}] = {vv!r}; "

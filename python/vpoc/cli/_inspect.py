@@ -21,10 +21,12 @@ __all__ = ["cmd_inspect", "suggested_command"]
 def suggested_command(path: str, result: Any) -> str:
     """``vpoc profile PATH <cli_args>`` (with ``--tick-size`` from the result when the args lack it)."""
     args: List[str] = [str(a) for a in (getattr(result, "cli_args", None) or [])]
+    if getattr(result, "tz_choices", None) and "--tz" not in args:  # naive stamps: the zone is the user's choice
+        args = ["--tz", "ZONE"] + args
     tick = getattr(result, "tick_size", None)
     if "--tick-size" not in args and tick is not None:
         args += ["--tick-size", f"{tick:g}"]
-    return " ".join(["vpoc", "profile", shlex.quote(path), *map(shlex.quote, args)])
+    return " ".join(["vpoc", "profile", shlex.quote(path), *(a if a == "ZONE" else shlex.quote(a) for a in args)])
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
@@ -49,6 +51,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         raise UsageError(detail if path in detail else f"{path}: {detail}") from e
     print(repr(result))
     print()
-    print("read it with:")
+    choices = getattr(result, "tz_choices", None)
+    print("read it with:" if not choices else
+          f"read it with (ZONE: the zone of the naive timestamps, which the data cannot tell; one of "
+          f"{', '.join(choices)}):")
     print(f"  {suggested_command(path, result)}")
     return EXIT_OK

@@ -14,6 +14,8 @@ import numpy as np
 
 from .. import _core
 from .._arrays import as_volume
+from .._validate import check_dropped
+from ..io import Bars
 from ._inputs import _Data, _host
 from ._params import _Rules
 
@@ -37,8 +39,11 @@ def _side_inputs(buy_volume: Any, sell_volume: Any, data: _Data) -> Dict[str, An
             x = as_volume(_host(x), k)
             if x.shape[0] != n_in:
                 raise ValueError(f"{k} has {x.shape[0]} rows but the bars have {n_in}")
-            side[k] = x if index is None else x[index]
-    return side
+            side[k] = x
+    if index is not None:  # the rows left out (from_bars checks the kept ones); a frame's as from_bars(df) names them
+        check_dropped(side, index, n_in, "buy_volume / sell_volume",
+                      frame=data.table is not None and not isinstance(data.table, Bars))
+    return {k: (x if x is None or index is None else x[index]) for k, x in side.items()}
 
 
 def _delta_columns(data: _Data, side: Dict[str, Any], prof: Any, rules: _Rules,

@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._arrays import as_prices, as_volume
+from .._validate import check_dropped, report_volume
 from .._time import bar_opens, check_label, check_time_unit, interval_ns
 from .._time import host as _host, input_timestamps_ns as _timestamps_ns
 from .._warnings import GuessedDefaultWarning, user_stacklevel
@@ -191,9 +192,11 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
                           "moved back by it. Pass interval= to set it", GuessedDefaultWarning,
                           stacklevel=user_stacklevel())
         facts["interval"] = None if step is None else step / 1e9
+    rows = dict(high=h, low=lo, close=c, volume=v, open=o)
     g = _group(n, offsets=_host(offsets), session_ids=_host(session_ids), session=session, synth=synth,
-               frame_cols=frame_cols, ts=ts, volume=np.asarray(v, dtype=np.float64), what=what)
+               frame_cols=frame_cols, ts=ts, volume=report_volume(np.asarray(v, dtype=np.float64)), what=what)
     if g.index is not None:
+        check_dropped(rows, g.index, n, what, frame=kind == "frame")  # kept rows: the engine's check
         h, lo, c, v = h[g.index], lo[g.index], c[g.index], v[g.index]
         o = None if o is None else o[g.index]
         ts = None if ts is None else ts[g.index]

@@ -6,14 +6,19 @@ missing, ambiguous or duplicated column raises naming it; every value is checked
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
+import warnings
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._errors import input_error
 from .._side import aggressor_side
+from .._validate import check_rows
+from .._warnings import GuessedDefaultWarning, user_stacklevel
 from ._options import (_ALIASES, _DATE_NAMES, _TIME_NAMES, _TRADE_VOLUME_ALIASES, _first, _iso,
                        _Options, _Where, no_open)
 from ._timestamps import WallNs, _localize, _timestamps
@@ -26,7 +31,7 @@ VOLUMES = ("volume", "buy_volume", "sell_volume")
 # Columns whose integers are UTC epoch nanoseconds by the vendor's definition (Databento).
 _NS_COLUMNS = ("tsevent",)
 # Names of the optional aggressor-side column of trades (normalised).
-SIDE_ALIASES = ("side", "aggressorside")
+SIDE_ALIASES = ("side", "aggressorside", "aggressor")
 # Names of the optional aggressor-side volume columns of bars (normalised): vpoc's own, and the
 # bid/ask volume columns of NinjaTrader / Sierra Chart exports (AskVolume: traded at the ask, a
 # buyer lifting the offer; BidVolume: a seller hitting the bid), as Databento's aggressor_side is
@@ -34,7 +39,11 @@ SIDE_ALIASES = ("side", "aggressorside")
 BAR_SIDE_ALIASES: Dict[str, Tuple[str, ...]] = {"buy_volume": ("buyvolume", "askvolume"),
                                                "sell_volume": ("sellvolume", "bidvolume")}
 
-__all__ = ["BAR_SIDE_ALIASES", "SIDE_ALIASES", "bar_side_names"]
+# Words in a column name that say it may hold the aggressor side (an unmapped one is announced).
+SIDE_WORDS = ("buy", "sell", "ask", "bid", "aggressor", "side")
+
+__all__ = ["BAR_SIDE_ALIASES", "SIDE_ALIASES", "SIDE_WORDS", "bar_side_names", "recorded_columns", "side_evidence",
+           "side_lookalikes"]
 
 
 # --------------------------------------------------------------------------- column handling
@@ -102,7 +111,83 @@ def _resolve(names: Sequence[Any], opts: _Options, source: str) -> Dict[str, Any
         out["side"] = _side_column(names, by_norm, opts, source, listing)
     else:
         out.update(zip(BAR_SIDE_ALIASES, _bar_sides(names, by_norm, opts.columns, source, listing)))
+    _warn_side_lookalikes(names, out, opts, source)
+    seen = _RESOLVED.get()
+    if seen is not None:  # vpoc.io.inspect: which columns were read (its side evidence)
+        seen.append((list(names), dict(out), "price" in opts.fields))
     return out
+
+
+#: set by recorded_columns(): each _resolve call's (column names, field -> column, trades?)
+_RESOLVED: "contextvars.ContextVar[Optional[list]]" = contextvars.ContextVar("vpoc_io_resolved", default=None)
+
+
+@contextlib.contextmanager
+def recorded_columns() -> Iterator[list]:
+    """Within it, each source the readers map appends (names, mapping, trades) to the list it gives,
+    and the side look-alike warning is not raised (vpoc.io.inspect reports both in its evidence)."""
+    outer = _RESOLVED.get()
+    if outer is not None:
+        yield outer
+        return
+    seen: list = []
+    token = _RESOLVED.set(seen)
+    try:
+        yield seen
+    finally:
+        _RESOLVED.reset(token)
+
+
+def side_evidence(names: Sequence[Any], mapping: Dict[str, Any], trades: bool) -> str:
+    """vpoc.io.inspect's line on the side columns: the ones read, or that there are none and which
+    look-alike columns were skipped (with the columns= that maps them)."""
+    fields = ("side",) if trades else tuple(BAR_SIDE_ALIASES)
+    used = [mapping.get(f) for f in fields]
+    if all(u is not None for u in used):
+        what = "aggressor side column" if trades else "buy / sell (aggressor side) volume columns"
+        return (f"{what}: " + ", ".join(f"{f} = {str(u)!r}" for f, u in zip(fields, used))
+                + " (the result has delta, delta POC and imbalances)")
+    look = side_lookalikes(names, mapping)
+    what = "no aggressor side column" if trades else "no buy / sell (aggressor side) volume columns"
+    if not look:
+        return f"{what}: the result has no delta (a side column would be read by name: docs/sessions.md)"
+    return (f"{what} read; skipped {', '.join(map(repr, look))}, whose names look like the side: "
+            f"{side_mapping_hint(trades, look)}")
+
+
+def side_lookalikes(names: Sequence[Any], mapping: Dict[str, Any]) -> List[str]:
+    """The columns of ``names`` not read as any field of ``mapping`` whose name holds buy / sell / ask /
+    bid / aggressor / side (case-insensitive): ones that may hold the aggressor side."""
+    used = set()
+    for v in mapping.values():
+        used.update(str(x) for x in (v if isinstance(v, tuple) else (v,)) if x is not None)
+    return [str(n) for n in names if str(n) not in used and any(w in str(n).lower() for w in SIDE_WORDS)]
+
+
+def side_mapping_hint(trades: bool, lookalikes: Sequence[str]) -> str:
+    """How to map look-alike side columns: the ``columns={...}`` to pass (or to ignore them)."""
+    if trades:
+        return (f"columns={{'side': {lookalikes[0]!r}}} reads it as the side (+1 / -1 / 0, or "
+                "B / A / N); columns={'side': None} says there is none")
+    b = next((c for c in lookalikes if any(w in c.lower() for w in ("buy", "ask"))), "<buy column>")
+    s = next((c for c in lookalikes if any(w in c.lower() for w in ("sell", "bid"))), "<sell column>")
+    return (f"columns={{'buy_volume': {b!r}, 'sell_volume': {s!r}}} reads them as the bars' buy / sell (aggressor "
+            "side) volumes; columns={'buy_volume': None, 'sell_volume': None} says there are none")
+
+
+def _warn_side_lookalikes(names: Sequence[Any], out: Dict[str, Any], opts: _Options, source: str) -> None:
+    """A GuessedDefaultWarning when no side column was picked up (nor set by ``columns=``) but some
+    column's name says it may hold one: without it the result has no delta, which is otherwise silent."""
+    trades = "price" in opts.fields
+    fields = ("side",) if trades else tuple(BAR_SIDE_ALIASES)
+    if _RESOLVED.get() is not None or any(out.get(f) is not None or f in opts.columns for f in fields):
+        return
+    look = side_lookalikes(names, out)
+    if look:
+        what = "trades' aggressor side" if trades else "bars' buy / sell (aggressor side) volumes"
+        warnings.warn(f"{source}: column(s) {', '.join(map(repr, look))} look like the {what} but are not read "
+                      f"(no column has a name vpoc reads as the side), so the result has no delta; "
+                      f"{side_mapping_hint(trades, look)}", GuessedDefaultWarning, stacklevel=user_stacklevel())
 
 
 def bar_side_names(names: Sequence[Any], columns: Optional[Dict[str, Any]] = None,
@@ -316,29 +401,7 @@ def _numbers(col: Any, field: str, where: _Where, volume: bool) -> np.ndarray:
 
 
 def _validate(out: Dict[str, np.ndarray], where: _Where, opts: _Options) -> None:
-    prices = [f for f in opts.fields[1:] if f != "volume"]
-    for f in prices:
-        i = _first(~np.isfinite(out[f]))
-        if i is not None:
-            raise ValueError(f"{where(i)}: {f} is {out[f][i]} (prices must be finite)")
-    if "high" in out:
-        h, lo = out["high"], out["low"]
-        i = _first(h < lo)
-        if i is not None:
-            raise ValueError(f"{where(i)}: high ({h[i].item()!r}) < low ({lo[i].item()!r})")
-        if opts.strict_ohlc:
-            for f in ("open", "close"):
-                x = out[f]
-                i = _first((x < lo) | (x > h))
-                if i is not None:
-                    raise ValueError(f"{where(i)}: {f} ({x[i].item()!r}) is outside [low, high] = "
-                                     f"[{lo[i].item()!r}, {h[i].item()!r}] (strict_ohlc=True)")
-    for f in ("volume",) + tuple(k for k in BAR_SIDE_ALIASES if k in out):
-        v = out[f]
-        bad = (v < 0) if v.dtype.kind in "iu" else ~(np.isfinite(v) & (v >= 0))
-        i = _first(bad)
-        if i is not None:
-            raise ValueError(f"{where(i)}: {f} is {v[i].item()!r} (must be finite and >= 0)")
+    check_rows(out, where, [f for f in opts.fields[1:] if f != "volume"], opts.strict_ohlc)
     if "buy_volume" in out:
         _check_bar_sides(out, where)
 

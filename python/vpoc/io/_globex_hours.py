@@ -41,7 +41,22 @@ def _localize(wall: np.ndarray, tz: str) -> np.ndarray:
     return np.where(np.asarray(idx.isna()), -1, out)
 
 
-def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> Dict[str, Any]:
+#: trades: the first / last minute with a trade may fall this many minutes inside 17:00 / 16:00 CT (a
+#: sparse market's first trade after the open is not at 17:00:00); bars open on the minute
+TRADES_SLACK_MIN = 5
+
+
+def _at_17(minute: np.ndarray, slack: int) -> np.ndarray:
+    return (minute >= _HALT[1]) & (minute <= _HALT[1] + slack)
+
+
+def _at_16(end_minute: np.ndarray, slack: int) -> np.ndarray:
+    return (end_minute <= _HALT[0]) & (end_minute >= _HALT[0] - slack)
+
+
+def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int, slack: int = 0) -> Dict[str, Any]:
+    """A reading's fit to Globex hours; ``slack``: minutes a restart / stop may fall inside 17:00 / 16:00
+    (TRADES_SLACK_MIN for trades' one-minute buckets, 0 for bars)."""
     o, v = opens[valid], vol[valid]
     minute, wday, _ = _ct_fields(o)
     in_halt = (minute >= _HALT[0]) & (minute < _HALT[1])
@@ -62,11 +77,11 @@ def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int) -> 
     return {"rows": int(o.size), "halt_rows": int(in_halt.sum()),
             "halt_volume_share": float(v[in_halt].sum()) / total_v,
             "restarts": int(restart.size),
-            "restart_at_17": int(np.sum(minute[restart] == _HALT[1])),
+            "restart_at_17": int(np.sum(_at_17(minute[restart], slack))),
             "stops": int(stop.size),
-            "stop_at_16": int(np.sum(minute[stop] + step_min == _HALT[0])),
+            "stop_at_16": int(np.sum(_at_16(minute[stop] + step_min, slack))),
             "weekly": int(weekly.size),
-            "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & (minute[weekly] == _HALT[1]))),
+            "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & _at_17(minute[weekly], slack))),
             "busiest": busiest, "restart_mode": _mode(minute[restart]),
             "stop_mode": _mode(minute[stop]),
             "busiest_ok": int(bool(busiest) and busiest[0] == _RTH_OPEN),
@@ -118,7 +133,9 @@ def _key(sc: Dict[str, Any], order: int) -> Tuple[Any, ...]:
 # --------------------------------------------------------------------------- hours and gaps
 
 
-def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, Any]], List[str]]:
+def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0) -> Tuple[str, List[Dict[str, Any]], List[str]]:
+    """The trading hours, the pauses other than the daily halt / weekends, Saturday rows; ``slack`` as
+    in _score (trades: their minutes, worded as trades, not bars)."""
     import pandas as pd
 
     minute, wday, day = _ct_fields(opens)
@@ -136,11 +153,11 @@ def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, A
         best_len = min(best_len, 1440)
         start = (best - best_len + 1) % 1440
         end = (start + best_len) % 1440
-        hours = (f"bars open {_hm(end)}-{_hm((start - 1) % 1440)} America/Chicago, none "
+        hours = (f"{'trades' if slack else 'bars open'} {_hm(end)}-{_hm((start - 1) % 1440)} America/Chicago, none "
                  f"{_hm(start)}-{_hm((end - 1) % 1440)}")
         wd = np.bincount(wday, minlength=7)
         days = [n for n, c in zip(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), wd) if c]
-        hours += f"; days with bars: {', '.join(days)}"
+        hours += f"; days with {'trades' if slack else 'bars'}: {', '.join(days)}"
     gaps: List[Dict[str, Any]] = []
     gap = np.diff(opens) - step
     idx = np.flatnonzero(gap >= 30 * 60 * _NS)
@@ -148,18 +165,18 @@ def _hours_and_gaps(opens: np.ndarray, step: int) -> Tuple[str, List[Dict[str, A
     for i in idx:
         end_min = (int(minute[i]) + step // (60 * _NS)) % 1440
         nxt = int(minute[i + 1])
-        ends_1600 = end_min == _HALT[0] and nxt == _HALT[1]
-        if ends_1600 and gap[i] <= 3600 * _NS:
+        ends_1600 = bool(_at_16(np.array([end_min]), slack)[0] and _at_17(np.array([nxt]), slack)[0])
+        if ends_1600 and gap[i] <= (60 + 2 * slack) * 60 * _NS:
             continue  # the daily halt
-        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and gap[i] <= 49 * 3600 * _NS:
+        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and gap[i] <= (49 * 60 + 2 * slack) * 60 * _NS:
             continue  # the weekend
         if wday[i] == 5 or wday[i + 1] == 5:
             continue  # stray weekend prints are reported below
         hours_len = (int(gap[i])) / 3600 / _NS
-        if nxt == _HALT[1] and not ends_1600 and gap[i] < 30 * 3600 * _NS and \
+        if _at_17(np.array([nxt]), slack)[0] and not ends_1600 and gap[i] < 30 * 3600 * _NS and \
                 day[i + 1] == day[i]:
             kind = "early halt: holiday or early close"
-        elif nxt == _HALT[1] and gap[i] > 24 * 3600 * _NS:
+        elif _at_17(np.array([nxt]), slack)[0] and gap[i] > 24 * 3600 * _NS:
             kind = "closed day(s): holiday"
         else:
             kind = "gap inside the session"

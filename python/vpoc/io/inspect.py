@@ -25,8 +25,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
-from ._globex_hours import (_CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key, _localize,
-                            _score, _shown)
+from ._columns import recorded_columns, side_evidence
+from ._globex_hours import (TRADES_SLACK_MIN, _CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key,
+                            _localize, _score, _shown)
 
 __all__ = ["Inspection", "inspect", "CANDIDATE_ZONES", "COMMON_TICKS", "COMMON_TIME_FORMATS"]
 
@@ -74,6 +75,7 @@ class Inspection:
     stray_rows: int = 0
     alternatives: List[Dict[str, Any]] = field(default_factory=list)
     kind: str = "bars"
+    tz_choices: List[str] = field(default_factory=list)  # naive stamps, zone unknown: tz= to choose from
 
     def to_dict(self) -> Dict[str, Any]:
         """Every field as plain Python values (JSON-ready)."""
@@ -100,9 +102,12 @@ class Inspection:
                  f"  tick_size   {tick}",
                  f"  hours       {self.hours or 'unknown'}",
                  f"  confidence  {self.confidence}",
-                 f"  read with   vpoc.io.read_{self.kind}(source, {kw(self.read_kwargs)})",
-                 f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}",
-                 "evidence:"]
+                 f"  read with   vpoc.io.read_{self.kind}({', '.join(['source'] + ([kw(self.read_kwargs)] if self.read_kwargs else []))})",
+                 f"  CLI flags   {' '.join(map(shlex.quote, self.cli_args))}"]
+        if self.tz_choices:  # read_kwargs / cli_args cannot read naive stamps without it
+            lines.append(f"  choose tz   required: add tz=ZONE (--tz ZONE), ZONE one of "
+                         f"{', '.join(self.tz_choices)} (naive timestamps are refused without it)")
+        lines.append("evidence:")
         lines += [f"  - {e}" for e in self.evidence]
         return "\n".join(lines)
 
@@ -278,6 +283,11 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     here is checked against the data rather than trusted. Naive timestamps are read as UTC wall
     clock and re-read in each of :data:`CANDIDATE_ZONES`.
     """
+    with recorded_columns() as seen:  # the side columns read: in the evidence (no look-alike warning)
+        return _inspect(source, read_kwargs, seen)
+
+
+def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection:
     kw = dict(read_kwargs)
     user_tz = kw.pop("tz", None)
     user_label = kw.pop("label", None)
@@ -326,6 +336,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
     if dup_ts:
         ev.append(f"{dup_ts:,} rows repeat the previous row's timestamp ({dup_rows:,} are exact "
                   "duplicates of another row)" + ("; usual for trades (fills of one order)" if trades else ""))
+    if seen:  # the side columns read, or the look-alikes skipped (DBN: its records' side)
+        ev.append(side_evidence(*seen[-1]))
     step: Optional[int] = None
     if trades:
         step = 60 * _NS
@@ -357,7 +369,7 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
             valid = inst != -1
             for li, lab in enumerate(("open",) if trades else ("open", "close")):
                 opens = inst - (step if lab == "close" else 0)
-                sc = _score(opens, valid, vol, step)
+                sc = _score(opens, valid, vol, step, TRADES_SLACK_MIN if trades else 0)
                 hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
                              "key": _key(sc, 2 * zi + li)})
         hyps.sort(key=lambda h: h["key"])
@@ -369,11 +381,14 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
         runner = distinct[0] if distinct else None
         what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
                                      "" if trades else f"label={best['label']}") if x) or "as read"
+        at17, at16 = ((f"at 17:00-17:{TRADES_SLACK_MIN:02d} CT (first trade minute)",
+                       f" (last trade minute from 15:{60 - TRADES_SLACK_MIN:02d})") if trades
+                      else ("open at 17:00 CT", ""))
         ev.append(f"{what}: {sc['halt_rows']:,} of {sc['rows']:,} {'minutes with trades' if trades else 'bars open'} "
                   "in "
                   f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
-                  f"restarts after a pause open at 17:00 CT; {sc['stop_at_16']} of {sc['stops']} "
-                  f"stops end at 16:00 CT (the others are early closes or halts); "
+                  f"restarts after a pause {at17}; {sc['stop_at_16']} of {sc['stops']} "
+                  f"stops end at 16:00 CT{at16} (the others are early closes or halts); "
                   f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
         raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
         if (not trades and raw["restart_mode"] is not None and raw["stop_mode"] is not None
@@ -386,7 +401,7 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
             last = _CASH_CLOSE - step // (60 * _NS)
             names = {_RTH_OPEN: " (the 08:30 CT RTH open)",
                      last: " (closes at the 15:00 CT cash close)"}
-            ev.append("busiest bars (mean volume) open at "
+            ev.append(("busiest minutes (mean volume of their trades) at " if trades else "busiest bars (mean volume) open at ")
                       + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]))
         for h in same:
             ev.append(f"tz={h['tz']} gives the same stamps on this span (no difference in its "
@@ -438,7 +453,7 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
             if user_label is not None and user_label != label:
                 ev.append(f"you passed label={user_label!r}, but the data says {label!r}")
             opens = best["opens"][best["valid"]]
-            hours, gaps, hev = _hours_and_gaps(opens, step)
+            hours, gaps, hev = _hours_and_gaps(opens, step, TRADES_SLACK_MIN if trades else 0)
             ev += hev
             stray = best["score"]["saturday_rows"]
     elif n == 0:
@@ -459,7 +474,8 @@ def inspect(source: Any, **read_kwargs: Any) -> Inspection:
                       cli_args=(["--kind", "trades"] if trades else []) + _cli_args(rk), kind="trades" if trades else "bars",
                       evidence=ev, naive=naive, hours=hours, gaps=gaps,
                       duplicated_rows=dup_rows, duplicated_timestamps=dup_ts,
-                      unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives)
+                      unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives,
+                      tz_choices=list(CANDIDATE_ZONES) if naive and tz is None and not legacy else [])
 
 
 def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:

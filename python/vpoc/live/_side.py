@@ -101,7 +101,7 @@ class _SideMixin:
             if type(given) is int and -1 <= given <= 1:
                 code = given
             else:
-                code = int(aggressor_side(np.asarray([given]), "side", where=lambda _: "side")[0])
+                code = int(aggressor_side(np.asarray([given]), "side", where=lambda _: "Live.update")[0])
             return (volume if code == 1 else 0.0, volume if code == -1 else 0.0)
         fb, fs = _one_float(given[0], "buy_volume"), _one_float(given[1], "sell_volume")
         # a bar that surely keeps the rule (exact float64 sums, below 2**53) skips the array call;

@@ -11,6 +11,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .._time import bar_opens, check_label, interval_ns
+from .._validate import check_rows
 from ._assign import _run
 from ._calendar import DEFAULT_CALENDAR, DEFAULT_TRADE_DATES, CalendarLike
 from ._clock import _options, _timestamps
@@ -46,6 +47,7 @@ def _prepare(what: str, ts: Any, time_unit: Optional[str], label: Any, interval:
                             f"{'dtype ' + str(v.dtype) if v.dtype.kind not in 'iuf' else f'shape {v.shape}'}")
         if v.shape[0] != t.shape[0]:
             raise ValueError(f"volume has {v.shape[0]} values but ts has {t.shape[0]} timestamps")
+        check_rows({"volume": v}, lambda i: f"vpoc.sessions.{what}: row {i}")  # read_bars' rule (vpoc._validate)
         volume = v.astype(np.float64, copy=False)
     opts.update(volume=volume, step=step, label=label, what=what, stamps=stamps)
     return t, opts
