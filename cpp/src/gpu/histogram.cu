@@ -250,7 +250,9 @@ struct TradeChecks {
 // Volumes only): each row's side code is checked too, first bad row into g.err_side (an instance of its
 // own: the plain instances keep their registers).
 template <class P, class V, bool Volumes, bool Sided = false>
-__global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// Sided instances: at least 4 blocks of 256 an SM (3 for float64 prices) caps their registers (78-110 without:
+// 3 blocks, ncu of ticks_side: 37.5% theoretical occupancy); 0: no minimum, the plain instances as before.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 0) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table, double tick,
                                                                TradeChecks<P, V> c) {
   using W = CheckedVolume<V>;
@@ -378,7 +380,9 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // planes of rows by its side code (core/side.hpp plane_of), shared rows planes x copies x width; an
 // instance of its own too (the plain ones keep their registers).
 template <class P, class V, bool Bars, class Rows, bool Checks = false, bool Sided = false>
-__global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// Sided: at least 4 blocks of 256 an SM (the 32 KiB of shared rows allow 4), 64 registers instead of 78-80
+// (44-52 B spilled); 0: no minimum, the plain instances as before.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff, CheckedVolume<V> huge_w) {
   extern __shared__ unsigned long long smem_words[];
