@@ -4,7 +4,7 @@ Workloads as in bench_gpu.py: ``ticks`` (50 M float32 trades on the GPU), ``tick
 with an int8 aggressor side, every side field read), ``bars`` (1014 x 1380
 uniform bars on the GPU), ``developing`` (the same bars, developing=True) and ``batch`` (32 x 390
 bars, results to torch). Each is warmed up, then ``--calls`` calls are profiled. Prints the tables
-and writes ``gpu_profile.json`` (``$OUT`` or benchmarks/results): per workload the GPU time per call
+and writes ``gpu_profile.json`` (``--json``, else ``$OUT`` or benchmarks/results): per workload the GPU time per call
 of each kernel / memset / memcpy, and the count per call of every runtime API call (so
 ``cudaMalloc`` / ``cudaFree`` / ``cudaDeviceSynchronize`` show up if a call makes them).
 
@@ -68,6 +68,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--workloads", default="ticks,ticks_side,bars,developing,batch")
+    ap.add_argument("--json", default=None,
+                    help="where the JSON goes (default: $OUT/gpu_profile.json, else benchmarks/results/); "
+                         "a run under ncu, which sees no kernels here, should name another file")
     args = ap.parse_args()
     fns = workloads()
     doc: Dict[str, Any] = {"device": torch.cuda.get_device_name(0), "calls": args.calls,
@@ -115,9 +118,12 @@ def main() -> None:
         pr.disable()
         print("== batch: host time of 200 calls (cProfile, by own time)")
         pstats.Stats(pr).sort_stats("tottime").print_stats(15)
-    out = Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).parent / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu_profile.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        path = Path(args.json)
+    else:
+        path = (Path(os.environ["OUT"]) if os.environ.get("OUT") else Path(__file__).parent / "results") / "gpu_profile.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

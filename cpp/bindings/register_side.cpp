@@ -2,6 +2,7 @@
 // Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
 #include <pybind11/numpy.h>
 
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,47 @@ vpoc::RowLayout layout_of(const I64& row_off, const I64& low_row, double row_siz
   L.n_sessions = S;
   L.row_size = row_size;
   return L;
+}
+
+// Each named float64 column (nullptr: absent) 1-D with n rows, as `high`: ValueError naming the first that is not.
+void check_bar_columns(std::initializer_list<std::pair<const char*, const F64*>> cols, int64_t n) {
+  for (const auto& [name, a] : cols)
+    if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
+      VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+}
+
+// CSR session offsets over n bars: 0 .. n, never decreasing (ValueError naming offsets), as a SessionSpan.
+vpoc::SessionSpan bar_sessions(const I64& offsets, int64_t n) {
+  const auto S = static_cast<int64_t>(offsets.size()) - 1;
+  const int64_t* off = offsets.data();
+  if (S < 0 || off[0] != 0 || off[S] != n)
+    VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
+  for (int64_t k = 0; k < S; ++k)
+    if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
+  vpoc::SessionSpan sessions;
+  sessions.offsets = off;
+  sessions.n_sessions = S;
+  return sessions;
+}
+
+// A checked float64 column as the engine's Array of n rows.
+vpoc::Array bar_column(const F64& a, const char* name, int64_t n) {
+  vpoc::Array x;
+  x.data = a.data();
+  x.size = n;
+  x.name = name;
+  return x;
+}
+
+// The bars' price columns (open: has_open) as the engine reads them; the caller sets the volume.
+vpoc::BarsInput bar_prices(const F64& high, const F64& low, const F64& close, const F64* open, int64_t n) {
+  vpoc::BarsInput bars;
+  bars.high = bar_column(high, "high", n);
+  bars.low = bar_column(low, "low", n);
+  bars.close = bar_column(close, "close", n);
+  bars.has_open = open != nullptr;
+  if (open != nullptr) bars.open = bar_column(*open, "open", n);
+  return bars;
 }
 
 }  // namespace
@@ -172,37 +214,13 @@ void register_side(py::module_& m) {
         const auto n = static_cast<int64_t>(high.size());
         F64 o;
         if (!open.is_none()) o = open.cast<F64>();
-        const std::pair<const char*, const F64*> cols[] = {{"high", &high}, {"low", &low}, {"close", &close},
-                                                           {"open", open.is_none() ? nullptr : &o}};
-        for (const auto& [name, a] : cols)
-          if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
-            VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
+        check_bar_columns({{"high", &high}, {"low", &low}, {"close", &close}, {"open", open.is_none() ? nullptr : &o}}, n);
         py::array keep_b, keep_s;
         const vpoc::Array b = volume_column(buy, "buy_volume", n, keep_b);
         const vpoc::Array s = volume_column(sell, "sell_volume", n, keep_s);
-        const auto S = static_cast<int64_t>(offsets.size()) - 1;
-        const int64_t* off = offsets.data();
-        if (S < 0 || off[0] != 0 || off[S] != n)
-          VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
-        for (int64_t k = 0; k < S; ++k)
-          if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
-        const auto arr = [n](const F64& a, const char* name) {
-          vpoc::Array x;
-          x.data = a.data();
-          x.size = n;
-          x.name = name;
-          return x;
-        };
-        vpoc::BarsInput bars;
-        bars.high = arr(high, "high");
-        bars.low = arr(low, "low");
-        bars.close = arr(close, "close");
+        const vpoc::SessionSpan sessions = bar_sessions(offsets, n);
+        vpoc::BarsInput bars = bar_prices(high, low, close, open.is_none() ? nullptr : &o, n);
         bars.volume = b;
-        bars.has_open = !open.is_none();
-        if (bars.has_open) bars.open = arr(o, "open");
-        vpoc::SessionSpan sessions;
-        sessions.offsets = off;
-        sessions.n_sessions = S;
         std::vector<int64_t> row_off, low_row;
         vpoc::SideColumns c;
         {
@@ -226,36 +244,16 @@ void register_side(py::module_& m) {
         const auto n = static_cast<int64_t>(high.size());
         F64 o;
         if (!open.is_none()) o = open.cast<F64>();
-        const std::pair<const char*, const F64*> cols[] = {{"high", &high}, {"low", &low}, {"close", &close}, {"volume", &volume},
-                                                           {"buy_volume", &buy}, {"sell_volume", &sell},
-                                                           {"open", open.is_none() ? nullptr : &o}};
-        for (const auto& [name, a] : cols)
-          if (a && (a->ndim() != 1 || static_cast<int64_t>(a->size()) != n))
-            VPOC_THROW_ARG(ValueError, name, name, " must be 1-D with ", n, " rows like high");
-        const auto S = static_cast<int64_t>(offsets.size()) - 1;
-        const int64_t* off = offsets.data();
-        if (S < 0 || off[0] != 0 || off[S] != n)
-          VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
-        for (int64_t k = 0; k < S; ++k)
-          if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
-        const auto arr = [n](const F64& a, const char* name) {
-          vpoc::Array x;
-          x.data = a.data();
-          x.size = n;
-          x.name = name;
-          return x;
-        };
-        vpoc::BarsInput bars;
-        bars.high = arr(high, "high");
-        bars.low = arr(low, "low");
-        bars.close = arr(close, "close");
-        bars.volume = arr(volume, "volume");
-        bars.has_open = !open.is_none();
-        if (bars.has_open) bars.open = arr(o, "open");
+        check_bar_columns({{"high", &high}, {"low", &low}, {"close", &close}, {"volume", &volume}, {"buy_volume", &buy},
+                           {"sell_volume", &sell}, {"open", open.is_none() ? nullptr : &o}},
+                          n);
+        const vpoc::SessionSpan sessions = bar_sessions(offsets, n);
+        vpoc::BarsInput bars = bar_prices(high, low, close, open.is_none() ? nullptr : &o, n);
+        bars.volume = bar_column(volume, "volume", n);
         py::array_t<double> out(static_cast<py::ssize_t>(n));
         {
           py::gil_scoped_release nogil;
-          vpoc::developing_delta_poc(bars, buy.data(), sell.data(), off, S, opt, out.mutable_data());
+          vpoc::developing_delta_poc(bars, buy.data(), sell.data(), sessions.offsets, sessions.n_sessions, opt, out.mutable_data());
         }
         return out;
       },

@@ -63,6 +63,19 @@ bool sums_too_much(const Fixed& total, double vmax, const Array& volume, int64_t
   return fixed::over_max(total);
 }
 
+// Each worker's scratch ready for a call: its row window bounded by max_rows with `plane_shift` (2: the
+// windows keep 4 planes a row, sided calls), its row buffers empty.
+template <class Acc>
+void fresh_scratch(ScratchLease<WorkerScratch>& scratch, int workers, const Options& opt, int plane_shift) {
+  for (int w = 0; w < workers; ++w) {
+    scratch[w].window<Acc>().set_max_rows(opt.max_rows);
+    scratch[w].window<Acc>().set_plane_shift(plane_shift);
+    scratch[w].buffer.clear();
+    scratch[w].buy.clear();
+    scratch[w].sell.clear();
+  }
+}
+
 // bin(s, bins, failure) -> bool bins session s; a session whose volumes sum past 2**53 is a
 // ValueError naming `volume`. Returns the laid-out Profiles. Acc: the accumulator type (int64_t:
 // integer volumes landing whole on one row; Fixed: the rest); both sum exactly.
@@ -75,13 +88,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<WorkerScratch> scratch(workers);
-  for (int w = 0; w < workers; ++w) {
-    scratch[w].window<Acc>().set_max_rows(opt.max_rows);
-    scratch[w].window<Acc>().set_plane_shift(side ? 2 : 0);
-    scratch[w].buffer.clear();
-    scratch[w].buy.clear();
-    scratch[w].sell.clear();
-  }
+  fresh_scratch<Acc>(scratch, workers, opt, side ? 2 : 0);
   // the session's rows out of the window (which drain leaves zero): volume, and buy / sell when sided
   const auto drain = [side](Bins<Acc>& bins, WorkerScratch& w, Binned& b) {
     return side ? bins.drain_sided(w.buffer, w.buy, w.sell, b.total, b.buy_total, b.sell_total)
@@ -197,12 +204,7 @@ SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& 
   const int64_t* off = sessions.offsets;
   const int workers = resolve_threads(opt.threads, S);
   ScratchLease<WorkerScratch> scratch(workers);
-  for (int w = 0; w < workers; ++w) {
-    scratch[w].window<Acc>().set_max_rows(opt.max_rows);
-    scratch[w].window<Acc>().set_plane_shift(0);
-    scratch[w].buy.clear();
-    scratch[w].sell.clear();
-  }
+  fresh_scratch<Acc>(scratch, workers, opt, 0);
   struct Rows {
     int worker = 0;
     int64_t start = 0, n_rows = 0, low_row = kNoRow;

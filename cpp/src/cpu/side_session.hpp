@@ -174,23 +174,20 @@ class SideSession {
       last_ = std::max(last_, b);
     }
     reserve(a, b);
-    Item x = it;
-    x.v = buy;
-    src.emit(x, L_, [&](int64_t r, const Fixed& f) {
-      reserve(r, r);
-      b_[static_cast<size_t>(r - origin_)] += f;
-      bt_ += f;
-      touch(r);
-      return true;
-    });
-    x.v = sell;
-    src.emit(x, L_, [&](int64_t r, const Fixed& f) {
-      reserve(r, r);
-      s_[static_cast<size_t>(r - origin_)] += f;
-      st_ += f;
-      touch(r);
-      return true;
-    });
+    // the bar's buy (or sell) volume spread over its rows as the engine spreads a bar, into rows / total
+    const auto put = [&](double v, std::vector<Fixed>& rows, Fixed& total) {
+      Item x = it;
+      x.v = v;
+      src.emit(x, L_, [&](int64_t r, const Fixed& f) {
+        reserve(r, r);
+        rows[static_cast<size_t>(r - origin_)] += f;
+        total += f;
+        touch(r);
+        return true;
+      });
+    };
+    put(buy, b_, bt_);
+    put(sell, s_, st_);
   }
 
   // Rows [begin, end) of src put again on the (moved) ladder L_, from empty rows.
