@@ -33,6 +33,7 @@
 #                       after bench that builds it into a private folder and runs its own
 #                       bench_gpu.py on the same machine ($OUT/baseline.json), for
 #                       `python benchmarks/compare.py $OUT/baseline.json $OUT/<gpu>.json`
+#                       (with VPOC_BENCH_ARGS too: the same workloads on both trees)
 #   VPOC_BASELINE_COMMIT the commit that tree is (recorded in baseline.json)
 #   VPOC_BASELINE_ROUNDS with a baseline tree: after the two full benchmarks, this many more
 #                       rounds of VPOC_BASELINE_WORKLOADS (default batch), this tree then the
@@ -185,7 +186,7 @@ step baseline "$(min 240 $(($(left) - 5)))" '
     "$VPOC_BASELINE_TREE" -Ccmake.define.VPOC_GPU_BACKEND=cuda \
     -Ccmake.define.CMAKE_CUDA_ARCHITECTURES='"$ARCH"' 2>&1 | tail -n 5 &&
   cd "$VPOC_BASELINE_TREE" && PYTHONPATH="$WORK/baseline" VPOC_GIT_COMMIT="${VPOC_BASELINE_COMMIT:-baseline}" \
-    $PY benchmarks/bench_gpu.py --out "$OUT/baseline.json" 2>&1 | tee "$WORK/baseline_bench.txt" &&
+    $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} --out "$OUT/baseline.json" 2>&1 | tee "$WORK/baseline_bench.txt" &&
   for k in $(seq 1 "${VPOC_BASELINE_ROUNDS:-0}"); do
     mkdir -p "$OUT/rounds" &&
     (cd "$ROOT" && $PY benchmarks/bench_gpu.py --workloads "${VPOC_BASELINE_WORKLOADS:-batch}" \

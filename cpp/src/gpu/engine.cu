@@ -287,8 +287,8 @@ bool Run::speculate(int64_t hint) {
   // checks into the mirror, and the host waits for that (the levels pass runs on meanwhile). Anything
   // it finds (a bad row, a fraction, a stop of the layout) sends the call down the waiting path,
   // every check in today's order.
-  // (sided trades check their volumes and side codes in the range pass: never vib)
-  const bool vib = !view_.bars && side_ == nullptr && mirror_ != nullptr && !st_.fractional_hint(key_);
+  // (sided trades too: their range pass reads prices and side codes, the bin pass checks the volumes)
+  const bool vib = !view_.bars && mirror_ != nullptr && !st_.fractional_hint(key_);
   scratch_.volumes_in_bin = vib;
   scratch_.fixed_by_flag = !splits_ && !vib;  // whole volumes on one row each: integer rows unless the flag says
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;

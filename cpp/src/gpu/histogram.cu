@@ -246,11 +246,13 @@ struct TradeChecks {
   CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
 };
 
-// Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check. Sided (with
-// Volumes only): each row's side code is checked too, first bad row into g.err_side (an instance of its
-// own: the plain instances keep their registers).
+// Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check. Sided: each
+// row's side code is checked too, first bad row into g.err_side (an instance of its own: the plain
+// instances keep their registers).
 template <class P, class V, bool Volumes, bool Sided = false>
-__global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// Sided instances: at least 4 blocks of 256 an SM (3 for float64 prices) caps their registers (78-110 without:
+// 3 blocks, ncu of ticks_side: 37.5% theoretical occupancy); 0: no minimum, the plain instances as before.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 0) trade_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                                const int64_t* table, double tick,
                                                                TradeChecks<P, V> c) {
   using W = CheckedVolume<V>;
@@ -259,7 +261,6 @@ __global__ void __launch_bounds__(kThreads) trade_range_kernel(Source<P, V> any_
   const Source<P, V> src = fixed_kind<false>(any_src);
   const P* price = static_cast<const P*>(src.in.price) - src.base;  // [rows.base + k] = element k
   // sided trades: the side codes, checked here for every row (a bad price does not hide a bad side)
-  static_assert(Volumes || !Sided, "sided trades check their volumes in the range pass");
   [[maybe_unused]] const auto* sides = Sided ? static_cast<const uint8_t*>(src.in.side) - src.base : nullptr;
   const Tile t(rows, g, table);
   unsigned long long bad = kEncNone, off = 0, first_off = kEncNone, bad_side = kEncNone;
@@ -374,11 +375,13 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // memory (as many copies as fit, up to kMaxCopies, to spread contention) and is flushed with one
 // add per row; a wider one adds straight to global memory. Checks (trades, g.volumes_in_bin): the
 // volume checks trade_range_kernel<P, V, false> left out, in an instance of its own (the other
-// instances keep their registers). Sided (trades, not Checks): each trade goes to one of g.planes = 3
+// instances keep their registers). Sided (trades; with Checks too): each trade goes to one of g.planes = 3
 // planes of rows by its side code (core/side.hpp plane_of), shared rows planes x copies x width; an
 // instance of its own too (the plain ones keep their registers).
 template <class P, class V, bool Bars, class Rows, bool Checks = false, bool Sided = false>
-__global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// Sided: at least 4 blocks of 256 an SM (the 32 KiB of shared rows allow 4), 64 registers instead of 78-80
+// (44-52 B spilled); 0: no minimum, the plain instances as before.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff, CheckedVolume<V> huge_w) {
   extern __shared__ unsigned long long smem_words[];
@@ -389,7 +392,7 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
   const Rows shared = shared_rows_of<Rows>(smem_words, kCap);
   const Source<P, V> src = fixed_kind<Bars>(any_src);
   const Tile t(rows, g, table);
-  static_assert(!Sided || (!Bars && !Checks), "sided: trades whose volumes the range pass checked");
+  static_assert(!Sided || !Bars, "sided: trades");
   [[maybe_unused]] const auto* sides = Sided ? static_cast<const int8_t*>(src.in.side) - src.base : nullptr;
   const int planes = Sided ? g.planes : 1;
   unsigned found = 0;  // g.volumes_in_bin: kFound* bits of the checks trade_range_kernel left here
@@ -428,32 +431,41 @@ __global__ void __launch_bounds__(kThreads) bin_kernel(Source<P, V> any_src, Row
             fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
         distribute::uniform_diff(tl, th, split, add_diff);
       });
-    } else if constexpr (!Bars && Checks) {  // trades: the range pass left the volumes to this pass
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
-        using W = CheckedVolume<V>;
-        const W w = static_cast<W>(it.v);  // exact: it.v came from V
-        // the common case in four operations: a whole number in [0, fast_max] is in range, not a
-        // fraction (below 2**31) and not huge (fast_max is the smaller of huge_w and the last W below 2**31)
-        if (w >= W(0) && w <= fast_max && w == floor(w)) {
-          src.emit(it, L, add);
-          return;
-        }
-        const bool ok = fixed::volume_in_range(w);  // trade_range_kernel's tests, in the same type
-        // as trade_range_kernel: a bad row sets no other flag (a fraction would mark the shape for good)
-        found |= ok ? (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u) : kFoundBad;
-        Item jt = it;
-        jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
-        src.emit(jt, L, add);
-      });
-    } else if constexpr (Sided) {  // one add per trade, into its side's plane
-      // words from one plane to the next in dst
-      const int64_t hs = privatized ? copies * width : g.hi_stride, ls = privatized ? copies * width : g.lo_stride;
+    } else if constexpr (!Bars && (Checks || Sided)) {
+      // Checks: the range pass left the volumes to this pass. Sided: one add per trade, into its side's
+      // plane (hs / ls: words from one plane to the next in dst).
+      [[maybe_unused]] const int64_t hs = privatized ? copies * width : g.hi_stride;
+      [[maybe_unused]] const int64_t ls = privatized ? copies * width : g.lo_stride;
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
-        const Rows to = dst.plane(side::plane_of(sides[i]), hs, ls);
-        src.emit(it, L, [&](int64_t r, const Fixed& x) {
-          to.add(r - low, x);
-          return true;
-        });
+        const auto put = [&](const Item& x) {
+          if constexpr (Sided) {
+            const Rows to = dst.plane(side::plane_of(sides[i]), hs, ls);
+            src.emit(x, L, [&](int64_t r, const Fixed& f) {
+              to.add(r - low, f);
+              return true;
+            });
+          } else {
+            src.emit(x, L, add);
+          }
+        };
+        if constexpr (Checks) {
+          using W = CheckedVolume<V>;
+          const W w = static_cast<W>(it.v);  // exact: it.v came from V
+          // the common case in four operations: a whole number in [0, fast_max] is in range, not a
+          // fraction (below 2**31) and not huge (fast_max is the smaller of huge_w and the last W below 2**31)
+          if (w >= W(0) && w <= fast_max && w == floor(w)) {
+            put(it);
+            return;
+          }
+          const bool ok = fixed::volume_in_range(w);  // trade_range_kernel's tests, in the same type
+          // as trade_range_kernel: a bad row sets no other flag (a fraction would mark the shape for good)
+          found |= ok ? (whole(w) ? 0u : kFoundFraction) | (w > huge_w ? kFoundHuge : 0u) : kFoundBad;
+          Item jt = it;
+          jt.v = ok ? it.v : 0.0;  // a bad row adds nothing (the call runs again down the waiting path)
+          put(jt);
+        } else {
+          put(it);
+        }
       });
     } else {
       sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
@@ -768,6 +780,9 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     const auto src = source<P, V>(in, rows, opt);
     if (in.bars)
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
+    else if (g.volumes_in_bin && in.side != nullptr)  // sided: prices and side codes; volumes in the bin pass
+      trade_range_kernel<P, V, false, true><<<tiles(rows, g), kThreads, 0, stream>>>(
+          src, rows, g, g.tiles, opt.tick_size, trade_checks<P, V>(src.scale, g));
     else if (g.volumes_in_bin)
       trade_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
                                                                                trade_checks<P, V>(src.scale, g));
@@ -808,10 +823,14 @@ void launch_bin(const InputView& in, RowSpan rows, GroupScratch& g, const Option
     using No = std::false_type;
     if (!in.bars && g.volumes_in_bin) {  // whole-number rows only; a fraction reruns the call
       if (lo != nullptr || g.fixed_by_flag) VPOC_THROW(Error, "launch_bin: volumes_in_bin bins integer rows only");
-      if (in.side != nullptr) VPOC_THROW(Error, "launch_bin: sided trades check their volumes in the range pass");
-      bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
-          src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
-          round_down<CheckedVolume<V>>(g.huge_volume));
+      if (in.side != nullptr)  // sided: the 3-plane instance that checks volumes too
+        bin_kernel<P, V, false, U64Rows, true, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
+            src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
+            round_down<CheckedVolume<V>>(g.huge_volume));
+      else
+        bin_kernel<P, V, false, U64Rows, true><<<tiles(rows, g), kThreads, kSmemRows * 8, stream>>>(
+            src, rows, g, g.tiles, U64Rows{hi}, opt.tick_size, legacy, false,
+            round_down<CheckedVolume<V>>(g.huge_volume));
       return;
     }
     // g.fixed_by_flag: both kinds are launched and the one the flag does not pick returns at once
