@@ -80,6 +80,7 @@ def main() -> None:
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
+        s0 = vpoc.memory_stats()  # vpoc's own driver allocations / frees over the profiled calls
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(args.calls):
                 r = fn()
@@ -99,11 +100,16 @@ def main() -> None:
                 gpu[e.key] = dev_us / args.calls
             elif e.key.startswith(("cuda", "cu", "hip")):
                 api[e.key] = e.count / args.calls
+        s1 = vpoc.memory_stats()
+        mine = {k: int(s1[k] - s0[k]) for k in ("driver_allocs", "driver_frees")}
         doc["workloads"][name] = {"gpu_us_per_call": dict(sorted(gpu.items(), key=lambda kv: -kv[1])),
                                   "gpu_us_total_per_call": sum(gpu.values()),
-                                  "api_calls_per_call": dict(sorted(api.items()))}
+                                  "api_calls_per_call": dict(sorted(api.items())),
+                                  "vpoc_driver_calls": mine}
         print(f"   GPU time per call {sum(gpu.values()):.1f} us; API calls per call: "
-              + ", ".join(f"{k} {v:g}" for k, v in sorted(api.items())))
+              + ", ".join(f"{k} {v:g}" for k, v in sorted(api.items()))
+              + f"; of those vpoc's (memory_stats), over the {args.calls} calls: driver allocs "
+              f"{mine['driver_allocs']}, frees {mine['driver_frees']}")
     if "batch" in fns:  # where the host time of a small call goes (Python and C++ alike)
         import cProfile
         import pstats
