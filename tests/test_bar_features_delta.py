@@ -50,6 +50,9 @@ def ref_delta_columns(high, low, close, open, volume, buy, sell, offsets, *, tic
                 rows.append(exact_rows(u)[:2])
             (lo, rb), (lo_s, rs) = rows
             assert lo == lo_s and rb.shape == rs.shape  # the same prices touch the same rows
+            if not (rb.any() or rs.any()):  # no volume of a known side so far: no delta POC (issue 27 dpnan)
+                out["dev_delta_poc_dist"][i] = NAN
+                continue
             dd = np.abs(rb - rs)
             dd = dd * (dd >= 2.0**-32)
             dd = np.array([units_to_double(units(x)) for x in dd])  # the engine's units of each row

@@ -112,7 +112,7 @@ def check_side_profile(live, pre, ref=None, row_size=0.25):
             assert same(sp[name], np.asarray(ref[name], dtype=sp[name].dtype)), name
         assert sp["delta"] == ref["delta"][0]
         assert sp["delta_poc_row"] == ref["delta_poc_row"][0]
-        assert sp["delta_poc"] == ref["delta_poc"][0] * row_size
+        assert same(sp["delta_poc"], ref["delta_poc"][0] * row_size)  # NaN: no row of a known side
         assert sp["stacked_imbalance_buy"] == ref["stacked_imbalance_buy"][0]
 
 
@@ -190,15 +190,15 @@ def test_trades_ties_and_unknown_sides():
 
 
 def test_all_unknown_and_zero_volume_sessions():
-    """No side known: delta 0, every row ties at 0 and poc_tie picks (as the batch); zero volumes
-    still touch their rows."""
+    """No side known (or only zero volumes of a known side): delta 0 and no delta POC (NaN / NO_ROW, as the
+    batch; before issue 27 dpnan every row tied at 0 and poc_tie picked 11.0); zero volumes still touch their rows."""
     price = np.array([10.0, 12.0, 11.0])
     for vol, side in ((np.array([3, 4, 5]), np.zeros(3, np.int8)), (np.zeros(3, np.int64), np.array([1, -1, 1]))):
         live = vpoc.Live(kind="trades", tick_size=1.0, side=True)
         live.update(price, vol, side=side, timestamp=T0 + np.arange(3) * MIN)
         ref = vpoc.from_trades(price, vol, side=side, tick_size=1.0)
         check_side_profile(live, ref, row_size=1.0)
-        assert live.delta == 0.0 and live.delta_poc == 11.0  # the centre of 10..12
+        assert live.delta == 0.0 and np.isnan(live.delta_poc) and live.delta_poc_row == vpoc.NO_ROW
 
 
 def test_empty_live_and_closed_session():
@@ -275,7 +275,8 @@ def test_bars_equal_batch_for_any_chunking(seed, distribute, fractional, tpr, ti
     sf = vpoc.session_features(*cols, open=o[keep], timestamp=ts[keep], session_ids=ids, buy_volume=kb,
                                sell_volume=ks, **kw, **fopts)
     table = live.session_table()
-    assert table.columns == sf.columns and table.columns[-4:] == vpoc.features.SIDE_TABLE_COLUMNS
+    side_cols = vpoc.features.SIDE_TABLE_COLUMNS
+    assert table.columns == sf.columns and table.columns[-len(side_cols):] == side_cols
     assert same(table.values, sf.values)  # every column, the side ones too (tests/test_live_side_table_followup.py)
 
 

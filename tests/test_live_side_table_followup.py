@@ -56,7 +56,8 @@ def test_live_table_equals_batch_with_side_columns(seed, distribute):
         offs = np.r_[0, np.flatnonzero(np.diff(ids)) + 1, ids.size]
         ref = ref_footprint(_rows(c[keep], tick, tpr).tolist(), bv[keep].tolist(), sv[keep].tolist(),
                             offs.tolist(), ratio=2.0, stacked_min=2)
-        want = dict(delta=ref["delta"], delta_poc=np.asarray(ref["delta_poc"]) * tick * tpr,
+        want = dict(delta=ref["delta"], buy_total=ref["buy_total"], sell_total=ref["sell_total"],
+                    delta_poc=np.asarray(ref["delta_poc"]) * tick * tpr,
                     stacked_imbalance_buy=ref["stacked_imbalance_buy"],
                     stacked_imbalance_sell=ref["stacked_imbalance_sell"])
         for name in SIDE:

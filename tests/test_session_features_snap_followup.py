@@ -126,7 +126,8 @@ def test_snap_with_side_columns_and_sessions():
               sell_volume=sell)
     got = vpoc.session_features(hi2, lo, close, vol, snap=True, **kw)
     want = vpoc.session_features(hi, lo, close, vol, **kw)
-    assert got.columns == want.columns and got.columns[-4:] == vpoc.features.SIDE_TABLE_COLUMNS
+    side_cols = vpoc.features.SIDE_TABLE_COLUMNS
+    assert got.columns == want.columns and got.columns[-len(side_cols):] == side_cols
     profile_columns_equal(got, want)
     kept = np.asarray(s.index)
     assert same(got["session_high"], per_session(np.maximum, hi2[kept], s.offsets))

@@ -19,7 +19,8 @@ vpoc = pytest.importorskip("vpoc")
 
 NO_ROW = vpoc.NO_ROW
 ROW_FIELDS = ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
-SESSION_FIELDS = ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell")
+SESSION_FIELDS = ("delta", "buy_total", "sell_total", "delta_poc", "delta_poc_row", "stacked_imbalance_buy",
+                  "stacked_imbalance_sell")
 ALL_FIELDS = ROW_FIELDS + SESSION_FIELDS + ("dev_delta",)
 
 
@@ -38,6 +39,8 @@ def ref_footprint(rows, buy, sell, offsets, *, ratio=3.0, stacked_min=3, tie="ce
         a, b = offsets[s], offsets[s + 1]
         if a == b:
             out["delta"].append(0.0)
+            out["buy_total"].append(0.0)
+            out["sell_total"].append(0.0)
             out["delta_poc"].append(np.nan)
             out["delta_poc_row"].append(NO_ROW)
             out["stacked_imbalance_buy"].append(0)
@@ -52,9 +55,15 @@ def ref_footprint(rows, buy, sell, offsets, *, ratio=3.0, stacked_min=3, tie="ce
         out["buy_volume"] += bv
         out["sell_volume"] += sv
         out["delta"].append(float(sum(bv) - sum(sv)))
-        p = poc_of_counts([abs(x - y) for x, y in zip(bv, sv)], tie)
-        out["delta_poc_row"].append(lo + p)
-        out["delta_poc"].append(float(lo + p))
+        out["buy_total"].append(float(sum(bv)))
+        out["sell_total"].append(float(sum(sv)))
+        if sum(bv) == 0 and sum(sv) == 0:  # no volume of a known side: no delta POC (issue 27 dpnan)
+            out["delta_poc_row"].append(NO_ROW)
+            out["delta_poc"].append(np.nan)
+        else:
+            p = poc_of_counts([abs(x - y) for x, y in zip(bv, sv)], tie)
+            out["delta_poc_row"].append(lo + p)
+            out["delta_poc"].append(float(lo + p))
         ib = [j > 0 and bv[j] > 0 and bv[j] >= ratio * sv[j - 1] for j in range(n)]
         isl = [j < n - 1 and sv[j] > 0 and sv[j] >= ratio * bv[j + 1] for j in range(n)]
         out["imbalance_buy"] += ib
@@ -191,8 +200,14 @@ def test_delta_poc_ties_follow_poc_tie():
     for tie, row in (("low", 0), ("high", 4), ("center", 2)):
         prof = vpoc.from_trades(price, volume, tick_size=1.0, side=side, poc_tie=tie)
         assert prof.delta_poc_row.tolist() == [row]
+    # no trade of a known side: no delta POC (NaN / NO_ROW, as an empty session; was the tie rule's row 2)
     prof = vpoc.from_trades(price, volume, tick_size=1.0, side=np.zeros(5, np.int8))
-    assert prof.delta.tolist() == [0.0] and prof.delta_poc_row.tolist() == [2]  # all tied at 0: the POC rule
+    assert prof.delta.tolist() == [0.0] and prof.delta_poc_row.tolist() == [NO_ROW]
+    assert np.isnan(prof.delta_poc).all()
+    # balanced (buy == sell on every row, sided volume): a real tie, all at 0, by the POC rule
+    prof = vpoc.from_trades(np.repeat(price, 2), np.repeat(volume, 2), tick_size=1.0,
+                            side=np.tile(np.array([1, -1], np.int8), 5))
+    assert prof.delta.tolist() == [0.0] and prof.delta_poc_row.tolist() == [2]
 
 
 @pytest.mark.parametrize("distribute", ["uniform", "close", "hlc3", "legacy"])

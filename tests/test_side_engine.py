@@ -62,13 +62,14 @@ def reference(price, volume, side, offsets, tpr=1, tie="center", ratio=3.0, k=3)
     rows = np.floor_divide(np.rint(price / TICK).astype(np.int64), tpr)
     v = volume.astype(np.float64)
     out = {key: [] for key in ("volume", "buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")}
-    sess = {key: [] for key in ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy",
-                                "stacked_imbalance_sell")}
+    sess = {key: [] for key in ("delta", "buy_total", "sell_total", "delta_poc", "delta_poc_row",
+                                "stacked_imbalance_buy", "stacked_imbalance_sell")}
     dev = np.zeros(len(price))
     for s in range(len(offsets) - 1):
         a, b = offsets[s], offsets[s + 1]
         if a == b:
             sess["delta"].append(0.0), sess["delta_poc"].append(np.nan), sess["delta_poc_row"].append(-2 ** 63)
+            sess["buy_total"].append(0.0), sess["sell_total"].append(0.0)
             sess["stacked_imbalance_buy"].append(0), sess["stacked_imbalance_sell"].append(0)
             continue
         r, vs, cs = rows[a:b], v[a:b], side[a:b]
@@ -87,7 +88,12 @@ def reference(price, volume, side, offsets, tpr=1, tie="center", ratio=3.0, k=3)
         out["volume"].append(vol), out["buy_volume"].append(buy), out["sell_volume"].append(sell)
         out["imbalance_buy"].append(ib), out["imbalance_sell"].append(isl)
         sess["delta"].append(buy.sum() - sell.sum())
-        sess["delta_poc_row"].append(p), sess["delta_poc"].append(p * (TICK * tpr))
+        sess["buy_total"].append(buy.sum()), sess["sell_total"].append(sell.sum())
+        if buy.sum() == 0 and sell.sum() == 0:  # no volume of a known side: no delta POC (as an empty session)
+            p, price_p = -2 ** 63, np.nan
+        else:
+            price_p = p * (TICK * tpr)
+        sess["delta_poc_row"].append(p), sess["delta_poc"].append(price_p)
         sess["stacked_imbalance_buy"].append(runs(ib, k)), sess["stacked_imbalance_sell"].append(runs(isl, k))
         dev[a:b] = np.cumsum(vs * (cs == 1) - vs * (cs == -1))
     ref = {key: np.concatenate(x) if x else np.zeros(0, bool if key.startswith("imb") else float)

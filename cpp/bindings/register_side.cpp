@@ -27,13 +27,15 @@ py::array own(std::vector<T>&& v) {
   return own(std::move(v), py::dtype::of<T>());
 }
 
-// Every column of c (moved out); with_rows: also buy / sell rows, delta and dev_delta.
+// Every column of c (moved out); with_rows: also buy / sell rows, delta, buy / sell totals and dev_delta.
 py::dict fields_of(vpoc::SideColumns& c, bool with_rows) {
   py::dict d;
   if (with_rows) {
     d["buy_volume"] = own(std::move(c.buy));
     d["sell_volume"] = own(std::move(c.sell));
     d["delta"] = own(std::move(c.delta));
+    d["buy_total"] = own(std::move(c.buy_total));
+    d["sell_total"] = own(std::move(c.sell_total));
     d["dev_delta"] = own(std::move(c.dev_delta));
   }
   d["imbalance_buy"] = own(std::move(c.imbalance_buy), py::dtype::of<bool>());  // 0 / 1 bytes: numpy bools
@@ -135,6 +137,8 @@ py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vp
   put("buy_volume", c.buy);
   put("sell_volume", c.sell);
   put("delta", c.delta);
+  put("buy_total", c.buy_total);
+  put("sell_total", c.sell_total);
   put("imbalance_buy", c.imbalance_buy);
   put("imbalance_sell", c.imbalance_sell);
   put("delta_poc", c.delta_poc);

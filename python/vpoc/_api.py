@@ -147,7 +147,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     profile up to and including it (no lookahead). ``side``: each trade's aggressor side, +1 / -1 / 0
     (unknown) or 'B' / 'A' / 'N' (a ``vpoc.io.Trades`` with a ``side`` uses it unless ``side=`` is
     given); adds ``buy_volume`` / ``sell_volume`` (rows aligned with ``volume``), ``delta``,
-    ``delta_poc``, footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
+    ``buy_total`` / ``sell_total``, ``delta_poc`` (NaN for a session with no volume of a known side), footprint imbalances (``imbalance_ratio``, default 3.0; ``stacked_imbalance_min``,
     default 3) and, with ``developing=True``, ``dev_delta`` (cumulative, also with window=; contract.md).
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's start; the

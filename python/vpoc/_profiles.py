@@ -123,7 +123,7 @@ class SessionProfile:
 
     __slots__ = ("label", "position", "prices", "volume", "poc", "vah", "val", "total_volume",
                  "va_volume", "poc_row", "vah_row", "val_row", "low_row", "n_rows", "buy_volume",
-                 "sell_volume", "delta", "delta_poc")
+                 "sell_volume", "delta", "buy_total", "sell_total", "delta_poc")
 
     def __init__(self, prof: "Profiles", i: int) -> None:
         self.position = i
@@ -136,6 +136,8 @@ class SessionProfile:
         self.buy_volume = prof.buy_volume[a:b] if sided else None
         self.sell_volume = prof.sell_volume[a:b] if sided else None
         self.delta = prof.delta[i].item() if sided else None
+        self.buy_total = prof.buy_total[i].item() if sided else None
+        self.sell_total = prof.sell_total[i].item() if sided else None
         self.delta_poc = prof.delta_poc[i].item() if sided else None
 
     def __repr__(self) -> str:
@@ -168,8 +170,10 @@ class Profiles:
     names the input rows when ``session=`` left some out), else None. Empty sessions have ``n_rows == 0``, NaN prices and ``NO_ROW`` rows.
     With an aggressor side (``from_trades(side=)``, ``from_bars(buy_volume=, sell_volume=)``; else
     None): ragged ``buy_volume``, ``sell_volume`` (float64) and ``imbalance_buy``,
-    ``imbalance_sell`` (bool), aligned with ``volume``; per session ``delta`` (float64),
-    ``delta_poc`` / ``delta_poc_row`` (the row of the largest |buy - sell|, ties by ``poc_tie``),
+    ``imbalance_sell`` (bool), aligned with ``volume``; per session ``delta``, ``buy_total``,
+    ``sell_total`` (float64: the exact buy / sell totals each rounded once, delta their difference),
+    ``delta_poc`` / ``delta_poc_row`` (the row of the largest |buy - sell|, ties by ``poc_tie``; NaN /
+    ``NO_ROW`` for a session with no volume of a known side, as for an empty one),
     ``stacked_imbalance_buy`` / ``stacked_imbalance_sell`` (int64); with ``developing=True``
     ``dev_delta`` (float64, one per input row). docs/contract.md, "Aggressor side".
 
@@ -202,6 +206,8 @@ class Profiles:
     imbalance_buy: Optional[np.ndarray]
     imbalance_sell: Optional[np.ndarray]
     delta: Optional[np.ndarray]
+    buy_total: Optional[np.ndarray]
+    sell_total: Optional[np.ndarray]
     delta_poc: Optional[np.ndarray]
     delta_poc_row: Optional[np.ndarray]
     stacked_imbalance_buy: Optional[np.ndarray]

@@ -30,8 +30,10 @@ __all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules",
 
 #: Ragged per-row fields, aligned with ``Profiles.volume``.
 SIDE_ROW_FIELDS = ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell")
-#: Per-session fields (length ``n_sessions``).
-SIDE_SESSION_FIELDS = ("delta", "delta_poc", "delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell")
+#: Per-session fields (length ``n_sessions``); ``buy_total`` / ``sell_total``: the exact buy / sell totals,
+#: each rounded once to float64 (``delta`` is their difference).
+SIDE_SESSION_FIELDS = ("delta", "buy_total", "sell_total", "delta_poc", "delta_poc_row", "stacked_imbalance_buy",
+                       "stacked_imbalance_sell")
 #: Every side field; ``dev_delta`` is one per input row (``developing=True`` only).
 SIDE_FIELDS = SIDE_ROW_FIELDS + SIDE_SESSION_FIELDS + ("dev_delta",)
 
@@ -271,7 +273,9 @@ class SideFields:
     def field(self, name: str) -> Any:
         if name not in self.cache:
             if name == "delta":
-                self.cache[name] = self.lib.put(self.buy.total_volume) - self.lib.put(self.sell.total_volume)
+                self.cache[name] = self.field("buy_total") - self.field("sell_total")
+            elif name in ("buy_total", "sell_total"):  # the masked passes' exact totals, rounded once
+                self.cache[name] = self.lib.put((self.buy if name == "buy_total" else self.sell).total_volume)
             elif name in ("delta_poc", "delta_poc_row"):
                 r = self._delta_poc()
                 self.cache.update(delta_poc=r.poc, delta_poc_row=r.poc_row)
@@ -303,9 +307,19 @@ class SideFields:
         d = abs(lib.put(self.buy.volume) - lib.put(self.sell.volume))
         d = d * (d >= _SMALLEST)  # float rounding noise below the engine's smallest volume counts as 0
         price = lib.cast(lay["row"], "f8") * self.row_size
+        offsets = self.offsets
+        # a session without volume of a known side (buy and sell totals 0) has no delta POC: its rows are
+        # left out of the rows pass, which gives it NaN / NO_ROW as an empty session (core/side.hpp sided)
+        sided = ((np.asarray(host_array(self.buy.total_volume)) != 0)
+                 | (np.asarray(host_array(self.sell.total_volume)) != 0))
+        if not bool(sided.all()):
+            n_rows = np.diff(offsets)
+            keep = lib.put(np.flatnonzero(np.repeat(sided, n_rows)).astype(np.int64))
+            price, d = price[keep], d[keep]
+            offsets = np.concatenate([[0], np.cumsum(n_rows * sided)]).astype(np.int64)
         # kept while the result lives: a GPU pass may still read them after the call returns
         self.cache["_row_inputs"] = (price, d)
-        return self.engine.rows(price, d, self.offsets, self.row_size)
+        return self.engine.rows(price, d, offsets, self.row_size)
 
     def _imbalances(self) -> Dict[str, Any]:
         lib, ratio, k = self.lib, self.rules.imbalance_ratio, self.rules.stacked_min
@@ -456,7 +470,8 @@ class DeviceSideFields:
     the volume's library (numpy for host inputs, torch / cupy zero-copy); dev_delta from the engine's scan
     when it made one, else by ``dev`` (the masked fallback) on first use."""
 
-    _LIB_FIELDS = ("delta", "imbalance_buy", "imbalance_sell", "stacked_imbalance_buy", "stacked_imbalance_sell")
+    _LIB_FIELDS = ("delta", "buy_total", "sell_total", "imbalance_buy", "imbalance_sell", "stacked_imbalance_buy",
+                   "stacked_imbalance_sell")
 
     def __init__(self, cols: Dict[str, Any], rules: SideRules, lib: _Lib, dev: Any) -> None:
         self.cols, self.rules, self.lib, self.dev = cols, rules, lib, dev
@@ -500,7 +515,7 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
         cols = _core.side_levels(f.offsets, f.low_row, f.buy.volume, f.sell.volume, f.row_size, opts,
                                  rules.imbalance_ratio, rules.stacked_min)
         cols.update(buy_volume=f.buy.volume, sell_volume=f.sell.volume, delta=f.field("delta"),
-                    dev_delta=f.field("dev_delta"))
+                    buy_total=f.field("buy_total"), sell_total=f.field("sell_total"), dev_delta=f.field("dev_delta"))
         prof.__dict__["_side"] = HostSideFields(cols, rules)
     return prof
 
@@ -549,10 +564,10 @@ class HostSideFields:
 
 
 def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, delta: Any,
-              rules: SideRules, opts: Any) -> HostSideFields:
+              buy_total: Any, sell_total: Any, rules: SideRules, opts: Any) -> HostSideFields:
     """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
     ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
-    ``low_row[s]`` up, ``delta`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
+    ``low_row[s]`` up, ``delta``, ``buy_total``, ``sell_total`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
     the imbalances and stacked counts by SideFields' own code (the rules of every from_* call, the
     engine's POC rule under ``opts``, a ``_core.Options``); ``dev_delta`` is None. For vpoc.Live (its
     finished sessions, the session so far) and bar_features (the profiles of session prefixes)."""
@@ -562,7 +577,9 @@ def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_r
     buy = np.ascontiguousarray(buy_rows, dtype=np.float64)
     sell = np.ascontiguousarray(sell_rows, dtype=np.float64)
     cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min)
-    cols.update(buy_volume=buy, sell_volume=sell, delta=np.asarray(delta, dtype=np.float64), dev_delta=None)
+    cols.update(buy_volume=buy, sell_volume=sell, delta=np.asarray(delta, dtype=np.float64),
+                buy_total=np.asarray(buy_total, dtype=np.float64), sell_total=np.asarray(sell_total, dtype=np.float64),
+                dev_delta=None)
     return HostSideFields(cols, rules)
 
 

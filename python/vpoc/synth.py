@@ -7,10 +7,14 @@ trades) are generated in well under a second and a few seconds respectively.
 What is modelled (enough to make profiles look like ES profiles, not a market model):
 
 * **Sessions.** One session per trading date, weekends skipped (holidays and early closes are
-  not modelled). A session is a CME Globex day: 17:00 America/Chicago on the previous
-  calendar evening to 16:00 Chicago, 1380 minutes. Chicago time is *approximated with a
-  fixed UTC offset* of -6 h (CST all year), so sessions start at 23:00 UTC; daylight saving
-  time is ignored. ``session_id`` is the trading date as the integer ``YYYYMMDD``.
+  not modelled: ``vpoc.sessions.globex`` with its exchange calendar books a holiday's rows
+  elsewhere and drops the hours after an early close, as it would for a file with those rows;
+  ``calendar=None`` keeps every synthetic session). A session is a CME Globex day: 17:00
+  America/Chicago on the previous calendar evening to 16:00 Chicago, 1380 minutes, with US
+  daylight saving time (the rules of 2007 on: CDT from the second Sunday of March to the first
+  Sunday of November; before 2007 the first Sunday of April to the last Sunday of October), so
+  sessions start at 23:00 UTC in winter and 22:00 UTC in summer, and no bar falls in the daily
+  16:00-17:00 halt. ``session_id`` is the trading date as the integer ``YYYYMMDD``.
 * **Prices** are multiples of the 0.25 tick, start near 4500 and random-walk across
   sessions; the intraday volatility follows the volume (quiet overnight, busy at the RTH
   open 08:30 CT and close 15:15 CT).
@@ -59,7 +63,7 @@ __all__ = [
 ES_TICK_SIZE: float = 0.25
 #: Minutes in a Globex ES session (17:00 to 16:00 Chicago).
 GLOBEX_MINUTES: int = 1380
-#: UTC hour at which a session starts (17:00 Chicago approximated as UTC-6, no DST).
+#: UTC hour at which a session starts in winter (17:00 CST, UTC-6; an hour earlier under daylight saving time).
 SESSION_START_UTC_HOUR: int = 23
 
 _NS_PER_MINUTE = 60 * 1_000_000_000
@@ -236,7 +240,7 @@ def es_bars(
     """Synthetic ES one-minute bars: ``n_sessions`` Globex days of ``bars_per_session`` bars.
 
     Session ``s`` covers trading date ``d_s`` (weekdays from ``start_date`` on) and starts at
-    23:00 UTC on the previous calendar day (17:00 Chicago as fixed UTC-6; DST ignored);
+    17:00 Chicago on the previous calendar day (23:00 UTC, 22:00 UTC under daylight saving time);
     bar ``i`` opens ``i`` minutes later. With the default 1380 bars a session ends at 16:00
     Chicago; more bars run past it (the activity curve wraps around the clock).
 
@@ -508,7 +512,8 @@ def _trading_dates(start_date: str, n: int) -> Int64Array:
 
 
 def _session_start_ns(labels: Int64Array) -> Int64Array:
-    """Session start (int64 ns UTC): the evening before trading date ``YYYYMMDD``, 23:00 UTC."""
+    """Session start (int64 ns UTC): 17:00 Chicago the evening before trading date ``YYYYMMDD``
+    (23:00 UTC, 22:00 UTC under US daylight saving time, ``_us_dst``)."""
     labels = np.asarray(labels, dtype=np.int64)
     y, md = np.divmod(labels, 10000)
     m, d = np.divmod(md, 100)
@@ -516,7 +521,24 @@ def _session_start_ns(labels: Int64Array) -> Int64Array:
     days = months.astype("datetime64[D]") + (d - 1).astype("timedelta64[D]")
     ns: Int64Array = days.astype("datetime64[ns]").astype(np.int64)
     ns += SESSION_START_UTC_HOUR * _NS_PER_HOUR - _NS_PER_DAY
+    ns -= _us_dst(days - np.timedelta64(1, "D")).astype(np.int64) * _NS_PER_HOUR
     return ns
+
+
+def _us_dst(days: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
+    """Whether 17:00 local time on each calendar day (datetime64[D]) is daylight saving time in the US
+    (the switch is at 02:00): 2007 on, from the second Sunday of March to the first Sunday of November;
+    before, from the first Sunday of April to the last Sunday of October."""
+    years = days.astype("datetime64[Y]")
+    mar, apr, nov = (years.astype("datetime64[M]") + np.timedelta64(k, "M") for k in (2, 3, 10))
+    new = years.astype(np.int64) + 1970 >= 2007
+    sunday = dict(roll="forward", weekmask="Sun")
+    start = np.where(new, np.busday_offset(mar.astype("datetime64[D]"), 1, **sunday),
+                     np.busday_offset(apr.astype("datetime64[D]"), 0, **sunday))
+    end = np.where(new, np.busday_offset(nov.astype("datetime64[D]"), 0, **sunday),
+                   np.busday_offset(nov.astype("datetime64[D]"), -1, **sunday))
+    out: npt.NDArray[np.bool_] = (days >= start) & (days < end)
+    return out
 
 
 def _labels_from_rows(session_id: Int64Array, offsets: Int64Array) -> Int64Array:

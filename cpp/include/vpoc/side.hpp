@@ -31,16 +31,18 @@ struct SideColumns {
   std::vector<double> buy, sell;                    // [R]
   std::vector<uint8_t> imbalance_buy, imbalance_sell;  // [R] 0 / 1
   std::vector<double> delta, delta_poc;             // [S]
+  std::vector<double> buy_total, sell_total;        // [S] each session's exact buy / sell total, rounded once
   std::vector<int64_t> delta_poc_row, stacked_buy, stacked_sell;  // [S]
   std::vector<double> dev_delta;                    // [N] with opt.developing, else empty
 };
 
 // A GPU call's side columns, in device memory (complete after the result's ready event): rows [R]
-// buy / sell (float64) and imbalance flags (int8 0 / 1); per session [S] delta, delta_poc (float64),
+// buy / sell (float64) and imbalance flags (int8 0 / 1); per session [S] delta, buy_total, sell_total, delta_poc (float64),
 // delta_poc_row, stacked counts (int64); with opt.developing, device inputs and whole volumes below 2**31,
 // dev_delta [N] (float64; has_dev_delta false otherwise: the caller's fallback makes it).
 struct SideDeviceColumns {
   Column buy, sell, imbalance_buy, imbalance_sell, delta, delta_poc, delta_poc_row, stacked_buy, stacked_sell;
+  Column buy_total, sell_total;
   Column dev_delta;
   bool has_dev_delta = false;
 };

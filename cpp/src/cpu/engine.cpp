@@ -133,6 +133,8 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     side->cols.buy.assign(out.volume.size(), 0.0);
     side->cols.sell.assign(out.volume.size(), 0.0);
     side->cols.delta.assign(static_cast<size_t>(S), 0.0);
+    side->cols.buy_total.assign(static_cast<size_t>(S), 0.0);
+    side->cols.sell_total.assign(static_cast<size_t>(S), 0.0);
   }
 
   const ladder::RowPrice row_price =
@@ -156,6 +158,8 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
       const auto at = static_cast<size_t>(b.start);
       std::copy_n(scratch[b.worker].buy.data() + at, b.n_rows, side->cols.buy.data() + out.offsets[s]);
       std::copy_n(scratch[b.worker].sell.data() + at, b.n_rows, side->cols.sell.data() + out.offsets[s]);
+      side->cols.buy_total[static_cast<size_t>(s)] = fixed::to_double(b.buy_total);
+      side->cols.sell_total[static_cast<size_t>(s)] = fixed::to_double(b.sell_total);
       side->cols.delta[static_cast<size_t>(s)] = fixed::to_double(b.buy_total) - fixed::to_double(b.sell_total);
     }
     const uint8_t* touch = nullptr;
@@ -266,11 +270,15 @@ SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& 
   c.buy.assign(static_cast<size_t>(row_off[static_cast<size_t>(S)]), 0.0);
   c.sell.assign(c.buy.size(), 0.0);
   c.delta.assign(static_cast<size_t>(S), 0.0);
+  c.buy_total.assign(static_cast<size_t>(S), 0.0);
+  c.sell_total.assign(static_cast<size_t>(S), 0.0);
   for (int64_t s = 0; s < S; ++s) {  // delta: the difference of the two rounded totals
     const Rows& r = rows[static_cast<size_t>(s)];
     const auto at = static_cast<size_t>(r.start);
     std::copy_n(scratch[r.worker].buy.data() + at, r.n_rows, c.buy.data() + row_off[static_cast<size_t>(s)]);
     std::copy_n(scratch[r.worker].sell.data() + at, r.n_rows, c.sell.data() + row_off[static_cast<size_t>(s)]);
+    c.buy_total[static_cast<size_t>(s)] = fixed::to_double(r.buy_total);
+    c.sell_total[static_cast<size_t>(s)] = fixed::to_double(r.sell_total);
     c.delta[static_cast<size_t>(s)] = fixed::to_double(r.buy_total) - fixed::to_double(r.sell_total);
   }
   scratch.keep();  // every window drained (zeroed), no exception

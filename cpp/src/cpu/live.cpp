@@ -542,6 +542,8 @@ SideColumns LiveSession::side_fields(const SideRules& rules) const {
   rows.row_size = s.opt.tick_size * static_cast<double>(s.opt.ticks_per_row);
   side_levels(c, rows, s.opt, rules);
   c.delta.assign(1, s.side.delta_total());
+  c.buy_total.assign(1, fixed::to_double(s.side.buy_total_fixed()));
+  c.sell_total.assign(1, fixed::to_double(s.side.sell_total_fixed()));
   return c;
 }
 

@@ -146,6 +146,9 @@ void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, cons
     for (int64_t j = 0; j + 1 < n; ++j) is[j] = side::imbalance(s[j], b[j + 1], ratio);
     c.stacked_buy[static_cast<size_t>(k)] = runs_of(ib, n, rules.stacked_min);
     c.stacked_sell[static_cast<size_t>(k)] = runs_of(is, n, rules.stacked_min);
+    bool any = false;  // no row of a known side: no delta POC (NaN, kNoRow as set above)
+    for (int64_t j = 0; j < n && !any; ++j) any = side::sided(b[j], s[j]);
+    if (!any) return;
     int64_t poc_row = 0;
     delta_poc_of(b, s, n, rows.low_row[k], ts, prules, scratch[static_cast<size_t>(worker)], poc_row);
     c.delta_poc_row[static_cast<size_t>(k)] = poc_row;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/distribute.hpp"
@@ -140,10 +141,11 @@ class SideSession {
   const Fixed& buy_total_fixed() const { return bt_; }
   const Fixed& sell_total_fixed() const { return st_; }
 
-  // The delta POC row (of the rows pass) of the rows so far, kNoRow when empty: side_levels' rule
-  // (delta_poc_rows), each row's |buy - sell| kept from the rows the last appends changed.
+  // The delta POC row (of the rows pass) of the rows so far, kNoRow when empty or when no row has a
+  // known side (side::sided of the exact totals): side_levels' rule (delta_poc_rows), each row's
+  // |buy - sell| kept from the rows the last appends changed.
   int64_t delta_poc_row(const DeltaPocRules& R) {
-    if (empty()) return kNoRow;
+    if (empty() || !side::sided(fixed::to_double(bt_), fixed::to_double(st_))) return kNoRow;
     const int64_t n = last_ - first_ + 1;
     if (dirty_lo_ <= dirty_hi_) {
       d_.resize(b_.size());
@@ -295,7 +297,8 @@ inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, c
     SideSession side;
     for (int64_t i = offsets[k]; i < offsets[k + 1]; ++i) {
       side.extend(src, buy, sell, offsets[k], i, i + 1);
-      out[i] = R.price(side.delta_poc_row(R));
+      const int64_t row = side.delta_poc_row(R);  // kNoRow: no bar of a known side so far
+      out[i] = row == kNoRow ? std::numeric_limits<double>::quiet_NaN() : R.price(row);
     }
   });
 }

@@ -334,7 +334,8 @@ bool Run::speculate(int64_t hint) {
   rows_in.scan = uniform_diff(view_, opt_);
   if (side_ != nullptr) {  // the finish over the three planes, then the levels and the side epilogue
     launch_side_finish(scratch_, out, lo, static_cast<double*>(out_.total_volume.data),
-                       static_cast<double*>(side_->device.delta.data), stream_);
+                       static_cast<double*>(side_->device.delta.data), static_cast<double*>(side_->device.buy_total.data),
+                       static_cast<double*>(side_->device.sell_total.data), stream_);
     launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
                   stream_);
     side_levels(summary_ + kGo);
@@ -638,7 +639,9 @@ void Run::process(const Group& g, int slot) {
   VPOC_GPU_CHECK(gpuEventRecord(released_[slot], stream_));
   auto* total = static_cast<double*>(out_.total_volume.data) + g.s0;
   if (side_ != nullptr)
-    launch_side_finish(scratch_, out, lo, total, static_cast<double*>(side_->device.delta.data) + g.s0, stream_);
+    launch_side_finish(scratch_, out, lo, total, static_cast<double*>(side_->device.delta.data) + g.s0,
+                       static_cast<double*>(side_->device.buy_total.data) + g.s0,
+                       static_cast<double*>(side_->device.sell_total.data) + g.s0, stream_);
   else
     launch_finish_rows(view_, opt_, scratch_, out, lo, total, stream_);
   laid_out_ += rows;
@@ -653,11 +656,11 @@ void Run::allocate_sessions() {
   if (side_ != nullptr) allocate_side_sessions();
 }
 
-// Sided trades: [S] delta, delta_poc, delta_poc_row, stacked counts, one allocation beside the sessions'.
+// Sided trades: [S] delta, delta_poc, delta_poc_row, stacked counts, buy / sell totals, one allocation beside the sessions'.
 void Run::allocate_side_sessions() {
   const int64_t S = sessions_.n_sessions;
   const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
-  side_sessions_mem_ = st_.output(col * 5, stream_);
+  side_sessions_mem_ = st_.output(col * 7, stream_);
   char* base = static_cast<char*>(side_sessions_mem_->data);
   const auto column = [&](int k, DType dt) { return Column{side_sessions_mem_, base + k * col, S, dt}; };
   SideDeviceColumns& d = side_->device;
@@ -666,6 +669,8 @@ void Run::allocate_side_sessions() {
   d.delta_poc_row = column(2, DType::i64);
   d.stacked_buy = column(3, DType::i64);
   d.stacked_sell = column(4, DType::i64);
+  d.buy_total = column(5, DType::f64);
+  d.sell_total = column(6, DType::f64);
 }
 
 // Sided trades: [2][rows] imbalance flags (int8), written by the side epilogue.

@@ -20,10 +20,11 @@ constexpr int kSideThreads = 128;  // side levels: a block per session, as level
 
 
 // [n] blocks x [kThreads], one block per session of the group: the three planes of its rows become the
-// float64 volume (U + B + S, exact), buy and sell rows in place; its total and delta.
+// float64 volume (U + B + S, exact), buy and sell rows in place; its total, delta and buy / sell totals.
 __global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, unsigned long long* hi,
                                                                const unsigned long long* lo, double* total,
-                                                               double* delta) {
+                                                               double* delta, double* buy_total,
+                                                               double* sell_total) {
   __shared__ unsigned long long red_hi[kThreads], red_lo[kThreads];
   if (g.go != nullptr && *g.go == 0) return;  // block-uniform
   if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;  // integer rows were binned
@@ -56,6 +57,8 @@ __global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, u
   if (threadIdx.x == 0) {
     total[s] = total_of(t);
     delta[s] = fixed::to_double(tb) - fixed::to_double(ts);
+    buy_total[s] = fixed::to_double(tb);
+    sell_total[s] = fixed::to_double(ts);
   }
 }
 
@@ -104,7 +107,8 @@ __device__ inline unsigned long long run_at(const int8_t* f, int64_t j, int64_t 
 }
 
 // [S] blocks x [kSideThreads], one block per session: imbalance flags, stacked counts (runs counted at
-// their first row, block sums), delta POC (block max and tree of better_poc, as levels_kernel; a session
+// their first row, block sums), delta POC (block max and tree of better_poc, as levels_kernel; NaN /
+// kNoRow for a session without a row of a known side; a session
 // whose rows are not one to one with the delta-POC pass's: thread 0, bent_poc).
 __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColumns c, double ratio, int64_t k,
                                                                    levels::Rules rules, ladder::TickScale ts,
@@ -112,7 +116,7 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   __shared__ double red_max[kSideThreads];
   __shared__ int64_t red_poc[kSideThreads];
   __shared__ unsigned long long runs[2];
-  __shared__ int bent;
+  __shared__ int bent, any_sided;
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
@@ -133,6 +137,7 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   if (threadIdx.x == 0) {
     runs[0] = runs[1] = 0;
     bent = side::delta_poc_row_of(low + n - 1, ts) - first != n - 1;
+    any_sided = 0;
   }
   // a session's lowest row has no row below it (no buy imbalance), its highest none above
   for (int64_t j = threadIdx.x; j < n; j += kSideThreads) {
@@ -141,23 +146,34 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   }
   __syncthreads();  // the flags (global memory) and the shared words above, for every thread of the block
   unsigned long long rb = 0, rs = 0;
-  int mine_bent = 0;
+  int mine_bent = 0, mine_sided = 0;
   double mx = -1.0;
   for (int64_t j = threadIdx.x; j < n; j += kSideThreads) {
     rb += run_at(ib, j, n, k);
     rs += run_at(is, j, n, k);
     mine_bent |= side::delta_poc_row_of(low + j, ts) != first + j;
+    mine_sided |= side::sided(b[j], x[j]);
     const double d = delta_row(b, x, j);
     mx = d > mx ? d : mx;
   }
   if (rb) atomicAdd(&runs[0], rb);
   if (rs) atomicAdd(&runs[1], rs);
   if (mine_bent) bent = 1;
+  if (mine_sided) any_sided = 1;
   red_max[threadIdx.x] = mx;
   __syncthreads();
   for (int half = kSideThreads / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) red_max[threadIdx.x] = fmax(red_max[threadIdx.x], red_max[threadIdx.x + half]);
     __syncthreads();
+  }
+  if (!any_sided) {  // block-uniform: no row of a known side, no delta POC (core/side.hpp sided)
+    if (threadIdx.x == 0) {
+      c.delta_poc[s] = __longlong_as_double(0x7ff8000000000000LL);
+      c.delta_poc_row[s] = kNoRow;
+      c.stacked_buy[s] = static_cast<int64_t>(runs[0]);
+      c.stacked_sell[s] = static_cast<int64_t>(runs[1]);
+    }
+    return;
   }
   if (bent) {  // block-uniform (read after the barrier above)
     if (threadIdx.x == 0) {
@@ -265,11 +281,12 @@ void launch_first_bad_side(const int8_t* side, int64_t n, unsigned long long* wo
 }
 
 void launch_side_finish(const GroupScratch& g, void* out_hi, const void* out_lo, double* total, double* delta,
-                        gpuStream_t stream) {
+                        double* buy_total, double* sell_total, gpuStream_t stream) {
   if (g.n <= 0) return;
   if (g.planes != 3) VPOC_THROW(Error, "launch_side_finish: the rows of sided trades have 3 planes");
   side_finish_kernel<<<static_cast<unsigned>(g.n), kThreads, 0, stream>>>(
-      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total, delta);
+      g, static_cast<unsigned long long*>(out_hi), static_cast<const unsigned long long*>(out_lo), total, delta,
+      buy_total, sell_total);
   VPOC_GPU_CHECK_LAUNCH("side_finish_kernel");
 }
 

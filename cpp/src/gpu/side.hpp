@@ -15,10 +15,10 @@ namespace vpoc::gpu {
 // out_hi / out_lo (plane p at + p * g.hi_stride / g.lo_stride words): per row the volume U + B + S
 // (exact), the buy B and the sell S become float64 in place (plane 0, 1, 2 of out_hi); total[s] the
 // session's exact volume rounded once (+inf past 2**53), delta[s] = to_double(buy total) -
-// to_double(sell total) (the difference of the two rounded totals, as the CPU). Honours g.go and
-// g.fixed_by_flag as launch_finish_rows.
+// to_double(sell total) (the difference of the two rounded totals, as the CPU), buy_total[s] / sell_total[s]
+// those two rounded totals. Honours g.go and g.fixed_by_flag as launch_finish_rows.
 void launch_side_finish(const GroupScratch& g, void* out_hi, const void* out_lo, double* total, double* delta,
-                        gpuStream_t stream);
+                        double* buy_total, double* sell_total, gpuStream_t stream);
 
 // The per-session side columns of finished rows (device pointers).
 struct SideLevelColumns {

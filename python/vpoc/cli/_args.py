@@ -202,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
                           description="One row per session: " + ", ".join(OUTPUT_COLUMNS) + "; with the "
                           "aggressor side in the files (a trades 'side' / 'aggressor_side' column, bars' "
                           "'buy_volume' / 'sell_volume' or 'AskVolume' / 'BidVolume' columns, or mapped by "
-                          "--columns) also delta, delta_poc, delta_poc_row, stacked_imbalance_buy, "
-                          "stacked_imbalance_sell (as Profiles.to_pandas()).")
+                          "--columns) also delta, buy_total, sell_total, delta_poc, delta_poc_row, "
+                          "stacked_imbalance_buy, stacked_imbalance_sell (as Profiles.to_pandas()).")
     _add_profile_options(prof)
     prof.set_defaults(run=cmd_profile)
 

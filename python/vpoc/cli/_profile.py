@@ -147,7 +147,7 @@ def _profile_chunk(chunk: Chunk, args: argparse.Namespace) -> Any:
 
 def side_columns(df: "pd.DataFrame", prof: Any) -> "pd.DataFrame":
     """``df`` (profile_table's rows of ``prof``) with the per-session columns ``Profiles.to_pandas()``
-    has beyond it: the aggressor-side ones (delta, delta_poc, delta_poc_row, stacked imbalances) of a
+    has beyond it: the aggressor-side ones (delta, buy / sell totals, delta_poc, delta_poc_row, stacked imbalances) of a
     sided result, nothing for a plain one (the one home of those columns: Profiles.to_pandas)."""
     full = prof.to_pandas()
     extra = [c for c in full.columns if c not in df.columns]

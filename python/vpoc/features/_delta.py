@@ -61,7 +61,8 @@ def _developing_delta_poc(data: _Data, buy: np.ndarray, sell: np.ndarray, rules:
     """Per bar, the delta POC (row price) of its session's bars <= it: one C++ call
     (``_core.developing_delta_poc``) that runs each session's bars through the sided live session's
     side rows (exact fixed-point rows: those of from_bars on the prefix) and, after each bar, the
-    delta POC rule of every from_* call (cpu/side.cpp), as ``vpoc.Live`` does after each update."""
+    delta POC rule of every from_* call (cpu/side.cpp), as ``vpoc.Live`` does after each update; NaN while
+    the session's bars so far hold no volume of a known side (no delta POC)."""
     opts = _core.Options(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, value_area=rules.value_area,
                          va_method=rules.va_method, poc_tie=rules.poc_tie, distribute=rules.distribute,
                          threads=threads)

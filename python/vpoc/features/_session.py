@@ -33,7 +33,7 @@ from ._tpo_types import _type_rules
 __all__ = ["SIDE_TABLE_COLUMNS", "_scatter", "_session_column_names", "_session_columns", "session_features"]
 
 #: The opt-in aggressor-side columns (``buy_volume=`` / ``sell_volume=``), last in the table.
-SIDE_TABLE_COLUMNS = ("delta", "delta_poc", "stacked_imbalance_buy", "stacked_imbalance_sell")
+SIDE_TABLE_COLUMNS = ("delta", "buy_total", "sell_total", "delta_poc", "stacked_imbalance_buy", "stacked_imbalance_sell")
 
 
 def _session_column_names(rules: _Rules, clock: Optional[_Clock], tpo_columns: bool = False,

@@ -25,7 +25,7 @@ from ._common import _locked
 __all__ = ["SIDE_DONE_KEYS", "_SideMixin"]
 
 #: What a finished session of a Live with side=True keeps besides its profile (``state['done'][k]``).
-SIDE_DONE_KEYS = ("buy_volume", "sell_volume", "delta")
+SIDE_DONE_KEYS = ("buy_volume", "sell_volume", "delta", "buy_total", "sell_total")
 _NEEDS = {True: "every update() needs buy_volume= and sell_volume= (each bar's buy- and sell-aggressor "
                 "volume; the rest of its volume is of unknown side)",
           False: "every update() needs side= (+1 buyer-initiated, -1 seller-initiated, 0 unknown, or "
@@ -189,7 +189,7 @@ class _SideMixin:
         if hit is not None and hit[0] is core and hit[1] == size:
             return hit[2]
         if core is None:
-            fields = row_sides(self._rules.row_size, [0, 0], [NO_ROW], np.zeros(0), np.zeros(0), [0.0],
+            fields = row_sides(self._rules.row_size, [0, 0], [NO_ROW], np.zeros(0), np.zeros(0), [0.0], [0.0], [0.0],
                                self._side_rules, self._side_opts)
         else:
             fields = HostSideFields(core.side_fields(self._side_rules.imbalance_ratio, self._side_rules.stacked_min),
@@ -233,13 +233,15 @@ class _SideMixin:
         developing=True)`` / ``from_bars(..., buy_volume=, sell_volume=)`` gives it for the
         session's rows: ``buy_volume``, ``sell_volume``, ``imbalance_buy``, ``imbalance_sell``
         (arrays aligned with ``histogram()``, copies), ``delta`` (buy total - sell total),
-        ``delta_poc``, ``delta_poc_row``, ``stacked_imbalance_buy``, ``stacked_imbalance_sell``,
+        ``buy_total``, ``sell_total``, ``delta_poc`` (NaN while no row has a known side), ``delta_poc_row``, ``stacked_imbalance_buy``, ``stacked_imbalance_sell``,
         and ``dev_delta`` (the running delta of the latest row, ``live.delta``)."""
         f = self._side_fields_now()
         out: Dict[str, Any] = {k: np.array(f.field(k)) for k in ("imbalance_buy", "imbalance_sell")}
         out["buy_volume"] = np.array(f.field("buy_volume"))
         out["sell_volume"] = np.array(f.field("sell_volume"))
         out["delta"] = float(f.field("delta")[0])
+        out["buy_total"] = float(f.field("buy_total")[0])
+        out["sell_total"] = float(f.field("sell_total")[0])
         out["delta_poc"] = float(f.field("delta_poc")[0])
         for k in ("delta_poc_row", "stacked_imbalance_buy", "stacked_imbalance_sell"):
             out[k] = int(f.field(k)[0])
@@ -258,5 +260,5 @@ class _SideMixin:
             done = self._done  # type: ignore[attr-defined]
         cat = lambda k: np.concatenate([d[k] for d in done]) if done else np.zeros(0)  # noqa: E731
         fields = row_sides(prof.row_size, prof.offsets, prof.low_row, cat("buy_volume"), cat("sell_volume"),
-                           cat("delta"), self._side_rules, self._side_opts)
+                           cat("delta"), cat("buy_total"), cat("sell_total"), self._side_rules, self._side_opts)
         return attach_sides(prof, fields)

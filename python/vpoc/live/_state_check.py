@@ -14,13 +14,15 @@ pickles (of ``Live`` or of anything else) must come from a trusted source.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 __all__ = ["STATE_KEYS", "STATE_VERSION", "check_envelope", "check_state", "_array", "_BAR_KEYS",
-           "_CURRENT_KEYS", "_DONE_KEYS", "_FLOAT_FIELDS", "_SIDE_CURRENT_KEYS", "_SIDE_DONE_KEYS"]
+           "_CURRENT_KEYS", "_DONE_KEYS", "_FLOAT_FIELDS", "_SIDE_CURRENT_KEYS", "_SIDE_DONE_KEYS",
+           "_SIDE_TOTAL_KEYS"]
 
 STATE_VERSION = 1
 STATE_KEYS = ("version", "config", "has_open", "n_dropped", "n_rows", "last_ts", "label", "done",
@@ -32,6 +34,9 @@ _BAR_KEYS = ("high", "low", "close", "open", "volume", "ts")
 _CURRENT_KEYS = _BAR_KEYS + ("int_volume",)
 # Live(side=True) only: a finished session's buy / sell rows and delta; the current rows' buy / sell volume
 _SIDE_DONE_KEYS = ("buy_volume", "sell_volume", "delta")
+# ... and its buy / sell totals (both or neither: states written before they were kept have none, and get
+# the exact sums of the float64 rows, which are the totals for whole-number volumes)
+_SIDE_TOTAL_KEYS = ("buy_total", "sell_total")
 _SIDE_CURRENT_KEYS = ("buy", "sell")
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 _REL = 1e-9  # the engine's tie band, relative
@@ -182,7 +187,8 @@ def _bars(x: Any, path: Sequence[Any], has_open: bool) -> Dict[str, Any]:
 
 def _session(x: Any, path: Sequence[Any], row_size: float, sided: bool = False) -> Dict[str, np.ndarray]:
     """One finished session's profile (``state['done'][k]``; with ``sided`` its side rows and delta)."""
-    d = _dict(x, path, _DONE_KEYS + (_SIDE_DONE_KEYS if sided else ()))
+    totals = _SIDE_TOTAL_KEYS if sided and isinstance(x, dict) and any(k in x for k in _SIDE_TOTAL_KEYS) else ()
+    d = _dict(x, path, _DONE_KEYS + (_SIDE_DONE_KEYS + totals if sided else ()))
     out: Dict[str, np.ndarray] = {}
     for k in _FLOAT_FIELDS:
         out[k] = _array(d[k], (*path, k), "f", 1)
@@ -216,7 +222,7 @@ def _session(x: Any, path: Sequence[Any], row_size: float, sided: bool = False) 
         raise ValueError(f"{_name((*path, 'poc_row'))} is not a row of the largest volume")
     if sided:
         _side_rows(d, out, path, vol)
-    return {k: out[k] for k in d}  # the order state_dict() gives
+    return {k: out[k] for k in tuple(d) + (() if not sided or totals else _SIDE_TOTAL_KEYS)}  # state_dict()'s order
 
 
 def _side_rows(d: Dict[str, Any], out: Dict[str, np.ndarray], path: Sequence[Any], vol: np.ndarray) -> None:
@@ -231,9 +237,16 @@ def _side_rows(d: Dict[str, Any], out: Dict[str, np.ndarray], path: Sequence[Any
         i = int(over[0])
         raise ValueError(f"{_name((*path, 'buy_volume'))}[{i}] + sell_volume[{i}] is more than the row's "
                          f"volume ({vol[i]})")
-    b, s = float(np.sum(buy)), float(np.sum(sell))
+    b, s = math.fsum(buy.tolist()), math.fsum(sell.tolist())
     if abs(float(delta[0]) - (b - s)) > _REL * max(b + s, 1.0):
         raise ValueError(f"{_name((*path, 'delta'))} = {float(delta[0])} is not buy - sell volume ({b - s})")
+    if "buy_total" not in d:  # a state from before the totals were kept
+        out["buy_total"], out["sell_total"] = np.array([b]), np.array([s])
+        return
+    for k, rows in (("buy_total", b), ("sell_total", s)):
+        t = out[k] = _array(d[k], (*path, k), "f", 1, lo=0.0)
+        if abs(float(t[0]) - rows) > _REL * max(rows, 1.0):
+            raise ValueError(f"{_name((*path, k))} = {float(t[0])} is not the sum of its rows ({rows})")
 
 
 def _side_current(cur: Dict[str, Any], path: Sequence[Any], bars: bool, n: int) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ._state_check import (STATE_VERSION, _array, _BAR_KEYS, _CURRENT_KEYS, _DONE_KEYS, _FLOAT_FIELDS,
-                           _SIDE_CURRENT_KEYS, _SIDE_DONE_KEYS)
+                           _SIDE_CURRENT_KEYS, _SIDE_DONE_KEYS, _SIDE_TOTAL_KEYS)
 
 __all__ = ["FLAT_KEYS", "FLAT_SIDE_KEYS", "FLAT_CARRY_KEYS", "FLAT_LAYOUT", "flatten", "is_flat", "unflatten"]
 
@@ -31,6 +31,8 @@ FLAT_KEYS = (("layout", "version", "config", "has_open", "n_dropped", "n_rows", 
 #: Live(side=True) only (all or none): the finished sessions' buy / sell rows (laid out as done_volume)
 #: and deltas, the current rows' buy / sell volume.
 FLAT_SIDE_KEYS = tuple(f"done_{k}" for k in _SIDE_DONE_KEYS) + tuple(f"current_{k}" for k in _SIDE_CURRENT_KEYS)
+#: with them (both or neither; states written before they were kept have none): the finished sessions' buy / sell totals
+FLAT_SIDE_TOTAL_KEYS = tuple(f"done_{k}" for k in _SIDE_TOTAL_KEYS)
 #: Live(window_across_sessions=True) only (all or none): the rows carried into the current session (empty: none).
 FLAT_CARRY_KEYS = tuple(f"carry_{k}" for k in _BAR_KEYS)
 #: with them since prev_ts was recorded: the newest finished row not carried (-2**63: none)
@@ -102,7 +104,7 @@ def flatten(st: Dict[str, Any]) -> Dict[str, Any]:
             np.asarray(cur[k], dtype=i64 if k == "ts" else f64)
     out["current_int_volume"] = 0 if cur is None else int(bool(cur["int_volume"]))
     if st["config"].get("side"):
-        for k in _SIDE_DONE_KEYS:
+        for k in _SIDE_DONE_KEYS + (_SIDE_TOTAL_KEYS if all(_SIDE_TOTAL_KEYS[0] in d for d in done) else ()):
             out[f"done_{k}"] = cat([d[k] for d in done], f64)
         for k in _SIDE_CURRENT_KEYS:
             out[f"current_{k}"] = np.zeros(0, f64) if cur is None else np.asarray(cur[k], dtype=f64)
@@ -149,7 +151,8 @@ def unflatten(state: Any) -> Dict[str, Any]:
     missing = [k for k in FLAT_KEYS if k not in flat]
     if missing:
         raise ValueError(f"state is missing {missing} (a flat state from Live.state_dict(flat=True))")
-    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS) - set(FLAT_CARRY_KEYS)
+    unknown = sorted(map(str, set(flat) - set(FLAT_KEYS) - set(FLAT_SIDE_KEYS) - set(FLAT_SIDE_TOTAL_KEYS)
+                         - set(FLAT_CARRY_KEYS)
                          - ({FLAT_CARRY_PREV} if FLAT_CARRY_KEYS[0] in flat else set())))
     if unknown:
         raise ValueError(f"state has unknown key(s) {unknown}")
@@ -165,7 +168,11 @@ def unflatten(state: Any) -> Dict[str, Any]:
     if sided and len(sided) != len(FLAT_SIDE_KEYS):
         raise ValueError(f"state is missing {[k for k in FLAT_SIDE_KEYS if k not in flat]} (the side keys "
                          "of a Live with side=True come all together)")
-    side = {k: _array(flat[k], (k,), "f", finite=False) for k in sided}
+    totals = [k for k in FLAT_SIDE_TOTAL_KEYS if k in flat]
+    if totals and (len(totals) != len(FLAT_SIDE_TOTAL_KEYS) or not sided):
+        raise ValueError(f"state has {totals} without {[k for k in FLAT_SIDE_TOTAL_KEYS + FLAT_SIDE_KEYS if k not in flat]} "
+                         "(the side keys of a Live with side=True come all together)")
+    side = {k: _array(flat[k], (k,), "f", finite=False) for k in sided + totals}
     version = _flat_int(flat["version"], "version")
     try:
         config = json.loads(_flat_str(flat["config"], "config"))
@@ -191,9 +198,12 @@ def unflatten(state: Any) -> Dict[str, Any]:
                              "(state['done_n_rows'])")
         rows = {k: _split(side[f"done_{k}"], arr["done_n_rows"], f"done_{k}", "done_n_rows")
                 for k in ("buy_volume", "sell_volume")}
+        for k in totals:
+            if side[k].shape[0] != S:
+                raise ValueError(f"state[{k!r}] has length {side[k].shape[0]}, expected {S} (state['done_n_rows'])")
         for s in range(S):
             done[s].update(buy_volume=rows["buy_volume"][s], sell_volume=rows["sell_volume"][s],
-                           delta=side["done_delta"][s:s + 1])
+                           delta=side["done_delta"][s:s + 1], **{k[5:]: side[k][s:s + 1] for k in totals})
     comp = np.asarray(flat["comp"], dtype=np.float64)
     comp = comp.reshape(0, 3) if comp.size == 0 else comp
     if comp.ndim != 2 or comp.shape[1] != 3:
