@@ -26,8 +26,12 @@ constexpr int kThreads = 256;
 // trades hold two values per row in registers, bars five.
 template <bool Bars>
 constexpr int kUnroll = Bars ? 4 : 8;
-// The binning pass keeps fewer rows in flight (its atomics, not its loads, set its pace).
-constexpr int kBinUnroll = 4;
+// The binning pass keeps fewer rows in flight (its atomics, not its loads, set its pace): trades
+// four, bars one (ptxas sm_90: 110-112 registers with four, 2 blocks of 256 an SM; one bar and
+// kBarsBinBlocksPerSm: 78-80 registers, no spill, 3 blocks; 4 blocks would spill 32-60 B at 64).
+template <bool Bars>
+constexpr int kBinUnroll = Bars ? 1 : 4;
+[[maybe_unused]] constexpr int kBarsBinBlocksPerSm = 3;  // CUDA only (HIP reads no blocks per SM)
 // Input rows per histogram row above which a session's rows are binned in shared memory.
 constexpr int64_t kPrivateRowsPerRow = 4;
 // Tile (block) sizes: at least one row per thread, at most 64 Ki rows (a block sweeping more
@@ -380,8 +384,8 @@ __device__ FixedRows shared_rows_of<FixedRows>(unsigned long long* smem, int64_t
 // instance of its own too (the plain ones keep their registers).
 template <class P, class V, bool Bars, class Rows, bool Checks = false, bool Sided = false>
 // Sided: at least 4 blocks of 256 an SM (the 32 KiB of shared rows allow 4), 64 registers instead of 78-80
-// (44-52 B spilled); 0: no minimum, the plain instances as before.
-__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// (44-52 B spilled); bars: kBarsBinBlocksPerSm; 0: no minimum, the plain trades instances as before.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : Bars ? kBarsBinBlocksPerSm : 0) bin_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                        const int64_t* table, Rows out, double tick, bool legacy,
                                                        bool diff, CheckedVolume<V> huge_w) {
   extern __shared__ unsigned long long smem_words[];
@@ -424,7 +428,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P,
       const auto add_diff = [&](int64_t t, const Fixed& x) {
         if (t - low < width) dst.add(t - low, x);  // past the session's top: never summed
       };
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) {
+      sweep<Bars, kBinUnroll<Bars>>(src, a, e, [&](int64_t, const Item& it) {
         const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.b)));
         const auto th = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.a)));
         const fixed::Split split =
@@ -436,7 +440,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P,
       // plane (hs / ls: words from one plane to the next in dst).
       [[maybe_unused]] const int64_t hs = privatized ? copies * width : g.hi_stride;
       [[maybe_unused]] const int64_t ls = privatized ? copies * width : g.lo_stride;
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t i, const Item& it) {
+      sweep<Bars, kBinUnroll<Bars>>(src, a, e, [&](int64_t i, const Item& it) {
         const auto put = [&](const Item& x) {
           if constexpr (Sided) {
             const Rows to = dst.plane(side::plane_of(sides[i]), hs, ls);
@@ -468,7 +472,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : 0) bin_kernel(Source<P,
         }
       });
     } else {
-      sweep<Bars, kBinUnroll>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
+      sweep<Bars, kBinUnroll<Bars>>(src, a, e, [&](int64_t, const Item& it) { src.emit(it, L, add); });
     }
     if (privatized) {
       __syncthreads();

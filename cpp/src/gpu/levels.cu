@@ -5,6 +5,7 @@
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
 #include "gpu/finish.cuh"
+#include "gpu/va_merge.hpp"
 #include "vpoc/profiles.hpp"
 
 namespace vpoc::gpu {
@@ -36,6 +37,39 @@ struct Staged {
   int dir;
   __device__ double operator()(int64_t k) const { return base[dir * k]; }
 };
+
+// The merged value-area path (gpu/va_merge.hpp): step t takes up group path[t], or down group
+// path[t] & ~kDown (at most kLevelRows / 2 - 1 groups a side: 15 bits).
+constexpr unsigned kDown = 0x8000u;
+
+// Block-wide inclusive prefix minima of a[0, na) and b[0, nb) in place (shared memory; every thread
+// of the block calls it): a thread folds its own run of each, the runs' minima are scanned in
+// sa / sb ([kLevelThreads] each), and each run takes the minimum of the runs before it. Ends synced.
+__device__ inline void prefix_min2(double* a, int64_t na, double* b, int64_t nb, double* sa, double* sb) {
+  const int k = static_cast<int>(threadIdx.x);
+  const int64_t ga = (na + kLevelThreads - 1) / kLevelThreads, gb = (nb + kLevelThreads - 1) / kLevelThreads;
+  const int64_t a0 = min(k * ga, na), a1 = min(a0 + ga, na), b0 = min(k * gb, nb), b1 = min(b0 + gb, nb);
+  const double inf = __longlong_as_double(0x7ff0000000000000LL);
+  double ma = inf, mb = inf;
+  for (int64_t i = a0; i < a1; ++i) a[i] = ma = a[i] < ma ? a[i] : ma;
+  for (int64_t i = b0; i < b1; ++i) b[i] = mb = b[i] < mb ? b[i] : mb;
+  sa[k] = ma;
+  sb[k] = mb;
+  __syncthreads();
+  for (int d = 1; d < kLevelThreads; d *= 2) {  // inclusive Hillis-Steele scan of the runs' minima
+    const double xa = k >= d ? sa[k - d] : inf, xb = k >= d ? sb[k - d] : inf;
+    __syncthreads();
+    if (xa < sa[k]) sa[k] = xa;
+    if (xb < sb[k]) sb[k] = xb;
+    __syncthreads();
+  }
+  const double ca = k > 0 ? sa[k - 1] : inf, cb = k > 0 ? sb[k - 1] : inf;
+  for (int64_t i = a0; i < a1; ++i)
+    if (ca < a[i]) a[i] = ca;
+  for (int64_t i = b0; i < b1; ++i)
+    if (cb < b[i]) b[i] = cb;
+  __syncthreads();
+}
 
 // Session s's levels from its row indices (relative to its lowest row) and value-area volume.
 __device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladder::RowPrice& row_price, int64_t poc,
@@ -69,6 +103,8 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
+  [[maybe_unused]] __shared__ double red_min[kLevelThreads];  // the merged walk's second scan
+  [[maybe_unused]] __shared__ uint16_t path[kLevelRows / 2];   // the merged walk's steps
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform: the call is run again or fails
   const int64_t s = blockIdx.x;
   const int64_t n = c.n_rows[s];
@@ -131,15 +167,18 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
   if constexpr (!Generic) {
     // Every row exists and the rows are staged: the value area walks the sums of its groups of
     // `step` rows (core/levels.hpp expand_groups), summed by the block first into the free half of
-    // `rows` (step 2: the above groups at kLevelRows / 2, the below ones at 3 kLevelRows / 4), so
+    // `rows` (step 2: the above groups at kLevelRows / 2, the below ones right after them), so
     // thread 0's walk reads one staged sum per step instead of adding rows on its dependency chain.
+    // 'tie_up' steps (the default): the block also places every step of the walk (gpu/va_merge.hpp),
+    // so thread 0 only adds along the path and tests the stop (H200, ticks: the walk cost ~155 cycles
+    // a step, 17 of the kernel's 25.7 us at value_area 0.7).
     if (method != VaMethod::greedy && v == rows && n <= kLevelRows / 2) {
       const int64_t poc = red_poc[0] < 0 ? 0 : red_poc[0];  // none at an infinite maximum: row 0, as poc_among
       const int step = method == VaMethod::cbot ? 2 : 1;
       const int64_t nu = levels::groups(n - 1 - poc, step), nd = levels::groups(poc, step);
       const levels::GroupSum up_rows{rows, poc + 1, n - 1 - poc, step, 1}, down_rows{rows, poc - 1, poc, step, -1};
       double* up = rows + kLevelRows / 2;  // [nu] <= kLevelRows / 4 for step 2
-      double* down = up + kLevelRows / 4;  // [nd]
+      double* down = up + nu;              // [nd], nu + nd <= kLevelRows / 4 for step 2
       if (step > 1) {
         for (int64_t k = threadIdx.x; k < nu + nd; k += kLevelThreads) {
           if (k < nu)
@@ -149,12 +188,54 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
         }
         __syncthreads();
       }
-      if (threadIdx.x != 0) return;
       const Staged above{step > 1 ? up : rows + poc + 1, 1}, below{step > 1 ? down : rows + poc - 1, step > 1 ? 1 : -1};
+      int64_t i = 0, j = 0;
+      bool merged = false;
+      // 'tie_up' steps: the path as a merge (gpu/va_merge.hpp), placed by the block; thread 0 then only
+      // sums along it. Keys in the free half of `rows` after the staged sums (2 (nu + nd) <= kLevelRows / 2).
+      if (rules.compare == VaCompare::tie_up && nu + nd > 0) {  // block-uniform
+        double* pu = step > 1 ? down + nd : up;  // [nu] the up keys (volumes), then their prefix minima
+        double* pd = pu + nu;                    // [nd] the down thresholds, then their prefix minima
+        bool bad = false;
+        for (int64_t k = threadIdx.x; k < nu + nd; k += kLevelThreads) {
+          if (k < nu) {
+            pu[k] = above(k);
+            bad |= !va_merge::plain(pu[k]);
+          } else {
+            bool ok = false;
+            pd[k - nu] = va_merge::threshold(below(k - nu), rules, ok);
+            bad |= !ok;
+          }
+        }
+        if (!__syncthreads_or(bad)) {  // block-uniform; else the walk below, as before
+          prefix_min2(pu, nu, pd, nd, red_max, red_min);
+          for (int64_t k = threadIdx.x; k < nu + nd; k += kLevelThreads) {
+            if (k < nu)
+              path[va_merge::up_place(pu, pd, nd, k)] = static_cast<uint16_t>(k);
+            else
+              path[va_merge::down_place(pu, nu, pd, k - nu)] = static_cast<uint16_t>(kDown | (k - nu));
+          }
+          __syncthreads();
+          merged = true;
+        }
+      }
+      if (threadIdx.x != 0) return;
       const levels::Target target = levels::target_of(value_area, c.total_volume[s], rules);
       double running = rows[poc];
-      int64_t i = 0, j = 0;
-      levels::expand_groups(above, nu, below, nd, target, running, i, j, rules);
+      if (merged) {
+        const auto value = [&](int64_t t) {
+          const unsigned code = path[t];
+          return (code & kDown) != 0 ? below(code & ~kDown) : above(code);
+        };
+        const int64_t t = va_merge::walk(value, nu + nd, target, running, rules);
+        if (t > 0) {  // the groups taken on each side: from the last step's
+          const unsigned code = path[t - 1];
+          j = (code & kDown) != 0 ? (code & ~kDown) + 1 : t - (code + 1);
+          i = t - j;
+        }
+      } else {
+        levels::expand_groups(above, nu, below, nd, target, running, i, j, rules);
+      }
       write_levels(c, s, row_price, poc, poc - j * step > 0 ? poc - j * step : 0,
                    poc + i * step < n - 1 ? poc + i * step : n - 1, running);
       return;
