@@ -26,7 +26,7 @@ from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
-from ._tpo import TPO_TABLE_COLUMNS, _session_tpo, _table_columns
+from ._tpo import TPO_TABLE_COLUMNS, _report, _session_tpo, _table_columns
 from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
 from ._tpo_types import _type_rules
 
@@ -152,6 +152,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         cols["single_prints"] = nan_empty(singles)
         if tpo_columns or context_columns:
             tpo_cols = _session_tpo(ctx, clock, _type_rules(types) if context_columns else None)
+            _report(ctx.data, tpo_cols, rules, "warn", "session_features")  # as vpoc.tpo's
         if tpo_columns:
             for name, values in _table_columns(ctx, clock, tpo_cols).items():
                 cols[name] = values

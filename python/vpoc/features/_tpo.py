@@ -21,7 +21,7 @@ from .._warnings import user_stacklevel
 from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
-from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
+from ._intraday import _clock, _Clock, _ib_late_ns, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _Rules, _rules
 from ._segments import _previous_nonempty, _ratio, _segment_reduce
 from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
@@ -130,8 +130,10 @@ def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
 
 def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
     """The initial balance of ``session_features`` (``_ib_mask``: bars opening in
-    [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar after its
-    last bar) and the range extension of the bars after it, in IB ranges; and the IB mask."""
+    [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar in its
+    first TPO period, ``_ib_late_ns``, and a bar after its last bar) and the range extension of the
+    bars after it, in IB ranges; and the IB mask. ``_ib_late_ns``: how late the IB's first bar is
+    where that makes it incomplete, else -1 (for the report)."""
     offs = data.offsets
     S = offs.shape[0] - 1
     ib = _ib_mask(clock, offs, data.trade_days, rules, data.ts)
@@ -144,7 +146,10 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
     after = (idx > np.repeat(last_ib, np.diff(offs))) & np.repeat(last_ib >= 0, np.diff(offs))
     post_high = _segment_reduce(np.maximum, np.where(after, data.high, -np.inf), offs, -np.inf)
     post_low = _segment_reduce(np.minimum, np.where(after, data.low, np.inf), offs, np.inf)
-    complete = (last_ib >= 0) & np.isfinite(post_high)
+    # an IB whose window's start has no bar (the feed or the session began late) is not a whole IB
+    late = _ib_late_ns(clock, offs, data.trade_days, rules, ib, data.ts, getattr(data, "open_ns", None))
+    late_start = late >= min(rules.tpo_minutes, rules.ib_minutes) * _NS_PER_MINUTE
+    complete = (last_ib >= 0) & np.isfinite(post_high) & ~late_start
     ib_range = ib_high - ib_low
     up = np.full(S, np.nan)
     down = np.full(S, np.nan)
@@ -155,7 +160,7 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
         up[complete] = _ratio(np.maximum(t(post_high) - t(ib_high), 0.0), t(ib_high) - t(ib_low))
         down[complete] = _ratio(np.maximum(t(ib_low) - t(post_low), 0.0), t(ib_high) - t(ib_low))
     return dict(ib_high=ib_high, ib_low=ib_low, ib_range=ib_range, ib_complete=complete,
-                ib_ext_up=up, ib_ext_down=down), ib
+                ib_ext_up=up, ib_ext_down=down, _ib_late_ns=np.where(late_start, late, -1)), ib
 
 
 def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -169,15 +174,20 @@ def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> T
     return hi, lo
 
 
-def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, period_min: int,
-            incomplete: str) -> None:
-    """The ``incomplete=`` report of sessions with empty periods or an incomplete IB."""
+def _report(data: _Data, cols: Dict[str, np.ndarray], rules: _Rules, incomplete: str,
+            what: str = "tpo") -> None:
+    """The report of sessions with empty periods or an incomplete IB (one home: ``vpoc.tpo``'s
+    ``incomplete=`` and ``session_features``' TPO / context columns, which always warn)."""
     if incomplete == "ignore":
         return
+    period_min = rules.tpo_minutes
+    empty_periods, ib_complete = cols["empty_periods"], cols["ib_complete"]
+    late = cols.get("_ib_late_ns", np.full(ib_complete.shape[0], -1, dtype=np.int64))
     ne = np.diff(data.offsets) > 0
     gaps = np.flatnonzero(empty_periods > 0)
-    short = np.flatnonzero(ne & ~ib_complete)
-    if not gaps.size and not short.size:
+    starts = np.flatnonzero(ne & (late >= 0))
+    short = np.flatnonzero(ne & ~ib_complete & (late < 0))
+    if not gaps.size and not short.size and not starts.size:
         return
     labels = np.asarray(data.labels)
 
@@ -191,7 +201,15 @@ def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, per
         s = int(gaps[0])
         parts.append(f"{gaps.size} of {S} sessions have {period_min}-minute periods without bars between their "
                      f"first and last bar (session {name(s)!r} has {int(empty_periods[s])}; the empty "
-                     "periods keep their letters)")
+                     "periods keep their letters)" + _gap_cause(data, period_min))
+    if starts.size:
+        s = int(starts[0])
+        anchor = ("the session's scheduled open" if rules.ib_anchor == "first_bar" else
+                  "the window's start (rth_start on the trade date)")
+        parts.append(f"{starts.size} of {S} sessions miss the start of their initial balance window: no bar in "
+                     f"its first {period_min} minutes (session {name(s)!r}: its first IB bar opens "
+                     f"{late[s] / _NS_PER_MINUTE:g} minutes after {anchor}); their IB holds only part of the "
+                     "window: ib_complete False, ib_ext_up/ib_ext_down NaN, day_type / open_type undecided")
     if short.size:
         s = int(short[0])
         parts.append(f"{short.size} of {S} sessions have no initial balance or no bar after it "
@@ -200,9 +218,19 @@ def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, per
     if incomplete == "raise":
         raise ValueError(f"tpo: timestamp: {text}. incomplete='raise' refuses them; check timestamp, period "
                          "and the sessions (incomplete='warn' reports them in empty_periods / ib_complete)")
-    warnings.warn(f"tpo: {text}. See empty_periods and ib_complete; incomplete='raise' makes this an error, "
-                  "incomplete='ignore' keeps only those columns", IncompleteSessionWarning,
-                  stacklevel=user_stacklevel())
+    if what == "tpo":
+        tail = ("See empty_periods and ib_complete; incomplete='raise' makes this an error, incomplete='ignore' "
+                "keeps only those columns")
+    else:
+        tail = ("See the tpo_empty_periods / ib_complete columns (tpo_columns=True); "
+                "warnings.simplefilter('ignore', vpoc.IncompleteSessionWarning) silences this")
+    warnings.warn(f"{what}: {text}. {tail}", IncompleteSessionWarning, stacklevel=user_stacklevel())
+
+
+def _gap_cause(data: _Data, period_min: int) -> str:
+    """What may cause empty periods (findings 6 / 7): bars spaced wider than the period, else
+    holiday / early-close halts of CME schedules."""
+    return ""
 
 
 def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -287,7 +315,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     clock = _clock(data.ts, rules)
     columns = _columns(data, clock, rules, _tpo_pass(data.offsets, clock.period, data.low, data.high, rules, threads),
                        or_min, types, close_given)
-    _report(data, columns["empty_periods"], columns["ib_complete"], period_min, incomplete)
+    _report(data, columns, rules, incomplete)
+    columns = {k: v for k, v in columns.items() if not k.startswith("_")}
     settings = dict(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, row_size=rules.row_size,
                     period=period_min,
                     rules=dict(period=period_min, value_area=rules.value_area, va_method=rules.va_method,
