@@ -88,3 +88,35 @@ def test_first_bar_anchor_uses_the_scheduled_open_when_known():
     tp = vpoc.tpo(df["high"].to_numpy(), df["low"].to_numpy(), df["close"].to_numpy(), timestamp=ts,
                   offsets=[0, len(df)], tick_size=1.0, ib_anchor="first_bar", incomplete="raise")
     assert tp.ib_complete[0]
+
+
+# ------------------------------------------------------------------ 2. preset= on session_features / tpo
+def _two_sessions():
+    return pd.concat([mk("2025-03-04", S1), mk("2025-03-05", S1)], ignore_index=True)
+
+
+def test_preset_on_feature_functions_is_recorded_and_names_the_rules_not_applied():
+    df = _two_sessions()
+    plain = vpoc.session_features(df, tick_size=1.0, session="rth", lookbacks=())
+    assert plain.rules is None
+    t, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=(), preset="marketprofile")
+    msgs = of(w, vpoc.PresetWarning)
+    assert len(msgs) == 1 and "only its initial balance rules" in msgs[0] and "va_method='single'" in msgs[0]
+    assert t.rules["preset"] == "marketprofile" and "va_method" in t.rules["preset_not_applied"]
+    assert t.rules["preset_applied"] == ("ib_end", "ib_anchor", "opening_minutes")
+    np.testing.assert_array_equal(t["vpoc"], plain["vpoc"])  # the profile columns keep the call's rules
+    t, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=(), preset="wickra")
+    msgs = of(w, vpoc.PresetWarning)
+    assert len(msgs) == 1 and "applies none of its rules" in msgs[0] and "bins=50" in msgs[0]
+    tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth", preset="ninjatrader")
+    msgs = of(w, vpoc.PresetWarning)
+    assert len(msgs) == 1 and "value_area=0.68" in msgs[0] and msgs[0].startswith("tpo:")
+    assert tp.rules["preset"] == "ninjatrader" and "value_area" in tp.rules["preset_not_applied"]
+    # a keyword passed that equals the preset's rule is applied: not named
+    tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth", preset="ninjatrader", value_area=0.68,
+                   va_method="single")
+    assert not of(w, vpoc.PresetWarning) and tp.rules["preset_not_applied"] == ()
+    for p in ("cbot", "sierra"):  # today's rules: nothing left out
+        _, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=(), preset=p)
+        assert not of(w, vpoc.PresetWarning)
+    assert "PresetWarning" in vpoc.__all__

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "user_stacklevel"]
+__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "PresetWarning", "user_stacklevel"]
 
 
 class DroppedRowsWarning(UserWarning):
@@ -23,6 +23,11 @@ class DuplicateRowsWarning(UserWarning):
 
 class GuessedDefaultWarning(UserWarning):
     """A setting the caller did not give was inferred from the data (session rule, bar interval)."""
+
+
+class PresetWarning(UserWarning):
+    """A ``preset=`` was given to a function that applies only some of its rules (``session_features``,
+    ``vpoc.tpo``: the initial balance ones); the message names the rules it does not apply."""
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

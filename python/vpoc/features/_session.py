@@ -23,6 +23,7 @@ from ._lookback import _lookback_columns
 from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
+from ._preset_rules import _preset_rules
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
@@ -248,6 +249,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes, srk["ib_end"], srk["ib_anchor"], srk["opening_minutes"])
+    prec = _preset_rules(preset, dict(value_area=rules.value_area, va_method=rules.va_method,
+                                      poc_tie=rules.poc_tie, distribute=rules.distribute), "session_features")
     tpo_columns = boolean(tpo_columns, "tpo_columns")
     level_columns = boolean(level_columns, "level_columns")
     context_columns = boolean(context_columns, "context_columns")
@@ -281,7 +284,7 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
                         offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
-                        device=where, snapped_prices=int(snapped), **data.facts)
+                        device=where, snapped_prices=int(snapped), rules=prec or None, **data.facts)
 
 
 session_features.__doc__ = (session_features.__doc__ or "") + _DOC_SESSION

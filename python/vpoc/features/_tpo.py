@@ -23,6 +23,7 @@ from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_late_ns, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _Rules, _rules
+from ._preset_rules import _preset_rules
 from ._segments import _previous_nonempty, _ratio, _segment_reduce
 from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
 from ._tpo_result import TpoProfiles
@@ -289,6 +290,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
                    0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min, srk["ib_end"], srk["ib_anchor"],
                    srk["opening_minutes"])
+    prec = _preset_rules(preset, dict(value_area=rules.value_area, va_method=rules.va_method,
+                                      poc_tie=rules.poc_tie, distribute=rules.distribute), "tpo")
     or_min = period_min if rules.opening_minutes is None else rules.opening_minutes
     close_given = close is not None or low is None  # a table always has its closes
     close, volume, has_volume = _arrays(high, low, close, volume, distribute)
@@ -323,7 +326,7 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
                                poc_tie=rules.poc_tie, tz=rules.tz, rth_start_ns=rules.rth_start_ns,
                                ib_minutes=rules.ib_minutes, opening_minutes=or_min, ib_end=rules.ib_end,
                                ib_anchor=rules.ib_anchor,
-                               distribute=rules.distribute, type_rules=types))
+                               distribute=rules.distribute, type_rules=types, **prec))
     facts = dict(session_labels=data.labels, trade_days=data.trade_days,
                  trade_dates=data.trade_days is not None, session_rule=data.facts.get("session_rule"),
                  dropped_rows=int(data.facts.get("dropped_rows", 0)),
