@@ -120,3 +120,21 @@ def test_preset_on_feature_functions_is_recorded_and_names_the_rules_not_applied
         _, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=(), preset=p)
         assert not of(w, vpoc.PresetWarning)
     assert "PresetWarning" in vpoc.__all__
+
+
+# ------------------------------------------------------------------ 3. diff of TpoProfiles: IB / opening range
+def test_diff_of_tpo_compares_ib_and_opening_range_and_names_their_rules():
+    rows = [(101, 104, 100, 103, 10), (103, 106, 103, 105, 10), (105, 110, 105, 109, 10),
+            (109, 110, 108, 108, 10)]
+    df = mk("2025-03-04", rows, start="08:30", step="5min")  # four 5-minute bars: the 10-minute OR is two
+    a = vpoc.tpo(df, tick_size=1.0, session="rth", incomplete="ignore")
+    b = vpoc.tpo(df, tick_size=1.0, session="rth", incomplete="ignore", opening_minutes=10)
+    assert a.or_high[0] == 110 and b.or_high[0] == 106  # one 30-minute period vs 10 minutes
+    d = vpoc.diff(a, b)
+    assert d.differs[0] and d.rule[0] == "opening_minutes"
+    assert "or_high 110 vs 106" in d.reason[0] and "opening_minutes: 30 vs 10" in d.reason[0]
+    assert d.settings["opening_minutes"] == (30, 10) and d.settings["ib_end"] == ("exclusive", "exclusive")
+    for k in ("ib_minutes", "ib_anchor"):
+        assert k in d.settings
+    same = vpoc.diff(a, vpoc.tpo(df, tick_size=1.0, session="rth", incomplete="ignore"))
+    assert not same.differs.any() and list(same.rule) == [""]

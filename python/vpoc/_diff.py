@@ -28,7 +28,12 @@ RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method
 #: The same for two ``TpoProfiles`` (each records all of them): the ladder, the level rules, then the
 #: rules that place the TPO brackets (the period grid: its length, its start, the clock it is read on).
 TPO_RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "period",
-                              "rth_start", "tz")
+                              "rth_start", "tz", "ib_minutes", "opening_minutes", "ib_end", "ib_anchor")
+#: The rules of the initial balance / opening range windows (TPO_RULES' last four): named when the
+#: ``ib_*`` / ``or_*`` columns differ.
+_WINDOW_RULES: Tuple[str, ...] = ("ib_minutes", "opening_minutes", "ib_end", "ib_anchor")
+#: The TpoProfiles columns of those windows that diff compares (NaN equal to NaN).
+_WINDOW_COLUMNS: Tuple[str, ...] = ("ib_high", "ib_low", "or_high", "or_low")
 #: Per kind: the rules after the level rules that move the histogram itself (named instead of "histogram"
 #: when both sides record them and they differ).
 _SPREAD_RULES = {"volume": ("distribute",), "tpo": ("period", "rth_start", "tz")}
@@ -129,7 +134,8 @@ class _TpoView:
         self.rules = dict(value_area=float(r["value_area"]), va_method=r["va_method"], poc_tie=r["poc_tie"],
                           period=f"{int(r['period'])}min", tz=str(r["tz"]),
                           rth_start=f"{start // 3600:02d}:{start // 60 % 60:02d}"
-                                    + (f":{start % 60:02d}" if start % 60 else ""))
+                                    + (f":{start % 60:02d}" if start % 60 else ""),
+                          **{k: r[k] for k in _WINDOW_RULES + ("preset",) if k in r})
 
     def coarse(self, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, low rows, counts) of the TPO profile on the ladder of rows ``m`` times its own,
@@ -161,7 +167,7 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
         names = TPO_RULES if tpo else RULES + PEER_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
         for k in ("preset", "assumed"):
-            if not tpo and k in extra:
+            if k in extra:
                 out[k] = extra[k]
     return out
 
@@ -445,9 +451,37 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     cols["differs"] = level | cols["total_volume_differs"] | hist
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
     rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind)
+    if kind == "tpo":
+        rule, reason = rule.astype(object), reason.astype(object)
+        _windows(pa.source, pb.source, ra, rb, cols, rule, reason)
+        rule, reason = rule.astype(str), reason.astype(str)
     cols["rule"], cols["reason"] = rule, reason
     return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
                         notes=tuple(notes), source=getattr(pa, "source", pa))
+
+
+def _windows(ta: TpoProfiles, tb: TpoProfiles, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
+             rule: np.ndarray, reason: np.ndarray) -> None:
+    """Two TpoProfiles: sessions whose initial balance / opening range (``_WINDOW_COLUMNS``) differ
+    differ too; their rule adds the window rules (``_WINDOW_RULES``) that differ ("ib window" when
+    none does: other bars), their reason the values."""
+    named = [k for k in _WINDOW_RULES if ra.get(k) != rb.get(k)]
+    if ra.get("preset") != rb.get("preset") and named:
+        named.append("preset")
+    words = [f"{k}: {ra.get(k)!r} vs {rb.get(k)!r}" for k in named]
+    for s in range(rule.shape[0]):
+        diffs = []
+        for c in _WINDOW_COLUMNS:
+            x, y = float(getattr(ta, c)[s]), float(getattr(tb, c)[s])
+            if not (x == y or (np.isnan(x) and np.isnan(y))):
+                diffs.append(f"{c} {x:g} vs {y:g}")
+        if not diffs:
+            continue
+        cols["differs"][s] = True
+        extra = "+".join(named) if named else "ib window"
+        old = str(rule[s])
+        rule[s] = extra if old in ("", "unexplained") else " or ".join(f"{alt}+{extra}" for alt in old.split(" or "))
+        reason[s] = "; ".join([x for x in (str(reason[s]),) if x] + diffs + words)
 
 
 def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
