@@ -138,3 +138,49 @@ def test_diff_of_tpo_compares_ib_and_opening_range_and_names_their_rules():
         assert k in d.settings
     same = vpoc.diff(a, vpoc.tpo(df, tick_size=1.0, session="rth", incomplete="ignore"))
     assert not same.differs.any() and list(same.rule) == [""]
+
+
+# ------------------------------------------------------------------ 4. diff of volume profiles: the rules named
+def _trades(seed=3, S=4):
+    rng = np.random.default_rng(seed)
+    price = np.concatenate([4000 + rng.integers(0, 30, 300) * 0.25 for _ in range(S)])
+    vol = rng.integers(1, 20, price.size).astype(float)
+    return price, vol, np.arange(S + 1) * 300
+
+
+def test_diff_does_not_name_rules_documented_to_have_no_effect():
+    price, vol, off = _trades()
+    a = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="cbot")
+    b = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="marketprofile")
+    d = vpoc.diff(a, b)
+    assert d.differs.any()
+    for r in d.rule:
+        assert "row_label" not in r and "tie_tol" not in r
+    assert any("row_label 'low' vs 'top' has no effect" in n for n in d.notes)
+    assert any("tie_tol 1e-09 vs 0.0 agree" in n for n in d.notes)
+    assert d.settings["row_label"] == ("low", "top")  # still listed in settings
+
+
+def test_diff_names_bins_against_a_plain_profile():
+    price, vol, off = _trades(5)
+    a = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25)
+    b = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="wickra")
+    d = vpoc.diff(a, b)
+    assert d.differs.all()
+    for r, why in zip(d.rule, d.reason):
+        assert all("bins" in alt.split("+") for alt in r.split(" or ")), r
+        assert "bins: None vs 50" in why and "preset: None vs 'wickra'" in why
+    assert d.settings["bins"] == (None, 50)
+
+
+def test_value_area_set_by_a_preset_is_recorded_and_named():
+    price, vol, off = _trades(7)
+    b = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="ninjatrader")
+    assert b.rules["value_area"] == 0.68
+    assert "value_area" not in vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="ninjatrader",
+                                                value_area=0.68).rules
+    a = vpoc.from_trades(price, vol, offsets=off, tick_size=0.25, preset="cbot")
+    d = vpoc.diff(a, b)
+    assert d.settings["value_area"] == (None, 0.68)
+    for s in np.flatnonzero(d.differs):
+        assert "b fits 0.68" in d.reason[s] or "value_area" not in d.rule[s]

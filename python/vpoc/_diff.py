@@ -13,7 +13,7 @@ import numpy as np
 
 from ._api import from_trades
 from ._optional import require
-from ._presets import BIN_KEYWORDS, PEER_KEYWORDS
+from ._presets import BIN_KEYWORDS, PEER_KEYWORDS, RULE_DEFAULTS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
 from .features import TpoProfiles
@@ -384,9 +384,12 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     if pb.n_sessions != S:
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
+    notes: List[str] = []
+    if kind == "volume":
+        _plain_side(pa, pb, ra, rb, notes)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
     settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") if k in ra or k in rb})
-    notes: List[str] = []
+    inert = _inert(pa, pb, ra, rb, notes) if kind == "volume" else ()
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
         notes.append(f"{', '.join(unrecorded)} not recorded on both results: the rule behind a level difference is "
@@ -450,7 +453,7 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
     cols["differs"] = level | cols["total_volume_differs"] | hist
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
-    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind)
+    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind, inert)
     if kind == "tpo":
         rule, reason = rule.astype(object), reason.astype(object)
         _windows(pa.source, pb.source, ra, rb, cols, rule, reason)
@@ -484,6 +487,42 @@ def _windows(ta: TpoProfiles, tb: TpoProfiles, ra: Dict[str, Any], rb: Dict[str,
         reason[s] = "; ".join([x for x in (str(reason[s]),) if x] + diffs + words)
 
 
+def _plain_side(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes: List[str]) -> None:
+    """A Profiles with no ``rules`` (a plain call: docs/presets.md, its rules are today's) against one
+    that records them: its ladder is the tick ladder (``bins`` None, ``BIN_KEYWORDS`` as
+    ``RULE_DEFAULTS``) and its preset None, so that ``bins=50`` of ``preset="wickra"`` is named; its
+    other peer rules stay unrecorded (not named)."""
+    for prof, mine, other, side in ((pa, ra, rb, "a"), (pb, rb, ra, "b")):
+        if getattr(prof, "rules", None) is None and "preset" in other and other.get("bins") is not None:
+            mine.update({k: RULE_DEFAULTS[k] for k in BIN_KEYWORDS if k in other})
+            mine.update(preset=None)
+            notes.append(f"{side} records no rules (made without preset= or a peer rule): it is on the tick "
+                         "ladder (bins=None)")
+
+
+def _whole(prof: Any) -> bool:
+    v = np.asarray(prof.volume, dtype=np.float64)
+    return bool(np.all(v == np.floor(v))) and (v.size == 0 or float(np.max(np.abs(v))) < 1e9)
+
+
+def _inert(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes: List[str]) -> Tuple[str, ...]:
+    """The recorded peer rules that differ but are documented to have no effect here (docs/presets.md):
+    ``row_label`` "top" vs "low" with ``ticks_per_row=1`` on both sides, ``tie_tol`` values of at most
+    1e-9 on histograms of whole volumes below 1e9 per row; said in ``notes``, never named as a cause."""
+    out = []
+    if ra.get("row_label") != rb.get("row_label") and "row_label" in ra and "row_label" in rb \
+            and ra["ticks_per_row"] == rb["ticks_per_row"] == 1:
+        out.append("row_label")
+        notes.append(f"row_label {ra['row_label']!r} vs {rb['row_label']!r} has no effect with ticks_per_row=1 "
+                     "(a row's top tick is its only tick): not named as a cause")
+    ta, tb = ra.get("tie_tol"), rb.get("tie_tol")
+    if ta is not None and tb is not None and ta != tb and max(ta, tb) <= 1e-9 and _whole(pa) and _whole(pb):
+        out.append("tie_tol")
+        notes.append(f"tie_tol {ta!r} vs {tb!r} agree on whole volumes below 1e9 per row (these histograms): "
+                     "not named as a cause")
+    return tuple(out)
+
+
 def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
     if np.isnan(float(getattr(pa, x)[s])):
         return f"{x}: a's session is empty"
@@ -493,8 +532,8 @@ def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
 
 
 def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
-           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...], kind: str = "volume"
-           ) -> Tuple[np.ndarray, np.ndarray]:
+           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...], kind: str = "volume",
+           inert: Sequence[str] = ()) -> Tuple[np.ndarray, np.ndarray]:
     """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``); ``kind``: "volume" (Profiles) or
     "tpo" (TpoProfiles: TPO counts in place of volumes, the period grid in place of ``distribute``)."""
     S = level.shape[0]
@@ -504,10 +543,15 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
     base_words = [f"{k} {ra[k]:g} vs {rb[k]:g}" for k in ladder]
     spread = [k for k in _SPREAD_RULES[kind] if k in ra and k in rb and ra[k] != rb[k]]
     # peer rules both sides record (Profiles.rules) and that differ: they move the levels only
-    peer = [k for k in PEER_RULES if k in ra and k in rb and ra[k] != rb[k]]
+    # (less those documented to have no effect here: ``inert``); bins=N and its rules move the
+    # histogram too: named for every session that differs
+    peer = [k for k in PEER_RULES if k in ra and k in rb and ra[k] != rb[k] and k not in inert]
+    bins = [k for k in peer if k in BIN_KEYWORDS]
+    peer = [k for k in peer if k not in BIN_KEYWORDS]
+    preset_words = ([f"preset: {ra.get('preset')!r} vs {rb.get('preset')!r}"]
+                    if (peer or bins) and ra.get("preset") != rb.get("preset") else [])
     peer_words = [f"{k}: {ra[k]!r} vs {rb[k]!r}" for k in peer]
-    if peer and ra.get("preset") != rb.get("preset"):
-        peer_words.append(f"preset: {ra.get('preset')!r} vs {rb.get('preset')!r}")
+    bin_words = [f"{k}: {ra[k]!r} vs {rb[k]!r}" for k in bins]
     total = "total TPO count" if kind == "tpo" else "total volume"
     ne = (np.asarray(pa.n_rows) > 0) & (np.asarray(pb.n_rows) > 0)
     sel = np.flatnonzero(level & ne)
@@ -537,9 +581,14 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
                 words.append("the same total TPO count on other rows (other bars, or the period grid)"
                              if kind == "tpo" else
                              "the same total volume on other rows (distribute, or the inputs' prices)")
+        if bins:
+            names.extend(bins)
+            words.extend(bin_words)
         if level[s] and peer:
             names.extend(peer)
             words.extend(peer_words)
+        if (bins or (level[s] and peer)) and preset_words:
+            words.extend(preset_words)
         alternatives = [names]
         k = where.get(s)
         if k is not None and ca[k] and cb[k]:
