@@ -184,3 +184,25 @@ def test_value_area_set_by_a_preset_is_recorded_and_named():
     assert d.settings["value_area"] == (None, 0.68)
     for s in np.flatnonzero(d.differs):
         assert "b fits 0.68" in d.reason[s] or "value_area" not in d.rule[s]
+
+
+# ------------------------------------------------------------------ 5. missing days: days_since_prior
+def test_days_since_prior_and_a_warning_when_days_are_missing():
+    days = ["2025-03-04", "2025-03-05", "2025-03-07", "2025-03-10", "2025-03-17"]  # 1, 2, 3 (week-end), 7
+    df = pd.concat([mk(d, S1) for d in days], ignore_index=True)
+    tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth")
+    msgs = of(w, vpoc.MissingDaysWarning)
+    assert len(msgs) == 1 and msgs[0].startswith("tpo:") and "20250317 after 20250310 (7 days)" in msgs[0]
+    np.testing.assert_array_equal(tp.days_since_prior, [np.nan, 1, 2, 3, 7])
+    assert "days_since_prior" in tp.to_pandas().columns
+    t, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=(), context_columns=True)
+    msgs = of(w, vpoc.MissingDaysWarning)
+    assert len(msgs) == 1 and msgs[0].startswith("session_features:") and "20250317" in msgs[0]
+    np.testing.assert_array_equal(t["days_since_prior"], np.array([np.nan, 1, 2, 3, 7], dtype=np.float32))
+    # without context columns the prev_*_dist columns still bridge the hole: still reported
+    _, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", lookbacks=())
+    assert len(of(w, vpoc.MissingDaysWarning)) == 1
+    # a week-end (3) or a long week-end (4) is not reported
+    _, w = caught(vpoc.tpo, df.iloc[:4 * len(S1)], tick_size=1.0, session="rth")
+    assert not of(w, vpoc.MissingDaysWarning)
+    assert "MissingDaysWarning" in vpoc.__all__

@@ -28,7 +28,7 @@ from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rul
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
 from ._tpo import TPO_TABLE_COLUMNS, _report, _session_tpo, _table_columns
-from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
+from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _days_since_prior, _level_columns
 from ._tpo_types import _type_rules
 
 __all__ = ["SIDE_TABLE_COLUMNS", "_scatter", "_session_column_names", "_session_columns", "session_features"]
@@ -72,11 +72,12 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
                      naked: Dict[str, np.ndarray], clock: Optional[_Clock],
                      tpo_columns: bool = False, level_columns: bool = False,
                      context_columns: bool = False, types: Optional[Dict[str, float]] = None,
-                     side_columns: Optional[bool] = None) -> _Columns:
+                     side_columns: Optional[bool] = None, days: Optional[np.ndarray] = None) -> _Columns:
     """The session table's columns; the optional groups with ``tpo_columns``, ``level_columns``,
     ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``) and
     ``side_columns`` (the profiles' aggressor-side fields; None: when the profiles have them, as
-    vpoc.Live's finished sessions of a ``Live(side=True)`` do)."""
+    vpoc.Live's finished sessions of a ``Live(side=True)`` do); ``days``: ``days_since_prior`` when
+    computed (and reported) already."""
     rules, prof = ctx.rules, ctx.prof
     if side_columns is None:
         side_columns = getattr(prof, "buy_volume", None) is not None
@@ -167,7 +168,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         for name, values in _level_columns(ctx, nodes).items():
             cols[name] = values
     if context_columns:
-        for name, values in _context_columns(ctx, clock, tpo_cols).items():
+        for name, values in _context_columns(ctx, clock, tpo_cols, days).items():
             cols[name] = values
     if side_columns:  # the session's own buy / sell volume only (no lookahead)
         for name in SIDE_TABLE_COLUMNS:
@@ -278,8 +279,12 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     if type_rules is not None and (clock is None or not context_columns):
         raise ValueError("type_rules sets the day_type / open_type columns, which need context_columns=True "
                          "and timestamp=; leave it out otherwise")
+    # the prior-session columns (prev_*_dist always, prior_* with context_columns) bridging missing days:
+    # reported once per call (MissingDaysWarning), the count in days_since_prior (context_columns)
+    days = None if clock is None else _days_since_prior(data.offsets, clock, data.trade_days, ctx.prev, data.labels,
+                                                        "session_features")
     cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns,
-                            level_columns, context_columns, type_rules, side_columns)
+                            level_columns, context_columns, type_rules, side_columns, days)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,

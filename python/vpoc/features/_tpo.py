@@ -18,7 +18,7 @@ from .._presets import resolve_session
 from .._time import interval_ns
 from .._validate import boolean
 from .._warnings import user_stacklevel
-from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
+from ._market_context import VA_MIGRATIONS, _days_since_prior, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_late_ns, _ib_mask, _utc_offset_ns
@@ -337,7 +337,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
 
 
 def _columns(data: _Data, clock: _Clock, rules: _Rules, tpass: _TpoPass, or_min: int,
-             types: Optional[Dict[str, float]] = None, close_given: bool = True) -> Dict[str, np.ndarray]:
+             types: Optional[Dict[str, float]] = None, close_given: bool = True,
+             what: Optional[str] = "tpo") -> Dict[str, np.ndarray]:
     """Every column of the result from the TPO pass ``tpass`` (brackets, engine profile, counts,
     single prints); the day and open types with ``types`` (the open type needs ``open`` and ``close``)."""
     offs = data.offsets
@@ -378,12 +379,12 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, tpass: _TpoPass, or_min:
         decide = cols["ib_complete"] & (cols["ib_range"] > 0)
         cols["open_type"] = _open_types(data.high, data.low, data.open if close_given else None, data.close,
                                         ib, offs, decide, rules.tick_size, types)
-    cols.update(_session_context(data, clock, rules, cols, close_given))
+    cols.update(_session_context(data, clock, rules, cols, close_given, what))
     return cols
 
 
 def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, np.ndarray],
-                     close_given: bool) -> Dict[str, np.ndarray]:
+                     close_given: bool, what: Optional[str] = "tpo") -> Dict[str, np.ndarray]:
     """Overnight high / low, the prior non-empty session's high / low / close (NaN without closes)
     and the migration of the TPO value area against the prior one (a ``VA_MIGRATIONS`` name; ""
     for the first non-empty session and empty ones): the rules of ``_context``. NaN / "" for an
@@ -407,6 +408,7 @@ def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, 
         val, vah, p = cols["val_row"], cols["vah_row"], prev[has]
         mig[has] = np.asarray(VA_MIGRATIONS)[_va_migration(val[has], vah[has], val[p], vah[p])]
     out["va_migration"] = mig
+    out["days_since_prior"] = _days_since_prior(offs, clock, data.trade_days, prev, data.labels, what)
     return out
 
 
@@ -425,7 +427,7 @@ def _session_tpo(ctx: _Context, clock: _Clock, types: Optional[Dict[str, float]]
     ``opening_minutes`` (None: ``tpo_minutes``); the day and open types with ``types``. The TPO pass is the
     call's one (``_context_pass``: the table's ``tpo_poc`` / ``single_prints`` read it too)."""
     or_min = ctx.rules.tpo_minutes if ctx.rules.opening_minutes is None else ctx.rules.opening_minutes
-    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), or_min, types)
+    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), or_min, types, what=None)
 
 
 def _table_columns(ctx: _Context, clock: _Clock,
