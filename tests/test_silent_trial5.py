@@ -206,3 +206,31 @@ def test_days_since_prior_and_a_warning_when_days_are_missing():
     _, w = caught(vpoc.tpo, df.iloc[:4 * len(S1)], tick_size=1.0, session="rth")
     assert not of(w, vpoc.MissingDaysWarning)
     assert "MissingDaysWarning" in vpoc.__all__
+
+
+# ------------------------------------------------------------------ 6 / 7. empty periods: the likely cause
+def test_coarse_bars_warning_names_the_bar_spacing_and_suggests_period():
+    df = mk("2025-03-04", S1, step="60min")
+    tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth")
+    msgs = of(w, vpoc.IncompleteSessionWarning)
+    assert len(msgs) == 1 and "the bars look 60-minute" in msgs[0] and "period='60min'" in msgs[0]
+    assert tp.empty_periods[0] == 5
+    _, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth", period="60min")
+    assert not of(w, vpoc.IncompleteSessionWarning)
+
+
+def test_halt_inside_a_session_names_its_stretch_and_cme_schedules_in_both_functions():
+    rows = S1 + S1[:2]
+    ts = list(pd.date_range(pd.Timestamp("2025-03-04 08:30", tz=CHI), periods=6, freq="30min"))
+    ts += [pd.Timestamp("2025-03-04 13:30", tz=CHI), pd.Timestamp("2025-03-04 14:00", tz=CHI)]
+    df = pd.DataFrame(rows, columns=["open", "high", "low", "close", "volume"]).astype(float)
+    df.insert(0, "timestamp", ts)  # 11:30 .. 13:00 without bars (a halt)
+    _, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth")
+    a = of(w, vpoc.IncompleteSessionWarning)
+    _, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", tpo_columns=True, lookbacks=())
+    b = of(w, vpoc.IncompleteSessionWarning)
+    assert len(a) == len(b) == 1
+    for m in (a[0], b[0]):
+        assert "has 4" in m and "longest stretch without bars is 2.5 h after the bar of 11:00 local" in m
+        assert "holiday and early-close schedules" in m and "IncompleteSessionWarning" in m
+    assert a[0].split(": ", 1)[1].split(". See")[0] == b[0].split(": ", 1)[1].split(". See")[0]  # one text

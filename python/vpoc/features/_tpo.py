@@ -202,7 +202,7 @@ def _report(data: _Data, cols: Dict[str, np.ndarray], rules: _Rules, incomplete:
         s = int(gaps[0])
         parts.append(f"{gaps.size} of {S} sessions have {period_min}-minute periods without bars between their "
                      f"first and last bar (session {name(s)!r} has {int(empty_periods[s])}; the empty "
-                     "periods keep their letters)" + _gap_cause(data, period_min))
+                     "periods keep their letters" + _gap_cause(data, rules, s) + ")")
     if starts.size:
         s = int(starts[0])
         anchor = ("the session's scheduled open" if rules.ib_anchor == "first_bar" else
@@ -228,10 +228,41 @@ def _report(data: _Data, cols: Dict[str, np.ndarray], rules: _Rules, incomplete:
     warnings.warn(f"{what}: {text}. {tail}", IncompleteSessionWarning, stacklevel=user_stacklevel())
 
 
-def _gap_cause(data: _Data, period_min: int) -> str:
-    """What may cause empty periods (findings 6 / 7): bars spaced wider than the period, else
-    holiday / early-close halts of CME schedules."""
-    return ""
+def _gap_cause(data: _Data, rules: _Rules, s: int) -> str:
+    """What may cause the empty periods of session ``s`` (findings 6 / 7): bars spaced wider than the
+    period (the most common spacing of timestamp within sessions), else its longest stretch without
+    bars and, for CME session rules, that holiday / early-close schedules leave such periods on
+    clean data."""
+    ts, offs = data.ts, data.offsets
+    per_ns = rules.tpo_minutes * _NS_PER_MINUTE
+    gaps = np.diff(ts)
+    same = np.ones(gaps.shape[0], dtype=bool)
+    same[offs[1:-1][(offs[1:-1] > 0) & (offs[1:-1] < ts.shape[0])] - 1] = False  # across two sessions
+    within = gaps[same & (gaps > 0)]
+    if within.size:
+        values, counts = np.unique(within, return_counts=True)
+        step = int(values[int(np.argmax(counts))])
+        if step > per_ns:
+            m = step / _NS_PER_MINUTE
+            return (f"; the bars look {m:g}-minute (the most common spacing of timestamp within sessions) "
+                    f"against period={rules.tpo_minutes} minutes: each bar fills one period and leaves the next "
+                    f"empty; pass period='{m:g}min' (a period of at least the bar spacing)")
+    a, b = int(offs[s]), int(offs[s + 1])
+    text = ""
+    if b - a >= 2:
+        g = np.diff(ts[a:b])
+        k = int(np.argmax(g))
+        start = int(ts[a + k])
+        local = (start + int(_utc_offset_ns(np.array([start], dtype=np.int64), rules.tz)[0])) % (86400 * 10**9)
+        hh, mm = divmod(local // _NS_PER_MINUTE, 60)
+        text = (f"; its longest stretch without bars is {int(g[k]) / 3.6e12:.4g} h after the bar of "
+                f"{int(hh):02d}:{int(mm):02d} local")
+    rule = str(data.facts.get("session_rule") or "")
+    if "globex" in rule or "rth" in rule:
+        text += ("; on clean CME data holiday and early-close schedules leave such periods (a holiday's trading "
+                 "merged into the next trade date, a 12:00 halt): warnings.simplefilter('ignore', "
+                 "vpoc.IncompleteSessionWarning), or vpoc.tpo(..., incomplete='ignore'), silences this")
+    return text
 
 
 def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
