@@ -234,3 +234,20 @@ def test_halt_inside_a_session_names_its_stretch_and_cme_schedules_in_both_funct
         assert "has 4" in m and "longest stretch without bars is 2.5 h after the bar of 11:00 local" in m
         assert "holiday and early-close schedules" in m and "IncompleteSessionWarning" in m
     assert a[0].split(": ", 1)[1].split(". See")[0] == b[0].split(": ", 1)[1].split(". See")[0]  # one text
+
+
+# ------------------------------------------------------------------ 8. target_shift=0 names the derived columns
+def test_same_session_target_names_the_columns_computed_from_it():
+    pytest.importorskip("torch")
+    from vpoc.torch import SessionFeatureDataset
+    bars = vpoc.synth.es_bars(n_sessions=8, seed=1)
+    t = vpoc.session_features(bars, tick_size=0.25, lookbacks=(2,))
+    with pytest.raises(ValueError, match="vpoc_change_2d"):
+        SessionFeatureDataset(t, "vpoc", target_shift=0)
+    with pytest.warns(UserWarning, match="vpoc_change_2d, vpoc_pct_change_2d, vpoc_std_2d, vpoc_zscore_2d"):
+        SessionFeatureDataset(t, "vpoc", target_shift=0, drop_columns=["vpoc"])
+    drop = ["vpoc", "vpoc_change_2d", "vpoc_pct_change_2d", "vpoc_std_2d", "vpoc_zscore_2d"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = SessionFeatureDataset(t, "vpoc", target_shift=0, drop_columns=drop)
+    assert len(ds) > 0
