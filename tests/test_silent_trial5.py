@@ -251,3 +251,19 @@ def test_same_session_target_names_the_columns_computed_from_it():
         warnings.simplefilter("error")
         ds = SessionFeatureDataset(t, "vpoc", target_shift=0, drop_columns=drop)
     assert len(ds) > 0
+
+
+# ------------------------------------------------------------------ 11. synth.es_bars with the Globex rule
+def test_quickstart_es_bars_with_globex_keeps_every_row_and_longer_spans_are_reported():
+    bars = vpoc.synth.es_bars(n_sessions=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = vpoc.sessions.globex(bars.timestamp, volume=bars.volume)
+        prof = vpoc.from_bars(bars, session=s, tick_size=0.25)
+    assert s.dropped_rows == 0 and s.n_sessions == 10 and len(prof) == 10
+    np.testing.assert_array_equal(np.asarray(s.labels), np.asarray(bars.session_labels))
+    # crossing the first CME holiday / March DST: the synthetic clock is not the Globex one, and it is said
+    longer = vpoc.synth.es_bars(n_sessions=60)
+    _, w = caught(vpoc.sessions.globex, longer.timestamp, volume=longer.volume)
+    assert of(w, vpoc.DroppedRowsWarning)
+    assert "DST" in vpoc.synth.es_bars.__doc__ and "quickstart" in vpoc.synth.es_bars.__doc__
