@@ -193,8 +193,9 @@ _DOC_SESSION = """
     level_columns : also the level columns (``LEVEL_TABLE_COLUMNS``: nearest HVN / LVN prices at or
         above / below the close, balanced target and its side) after ``close_va_position`` (False).
     context_columns : also the session context (``CONTEXT_TABLE_COLUMNS``: prior session high, low,
-        close, value-area migration code; with ``timestamp`` overnight high / low and the day / open
-        type codes) after those (False).
+        close, value-area migration code; with ``timestamp`` overnight high / low, the day / open
+        type codes and ``days_since_prior``) after those (False). With ``timestamp`` a prior session
+        more than 4 calendar days back is reported (``vpoc.MissingDaysWarning``).
     type_rules : the day and open type thresholds (``TPO_TYPE_RULES`` keys) of the ``day_type`` /
         ``open_type`` columns; only with ``context_columns=True`` and ``timestamp`` (None: defaults).
     buy_volume, sell_volume : [N], optional, both or neither: each bar's buy- and sell-aggressor

@@ -37,8 +37,9 @@ INCOMPLETE: Tuple[str, ...] = ("warn", "raise", "ignore")
 
 
 class IncompleteSessionWarning(UserWarning):
-    """Sessions have TPO periods without bars inside them, or end before their initial balance does
-    (``vpoc.tpo``): their letters skip the empty periods, their IB extension is NaN."""
+    """Sessions have TPO periods without bars inside them, miss the start of their initial balance
+    window, or end before their initial balance does (``vpoc.tpo``; ``session_features`` with TPO or
+    context columns): their letters skip the empty periods, their IB is incomplete (extension NaN)."""
 
 
 def _period_minutes(period: Any) -> int:
@@ -296,7 +297,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     optional with arrays (TPO counts read high, low and the times; with ``volume`` the result
     carries the volume profile of the same bars, by ``distribute``, in ``volume_profile``).
     ``incomplete``: sessions with periods without bars between their first and last bar, or with
-    no initial balance or no bar after it, are reported by an ``IncompleteSessionWarning``
+    no initial balance, no bar in its first period (a late feed: ``ib_complete`` False) or no bar
+    after it, are reported by an ``IncompleteSessionWarning`` (naming the likely cause)
     ("warn", default), refused with ValueError ("raise") or only recorded in ``empty_periods`` /
     ``ib_complete`` ("ignore").
 
