@@ -14,7 +14,8 @@ from ._plot_migration import plot_migration
 from ._plot_tpo import plot_tpo
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
-from ._warnings import DroppedRowsWarning, DuplicateRowsWarning, GuessedDefaultWarning
+from ._warnings import (DroppedRowsWarning, DuplicateRowsWarning, GuessedDefaultWarning, MissingDaysWarning,
+                        PresetWarning)
 from .features import (FeatureTable, IncompleteSessionWarning, Levels, TpoProfiles, bar_features, levels,
                        session_features, tpo)
 from .io import ReorderedRecordsWarning
@@ -29,8 +30,10 @@ __all__ = [
     "InputError",
     "Levels",
     "Live",
+    "MissingDaysWarning",
     "NO_ROW",
     "OutOfMemoryError",
+    "PresetWarning",
     "Profiles",
     "ProfilesDiff",
     "ReorderedRecordsWarning",

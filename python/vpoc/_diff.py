@@ -13,9 +13,10 @@ import numpy as np
 
 from ._api import from_trades
 from ._optional import require
-from ._presets import BIN_KEYWORDS, PEER_KEYWORDS
+from ._presets import BIN_KEYWORDS, PEER_KEYWORDS, RULE_DEFAULTS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
+from ._diff_tpo import _TpoView, _windows
 from .features import TpoProfiles
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +29,7 @@ RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method
 #: The same for two ``TpoProfiles`` (each records all of them): the ladder, the level rules, then the
 #: rules that place the TPO brackets (the period grid: its length, its start, the clock it is read on).
 TPO_RULES: Tuple[str, ...] = ("tick_size", "ticks_per_row", "value_area", "va_method", "poc_tie", "period",
-                              "rth_start", "tz")
+                              "rth_start", "tz", "ib_minutes", "opening_minutes", "ib_end", "ib_anchor")
 #: Per kind: the rules after the level rules that move the histogram itself (named instead of "histogram"
 #: when both sides record them and they differ).
 _SPREAD_RULES = {"volume": ("distribute",), "tpo": ("period", "rth_start", "tz")}
@@ -108,49 +109,6 @@ class ProfilesDiff:
         return pd.DataFrame(self.to_dict(), index=index)
 
 
-class _TpoView:
-    """A ``TpoProfiles`` seen as the histogram ``diff`` compares: its TPO counts as the row
-    "volumes" (``count``, ``total_tpo``, ``va_tpo``) on its ladder, its TPO POC / value area as the
-    levels, and every rule it records (``TPO_RULES``)."""
-
-    kind = "tpo"
-
-    def __init__(self, tp: TpoProfiles) -> None:
-        self.source = tp
-        for name in ("offsets", "low_row", "n_rows", "poc", "vah", "val", "poc_row", "vah_row", "val_row",
-                     "tick_size", "ticks_per_row", "row_size", "session_labels", "trade_dates"):
-            setattr(self, name, getattr(tp, name))
-        self.n_sessions = tp.n_sessions
-        self.volume = np.asarray(tp.count, dtype=np.float64)
-        self.total_volume = np.asarray(tp.total_tpo, dtype=np.float64)
-        self.va_volume = np.asarray(tp.va_tpo, dtype=np.float64)
-        r = tp.rules
-        start = int(r["rth_start_ns"]) // 10**9
-        self.rules = dict(value_area=float(r["value_area"]), va_method=r["va_method"], poc_tie=r["poc_tie"],
-                          period=f"{int(r['period'])}min", tz=str(r["tz"]),
-                          rth_start=f"{start // 3600:02d}:{start // 60 % 60:02d}"
-                                    + (f":{start % 60:02d}" if start % 60 else ""))
-
-    def coarse(self, m: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(offsets, low rows, counts) of the TPO profile on the ladder of rows ``m`` times its own,
-        rebuilt from its periods: a period spans coarse rows lo // m .. hi // m and counts once on
-        each (TPO counts do not add up over rows as volumes do: a period touching two fine rows of
-        one coarse row is one TPO there)."""
-        tp = self.source
-        n = np.asarray(tp.n_rows, dtype=np.int64)
-        low = np.asarray(tp.low_row, dtype=np.int64)
-        S = n.shape[0]
-        clow = np.where(n > 0, np.floor_divide(low, m), 0)
-        cn = np.where(n > 0, np.floor_divide(low + n - 1, m) - clow + 1, 0)
-        offs = np.concatenate(([0], np.cumsum(cn))).astype(np.int64)
-        sess = np.repeat(np.arange(S, dtype=np.int64), np.diff(np.asarray(tp.period_offsets, dtype=np.int64)))
-        base = offs[:-1][sess] - clow[sess]
-        lo = base + np.floor_divide(np.asarray(tp.period_low_row, dtype=np.int64), m)
-        hi = base + np.floor_divide(np.asarray(tp.period_high_row, dtype=np.int64), m)
-        step = np.bincount(lo, minlength=int(offs[-1]) + 1) - np.bincount(hi + 1, minlength=int(offs[-1]) + 1)
-        return offs, clow, np.cumsum(step)[:-1].astype(np.float64)
-
-
 def _rules_of(prof: Any) -> Dict[str, Any]:
     """The rules a result records: tick_size and ticks_per_row always, the others when it carries a
     ``rules`` dict (as ``TpoProfiles`` does: every one of ``TPO_RULES``)."""
@@ -161,7 +119,7 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
         names = TPO_RULES if tpo else RULES + PEER_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
         for k in ("preset", "assumed"):
-            if not tpo and k in extra:
+            if k in extra:
                 out[k] = extra[k]
     return out
 
@@ -378,9 +336,12 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     if pb.n_sessions != S:
         raise ValueError(f"diff compares session by session: a has {S} sessions, b has {pb.n_sessions}")
     ra, rb = _rules_of(pa), _rules_of(pb)
+    notes: List[str] = []
+    if kind == "volume":
+        _plain_side(pa, pb, ra, rb, notes)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
     settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") if k in ra or k in rb})
-    notes: List[str] = []
+    inert = _inert(pa, pb, ra, rb, notes) if kind == "volume" else ()
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
         notes.append(f"{', '.join(unrecorded)} not recorded on both results: the rule behind a level difference is "
@@ -444,10 +405,50 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
     cols["differs"] = level | cols["total_volume_differs"] | hist
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
-    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind)
+    rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind, inert)
+    if kind == "tpo":
+        rule, reason = rule.astype(object), reason.astype(object)
+        _windows(pa.source, pb.source, ra, rb, cols, rule, reason)
+        rule, reason = rule.astype(str), reason.astype(str)
     cols["rule"], cols["reason"] = rule, reason
     return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
                         notes=tuple(notes), source=getattr(pa, "source", pa))
+
+
+def _plain_side(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes: List[str]) -> None:
+    """A Profiles with no ``rules`` (a plain call: docs/presets.md, its rules are today's) against one
+    that records them: its ladder is the tick ladder (``bins`` None, ``BIN_KEYWORDS`` as
+    ``RULE_DEFAULTS``) and its preset None, so that ``bins=50`` of ``preset="wickra"`` is named; its
+    other peer rules stay unrecorded (not named)."""
+    for prof, mine, other, side in ((pa, ra, rb, "a"), (pb, rb, ra, "b")):
+        if getattr(prof, "rules", None) is None and "preset" in other and other.get("bins") is not None:
+            mine.update({k: RULE_DEFAULTS[k] for k in BIN_KEYWORDS if k in other})
+            mine.update(preset=None)
+            notes.append(f"{side} records no rules (made without preset= or a peer rule): it is on the tick "
+                         "ladder (bins=None)")
+
+
+def _whole(prof: Any) -> bool:
+    v = np.asarray(prof.volume, dtype=np.float64)
+    return bool(np.all(v == np.floor(v))) and (v.size == 0 or float(np.max(np.abs(v))) < 1e9)
+
+
+def _inert(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes: List[str]) -> Tuple[str, ...]:
+    """The recorded peer rules that differ but are documented to have no effect here (docs/presets.md):
+    ``row_label`` "top" vs "low" with ``ticks_per_row=1`` on both sides, ``tie_tol`` values of at most
+    1e-9 on histograms of whole volumes below 1e9 per row; said in ``notes``, never named as a cause."""
+    out = []
+    if ra.get("row_label") != rb.get("row_label") and "row_label" in ra and "row_label" in rb \
+            and ra["ticks_per_row"] == rb["ticks_per_row"] == 1:
+        out.append("row_label")
+        notes.append(f"row_label {ra['row_label']!r} vs {rb['row_label']!r} has no effect with ticks_per_row=1 "
+                     "(a row's top tick is its only tick): not named as a cause")
+    ta, tb = ra.get("tie_tol"), rb.get("tie_tol")
+    if ta is not None and tb is not None and ta != tb and max(ta, tb) <= 1e-9 and _whole(pa) and _whole(pb):
+        out.append("tie_tol")
+        notes.append(f"tie_tol {ta!r} vs {tb!r} agree on whole volumes below 1e9 per row (these histograms): "
+                     "not named as a cause")
+    return tuple(out)
 
 
 def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
@@ -459,8 +460,8 @@ def _level_words(x: str, cols: Dict[str, Any], s: int, pa: Any, pb: Any) -> str:
 
 
 def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[str, Any],
-           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...], kind: str = "volume"
-           ) -> Tuple[np.ndarray, np.ndarray]:
+           level: np.ndarray, ladder: Sequence[str], fractions: Tuple[float, ...], kind: str = "volume",
+           inert: Sequence[str] = ()) -> Tuple[np.ndarray, np.ndarray]:
     """The ``rule`` and ``reason`` columns (see ``ProfilesDiff``); ``kind``: "volume" (Profiles) or
     "tpo" (TpoProfiles: TPO counts in place of volumes, the period grid in place of ``distribute``)."""
     S = level.shape[0]
@@ -470,10 +471,15 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
     base_words = [f"{k} {ra[k]:g} vs {rb[k]:g}" for k in ladder]
     spread = [k for k in _SPREAD_RULES[kind] if k in ra and k in rb and ra[k] != rb[k]]
     # peer rules both sides record (Profiles.rules) and that differ: they move the levels only
-    peer = [k for k in PEER_RULES if k in ra and k in rb and ra[k] != rb[k]]
+    # (less those documented to have no effect here: ``inert``); bins=N and its rules move the
+    # histogram too: named for every session that differs
+    peer = [k for k in PEER_RULES if k in ra and k in rb and ra[k] != rb[k] and k not in inert]
+    bins = [k for k in peer if k in BIN_KEYWORDS]
+    peer = [k for k in peer if k not in BIN_KEYWORDS]
+    preset_words = ([f"preset: {ra.get('preset')!r} vs {rb.get('preset')!r}"]
+                    if (peer or bins) and ra.get("preset") != rb.get("preset") else [])
     peer_words = [f"{k}: {ra[k]!r} vs {rb[k]!r}" for k in peer]
-    if peer and ra.get("preset") != rb.get("preset"):
-        peer_words.append(f"preset: {ra.get('preset')!r} vs {rb.get('preset')!r}")
+    bin_words = [f"{k}: {ra[k]!r} vs {rb[k]!r}" for k in bins]
     total = "total TPO count" if kind == "tpo" else "total volume"
     ne = (np.asarray(pa.n_rows) > 0) & (np.asarray(pb.n_rows) > 0)
     sel = np.flatnonzero(level & ne)
@@ -503,9 +509,14 @@ def _rules(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], cols: Dict[
                 words.append("the same total TPO count on other rows (other bars, or the period grid)"
                              if kind == "tpo" else
                              "the same total volume on other rows (distribute, or the inputs' prices)")
+        if bins:
+            names.extend(bins)
+            words.extend(bin_words)
         if level[s] and peer:
             names.extend(peer)
             words.extend(peer_words)
+        if (bins or (level[s] and peer)) and preset_words:
+            words.extend(preset_words)
         alternatives = [names]
         k = where.get(s)
         if k is not None and ca[k] and cb[k]:

@@ -7,6 +7,7 @@ copy); tensors stay on the device the input lives on unless ``device=`` is given
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -85,6 +86,35 @@ def _column_index(name: Any, names: Optional[Tuple[str, ...]], arg: str) -> int:
     if name not in names:
         raise ValueError(f"{arg}={name!r} is not a column; columns are {list(names)}")
     return names.index(name)
+
+
+#: Session-table columns computed from another column of the same session (docs/features.md): with
+#: target_shift=0 they hold the target too (vpoc = the vpoc lag + vpoc_change_5d).
+DERIVED_COLUMNS = {
+    "vpoc": ("vpoc_change_", "vpoc_pct_change_", "vpoc_std_", "vpoc_zscore_"),
+    "session_close": ("price_mom_", "close_change_pct", "close_to_vwap_pct", "prev_poc_dist", "prev_vah_dist",
+                      "prev_val_dist", "close_va_position"),
+    "close_change_pct": ("volatility_",),
+    "total_volume": ("volume_trend_",),
+    "price_range": ("range_pct", "range_change_"),
+    "value_area_width": ("va_width_",),
+}
+
+
+def _check_same_session_target(target: str, names: Sequence[str], drop: Tuple[str, ...]) -> None:
+    """target_shift=0 with a column target: ValueError when the column is an input, a UserWarning
+    naming the columns computed from it (``DERIVED_COLUMNS``, and any ``target + "_*"``) still in x."""
+    prefixes = DERIVED_COLUMNS.get(target, ()) + (target + "_",)
+    derived = [n for n in names if n != target and n not in drop and n.startswith(prefixes)]
+    shown = ", ".join(derived[:8]) + (f" and {len(derived) - 8} more" if len(derived) > 8 else "")
+    also = f"; x also holds columns computed from it ({shown}): drop them too" if derived else ""
+    if target not in drop:
+        raise ValueError(f"target={target!r} with target_shift=0 would also be an input; "
+                         f"list it in drop_columns{also}, or use target_shift >= 1")
+    if derived:
+        warnings.warn(f"target={target!r} with target_shift=0: x still holds columns computed from the same "
+                      f"session's {target} ({shown}), so the target can be recovered from x; list them in "
+                      "drop_columns too, or use target_shift >= 1", UserWarning, stacklevel=3)
 
 
 def _dropna_arg(dropna: Any) -> str:
@@ -193,8 +223,11 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
     target_shift : int, default 1
         Which session's target belongs to session s: 1 (default) is the *next* session, the
         common "predict tomorrow from today" setup; 0 is the same session (then a column target
-        must be listed in ``drop_columns``, else it would be an input). Sessions whose target
-        row ``s + target_shift`` does not exist are dropped.
+        must be listed in ``drop_columns``, else it would be an input, and so should the columns
+        computed from it, which a UserWarning names: for ``"vpoc"`` ``vpoc_change_{n}d``,
+        ``vpoc_pct_change_{n}d``, ``vpoc_std_{n}d``, ``vpoc_zscore_{n}d`` (vpoc = its lag + the
+        change); ``DERIVED_COLUMNS`` lists them per column). Sessions whose target row
+        ``s + target_shift`` does not exist are dropped.
     columns : sequence of str, optional
         Column names of a numpy array or tensor (FeatureTable/DataFrame carry their own).
     drop_columns : sequence of str
@@ -223,9 +256,8 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
         shift = integer(target_shift, "target_shift", 0)
         dropna = _dropna_arg(dropna)
         keep, kept_names = _keep_columns(names, values.shape[1], drop_columns)
-        if isinstance(target, str) and shift == 0 and target not in (drop_columns or ()):
-            raise ValueError(f"target={target!r} with target_shift=0 would also be an input; "
-                             "list it in drop_columns or use target_shift >= 1")
+        if isinstance(target, str) and shift == 0:
+            _check_same_session_target(target, names, tuple(drop_columns or ()))
         n_rows = values.shape[0]
         rows = torch.arange(max(n_rows - shift, 0) if target is not None else n_rows)
         x = values if keep is None else values.index_select(1, keep.to(values.device))

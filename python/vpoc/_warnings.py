@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "user_stacklevel"]
+__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "MissingDaysWarning", "PresetWarning",
+           "user_stacklevel"]
 
 
 class DroppedRowsWarning(UserWarning):
@@ -23,6 +24,16 @@ class DuplicateRowsWarning(UserWarning):
 
 class GuessedDefaultWarning(UserWarning):
     """A setting the caller did not give was inferred from the data (session rule, bar interval)."""
+
+
+class MissingDaysWarning(UserWarning):
+    """A session's prior-session columns (``prior_*``, ``prev_*_dist``, ``va_migration``) compare it with a
+    session more than 4 calendar days earlier (a week-end is 3): days are missing from the data."""
+
+
+class PresetWarning(UserWarning):
+    """A ``preset=`` was given to a function that applies only some of its rules (``session_features``,
+    ``vpoc.tpo``: the initial balance ones); the message names the rules it does not apply."""
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

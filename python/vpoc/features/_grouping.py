@@ -35,6 +35,7 @@ class _Grouping:
     trade_days: Optional[np.ndarray] = None  # int64 [S] days since the epoch, or None (unknown)
     index: Optional[np.ndarray] = None  # kept rows' positions in the input (None: all)
     facts: Dict[str, Any] = field(default_factory=dict)  # session_rule, dropped_rows, dropped_volume
+    open_ns: Optional[np.ndarray] = None  # int64 [S] scheduled UTC open of each session (a session rule), or None
 
 
 def _date_days(values: np.ndarray, column: str) -> np.ndarray:
@@ -177,7 +178,8 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
     facts = dict(session_rule=rule_name, dropped_rows=dropped, dropped_volume=dropped_volume)
     labels = np.asarray(s.labels, dtype=np.int64)
     g = _Grouping(np.asarray(s.offsets, dtype=np.int64), labels,
-                  trade_days=_yyyymmdd_days(labels, "session labels"), index=index, facts=facts)
+                  trade_days=_yyyymmdd_days(labels, "session labels"), index=index, facts=facts,
+                  open_ns=np.asarray(s.start_ns, dtype=np.int64))
     if guessed:
         span = f", {labels[0]} .. {labels[-1]}" if labels.size else ""
         warnings.warn(

@@ -111,6 +111,7 @@ class _Data:
     trade_days: Optional[np.ndarray] = None  # int64 [S] trade date (days since the epoch) or None
     facts: Dict[str, Any] = field(default_factory=dict)  # how the rows were grouped / stamped
     table: Any = None  # the vpoc.io.Bars / DataFrame given as ``high`` (its buy / sell columns), or None
+    open_ns: Optional[np.ndarray] = None  # int64 [S] scheduled UTC open of each session (a session rule), or None
 
 
 def _given_sides(buy_volume: Any, sell_volume: Any, data: _Data) -> Tuple[Any, Any]:
@@ -211,7 +212,8 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
     return _Data(high=f64(h), low=f64(lo), close=f64(c), volume=f64(v),
                  open=None if o is None else f64(o), ts=ts, offsets=g.offsets,
                  labels=np.asarray(labels), engine_inputs=(h, lo, c, v, o),
-                 trade_days=g.trade_days, facts=facts, table=table if kind in ("bars", "frame") else None)
+                 trade_days=g.trade_days, facts=facts, table=table if kind in ("bars", "frame") else None,
+                 open_ns=g.open_ns)
 
 
 _DOC_COMMON = """

@@ -18,7 +18,7 @@ from ._engine import _Context
 from ._params import _NS_PER_DAY, _NS_PER_MINUTE, _Rules
 from ._tpo_counts import _context_pass
 
-__all__ = ["_Clock", "_clock", "_ib_mask", "_ib_window", "_offset_change", "_tpo", "_utc_offset_ns",
+__all__ = ["_Clock", "_clock", "_ib_late_ns", "_ib_mask", "_ib_window", "_offset_change", "_tpo", "_utc_offset_ns",
            "_zone_offset_s"]
 
 
@@ -74,6 +74,40 @@ def _ib_mask(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray
     if day.shape != counts.shape:
         raise AssertionError(f"trade_days has shape {day.shape}, expected {counts.shape}")
     return _ib_window(clock.day, clock.tod, np.repeat(day, counts), rules)
+
+
+def _ib_late_ns(clock: _Clock, offsets: np.ndarray, trade_days: Optional[np.ndarray], rules: _Rules,
+                ib: np.ndarray, ts: np.ndarray, open_ns: Optional[np.ndarray]) -> np.ndarray:
+    """int64 [S]: ns from the start the initial balance window should have to the session's first
+    bar in it (``ib``, ``_ib_mask``); -1 where the session has no IB bar or the start is unknown.
+
+    The start: with ``ib_anchor="rth"`` the window's own start, ``rth_start`` on the trade date (on
+    the bar's local date without trade dates); with ``"first_bar"`` the session's scheduled open
+    (``open_ns``: a session rule such as rth / globex), unknown without one (offsets, session ids,
+    a date column: the first bar is taken as the open). The IB misses its start when this is at
+    least one TPO period (``tpo_minutes``, at most ``ib_minutes``): ``_tpo._ib`` makes it incomplete."""
+    counts = np.diff(offsets)
+    S = counts.shape[0]
+    late = np.full(S, -1, dtype=np.int64)
+    c = np.r_[0, np.cumsum(ib, dtype=np.int64)]
+    has = c[offsets[1:]] > c[offsets[:-1]]  # sessions with an IB bar
+    if not has.any():
+        return late
+    if rules.ib_anchor == "first_bar":
+        if open_ns is None:
+            return late
+        first = np.asarray(ts, dtype=np.int64)[offsets[:-1][has]]
+        late[has] = np.maximum(first - np.asarray(open_ns, dtype=np.int64)[has], 0)
+        return late
+    if trade_days is None:
+        since = np.mod(clock.tod - rules.rth_start_ns, _NS_PER_DAY)
+    else:
+        td = np.repeat(np.asarray(trade_days, dtype=np.int64), counts)
+        since = np.clip(clock.day - td, -2, 2) * _NS_PER_DAY + clock.tod - rules.rth_start_ns
+    big = np.iinfo(np.int64).max  # sessions between two of ``has`` have no IB bar: only ``big`` there
+    first_since = np.minimum.reduceat(np.where(ib, since, big), offsets[:-1][has])
+    late[has] = first_since
+    return late
 
 
 def _ib_limit(rules: _Rules) -> int:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+import warnings
+
 import numpy as np
 
+from .._warnings import MissingDaysWarning, user_stacklevel
 from ._engine import _Context
 from ._intraday import _Clock
 from ._levels import _balanced_target
@@ -19,7 +22,7 @@ from ._segments import _segment_reduce
 from ._tpo_types import DAY_TYPES, OPEN_TYPES
 
 __all__ = ["CONTEXT_TABLE_COLUMNS", "DAY_TYPE_CODES", "LEVEL_TABLE_COLUMNS", "OPEN_TYPE_CODES",
-           "VA_MIGRATIONS", "VA_MIGRATION_CODES", "_context_columns", "_context_names", "_level_columns",
+           "MAX_PRIOR_DAYS", "VA_MIGRATIONS", "VA_MIGRATION_CODES", "_context_columns", "_days_since_prior", "_context_names", "_level_columns",
            "_overnight", "_prior", "_va_migration"]
 
 #: Value-area migration of a session against the prior one, in code order (code = index): from
@@ -38,9 +41,13 @@ OPEN_TYPE_CODES: Dict[str, int] = {"": -1, **{name: i for i, name in enumerate(O
 LEVEL_TABLE_COLUMNS: Tuple[str, ...] = ("hvn_above", "hvn_below", "lvn_above", "lvn_below", "balanced_target",
                                         "balanced_target_side")
 #: The session table's context columns (``context_columns=True``), after the level columns; the
-#: last four only with ``timestamp``.
+#: last five only with ``timestamp``.
 CONTEXT_TABLE_COLUMNS: Tuple[str, ...] = ("prior_high", "prior_low", "prior_close", "va_migration",
-                                          "overnight_high", "overnight_low", "day_type", "open_type")
+                                          "overnight_high", "overnight_low", "day_type", "open_type",
+                                          "days_since_prior")
+#: A prior-session comparison bridging more than this many calendar days is warned about
+#: (``MissingDaysWarning``): a week-end is 3, a long week-end 4.
+MAX_PRIOR_DAYS = 4
 
 
 def _context_names(clock: bool) -> Tuple[str, ...]:
@@ -73,6 +80,47 @@ def _prior(prev: np.ndarray, *values: np.ndarray) -> Tuple[np.ndarray, ...]:
         x[has] = np.asarray(v, dtype=np.float64)[prev[has]]
         out.append(x)
     return tuple(out)
+
+
+def _session_days(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.ndarray]) -> np.ndarray:
+    """int64 [S] date of each session (days since the epoch): its trade date when the sessions carry
+    dates, else the local date of its last bar (0 for an empty session)."""
+    if trade_days is not None:
+        return np.asarray(trade_days, dtype=np.int64)
+    counts = np.diff(offsets)
+    day = np.zeros(counts.shape[0], dtype=np.int64)
+    ne = counts > 0
+    day[ne] = clock.day[offsets[1:][ne] - 1]
+    return day
+
+
+def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.ndarray], prev: np.ndarray,
+                      labels: Any, what: Optional[str]) -> np.ndarray:
+    """float64 [S]: calendar days between each session's date (``_session_days``) and that of the prior
+    non-empty session ``prev`` the prior-session columns read (NaN for the first non-empty session and
+    empty ones); a ``MissingDaysWarning`` naming the sessions when one bridges more than
+    ``MAX_PRIOR_DAYS`` days (``what``: the function named; None: no warning, the caller reports). The
+    one home of the rule (session_features, vpoc.tpo)."""
+    day = _session_days(offsets, clock, trade_days)
+    has = (prev >= 0) & (np.diff(offsets) > 0)
+    out = np.full(prev.shape[0], np.nan)
+    out[has] = (day[has] - day[prev[has]]).astype(np.float64)
+    far = np.flatnonzero(out > MAX_PRIOR_DAYS)
+    if far.size and what is not None:
+        lab = np.asarray(labels)
+
+        def name(s: int) -> Any:
+            x = lab[s]
+            return x.item() if isinstance(x, np.generic) else x
+
+        shown = ", ".join(f"{name(int(s))!r} after {name(int(prev[s]))!r} ({int(out[s])} days)" for s in far[:3])
+        more = f" and {far.size - 3} more" if far.size > 3 else ""
+        warnings.warn(f"{what}: {far.size} of {int(has.sum())} sessions are compared with a prior session more than "
+                      f"{MAX_PRIOR_DAYS} calendar days earlier (days missing from the data): {shown}{more}; their "
+                      "prior_* / prev_*_dist / va_migration read that session. See days_since_prior; "
+                      "warnings.simplefilter('ignore', vpoc.MissingDaysWarning) silences this",
+                      MissingDaysWarning, stacklevel=user_stacklevel())
+    return out
 
 
 def _overnight(high: np.ndarray, low: np.ndarray, offsets: np.ndarray, clock: _Clock,
@@ -139,12 +187,12 @@ def _codes(values: np.ndarray, table: Dict[str, int]) -> np.ndarray:
     return np.array([table[str(v)] for v in values.tolist()], dtype=np.float64)
 
 
-def _context_columns(ctx: _Context, clock: Optional[_Clock],
-                     tpo_cols: Optional[Dict[str, Any]]) -> Dict[str, np.ndarray]:
+def _context_columns(ctx: _Context, clock: Optional[_Clock], tpo_cols: Optional[Dict[str, Any]],
+                     days: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
     """``CONTEXT_TABLE_COLUMNS`` (the first four without ``clock``): the prior non-empty session's
     high, low and close, the value-area migration code against it (NaN for the first), the overnight
-    high / low, and the day / open type codes of ``tpo_cols`` (``vpoc.tpo``'s columns with types);
-    NaN for an empty session."""
+    high / low, the day / open type codes of ``tpo_cols`` (``vpoc.tpo``'s columns with types) and
+    ``days_since_prior`` (``days`` when computed already); NaN for an empty session."""
     prof = ctx.prof
     empty = ctx.counts == 0
     out: Dict[str, np.ndarray] = {}
@@ -164,6 +212,8 @@ def _context_columns(ctx: _Context, clock: Optional[_Clock],
             raise AssertionError("the day and open types need vpoc.tpo's columns")
         out["day_type"] = _codes(tpo_cols["day_type"], DAY_TYPE_CODES)
         out["open_type"] = _codes(tpo_cols["open_type"], OPEN_TYPE_CODES)
+        out["days_since_prior"] = days if days is not None else _days_since_prior(
+            d.offsets, clock, d.trade_days, ctx.prev, d.labels, "session_features")
     for name in out:
         out[name][empty] = np.nan
     return out

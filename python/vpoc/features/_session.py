@@ -23,11 +23,12 @@ from ._lookback import _lookback_columns
 from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
+from ._preset_rules import _preset_rules
 from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
-from ._tpo import TPO_TABLE_COLUMNS, _session_tpo, _table_columns
-from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _level_columns
+from ._tpo import TPO_TABLE_COLUMNS, _report, _session_tpo, _table_columns
+from ._market_context import LEVEL_TABLE_COLUMNS, _context_columns, _context_names, _days_since_prior, _level_columns
 from ._tpo_types import _type_rules
 
 __all__ = ["SIDE_TABLE_COLUMNS", "_scatter", "_session_column_names", "_session_columns", "session_features"]
@@ -71,11 +72,12 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
                      naked: Dict[str, np.ndarray], clock: Optional[_Clock],
                      tpo_columns: bool = False, level_columns: bool = False,
                      context_columns: bool = False, types: Optional[Dict[str, float]] = None,
-                     side_columns: Optional[bool] = None) -> _Columns:
+                     side_columns: Optional[bool] = None, days: Optional[np.ndarray] = None) -> _Columns:
     """The session table's columns; the optional groups with ``tpo_columns``, ``level_columns``,
     ``context_columns`` (day and open types by ``types``, default ``TPO_TYPE_RULES``) and
     ``side_columns`` (the profiles' aggressor-side fields; None: when the profiles have them, as
-    vpoc.Live's finished sessions of a ``Live(side=True)`` do)."""
+    vpoc.Live's finished sessions of a ``Live(side=True)`` do); ``days``: ``days_since_prior`` when
+    computed (and reported) already."""
     rules, prof = ctx.rules, ctx.prof
     if side_columns is None:
         side_columns = getattr(prof, "buy_volume", None) is not None
@@ -152,6 +154,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         cols["single_prints"] = nan_empty(singles)
         if tpo_columns or context_columns:
             tpo_cols = _session_tpo(ctx, clock, _type_rules(types) if context_columns else None)
+            _report(ctx.data, tpo_cols, rules, "warn", "session_features")  # as vpoc.tpo's
         if tpo_columns:
             for name, values in _table_columns(ctx, clock, tpo_cols).items():
                 cols[name] = values
@@ -165,7 +168,7 @@ def _session_columns(ctx: _Context, nodes: _Nodes,
         for name, values in _level_columns(ctx, nodes).items():
             cols[name] = values
     if context_columns:
-        for name, values in _context_columns(ctx, clock, tpo_cols).items():
+        for name, values in _context_columns(ctx, clock, tpo_cols, days).items():
             cols[name] = values
     if side_columns:  # the session's own buy / sell volume only (no lookahead)
         for name in SIDE_TABLE_COLUMNS:
@@ -190,8 +193,9 @@ _DOC_SESSION = """
     level_columns : also the level columns (``LEVEL_TABLE_COLUMNS``: nearest HVN / LVN prices at or
         above / below the close, balanced target and its side) after ``close_va_position`` (False).
     context_columns : also the session context (``CONTEXT_TABLE_COLUMNS``: prior session high, low,
-        close, value-area migration code; with ``timestamp`` overnight high / low and the day / open
-        type codes) after those (False).
+        close, value-area migration code; with ``timestamp`` overnight high / low, the day / open
+        type codes and ``days_since_prior``) after those (False). With ``timestamp`` a prior session
+        more than 4 calendar days back is reported (``vpoc.MissingDaysWarning``).
     type_rules : the day and open type thresholds (``TPO_TYPE_RULES`` keys) of the ``day_type`` /
         ``open_type`` columns; only with ``context_columns=True`` and ``timestamp`` (None: defaults).
     buy_volume, sell_volume : [N], optional, both or neither: each bar's buy- and sell-aggressor
@@ -247,6 +251,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
                    composite_sessions, naked_max_age, node_smoothing, node_order, hvn_threshold,
                    lvn_threshold, shape_edge, shape_b_peak, shape_b_valley, tz, rth_start,
                    ib_minutes, tpo_minutes, srk["ib_end"], srk["ib_anchor"], srk["opening_minutes"])
+    prec = _preset_rules(preset, dict(value_area=rules.value_area, va_method=rules.va_method,
+                                      poc_tie=rules.poc_tie, distribute=rules.distribute), "session_features")
     tpo_columns = boolean(tpo_columns, "tpo_columns")
     level_columns = boolean(level_columns, "level_columns")
     context_columns = boolean(context_columns, "context_columns")
@@ -274,13 +280,17 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     if type_rules is not None and (clock is None or not context_columns):
         raise ValueError("type_rules sets the day_type / open_type columns, which need context_columns=True "
                          "and timestamp=; leave it out otherwise")
+    # the prior-session columns (prev_*_dist always, prior_* with context_columns) bridging missing days:
+    # reported once per call (MissingDaysWarning), the count in days_since_prior (context_columns)
+    days = None if clock is None else _days_since_prior(data.offsets, clock, data.trade_days, ctx.prev, data.labels,
+                                                        "session_features")
     cols = _session_columns(ctx, nodes, _composites(ctx), _naked(ctx, None), clock, tpo_columns,
-                            level_columns, context_columns, type_rules, side_columns)
+                            level_columns, context_columns, type_rules, side_columns, days)
     del ctx, nodes, prof  # the profiles are not needed for the matrix (peak memory)
     values, names = cols.matrix()
     return FeatureTable(values, names, session_labels=data.labels,
                         offsets=np.arange(values.shape[0] + 1, dtype=np.int64), kind="session",
-                        device=where, snapped_prices=int(snapped), **data.facts)
+                        device=where, snapped_prices=int(snapped), rules=prec or None, **data.facts)
 
 
 session_features.__doc__ = (session_features.__doc__ or "") + _DOC_SESSION

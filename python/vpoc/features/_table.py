@@ -34,7 +34,9 @@ class FeatureTable:
     of every kept bar, or None when every row was kept), ``label`` ("open"/"close": how the input
     timestamps were stamped) and ``interval`` (seconds subtracted from close stamps, or None).
     ``snapped_prices``: the prices off the ``tick_size`` grid that were rounded to their nearest
-    tick (``session_features``, warned about or ``snap=True``; 0 when none was).
+    tick (``session_features``, warned about or ``snap=True``; 0 when none was). ``rules``: with
+    ``preset=``, the preset and which of its rules the call applied / did not apply
+    (``preset``, ``preset_applied``, ``preset_not_applied``; docs/presets.md), else None.
 
     Export: ``numpy()`` / ``np.asarray(table)`` (no copy), ``torch.from_dlpack(table)`` and
     ``to_torch()`` (zero-copy on the CPU), ``to_pandas()``; ``table["name"]`` is a column view.
@@ -44,7 +46,8 @@ class FeatureTable:
                  offsets: np.ndarray, kind: str = "session", device: str = "cpu",
                  session_rule: Optional[str] = None, dropped_rows: int = 0,
                  dropped_volume: float = 0.0, input_index: Optional[np.ndarray] = None,
-                 label: str = "open", interval: Optional[float] = None, snapped_prices: int = 0) -> None:
+                 label: str = "open", interval: Optional[float] = None, snapped_prices: int = 0,
+                 rules: Optional[Dict[str, Any]] = None) -> None:
         values = np.asarray(values)
         if values.dtype != np.float32 or values.ndim != 2 or not values.flags.c_contiguous:
             raise ValueError("values must be a C-contiguous float32 array [rows, F], got "
@@ -77,11 +80,13 @@ class FeatureTable:
         self.label: str = label
         self.interval: Optional[float] = interval
         self.snapped_prices: int = int(snapped_prices)
+        self.rules: Optional[Dict[str, Any]] = None if rules is None else dict(rules)
 
     def _facts(self) -> Dict[str, Any]:
         return dict(session_rule=self.session_rule, dropped_rows=self.dropped_rows,
                     dropped_volume=self.dropped_volume, input_index=self.input_index,
-                    label=self.label, interval=self.interval, snapped_prices=self.snapped_prices)
+                    label=self.label, interval=self.interval, snapped_prices=self.snapped_prices,
+                    rules=self.rules)
 
     # ---- container protocol
     def __len__(self) -> int:

@@ -18,11 +18,12 @@ from .._presets import resolve_session
 from .._time import interval_ns
 from .._validate import boolean
 from .._warnings import user_stacklevel
-from ._market_context import VA_MIGRATIONS, _overnight, _prior, _va_migration
+from ._market_context import VA_MIGRATIONS, _days_since_prior, _overnight, _prior, _va_migration
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
-from ._intraday import _clock, _Clock, _ib_mask, _utc_offset_ns
+from ._intraday import _clock, _Clock, _ib_late_ns, _ib_mask, _utc_offset_ns
 from ._params import _NS_PER_MINUTE, _engine_rules, _Rules, _rules
+from ._preset_rules import _preset_rules
 from ._segments import _previous_nonempty, _ratio, _segment_reduce
 from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
 from ._tpo_result import TpoProfiles
@@ -36,8 +37,9 @@ INCOMPLETE: Tuple[str, ...] = ("warn", "raise", "ignore")
 
 
 class IncompleteSessionWarning(UserWarning):
-    """Sessions have TPO periods without bars inside them, or end before their initial balance does
-    (``vpoc.tpo``): their letters skip the empty periods, their IB extension is NaN."""
+    """Sessions have TPO periods without bars inside them, miss the start of their initial balance
+    window, or end before their initial balance does (``vpoc.tpo``; ``session_features`` with TPO or
+    context columns): their letters skip the empty periods, their IB is incomplete (extension NaN)."""
 
 
 def _period_minutes(period: Any) -> int:
@@ -130,8 +132,10 @@ def _tails(count: np.ndarray, offsets: np.ndarray) -> Tuple[np.ndarray, ...]:
 
 def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
     """The initial balance of ``session_features`` (``_ib_mask``: bars opening in
-    [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar after its
-    last bar) and the range extension of the bars after it, in IB ranges; and the IB mask."""
+    [rth_start, rth_start + ib_minutes) on the trade date), whether it is complete (a bar in its
+    first TPO period, ``_ib_late_ns``, and a bar after its last bar) and the range extension of the
+    bars after it, in IB ranges; and the IB mask. ``_ib_late_ns``: how late the IB's first bar is
+    where that makes it incomplete, else -1 (for the report)."""
     offs = data.offsets
     S = offs.shape[0] - 1
     ib = _ib_mask(clock, offs, data.trade_days, rules, data.ts)
@@ -144,7 +148,10 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
     after = (idx > np.repeat(last_ib, np.diff(offs))) & np.repeat(last_ib >= 0, np.diff(offs))
     post_high = _segment_reduce(np.maximum, np.where(after, data.high, -np.inf), offs, -np.inf)
     post_low = _segment_reduce(np.minimum, np.where(after, data.low, np.inf), offs, np.inf)
-    complete = (last_ib >= 0) & np.isfinite(post_high)
+    # an IB whose window's start has no bar (the feed or the session began late) is not a whole IB
+    late = _ib_late_ns(clock, offs, data.trade_days, rules, ib, data.ts, getattr(data, "open_ns", None))
+    late_start = late >= min(rules.tpo_minutes, rules.ib_minutes) * _NS_PER_MINUTE
+    complete = (last_ib >= 0) & np.isfinite(post_high) & ~late_start
     ib_range = ib_high - ib_low
     up = np.full(S, np.nan)
     down = np.full(S, np.nan)
@@ -155,7 +162,7 @@ def _ib(data: _Data, clock: _Clock, rules: _Rules) -> Tuple[Dict[str, np.ndarray
         up[complete] = _ratio(np.maximum(t(post_high) - t(ib_high), 0.0), t(ib_high) - t(ib_low))
         down[complete] = _ratio(np.maximum(t(ib_low) - t(post_low), 0.0), t(ib_high) - t(ib_low))
     return dict(ib_high=ib_high, ib_low=ib_low, ib_range=ib_range, ib_complete=complete,
-                ib_ext_up=up, ib_ext_down=down), ib
+                ib_ext_up=up, ib_ext_down=down, _ib_late_ns=np.where(late_start, late, -1)), ib
 
 
 def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -169,15 +176,20 @@ def _opening_range(data: _Data, clock: _Clock, rules: _Rules, minutes: int) -> T
     return hi, lo
 
 
-def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, period_min: int,
-            incomplete: str) -> None:
-    """The ``incomplete=`` report of sessions with empty periods or an incomplete IB."""
+def _report(data: _Data, cols: Dict[str, np.ndarray], rules: _Rules, incomplete: str,
+            what: str = "tpo") -> None:
+    """The report of sessions with empty periods or an incomplete IB (one home: ``vpoc.tpo``'s
+    ``incomplete=`` and ``session_features``' TPO / context columns, which always warn)."""
     if incomplete == "ignore":
         return
+    period_min = rules.tpo_minutes
+    empty_periods, ib_complete = cols["empty_periods"], cols["ib_complete"]
+    late = cols.get("_ib_late_ns", np.full(ib_complete.shape[0], -1, dtype=np.int64))
     ne = np.diff(data.offsets) > 0
     gaps = np.flatnonzero(empty_periods > 0)
-    short = np.flatnonzero(ne & ~ib_complete)
-    if not gaps.size and not short.size:
+    starts = np.flatnonzero(ne & (late >= 0))
+    short = np.flatnonzero(ne & ~ib_complete & (late < 0))
+    if not gaps.size and not short.size and not starts.size:
         return
     labels = np.asarray(data.labels)
 
@@ -191,7 +203,15 @@ def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, per
         s = int(gaps[0])
         parts.append(f"{gaps.size} of {S} sessions have {period_min}-minute periods without bars between their "
                      f"first and last bar (session {name(s)!r} has {int(empty_periods[s])}; the empty "
-                     "periods keep their letters)")
+                     "periods keep their letters" + _gap_cause(data, rules, s) + ")")
+    if starts.size:
+        s = int(starts[0])
+        anchor = ("the session's scheduled open" if rules.ib_anchor == "first_bar" else
+                  "the window's start (rth_start on the trade date)")
+        parts.append(f"{starts.size} of {S} sessions miss the start of their initial balance window: no bar in "
+                     f"its first {period_min} minutes (session {name(s)!r}: its first IB bar opens "
+                     f"{late[s] / _NS_PER_MINUTE:g} minutes after {anchor}); their IB holds only part of the "
+                     "window: ib_complete False, ib_ext_up/ib_ext_down NaN, day_type / open_type undecided")
     if short.size:
         s = int(short[0])
         parts.append(f"{short.size} of {S} sessions have no initial balance or no bar after it "
@@ -200,9 +220,50 @@ def _report(data: _Data, empty_periods: np.ndarray, ib_complete: np.ndarray, per
     if incomplete == "raise":
         raise ValueError(f"tpo: timestamp: {text}. incomplete='raise' refuses them; check timestamp, period "
                          "and the sessions (incomplete='warn' reports them in empty_periods / ib_complete)")
-    warnings.warn(f"tpo: {text}. See empty_periods and ib_complete; incomplete='raise' makes this an error, "
-                  "incomplete='ignore' keeps only those columns", IncompleteSessionWarning,
-                  stacklevel=user_stacklevel())
+    if what == "tpo":
+        tail = ("See empty_periods and ib_complete; incomplete='raise' makes this an error, incomplete='ignore' "
+                "keeps only those columns")
+    else:
+        tail = ("See the tpo_empty_periods / ib_complete columns (tpo_columns=True); "
+                "warnings.simplefilter('ignore', vpoc.IncompleteSessionWarning) silences this")
+    warnings.warn(f"{what}: {text}. {tail}", IncompleteSessionWarning, stacklevel=user_stacklevel())
+
+
+def _gap_cause(data: _Data, rules: _Rules, s: int) -> str:
+    """What may cause the empty periods of session ``s`` (findings 6 / 7): bars spaced wider than the
+    period (the most common spacing of timestamp within sessions), else its longest stretch without
+    bars and, for CME session rules, that holiday / early-close schedules leave such periods on
+    clean data."""
+    ts, offs = data.ts, data.offsets
+    per_ns = rules.tpo_minutes * _NS_PER_MINUTE
+    gaps = np.diff(ts)
+    same = np.ones(gaps.shape[0], dtype=bool)
+    same[offs[1:-1][(offs[1:-1] > 0) & (offs[1:-1] < ts.shape[0])] - 1] = False  # across two sessions
+    within = gaps[same & (gaps > 0)]
+    if within.size:
+        values, counts = np.unique(within, return_counts=True)
+        step = int(values[int(np.argmax(counts))])
+        if step > per_ns:
+            m = step / _NS_PER_MINUTE
+            return (f"; the bars look {m:g}-minute (the most common spacing of timestamp within sessions) "
+                    f"against period={rules.tpo_minutes} minutes: each bar fills one period and leaves the next "
+                    f"empty; pass period='{m:g}min' (a period of at least the bar spacing)")
+    a, b = int(offs[s]), int(offs[s + 1])
+    text = ""
+    if b - a >= 2:
+        g = np.diff(ts[a:b])
+        k = int(np.argmax(g))
+        start = int(ts[a + k])
+        local = (start + int(_utc_offset_ns(np.array([start], dtype=np.int64), rules.tz)[0])) % (86400 * 10**9)
+        hh, mm = divmod(local // _NS_PER_MINUTE, 60)
+        text = (f"; its longest stretch without bars is {int(g[k]) / 3.6e12:.4g} h after the bar of "
+                f"{int(hh):02d}:{int(mm):02d} local")
+    rule = str(data.facts.get("session_rule") or "")
+    if "globex" in rule or "rth" in rule:
+        text += ("; on clean CME data holiday and early-close schedules leave such periods (a holiday's trading "
+                 "merged into the next trade date, a 12:00 halt): warnings.simplefilter('ignore', "
+                 "vpoc.IncompleteSessionWarning), or vpoc.tpo(..., incomplete='ignore'), silences this")
+    return text
 
 
 def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -236,7 +297,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     optional with arrays (TPO counts read high, low and the times; with ``volume`` the result
     carries the volume profile of the same bars, by ``distribute``, in ``volume_profile``).
     ``incomplete``: sessions with periods without bars between their first and last bar, or with
-    no initial balance or no bar after it, are reported by an ``IncompleteSessionWarning``
+    no initial balance, no bar in its first period (a late feed: ``ib_complete`` False) or no bar
+    after it, are reported by an ``IncompleteSessionWarning`` (naming the likely cause)
     ("warn", default), refused with ValueError ("raise") or only recorded in ``empty_periods`` /
     ``ib_complete`` ("ignore").
 
@@ -261,6 +323,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, (), 1, None, 1, 1,
                    0.5, 0.5, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, period_min, srk["ib_end"], srk["ib_anchor"],
                    srk["opening_minutes"])
+    prec = _preset_rules(preset, dict(value_area=rules.value_area, va_method=rules.va_method,
+                                      poc_tie=rules.poc_tie, distribute=rules.distribute), "tpo")
     or_min = period_min if rules.opening_minutes is None else rules.opening_minutes
     close_given = close is not None or low is None  # a table always has its closes
     close, volume, has_volume = _arrays(high, low, close, volume, distribute)
@@ -287,14 +351,15 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     clock = _clock(data.ts, rules)
     columns = _columns(data, clock, rules, _tpo_pass(data.offsets, clock.period, data.low, data.high, rules, threads),
                        or_min, types, close_given)
-    _report(data, columns["empty_periods"], columns["ib_complete"], period_min, incomplete)
+    _report(data, columns, rules, incomplete)
+    columns = {k: v for k, v in columns.items() if not k.startswith("_")}
     settings = dict(tick_size=rules.tick_size, ticks_per_row=rules.ticks_per_row, row_size=rules.row_size,
                     period=period_min,
                     rules=dict(period=period_min, value_area=rules.value_area, va_method=rules.va_method,
                                poc_tie=rules.poc_tie, tz=rules.tz, rth_start_ns=rules.rth_start_ns,
                                ib_minutes=rules.ib_minutes, opening_minutes=or_min, ib_end=rules.ib_end,
                                ib_anchor=rules.ib_anchor,
-                               distribute=rules.distribute, type_rules=types))
+                               distribute=rules.distribute, type_rules=types, **prec))
     facts = dict(session_labels=data.labels, trade_days=data.trade_days,
                  trade_dates=data.trade_days is not None, session_rule=data.facts.get("session_rule"),
                  dropped_rows=int(data.facts.get("dropped_rows", 0)),
@@ -305,7 +370,8 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
 
 
 def _columns(data: _Data, clock: _Clock, rules: _Rules, tpass: _TpoPass, or_min: int,
-             types: Optional[Dict[str, float]] = None, close_given: bool = True) -> Dict[str, np.ndarray]:
+             types: Optional[Dict[str, float]] = None, close_given: bool = True,
+             what: Optional[str] = "tpo") -> Dict[str, np.ndarray]:
     """Every column of the result from the TPO pass ``tpass`` (brackets, engine profile, counts,
     single prints); the day and open types with ``types`` (the open type needs ``open`` and ``close``)."""
     offs = data.offsets
@@ -346,12 +412,12 @@ def _columns(data: _Data, clock: _Clock, rules: _Rules, tpass: _TpoPass, or_min:
         decide = cols["ib_complete"] & (cols["ib_range"] > 0)
         cols["open_type"] = _open_types(data.high, data.low, data.open if close_given else None, data.close,
                                         ib, offs, decide, rules.tick_size, types)
-    cols.update(_session_context(data, clock, rules, cols, close_given))
+    cols.update(_session_context(data, clock, rules, cols, close_given, what))
     return cols
 
 
 def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, np.ndarray],
-                     close_given: bool) -> Dict[str, np.ndarray]:
+                     close_given: bool, what: Optional[str] = "tpo") -> Dict[str, np.ndarray]:
     """Overnight high / low, the prior non-empty session's high / low / close (NaN without closes)
     and the migration of the TPO value area against the prior one (a ``VA_MIGRATIONS`` name; ""
     for the first non-empty session and empty ones): the rules of ``_context``. NaN / "" for an
@@ -375,6 +441,7 @@ def _session_context(data: _Data, clock: _Clock, rules: _Rules, cols: Dict[str, 
         val, vah, p = cols["val_row"], cols["vah_row"], prev[has]
         mig[has] = np.asarray(VA_MIGRATIONS)[_va_migration(val[has], vah[has], val[p], vah[p])]
     out["va_migration"] = mig
+    out["days_since_prior"] = _days_since_prior(offs, clock, data.trade_days, prev, data.labels, what)
     return out
 
 
@@ -393,7 +460,7 @@ def _session_tpo(ctx: _Context, clock: _Clock, types: Optional[Dict[str, float]]
     ``opening_minutes`` (None: ``tpo_minutes``); the day and open types with ``types``. The TPO pass is the
     call's one (``_context_pass``: the table's ``tpo_poc`` / ``single_prints`` read it too)."""
     or_min = ctx.rules.tpo_minutes if ctx.rules.opening_minutes is None else ctx.rules.opening_minutes
-    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), or_min, types)
+    return _columns(ctx.data, clock, ctx.rules, _context_pass(ctx, clock), or_min, types, what=None)
 
 
 def _table_columns(ctx: _Context, clock: _Clock,

@@ -28,7 +28,7 @@ SESSION_FIELDS: Tuple[str, ...] = (
     "va_tpo", "n_periods", "empty_periods", "first_period_start", "single_prints", "poor_high",
     "poor_low", "excess_high", "excess_low", "session_high", "session_low", "or_high", "or_low",
     "ib_high", "ib_low", "ib_range", "ib_complete", "ib_ext_up", "ib_ext_down", "day_type", "open_type",
-    "overnight_high", "overnight_low", "prior_high", "prior_low", "prior_close", "va_migration",
+    "days_since_prior", "overnight_high", "overnight_low", "prior_high", "prior_low", "prior_close", "va_migration",
 )
 _PERIOD_FIELDS = ("period_index", "period_start", "period_low_row", "period_high_row")
 _LETTER_CODES = np.frombuffer(LETTERS.encode("ascii"), dtype=np.uint8)
@@ -76,7 +76,8 @@ class TpoProfiles:
     ``rth_start`` on the trade date), ``prior_high``, ``prior_low``, ``prior_close`` (the previous
     non-empty session's; NaN for the first, ``prior_close`` NaN without closes), ``va_migration``
     (str: the TPO value area against the prior session's, ``vpoc.features.VA_MIGRATIONS``; "" for
-    the first).
+    the first), ``days_since_prior`` (float64 calendar days from the prior session's date to this
+    one's; NaN for the first; more than 4 is warned about: ``vpoc.MissingDaysWarning``).
 
     Ragged rows: ``offsets`` (int64, S+1) into ``count`` (int64 TPO count per row) and ``letters``
     (the letters of the periods touching each row, in time order; built on first use). Ragged
