@@ -262,7 +262,7 @@ def test_quickstart_es_bars_with_globex_keeps_every_row_and_longer_spans_are_rep
         prof = vpoc.from_bars(bars, session=s, tick_size=0.25)
     assert s.dropped_rows == 0 and s.n_sessions == 10 and len(prof) == 10
     np.testing.assert_array_equal(np.asarray(s.labels), np.asarray(bars.session_labels))
-    # crossing the first CME holiday / March DST: the synthetic clock is not the Globex one, and it is said
+    # crossing the first CME holiday: the synthetic calendar has none, and the rows left out are said
     longer = vpoc.synth.es_bars(n_sessions=60)
     _, w = caught(vpoc.sessions.globex, longer.timestamp, volume=longer.volume)
     assert of(w, vpoc.DroppedRowsWarning)

@@ -244,14 +244,13 @@ def es_bars(
     bar ``i`` opens ``i`` minutes later. With the default 1380 bars a session ends at 16:00
     Chicago; more bars run past it (the activity curve wraps around the clock).
 
-    The synthetic clock has no DST and no CME holidays: the feature tables and ``from_bars``
-    read a SynthBars by its own sessions (``offsets``, ``session_labels``), which is exact. Read
-    by a clock rule instead (``vpoc.sessions.globex(bars.timestamp)``, ``session="globex"``),
-    sessions in Chicago summer time (from the second Sunday of March: 2019-03-11 on with the
-    default ``start_date``) are an hour off the Globex window and CME holidays (2019-01-21 first)
-    are folded or closed, so rows are left out with a ``DroppedRowsWarning`` that suspects the time
-    zone. The README quickstart (``n_sessions=10`` from 2019-01-02) stays inside January 2019
-    before the first holiday and keeps every row (tests/test_silent_trial5.py checks both).
+    The synthetic clock follows US DST but has no CME holidays: the feature tables and ``from_bars``
+    read a SynthBars by its own sessions (``offsets``, ``session_labels``), which is exact. Read by a
+    clock rule with the exchange calendar instead (``vpoc.sessions.globex(bars.timestamp)``,
+    ``session="globex"``), CME holidays (2019-01-21 first with the default ``start_date``) are folded
+    or closed, so rows are left out with a ``DroppedRowsWarning``. The README quickstart
+    (``n_sessions=10`` from 2019-01-02) stays inside January 2019 before the first holiday and keeps
+    every row (tests/test_silent_trial5.py checks both).
 
     Prices: the first bar opens near ``start_price``; closes random-walk in whole ticks with
     a per-minute standard deviation of about 1 tick overnight up to about 6 ticks at the RTH
