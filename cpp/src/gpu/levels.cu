@@ -41,6 +41,9 @@ struct Staged {
 // The merged value-area path (gpu/va_merge.hpp): step t takes up group path[t], or down group
 // path[t] & ~kDown (at most kLevelRows / 2 - 1 groups a side: 15 bits).
 constexpr unsigned kDown = 0x8000u;
+// a group index (< kLevelRows / 2, the gate of the merged walk) must stay below the kDown bit, and a
+// code must fit the uint16 path
+static_assert(kLevelRows / 2 <= kDown && kDown <= 0xffffu, "levels: the merged walk's 15-bit group codes");
 
 // Block-wide inclusive prefix minima of a[0, na) and b[0, nb) in place (shared memory; every thread
 // of the block calls it): a thread folds its own run of each, the runs' minima are scanned in
