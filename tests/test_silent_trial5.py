@@ -267,3 +267,22 @@ def test_quickstart_es_bars_with_globex_keeps_every_row_and_longer_spans_are_rep
     _, w = caught(vpoc.sessions.globex, longer.timestamp, volume=longer.volume)
     assert of(w, vpoc.DroppedRowsWarning)
     assert "DST" in vpoc.synth.es_bars.__doc__ and "quickstart" in vpoc.synth.es_bars.__doc__
+
+
+# ------------------------------------------------------------------ a preset's value_area in Live's rules too
+@pytest.mark.parametrize("preset", ["ninjatrader", "marketprofile"])
+def test_live_records_a_preset_value_area_as_from_bars_does(preset):
+    rng = np.random.default_rng(5)
+    n = 60
+    c = (400 + rng.integers(0, 12, size=n)) * 0.25
+    v = rng.integers(1, 4, size=n) * 10.0
+    ts = 1_700_000_000 * 10**9 + np.arange(n) * 60 * 10**9
+    ref = vpoc.from_bars(c + 0.5, c - 0.5, c, v, tick_size=0.25, preset=preset)
+    live = vpoc.Live(tick_size=0.25, preset=preset)
+    live.update(c + 0.5, c - 0.5, c, v, timestamp=ts)
+    live.close()
+    assert live.profiles.rules == ref.rules
+    assert ("value_area" in ref.rules) == (preset == "ninjatrader")
+    if preset == "ninjatrader":
+        assert ref.rules["value_area"] == 0.68
+        assert (live.profiles.val[0], live.profiles.vah[0]) == (ref.val[0], ref.vah[0])

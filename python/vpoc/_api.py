@@ -78,8 +78,7 @@ def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optiona
     or a time window (``span``: ns, None for rows); the plain call makes one function call here (resolve)."""
     rk, rules = _presets.resolve(preset, given, bars)
     va = value_area if value_area is not None else _presets.VALUE_AREA[preset]  # preset checked by resolve
-    if rules is not None and value_area is None and preset in _presets.PRESET_VALUE_AREA:
-        rules = dict(rules, value_area=va)  # set by the preset ("ninjatrader": 0.68): recorded, vpoc.diff names it
+    rules = _presets.recorded_rules(rules, preset, value_area)  # a preset's value_area recorded (vpoc.diff)
     window, span = ((window, None) if window is None or window.__class__ is int  # rows: no call
                     else _timewin.window_arg(window))  # span: a time window's ns (None: rows)
     across = across if across is not None else _bool(across, "window_across_sessions")  # None: TypeError, as Live

@@ -100,6 +100,14 @@ def value_area_of(preset: Optional[str], value_area: Optional[float]) -> float:
     return VALUE_AREA.get(preset, VALUE_AREA[None]) if isinstance(preset, str) else VALUE_AREA[None]
 
 
+def recorded_rules(rules: Optional[dict], preset: Optional[str], value_area: Optional[float]) -> Optional[dict]:
+    """``rules`` (from ``resolve``) with the value_area a preset set when the caller passed none
+    ("ninjatrader": 0.68), so that Profiles.rules records it and vpoc.diff names it (from_* and Live)."""
+    if rules is not None and value_area is None and preset in PRESET_VALUE_AREA:
+        return dict(rules, value_area=PRESET_VALUE_AREA[preset])
+    return rules
+
+
 #: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):
 #: the initial balance's end and anchor and the opening range's length (None: one TPO period).
 SESSION_DEFAULTS: Dict[str, Any] = {"ib_end": "exclusive", "ib_anchor": "rth", "opening_minutes": None}

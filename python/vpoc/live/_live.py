@@ -17,7 +17,8 @@ import numpy as np
 from .. import _core
 from .._api import from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid, first_decrease
-from .._presets import PEER_KEYWORDS, check_whole_volume, resolve as resolve_preset, row_prices, value_area_of
+from .._presets import (PEER_KEYWORDS, check_whole_volume, recorded_rules, resolve as resolve_preset, row_prices,
+                        value_area_of)
 from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
 from .._timewin import window_arg
@@ -128,6 +129,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if rk.get("bins") is not None:  # wickra's bins are rebuilt per window: from_* only (docs/presets.md)
             raise ValueError(f"bins={rk['bins']} (preset={preset!r}) is not available in vpoc.Live: its rows stay "
                              "on the tick ladder; use vpoc.from_bars(..., developing=True) for bins")
+        self._preset_rules = recorded_rules(self._preset_rules, preset, value_area)  # as from_* record it
         value_area = value_area_of(preset, value_area)
         self._snap = _bool(snap, "snap")
         if on_outside not in ("warn", "drop", "raise"):
