@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+import pytest
+
 
 def torch_cuda():
     """The torch module when it imports and sees a GPU, else None (the tests that need it skip)."""
@@ -29,3 +31,18 @@ def speculation(enabled: bool):
         yield
     finally:
         _core.gpu_set_speculation(before)
+
+
+def gpu_ok() -> bool:
+    """Whether vpoc itself has a GPU backend and a device (vpoc.gpu_available())."""
+    try:
+        import vpoc
+
+        return bool(vpoc.gpu_available())
+    except Exception:  # pragma: no cover - depends on the machine
+        return False
+
+
+#: skip a test unless vpoc has a GPU build and a device
+needs_gpu = pytest.mark.skipif(not gpu_ok(), reason="no GPU: vpoc.gpu_available() is False (CPU-only build or "
+                                                    "no device)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _gpu import torch_cuda
+from _gpu import needs_gpu, torch_cuda
 from test_side import ALL_FIELDS, random_bars, random_trades
 
 vpoc = pytest.importorskip("vpoc")
@@ -50,15 +50,6 @@ def test_torch_library_path_equals_numpy():
 # --------------------------------------------------------------------------- GPU (skipped without one)
 
 
-def _gpu_ok():
-    try:
-        return bool(vpoc.gpu_available())
-    except Exception:  # pragma: no cover - depends on the machine
-        return False
-
-
-needs_gpu = pytest.mark.skipif(not _gpu_ok(), reason="no GPU: vpoc.gpu_available() is False (CPU-only build or "
-                                                     "no device)")
 
 
 def _same(a, b, names=ALL_FIELDS):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import _deps  # noqa: F401
-from _gpu import torch_cuda  # noqa: F401  (the GPU helpers: skipped here without a device)
+from _gpu import needs_gpu, torch_cuda  # noqa: F401  (the GPU helpers: skipped here without a device)
 from reference import poc_of_counts
 
 vpoc = pytest.importorskip("vpoc")
@@ -363,15 +363,6 @@ def test_live_state_bad_totals():
 # --------------------------------------------------------------------------- GPU (skipped without one)
 
 
-def _gpu_ok():
-    try:
-        return bool(vpoc.gpu_available())
-    except Exception:  # pragma: no cover - depends on the machine
-        return False
-
-
-needs_gpu = pytest.mark.skipif(not _gpu_ok(), reason="no GPU: vpoc.gpu_available() is False (CPU-only build or "
-                                                     "no device)")
 
 
 @needs_gpu

@@ -38,25 +38,13 @@ VPOC_HD double threshold(double d, const levels::Rules& r, bool& ok) {
   return c;
 }
 
-// #{k < n : a[k] >= key} and #{k < n : a[k] > key} for a non-increasing a (a prefix of a).
-template <class A>
-VPOC_HD int64_t count_ge(const A& a, int64_t n, double key) {
+// #{k < n : a[k] > key} (Strict) or #{k < n : a[k] >= key} for a non-increasing a (a prefix of a).
+template <bool Strict, class A>
+VPOC_HD int64_t count_above(const A& a, int64_t n, double key) {
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
-    if (a[mid] >= key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-template <class A>
-VPOC_HD int64_t count_gt(const A& a, int64_t n, double key) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (a[mid] > key)
+    if (Strict ? a[mid] > key : a[mid] >= key)
       lo = mid + 1;
     else
       hi = mid;
@@ -68,9 +56,9 @@ VPOC_HD int64_t count_gt(const A& a, int64_t n, double key) {
 // after the downs whose prefix minimum is above its own. Down group j: after the ups whose prefix
 // minimum is at or above its own (ties go up, as takes_down).
 template <class A>
-VPOC_HD int64_t up_place(const A& pu, const A& pd, int64_t nd, int64_t i) { return i + count_gt(pd, nd, pu[i]); }
+VPOC_HD int64_t up_place(const A& pu, const A& pd, int64_t nd, int64_t i) { return i + count_above<true>(pd, nd, pu[i]); }
 template <class A>
-VPOC_HD int64_t down_place(const A& pu, int64_t nu, const A& pd, int64_t j) { return j + count_ge(pu, nu, pd[j]); }
+VPOC_HD int64_t down_place(const A& pu, int64_t nu, const A& pd, int64_t j) { return j + count_above<false>(pu, nu, pd[j]); }
 
 // The stop of the walk along the path: value(t) the volume of step t (t < total), running holds the
 // POC row's volume on entry and the running volume at the stop on return; returns the steps taken.
