@@ -316,10 +316,7 @@ bool Run::speculate(int64_t hint) {
                                   stream_));
   if (!vib) VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
-  if (!zero_in_layout)
-    for (int p = 0; p < planes_; ++p)
-      launch_zero_rows(scratch_, static_cast<char*>(out) + p * cap * 8, lo ? static_cast<char*>(lo) + p * cap * 8 : nullptr,
-                       cap, summary_, stream_);
+  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo, cap, summary_, stream_, planes_);  // every plane, one launch
   launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
   if (vib) {
     launch_publish_checks(scratch_, mirror_, stream_);

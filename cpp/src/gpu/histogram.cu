@@ -602,15 +602,16 @@ __device__ inline long long go_on(const GroupScratch& g, long long rows, unsigne
 
 // [blocks] x [kThreads], grid-stride: rows [0, summary[kRows]) of hi (and lo) zeroed.
 __global__ void zero_rows_kernel(GroupScratch g, unsigned long long* hi, unsigned long long* lo,
-                                 const long long* summary) {
+                                 const long long* summary, int planes, int64_t stride) {
   if (*g.go == 0) return;
   if (g.fixed_by_flag && (*g.fractional & kFractional) == 0) lo = nullptr;
   const int64_t n = summary[kRows];
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; k < n;
-       k += static_cast<int64_t>(gridDim.x) * kThreads) {
-    hi[k] = 0;
-    if (lo != nullptr) lo[k] = 0;
-  }
+       k += static_cast<int64_t>(gridDim.x) * kThreads)
+    for (int p = 0; p < planes; ++p) {
+      hi[p * stride + k] = 0;
+      if (lo != nullptr) lo[p * stride + k] = 0;
+    }
 }
 
 // Width and low row of session k from the row ranges; the result columns.
@@ -904,12 +905,12 @@ size_t layout_temp_bytes(int64_t n) {
 }
 
 void launch_zero_rows(const GroupScratch& g, void* out_hi, void* out_lo, int64_t cap, const long long* summary,
-                      gpuStream_t stream) {
+                      gpuStream_t stream, int planes) {
   if (cap <= 0) return;
   // about 8 rows per thread, at most 1024 blocks (grid-stride beyond)
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(1024, (cap + 8 * kThreads - 1) / (8 * kThreads)));
   zero_rows_kernel<<<blocks, kThreads, 0, stream>>>(g, static_cast<unsigned long long*>(out_hi),
-                                                    static_cast<unsigned long long*>(out_lo), summary);
+                                                    static_cast<unsigned long long*>(out_lo), summary, planes, cap);
   VPOC_GPU_CHECK_LAUNCH("zero_rows_kernel");
 }
 

@@ -107,10 +107,11 @@ bool uniform_diff(const InputView& in, const Options& opt);
 void launch_finish_rows(const InputView& in, const Options& opt, const GroupScratch& g, void* out_hi,
                         const void* out_lo, double* total, gpuStream_t stream);
 
-// [R] rows of out_hi (and out_lo, unless null or unused by g.fixed_by_flag) zeroed, R = summary[kRows]
-// read on the device (at most cap). Nothing when *g.go == 0.
+// [planes][R] rows of out_hi (and out_lo, unless null or unused by g.fixed_by_flag) zeroed, R =
+// summary[kRows] read on the device (at most cap), plane p at p * cap (sided calls: 3 planes, one
+// launch). Nothing when *g.go == 0.
 void launch_zero_rows(const GroupScratch& g, void* out_hi, void* out_lo, int64_t cap, const long long* summary,
-                      gpuStream_t stream);
+                      gpuStream_t stream, int planes = 1);
 
 // Result columns of one group, device pointers into the session outputs at the group's first session.
 struct LayoutColumns {
