@@ -103,6 +103,7 @@ def test_session_features_match_reference_default_rules():
         assert np.isfinite(got[name]).any(), name
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.MissingDaysWarning")  # random sessions days apart
 def test_bar_features_match_reference_default_rules():
     d = make_bars(2, [14, 0, 12, 1, 16, 11, 13])
     args, kw = split(d)
@@ -151,6 +152,7 @@ def test_session_features_random(seed, sizes, rules, extra, with_open, with_ts):
     assert_matches(got, want, f" [sizes={sizes}]")
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.MissingDaysWarning")  # random sessions days apart
 @settings()
 @given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(0, 7), min_size=1, max_size=5),
        rules=rule_sets, with_open=st.booleans(), with_ts=st.booleans())
@@ -225,6 +227,7 @@ def test_session_features_no_lookahead():
         assert not np.array_equal(base.values[s + 1:], other.values[s + 1:], equal_nan=True)
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.MissingDaysWarning")  # random sessions days apart
 def test_bar_features_no_lookahead():
     d = make_bars(12, [40, 35, 0, 45, 38])
     args, kw = split(d)

@@ -286,3 +286,17 @@ def test_live_records_a_preset_value_area_as_from_bars_does(preset):
     if preset == "ninjatrader":
         assert ref.rules["value_area"] == 0.68
         assert (live.profiles.val[0], live.profiles.vah[0]) == (ref.val[0], ref.vah[0])
+
+
+# ------------------------------------------------------------------ bar_features bridging missing days: said too
+def test_bar_features_warns_when_prior_session_columns_bridge_missing_days():
+    bars = vpoc.synth.es_bars(n_sessions=12)
+    keep = np.ones(bars.offsets[-1], bool)
+    keep[bars.offsets[3]:bars.offsets[9]] = False  # six sessions (8+ calendar days) missing
+    ts, h, lo, c, v = (np.asarray(x)[keep] for x in (bars.timestamp, bars.high, bars.low, bars.close, bars.volume))
+    with pytest.warns(vpoc.MissingDaysWarning, match="bar_features: 1 of .*prev_\\*_dist / cum_volume_vs_prev"):
+        vpoc.features.bar_features(h, lo, c, v, timestamp=ts, session="globex", tick_size=0.25)
+    with warnings.catch_warnings():  # the data without the hole: nothing said
+        warnings.simplefilter("error")
+        vpoc.features.bar_features(bars.high, bars.low, bars.close, bars.volume, timestamp=bars.timestamp,
+                                   session="globex", tick_size=0.25)

@@ -17,6 +17,7 @@ from ._delta import _delta_columns, _side_inputs
 from ._engine import _composites, _Context, _context, _profiles
 from ._inputs import _DOC_COMMON, _data
 from ._intraday import _Clock, _clock, _ib_mask
+from ._market_context import _days_since_prior
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes
 from ._params import _NS_PER_MINUTE, _engine_rules, _rules
@@ -279,6 +280,9 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
     ctx = _context(data, rules, prof, threads)
     nodes = _nodes(ctx)
     clock = None if data.ts is None else _clock(data.ts, rules)
+    if clock is not None:  # prev_*_dist / cum_volume_vs_prev bridging missing days: reported, as session_features does
+        _days_since_prior(data.offsets, clock, data.trade_days, ctx.prev, data.labels, "bar_features",
+                          "prev_*_dist / cum_volume_vs_prev read that session")
     delta = _delta_columns(data, side, prof, rules, threads) if side else None
     cols = _bar_columns(ctx, nodes, _composites(ctx), _naked(ctx, data.close), clock, delta)
     snapped = int(getattr(prof, "snapped_prices", 0) or 0)  # off-grid prices the engine rounded (reported)

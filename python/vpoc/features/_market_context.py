@@ -95,12 +95,15 @@ def _session_days(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.nd
 
 
 def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.ndarray], prev: np.ndarray,
-                      labels: Any, what: Optional[str]) -> np.ndarray:
+                      labels: Any, what: Optional[str],
+                      reads: str = "prior_* / prev_*_dist / va_migration read that session. See days_since_prior"
+                      ) -> np.ndarray:
     """float64 [S]: calendar days between each session's date (``_session_days``) and that of the prior
     non-empty session ``prev`` the prior-session columns read (NaN for the first non-empty session and
     empty ones); a ``MissingDaysWarning`` naming the sessions when one bridges more than
-    ``MAX_PRIOR_DAYS`` days (``what``: the function named; None: no warning, the caller reports). The
-    one home of the rule (session_features, vpoc.tpo)."""
+    ``MAX_PRIOR_DAYS`` days (``what``: the function named; None: no warning, the caller reports; ``reads``:
+    which of its columns read the prior session). The one home of the rule (session_features, vpoc.tpo,
+    bar_features)."""
     day = _session_days(offsets, clock, trade_days)
     has = (prev >= 0) & (np.diff(offsets) > 0)
     out = np.full(prev.shape[0], np.nan)
@@ -117,8 +120,7 @@ def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[n
         more = f" and {far.size - 3} more" if far.size > 3 else ""
         warnings.warn(f"{what}: {far.size} of {int(has.sum())} sessions are compared with a prior session more than "
                       f"{MAX_PRIOR_DAYS} calendar days earlier (days missing from the data): {shown}{more}; their "
-                      "prior_* / prev_*_dist / va_migration read that session. See days_since_prior; "
-                      "warnings.simplefilter('ignore', vpoc.MissingDaysWarning) silences this",
+                      f"{reads}; warnings.simplefilter('ignore', vpoc.MissingDaysWarning) silences this",
                       MissingDaysWarning, stacklevel=user_stacklevel())
     return out
 
