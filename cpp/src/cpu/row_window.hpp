@@ -28,6 +28,10 @@ constexpr int kLanes = 4;
 // Rows past the end of the occupied range that stay addressable, so that a bar's ticks can be
 // added in fixed-width, branch-free groups of kPad (zeros land past its high tick).
 constexpr int kPad = 8;
+// Uniform bars add into kDiffLanes interleaved difference arrays (bar j into lane j % kDiffLanes),
+// summed at drain: consecutive bars often start on one tick, and their 128-bit read-modify-writes
+// of one entry would wait on each other (histogram.cpp bars_blocked).
+constexpr int kDiffLanes = 2;
 
 // Accumulator conversions: a volume into Acc, and an accumulated row out of it.
 template <class Acc, class V>
@@ -89,9 +93,11 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // A fixed-point difference array (Fixed windows only) for bars spread evenly over their ticks:
   // +share at a bar's first tick, -share past its last, in exact (wrapping) integer arithmetic;
   // drain() adds its running sum to the rows. Three stores per bar instead of one per tick.
+  // kDiffLanes of them, lane l's entry of row r at diff_row(r)[l * rows()].
   Fixed* diff_row(int64_t r) { return diff_.data() + (r - origin_); }
   // Beside it, a difference array of single units (2**-64) whose running sum drain() adds too: the
   // +1 / -1 unit entries of uniform splits, kept out of the 128-bit entries (no carry, one word).
+  // As many lanes, the same layout.
   int64_t* units_row(int64_t r) { return units_.data() + (r - origin_); }
   void mark_diff() { diff_used_ = true; }
 
@@ -121,19 +127,18 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
                 next.begin() + (lo - origin) * unit);
     buf_.swap(next);
     if (std::is_same_v<Acc, Fixed>) {
-      // The difference array moves with the rows (folded once, at drain).
-      std::vector<Fixed> diff(static_cast<size_t>(cap));
+      // The difference arrays move with the rows (folded once, at drain), each lane.
+      std::vector<Fixed> diff(static_cast<size_t>(cap * kDiffLanes));
+      std::vector<int64_t> units(static_cast<size_t>(cap * kDiffLanes));
       if (!empty && diff_used_) {
         const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);  // the -share past hi
-        std::copy(diff_.begin() + (lo - origin_), diff_.begin() + (end - origin_ + 1),
-                  diff.begin() + (lo - origin));
+        for (int64_t l = 0; l < kDiffLanes; ++l) {
+          const int64_t from = l * rows_ + (lo - origin_), len = end - lo + 1, to = l * cap + (lo - origin);
+          std::copy(diff_.begin() + from, diff_.begin() + from + len, diff.begin() + to);
+          std::copy(units_.begin() + from, units_.begin() + from + len, units.begin() + to);
+        }
       }
       diff_.swap(diff);
-      std::vector<int64_t> units(static_cast<size_t>(cap));
-      if (!empty && diff_used_) {
-        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);
-        std::copy(units_.begin() + (lo - origin_), units_.begin() + (end - origin_ + 1), units.begin() + (lo - origin));
-      }
       units_.swap(units);
     }
     origin_ = origin;
@@ -160,10 +165,14 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
         int64_t* u = units_.data() + first;
+        static_assert(kDiffLanes == 2, "the fold below adds two lanes");
+        Fixed* d1 = d + rows_;
+        int64_t* u1 = u + rows_;
         const auto fold = [&](auto with_lanes) {
           for (int64_t k = 0; k < n; ++k) {
             running += d[k];
-            running_units += u[k];
+            running += d1[k];
+            running_units += u[k] + u1[k];
             Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
             if constexpr (decltype(with_lanes)::value)
               for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
@@ -175,6 +184,8 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         else fold(std::false_type{});
         std::fill(d, d + clear, Fixed{});
         std::fill(u, u + clear, int64_t{0});
+        std::fill(d1, d1 + clear, Fixed{});
+        std::fill(u1, u1 + clear, int64_t{0});
         diff_used_ = false;
         folded = true;
       }
@@ -233,8 +244,8 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
-  std::vector<Fixed> diff_;      // [rows_] difference array (Fixed windows only)
-  std::vector<int64_t> units_;   // [rows_] its single units
+  std::vector<Fixed> diff_;      // [kDiffLanes][rows_] difference arrays (Fixed windows only)
+  std::vector<int64_t> units_;   // [kDiffLanes][rows_] their single units
   bool diff_used_ = false;
   int plane_shift_ = 0;  // log2 of the planes a row holds
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator
