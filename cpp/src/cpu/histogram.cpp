@@ -376,8 +376,8 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         static_assert(kDiffLanes == 2, "bars alternate between two lanes");
         Fixed* const d0 = w.diff_row(bins.origin());
         int64_t* const u0 = w.units_row(bins.origin());
-        Fixed* const d1 = d0 + bins.rows();
-        int64_t* const u1 = u0 + bins.rows();
+        Fixed* const d1 = d0 + w.diff_stride();  // (stride 0 on wide windows: lane 1 is lane 0)
+        int64_t* const u1 = u0 + w.diff_stride();
         const NextBlock<P, V, 4> fetch = next_bars(bp, vol, i0 + n, i0 + n < e);
         const auto bar = [&](int j, Fixed* d, int64_t* u) {
           const int64_t tl = slots.lo[j], th = slots.hi[j];
