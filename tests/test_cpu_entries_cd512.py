@@ -123,3 +123,22 @@ def test_25r4_bad_row_named(column, bad, at):
     with pytest.raises(ValueError, match=column) as e:
         profile(price, vol, [0, 1000, 3000], 1)
     assert str(at) in str(e.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", ["grow", "fraction", "big", "grow_then_fraction"])
+def test_25r5_pending_entries(threads, case):
+    # a block's entries are added during the next block's phase A (issue 25 round 5): sessions of many
+    # blocks whose next block grows the window (phase A runs twice), hands over to the records
+    # (a fraction: the call then bins in fixed point; a volume >= 2**28), at its first trade or later
+    price, vol = walk(9000, 11)
+    if case in ("grow", "grow_then_fraction"):
+        for at in (1024, 3072 + 5, 6150):
+            price[at:] += np.float32(400 * TICK)
+    if case in ("fraction", "grow_then_fraction"):
+        vol[4096] = np.float32(2.5)
+    if case == "big":
+        vol[2048 + 17] = np.float32(BIG)
+        vol[7168] = np.float32(3e8)
+    same_as_reference(price, vol, [0, 4000, 4096, 9000], threads)
+    exact_check(price, vol, [0, 9000], threads)

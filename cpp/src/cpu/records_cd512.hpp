@@ -45,14 +45,33 @@ VPOC_CD512_TARGET inline __m512i group_sums(__m512i k, __m512i w, __mmask16& kee
 // entries, m <= n (each array holds n). The tail (n % 16 trades) one entry a trade. False: the
 // block is not all valid prices and whole volumes below 2**28, n < 16, or the origin is beyond
 // +-2**30 (off / sum written in part): the caller takes the records.
+// With pending entries (pend->m >= 0: the block before's, cpu/slots.hpp PendingEntries), their adds
+// into the window run in this loop, a few a vector: the scalar adds overlap the vector work (two
+// loops, each bound by its own units, ran one after the other). They are all done on return,
+// whatever it returns (pend->m = -1).
 VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin,
                                          uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
-                                         VolumeCheck& vc) {
+                                         VolumeCheck& vc, PendingEntries* pend) {
   constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
   constexpr uint32_t kBig = uint32_t{1} << 28;  // volumes below it: 16 sum below 2**32
+  const uint32_t* poff = nullptr;
+  const uint32_t* psum = nullptr;
+  char* pbase = nullptr;
+  int pm = 0, pi = 0, pstep = 0;
+  if (pend != nullptr && pend->m > 0) {
+    poff = pend->off, psum = pend->sum, pbase = pend->base, pm = pend->m;
+    pstep = (pm + std::max(1, n / 16) - 1) / std::max(1, n / 16);  // entries a vector: all by the loop's end
+  }
+  if (pend != nullptr) pend->m = -1;
+  const auto pending = [&](int upto) {
+    for (; pi < upto; ++pi) *reinterpret_cast<int64_t*>(pbase + poff[pi]) += static_cast<int64_t>(psum[pi]);
+  };
   bool go = origin > -(int64_t(1) << 30) && origin < (int64_t(1) << 30) && n >= 16;
   if (go) go = F32Checks512::whole_below(v, kBig);  // the first vector's volumes: fractional or large blocks give up early
-  if (!go) return false;
+  if (!go) {
+    pending(pm);
+    return false;
+  }
   const auto org = static_cast<int32_t>(origin);
   const __m512i vorg = _mm512_set1_epi32(org);
   __m512i lane = _mm512_setzero_si512();  // the lane's byte offset in its row: 0, 8, 16, 24
@@ -70,7 +89,9 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
     _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
     _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
     e += _mm_popcnt_u32(keep);
+    pending(std::min(pm, pi + pstep));
   }
+  pending(pm);
   const int32_t l0 = _mm512_reduce_min_epi32(ck.lo), h0 = _mm512_reduce_max_epi32(ck.hi);
   const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(ck.umax));
   if (ck.vw != 0xFFFF || big >= kBig) return false;

@@ -28,6 +28,13 @@ constexpr int kLanes = 4;
 // Rows past the end of the occupied range that stay addressable, so that a bar's ticks can be
 // added in fixed-width, branch-free groups of kPad (zeros land past its high tick).
 constexpr int kPad = 8;
+// Uniform bars add into kDiffLanes interleaved difference arrays (bar j into lane j % kDiffLanes),
+// summed at drain: consecutive bars often start on one tick, and their 128-bit read-modify-writes
+// of one entry would wait on each other (histogram.cpp bars_blocked). Windows of up to
+// kDiffLanesRows rows only: a wider one keeps one lane (lane 1 is lane 0), so that a session of
+// 1e6 rows needs no more memory than before (tests/test_hardening_py.py: 128 MB a worker).
+constexpr int kDiffLanes = 2;
+constexpr int64_t kDiffLanesRows = int64_t{1} << 16;
 
 // Accumulator conversions: a volume into Acc, and an accumulated row out of it.
 template <class Acc, class V>
@@ -79,6 +86,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     buf_.clear();
     diff_.clear();
     units_.clear();
+    diff_stride_ = 0;
     rows_ = 0;
   }
   int plane_shift() const { return plane_shift_; }
@@ -89,11 +97,14 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // A fixed-point difference array (Fixed windows only) for bars spread evenly over their ticks:
   // +share at a bar's first tick, -share past its last, in exact (wrapping) integer arithmetic;
   // drain() adds its running sum to the rows. Three stores per bar instead of one per tick.
+  // kDiffLanes of them, lane l's entry of row r at diff_row(r)[l * diff_stride()] (stride 0: one).
   Fixed* diff_row(int64_t r) { return diff_.data() + (r - origin_); }
   // Beside it, a difference array of single units (2**-64) whose running sum drain() adds too: the
   // +1 / -1 unit entries of uniform splits, kept out of the 128-bit entries (no carry, one word).
+  // As many lanes, the same layout.
   int64_t* units_row(int64_t r) { return units_.data() + (r - origin_); }
   void mark_diff() { diff_used_ = true; }
+  int64_t diff_stride() const { return diff_stride_; }
 
   // Makes the window hold rows want_lo..want_hi + kPad beside the occupied rows lo..hi (lo > hi:
   // none yet). False when lo..hi and want_lo..want_hi together span more than max_rows rows. May
@@ -121,20 +132,26 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
                 next.begin() + (lo - origin) * unit);
     buf_.swap(next);
     if (std::is_same_v<Acc, Fixed>) {
-      // The difference array moves with the rows (folded once, at drain).
-      std::vector<Fixed> diff(static_cast<size_t>(cap));
+      // The difference arrays move with the rows (folded once, at drain), each lane; a window
+      // growing past kDiffLanesRows folds its lane 1 into lane 0 (exact sums: the same result).
+      const int64_t lanes = cap <= kDiffLanesRows ? kDiffLanes : 1, stride = lanes > 1 ? cap : 0;
+      std::vector<Fixed> diff(static_cast<size_t>(cap * lanes));
+      std::vector<int64_t> units(static_cast<size_t>(cap * lanes));
       if (!empty && diff_used_) {
         const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);  // the -share past hi
-        std::copy(diff_.begin() + (lo - origin_), diff_.begin() + (end - origin_ + 1),
-                  diff.begin() + (lo - origin));
+        const int64_t from = lo - origin_, len = end - lo + 1, to = lo - origin;
+        std::copy(diff_.begin() + from, diff_.begin() + from + len, diff.begin() + to);
+        std::copy(units_.begin() + from, units_.begin() + from + len, units.begin() + to);
+        if (diff_stride_ > 0) {  // the old lane 1: to lane 1, or into lane 0
+          for (int64_t k = 0; k < len; ++k) {
+            diff[static_cast<size_t>(stride + to + k)] += diff_[static_cast<size_t>(diff_stride_ + from + k)];
+            units[static_cast<size_t>(stride + to + k)] += units_[static_cast<size_t>(diff_stride_ + from + k)];
+          }
+        }
       }
       diff_.swap(diff);
-      std::vector<int64_t> units(static_cast<size_t>(cap));
-      if (!empty && diff_used_) {
-        const int64_t end = std::min<int64_t>(hi + kPad, origin_ + rows_ - 1);
-        std::copy(units_.begin() + (lo - origin_), units_.begin() + (end - origin_ + 1), units.begin() + (lo - origin));
-      }
       units_.swap(units);
+      diff_stride_ = stride;
     }
     origin_ = origin;
     rows_ = cap;
@@ -160,9 +177,18 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         int64_t running_units = 0;  // >= 0: a count of bars
         Fixed* d = diff_.data() + first;
         int64_t* u = units_.data() + first;
+        static_assert(kDiffLanes == 2, "the fold below adds two lanes");
+        const bool two = diff_stride_ > 0;  // else lane 1 is lane 0: added once
+        Fixed* d1 = d + diff_stride_;
+        int64_t* u1 = u + diff_stride_;
+        const Fixed* d1_or_zero = two ? d1 : nullptr;
         const auto fold = [&](auto with_lanes) {
           for (int64_t k = 0; k < n; ++k) {
             running += d[k];
+            if (d1_or_zero != nullptr) {
+              running += d1_or_zero[k];
+              running_units += u1[k];
+            }
             running_units += u[k];
             Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
             if constexpr (decltype(with_lanes)::value)
@@ -175,6 +201,10 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         else fold(std::false_type{});
         std::fill(d, d + clear, Fixed{});
         std::fill(u, u + clear, int64_t{0});
+        if (two) {
+          std::fill(d1, d1 + clear, Fixed{});
+          std::fill(u1, u1 + clear, int64_t{0});
+        }
         diff_used_ = false;
         folded = true;
       }
@@ -233,8 +263,9 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
  private:
   int64_t max_rows_;
   std::vector<Acc> buf_;
-  std::vector<Fixed> diff_;      // [rows_] difference array (Fixed windows only)
-  std::vector<int64_t> units_;   // [rows_] its single units
+  std::vector<Fixed> diff_;      // [lanes][rows_] difference arrays (Fixed windows only)
+  std::vector<int64_t> units_;   // [lanes][rows_] their single units
+  int64_t diff_stride_ = 0;      // lane 1 at diff_ + diff_stride_ (rows_ with two lanes, 0 with one)
   bool diff_used_ = false;
   int plane_shift_ = 0;  // log2 of the planes a row holds
   int64_t origin_ = 0;  // absolute row of each lane's first accumulator

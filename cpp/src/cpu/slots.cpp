@@ -164,13 +164,14 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
 }
 
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
-                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc) {
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
   static const bool cd = simd::have_avx512() && __builtin_cpu_supports("avx512cd") &&
                          __builtin_cpu_supports("avx512vpopcntdq");
-  if (cd) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc);
+  if (cd) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
 #endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
+  (void)pend;
   return false;
 }
 

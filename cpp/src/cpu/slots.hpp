@@ -59,8 +59,16 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
 // int64 accumulators, sum[i] the row's volumes among those trades (m entries <= n; each array holds
 // n). Only when every price is valid and every volume whole and below 2**28 (vc then says so);
 // false otherwise, or without the instruction set: then the caller takes the records.
+// pend (may be null): entries of the block before, added into the window in the same loop (all of
+// them, whatever it returns; pend->m = -1 then); without the instruction set they are left to the caller.
+struct PendingEntries {
+  const uint32_t* off = nullptr;
+  const uint32_t* sum = nullptr;
+  char* base = nullptr;  // the window's lane 0 of its origin row, as when the entries were made
+  int m = -1;            // -1: none
+};
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
-                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc);
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend = nullptr);
 bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                    double& mx, bool& whole, VolumeCheck* vc = nullptr);
 bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
@@ -123,7 +131,7 @@ template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);
 bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
-                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc);
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend);
 bool have_avx512();
 #endif
 }  // namespace simd
