@@ -126,19 +126,15 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
                        Bins<Acc>& bins, GridCount& grid, const int8_t* side) {
   alignas(64) int32_t slot[kBlock];
   alignas(64) uint64_t rec[kBlock];  // records (cpu/slots.hpp) where phase A has a variant for them
-  alignas(64) uint32_t sums[kBlock];  // entries (scatter.hpp) where no float32 ones come: their sums (offsets in slot)
-  // float32 entries, until a block can't: this block's and the pending ones, per thread (on the
-  // stack they moved slot and rec: other paths' processes then ran at two speeds, 4K aliasing again)
-  static thread_local EntryBuffers eb;
-  constexpr bool kEntries = std::is_same_v<P, float> && std::is_same_v<V, float>;
-  Entries ent{kEntries ? eb.off[0] : reinterpret_cast<uint32_t*>(slot), kEntries ? eb.sum[0] : sums};
+  EntryBuffers eb;  // entries (scatter.hpp), until a block can't: this block's and the pending ones
+  Entries ent{eb.off[0], eb.sum[0]};
   // A block's entries are added while the next block's phase A runs (block_entries_f32 with pend:
   // its vector work and these scalar adds overlap; float32, 20 M trades: -14%, 8.54 -> 7.51 ms on a
   // 2-core EPYC (Zen 5) VM); what no phase A took, one by one (pending_scatter) before anything
   // else touches the window or the buffers, and the last block's after the loop.
   PendingEntries pend;
-  uint32_t* spare_off = kEntries ? eb.off[1] : nullptr;
-  uint32_t* spare_sum = kEntries ? eb.sum[1] : nullptr;
+  uint32_t* spare_off = eb.off[1];
+  uint32_t* spare_sum = eb.sum[1];
   // float32 prices with a power-of-two tick <= 1: phase A can stay in float32 (8 per instruction).
   const bool f32 = std::is_same_v<P, float> && s.exact && s.inv >= 1.0;
   bool try_records = true;  // trade_records has a variant for these inputs (until a block says it has not)
