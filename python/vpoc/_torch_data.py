@@ -31,12 +31,27 @@ def _is_feature_table(x: Any) -> bool:
     return hasattr(x, "to_torch") and hasattr(x, "columns") and hasattr(x, "values")
 
 
+def _dtype_arg(dtype: Any) -> Optional[torch.dtype]:
+    """``dtype=``: None, a floating torch dtype, or its name ("float32", "torch.float64");
+    anything else is a TypeError naming dtype (an integer dtype would truncate the features)."""
+    if dtype is None:
+        return None
+    d = dtype
+    if isinstance(dtype, str):
+        d = getattr(torch, dtype[6:] if dtype.startswith("torch.") else dtype, None)
+    if not isinstance(d, torch.dtype) or not d.is_floating_point:
+        raise TypeError(f"dtype must be None or a floating torch dtype (e.g. torch.float32 or "
+                        f"'float32'), got {dtype!r}")
+    return d
+
+
 def _as_feature_tensor(features: Any, columns: Optional[Sequence[str]], device: Any,
-                       dtype: Optional[torch.dtype]) -> Tuple[torch.Tensor, Optional[Tuple[str, ...]]]:
+                       dtype: Any) -> Tuple[torch.Tensor, Optional[Tuple[str, ...]]]:
     """``features`` as one 2-D tensor [rows, F] on its own device (or ``device``) and its column
     names. A FeatureTable goes through its ``to_torch`` (zero-copy on the CPU), a pandas
     DataFrame through ``to_numpy``, a numpy array through ``torch.from_numpy`` (zero-copy when
     writable and C-contiguous), a tensor as it is."""
+    dtype = _dtype_arg(dtype)
     names: Optional[Tuple[str, ...]] = None
     if _is_feature_table(features):
         t = features.to_torch(None if device is None else str(device))
@@ -238,8 +253,8 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
     device : torch device, optional
         Where the tensors live; default: where ``features`` lives (a FeatureTable's own
         ``device``; a CUDA tensor stays on CUDA).
-    dtype : torch dtype or None, default torch.float32
-        dtype of the stored features (None keeps the input's).
+    dtype : floating torch dtype, its name ("float64") or None, default torch.float32
+        dtype of the stored features (None keeps the input's); an integer dtype is a TypeError.
 
     ``ds[i]`` returns views of the stored tensors; ``ds[list_of_indices]`` returns the batch
     ``(x [B, F], y [B])`` gathered in one copy (use it with a ``BatchSampler`` and
