@@ -41,3 +41,70 @@ def test_dtype_string_mapped(ft, bt, name, want):
     ref = np.asarray(ft.values, dtype=np.float64)
     np.testing.assert_array_equal(ds.x.double().numpy(), ref.astype(str(want)[6:]).astype(np.float64))
     assert BarWindowDataset(bt, 10, dtype=name).x.dtype == want
+
+
+# ---------------------------------------------------------------- 2. frame order, datetime columns (finding 2)
+
+def test_reversed_frame_refused(ft):
+    pd = pytest.importorskip("pandas")
+    df = ft.to_pandas()
+    assert len(SessionFeatureDataset(df, "close_change_pct")) == len(df) - 1
+    with pytest.raises(ValueError, match=r"chronological order.*row 1 has 20190110 after 20190111\b"):
+        SessionFeatureDataset(df.sort_index(ascending=False), "close_change_pct")
+    dup = pd.concat([df.iloc[:3], df.iloc[2:]])
+    with pytest.raises(ValueError, match="chronological"):
+        SessionFeatureDataset(dup, "vpoc")
+    # a RangeIndex (reset_index(drop=True)) carries no order: accepted
+    assert len(SessionFeatureDataset(df.reset_index(drop=True), "vpoc")) == len(df) - 1
+
+
+@pytest.mark.parametrize("unit", ["ns", "us"])
+def test_datetime_column_refused_like_string(ft, unit):
+    pd = pytest.importorskip("pandas")
+    df = ft.to_pandas()
+    d = df.copy()
+    d["day"] = pd.to_datetime(df.index.astype(str)).as_unit(unit)
+    with pytest.raises(TypeError, match=r"numeric.*'day'"):
+        SessionFeatureDataset(d, "vpoc")
+    d = df.copy()
+    d["gap"] = pd.to_timedelta(np.arange(len(df)), unit="D")
+    with pytest.raises(TypeError, match=r"numeric.*'gap'"):
+        BarWindowDataset(d, 2)
+
+
+# ---------------------------------------------------------------- 3. bar offsets by default, empty warns (finding 4)
+
+def _ref_ends(offsets, window, horizon):
+    return np.concatenate([np.arange(a + window - 1, b - horizon) for a, b in zip(offsets[:-1], offsets[1:])])
+
+
+def test_bar_table_offsets_by_default(bt):
+    ref = _ref_ends(np.asarray(bt.offsets), 30, 1)
+    for src in (bt, bt.to_pandas()):
+        ds = BarWindowDataset(src, 30, target="dev_poc_dist")
+        np.testing.assert_array_equal(ds.window_end.numpy(), ref)
+        s_first = np.searchsorted(bt.offsets, ref - 29, side="right")
+        assert (s_first == np.searchsorted(bt.offsets, ref + 1, side="right")).all()
+    # a plain array still means one sequence
+    whole = BarWindowDataset(np.asarray(bt.values), 30, target=np.zeros(bt.shape[0]))
+    np.testing.assert_array_equal(whole.window_end.numpy(), np.arange(29, bt.shape[0] - 1))
+
+
+def test_bar_frame_sessions_out_of_order_refused(bt):
+    df = bt.to_pandas().sort_index(level=0, ascending=False, sort_remaining=False)
+    with pytest.raises(ValueError, match="chronological"):
+        BarWindowDataset(df, 30)
+
+
+def test_empty_dataset_warns(bt, ft):
+    longest = int(np.diff(bt.offsets).max())
+    with pytest.warns(vpoc.DroppedRowsWarning, match=f"0 items.*longer than every session.*longest {longest}"):
+        ds = BarWindowDataset(bt, longest, target="dev_poc_dist")
+    assert len(ds) == 0
+    v = np.ones((20, 2))
+    with pytest.warns(vpoc.DroppedRowsWarning, match="0 items.*each of the 15 windows has a NaN target"):
+        assert len(BarWindowDataset(v, 5, target=np.full(20, np.nan))) == 0
+    with pytest.warns(vpoc.DroppedRowsWarning, match="0 items.*NaN"):
+        assert len(SessionFeatureDataset(v, np.full(20, np.nan))) == 0
+    with pytest.warns(vpoc.DroppedRowsWarning, match="0 items.*no session has a target"):
+        assert len(SessionFeatureDataset(v[:1], "a", columns=["a", "b"])) == 0

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ._validate import integer
+from ._warnings import DroppedRowsWarning, user_stacklevel
 
 __all__ = ["SessionFeatureDataset", "BarWindowDataset"]
 
@@ -58,6 +59,11 @@ def _as_feature_tensor(features: Any, columns: Optional[Sequence[str]], device: 
         names = tuple(str(c) for c in features.columns)
     elif type(features).__module__.startswith("pandas") and hasattr(features, "to_numpy"):
         names = tuple(str(c) for c in features.columns)
+        dated = [str(c) for c, d in zip(features.columns, features.dtypes) if getattr(d, "kind", "") in "mM"]
+        if dated:
+            raise TypeError(f"features: every DataFrame column must be numeric; {dated} hold datetimes or "
+                            "timedeltas (their number depends on the unit, which pandas may choose): drop "
+                            "them or convert them to a number yourself")
         try:
             arr = np.array(features.to_numpy(dtype=np.float64, na_value=np.nan))
         except (TypeError, ValueError) as e:
@@ -103,6 +109,36 @@ def _column_index(name: Any, names: Optional[Tuple[str, ...]], arg: str) -> int:
     return names.index(name)
 
 
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the plain Python value (messages print 20190102, not np.int64(20190102))."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _frame_sessions(features: Any) -> Optional[np.ndarray]:
+    """The session label of each row of a pandas DataFrame (its index, or a MultiIndex's first level,
+    as ``to_pandas()`` writes them), checked to be in chronological (increasing) order; None for
+    other inputs or an index that cannot be ordered. ValueError naming the first row out of order."""
+    if not (type(features).__module__.startswith("pandas") and hasattr(features, "index")):
+        return None
+    idx = features.index
+    multi = getattr(idx, "nlevels", 1) > 1
+    labels = idx.get_level_values(0) if multi else idx
+    try:
+        ok = labels.is_monotonic_increasing and (multi or labels.is_unique)
+    except TypeError:
+        return None
+    if not ok:
+        lab = np.asarray(labels)
+        try:
+            bad = next(i for i in range(1, len(lab)) if not (lab[i] > lab[i - 1] or (multi and lab[i] == lab[i - 1])))
+        except TypeError:
+            return None
+        raise ValueError(f"features: the DataFrame's sessions must be in chronological order (index "
+                         f"{'level 0 ' if multi else ''}increasing{'' if multi else ', one row per session'}); "
+                         f"row {bad} has {_plain(lab[bad])!r} after {_plain(lab[bad - 1])!r} (sort_index() it)")
+    return np.asarray(labels)
+
+
 #: Session-table columns computed from another column of the same session (docs/features.md): with
 #: target_shift=0 they hold the target too (vpoc = the vpoc lag + vpoc_change_5d).
 DERIVED_COLUMNS = {
@@ -130,6 +166,11 @@ def _check_same_session_target(target: str, names: Sequence[str], drop: Tuple[st
         warnings.warn(f"target={target!r} with target_shift=0: x still holds columns computed from the same "
                       f"session's {target} ({shown}), so the target can be recovered from x; list them in "
                       "drop_columns too, or use target_shift >= 1", UserWarning, stacklevel=3)
+
+
+def _warn_empty(cls: str, why: str) -> None:
+    warnings.warn(f"{cls} has 0 items ({why}): a loop over it trains nothing", DroppedRowsWarning,
+                  stacklevel=user_stacklevel())
 
 
 def _dropna_arg(dropna: Any) -> str:
@@ -228,7 +269,9 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
     Parameters
     ----------
     features : FeatureTable, pandas DataFrame, numpy array or tensor, [S, F]
-        One row per session in chronological order (``vpoc.session_features(...)``).
+        One row per session in chronological order (``vpoc.session_features(...)``); a
+        DataFrame's index (the session labels of ``to_pandas()``) must be increasing, else a
+        ValueError, and a datetime/timedelta column is a TypeError like a string one.
     target : None, str, callable or tensor/array
         ``None``: items are ``x`` alone. A column name: that feature of session
         ``s + target_shift``. A tensor/array of one value (or a row of T values) per session:
@@ -267,6 +310,7 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
                  columns: Optional[Sequence[str]] = None, drop_columns: Sequence[str] = (),
                  dropna: str = "target", device: Any = None,
                  dtype: Optional[torch.dtype] = torch.float32) -> None:
+        _frame_sessions(features)
         values, names = _as_feature_tensor(features, columns, device, dtype)
         shift = integer(target_shift, "target_shift", 0)
         dropna = _dropna_arg(dropna)
@@ -288,6 +332,10 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
             y = y_all.contiguous()
         elif dropna == "any":
             rows = rows[~_nan_rows(x).cpu()]
+        if n_rows and not rows.numel():
+            _warn_empty("SessionFeatureDataset", f"{n_rows} sessions, target_shift={shift}: "
+                        + ("no session has a target row" if n_rows <= shift
+                           else f"every target (or x, dropna={dropna!r}) has a NaN"))
         self.x: torch.Tensor = x.contiguous()
         self.y: Optional[torch.Tensor] = y
         self.session_index: torch.Tensor = rows.contiguous()
@@ -345,9 +393,11 @@ class BarWindowDataset(torch.utils.data.Dataset):
         Bars from the window's last bar to its target bar (1: the next bar). With 0 a column
         target must be in ``drop_columns``, else it would be an input.
     session_offsets : int array [S+1], optional
-        CSR session boundaries of the rows; when given, a window and its target bar always lie
-        in one session (sessions shorter than ``window + horizon`` give no item). None: the
-        rows are one sequence.
+        CSR session boundaries of the rows; a window and its target bar always lie in one
+        session (sessions shorter than ``window + horizon`` give no item). None (default): a bar
+        FeatureTable's own ``offsets``, a DataFrame with a MultiIndex (``to_pandas()``'s
+        (session, bar)) its first level's runs; for any other input the rows are one sequence.
+        A dataset left with 0 items warns (``DroppedRowsWarning``) naming why.
     stride : int >= 1, default 1
         Bars between the ends of consecutive windows (counted from each session's first window).
     columns, drop_columns, dropna, device, dtype
@@ -363,6 +413,13 @@ class BarWindowDataset(torch.utils.data.Dataset):
                  columns: Optional[Sequence[str]] = None, drop_columns: Sequence[str] = (),
                  dropna: str = "target", device: Any = None,
                  dtype: Optional[torch.dtype] = torch.float32) -> None:
+        labels = _frame_sessions(features)
+        if session_offsets is None:
+            if _is_feature_table(features) and getattr(features, "kind", None) == "bar":
+                session_offsets = np.asarray(features.offsets)
+            elif labels is not None and getattr(features.index, "nlevels", 1) > 1:
+                starts = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+                session_offsets = np.concatenate([[0], starts, [len(labels)]]).astype(np.int64)
         values, names = _as_feature_tensor(features, columns, device, dtype)
         window = integer(window, "window", 1)
         horizon = integer(horizon, "horizon", 0)
@@ -381,6 +438,7 @@ class BarWindowDataset(torch.utils.data.Dataset):
             if last >= first:
                 ends.append(torch.arange(first, last + 1, stride, dtype=torch.int64))
         end = torch.cat(ends) if ends else torch.zeros(0, dtype=torch.int64)
+        n_windows = int(end.shape[0])
         x = values if keep is None else values.index_select(1, keep.to(values.device))
         y: Optional[torch.Tensor] = None
         if target is not None:
@@ -396,6 +454,11 @@ class BarWindowDataset(torch.utils.data.Dataset):
             end = end[~bad]
             if y is not None:
                 y = y[(~bad).to(y.device)]
+        if n and not end.numel():
+            longest = int((offsets[1:] - offsets[:-1]).max()) if offsets.numel() > 1 else 0
+            _warn_empty("BarWindowDataset", f"window={window} + horizon={ahead} is longer than every session "
+                        f"(longest {longest} rows)" if not n_windows else
+                        f"each of the {n_windows} windows has a NaN target (or x, dropna={dropna!r})")
         self.x: torch.Tensor = x.contiguous()
         self.y: Optional[torch.Tensor] = None if y is None else y.contiguous()
         self.window_end: torch.Tensor = end.contiguous()
