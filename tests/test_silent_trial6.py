@@ -4,6 +4,8 @@ Contract: every test here failed before its fix (dtype=, session order, default 
 same-session leakage identities, CLI dated IB, message nits); plain-NumPy references where numeric.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -108,3 +110,51 @@ def test_empty_dataset_warns(bt, ft):
         assert len(SessionFeatureDataset(v, np.full(20, np.nan))) == 0
     with pytest.warns(vpoc.DroppedRowsWarning, match="0 items.*no session has a target"):
         assert len(SessionFeatureDataset(v[:1], "a", columns=["a", "b"])) == 0
+
+
+# ---------------------------------------------------------------- 4. same-session identities (finding 3)
+
+def _identities(c):
+    """Plain-NumPy rebuilds of a target from other columns of the same row (vpoc/features/_session.py)."""
+    return {
+        "session_high": c["session_low"] + c["price_range"],
+        "session_low": c["session_high"] - c["price_range"],
+        "price_range": c["session_high"] - c["session_low"],
+        "value_area_high": c["value_area_low"] + c["value_area_width"],
+        "value_area_low": c["value_area_high"] - c["value_area_width"],
+        "value_area_width": c["value_area_high"] - c["value_area_low"],
+        "session_open": c["price_range"] / c["range_pct"] * 100.0,
+        "range_pct": c["price_range"] / c["session_open"] * 100.0,
+        "close_change_pct": (c["session_close"] - c["session_open"]) / c["session_open"] * 100.0,
+        "vwap": c["session_close"] / (1.0 + c["close_to_vwap_pct"] / 100.0),
+        "close_to_vwap_pct": (c["session_close"] - c["vwap"]) / c["vwap"] * 100.0,
+        "close_va_position": (c["session_close"] - c["value_area_low"]) / c["value_area_width"],
+        "ib_high": c["ib_low"] + c["ib_range"],
+        "ib_low": c["ib_high"] - c["ib_range"],
+        "ib_range": c["ib_high"] - c["ib_low"],
+    }
+
+
+def test_derived_columns_public_and_cover_every_identity():
+    from vpoc.torch import DERIVED_COLUMNS
+    # a clock so the IB columns exist; float64 reference from the table's own columns
+    ft = vpoc.session_features(vpoc.synth.es_bars(n_sessions=12).to_pandas(), tick_size=0.25)
+    c = {n: np.asarray(ft[n], dtype=np.float64) for n in ft.columns}
+    for target, rebuilt in _identities(c).items():
+        np.testing.assert_allclose(rebuilt, c[target], rtol=1e-6, atol=1e-5, err_msg=target)  # float32 table
+        assert target in DERIVED_COLUMNS, target
+        x_cols = [n for n in ft.columns if n != target]
+        with pytest.warns(UserWarning, match="can be recovered from x"):
+            SessionFeatureDataset(ft, target, target_shift=0, drop_columns=[target])
+        # dropping every column the table names silences it
+        drop = [target] + [n for n in x_cols if n.startswith(DERIVED_COLUMNS[target] + (target + "_",))]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            SessionFeatureDataset(ft, target, target_shift=0, drop_columns=drop)
+
+
+def test_trial6_leaks_now_named(ft):
+    with pytest.warns(UserWarning, match=r"session_high.*price_range"):
+        SessionFeatureDataset(ft, "session_high", target_shift=0, drop_columns=["session_high"])
+    with pytest.warns(UserWarning, match=r"value_area_high.*value_area_width"):
+        SessionFeatureDataset(ft, "value_area_high", target_shift=0, drop_columns=["value_area_high"])

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -16,7 +17,7 @@ import torch
 from ._validate import integer
 from ._warnings import DroppedRowsWarning, user_stacklevel
 
-__all__ = ["SessionFeatureDataset", "BarWindowDataset"]
+__all__ = ["DERIVED_COLUMNS", "SessionFeatureDataset", "BarWindowDataset"]
 
 #: What ``target=`` may be: a column name, ``f(values, idx) -> targets``, or per-row targets.
 Target = Union[None, str, Callable[[torch.Tensor, torch.Tensor], Any], torch.Tensor, np.ndarray]
@@ -139,17 +140,31 @@ def _frame_sessions(features: Any) -> Optional[np.ndarray]:
     return np.asarray(labels)
 
 
-#: Session-table columns computed from another column of the same session (docs/features.md): with
-#: target_shift=0 they hold the target too (vpoc = the vpoc lag + vpoc_change_5d).
-DERIVED_COLUMNS = {
+#: Same-session leakage (``target_shift=0``): per session-table column, the prefixes of the columns
+#: that rebuild it exactly, alone or with other columns of the same row (vpoc/features/_session.py,
+#: _lookback.py): vpoc = the vpoc lag + vpoc_change_5d, session_high = session_low + price_range,
+#: value_area_high = value_area_low + value_area_width, close_change_pct from session_open/close, ...
+DERIVED_COLUMNS: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "vpoc": ("vpoc_change_", "vpoc_pct_change_", "vpoc_std_", "vpoc_zscore_"),
     "session_close": ("price_mom_", "close_change_pct", "close_to_vwap_pct", "prev_poc_dist", "prev_vah_dist",
                       "prev_val_dist", "close_va_position"),
-    "close_change_pct": ("volatility_",),
+    "close_change_pct": ("volatility_", "session_open", "session_close"),
     "total_volume": ("volume_trend_",),
-    "price_range": ("range_pct", "range_change_"),
-    "value_area_width": ("va_width_",),
-}
+    "price_range": ("range_pct", "range_change_", "session_high", "session_low"),
+    "value_area_width": ("va_width_", "value_area_high", "value_area_low", "close_va_position"),
+    "session_high": ("price_range", "range_pct", "range_change_"),
+    "session_low": ("price_range", "range_pct", "range_change_"),
+    "session_open": ("range_pct", "close_change_pct"),
+    "range_pct": ("range_change_", "price_range", "session_open"),
+    "value_area_high": ("value_area_width", "va_width_", "close_va_position"),
+    "value_area_low": ("value_area_width", "va_width_", "close_va_position"),
+    "vwap": ("close_to_vwap_pct",),
+    "close_to_vwap_pct": ("session_close", "vwap"),
+    "close_va_position": ("session_close", "value_area_low", "value_area_high", "value_area_width"),
+    "ib_high": ("ib_range",),
+    "ib_low": ("ib_range",),
+    "ib_range": ("ib_high", "ib_low"),
+})
 
 
 def _check_same_session_target(target: str, names: Sequence[str], drop: Tuple[str, ...]) -> None:
@@ -284,7 +299,8 @@ class SessionFeatureDataset(torch.utils.data.Dataset):
         must be listed in ``drop_columns``, else it would be an input, and so should the columns
         computed from it, which a UserWarning names: for ``"vpoc"`` ``vpoc_change_{n}d``,
         ``vpoc_pct_change_{n}d``, ``vpoc_std_{n}d``, ``vpoc_zscore_{n}d`` (vpoc = its lag + the
-        change); ``DERIVED_COLUMNS`` lists them per column). Sessions whose target row
+        change); ``vpoc.torch.DERIVED_COLUMNS`` lists them per column, including the ones that
+        rebuild it with another column, e.g. price_range for session_high). Sessions whose target row
         ``s + target_shift`` does not exist are dropped.
     columns : sequence of str, optional
         Column names of a numpy array or tensor (FeatureTable/DataFrame carry their own).

@@ -10,7 +10,8 @@ from ._optional import require
 
 require("torch", "vpoc.torch")  # a clear ImportError naming the extra when torch is missing
 
-from ._torch_data import BarWindowDataset, SessionFeatureDataset  # noqa: E402
+from ._torch_data import DERIVED_COLUMNS, BarWindowDataset, SessionFeatureDataset  # noqa: E402
 from ._torch_dist import gather_shards, shard_offsets, shard_sessions  # noqa: E402
 
-__all__ = ["BarWindowDataset", "SessionFeatureDataset", "gather_shards", "shard_offsets", "shard_sessions"]
+__all__ = ["DERIVED_COLUMNS", "BarWindowDataset", "SessionFeatureDataset", "gather_shards", "shard_offsets",
+           "shard_sessions"]
