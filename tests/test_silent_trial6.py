@@ -158,3 +158,19 @@ def test_trial6_leaks_now_named(ft):
         SessionFeatureDataset(ft, "session_high", target_shift=0, drop_columns=["session_high"])
     with pytest.warns(UserWarning, match=r"value_area_high.*value_area_width"):
         SessionFeatureDataset(ft, "value_area_high", target_shift=0, drop_columns=["value_area_high"])
+
+
+# ---------------------------------------------------------------- 6. message nits (finding 9)
+
+def test_lookbacks_message_names_the_index():
+    with pytest.raises(ValueError, match=r"lookbacks\[1\] must be >= 1, got 0"):
+        vpoc.session_features(vpoc.synth.es_bars(n_sessions=2), tick_size=0.25, lookbacks=(5, 0))
+
+
+def test_session_order_message_prints_plain_values():
+    pd = pytest.importorskip("pandas")
+    df = vpoc.synth.es_bars(n_sessions=4).to_pandas()
+    df = pd.concat([df[df.session_id > 20190103], df[df.session_id <= 20190103]])
+    with pytest.raises(ValueError, match=r"has 20190102 after 20190107$") as e:
+        vpoc.session_features(df, tick_size=0.25)
+    assert "np." not in str(e.value)

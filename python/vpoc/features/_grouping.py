@@ -88,7 +88,7 @@ def _runs(values: Any, column: str) -> Tuple[np.ndarray, np.ndarray]:
         if back.size:
             i = int(starts[back[0] + 1])
             raise ValueError(f"column {column!r} must be non-decreasing (rows of a session together, "
-                             f"sessions in order): row {i} has {v[i]!r} after {v[i - 1]!r}")
+                             f"sessions in order): row {i} has {_shown(v[i])!r} after {_shown(v[i - 1])!r}")
     else:
         seen: Dict[Any, int] = {}
         for k, x in enumerate(firsts.tolist()):
@@ -98,6 +98,13 @@ def _runs(values: Any, column: str) -> Tuple[np.ndarray, np.ndarray]:
             seen[x] = k
     offsets = np.append(starts, n).astype(np.int64)
     return offsets, firsts
+
+
+def _shown(x: Any) -> Any:
+    """A numpy scalar as messages print it: 20190102, not np.int64(20190102); a datetime as its text."""
+    if isinstance(x, np.datetime64):
+        return str(x)
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optional[Tuple[Any, Any]],

@@ -73,7 +73,7 @@ def _real_param(x: Any, name: str, lo: float, hi: float, lo_open: bool = False) 
 def _lookbacks(lookbacks: Any) -> Tuple[int, ...]:
     if isinstance(lookbacks, (str, bytes)) or not isinstance(lookbacks, Iterable):
         raise TypeError(f"lookbacks must be a sequence of integers, got {type(lookbacks).__name__}")
-    out = tuple(_int_param(n, "lookbacks[]", 1) for n in lookbacks)
+    out = tuple(_int_param(n, f"lookbacks[{i}]", 1) for i, n in enumerate(lookbacks))
     if len(set(out)) != len(out):
         raise ValueError(f"lookbacks must be distinct, got {out}")
     return out
