@@ -174,3 +174,30 @@ def test_session_order_message_prints_plain_values():
     with pytest.raises(ValueError, match=r"has 20190102 after 20190107$") as e:
         vpoc.session_features(df, tick_size=0.25)
     assert "np." not in str(e.value)
+
+
+# ---------------------------------------------------------------- 5. CLI IB on holiday-merged sessions (finding 1)
+
+def test_cli_features_match_python_on_holiday_merged_sessions(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas_market_calendars")
+    from vpoc import cli
+    csv, out = tmp_path / "es.csv", tmp_path / "feats.csv"
+    vpoc.io.write_bars(vpoc.synth.es_bars(n_sessions=60), str(csv))  # holds MLK 2019-01-21, 2019-02-18
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the rules' dropped-row / holiday reports
+        assert cli.main(["features", str(csv), "--tick-size", "0.25", "--out", str(out), "--progress", "never"]) == 0
+        bars = vpoc.io.read_bars(str(csv), label="open", interval=60)
+        py = vpoc.session_features(bars, tick_size=0.25, session="globex").to_pandas()
+    got = pd.read_csv(out).set_index("session")
+    assert list(got.index) == list(py.index)
+    # plain-pandas reference: bars opening 08:30 <= t < 09:30 America/Chicago on the trade date
+    ts = pd.to_datetime(bars.timestamp, utc=True).tz_convert("America/Chicago")
+    df = pd.DataFrame({"high": bars.high, "low": bars.low}, index=ts)
+    for day in (20190122, 20190219):  # the sessions that hold the holiday morning
+        d = pd.Timestamp(str(day), tz="America/Chicago")
+        w = df[(df.index >= d + pd.Timedelta("8h30min")) & (df.index < d + pd.Timedelta("9h30min"))]
+        assert got.loc[day, "ib_high"] == w.high.max() and got.loc[day, "ib_low"] == w.low.min()
+    for c in py.columns:
+        np.testing.assert_allclose(got[c].to_numpy(np.float64), py[c].to_numpy(np.float64), rtol=1e-6,
+                                   equal_nan=True, err_msg=c)

@@ -23,6 +23,7 @@ from .._errors import InputError
 from .._files import atomic_write
 from .._optional import require
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
+from .._time import yyyymmdd_days
 from ._common import EXIT_OK, FLAGS, OUTPUT_SUFFIXES, UsageError, to_flags
 from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, locate, read_kwargs,
                      session_fn, session_tz, with_sides)
@@ -234,6 +235,14 @@ def cmd_features(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _dated_ids(labels: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each row's session as its trade date (datetime64[D]): dated sessions, so session_features
+    takes the initial balance on the trade date as with ``session="globex"`` (never from the
+    holiday morning a merged Globex session holds), not from any 08:30 bar as offsets= would."""
+    days = yyyymmdd_days(labels, "session labels").astype("datetime64[D]")
+    return np.repeat(days, np.diff(offsets))
+
+
 def _features(parts: List[Chunk], args: argparse.Namespace) -> None:
     from ..features import session_features
 
@@ -251,7 +260,8 @@ def _features(parts: List[Chunk], args: argparse.Namespace) -> None:
     chunk = Chunk(rows, offs, labels, 0)
     try:
         table = session_features(v["high"], v["low"], v["close"], v["volume"], open=v["open"],
-                                 timestamp=rows.timestamp, offsets=offs, tick_size=args.tick_size,
+                                 timestamp=rows.timestamp, session_ids=_dated_ids(labels, offs),
+                                 tick_size=args.tick_size,
                                  ticks_per_row=args.ticks_per_row, distribute=args.distribute,
                                  value_area=args.value_area, va_method=args.va,
                                  poc_tie=args.poc_tie, tz=session_tz(args), rth_start=args.rth_start,
