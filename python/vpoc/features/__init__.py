@@ -32,7 +32,7 @@ from ._tpo_result import LETTERS as TPO_LETTERS, SESSION_FIELDS as TPO_SESSION_F
 from ._tpo_types import DAY_TYPES, OPEN_TYPES, TYPE_RULES as TPO_TYPE_RULES
 from ._levels import LEVEL_FIELDS, Levels, levels
 from ._market_context import (CONTEXT_TABLE_COLUMNS, DAY_TYPE_CODES, LEVEL_TABLE_COLUMNS, OPEN_TYPE_CODES,
-                       VA_MIGRATION_CODES, VA_MIGRATIONS)
+                       VA_MIGRATION_CODES, VA_MIGRATIONS, check_prior_gap)
 from ._incremental import (FEATURE_DEFAULTS, bar_row, composite_levels, feature_rules, ib_window,
                            last_session_row, nearest, node_levels, price_rows, session_volume)
 
@@ -63,6 +63,7 @@ __all__ = [
     "VA_MIGRATION_CODES",
     "bar_features",
     "bar_row",
+    "check_prior_gap",
     "composite_levels",
     "feature_rules",
     "ib_window",

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._time import yyyymmdd_days
 from .._warnings import MissingDaysWarning, user_stacklevel
 from ._engine import _Context
 from ._intraday import _Clock
@@ -22,7 +23,7 @@ from ._segments import _segment_reduce
 from ._tpo_types import DAY_TYPES, OPEN_TYPES
 
 __all__ = ["CONTEXT_TABLE_COLUMNS", "DAY_TYPE_CODES", "LEVEL_TABLE_COLUMNS", "OPEN_TYPE_CODES",
-           "MAX_PRIOR_DAYS", "VA_MIGRATIONS", "VA_MIGRATION_CODES", "_context_columns", "_days_since_prior", "_context_names", "_level_columns",
+           "MAX_PRIOR_DAYS", "VA_MIGRATIONS", "check_prior_gap", "VA_MIGRATION_CODES", "_context_columns", "_days_since_prior", "_context_names", "_level_columns",
            "_overnight", "_prior", "_va_migration"]
 
 #: Value-area migration of a session against the prior one, in code order (code = index): from
@@ -82,11 +83,12 @@ def _prior(prev: np.ndarray, *values: np.ndarray) -> Tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def _session_days(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.ndarray]) -> np.ndarray:
+def _session_days(offsets: np.ndarray, clock: Optional[_Clock], trade_days: Optional[np.ndarray]) -> np.ndarray:
     """int64 [S] date of each session (days since the epoch): its trade date when the sessions carry
     dates, else the local date of its last bar (0 for an empty session)."""
     if trade_days is not None:
         return np.asarray(trade_days, dtype=np.int64)
+    assert clock is not None, "undated sessions need their bars' clock"
     counts = np.diff(offsets)
     day = np.zeros(counts.shape[0], dtype=np.int64)
     ne = counts > 0
@@ -94,7 +96,7 @@ def _session_days(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.nd
     return day
 
 
-def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[np.ndarray], prev: np.ndarray,
+def _days_since_prior(offsets: np.ndarray, clock: Optional[_Clock], trade_days: Optional[np.ndarray], prev: np.ndarray,
                       labels: Any, what: Optional[str],
                       reads: str = "prior_* / prev_*_dist / va_migration read that session. See days_since_prior"
                       ) -> np.ndarray:
@@ -103,7 +105,7 @@ def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[n
     empty ones); a ``MissingDaysWarning`` naming the sessions when one bridges more than
     ``MAX_PRIOR_DAYS`` days (``what``: the function named; None: no warning, the caller reports; ``reads``:
     which of its columns read the prior session). The one home of the rule (session_features, vpoc.tpo,
-    bar_features)."""
+    bar_features, Live; ``clock`` may be None when ``trade_days`` is given)."""
     day = _session_days(offsets, clock, trade_days)
     has = (prev >= 0) & (np.diff(offsets) > 0)
     out = np.full(prev.shape[0], np.nan)
@@ -123,6 +125,16 @@ def _days_since_prior(offsets: np.ndarray, clock: _Clock, trade_days: Optional[n
                       f"{reads}; warnings.simplefilter('ignore', vpoc.MissingDaysWarning) silences this",
                       MissingDaysWarning, stacklevel=user_stacklevel())
     return out
+
+
+def check_prior_gap(prior_label: int, label: int, what: str, reads: str) -> float:
+    """Calendar days from the dated session ``prior_label`` to ``label`` (YYYYMMDD trade dates), with
+    ``_days_since_prior``'s ``MissingDaysWarning`` when they are more than ``MAX_PRIOR_DAYS`` apart: the
+    same rule for one new session at a time (``Live``, whose prior-session features read that session)."""
+    labels = np.array([prior_label, label], dtype=np.int64)
+    days = yyyymmdd_days(labels, "session labels")
+    out = _days_since_prior(np.arange(3, dtype=np.int64), None, days, np.array([-1, 0]), labels, what, reads)
+    return float(out[1])
 
 
 def _overnight(high: np.ndarray, low: np.ndarray, offsets: np.ndarray, clock: _Clock,

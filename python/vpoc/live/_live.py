@@ -23,7 +23,7 @@ from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
 from .._timewin import window_arg
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
-from ..features import feature_rules
+from ..features import check_prior_gap, feature_rules
 from ._atomic import _AtomicMixin
 from ._clock import _Clock
 from ._common import _Concat, _NAN, _NS_PER_DAY, _PER_SESSION, _locked
@@ -462,6 +462,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     # ------------------------------------------------------------------ sessions
 
     def _begin(self, label: int) -> None:
+        if self._bars and self._clock.defn is not None and self._done_labels:
+            # the next session's prev_* features read the last finished one: days missing between
+            # them are reported, as bar_features / session_features do
+            check_prior_gap(self._done_labels[-1], label, "Live",
+                            "prev_*_dist / cum_volume_vs_prev / session_table's prior-session columns read that session")
         self._label = label
         self._int_volume = True  # every volume of the session came as an integer so far
         self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
