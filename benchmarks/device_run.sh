@@ -8,7 +8,8 @@
 #
 # Environment (all optional):
 #   OUT                 output folder (default $TMPDIR/vpoc_device_out): device_run.log (everything),
-#                       build.log, pytest.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json
+#                       build.log, pytest.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json,
+#                       gpu_profile.json, host_gap.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
 #                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
@@ -171,9 +172,10 @@ for tool in memcheck racecheck; do
       2>&1 | tee "$OUT/'"$tool"'.log"'
 done
 
-# torch.profiler per-kernel / per-API-call breakdown: $OUT/gpu_profile.json
-step profile "$(min 90 $(($(left) - BENCH_RESERVE)))" '
-  $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} 2>&1 | tee "$OUT/profile.log"'
+# torch.profiler per-kernel / per-API-call breakdown: $OUT/gpu_profile.json; then each call's wall split
+# into host lead, GPU busy, gaps and tail on the profiler's timeline: $OUT/host_gap.json (in profile.log)
+step profile "$(min 120 $(($(left) - BENCH_RESERVE)))" '
+  { $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} && $PY benchmarks/host_gap.py; } 2>&1 | tee "$OUT/profile.log"'
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
