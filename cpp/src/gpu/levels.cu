@@ -45,6 +45,12 @@ constexpr unsigned kDown = 0x8000u;
 // code must fit the uint16 path
 static_assert(kLevelRows / 2 <= kDown && kDown <= 0xffffu, "levels: the merged walk's 15-bit group codes");
 
+// The merged walk (block scans, then thread 0 adds along the placed path) only pays past this many
+// groups: its fixed cost (~14 block syncs and a search a group) exceeds a serial walk of a few dozen
+// steps (~155 cycles each). H200: the batch workload's sessions (13-49 rows, <= 25 groups) took 8.6 us
+// of levels with it for every session, 6.25 us without; ticks sessions (hundreds of rows) gain 2 us.
+constexpr int64_t kMergeMinGroups = 32;
+
 // Block-wide inclusive prefix minima of a[0, na) and b[0, nb) in place (shared memory; every thread
 // of the block calls it): a thread folds its own run of each, the runs' minima are scanned in
 // sa / sb ([kLevelThreads] each), and each run takes the minimum of the runs before it. Ends synced.
@@ -196,7 +202,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
       bool merged = false;
       // 'tie_up' steps: the path as a merge (gpu/va_merge.hpp), placed by the block; thread 0 then only
       // sums along it. Keys in the free half of `rows` after the staged sums (2 (nu + nd) <= kLevelRows / 2).
-      if (rules.compare == VaCompare::tie_up && nu + nd > 0) {  // block-uniform
+      if (rules.compare == VaCompare::tie_up && nu + nd >= kMergeMinGroups) {  // block-uniform
         double* pu = step > 1 ? down + nd : up;  // [nu] the up keys (volumes), then their prefix minima
         double* pd = pu + nu;                    // [nd] the down thresholds, then their prefix minima
         bool bad = false;
