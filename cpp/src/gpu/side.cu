@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/dtype.hpp"
 #include "core/fixed.hpp"
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
@@ -253,22 +254,10 @@ void launch_side_dev_delta(const void* volume, DType volume_dtype, const int8_t*
                            int64_t S, double* out, gpuStream_t stream) {
   if (S <= 0) return;
   const auto blocks = static_cast<unsigned>(S);
-  switch (volume_dtype) {
-    case DType::f32:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(volume), side, offsets, out);
-      break;
-    case DType::f64:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(volume), side, offsets, out);
-      break;
-    case DType::i32:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int32_t*>(volume), side, offsets, out);
-      break;
-    case DType::i64:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int64_t*>(volume), side, offsets, out);
-      break;
-    case DType::i8:
-      VPOC_THROW(Error, "launch_side_dev_delta: side codes are not a volume");
-  }
+  const bool launched = with_volume_type(volume_dtype, [&](auto v) {
+    dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const decltype(v)*>(volume), side, offsets, out);
+  });
+  if (!launched) VPOC_THROW(Error, "launch_side_dev_delta: side codes are not a volume");
   VPOC_GPU_CHECK_LAUNCH("dev_delta_kernel");
 }
 
