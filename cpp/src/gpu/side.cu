@@ -55,11 +55,12 @@ __global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, u
   const Fixed t = block_sum<kThreads>(sum, red_hi, red_lo);
   const Fixed tb = block_sum<kThreads>(buy_sum, red_hi, red_lo);
   const Fixed ts = block_sum<kThreads>(sell_sum, red_hi, red_lo);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) {  // each total rounded once; delta their difference (cpu/engine.cpp's rule)
+    const double bt = fixed::to_double(tb), st = fixed::to_double(ts);
     total[s] = total_of(t);
-    delta[s] = fixed::to_double(tb) - fixed::to_double(ts);
-    buy_total[s] = fixed::to_double(tb);
-    sell_total[s] = fixed::to_double(ts);
+    delta[s] = bt - st;
+    buy_total[s] = bt;
+    sell_total[s] = st;
   }
 }
 
