@@ -170,6 +170,26 @@ def test_masked_library_path_equals_engine():
             assert same(sp.host_array(getattr(masked, name)), getattr(prof, name)), name
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_sided_sessions_equals_numpy(seed):
+    """_core.sided_sessions (the masked path's flag, core/side.hpp sided): buy or sell total != 0, against
+    NumPy on random totals with zeros, signed zeros, the smallest volume and NaN; empty; bad shapes."""
+    rng = np.random.default_rng(seed)
+    n = 200
+    pick = np.array([0.0, -0.0, 2.0 ** -32, 1.0, 1e15, np.nan])
+    b, s = pick[rng.integers(0, 6, n)], pick[rng.integers(0, 6, n)]
+    b[:4], s[:4] = [0.0, -0.0, 0.0, 1.0], [0.0, 0.0, 2.0 ** -32, 0.0]
+    got = vpoc._core.sided_sessions(b, s)
+    assert got.dtype == np.bool_ and got.tolist() == ((b != 0) | (s != 0)).tolist()
+    assert got[:4].tolist() == [False, False, True, True]
+    assert vpoc._core.sided_sessions(np.zeros(0), np.zeros(0)).shape == (0,)
+    assert vpoc._core.sided_sessions([0, 3], [0, 0]).tolist() == [False, True]  # converted to float64
+    with pytest.raises(ValueError, match=r"sell_total must be 1-D with 2 sessions"):
+        vpoc._core.sided_sessions(np.zeros(2), np.zeros(3))
+    with pytest.raises(ValueError, match=r"buy_total must be 1-D"):
+        vpoc._core.sided_sessions(np.zeros((2, 2)), np.zeros(4))
+
+
 def test_all_sessions_unsided_masked_path():
     """Every session without a known side: the rows pass gets no row at all."""
     price = np.array([10.0, 10.25, 11.0])

@@ -1,4 +1,4 @@
-// bindings/register_side.cpp — _core.check_side, side_levels, the sided result's columns: CPU aggressor side (vpoc/side.hpp).
+// bindings/register_side.cpp — _core.check_side, sided_sessions, side_levels, the sided result's columns: CPU aggressor side (vpoc/side.hpp).
 // Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
 #include <pybind11/numpy.h>
 
@@ -188,6 +188,20 @@ void register_side(py::module_& m) {
       py::arg("side"),
       "(int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); "
       "(None, -2) for any other array (vpoc._side converts it).");
+  m.def(
+      "sided_sessions",
+      [](const F64& buy_total, const F64& sell_total) {
+        if (buy_total.ndim() != 1) VPOC_THROW_ARG(ValueError, "buy_total", "buy_total must be 1-D");
+        const auto n = static_cast<int64_t>(buy_total.size());
+        if (sell_total.ndim() != 1 || static_cast<int64_t>(sell_total.size()) != n)
+          VPOC_THROW_ARG(ValueError, "sell_total", "sell_total must be 1-D with ", n, " sessions like buy_total");
+        std::vector<uint8_t> out(static_cast<size_t>(n));
+        vpoc::sided_sessions(buy_total.data(), sell_total.data(), n, out.data());
+        return own(std::move(out), py::dtype::of<bool>());
+      },
+      py::arg("buy_total"), py::arg("sell_total"),
+      "Per session, whether it holds volume of a known side (core/side.hpp sided on its buy / sell totals; "
+      "False: no delta POC, NaN / NO_ROW), a bool array (vpoc/side.hpp sided_sessions).");
   m.def(
       "side_levels",
       [](const I64& row_off, const I64& low_row, const F64& buy, const F64& sell, double row_size,

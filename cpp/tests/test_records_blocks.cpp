@@ -10,28 +10,12 @@
 
 #include "cpu/slots.hpp"
 #include "cpu/slots_impl.hpp"
+#include "phase_a.hpp"
 
 using namespace vpoc::cpu;
 
 #if defined(VPOC_HAVE_AVX2)
 namespace {
-
-// n prices in range (test_slots.cpp's draws put a price past 2**52 ticks in nearly every block of
-// a thousand, where only the return is compared): on the grid, ties, off the grid, negative.
-std::vector<double> valid_prices(std::mt19937_64& rng, int n, double inv) {
-  std::uniform_int_distribution<int> kind(0, 99), tick(-3000, 3000);
-  std::uniform_real_distribution<double> frac(0.0, 1.0);
-  std::vector<double> p(static_cast<size_t>(n));
-  for (auto& x : p) {
-    const int k = kind(rng);
-    double t = 40000.0 + tick(rng);
-    if (k < 10) t += 0.5;
-    else if (k < 20) t += frac(rng);
-    else if (k < 23) t = -t;
-    x = t / inv;
-  }
-  return p;
-}
 
 template <class V>
 std::vector<V> some_volumes(std::mt19937_64& rng, int n, int r) {
@@ -51,7 +35,7 @@ void check_against_scalar(F&& records, const char* what, uint64_t seed) {
     for (const double inv : {4.0, 1.0 / 3.0})
       for (int r = 0; r < 6; ++r) {
         INFO(std::string(what) << " n " << n << " inv " << inv << " r " << r);
-        const std::vector<double> p = valid_prices(rng, n, inv);
+        const std::vector<double> p = test_phase_a::prices<double>(rng, n, inv, false, false);  // in range
         const std::vector<V> v = some_volumes<V>(rng, n, r);
         const double origin = r % 2 ? 40000.0 - 64 : -0x1p40;
         std::vector<int32_t> slot(static_cast<size_t>(n));
@@ -64,25 +48,9 @@ void check_against_scalar(F&& records, const char* what, uint64_t seed) {
           double mn = 0, mx = 0;
           bool wh = false;
           VolumeCheck vc;
-          REQUIRE(records(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, &vc));
-          CHECK(mn == rmn);
-          CHECK(mx == rmx);
-          CHECK(wh == rwh);
-          // the low words: the slots; the high words where they matter (cpu/slots.hpp: a whole
-          // volume below 2**31; another volume gives some word)
-          int wrong = 0;
-          for (size_t j = 0; j < rec.size(); ++j) {
-            const double x = static_cast<double>(v[j]);
-            wrong += static_cast<uint32_t>(rec[j]) != static_cast<uint32_t>(static_cast<uint32_t>(slot[j]) << shift);
-            if (x >= 0.0 && x < 2147483648.0 && x == static_cast<double>(static_cast<int64_t>(x)))
-              wrong += (rec[j] >> 32) != static_cast<uint64_t>(x);
-          }
-          CHECK(wrong == 0);
-          REQUIRE(vc.ok == vok);
-          if (vok) {
-            CHECK(vc.whole == vwhole);
-            CHECK(vc.vmax == vmax);
-          }
+          const bool ok = records(p.data(), v.data(), n, inv, origin, shift, rec.data(), mn, mx, wh, &vc);
+          test_phase_a::same_records(test_phase_a::Out{true, rwh, rmn, rmx, slot}, ok, rec, mn, mx, wh, v, shift, what);
+          test_phase_a::same_check(vc, vok, vmax, vwhole);
         }
       }
 }

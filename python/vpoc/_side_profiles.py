@@ -308,10 +308,10 @@ class SideFields:
         d = d * (d >= _SMALLEST)  # float rounding noise below the engine's smallest volume counts as 0
         price = lib.cast(lay["row"], "f8") * self.row_size
         offsets = self.offsets
-        # a session without volume of a known side (buy and sell totals 0) has no delta POC: its rows are
-        # left out of the rows pass, which gives it NaN / NO_ROW as an empty session (core/side.hpp sided)
-        sided = ((np.asarray(host_array(self.buy.total_volume)) != 0)
-                 | (np.asarray(host_array(self.sell.total_volume)) != 0))
+        # a session without volume of a known side has no delta POC (the rule's one home: core/side.hpp
+        # sided, on its buy / sell totals): its rows are left out of the rows pass, which gives it NaN /
+        # NO_ROW as an empty session
+        sided = _core.sided_sessions(host_array(self.buy.total_volume), host_array(self.sell.total_volume))
         if not bool(sided.all()):
             n_rows = np.diff(offsets)
             keep = lib.put(np.flatnonzero(np.repeat(sided, n_rows)).astype(np.int64))
@@ -563,11 +563,12 @@ class HostSideFields:
         return self.cache[name]
 
 
-def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, delta: Any,
-              buy_total: Any, sell_total: Any, rules: SideRules, opts: Any) -> HostSideFields:
+def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_rows: Any, buy_total: Any,
+              sell_total: Any, rules: SideRules, opts: Any) -> HostSideFields:
     """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
     ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
-    ``low_row[s]`` up, ``delta``, ``buy_total``, ``sell_total`` [S] known. ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
+    ``low_row[s]`` up, ``buy_total``, ``sell_total`` [S] known (``delta`` is their difference, as every
+    from_* call's). ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
     the imbalances and stacked counts by SideFields' own code (the rules of every from_* call, the
     engine's POC rule under ``opts``, a ``_core.Options``); ``dev_delta`` is None. For vpoc.Live (its
     finished sessions, the session so far) and bar_features (the profiles of session prefixes)."""
@@ -577,9 +578,8 @@ def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_r
     buy = np.ascontiguousarray(buy_rows, dtype=np.float64)
     sell = np.ascontiguousarray(sell_rows, dtype=np.float64)
     cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min)
-    cols.update(buy_volume=buy, sell_volume=sell, delta=np.asarray(delta, dtype=np.float64),
-                buy_total=np.asarray(buy_total, dtype=np.float64), sell_total=np.asarray(sell_total, dtype=np.float64),
-                dev_delta=None)
+    bt, st = np.asarray(buy_total, dtype=np.float64), np.asarray(sell_total, dtype=np.float64)
+    cols.update(buy_volume=buy, sell_volume=sell, delta=bt - st, buy_total=bt, sell_total=st, dev_delta=None)
     return HostSideFields(cols, rules)
 
 

@@ -29,7 +29,8 @@ VPOC_HD bool imbalance(double x, double opposite, double ratio) { return x > 0.0
 // Whether a row (or a session's totals) holds volume of a known side. A session none of whose rows
 // does (every trade / bar of unknown side: buy and sell totals 0, as the rows are exact non-negative
 // sums) has no delta POC: NaN and kNoRow, as an empty session (docs/contract.md "Aggressor side").
-// The one rule: side_levels (CPU), side_levels_kernel (GPU), SideSession (Live, bar_features).
+// The one rule: side_levels (CPU), side_levels_kernel (GPU), SideSession (Live, bar_features), sided_sessions
+// (the masked passes of vpoc._side_profiles, on the totals).
 VPOC_HD bool sided(double buy, double sell) { return buy != 0.0 || sell != 0.0; }
 
 // |buy - sell| of a row as the delta-POC pass bins it: closer to zero than 2**-32 (float rounding

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "core/distribute.hpp"
+#include "core/dtype.hpp"
 #include "core/ladder.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/types.hpp"
@@ -168,15 +169,7 @@ Source<P, V> make_source(const InputView& in, const Options& opt, int64_t base) 
 // Calls fn(P{}, V{}) for the input's element types (prices are float32 or float64).
 template <class F>
 void with_types(const InputView& in, F&& fn) {
-  const auto with_v = [&](auto p) {
-    switch (in.volume_dtype) {
-      case DType::f32: return fn(p, float{});
-      case DType::f64: return fn(p, double{});
-      case DType::i32: return fn(p, int32_t{});
-      case DType::i64: return fn(p, int64_t{});
-      case DType::i8: break;  // side codes: never a volume
-    }
-  };
+  const auto with_v = [&](auto p) { with_volume_type(in.volume_dtype, [&](auto v) { fn(p, v); }); };
   if (in.price_dtype == DType::f32) with_v(float{});
   else with_v(double{});
 }

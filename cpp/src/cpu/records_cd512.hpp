@@ -92,12 +92,10 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
     pending(std::min(pm, pi + pstep));
   }
   pending(pm);
-  const int32_t l0 = _mm512_reduce_min_epi32(ck.lo), h0 = _mm512_reduce_max_epi32(ck.hi);
-  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(ck.umax));
-  if (ck.vw != 0xFFFF || big >= kBig) return false;
-  if (l0 <= -8388608 || h0 >= 8388608) return false;
-  int32_t l = l0 - org, h = h0 - org;
-  bool all_whole = ck.wh == 0xFFFF;
+  int32_t l, h;
+  bool all_whole;
+  uint32_t big;
+  if (!ck.range(j, org, kBig, l, h, all_whole, big)) return false;  // j >= 16 here
   uint64_t tail[16];  // records (cpu/slots.hpp) of the last n % 16 trades
   if (!slots_f32_tail(p + j, 0, n - j, inv, org, nullptr, l, h, all_whole, tail, v + j, kShift)) return false;
   double tail_max = 0.0;
@@ -108,12 +106,7 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
     sum[e] = static_cast<uint32_t>(tail[t] >> 32);
   }
   m = e;
-  mn = l;
-  mx = h;
-  whole = all_whole;
-  vc.vmax = std::max(static_cast<double>(big), tail_max);
-  vc.whole = true;
-  vc.ok = true;
+  F32Checks512::report(l, h, all_whole, big, tail_max, true, true, mn, mx, whole, vc);
   return true;
 }
 

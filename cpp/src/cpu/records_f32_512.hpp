@@ -37,6 +37,31 @@ struct F32Checks512 {
     vw = _mm512_mask_cmpeq_ps_mask(vw, _mm512_cvtepi32_ps(w), x);
     umax = _mm512_max_epu32(umax, w);
   }
+  // After the loop over the first j trades (j % 16 == 0; 0: no vector): false when a volume was not
+  // whole or reached `bound` (unsigned), or a tick lies beyond +-(2**23 - 1); else the ticks' range
+  // l / h less org (INT32_MAX / INT32_MIN when no vector), all_whole (every price on the grid) and
+  // big (the volumes' maximum), which the tail then widens.
+  VPOC_AVX512_TARGET bool range(int j, int32_t org, uint32_t bound, int32_t& l, int32_t& h, bool& all_whole,
+                                uint32_t& big) const {
+    const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
+    big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
+    if (vw != 0xFFFF || big >= bound) return false;
+    if (j > 0 && (l0 <= -8388608 || h0 >= 8388608)) return false;
+    l = j > 0 ? l0 - org : INT32_MAX;
+    h = j > 0 ? h0 - org : INT32_MIN;
+    all_whole = wh == 0xFFFF;
+    return true;
+  }
+  // What both variants return on success: the block's range and flags (the vectors' and the tail's).
+  static void report(int32_t l, int32_t h, bool all_whole, uint32_t big, double tail_max, bool tail_whole,
+                     bool tail_ok, double& mn, double& mx, bool& whole, VolumeCheck& vc) {
+    mn = l;
+    mx = h;
+    whole = all_whole;
+    vc.vmax = std::max(static_cast<double>(big), tail_max);
+    vc.whole = tail_whole;
+    vc.ok = tail_ok;
+  }
   // Whether the 16 volumes at v are whole and below `bound` (unsigned; negatives are above it):
   // the variants test the first vector before their loop, so fractional blocks give up early.
   VPOC_AVX512_TARGET static bool whole_below(const float* v, uint32_t bound) {
@@ -68,21 +93,14 @@ VPOC_AVX512_TARGET inline bool records_f32_whole512(const float* p, const float*
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j), _mm512_permutex2var_epi32(off, rec_lo, w));
     _mm512_storeu_si512(reinterpret_cast<void*>(rec + j + 8), _mm512_permutex2var_epi32(off, rec_hi, w));
   }
-  const int32_t l0 = _mm512_reduce_min_epi32(ck.lo), h0 = _mm512_reduce_max_epi32(ck.hi);
-  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(ck.umax));
-  if (ck.vw != 0xFFFF || big >= 0x80000000u) return false;
-  if (j > 0 && (l0 <= -8388608 || h0 >= 8388608)) return false;
-  int32_t l = j > 0 ? l0 - org : INT32_MAX, h = j > 0 ? h0 - org : INT32_MIN;
-  bool all_whole = ck.wh == 0xFFFF;
+  int32_t l, h;
+  bool all_whole;
+  uint32_t big;
+  if (!ck.range(j, org, 0x80000000u, l, h, all_whole, big)) return false;
   if (!slots_f32_tail(p, j, n, inv, org, nullptr, l, h, all_whole, rec, v, shift)) return false;
   double tail_max = 0.0;
   bool tail_whole = true;
   const bool tail_ok = volumes_ok_impl(v + j, n - j, tail_max, tail_whole);
-  mn = l;
-  mx = h;
-  whole = all_whole;
-  vc.vmax = std::max(static_cast<double>(big), tail_max);
-  vc.whole = tail_whole;
-  vc.ok = tail_ok;
+  F32Checks512::report(l, h, all_whole, big, tail_max, tail_whole, tail_ok, mn, mx, whole, vc);
   return true;
 }

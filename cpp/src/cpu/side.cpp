@@ -142,18 +142,26 @@ void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, cons
     uint8_t* is = c.imbalance_sell.data() + a;
     // ask volume at p against bid volume one row down (buy), and the mirror; a session's lowest row
     // has no row below it, its highest none above
+    // has a row of a known side (side::sided; none: no delta POC, NaN and kNoRow as set above), tested in
+    // the sell loop as side_levels_kernel does in its row loop; the highest row, which it does not visit, first
+    bool any = side::sided(b[n - 1], s[n - 1]);
     for (int64_t j = 1; j < n; ++j) ib[j] = side::imbalance(b[j], s[j - 1], ratio);
-    for (int64_t j = 0; j + 1 < n; ++j) is[j] = side::imbalance(s[j], b[j + 1], ratio);
+    for (int64_t j = 0; j + 1 < n; ++j) {
+      is[j] = side::imbalance(s[j], b[j + 1], ratio);
+      any |= side::sided(b[j], s[j]);
+    }
     c.stacked_buy[static_cast<size_t>(k)] = runs_of(ib, n, rules.stacked_min);
     c.stacked_sell[static_cast<size_t>(k)] = runs_of(is, n, rules.stacked_min);
-    bool any = false;  // no row of a known side: no delta POC (NaN, kNoRow as set above)
-    for (int64_t j = 0; j < n && !any; ++j) any = side::sided(b[j], s[j]);
     if (!any) return;
     int64_t poc_row = 0;
     delta_poc_of(b, s, n, rows.low_row[k], ts, prules, scratch[static_cast<size_t>(worker)], poc_row);
     c.delta_poc_row[static_cast<size_t>(k)] = poc_row;
     c.delta_poc[static_cast<size_t>(k)] = price_of(poc_row);
   });
+}
+
+void sided_sessions(const double* buy_total, const double* sell_total, int64_t n, uint8_t* out) {
+  for (int64_t k = 0; k < n; ++k) out[k] = side::sided(buy_total[k], sell_total[k]);
 }
 
 int64_t first_bad_side(const int8_t* s, int64_t n) { return side::first_bad_i8(s, n); }

@@ -36,36 +36,51 @@ template bool slots_avx2<float>(const float*, int, double, double, int32_t*, dou
 #pragma GCC diagnostic ignored "-Wuninitialized"        // (its bug 105593)
 #define VPOC_AVX512_TARGET
 #endif
+// slots_body's tick rule for eight float64 prices, one home for both AVX-512 float64 variants
+// (slots_avx512, records_512): add(x) gives the lanes' slots k (clamped; +0.0 where a price is not
+// valid) and folds them into the masks and the range; range() the vectors' mn / mx and whole, and
+// whether every price was valid (what slots_tail then widens).
+struct Ticks512 {
+  __m512d vinv, vorg, lim, sign, clamp_lo, clamp_hi, lo, hi;
+  __mmask8 valid = 0xFF, wh = 0xFF;
+  VPOC_AVX512_TARGET Ticks512(double inv, double origin)
+      : vinv(_mm512_set1_pd(inv)), vorg(_mm512_set1_pd(origin)), lim(_mm512_set1_pd(ladder::kMaxTicks)),
+        sign(_mm512_set1_pd(-0.0)), clamp_lo(_mm512_set1_pd(-2e9)), clamp_hi(_mm512_set1_pd(2e9)),
+        lo(_mm512_set1_pd(INFINITY)), hi(_mm512_set1_pd(-INFINITY)) {}
+  VPOC_AVX512_TARGET __m512d add(__m512d x) {
+    const __m512d q = _mm512_mul_pd(x, vinv);
+    const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
+    valid &= ok;
+    const __m512d m = _mm512_or_pd(_mm512_and_pd(q, sign), lim);
+    const __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, m), m);
+    wh &= _mm512_cmp_pd_mask(rounded, q, _CMP_EQ_OQ);
+    __m512d k = _mm512_maskz_mov_pd(ok, _mm512_sub_pd(rounded, vorg));
+    k = _mm512_min_pd(_mm512_max_pd(k, clamp_lo), clamp_hi);
+    lo = _mm512_min_pd(lo, k);
+    hi = _mm512_max_pd(hi, k);
+    return k;
+  }
+  VPOC_AVX512_TARGET bool range(double& mn, double& mx, bool& whole) const {
+    const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
+    const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
+    mn = Avx2::hmin(lo4);
+    mx = Avx2::hmax(hi4);
+    whole = wh == 0xFF;
+    return valid == 0xFF;
+  }
+};
 template <class P>
 VPOC_AVX512_TARGET bool slots_avx512(const P* p, int n, double inv, double origin, int32_t* slot, double& mn,
                                      double& mx, bool& whole) {
-  const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
-                sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
-  __m512d lo = _mm512_set1_pd(INFINITY), hi = _mm512_set1_pd(-INFINITY);
-  __mmask8 valid = 0xFF, wh = 0xFF;
+  Ticks512 tk(inv, origin);
   int j = 0;
   for (; j + 8 <= n; j += 8) {
     __m512d x;
     if constexpr (std::is_same_v<P, float>) x = _mm512_cvtps_pd(_mm256_loadu_ps(p + j));
     else x = _mm512_loadu_pd(p + j);
-    const __m512d q = _mm512_mul_pd(x, vinv);
-    const __mmask8 v = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
-    valid &= v;
-    const __m512d m = _mm512_or_pd(_mm512_and_pd(q, sign), lim);
-    const __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, m), m);
-    wh &= _mm512_cmp_pd_mask(rounded, q, _CMP_EQ_OQ);
-    __m512d k = _mm512_maskz_mov_pd(v, _mm512_sub_pd(rounded, vorg));
-    k = _mm512_min_pd(_mm512_max_pd(k, clamp_lo), clamp_hi);
-    lo = _mm512_min_pd(lo, k);
-    hi = _mm512_max_pd(hi, k);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), _mm512_cvttpd_epi32(k));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slot + j), _mm512_cvttpd_epi32(tk.add(x)));
   }
-  const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
-  const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
-  mn = Avx2::hmin(lo4);
-  mx = Avx2::hmax(hi4);
-  bool ok = valid == 0xFF;
-  whole = wh == 0xFF;
+  bool ok = tk.range(mn, mx, whole);
   slots_tail(p, j, n, inv, origin, slot, mn, mx, ok, whole);  // as slots_run
   return ok;
 }
@@ -131,24 +146,12 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
   __mmask8 vok = 0xFF, vwh = 0xFF;
   __m512d vmx = _mm512_setzero_pd();
   __m512i any = _mm512_setzero_si512();
-  const __m512d vinv = _mm512_set1_pd(inv), vorg = _mm512_set1_pd(origin), lim = _mm512_set1_pd(ladder::kMaxTicks),
-                sign = _mm512_set1_pd(-0.0), clamp_lo = _mm512_set1_pd(-2e9), clamp_hi = _mm512_set1_pd(2e9);
   const __m512i interleave = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  __m512d lo = _mm512_set1_pd(INFINITY), hi = _mm512_set1_pd(-INFINITY);
-  __mmask8 valid = 0xFF, wh = 0xFF;
+  Ticks512 tk(inv, origin);
   int j = 0;
   for (; j + 8 <= n; j += 8) {
     fetch_ahead(p + j, v + j);
-    const __m512d q = _mm512_mul_pd(_mm512_loadu_pd(p + j), vinv);
-    const __mmask8 ok = _mm512_cmp_pd_mask(_mm512_andnot_pd(sign, q), lim, _CMP_LT_OQ);
-    valid &= ok;
-    const __m512d m = _mm512_or_pd(_mm512_and_pd(q, sign), lim);
-    const __m512d rounded = _mm512_sub_pd(_mm512_add_pd(q, m), m);
-    wh &= _mm512_cmp_pd_mask(rounded, q, _CMP_EQ_OQ);
-    __m512d k = _mm512_maskz_mov_pd(ok, _mm512_sub_pd(rounded, vorg));
-    k = _mm512_min_pd(_mm512_max_pd(k, clamp_lo), clamp_hi);
-    lo = _mm512_min_pd(lo, k);
-    hi = _mm512_max_pd(hi, k);
+    const __m512d k = tk.add(_mm512_loadu_pd(p + j));
     const __m256i off = _mm256_sll_epi32(_mm512_cvttpd_epi32(k), _mm_cvtsi32_si128(shift));
     const __m512i r = _mm512_permutex2var_epi32(_mm512_castsi256_si512(off), interleave,
                                                 _mm512_castsi256_si512(volume_words(v + j)));
@@ -156,12 +159,7 @@ VPOC_AVX512_TARGET bool records_512(const double* p, const V* v, int n, double i
     if constexpr (Vol && !std::is_floating_point_v<V>) any = _mm512_or_si512(any, volumes_epi64(v + j));
     if constexpr (Vol && std::is_floating_point_v<V>) check_pd(volumes_pd(v + j), vok, vwh, vmx);
   }
-  const __m256d lo4 = _mm256_min_pd(_mm512_castpd512_pd256(lo), _mm512_extractf64x4_pd(lo, 1));
-  const __m256d hi4 = _mm256_max_pd(_mm512_castpd512_pd256(hi), _mm512_extractf64x4_pd(hi, 1));
-  mn = Avx2::hmin(lo4);
-  mx = Avx2::hmax(hi4);
-  bool ok = valid == 0xFF;
-  whole = wh == 0xFF;
+  bool ok = tk.range(mn, mx, whole);
   int32_t tail[8];
   slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as slots_run
   for (int t = 0; j + t < n; ++t)
@@ -197,25 +195,29 @@ bool volumes_ok_avx2(const V* v, int n, double& vmax, bool& whole) {
   return volumes_ok_impl(v, n, vmax, whole);
 }
 
-// AVX2 lanes of float32 (8) or float64 (4) volumes: what the volume check needs of each.
+// AVX2 lanes of float32 (8) or float64 (4) volumes: what the volume check needs of each. The
+// operations both spell alike but for the intrinsics' suffix (ps / pd) are written once, here.
+#define VPOC_LANE_OPS(S)                                                           \
+  static R load(const T* p) { return _mm256_loadu_##S(p); }                        \
+  static R ones() { return _mm256_castsi256_##S(_mm256_set1_epi32(-1)); }          \
+  static R ge(R a, R b) { return _mm256_cmp_##S(a, b, _CMP_GE_OQ); }               \
+  static R le(R a, R b) { return _mm256_cmp_##S(a, b, _CMP_LE_OQ); }               \
+  static R eq(R a, R b) { return _mm256_cmp_##S(a, b, _CMP_EQ_OQ); }               \
+  static R and_(R a, R b) { return _mm256_and_##S(a, b); }                         \
+  static R or_(R a, R b) { return _mm256_or_##S(a, b); }                           \
+  static R add(R a, R b) { return _mm256_add_##S(a, b); }                          \
+  static R sub(R a, R b) { return _mm256_sub_##S(a, b); }                          \
+  static R max(R a, R b) { return _mm256_max_##S(a, b); }                          \
+  static int mask(R a) { return _mm256_movemask_##S(a); }
 template <class T>
 struct Lanes;
 template <>
 struct Lanes<float> {
+  using T = float;
   using R = __m256;
   static constexpr int kWidth = 8, kAll = 0xFF;
-  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  VPOC_LANE_OPS(ps)
   static R set(double x) { return _mm256_set1_ps(static_cast<float>(x)); }
-  static R ones() { return _mm256_castsi256_ps(_mm256_set1_epi32(-1)); }
-  static R ge(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
-  static R le(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
-  static R eq(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
-  static R and_(R a, R b) { return _mm256_and_ps(a, b); }
-  static R or_(R a, R b) { return _mm256_or_ps(a, b); }
-  static R add(R a, R b) { return _mm256_add_ps(a, b); }
-  static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
-  static R max(R a, R b) { return _mm256_max_ps(a, b); }
-  static int mask(R a) { return _mm256_movemask_ps(a); }
   static double hmax(R a) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -224,25 +226,17 @@ struct Lanes<float> {
 };
 template <>
 struct Lanes<double> {
+  using T = double;
   using R = __m256d;
   static constexpr int kWidth = 4, kAll = 0xF;
-  static R load(const double* p) { return _mm256_loadu_pd(p); }
+  VPOC_LANE_OPS(pd)
   static R set(double x) { return _mm256_set1_pd(x); }
-  static R ones() { return _mm256_castsi256_pd(_mm256_set1_epi32(-1)); }
-  static R ge(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
-  static R le(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_LE_OQ); }
-  static R eq(R a, R b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
-  static R and_(R a, R b) { return _mm256_and_pd(a, b); }
-  static R or_(R a, R b) { return _mm256_or_pd(a, b); }
-  static R add(R a, R b) { return _mm256_add_pd(a, b); }
-  static R sub(R a, R b) { return _mm256_sub_pd(a, b); }
-  static R max(R a, R b) { return _mm256_max_pd(a, b); }
-  static int mask(R a) { return _mm256_movemask_pd(a); }
   static double hmax(R a) {
     const __m128d m = _mm_max_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
     return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
   }
 };
+#undef VPOC_LANE_OPS
 
 // volumes_ok_impl's check of float volumes, fed a vector at a time, the maximum by vmaxps / vmaxpd
 // (AVX2 has no int64 max, whose emulation by compares and blends cost as much as reading the

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/dtype.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/types.hpp"
 
@@ -22,13 +23,8 @@ void with_price(const Array& a, F&& fn) {
 // Calls fn(const V*) with the typed pointer of a volume array (every volume dtype).
 template <class F>
 void with_volume(const Array& a, F&& fn) {
-  switch (a.dtype) {
-    case DType::f32: return fn(static_cast<const float*>(a.data));
-    case DType::f64: return fn(static_cast<const double*>(a.data));
-    case DType::i32: return fn(static_cast<const int32_t*>(a.data));
-    case DType::i64: return fn(static_cast<const int64_t*>(a.data));
-    case DType::i8: break;  // side codes: never a volume (the bindings refuse it)
-  }
+  // int8 side codes are never a volume (the bindings refuse them): fn is not called
+  with_volume_type(a.dtype, [&](auto v) { fn(static_cast<const decltype(v)*>(a.data)); });
 }
 
 }  // namespace vpoc::cpu

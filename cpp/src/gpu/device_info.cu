@@ -28,6 +28,16 @@ void probe_code(DeviceInfo& info) {
   info.ptx_version = attr.ptxVersion;
 }
 
+// A version the runtime reports through get (gpuRuntimeGetVersion, gpuDriverGetVersion); -1 when it fails.
+int version_of(gpuError_t (*get)(int*)) {
+  int v = 0;
+  if (get(&v) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return -1;
+  }
+  return v;
+}
+
 }  // namespace
 
 std::vector<DeviceInfo> devices() {
@@ -57,22 +67,8 @@ std::vector<DeviceInfo> devices() {
   return out;
 }
 
-int runtime_version() {
-  int v = 0;
-  if (gpuRuntimeGetVersion(&v) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return -1;
-  }
-  return v;
-}
+int runtime_version() { return version_of(gpuRuntimeGetVersion); }
 
-int driver_version() {
-  int v = 0;
-  if (gpuDriverGetVersion(&v) != gpuSuccess) {
-    (void)gpuGetLastError();
-    return -1;
-  }
-  return v;  // 0: no driver installed
-}
+int driver_version() { return version_of(gpuDriverGetVersion); }  // 0: no driver installed
 
 }  // namespace vpoc::gpu

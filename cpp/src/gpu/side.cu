@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/dtype.hpp"
 #include "core/fixed.hpp"
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
@@ -54,11 +55,12 @@ __global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, u
   const Fixed t = block_sum<kThreads>(sum, red_hi, red_lo);
   const Fixed tb = block_sum<kThreads>(buy_sum, red_hi, red_lo);
   const Fixed ts = block_sum<kThreads>(sell_sum, red_hi, red_lo);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) {  // each total rounded once; delta their difference (cpu/engine.cpp's rule)
+    const double bt = fixed::to_double(tb), st = fixed::to_double(ts);
     total[s] = total_of(t);
-    delta[s] = fixed::to_double(tb) - fixed::to_double(ts);
-    buy_total[s] = fixed::to_double(tb);
-    sell_total[s] = fixed::to_double(ts);
+    delta[s] = bt - st;
+    buy_total[s] = bt;
+    sell_total[s] = st;
   }
 }
 
@@ -253,22 +255,10 @@ void launch_side_dev_delta(const void* volume, DType volume_dtype, const int8_t*
                            int64_t S, double* out, gpuStream_t stream) {
   if (S <= 0) return;
   const auto blocks = static_cast<unsigned>(S);
-  switch (volume_dtype) {
-    case DType::f32:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(volume), side, offsets, out);
-      break;
-    case DType::f64:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const double*>(volume), side, offsets, out);
-      break;
-    case DType::i32:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int32_t*>(volume), side, offsets, out);
-      break;
-    case DType::i64:
-      dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const int64_t*>(volume), side, offsets, out);
-      break;
-    case DType::i8:
-      VPOC_THROW(Error, "launch_side_dev_delta: side codes are not a volume");
-  }
+  const bool launched = with_volume_type(volume_dtype, [&](auto v) {
+    dev_delta_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const decltype(v)*>(volume), side, offsets, out);
+  });
+  if (!launched) VPOC_THROW(Error, "launch_side_dev_delta: side codes are not a volume");
   VPOC_GPU_CHECK_LAUNCH("dev_delta_kernel");
 }
 

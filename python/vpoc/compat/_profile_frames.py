@@ -6,7 +6,7 @@ dict_arrays read either shape back as validated float64 arrays (finite prices, f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Tuple
 
 import numpy as np
 
@@ -40,13 +40,8 @@ def profile_arrays(volume_profile: "pd.DataFrame", column: str) -> Tuple[np.ndar
     vol = as_prices(values(volume_profile[column]), f"volume_profile[{column!r}]")
     price = price.astype(np.float64, copy=False)
     vol = vol.astype(np.float64, copy=False)
-    bad = ~np.isfinite(price)
-    if bad.any():
-        raise ValueError(f"volume_profile['price_level'][{int(np.argmax(bad))}] is not finite")
-    bad = ~(np.isfinite(vol) & (vol >= 0))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"volume_profile[{column!r}][{i}]={vol[i]} must be finite and >= 0")
+    _check(price, vol, lambda i: f"volume_profile['price_level'][{i}] is not finite",
+           lambda i: f"volume_profile[{column!r}][{i}]")
     return price, vol
 
 
@@ -59,12 +54,20 @@ def dict_arrays(volume_profile: Mapping[Any, Any]) -> Tuple[np.ndarray, np.ndarr
         raise TypeError(f"volume_profile must map numeric price levels to numeric volumes ({e})") from None
     if price.ndim != 1 or vol.ndim != 1:
         raise TypeError("volume_profile must map numeric price levels to numeric volumes")
+    _check(price, vol, lambda i: f"volume_profile has a non-finite price level {price[i]}",
+           lambda i: f"volume_profile[{price[i]}]")
+    order = np.argsort(price, kind="stable")
+    return price[order], vol[order]
+
+
+def _check(price: np.ndarray, vol: np.ndarray, bad_price: Callable[[int], str],
+           volume_at: Callable[[int], str]) -> None:
+    """Both shapes' rule: every price finite (ValueError ``bad_price(i)`` of the first that is not),
+    every volume finite and >= 0 (ValueError naming ``volume_at(i)`` of the first that is not)."""
     bad = ~np.isfinite(price)
     if bad.any():
-        raise ValueError(f"volume_profile has a non-finite price level {price[int(np.argmax(bad))]}")
+        raise ValueError(bad_price(int(np.argmax(bad))))
     bad = ~(np.isfinite(vol) & (vol >= 0))
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"volume_profile[{price[i]}]={vol[i]} must be finite and >= 0")
-    order = np.argsort(price, kind="stable")
-    return price[order], vol[order]
+        raise ValueError(f"{volume_at(i)}={vol[i]} must be finite and >= 0")

@@ -189,7 +189,7 @@ class _SideMixin:
         if hit is not None and hit[0] is core and hit[1] == size:
             return hit[2]
         if core is None:
-            fields = row_sides(self._rules.row_size, [0, 0], [NO_ROW], np.zeros(0), np.zeros(0), [0.0], [0.0], [0.0],
+            fields = row_sides(self._rules.row_size, [0, 0], [NO_ROW], np.zeros(0), np.zeros(0), [0.0], [0.0],
                                self._side_rules, self._side_opts)
         else:
             fields = HostSideFields(core.side_fields(self._side_rules.imbalance_ratio, self._side_rules.stacked_min),
@@ -260,5 +260,5 @@ class _SideMixin:
             done = self._done  # type: ignore[attr-defined]
         cat = lambda k: np.concatenate([d[k] for d in done]) if done else np.zeros(0)  # noqa: E731
         fields = row_sides(prof.row_size, prof.offsets, prof.low_row, cat("buy_volume"), cat("sell_volume"),
-                           cat("delta"), cat("buy_total"), cat("sell_total"), self._side_rules, self._side_opts)
+                           cat("buy_total"), cat("sell_total"), self._side_rules, self._side_opts)
         return attach_sides(prof, fields)
