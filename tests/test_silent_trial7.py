@@ -1,0 +1,140 @@
+"""Silent or misleading behaviour found by the seventh new-user trial (order flow, Databento DBN, Live, CLI).
+
+Contract: every test here failed before its fix (DBN inspect / CLI kind and --instrument, unknown-side files,
+vpoc.dask side columns, diff of the side fields, cum_delta_ratio with no sided volume, message nits);
+plain-NumPy references where numeric.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import _deps
+import vpoc
+from vpoc import cli
+from vpoc import io as vio
+from vpoc._warnings import GuessedDefaultWarning
+
+dbn = _deps.require("databento_dbn")
+pd = _deps.require("pandas")
+from test_io_dbn import T0, UNIT, bar, definition, metadata, save, trade  # noqa: E402
+
+ES = UNIT // 4
+
+
+def _trades_file(tmp_path, name="es.trades.dbn", n=300, ids=(7,), zst=False):
+    body = [definition(i, s) for i, s in zip(ids, ("ESH5", "NQH5"))]
+    body += [trade(ids[k % len(ids)], T0 + k * 10**9, (24000 + k % 5) * ES, 1 + k % 4, (1, -1, 0)[k % 3])
+             for k in range(n)]
+    return save(tmp_path / name, metadata() + b"".join(body), zst)
+
+
+def _bars_file(tmp_path, name="es.ohlcv-1m.dbn", n=300):
+    body = [definition(7, "ESH5")]
+    for k in range(n):
+        p = (24000 + k % 7) * ES
+        body.append(bar(7, T0 + k * 60 * 10**9, p, p + 2 * ES, p - ES, p + ES, 10 + k % 5))
+    return save(tmp_path / name, metadata("ohlcv-1m") + b"".join(body))
+
+
+def _cli(argv, capsys):
+    rc = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# ---------------------------------------------------------------- 1. inspect on a DBN trades file
+
+@pytest.mark.parametrize("zst", [False, pytest.param(True, marks=pytest.mark.skipif(
+    _deps.module("pyarrow") is None, reason="pyarrow"))])
+def test_inspect_dbn_trades_is_trades(tmp_path, capsys, zst):
+    path = _trades_file(tmp_path, "es.trades.dbn" + (".zst" if zst else ""), zst=zst)
+    i = vio.inspect(path)
+    assert i.kind == "trades" and i.rows == 300 and i.cli_args == ["--kind", "trades"]
+    assert i.tick_size == 0.25 and i.label is None and not i.naive
+    rc, out, err = _cli(["inspect", path], capsys)
+    assert rc == 0, err
+    assert "read_trades" in out and "--kind trades" in out
+
+
+# ---------------------------------------------------------------- 2. --instrument, --help, the error's flag
+
+def test_cli_instrument_flag_reads_one_of_several(tmp_path, capsys):
+    path = _trades_file(tmp_path, "two.dbn", n=40, ids=(7, 8))
+    rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25"], capsys)
+    assert rc == 2 and "--instrument <instrument_id or symbol>" in err and "instrument=" not in err
+    ref = vpoc.from_trades(vio.read_trades(path, instrument="ESH5"), tick_size=0.25, session="globex")
+    for pick in ("ESH5", "7"):
+        rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25", "--instrument", pick], capsys)
+        assert rc == 0, err
+        from io import StringIO
+        df = pd.read_csv(StringIO(out))
+        assert df["total_volume"].tolist() == list(ref.total_volume) and df["delta"].tolist() == list(ref.delta)
+    rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25", "--instrument", "ZZ"], capsys)
+    assert rc == 2 and "--instrument ZZ" in err
+
+
+def test_cli_instrument_on_csv_is_named(tmp_path, capsys):
+    f = tmp_path / "t.csv"
+    f.write_text("timestamp,price,volume\n2025-03-10T14:30:00Z,6000,1\n")
+    rc, out, err = _cli(["profile", f, "--kind", "trades", "--tick-size", "0.25", "--instrument", "ESH5"], capsys)
+    assert rc == 2 and "leave out --instrument" in err
+
+
+def test_cli_help_names_dbn(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["profile", "--help"])
+    out = capsys.readouterr().out
+    assert ".dbn" in out and ".dbn.zst" in out and "--instrument" in out and "dbn}" in out
+
+
+# ---------------------------------------------------------------- 3. a DBN trades file without --kind trades
+
+def test_cli_dbn_trades_read_as_trades_by_schema(tmp_path, capsys):
+    path = _trades_file(tmp_path)
+    rc, out, err = _cli(["profile", path, "--tick-size", "0.25", "--session", "daily"], capsys)
+    assert rc == 0, err
+    assert "the DBN schema says trades" in err and "--kind trades" in err
+    rc2, out2, _ = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25", "--session", "daily"], capsys)
+    assert rc2 == 0 and out == out2
+    rc, out, err = _cli(["features", path, "--tick-size", "0.25"], capsys)
+    assert rc == 2 and "vpoc features needs bars" in err
+
+
+def test_dbn_kind_error_names_the_flag(tmp_path, capsys):
+    path = _bars_file(tmp_path)
+    rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25"], capsys)
+    assert rc == 2 and "pass --kind bars" in err
+
+
+# ---------------------------------------------------------------- 8. nits: DBN bars label, tick UNDEF, id as text
+
+def test_inspect_dbn_bars_label_open_by_definition(tmp_path):
+    i = vio.inspect(_bars_file(tmp_path))
+    assert i.label == "open" and i.confidence == "high" and i.interval == 60
+    assert any("DBN" in e and "start" in e for e in i.evidence)
+
+
+@pytest.mark.parametrize("units", [0, dbn.UNDEF_PRICE])
+def test_definition_without_tick_warns(tmp_path, units):
+    body = [definition(7, "ESH5", tick_units=units), trade(7, T0, 24000 * ES, 1)]
+    path = save(tmp_path / "d.dbn", metadata() + b"".join(body))
+    with pytest.warns(GuessedDefaultWarning, match="no usable tick size.*tick_size is None"):
+        t = vio.read_trades(path)
+    assert t.tick_size is None
+    with warnings.catch_warnings():  # a good definition: nothing said
+        warnings.simplefilter("error")
+        assert vio.read_trades(save(tmp_path / "g.dbn", metadata() + definition(7, "ESH5")
+                                    + trade(7, T0, 24000 * ES, 1))).tick_size == 0.25
+
+
+def test_instrument_id_as_text(tmp_path):
+    path = _trades_file(tmp_path, "two.dbn", n=40, ids=(7, 8))
+    a, b = vio.read_trades(path, instrument="7"), vio.read_trades(path, instrument=7)
+    np.testing.assert_array_equal(a.price, b.price)
+    assert a.symbol == b.symbol == "ESH5" and len(a) == 20
+    with pytest.raises(ValueError, match="instrument=9"):
+        vio.read_trades(path, instrument="9")
