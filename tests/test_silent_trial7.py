@@ -138,3 +138,39 @@ def test_instrument_id_as_text(tmp_path):
     assert a.symbol == b.symbol == "ESH5" and len(a) == 20
     with pytest.raises(ValueError, match="instrument=9"):
         vio.read_trades(path, instrument="9")
+
+
+# ---------------------------------------------------------------- 4. a list of files, some without the side column
+
+def _side_files(tmp_path):
+    ts = pd.date_range("2025-03-10 14:30", periods=6, freq="1min", tz="UTC")
+    f1, f2 = tmp_path / "f1.csv", tmp_path / "f2.csv"
+    pd.DataFrame({"timestamp": ts[:3], "price": [6000.0, 6000.25, 6000.5], "size": [1, 2, 3],
+                  "side": ["B", "A", "B"]}).to_csv(f1, index=False)
+    pd.DataFrame({"timestamp": ts[3:], "price": [6000.0, 6000.25, 6000.5], "size": [4, 5, 6]}).to_csv(f2, index=False)
+    return f1, f2
+
+
+def test_file_without_side_in_a_list_warns(tmp_path, capsys):
+    f1, f2 = _side_files(tmp_path)
+    with pytest.warns(GuessedDefaultWarning, match=r"f2\.csv \(3 rows\); their 3 of 6 rows .*volume 15 of 21"):
+        t = vio.read_trades([f1, f2])
+    np.testing.assert_array_equal(t.side, [1, -1, 1, 0, 0, 0])
+    with warnings.catch_warnings():  # every file sided, or none: nothing to say
+        warnings.simplefilter("error")
+        vio.read_trades([f1])
+        vio.read_trades([f2])
+    rc, out, err = _cli(["profile", f1, f2, "--kind", "trades", "--tick-size", "0.25",
+                         "--session", "daily"], capsys)
+    assert rc == 0 and "vpoc: warning: 1 of 2 files have no aggressor side column" in err and "f2.csv (3 rows)" in err
+
+
+def test_bar_file_without_buy_sell_in_a_list_warns(tmp_path):
+    ts = pd.date_range("2025-03-10 14:30", periods=4, freq="1min", tz="UTC")
+    base = dict(open=[1.0, 1, 1, 1], high=[2.0, 2, 2, 2], low=[1.0, 1, 1, 1], close=[2.0, 2, 2, 2], volume=[4, 4, 4, 4])
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame(dict(timestamp=ts, **base, buy_volume=[1, 2, 3, 4], sell_volume=[3, 2, 1, 0])).to_csv(a, index=False)
+    pd.DataFrame(dict(timestamp=ts + pd.Timedelta("1h"), **base)).to_csv(b, index=False)
+    with pytest.warns(GuessedDefaultWarning, match=r"no buy / sell volume columns .*b\.csv \(4 rows\)"):
+        bars = vio.read_bars([a, b])
+    np.testing.assert_array_equal(bars.buy_volume, [1, 2, 3, 4, 0, 0, 0, 0])

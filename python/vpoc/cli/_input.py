@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from .._errors import row_of
+from .._side import warn_unsided
 from .._stream import concat_rows
 from ._common import UsageError, fmt_ts, to_flags
 
@@ -320,9 +321,14 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
     carry: Optional[Rows] = None
     prev_end: Optional[int] = None
     contracts = args.roll is not None or args.adjust is not None
+    files: List[Tuple[str, int, float, bool]] = []  # (path, rows, volume, has a side column)
     for fi, path in enumerate(paths[:1] if contracts else paths):
         data = read_contracts(paths, args, tally) if contracts else read_file(path, fi, args)
         on_read(len(paths) - 1 if contracts else fi, len(data))
+        files.append((path, len(data), float(np.sum(data.values["volume"], dtype=np.float64)),
+                      any(k in data.values for k in SIDE_COLUMNS)))
+        if fi == len(paths) - 1 or contracts:
+            warn_unsided(files, args.kind == "trades")  # as vpoc.io says of a list of files
         if len(data) and prev_end is not None and data.timestamp[0] < prev_end:
             raise UsageError(f"{path} starts at {fmt_ts(data.timestamp[0])}, before the end of "
                              f"{paths[fi - 1]} ({fmt_ts(prev_end)}); give the inputs in time order "
