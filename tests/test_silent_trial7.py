@@ -174,3 +174,25 @@ def test_bar_file_without_buy_sell_in_a_list_warns(tmp_path):
     with pytest.warns(GuessedDefaultWarning, match=r"no buy / sell volume columns .*b\.csv \(4 rows\)"):
         bars = vio.read_bars([a, b])
     np.testing.assert_array_equal(bars.buy_volume, [1, 2, 3, 4, 0, 0, 0, 0])
+
+
+# ---------------------------------------------------------------- 5. vpoc.dask and the side columns it does not use
+
+@pytest.mark.parametrize("extra,kind", [({"side": [1, -1, 1, 0, -1, 1]}, "trades"), ({"TradeSide": ["B"] * 6}, "trades"),
+                                        ({"buy_volume": [1] * 6, "sell_volume": [0] * 6}, "bars"),
+                                        ({"AskVolume": [1] * 6, "BidVolume": [0] * 6}, "bars")])
+def test_dask_warns_of_side_columns(extra, kind):
+    dd = pytest.importorskip("dask.dataframe")
+    ts = pd.date_range("2025-03-10 14:30", periods=6, freq="1min", tz="UTC")
+    px = [6000.0, 6000.25, 6000.5] * 2
+    df = pd.DataFrame({"timestamp": ts, "price": px, "high": px, "low": px, "close": px, "volume": [1, 2, 3, 4, 5, 6]})
+    import vpoc.dask as vd
+    fn = vd.from_trades if kind == "trades" else vd.from_bars
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = fn(dd.from_pandas(df, npartitions=2), tick_size=0.25, session="daily").compute()
+    col = next(iter(extra))
+    with pytest.warns(GuessedDefaultWarning, match=rf"vpoc\.dask: column\(s\) .*'{col}'.* not used"):
+        got = fn(dd.from_pandas(df.assign(**extra), npartitions=2), tick_size=0.25, session="daily")
+    pd.testing.assert_frame_equal(got.compute(), plain)
+    assert "delta" not in plain.columns
