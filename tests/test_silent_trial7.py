@@ -196,3 +196,39 @@ def test_dask_warns_of_side_columns(extra, kind):
         got = fn(dd.from_pandas(df.assign(**extra), npartitions=2), tick_size=0.25, session="daily")
     pd.testing.assert_frame_equal(got.compute(), plain)
     assert "delta" not in plain.columns
+
+
+# ---------------------------------------------------------------- 7. cum_delta_ratio while no volume of a known side
+
+def test_cum_delta_ratio_nan_without_sided_volume():
+    rng = np.random.default_rng(7)
+    offsets = np.array([0, 1, 1, 6, 20, 40])  # one bar, empty, all-unknown, unknown then sided, random
+    n = offsets[-1]
+    low = 6000 + 0.25 * rng.integers(0, 20, n)
+    high = low + 0.25 * rng.integers(0, 4, n)
+    close = low + 0.25 * rng.integers(0, 1 + np.round((high - low) / 0.25).astype(int))
+    vol = rng.integers(1, 20, n)
+    buy = (vol * rng.random(n)).astype(np.int64)
+    sell = ((vol - buy) * rng.random(n)).astype(np.int64)
+    buy[1:6] = sell[1:6] = 0  # session 2: no known side at all
+    buy[6:10] = sell[6:10] = 0  # session 3: unknown for its first 4 bars
+    buy[0], sell[0] = 0, 0  # session 0 (one bar): unknown
+    bf = vpoc.bar_features(high, low, close, vol, open=close, offsets=offsets, tick_size=0.25, buy_volume=buy,
+                           sell_volume=sell)
+    sid = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    ref = np.full(n, np.nan)
+    for s in range(len(offsets) - 1):
+        a, b = offsets[s], offsets[s + 1]
+        cb, cs, cv = np.cumsum(buy[a:b]), np.cumsum(sell[a:b]), np.cumsum(vol[a:b])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ref[a:b] = np.where((cb + cs > 0) & (cv > 0), (cb - cs) / cv, np.nan)
+    got = np.asarray(bf["cum_delta_ratio"], dtype=np.float64)
+    np.testing.assert_allclose(got, ref, rtol=1e-6, equal_nan=True)  # the table is float32
+    assert np.isnan(got[sid == 2]).all() and np.isnan(got[6:10]).all() and np.isfinite(got[10:20]).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(np.asarray(bf["dev_delta_poc_dist"], dtype=np.float64)))
+    # Live's row is the same function: a bar of unknown side only gives NaN there too
+    live = vpoc.Live(tick_size=0.25, side=True, session_starts=np.array([T0]))
+    live.update(float(high[0]), float(low[0]), float(close[0]), int(vol[0]), open=float(close[0]), buy_volume=0,
+                sell_volume=0, timestamp=int(T0))
+    row = live.bar_features_row()  # its side columns last: bar_delta, cum_delta, cum_delta_ratio, dev_delta_poc_dist
+    assert row[-4] == row[-3] == 0 and np.isnan(row[-2]) and np.isnan(row[-1])
