@@ -232,3 +232,18 @@ def test_cum_delta_ratio_nan_without_sided_volume():
                 sell_volume=0, timestamp=int(T0))
     row = live.bar_features_row()  # its side columns last: bar_delta, cum_delta, cum_delta_ratio, dev_delta_poc_dist
     assert row[-4] == row[-3] == 0 and np.isnan(row[-2]) and np.isnan(row[-1])
+
+
+def test_live_time_order_error_prints_times():
+    live = vpoc.Live(tick_size=0.25, kind="trades", session_starts=np.array([T0]))
+    live.update(6000.0, 1, timestamp=int(T0) + 60 * 10**9)
+    with pytest.raises(ValueError, match=r"timestamp 2025-03-10T14:30:00Z is before the previous row's "
+                                         r"\(2025-03-10T14:31:00Z\)"):
+        live.update(6000.0, 1, timestamp=int(T0))
+    with pytest.raises(ValueError, match=r"timestamp\[0\] = 2025-03-10T14:30:00.000000001Z is before the previous "
+                                         r"row's \(2025-03-10T14:31:00Z\)"):
+        live.update(np.array([6000.0, 6000.0]), np.array([1, 1]), timestamp=np.array([T0 + 1, T0 + 2]))
+    with pytest.raises(ValueError, match=r"timestamp\[1\] \(2025-03-10T14:32:00Z\) is before timestamp\[0\] "
+                                         r"\(2025-03-10T14:33:00Z\)"):
+        live.update(np.array([6000.0, 6000.0]), np.array([1, 1]),
+                    timestamp=np.array([T0 + 180 * 10**9, T0 + 120 * 10**9]))
