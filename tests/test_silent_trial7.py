@@ -247,3 +247,90 @@ def test_live_time_order_error_prints_times():
                                          r"\(2025-03-10T14:33:00Z\)"):
         live.update(np.array([6000.0, 6000.0]), np.array([1, 1]),
                     timestamp=np.array([T0 + 180 * 10**9, T0 + 120 * 10**9]))
+
+
+# ---------------------------------------------------------------- 6. vpoc.diff of the side fields; the imbalance rule recorded
+
+def _sided_trades(seed=2, n=600, S=3):
+    rng = np.random.default_rng(seed)
+    price = .25 * (24000 + np.cumsum(rng.integers(-2, 3, n)))
+    return price, rng.integers(1, 9, n), rng.choice([1, -1, 0], n), np.linspace(0, n, S + 1).astype(np.int64)
+
+
+def _side_fields_differ(x, y):
+    """Per session: any side field differs (the plain reference)."""
+    out = np.zeros(x.n_sessions, dtype=bool)
+    for f in ("delta", "buy_total", "sell_total", "delta_poc", "stacked_imbalance_buy", "stacked_imbalance_sell"):
+        a, b = np.asarray(getattr(x, f), dtype=np.float64), np.asarray(getattr(y, f), dtype=np.float64)
+        out |= ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    for s in range(x.n_sessions):
+        for f in ("buy_volume", "sell_volume", "imbalance_buy", "imbalance_sell"):
+            ra, rb = x.session(s)[0], y.session(s)[0]  # row prices
+            va = dict(zip(ra.tolist(), np.asarray(getattr(x, f))[x.offsets[s]:x.offsets[s + 1]].tolist()))
+            vb = dict(zip(rb.tolist(), np.asarray(getattr(y, f))[y.offsets[s]:y.offsets[s + 1]].tolist()))
+            out[s] |= any(va.get(k, 0) != vb.get(k, 0) for k in set(va) | set(vb))
+    return out
+
+
+def test_diff_names_the_imbalance_rule():
+    price, vol, side, offs = _sided_trades()
+    a = vpoc.from_trades(price, vol, side=side, tick_size=.25, offsets=offs)
+    b = vpoc.from_trades(price, vol, side=side, tick_size=.25, offsets=offs, imbalance_ratio=1.5, stacked_imbalance_min=2)
+    assert a.rules == {"imbalance_ratio": 3.0, "stacked_imbalance_min": 3}
+    assert b.rules == {"imbalance_ratio": 1.5, "stacked_imbalance_min": 2}
+    import pickle
+    assert pickle.loads(pickle.dumps(b)).rules == b.rules  # a saved result says which rule made its counts
+    d = vpoc.diff(a, b)
+    want = _side_fields_differ(a, b)
+    assert want.any()
+    np.testing.assert_array_equal(d.side_differs, want)
+    np.testing.assert_array_equal(d.differs, want)
+    assert not d.histogram_differs.any() and not d.poc_differs.any()
+    assert d.settings["imbalance_ratio"] == (3.0, 1.5) and d.settings["stacked_imbalance_min"] == (3, 2)
+    for s in np.flatnonzero(want):
+        assert d.rule[s] == "imbalance_ratio+stacked_imbalance_min" and "imbalance_ratio: 3.0 vs 1.5" in d.reason[s]
+    assert "side" in repr(d) and "side_differs" in d.to_pandas().columns
+
+
+def test_diff_compares_the_sides():
+    price, vol, side, offs = _sided_trades(seed=5)
+    a = vpoc.from_trades(price, vol, side=side, tick_size=.25, offsets=offs)
+    flipped = vpoc.from_trades(price, vol, side=-side, tick_size=.25, offsets=offs)
+    d = vpoc.diff(a, flipped)
+    assert d.side_differs.all() and d.differs.all() and set(d.rule) == {"side"}
+    assert all(f"delta {x:g} vs {y:g}" in r for x, y, r in zip(a.delta, flipped.delta, d.reason))
+    some = side.copy()
+    some[offs[1]:offs[1] + 5] = 0  # session 1 only: five trades of unknown side
+    c = vpoc.from_trades(price, vol, side=some, tick_size=.25, offsets=offs)
+    d = vpoc.diff(a, c)
+    np.testing.assert_array_equal(d.side_differs, _side_fields_differ(a, c))
+    np.testing.assert_array_equal(d.side_differs, [False, True, False])
+    assert not vpoc.diff(a, a).differs.any() and any("both have the aggressor side" in n for n in d.notes)
+    # bars with buy / sell volumes
+    h = price + 0.5
+    buy = (vol * 0.5).astype(np.int64)
+    x = vpoc.from_bars(h, price, price, vol, tick_size=.25, offsets=offs, buy_volume=buy, sell_volume=vol - buy)
+    y = vpoc.from_bars(h, price, price, vol, tick_size=.25, offsets=offs, buy_volume=vol - buy, sell_volume=buy)
+    d = vpoc.diff(x, y)
+    np.testing.assert_array_equal(d.side_differs, _side_fields_differ(x, y))
+    assert d.side_differs.all()
+
+
+def test_diff_sided_vs_unsided_says_so():
+    price, vol, side, offs = _sided_trades(seed=3)
+    side[offs[2]:] = 0  # session 2: no known side
+    a = vpoc.from_trades(price, vol, side=side, tick_size=.25, offsets=offs)
+    e = vpoc.from_trades(price, vol, tick_size=.25, offsets=offs)
+    for x, y, who in ((a, e, "a"), (e, a, "b")):
+        d = vpoc.diff(x, y)
+        np.testing.assert_array_equal(d.side_differs, [True, True, False])
+        assert any(f"only {who} has the aggressor side" in n and "not compared" in n for n in d.notes)
+        assert list(d.rule) == ["side", "side", ""]
+
+
+def test_live_records_the_imbalance_rule():
+    price, vol, side, _ = _sided_trades(n=50)
+    ts = T0 + np.arange(50, dtype=np.int64) * 10**9
+    live = vpoc.Live(tick_size=0.25, kind="trades", side=True, imbalance_ratio=2.0, session_starts=np.array([T0, T0 + 49 * 10**9]))
+    live.update(price, vol, side=side, timestamp=ts)
+    assert live.profiles.rules == {"imbalance_ratio": 2.0, "stacked_imbalance_min": 3}
