@@ -75,6 +75,10 @@ def test_cli_instrument_flag_reads_one_of_several(tmp_path, capsys):
         assert df["total_volume"].tolist() == list(ref.total_volume) and df["delta"].tolist() == list(ref.delta)
     rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25", "--instrument", "ZZ"], capsys)
     assert rc == 2 and "--instrument ZZ" in err
+    i = vio.inspect(path, instrument="ESH5")  # inspect takes it too, and hands it on
+    assert i.kind == "trades" and i.cli_args == ["--kind", "trades", "--instrument", "ESH5"]
+    rc, out, err = _cli(["inspect", path, "--instrument", "ESH5"], capsys)
+    assert rc == 0 and "--instrument ESH5" in out
 
 
 def test_cli_instrument_on_csv_is_named(tmp_path, capsys):

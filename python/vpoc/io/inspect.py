@@ -505,13 +505,13 @@ def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:
 
 _FLAGS = {"tz": "--tz", "label": "--label", "interval": "--interval", "format": "--format",
           "time_format": "--time-format", "time_unit": "--time-unit", "sep": "--sep",
-          "ambiguous": "--ambiguous", "nonexistent": "--nonexistent"}
+          "ambiguous": "--ambiguous", "nonexistent": "--nonexistent", "instrument": "--instrument"}
 
 
 def _cli_args(rk: Dict[str, Any]) -> List[str]:
     out: List[str] = []
     for k in ("tz", "label", "interval", "format", "columns", "time_format", "time_unit", "sep",
-              "ambiguous", "nonexistent"):
+              "ambiguous", "nonexistent", "instrument"):
         if k not in rk or rk[k] is None:
             continue
         v = rk[k]
