@@ -52,6 +52,7 @@ def ref_delta_columns(high, low, close, open, volume, buy, sell, offsets, *, tic
             assert lo == lo_s and rb.shape == rs.shape  # the same prices touch the same rows
             if not (rb.any() or rs.any()):  # no volume of a known side so far: no delta POC (issue 27 dpnan)
                 out["dev_delta_poc_dist"][i] = NAN
+                out["cum_delta_ratio"][i] = NAN  # nor a flow ratio: 0 would read as balanced (trial 7)
                 continue
             dd = np.abs(rb - rs)
             dd = dd * (dd >= 2.0**-32)

@@ -207,7 +207,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     prof = _run(engine, arrays, (offsets, session_ids, opts), device, memory_budget, stream, {"price": price}, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
-                                      stream), rules, volume)
+                                      stream), rules, volume, sided)
 
 
 def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, open: Any = None,
@@ -310,15 +310,18 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                 (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows, ws)
     with input_rows(rows):
         return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
-                                    offsets, session_ids, opts, memory_budget, stream), rules, volume)
+                                    offsets, session_ids, opts, memory_budget, stream), rules, volume, sided)
 
 
-def _ruled(prof: Profiles, rules: Optional[dict], volume: Any = None) -> Profiles:
-    """``prof`` with its rules recorded (``Profiles.rules``) when the call set a preset or a peer rule;
-    va_target='decimal' checks that the volumes were whole (ValueError naming va_target)."""
+def _ruled(prof: Profiles, rules: Optional[dict], volume: Any = None, sided: Any = None) -> Profiles:
+    """``prof`` with its rules recorded (``Profiles.rules``) when the call set a preset or a peer rule,
+    and a sided result's imbalance rule (``sided``: its SideRules); va_target='decimal' checks that the
+    volumes were whole (ValueError naming va_target)."""
+    if rules is not None and rules["va_target"] == "decimal":
+        _presets.check_whole_volume(volume, prof.cpu().volume)
+    if sided is not None and prof.delta is not None:
+        rules = _presets.with_side_rules(rules, sided.imbalance_ratio, sided.stacked_min)
     if rules is not None:
-        if rules["va_target"] == "decimal":
-            _presets.check_whole_volume(volume, prof.cpu().volume)
         prof.rules = rules
     return prof
 

@@ -16,6 +16,7 @@ from ._optional import require
 from ._presets import BIN_KEYWORDS, PEER_KEYWORDS, RULE_DEFAULTS
 from ._profiles import NO_ROW, Profiles
 from ._validate import real
+from ._diff_side import SIDE_RULES, side_diff
 from ._diff_tpo import _TpoView, _windows
 from .features import TpoProfiles
 
@@ -45,7 +46,7 @@ _INFERRED = ("poc_tie", "va_method", "value_area")  # the order of a candidate t
 #: The per-session columns of a ``ProfilesDiff``, in ``to_pandas()`` order.
 DIFF_FIELDS: Tuple[str, ...] = (
     "differs", "poc_differs", "vah_differs", "val_differs", "total_volume_differs", "histogram_differs",
-    "poc_delta", "vah_delta", "val_delta", "poc_rows", "vah_rows", "val_rows", "total_volume_delta",
+    "side_differs", "poc_delta", "vah_delta", "val_delta", "poc_rows", "vah_rows", "val_rows", "total_volume_delta",
     "rows_differ", "first_row", "first_price", "rule", "reason",
 )
 
@@ -56,7 +57,8 @@ class ProfilesDiff:
     """``vpoc.diff(a, b)``'s result: per session (length ``n_sessions``, ``DIFF_FIELDS``):
 
     - ``differs``: anything below differs; ``poc_differs``, ``vah_differs``, ``val_differs``,
-      ``total_volume_differs``, ``histogram_differs`` (bool);
+      ``total_volume_differs``, ``histogram_differs``, ``side_differs`` (the aggressor-side fields: delta, buy /
+      sell volume per row, delta POC, imbalances, stacked counts; or only one result has them) (bool);
     - ``poc_delta``, ``vah_delta``, ``val_delta`` (b - a, price; NaN when a side is empty) and
       ``poc_rows``, ``vah_rows``, ``val_rows`` (the same in rows of the finer ladder);
       ``total_volume_delta`` (b - a);
@@ -94,7 +96,7 @@ class ProfilesDiff:
         return self.n_sessions
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{name[:-8]} {int(getattr(self, name).sum())}" for name in DIFF_FIELDS[1:6])
+        counts = ", ".join(f"{name[:-8]} {int(getattr(self, name).sum())}" for name in DIFF_FIELDS[1:7])
         return f"ProfilesDiff(n_sessions={self.n_sessions}, differ={int(self.differs.sum())}: {counts})"
 
     def to_dict(self) -> Dict[str, np.ndarray]:
@@ -116,7 +118,7 @@ def _rules_of(prof: Any) -> Dict[str, Any]:
     extra = getattr(prof, "rules", None)
     if isinstance(extra, dict):
         tpo = getattr(prof, "kind", "volume") == "tpo"
-        names = TPO_RULES if tpo else RULES + PEER_RULES
+        names = TPO_RULES if tpo else RULES + PEER_RULES + SIDE_RULES
         out.update({k: extra[k] for k in names[2:] if k in extra})
         for k in ("preset", "assumed"):
             if k in extra:
@@ -340,7 +342,8 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     if kind == "volume":
         _plain_side(pa, pb, ra, rb, notes)
     settings = {k: (ra.get(k), rb.get(k)) for k in names}
-    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") if k in ra or k in rb})
+    settings.update({k: (ra.get(k), rb.get(k)) for k in PEER_RULES + ("preset", "assumed") + SIDE_RULES
+                     if k in ra or k in rb})
     inert = _inert(pa, pb, ra, rb, notes) if kind == "volume" else ()
     unrecorded = [k for k in names[2:] if k not in ra or k not in rb]
     if unrecorded:
@@ -403,16 +406,34 @@ def diff(a: Any, b: Any, *, rtol: float = 1e-9, value_area: Any = 0.70) -> Profi
     cols["total_volume_delta"] = tb - ta
     cols["histogram_differs"] = hist
     level = cols["poc_differs"] | cols["vah_differs"] | cols["val_differs"]
-    cols["differs"] = level | cols["total_volume_differs"] | hist
+    other = level | cols["total_volume_differs"] | hist
+    same_ladder = compared == fine and ba is None and bb is None  # per-row side fields: row by row
+    side, side_names, side_words = (side_diff(pa, pb, ra, rb, tol, _compare_rows if same_ladder else None, notes)
+                                    if kind == "volume" else (np.zeros(S, dtype=bool), [], []))
+    cols["side_differs"] = side
+    cols["differs"] = other | side
     cols.update(rows_differ=rows_differ, first_row=first, first_price=first_price)
     rule, reason = _rules(pa, pb, ra, rb, cols, level, ladder, fractions, kind, inert)
     if kind == "tpo":
         rule, reason = rule.astype(object), reason.astype(object)
         _windows(pa.source, pb.source, ra, rb, cols, rule, reason)
         rule, reason = rule.astype(str), reason.astype(str)
+    if side.any():
+        rule, reason = _with_side(rule.astype(object), reason.astype(object), side, other, side_names, side_words)
     cols["rule"], cols["reason"] = rule, reason
     return ProfilesDiff({k: cols[k] for k in DIFF_FIELDS}, settings=settings, compared_row_size=compared,
                         notes=tuple(notes), source=getattr(pa, "source", pa))
+
+
+def _with_side(rule: np.ndarray, reason: np.ndarray, side: np.ndarray, other: np.ndarray, names: List[str],
+               words: List[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """``rule`` / ``reason`` with the side fields' causes (vpoc._diff_side) added to each alternative of the
+    sessions whose side fields differ (in place of "unexplained" where nothing else differs)."""
+    for s in np.flatnonzero(side).tolist():
+        alts = [] if (not other[s] and rule[s] == "unexplained") else str(rule[s]).split(" or ")
+        rule[s] = " or ".join(dict.fromkeys("+".join(x for x in (a, names[s]) if x) for a in alts)) if alts else names[s]
+        reason[s] = "; ".join(x for x in ((reason[s] if alts else ""), words[s]) if x)
+    return rule.astype(str), reason.astype(str)
 
 
 def _plain_side(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes: List[str]) -> None:
@@ -421,7 +442,7 @@ def _plain_side(pa: Any, pb: Any, ra: Dict[str, Any], rb: Dict[str, Any], notes:
     ``RULE_DEFAULTS``) and its preset None, so that ``bins=50`` of ``preset="wickra"`` is named; its
     other peer rules stay unrecorded (not named)."""
     for prof, mine, other, side in ((pa, ra, rb, "a"), (pb, rb, ra, "b")):
-        if getattr(prof, "rules", None) is None and "preset" in other and other.get("bins") is not None:
+        if "preset" not in (getattr(prof, "rules", None) or {}) and "preset" in other and other.get("bins") is not None:
             mine.update({k: RULE_DEFAULTS[k] for k in BIN_KEYWORDS if k in other})
             mine.update(preset=None)
             notes.append(f"{side} records no rules (made without preset= or a peer rule): it is on the tick "

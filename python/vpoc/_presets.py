@@ -12,7 +12,7 @@ from decimal import Decimal
 import numpy as np
 
 __all__ = ["PRESETS", "RULE_DEFAULTS", "RULE_KEYWORDS", "SESSION_PRESETS", "resolve", "resolve_session",
-           "check_whole_volume", "value_area_of", "BIN_KEYWORDS", "ASSUMED"]
+           "check_whole_volume", "value_area_of", "BIN_KEYWORDS", "ASSUMED", "SIDE_RULE_KEYWORDS", "with_side_rules"]
 
 #: Today's rules (docs/contract.md): what every rule keyword is when neither the caller nor a
 #: preset sets it.
@@ -106,6 +106,16 @@ def recorded_rules(rules: Optional[dict], preset: Optional[str], value_area: Opt
     if rules is not None and value_area is None and preset in PRESET_VALUE_AREA:
         return dict(rules, value_area=PRESET_VALUE_AREA[preset])
     return rules
+
+
+#: The footprint imbalance rule of an aggressor-side result, recorded in ``Profiles.rules`` (vpoc.diff names it).
+SIDE_RULE_KEYWORDS = ("imbalance_ratio", "stacked_imbalance_min")
+
+
+def with_side_rules(rules: Optional[dict], ratio: float, stacked_min: int) -> dict:
+    """``rules`` (None: the plain call's, which record nothing else) with the imbalance rule of a sided
+    result, so that two saved results say which rule made their imbalances and stacked counts."""
+    return dict(rules or {}, imbalance_ratio=float(ratio), stacked_imbalance_min=int(stacked_min))
 
 
 #: The session-feature rules a preset sets (vpoc.features.session_features / vpoc.tpo; docs/presets.md):

@@ -12,13 +12,15 @@ is a buyer lifting the offer (+1), 'A' a seller hitting the bid (-1).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+import warnings
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._arrays import unmasked
+from ._warnings import GuessedDefaultWarning, user_stacklevel
 
-__all__ = ["SIDE_LETTERS", "aggressor_side"]
+__all__ = ["SIDE_LETTERS", "aggressor_side", "warn_unsided"]
 
 #: Databento's side letters and their aggressor side.
 SIDE_LETTERS: Dict[str, int] = {"B": 1, "A": -1, "N": 0}
@@ -109,3 +111,21 @@ def _text_code(u: str) -> int:
     except ValueError:
         return 2
     return int(x) if x in (-1.0, 0.0, 1.0) else 2
+
+
+def warn_unsided(files: Sequence[Tuple[str, int, float, bool]], trades: bool) -> None:
+    """A GuessedDefaultWarning naming each of several files ``(name, rows, volume, has side)`` that has
+    no side column (trades' side, bars' buy / sell volumes) while another has one: its rows are read as
+    side unknown (0), which is otherwise silent (a session's delta then covers part of its volume).
+    The one home of that message (vpoc.io's list of files, the CLI's files read one at a time)."""
+    if not any(f[3] for f in files) or all(f[3] for f in files):
+        return
+    missing = [f for f in files if not f[3]]
+    rows, total = sum(f[1] for f in missing), sum(f[1] for f in files)
+    lost, vol = sum(f[2] for f in missing), sum(f[2] for f in files)
+    what = "aggressor side column" if trades else "buy / sell volume columns"
+    warnings.warn(f"{len(missing)} of {len(files)} files have no {what} while another has one: "
+                  + ", ".join(f"{name} ({n:,} rows)" for name, n, _, _ in missing)
+                  + f"; their {rows:,} of {total:,} rows ({100.0 * rows / max(total, 1):.3g}%; volume {lost:g} of "
+                  f"{vol:g}) are read as side unknown (0: in no delta, buy or sell total)",
+                  GuessedDefaultWarning, stacklevel=user_stacklevel())

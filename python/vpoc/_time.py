@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arrays import gpu_location, gpu_to_host, unmasked
 
-__all__ = ["LABELS", "TIME_UNITS", "bar_opens", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
+__all__ = ["LABELS", "TIME_UNITS", "bar_opens", "iso_utc", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error", "host", "input_timestamps_ns", "naive_pandas_error", "yyyymmdd_days", "zone_offset_s",
            "offset_change", "utc_offset_ns"]
@@ -26,6 +26,14 @@ _NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nan
 # The spans of the four units do not overlap (each is < 1000x wide), so at most one unit fits.
 _LO_NS = 631_152_000 * 1_000_000_000
 _HI_NS = 4_102_444_800 * 1_000_000_000
+
+
+def iso_utc(ns: Any) -> str:
+    """int64 ns UTC as ISO 8601 text, as the readers' messages print a time: ``2025-03-10T14:30:00Z``
+    (whole seconds), ``2025-03-10T14:30:00.000000001Z`` otherwise."""
+    ns = int(ns)
+    return str(np.datetime64(ns // 1_000_000_000, "s") if ns % 1_000_000_000 == 0
+               else np.datetime64(ns, "ns")) + "Z"
 
 
 def check_time_unit(time_unit: Any, name: str = "time_unit") -> Optional[str]:

@@ -27,6 +27,7 @@ from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 from ._stream import concat_rows, empty_profile_table, profile_table
+from ._warnings import GuessedDefaultWarning, user_stacklevel
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -204,6 +205,7 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
     for role, col in columns.items():
         if col not in names:
             raise ValueError(f"{role}={col!r} is not a column of ddf (columns: {sorted(map(str, names))})")
+    _warn_side_columns(names, [*columns.values(), timestamp, session_column], kind)
     session = session_column
     if session is not None and session not in names:
         raise ValueError(f"session_column={session!r} is not a column of ddf")
@@ -253,6 +255,21 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
         carry = get(step, 3)
         outs.append(profile(step, spec))
     return dd.from_delayed(outs, meta=meta, verify_meta=True)
+
+
+def _warn_side_columns(names: Any, used: Any, kind: str) -> None:
+    """A GuessedDefaultWarning for columns of ddf that hold (or look like) the aggressor side (a trades'
+    ``side``, bars' ``buy_volume`` / ``sell_volume``, by vpoc.io's rule for a pandas frame): vpoc.dask
+    gives the profile columns only, so they are not used, which would otherwise be silent."""
+    from .io import side_lookalikes  # lazily: vpoc.io is pandas' side of vpoc
+
+    cols = side_lookalikes(sorted(map(str, names)), {"used": tuple(str(u) for u in used if u is not None)})
+    if cols:
+        what = "trades' aggressor side" if kind == "trades" else "bars' buy / sell (aggressor side) volumes"
+        warnings.warn(f"vpoc.dask: column(s) {', '.join(map(repr, cols))} of ddf hold or look like the {what}, "
+                      "but vpoc.dask gives the profile columns only (no delta, buy / sell totals, delta POC or "
+                      "imbalances): they are not used; for the order flow run vpoc.from_" + kind + " on the "
+                      "pandas frame (ddf.compute(), or per session)", GuessedDefaultWarning, stacklevel=user_stacklevel())
 
 
 def _session_args(ddf: Any, session: Any, session_column: Optional[str],

@@ -108,13 +108,17 @@ def add_read_options(p: argparse.ArgumentParser, *, many: bool = True) -> None:
     if many:
         p.add_argument("inputs", nargs="+", metavar="IN",
                        help="input files in time order (or one file per contract with --roll): legacy "
-                            "'YYYYMMDD HHMMSS;o;h;l;c;v' text, .csv or .parquet")
+                            "'YYYYMMDD HHMMSS;o;h;l;c;v' text, .csv, .parquet, or Databento .dbn / .dbn.zst "
+                            "(trades, tbbo, mbp-1 or ohlcv-*: the file's schema picks --kind)")
     else:
         p.add_argument("inputs", nargs=1, metavar="IN", help="the file to inspect")
     p.add_argument("--kind", choices=("bars", "trades"), default="bars",
                    help="inputs are OHLCV bars (default) or trades (timestamp, price, volume)")
-    p.add_argument("--format", default=None, choices=("legacy", "csv", "parquet"),
-                   help="input format when the file name does not say")
+    p.add_argument("--format", default=None, choices=("legacy", "csv", "parquet", "dbn"),
+                   help="input format when the file name does not say (dbn: Databento DBN, also .dbn.zst)")
+    p.add_argument("--instrument", default=None, metavar="ID_OR_SYMBOL",
+                   help="DBN files holding several instruments: the instrument_id (digits) or symbol "
+                        "(e.g. ESH5) to read")
     p.add_argument("--tz", default=None, help="time zone of timezone-naive timestamps in the file, "
                    "e.g. UTC or America/Chicago (vpoc inspect FILE tells which)")
     p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,

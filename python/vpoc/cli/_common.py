@@ -48,7 +48,7 @@ FLAGS = {
     "columns": "--columns", "sep": "--sep", "ambiguous": "--ambiguous",
     "nonexistent": "--nonexistent", "label": "--label", "interval": "--interval",
     "calendar": "--calendar", "holidays": "--holidays", "roll": "--roll", "adjust": "--adjust",
-    "snap": "--snap", "unterminated": "--unterminated",
+    "snap": "--snap", "unterminated": "--unterminated", "instrument": "--instrument",
 }
 _VALUE = r"""(?:\{[^{}]*\}|'[^']*'|"[^"]*"|None|True|False|[\w.:+-]+)"""
 _KW_RE = re.compile(r"(?<![\w.-])(?:(pass |use |or )?(on_outside|outside)=|(" + "|".join(FLAGS) + r")=)(" + _VALUE + r")?")
@@ -81,6 +81,9 @@ def to_flags(message: str) -> str:
     # vpoc.io's "this looks like trades: use read_trades / from_trades": the CLI's way is --kind
     message = message.replace("use read_trades / from_trades", "use --kind trades").replace(
         "use read_bars / from_bars", "use --kind bars")
+    # DBN: "pass instrument=<instrument_id or symbol> to read one", "...; pass instrument=None"
+    message = message.replace("instrument=<", "--instrument <").replace("pass instrument=None",
+                                                                          "leave out --instrument")
 
     def sub(m: "re.Match[str]") -> str:
         value = m.group(4)

@@ -11,16 +11,18 @@ import argparse
 import inspect
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._errors import row_of
+from .._side import warn_unsided
 from .._stream import concat_rows
 from ._common import UsageError, fmt_ts, to_flags
 
-__all__ = ["EXCHANGE_TZ", "SIDE_COLUMNS", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "locate", "read_contracts",
+__all__ = ["EXCHANGE_TZ", "SIDE_COLUMNS", "Chunk", "Rows", "Tally", "check_inputs", "check_session_tz", "chunks", "kind_from_schema", "locate", "read_contracts",
            "read_file", "read_kwargs", "roll_notes", "session_fn", "session_kwargs", "session_tz", "split_sessions", "with_sides"]
 
 
@@ -94,7 +96,7 @@ def read_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
     their default are not passed, so the reader's own defaults apply)."""
     kw: Dict[str, Any] = dict(tz=args.tz, format=args.format, time_unit=args.time_unit)
     for name in ("time_format", "columns", "sep", "ambiguous", "nonexistent", "label", "interval",
-                 "unterminated"):
+                 "unterminated", "instrument"):
         value = getattr(args, name, None)
         if value is not None:
             kw[name] = value
@@ -108,6 +110,8 @@ def read_kwargs(args: argparse.Namespace) -> Dict[str, Any]:
 def _reader_error(e: BaseException, where: str) -> UsageError:
     detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e).strip() or type(e).__name__
     detail = to_flags(detail)  # the library's words, as flags
+    if getattr(e, "dbn_kind", None) is not None:  # a DBN file of the other kind: the flag that reads it
+        detail += f"; pass --kind {e.dbn_kind}"  # type: ignore[attr-defined]
     return UsageError(detail if where in detail else f"{where}: {detail}")
 
 
@@ -132,6 +136,26 @@ def with_sides(parts: Sequence[Rows]) -> List[Rows]:
                                                    if k not in p.values}}, p.source)
         out.append(p)
     return out
+
+
+def kind_from_schema(args: argparse.Namespace, command: str) -> None:
+    """``--kind trades`` for DBN inputs whose schema is trades / tbbo / mbp-1 when --kind was left at
+    bars (the file says what it holds), with a stderr note; ``vpoc features`` (bars only) refuses them."""
+    from .. import io as vio
+
+    if args.kind != "bars" or args.format not in (None, "dbn"):
+        return
+    trades = [p for p in args.inputs if (args.format == "dbn" or p.lower().endswith((".dbn", ".dbn.zst")))
+              and vio.dbn_kind(p) == "trades"]
+    if not trades:
+        return
+    if command == "features":
+        raise UsageError(f"{trades[0]}: a DBN file of trades (its schema); vpoc features needs bars "
+                         "(an ohlcv-* file)")
+    if len(trades) == len(args.inputs):
+        print(f"vpoc: {command}: {trades[0]}{' ...' if len(trades) > 1 else ''}: the DBN schema says trades: read "
+              "as --kind trades", file=sys.stderr)
+        args.kind = "trades"
 
 
 def read_file(path: str, index: int, args: argparse.Namespace) -> Rows:
@@ -297,9 +321,14 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
     carry: Optional[Rows] = None
     prev_end: Optional[int] = None
     contracts = args.roll is not None or args.adjust is not None
+    files: List[Tuple[str, int, float, bool]] = []  # (path, rows, volume, has a side column)
     for fi, path in enumerate(paths[:1] if contracts else paths):
         data = read_contracts(paths, args, tally) if contracts else read_file(path, fi, args)
         on_read(len(paths) - 1 if contracts else fi, len(data))
+        files.append((path, len(data), float(np.sum(data.values["volume"], dtype=np.float64)),
+                      any(k in data.values for k in SIDE_COLUMNS)))
+        if fi == len(paths) - 1 or contracts:
+            warn_unsided(files, args.kind == "trades")  # as vpoc.io says of a list of files
         if len(data) and prev_end is not None and data.timestamp[0] < prev_end:
             raise UsageError(f"{path} starts at {fmt_ts(data.timestamp[0])}, before the end of "
                              f"{paths[fi - 1]} ({fmt_ts(prev_end)}); give the inputs in time order "

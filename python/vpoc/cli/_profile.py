@@ -25,7 +25,7 @@ from .._optional import require
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
 from .._time import yyyymmdd_days
 from ._common import EXIT_OK, FLAGS, OUTPUT_SUFFIXES, UsageError, to_flags
-from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, locate, read_kwargs,
+from ._input import (Chunk, Rows, Tally, check_inputs, check_session_tz, chunks, kind_from_schema, locate, read_kwargs,
                      session_fn, session_tz, with_sides)
 from ._progress import Progress, Reporter
 
@@ -178,6 +178,7 @@ def _require_packages(args: argparse.Namespace, command: str) -> None:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     check_inputs(args.inputs)
+    kind_from_schema(args, "profile")
     _check_output(args.out)
     _require_packages(args, "profile")
     _check_options(args)
@@ -217,6 +218,7 @@ def cmd_features(args: argparse.Namespace) -> int:
     if args.kind != "bars":
         raise UsageError("vpoc features needs bars (--kind bars)")
     check_inputs(args.inputs)
+    kind_from_schema(args, "features")
     _check_output(args.out)
     _require_packages(args, "features")
     _check_options(args)

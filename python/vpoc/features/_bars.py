@@ -96,9 +96,11 @@ def _bar_row(q: Any, tick: float) -> Iterator[Tuple[str, Any]]:
         yield "bar_delta", q.bar_delta
         cum_delta = q.cum_delta
         yield "cum_delta", cum_delta
-        yield "cum_delta_ratio", _ratio(cum_delta, q.cum_volume)
-        del cum_delta
-        yield "dev_delta_poc_dist", (close - q.delta_poc) / tick
+        ratio, dpoc = _ratio(cum_delta, q.cum_volume), q.delta_poc
+        # NaN, as the delta POC, while the session so far has no volume of a known side: 0 would read as balanced
+        yield "cum_delta_ratio", (ratio if dpoc == dpoc else _NAN) if scalar else np.where(np.isnan(dpoc), np.nan, ratio)
+        del cum_delta, ratio
+        yield "dev_delta_poc_dist", (close - dpoc) / tick
 
 
 class _TableBars:

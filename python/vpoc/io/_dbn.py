@@ -19,11 +19,13 @@ Rules (docs in vpoc.io._read and README):
   ES.c.0: each record maps to it on its date through the metadata's symbology); otherwise ValueError
   unless ``instrument=`` gives an instrument_id (int) or a symbol (str: a definition's raw symbol, a
   symbol mapping's, or a symbol the metadata maps on each record's date, by dbn's rule: the UTC date
-  of ts_recv for trades, of ts_event for bars). A selection whose instruments trade at the same time
+  of ts_recv for trades, of ts_event for bars; digits no symbol matches, such as "7", are the
+  instrument_id 7). A selection whose instruments trade at the same time
   (not one after another) is refused too.
 * ``symbol``: the symbol asked for, else the instrument's definition (raw symbol), else the symbol the
   metadata maps to it. ``tick_size``: the definitions' ``min_price_increment`` (the same for every
-  instrument read, else ValueError); None without definitions.
+  instrument read, else ValueError); None without definitions, and None with a GuessedDefaultWarning
+  when the definitions give none usable (0 or UNDEF_PRICE).
 * Order. Databento writes the records of a file in the order of their index timestamp: ``ts_recv`` (the
   capture server's) for trade and MBP records, ``ts_event`` for OHLCV bars, which have no ts_recv
   (databento/dbn, rust/dbn/src/record/traits.rs, ``Record::raw_index_ts``: "This timestamp should be
@@ -40,6 +42,8 @@ Rules (docs in vpoc.io._read and README):
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
+import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -47,13 +51,13 @@ import numpy as np
 
 from .._optional import require
 from .._side import aggressor_side
-from .._warnings import DroppedRowsWarning, user_stacklevel
+from .._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
 from ._columns import _check_order, _validate
 from ._dbn_file import (OHLCV_SECONDS, RTYPE_NAMES, TRADE_RTYPES, UNDEF_PRICE, UNDEF_TIMESTAMP,
                         DbnFile)
 from ._options import _iso, _Options, _Where
 
-__all__ = ["ReorderedRecordsWarning", "read_dbn", "prices_from_units"]
+__all__ = ["ReorderedRecordsWarning", "read_dbn", "prices_from_units", "peek_kind", "schema_kind"]
 
 _TRADE_SCHEMAS = ("trades", "tbbo", "mbp-1")
 _BAR_SCHEMAS = ("ohlcv-1s", "ohlcv-1m", "ohlcv-1h", "ohlcv-1d")
@@ -215,8 +219,8 @@ def _kind(f: DbnFile, trades: bool) -> Tuple[Optional[Tuple[int, ...]], Optional
     call, accepted = ("read_trades", _TRADE_SCHEMAS) if trades else ("read_bars", _BAR_SCHEMAS)
     other = "read_bars reads ohlcv-*" if trades else "read_trades reads trades, tbbo, mbp-1"
     if f.schema is not None and f.schema != "definition" and f.schema not in accepted:
-        raise ValueError(f"{f.name}: the DBN schema is {f.schema!r}; {call} reads "
-                         f"{', '.join(accepted)} ({other})")
+        raise _other_kind(f"{f.name}: the DBN schema is {f.schema!r}; {call} reads "
+                          f"{', '.join(accepted)} ({other})", schema_kind(f.schema))
     counts = f.rtypes()
     data = {r: c for r, c in counts.items() if r in RTYPE_NAMES and r not in
             (0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18)}
@@ -227,8 +231,10 @@ def _kind(f: DbnFile, trades: bool) -> Tuple[Optional[Tuple[int, ...]], Optional
     wanted = set(TRADE_RTYPES) if trades else set(OHLCV_SECONDS)
     if len(data) > 1 or any(r not in wanted for r in data):
         found = ", ".join(f"{RTYPE_NAMES[r]} ({c:,})" for r, c in sorted(data.items()))
-        raise ValueError(f"{f.name}: holds records of {found}; {call} reads one of "
-                         f"{', '.join(accepted)} ({other})")
+        kind = None if len(data) > 1 else ("trades" if next(iter(data)) in TRADE_RTYPES else
+                                           "bars" if next(iter(data)) in OHLCV_SECONDS else None)
+        raise _other_kind(f"{f.name}: holds records of {found}; {call} reads one of "
+                          f"{', '.join(accepted)} ({other})", kind)
     if not data:  # no records (or definitions only): nothing to read, no interval to claim
         if f.schema == "definition":
             return None, None
@@ -246,6 +252,39 @@ def _kind(f: DbnFile, trades: bool) -> Tuple[Optional[Tuple[int, ...]], Optional
                              "ohlcv schema in the metadata: the bar interval is unknown")
         step = OHLCV_SECONDS[_SCHEMA_RTYPE[f.schema]]
     return (rtype,), step
+
+
+def schema_kind(schema: Optional[str]) -> Optional[str]:
+    """"trades" for a DBN schema read_trades reads, "bars" for one read_bars reads, else None."""
+    return "trades" if schema in _TRADE_SCHEMAS else "bars" if schema in _BAR_SCHEMAS else None
+
+
+def peek_kind(path: Any) -> Optional[str]:
+    """"trades" / "bars": what the schema in a DBN file's metadata says it holds, from the file's head
+    only (the CLI picks its reader by it); None for another schema, none named, or a file that cannot
+    be read so (the reader then says why)."""
+    try:
+        dbn = importlib.import_module("databento_dbn")
+        with open(os.fspath(path), "rb") as fh:
+            zstd = fh.read(4) == b"\x28\xb5\x2f\xfd"
+            fh.seek(0)
+            if zstd:
+                fh = importlib.import_module("pyarrow").CompressedInputStream(fh, "zstd")
+            head = fh.read(8)
+            if head[:3] != b"DBN":
+                return None
+            meta = dbn.Metadata.decode(head + fh.read(int.from_bytes(head[4:8], "little")))
+        return schema_kind(None if meta.schema is None else str(meta.schema))
+    except Exception:  # not installed, unreadable, corrupt: the reader reports it
+        return None
+
+
+def _other_kind(message: str, kind: Optional[str]) -> ValueError:
+    """The refusal of a DBN file the other reader reads: ``dbn_kind`` ("trades" / "bars", None when
+    neither) lets vpoc.io.inspect and the CLI read it as what its schema says."""
+    e = ValueError(message)
+    e.dbn_kind = kind  # type: ignore[attr-defined]
+    return e
 
 
 def _static_names(files: Sequence[DbnFile], dbn: Any) -> Dict[int, Set[str]]:
@@ -306,7 +345,10 @@ def _select(parts: Sequence[_Part], static: Dict[int, Set[str]], instrument: Any
     if isinstance(instrument, str):
         named = {i for i, names in static.items() if instrument in names}
         keep = [p.mapped(instrument) | np.isin(p.ids, list(named)) for p in parts]
-    else:
+        if (instrument.isascii() and instrument.isdigit() and int(instrument) < 2**32 and not named
+                and not any(k.any() for k in keep)):
+            instrument = int(instrument)  # no symbol "7": the instrument_id 7 as text (a CLI or config value)
+    if not isinstance(instrument, str):
         keep = [p.ids == instrument for p in parts]
     kept = set().union(*(_distinct(p.ids[k]) for p, k in zip(parts, keep)))
     if not all_ids:  # no rows at all (a quiet day): nothing to choose from, 0 rows
@@ -350,6 +392,12 @@ def _tick_size(files: Sequence[DbnFile], ids: Set[int], dbn: Any) -> Optional[fl
     ticks = {(iid, units) for iid in ids for _, units in defs.get(iid, [])
              if units != UNDEF_PRICE and units > 0}
     values = {units for _, units in ticks}
+    unusable = sorted({(iid, units) for iid in ids for _, units in defs.get(iid, [])} - ticks)
+    if unusable and not values:
+        listing = ", ".join(f"{iid}: {'UNDEF_PRICE' if u == UNDEF_PRICE else u}" for iid, u in unusable)
+        warnings.warn(f"the instrument definitions give no usable tick size (min_price_increment {listing}): "
+                      "tick_size is None, not taken from them; pass tick_size= to the profile call",
+                      GuessedDefaultWarning, stacklevel=user_stacklevel())
     if len(values) > 1:
         listing = ", ".join(f"{iid}: {prices_from_units(np.array([u]))[0]:g}"
                             for iid, u in sorted(ticks))

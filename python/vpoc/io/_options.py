@@ -14,7 +14,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from .._time import check_time_unit
+from .._time import check_time_unit, iso_utc
 from .._time import zone as _zone
 
 __all__ = ["BAR_FIELDS", "TRADE_FIELDS", "PathLike", "Int64Array", "Float64Array"]
@@ -189,6 +189,4 @@ def _first(mask: np.ndarray) -> Optional[int]:
 
 
 def _iso(ns: Any) -> str:
-    ns = int(ns)
-    return str(np.datetime64(ns // 1_000_000_000, "s") if ns % 1_000_000_000 == 0
-               else np.datetime64(ns, "ns")) + "Z"
+    return iso_utc(ns)  # vpoc._time's, shared with vpoc.Live's messages

@@ -28,7 +28,8 @@ nanoseconds without ``time_unit=``. A column named twice in a CSV header (``clos
 column: the aggressor side, +1 / -1 / 0 or Databento's 'B' (buy aggressor) / 'A' (sell aggressor)
 / 'N' (none), anything else is a ValueError naming the column and row; ``Trades.side`` is None
 without one, and ``columns={"side": None}`` ignores it. In a list of files, those without a side
-column read as side 0 (unknown) when another file has one. Bars take optional ``buy_volume`` /
+column read as side 0 (unknown) when another file has one, with a GuessedDefaultWarning naming
+each such file and its rows (bars: the same for buy / sell volume columns). Bars take optional ``buy_volume`` /
 ``sell_volume`` columns (also ``AskVolume`` / ``BidVolume``, the NinjaTrader / Sierra Chart
 names; both or neither, ValueError naming the missing one): ``Bars.buy_volume`` / ``sell_volume``,
 read as 0 in a file without them when another file has them.
@@ -75,6 +76,7 @@ import numpy as np
 
 from .._arrays import warn_duplicate_bars
 from .._optional import require
+from .._side import warn_unsided
 from .._time import bar_opens, check_label, infer_interval_ns, interval_ns
 from .._warnings import DuplicateRowsWarning, GuessedDefaultWarning
 from ._columns import _extract
@@ -259,6 +261,7 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str, Dict[st
             merged["side"] = np.concatenate([
                 p[0]["side"] if "side" in p[0] else np.zeros(len(p[0]["timestamp"]), np.int8)
                 for p in parts])
+        _warn_unsided(parts, "side" if "price" in opts.fields else "buy_volume")
         for f in ("buy_volume", "sell_volume"):  # bars: a file without them: side unknown (0, 0)
             if any(f in p[0] for p in parts):
                 got = [p[0][f] if f in p[0] else np.zeros(len(p[0]["timestamp"]), np.int64)
@@ -280,6 +283,12 @@ def _read(obj: Any, opts: _Options) -> Tuple[Dict[str, np.ndarray], str, Dict[st
     _no_instrument(opts)
     cols, where = _read_one(obj, opts)
     return cols, where.source, {}
+
+
+def _warn_unsided(parts: Any, field: str) -> None:
+    """vpoc._side.warn_unsided on the files of a list (``field``: side, or the bars' buy_volume)."""
+    warn_unsided([(where.source, len(cols["timestamp"]), float(np.sum(cols["volume"], dtype=np.float64)),
+                   field in cols) for cols, where in parts], field == "side")
 
 
 def _no_instrument(opts: _Options) -> None:

@@ -149,8 +149,9 @@ class _MinuteBars:
 
 
 def _looks_like_trades(e: ValueError) -> bool:
-    """read_bars' refusal of a trades source (a price column, no high / low)."""
-    return "high" in (getattr(e, "columns_missing", None) or ()) and "looks like trades" in str(e)
+    """read_bars' refusal of a trades source (a price column, no high / low; a DBN trades schema)."""
+    return ("high" in (getattr(e, "columns_missing", None) or ()) and "looks like trades" in str(e)) \
+        or getattr(e, "dbn_kind", None) == "trades"
 
 
 def _frame_and_key(source: Any, kw: Dict[str, Any]) -> Tuple[Any, Any]:
@@ -339,7 +340,13 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
     if seen:  # the side columns read, or the look-alikes skipped (DBN: its records' side)
         ev.append(side_evidence(*seen[-1]))
     step: Optional[int] = None
-    if trades:
+    dbn_bars = not trades and getattr(bars, "interval", None) is not None  # no interval= given: the schema's
+    if dbn_bars:
+        step = int(round(bars.interval * _NS))
+        ev.append(f"DBN OHLCV bars: label open, interval {bars.interval:g} s by the DBN definition (ts_event is the "
+                  "start of the bar's interval: https://databento.com/docs/schemas/ohlcv; the schema gives the "
+                  "interval), not inferred from the data")
+    elif trades:
         step = 60 * _NS
         ev.append(f"trades: {n:,} trades in {t.size:,} one-minute buckets (UTC minutes); the time zone, "
                   "hours and gaps are judged on those buckets as one-minute bars stamped at their open "
@@ -367,7 +374,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
         for zi, z in enumerate(zones):
             inst = t if z is None else _localize(t, z)
             valid = inst != -1
-            for li, lab in enumerate(("open",) if trades else ("open", "close")):
+            for li, lab in enumerate(("open",) if trades or dbn_bars else ("open", "close")):
                 opens = inst - (step if lab == "close" else 0)
                 sc = _score(opens, valid, vol, step, TRADES_SLACK_MIN if trades else 0)
                 hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
@@ -458,6 +465,8 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             stray = best["score"]["saturday_rows"]
     elif n == 0:
         ev.append("ambiguous: no rows")
+    if dbn_bars and not naive:  # stamps, label and interval are the format's: nothing left to guess
+        label, confidence = "open", "high"
     rk: Dict[str, Any] = dict(kw)
     if naive and tz is not None:
         rk["tz"] = tz
@@ -496,13 +505,13 @@ def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:
 
 _FLAGS = {"tz": "--tz", "label": "--label", "interval": "--interval", "format": "--format",
           "time_format": "--time-format", "time_unit": "--time-unit", "sep": "--sep",
-          "ambiguous": "--ambiguous", "nonexistent": "--nonexistent"}
+          "ambiguous": "--ambiguous", "nonexistent": "--nonexistent", "instrument": "--instrument"}
 
 
 def _cli_args(rk: Dict[str, Any]) -> List[str]:
     out: List[str] = []
     for k in ("tz", "label", "interval", "format", "columns", "time_format", "time_unit", "sep",
-              "ambiguous", "nonexistent"):
+              "ambiguous", "nonexistent", "instrument"):
         if k not in rk or rk[k] is None:
             continue
         v = rk[k]

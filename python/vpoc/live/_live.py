@@ -18,9 +18,9 @@ from .. import _core
 from .._api import from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid, first_decrease
 from .._presets import (PEER_KEYWORDS, check_whole_volume, recorded_rules, resolve as resolve_preset, row_prices,
-                        value_area_of)
+                        value_area_of, with_side_rules)
 from .._profiles import NO_ROW, Profiles
-from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns
+from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns, iso_utc
 from .._timewin import window_arg
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
 from ..features import check_prior_gap, feature_rules
@@ -393,10 +393,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             ts = bar_opens(ts, "close", np.timedelta64(self._interval_ns, "ns"))[0]
         i = first_decrease(ts)
         if i > 0:
-            raise ValueError(f"timestamp[{i}] is before timestamp[{i - 1}]; rows must arrive in time order")
+            raise ValueError(f"timestamp[{i}] ({iso_utc(ts[i])}) is before timestamp[{i - 1}] ({iso_utc(ts[i - 1])}); "
+                             "rows must arrive in time order")
         if self._last_ts is not None and ts[0] < self._last_ts:
-            raise ValueError(f"timestamp[0] = {int(ts[0])} is before the previous row's "
-                             f"({self._last_ts}); rows must arrive in time order")
+            raise ValueError(f"timestamp[0] = {iso_utc(ts[0])} is before the previous row's "
+                             f"({iso_utc(self._last_ts)}); rows must arrive in time order")
         labels = self._labels_of(ts)
         kept = labels >= 0
         if self._label is not None and kept.any() and labels[kept][0] < self._label:
@@ -548,8 +549,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             self._profiles_cache = self._side_attach(Profiles(
                 _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
                 session_labels=np.asarray(self._done_labels, dtype=np.int64)))
-            if self._preset_rules is not None:
-                self._profiles_cache.rules = self._preset_rules
+            if self._preset_rules is not None or self._sided:  # as from_* record them
+                self._profiles_cache.rules = self._preset_rules if not self._sided else with_side_rules(
+                    self._preset_rules, self._side_rules.imbalance_ratio, self._side_rules.stacked_min)
         return self._profiles_cache
 
     @property

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _core
 from .._arrays import MAX_VOLUME, check_grid, duplicate_bars, volume_too_large
 from .._errors import readdressed, row_of
-from .._time import bar_opens, epoch_ns, input_timestamps_ns, naive_pandas_error
+from .._time import bar_opens, epoch_ns, input_timestamps_ns, iso_utc, naive_pandas_error
 from .._warnings import DuplicateRowsWarning, user_stacklevel
 from .._timewin import appended_starts
 from ._common import _NS_PER_DAY
@@ -102,7 +102,7 @@ class _RowsMixin:
         bs = None if given is None else self._side_one(given, volume_in, high, volume)
         t = self._ts_one(timestamp)
         if self._last_ts is not None and t < self._last_ts:
-            raise ValueError(f"timestamp {t} is before the previous row's ({self._last_ts}); "
+            raise ValueError(f"timestamp {iso_utc(t)} is before the previous row's ({iso_utc(self._last_ts)}); "
                              "rows must arrive in time order")
         label = self._clock.label(t) if not self._one_session else \
             (self._label if self._label is not None else len(self._done))  # as _labels_of
