@@ -138,3 +138,28 @@ def test_side_levels_on_device_rows_equal_the_engine(seed):
     with pytest.raises(TypeError, match="low_row"):
         _core.side_levels(r.offsets, sp.host_array(r.low_row), *args[2:], buy_total=cols["buy_total"],
                           sell_total=cols["sell_total"], placement=_core.Placement(device=0))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_masked_trades_on_the_gpu_equal_the_engine(seed):
+    """The masked path for trades (buy / sell engine passes on the GPU, then the device epilogue) gives the
+    GPU engine's one-pass fields, host and (with torch) GPU inputs; the epilogue's columns are DeviceArrays."""
+    price, volume, side, offsets = random_trades(seed)
+    kw = dict(offsets=offsets, tick_size=0.25)
+    opts = _core.Options(tick_size=0.25)
+    rules = sp.side_rules(None, None)
+    one = vpoc.from_trades(price, volume, side=side, device="cuda", **kw)
+    plain = vpoc.from_trades(price, volume, device="cuda", **kw)
+    codes = sp.trade_side(side, volume, price, rules)
+    masked = sp._engine_trade_sides(plain, codes, rules, volume, price, offsets, None, opts, 1 << 28, None)
+    f = masked.__dict__["_side"]
+    assert isinstance(f, sp.DeviceSideFields) and isinstance(f.cols["delta_poc"], _core.DeviceArray)
+    _same(masked, one, sp.SIDE_FIELDS[:-1])
+    torch = torch_cuda()
+    if torch is not None:
+        t = lambda a: torch.as_tensor(a, device="cuda")  # noqa: E731
+        tplain = vpoc.from_trades(t(price), t(volume), device="cuda", **kw)
+        tmasked = sp._engine_trade_sides(tplain, t(codes), rules, t(volume), t(price), offsets, None, opts, 1 << 28,
+                                         None)
+        _same(tmasked, one, sp.SIDE_FIELDS[:-1])
+        assert isinstance(tmasked.delta, torch.Tensor) and tmasked.delta.is_cuda
