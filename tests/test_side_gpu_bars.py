@@ -135,6 +135,13 @@ def test_side_levels_on_device_rows_equal_the_engine(seed):
             a = a.view(np.bool_)
         want = sp.host_array(getattr(prof, name))
         assert a.tobytes() == want.tobytes() and a.tobytes() == host[name].tobytes(), name
+    torch = torch_cuda()
+    if torch is not None:  # torch tensors (read by the binding, after torch's current stream) give the same
+        t = lambda a: torch.as_tensor(sp.host_array(a), device="cuda")  # noqa: E731
+        tg = _core.side_levels(*(t(a) for a in args[:4]), *args[4:], buy_total=t(cols["buy_total"]),
+                               sell_total=t(cols["sell_total"]), placement=_core.Placement(device=0))
+        for name, x in tg.items():
+            assert sp.host_array(x).tobytes() == sp.host_array(got[name]).tobytes(), name
     with pytest.raises(TypeError, match="low_row"):
         _core.side_levels(r.offsets, sp.host_array(r.low_row), *args[2:], buy_total=cols["buy_total"],
                           sell_total=cols["sell_total"], placement=_core.Placement(device=0))

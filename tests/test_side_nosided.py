@@ -206,6 +206,25 @@ def test_side_levels_device_rows_need_a_gpu_array():
         vpoc._core.side_levels(*args, placement=vpoc._core.Placement(device=0))
 
 
+def test_side_levels_device_rows_checked_before_any_gpu_work():
+    """Device rows' shapes and dtypes are checked before the GPU is touched, naming the column: host copies
+    labelled as GPU memory (_host_device_array, never read) with one bad column each."""
+    dev = vpoc._core._host_device_array
+    gpu = lambda a: dev(np.asarray(a), device_type=2)  # noqa: E731
+    opts = vpoc._core.Options(tick_size=TICK)
+    off, low, rows, tot = gpu([0, 2, 3]), gpu([4, 9]), gpu([1.0, 2.0, 3.0]), gpu([3.0, 3.0])
+    place = vpoc._core.Placement(device=0)
+    cases = [("low_row", dict(low=gpu([4, 9, 1]))), ("sell", dict(sell=gpu([1.0, 2.0]))),
+             ("buy", dict(buy=gpu([1, 2, 3]))), ("sell_total", dict(st=gpu([3.0]))),
+             ("row_offsets", dict(off=gpu([0.0, 2.0, 3.0]))), ("row_offsets", dict(off=gpu(np.zeros(0, np.int64)))),
+             ("buy_total", dict(bt=np.array([3.0, 3.0])))]  # host memory
+    for name, bad in cases:
+        a = {**dict(off=off, low=low, buy=rows, sell=rows, bt=tot, st=tot), **bad}
+        with pytest.raises((TypeError, ValueError), match=name):
+            vpoc._core.side_levels(a["off"], a["low"], a["buy"], a["sell"], TICK, opts, 3.0, 3, buy_total=a["bt"],
+                                   sell_total=a["st"], placement=place)
+
+
 def test_all_sessions_unsided_masked_path():
     """Every session without a known side: the rows pass gets no row at all."""
     price = np.array([10.0, 10.25, 11.0])

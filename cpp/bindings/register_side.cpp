@@ -153,12 +153,21 @@ bool has_totals(const py::object& buy_total, const py::object& sell_total) {
   return !buy_total.is_none();
 }
 
-// One column of device rows: a DeviceArray in GPU memory (its producer's Ready and memory go to `rows`) or a
-// GpuInput (its producer's stream is the placement's wait_streams; a DLPack one sets `capsules`), on GPU
-// `device`, of dtype `dt` and `n` elements (-1: any, written to n). TypeError / ValueError naming `name`.
+// What device rows' columns need kept and waited for besides their Ready events (device_column).
+struct Producers {
+  std::vector<std::uintptr_t> streams;  // raw producer streams of foreign GPU arrays
+  std::vector<py::object> capsules;     // DLPack capsules: the call completes before they go
+};
+
+// One column of device rows, on GPU `device`, of dtype `dt` and `n` elements (-1: any, written to n): a DeviceArray
+// in GPU memory (its producer's Ready and memory go to `rows`), a GpuInput of _core.gpu_inputs (its producer's
+// stream is the placement's wait_streams), or any other GPU array (torch, __cuda_array_interface__, DLPack: read
+// here, DLPack producers ordered before `consumer`; its producer stream and capsule go to `prod`). TypeError /
+// ValueError naming `name`.
 const void* device_column(const py::object& x, const char* name, vpoc::DType dt, int64_t& n, int device,
-                          vpoc::gpu::SideRows& rows, bool& capsules) {
+                          std::uintptr_t consumer, vpoc::gpu::SideRows& rows, Producers& prod) {
   vpoc::Array a;
+  GpuInput g;
   if (py::isinstance<DeviceArray>(x)) {
     const auto& d = x.cast<const DeviceArray&>();
     if (d.device_type == 1 || d.cols != 0)
@@ -169,12 +178,17 @@ const void* device_column(const py::object& x, const char* name, vpoc::DType dt,
     a.device = d.device_id;
     rows.after.push_back(d.ready);
     rows.owners.push_back(d.owner);
-  } else if (const GpuInput* g = as_gpu_input(x)) {
-    a = g->array;
-    capsules |= g->keep && !g->keep.is_none();
+  } else if (const GpuInput* held = as_gpu_input(x)) {
+    a = held->array;
+    if (held->keep && !held->keep.is_none()) prod.capsules.push_back(held->keep);
+  } else if (read_gpu_input(x, name, Kinds::numbers, g, consumer)) {
+    a = g.array;
+    if (g.stream_kind == GpuInput::Stream::handle) prod.streams.push_back(g.stream);
+    if (g.stream_kind == GpuInput::Stream::torch)  // torch's current stream of the device (vpoc._device's read)
+      prod.streams.push_back(py::module_::import("vpoc._device").attr("_current_raw_stream")(a.device).cast<std::uintptr_t>());
+    if (g.keep && !g.keep.is_none()) prod.capsules.push_back(g.keep);
   } else {
-    VPOC_THROW_ARG(TypeError, name, "side_levels: ", name, " must be a GPU array (a DeviceArray, or a GpuInput of "
-                   "_core.gpu_inputs) with placement=");
+    VPOC_THROW_ARG(TypeError, name, "side_levels: ", name, " must be an array in GPU memory with a GPU placement=");
   }
   if (a.device != device)
     VPOC_THROW_ARG(ValueError, name, "side_levels: ", name, " is on GPU ", a.device, ", the placement on GPU ", device);
@@ -194,17 +208,23 @@ py::dict device_side_levels(const py::object& row_off, const py::object& low_row
   if (!has_totals(buy_total, sell_total))
     VPOC_THROW_ARG(TypeError, "buy_total", "side_levels: rows on a GPU need buy_total and sell_total");
   vpoc::gpu::SideRows rows;
-  bool capsules = false;
+  Producers prod;
   const int dev = place.device;
+  const std::uintptr_t consumer = place.user_stream ? place.stream : 0;  // vpoc's own stream waits for the default
+  const auto column = [&](const py::object& x, const char* name, vpoc::DType dt, int64_t& n) {
+    return device_column(x, name, dt, n, dev, consumer, rows, prod);
+  };
   int64_t S1 = -1, S = -1, R = -1;
-  rows.row_off = static_cast<const int64_t*>(device_column(row_off, "row_offsets", vpoc::DType::i64, S1, dev, rows, capsules));
+  rows.row_off = static_cast<const int64_t*>(column(row_off, "row_offsets", vpoc::DType::i64, S1));
   if (S1 < 1) VPOC_THROW_ARG(ValueError, "row_offsets", "side_levels: row_offsets must have S + 1 >= 1 elements");
   S = S1 - 1;
-  rows.low_row = static_cast<const int64_t*>(device_column(low_row, "low_row", vpoc::DType::i64, S, dev, rows, capsules));
-  rows.buy = static_cast<const double*>(device_column(buy, "buy", vpoc::DType::f64, R, dev, rows, capsules));
-  rows.sell = static_cast<const double*>(device_column(sell, "sell", vpoc::DType::f64, R, dev, rows, capsules));
-  rows.buy_total = static_cast<const double*>(device_column(buy_total, "buy_total", vpoc::DType::f64, S, dev, rows, capsules));
-  rows.sell_total = static_cast<const double*>(device_column(sell_total, "sell_total", vpoc::DType::f64, S, dev, rows, capsules));
+  rows.low_row = static_cast<const int64_t*>(column(low_row, "low_row", vpoc::DType::i64, S));
+  rows.buy = static_cast<const double*>(column(buy, "buy", vpoc::DType::f64, R));
+  rows.sell = static_cast<const double*>(column(sell, "sell", vpoc::DType::f64, R));
+  rows.buy_total = static_cast<const double*>(column(buy_total, "buy_total", vpoc::DType::f64, S));
+  rows.sell_total = static_cast<const double*>(column(sell_total, "sell_total", vpoc::DType::f64, S));
+  vpoc::Placement at = place;  // also after the foreign arrays' producers
+  at.wait_streams.insert(at.wait_streams.end(), prod.streams.begin(), prod.streams.end());
   rows.n_sessions = S;
   rows.n_rows = R;  // = row_offsets[S]: the caller's rows (the masked passes' Result columns)
   rows.row_size = row_size;
@@ -212,8 +232,8 @@ py::dict device_side_levels(const py::object& row_off, const py::object& low_row
   vpoc::Ready ready;
   {
     py::gil_scoped_release nogil;
-    c = vpoc::gpu::side_levels(rows, opt, rules, place, ready);
-    if (capsules) vpoc::gpu::synchronize(ready);  // DLPack inputs: done before their capsules go
+    c = vpoc::gpu::side_levels(rows, opt, rules, at, ready);
+    if (!prod.capsules.empty()) vpoc::gpu::synchronize(ready);  // DLPack inputs: done before their capsules go
   }
   py::dict d;
   put_device_columns(d, c, dev, ready);
@@ -310,8 +330,9 @@ void register_side(py::module_& m) {
       py::arg("buy_total") = py::none(), py::arg("sell_total") = py::none(), py::arg("placement") = py::none(),
       "Delta POC, imbalances and stacked counts of finished buy / sell rows (vpoc/side.hpp side_levels); with "
       "buy_total / sell_total [S] also delta (core/side.hpp delta). Host rows: numpy in and out. A placement on "
-      "a GPU: every column a GPU array (a DeviceArray, or a GpuInput of _core.gpu_inputs) of that device, the "
-      "GPU epilogue (gpu/side.cu side_levels_kernel) on the placement's stream, DeviceArrays out (flags int8).");
+      "a GPU: every column in that GPU's memory (a DeviceArray, a GpuInput, a torch / CuPy / DLPack array; int64 "
+      "offsets and low rows, float64 rows and totals), the GPU epilogue (gpu/side.cu side_levels_kernel) on the "
+      "placement's stream after their producers, DeviceArrays out (flags int8).");
   m.def(
       "bar_sides",
       [](const F64& high, const F64& low, const F64& close, const py::object& open, const py::object& buy,

@@ -428,6 +428,6 @@ def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing
     ...
 def side_levels(row_offsets: typing.Any, low_row: typing.Any, buy: typing.Any, sell: typing.Any, row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex, *, buy_total: typing.Any = None, sell_total: typing.Any = None, placement: Placement | None = None) -> dict:
     """
-    Delta POC, imbalances and stacked counts of finished buy / sell rows (vpoc/side.hpp side_levels); with buy_total / sell_total [S] also delta (core/side.hpp delta). Host rows: numpy in and out. A placement on a GPU: every column a GPU array (a DeviceArray, or a GpuInput of _core.gpu_inputs) of that device, the GPU epilogue (gpu/side.cu side_levels_kernel) on the placement's stream, DeviceArrays out (flags int8).
+    Delta POC, imbalances and stacked counts of finished buy / sell rows (vpoc/side.hpp side_levels); with buy_total / sell_total [S] also delta (core/side.hpp delta). Host rows: numpy in and out. A placement on a GPU: every column in that GPU's memory (a DeviceArray, a GpuInput, a torch / CuPy / DLPack array; int64 offsets and low rows, float64 rows and totals), the GPU epilogue (gpu/side.cu side_levels_kernel) on the placement's stream after their producers, DeviceArrays out (flags int8).
     """
 NO_ROW: int = -9223372036854775808
