@@ -22,9 +22,10 @@ from vpoc import _side_profiles as sp  # noqa: E402
 # --------------------------------------------------------------------------- the library path (torch on the CPU)
 
 
-def test_torch_library_path_equals_numpy():
-    """The masked engine passes the GPU path runs (layout, imbalances, stacked runs, delta POC, dev_delta),
-    in numpy and in torch on CPU tensors: the same values as the CPU call's one C++ side pass (cpu/side.cpp)."""
+def test_masked_path_and_torch_rows_equal_numpy():
+    """The masked engine passes the GPU path runs (buy / sell passes, then the C++ side epilogue
+    _core.side_levels), the epilogue on torch CPU tensors, and dev_delta in numpy and in torch: the same
+    values as the CPU call's one C++ side pass (cpu/side.cpp)."""
     torch = pytest.importorskip("torch")
     price, volume, side, offsets = random_trades(6, n_sessions=7)
     prof = vpoc.from_trades(price, volume, offsets=offsets, tick_size=0.25, side=side, developing=True)
@@ -33,15 +34,17 @@ def test_torch_library_path_equals_numpy():
     codes = sp.trade_side(side, volume, price, sp.side_rules(None, None))
     ref = sp._engine_trade_sides(plain, codes, sp.side_rules(None, None), volume, price, offsets, None, opts, None,
                                  None).__dict__["_side"]
-    lib = sp._Lib(torch.zeros(1))
-    fields = sp.SideFields(plain, lib, ref.engine, ref.buy, ref.sell, ref.rules, None)
+    t = torch.as_tensor
+    got = vpoc._core.side_levels(t(prof.offsets), t(prof.low_row), t(prof.buy_volume), t(prof.sell_volume),
+                                 prof.row_size, opts, 3.0, 3, buy_total=t(prof.buy_total), sell_total=t(prof.sell_total))
     for name in ALL_FIELDS:
-        if name != "dev_delta":
-            np.testing.assert_array_equal(sp.host_array(fields.field(name)), getattr(prof, name), err_msg=name)
         np.testing.assert_array_equal(sp.host_array(ref.field(name)), getattr(prof, name), err_msg=name)
+        if name in got:
+            np.testing.assert_array_equal(got[name], getattr(prof, name), err_msg=name)
     for vol in (volume, volume + 0.5):
         buy, sell = vol * (side == 1), vol * (side == -1)
         want = sp._dev_delta(sp._Lib(), buy, sell, offsets)
+        lib = sp._Lib(torch.zeros(1))
         got = sp._dev_delta(lib, torch.as_tensor(buy), torch.as_tensor(sell), offsets)
         assert isinstance(got, torch.Tensor)
         np.testing.assert_array_equal(got.numpy(), want)

@@ -164,30 +164,65 @@ def test_masked_library_path_equals_engine():
     rules = sp.side_rules(None, None)
     codes = sp.trade_side(side, volume, price, rules)
     masked = sp._engine_trade_sides(plain, codes, rules, volume, price, offsets, None, opts, None, None)
-    assert type(masked.__dict__["_side"]).__name__ == "SideFields"
+    assert type(masked.__dict__["_side"]).__name__ == "HostSideFields"  # the rows' fields by _core.side_levels
     for name in sp.SIDE_FIELDS:
         if name != "dev_delta":
             assert same(sp.host_array(getattr(masked, name)), getattr(prof, name)), name
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_sided_sessions_equals_numpy(seed):
-    """_core.sided_sessions (the masked path's flag, core/side.hpp sided): buy or sell total != 0, against
-    NumPy on random totals with zeros, signed zeros, the smallest volume and NaN; empty; bad shapes."""
+def test_side_levels_delta_equals_numpy(seed):
+    """_core.side_levels with buy_total / sell_total: delta is their difference (core/side.hpp delta, the
+    masked passes' and Live's rule), against NumPy on totals with zeros, signed zeros, the smallest volume,
+    fractions and huge values; the other fields as without totals; bad totals name the argument."""
     rng = np.random.default_rng(seed)
-    n = 200
-    pick = np.array([0.0, -0.0, 2.0 ** -32, 1.0, 1e15, np.nan])
-    b, s = pick[rng.integers(0, 6, n)], pick[rng.integers(0, 6, n)]
-    b[:4], s[:4] = [0.0, -0.0, 0.0, 1.0], [0.0, 0.0, 2.0 ** -32, 0.0]
-    got = vpoc._core.sided_sessions(b, s)
-    assert got.dtype == np.bool_ and got.tolist() == ((b != 0) | (s != 0)).tolist()
-    assert got[:4].tolist() == [False, False, True, True]
-    assert vpoc._core.sided_sessions(np.zeros(0), np.zeros(0)).shape == (0,)
-    assert vpoc._core.sided_sessions([0, 3], [0, 0]).tolist() == [False, True]  # converted to float64
-    with pytest.raises(ValueError, match=r"sell_total must be 1-D with 2 sessions"):
-        vpoc._core.sided_sessions(np.zeros(2), np.zeros(3))
-    with pytest.raises(ValueError, match=r"buy_total must be 1-D"):
-        vpoc._core.sided_sessions(np.zeros((2, 2)), np.zeros(4))
+    S = 50
+    pick = np.array([0.0, -0.0, 2.0 ** -32, 0.1, 1.0, 1e15, 2.0 ** 53])
+    bt, st = pick[rng.integers(0, 7, S)], pick[rng.integers(0, 7, S)]
+    offsets = np.zeros(S + 1, np.int64)  # sessions without rows: only delta carries information
+    opts = vpoc._core.Options(tick_size=TICK)
+    got = vpoc._core.side_levels(offsets, np.zeros(S, np.int64), np.zeros(0), np.zeros(0), TICK, opts, 3.0, 3,
+                                 buy_total=bt, sell_total=st)
+    assert got["delta"].dtype == np.float64 and got["delta"].tobytes() == (bt - st).tobytes()
+    assert np.isnan(got["delta_poc"]).all() and (got["delta_poc_row"] == NO_ROW).all()
+    plain = vpoc._core.side_levels(offsets, np.zeros(S, np.int64), np.zeros(0), np.zeros(0), TICK, opts, 3.0, 3)
+    assert "delta" not in plain and sorted(plain) == sorted(k for k in got if k != "delta")
+    with pytest.raises(TypeError, match="sell_total"):
+        vpoc._core.side_levels(offsets, np.zeros(S, np.int64), np.zeros(0), np.zeros(0), TICK, opts, 3.0, 3,
+                               buy_total=bt)
+    with pytest.raises(ValueError, match="one value per session"):
+        vpoc._core.side_levels(offsets, np.zeros(S, np.int64), np.zeros(0), np.zeros(0), TICK, opts, 3.0, 3,
+                               buy_total=bt[:-1], sell_total=st[:-1])
+
+
+def test_side_levels_device_rows_need_a_gpu_array():
+    """placement= on a GPU: host rows are refused, naming the column (a CPU build: no backend)."""
+    opts = vpoc._core.Options(tick_size=TICK)
+    z = np.zeros(1)
+    args = (np.array([0, 1]), np.array([4]), z, z, TICK, opts, 3.0, 3)
+    with pytest.raises((TypeError, ValueError), match="row_offsets|no GPU backend"):
+        vpoc._core.side_levels(*args, buy_total=z, sell_total=z, placement=vpoc._core.Placement(device=0))
+    with pytest.raises(TypeError, match="buy_total and sell_total"):
+        vpoc._core.side_levels(*args, placement=vpoc._core.Placement(device=0))
+
+
+def test_side_levels_device_rows_checked_before_any_gpu_work():
+    """Device rows' shapes and dtypes are checked before the GPU is touched, naming the column: host copies
+    labelled as GPU memory (_host_device_array, never read) with one bad column each."""
+    dev = vpoc._core._host_device_array
+    gpu = lambda a: dev(np.asarray(a), device_type=2)  # noqa: E731
+    opts = vpoc._core.Options(tick_size=TICK)
+    off, low, rows, tot = gpu([0, 2, 3]), gpu([4, 9]), gpu([1.0, 2.0, 3.0]), gpu([3.0, 3.0])
+    place = vpoc._core.Placement(device=0)
+    cases = [("low_row", dict(low=gpu([4, 9, 1]))), ("sell", dict(sell=gpu([1.0, 2.0]))),
+             ("buy", dict(buy=gpu([1, 2, 3]))), ("sell_total", dict(st=gpu([3.0]))),
+             ("row_offsets", dict(off=gpu([0.0, 2.0, 3.0]))), ("row_offsets", dict(off=gpu(np.zeros(0, np.int64)))),
+             ("buy_total", dict(bt=np.array([3.0, 3.0])))]  # host memory
+    for name, bad in cases:
+        a = {**dict(off=off, low=low, buy=rows, sell=rows, bt=tot, st=tot), **bad}
+        with pytest.raises((TypeError, ValueError), match=name):
+            vpoc._core.side_levels(a["off"], a["low"], a["buy"], a["sell"], TICK, opts, 3.0, 3, buy_total=a["bt"],
+                                   sell_total=a["st"], placement=place)
 
 
 def test_all_sessions_unsided_masked_path():
@@ -243,7 +278,7 @@ def test_bars_with_zero_side_columns(seed, distribute, monkeypatch):
         tol = 0 if distribute == "close" else 1e-12
         np.testing.assert_allclose(getattr(prof, name), plane, rtol=tol, atol=0, err_msg=name)
     np.testing.assert_array_equal(prof.delta, prof.buy_total - prof.sell_total)
-    # the masked path (SideFields' engine passes + the C++ epilogue, as for columns _core.bar_sides does not take)
+    # the masked path (engine passes + the C++ epilogue _core.side_levels, as for columns _core.bar_sides does not take)
     monkeypatch.setattr(sp, "_host_bars", lambda *a: False)
     other = vpoc.from_bars(high, low, close, vol, buy_volume=buy, sell_volume=sell, **kw)
     monkeypatch.undo()

@@ -1,14 +1,18 @@
-// bindings/register_side.cpp — _core.check_side, sided_sessions, side_levels, the sided result's columns: CPU aggressor side (vpoc/side.hpp).
-// Contract: host numpy in, a dict of numpy columns out; the side is checked by core/side.hpp, worded by vpoc._side.
+// bindings/register_side.cpp — _core.check_side, side_levels, bar_sides, the sided result's columns: aggressor side (vpoc/side.hpp).
+// Contract: host numpy in, numpy out; side_levels also device rows in, DeviceArrays out; sides checked by core/side.hpp, worded by vpoc._side.
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include <initializer_list>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "device_array.hpp"
+#include "gpu_input.hpp"
 #include "register.hpp"
 #include "vpoc/errors.hpp"
+#include "vpoc/gpu.hpp"
 #include "vpoc/side.hpp"
 
 namespace vpoc_bind {
@@ -126,29 +130,122 @@ vpoc::BarsInput bar_prices(const F64& high, const F64& low, const F64& close, co
   return bars;
 }
 
+// Every column of c that was made (has memory) as a zero-copy DeviceArray of GPU `device`, complete after `ready`;
+// dev_delta only with c.has_dev_delta.
+void put_device_columns(py::dict& d, const vpoc::SideDeviceColumns& c, int device, const vpoc::Ready& ready) {
+  const std::pair<const char*, const vpoc::Column*> cols[] = {
+      {"buy_volume", &c.buy},         {"sell_volume", &c.sell},       {"delta", &c.delta},
+      {"buy_total", &c.buy_total},    {"sell_total", &c.sell_total},  {"imbalance_buy", &c.imbalance_buy},
+      {"imbalance_sell", &c.imbalance_sell}, {"delta_poc", &c.delta_poc}, {"delta_poc_row", &c.delta_poc_row},
+      {"stacked_imbalance_buy", &c.stacked_buy}, {"stacked_imbalance_sell", &c.stacked_sell},
+      {"dev_delta", c.has_dev_delta ? &c.dev_delta : nullptr}};
+  for (const auto& [name, col] : cols)
+    if (col != nullptr && col->owner)
+      d[name] = make_device_array(std::static_pointer_cast<vpoc::gpu::Buffer>(col->owner), col->data, col->size,
+                                  col->dtype, vpoc::gpu::dlpack_device_type(), device, ready);
+}
+
+// Both or neither of buy_total / sell_total (TypeError naming the missing one).
+bool has_totals(const py::object& buy_total, const py::object& sell_total) {
+  if (buy_total.is_none() != sell_total.is_none())
+    VPOC_THROW_ARG(TypeError, buy_total.is_none() ? "buy_total" : "sell_total",
+                   "side_levels: give buy_total and sell_total together");
+  return !buy_total.is_none();
+}
+
+// What device rows' columns need kept and waited for besides their Ready events (device_column).
+struct Producers {
+  std::vector<std::uintptr_t> streams;  // raw producer streams of foreign GPU arrays
+  std::vector<py::object> capsules;     // DLPack capsules: the call completes before they go
+};
+
+// One column of device rows, on GPU `device`, of dtype `dt` and `n` elements (-1: any, written to n): a DeviceArray
+// in GPU memory (its producer's Ready and memory go to `rows`), a GpuInput of _core.gpu_inputs (its producer's
+// stream is the placement's wait_streams), or any other GPU array (torch, __cuda_array_interface__, DLPack: read
+// here, DLPack producers ordered before `consumer`; its producer stream and capsule go to `prod`). TypeError /
+// ValueError naming `name`.
+const void* device_column(const py::object& x, const char* name, vpoc::DType dt, int64_t& n, int device,
+                          std::uintptr_t consumer, vpoc::gpu::SideRows& rows, Producers& prod) {
+  vpoc::Array a;
+  GpuInput g;
+  if (py::isinstance<DeviceArray>(x)) {
+    const auto& d = x.cast<const DeviceArray&>();
+    if (d.device_type == 1 || d.cols != 0)
+      VPOC_THROW_ARG(TypeError, name, "side_levels: ", name, " must be a 1-D array in GPU memory with placement=");
+    a.data = d.data;
+    a.size = d.size;
+    a.dtype = d.dtype;
+    a.device = d.device_id;
+    rows.after.push_back(d.ready);
+    rows.owners.push_back(d.owner);
+  } else if (const GpuInput* held = as_gpu_input(x)) {
+    a = held->array;
+    if (held->keep && !held->keep.is_none()) prod.capsules.push_back(held->keep);
+  } else if (read_gpu_input(x, name, Kinds::numbers, g, consumer)) {
+    a = g.array;
+    if (g.stream_kind == GpuInput::Stream::handle) prod.streams.push_back(g.stream);
+    if (g.stream_kind == GpuInput::Stream::torch)  // torch's current stream of the device (vpoc._device's read)
+      prod.streams.push_back(py::module_::import("vpoc._device").attr("_current_raw_stream")(a.device).cast<std::uintptr_t>());
+    if (g.keep && !g.keep.is_none()) prod.capsules.push_back(g.keep);
+  } else {
+    VPOC_THROW_ARG(TypeError, name, "side_levels: ", name, " must be an array in GPU memory with a GPU placement=");
+  }
+  if (a.device != device)
+    VPOC_THROW_ARG(ValueError, name, "side_levels: ", name, " is on GPU ", a.device, ", the placement on GPU ", device);
+  if (a.dtype != dt)
+    VPOC_THROW_ARG(TypeError, name, "side_levels: ", name, " must be ", dt == vpoc::DType::i64 ? "int64" : "float64");
+  if (n >= 0 && a.size != n)
+    VPOC_THROW_ARG(ValueError, name, "side_levels: ", name, " has ", a.size, " elements, not ", n);
+  n = a.size;
+  return a.data;
+}
+
+// side_levels of rows in GPU memory (vpoc/gpu.hpp side_levels) as DeviceArrays; totals required.
+py::dict device_side_levels(const py::object& row_off, const py::object& low_row, const py::object& buy,
+                            const py::object& sell, double row_size, const vpoc::Options& opt,
+                            const vpoc::SideRules& rules, const py::object& buy_total, const py::object& sell_total,
+                            const vpoc::Placement& place) {
+  if (!has_totals(buy_total, sell_total))
+    VPOC_THROW_ARG(TypeError, "buy_total", "side_levels: rows on a GPU need buy_total and sell_total");
+  vpoc::gpu::SideRows rows;
+  Producers prod;
+  const int dev = place.device;
+  const std::uintptr_t consumer = place.user_stream ? place.stream : 0;  // vpoc's own stream waits for the default
+  const auto column = [&](const py::object& x, const char* name, vpoc::DType dt, int64_t& n) {
+    return device_column(x, name, dt, n, dev, consumer, rows, prod);
+  };
+  int64_t S1 = -1, S = -1, R = -1;
+  rows.row_off = static_cast<const int64_t*>(column(row_off, "row_offsets", vpoc::DType::i64, S1));
+  if (S1 < 1) VPOC_THROW_ARG(ValueError, "row_offsets", "side_levels: row_offsets must have S + 1 >= 1 elements");
+  S = S1 - 1;
+  rows.low_row = static_cast<const int64_t*>(column(low_row, "low_row", vpoc::DType::i64, S));
+  rows.buy = static_cast<const double*>(column(buy, "buy", vpoc::DType::f64, R));
+  rows.sell = static_cast<const double*>(column(sell, "sell", vpoc::DType::f64, R));
+  rows.buy_total = static_cast<const double*>(column(buy_total, "buy_total", vpoc::DType::f64, S));
+  rows.sell_total = static_cast<const double*>(column(sell_total, "sell_total", vpoc::DType::f64, S));
+  vpoc::Placement at = place;  // also after the foreign arrays' producers
+  at.wait_streams.insert(at.wait_streams.end(), prod.streams.begin(), prod.streams.end());
+  rows.n_sessions = S;
+  rows.n_rows = R;  // = row_offsets[S]: the caller's rows (the masked passes' Result columns)
+  rows.row_size = row_size;
+  vpoc::SideDeviceColumns c;
+  vpoc::Ready ready;
+  {
+    py::gil_scoped_release nogil;
+    c = vpoc::gpu::side_levels(rows, opt, rules, at, ready);
+    if (!prod.capsules.empty()) vpoc::gpu::synchronize(ready);  // DLPack inputs: done before their capsules go
+  }
+  py::dict d;
+  put_device_columns(d, c, dev, ready);
+  return d;
+}
+
 }  // namespace
 
 py::dict side_device_dict(const vpoc::SideDeviceColumns& c, int device, const vpoc::Ready& ready) {
   py::dict d;
-  const auto put = [&](const char* name, const vpoc::Column& col) {
-    d[name] = make_device_array(std::static_pointer_cast<vpoc::gpu::Buffer>(col.owner), col.data, col.size, col.dtype,
-                                vpoc::gpu::dlpack_device_type(), device, ready);
-  };
-  put("buy_volume", c.buy);
-  put("sell_volume", c.sell);
-  put("delta", c.delta);
-  put("buy_total", c.buy_total);
-  put("sell_total", c.sell_total);
-  put("imbalance_buy", c.imbalance_buy);
-  put("imbalance_sell", c.imbalance_sell);
-  put("delta_poc", c.delta_poc);
-  put("delta_poc_row", c.delta_poc_row);
-  put("stacked_imbalance_buy", c.stacked_buy);
-  put("stacked_imbalance_sell", c.stacked_sell);
-  if (c.has_dev_delta)
-    put("dev_delta", c.dev_delta);
-  else
-    d["dev_delta"] = py::none();
+  put_device_columns(d, c, device, ready);
+  if (!c.has_dev_delta) d["dev_delta"] = py::none();
   return d;
 }
 
@@ -189,40 +286,53 @@ void register_side(py::module_& m) {
       "(int8 codes, index of the first bad value or -1) of a contiguous int8 or 'S1' side column (core/side.hpp's rule); "
       "(None, -2) for any other array (vpoc._side converts it).");
   m.def(
-      "sided_sessions",
-      [](const F64& buy_total, const F64& sell_total) {
-        if (buy_total.ndim() != 1) VPOC_THROW_ARG(ValueError, "buy_total", "buy_total must be 1-D");
-        const auto n = static_cast<int64_t>(buy_total.size());
-        if (sell_total.ndim() != 1 || static_cast<int64_t>(sell_total.size()) != n)
-          VPOC_THROW_ARG(ValueError, "sell_total", "sell_total must be 1-D with ", n, " sessions like buy_total");
-        std::vector<uint8_t> out(static_cast<size_t>(n));
-        vpoc::sided_sessions(buy_total.data(), sell_total.data(), n, out.data());
-        return own(std::move(out), py::dtype::of<bool>());
-      },
-      py::arg("buy_total"), py::arg("sell_total"),
-      "Per session, whether it holds volume of a known side (core/side.hpp sided on its buy / sell totals; "
-      "False: no delta POC, NaN / NO_ROW), a bool array (vpoc/side.hpp sided_sessions).");
-  m.def(
       "side_levels",
-      [](const I64& row_off, const I64& low_row, const F64& buy, const F64& sell, double row_size,
-         const py::handle& options, double imbalance_ratio, int64_t stacked_min) {
+      [](const py::object& row_off, const py::object& low_row, const py::object& buy, const py::object& sell,
+         double row_size, const py::handle& options, double imbalance_ratio, int64_t stacked_min,
+         const py::object& buy_total, const py::object& sell_total,
+         const std::optional<vpoc::Placement>& placement) -> py::dict {
         const vpoc::Options& opt = options_of(options);
-        const vpoc::RowLayout L = layout_of(row_off, low_row, row_size);
-        const int64_t R = row_off.data()[L.n_sessions];
-        if (static_cast<int64_t>(buy.size()) != R || static_cast<int64_t>(sell.size()) != R)
+        const vpoc::SideRules rules{imbalance_ratio, stacked_min};
+        if (placement && placement->device >= 0)
+          return device_side_levels(row_off, low_row, buy, sell, row_size, opt, rules, buy_total, sell_total, *placement);
+        const I64 off = row_off.cast<I64>(), low = low_row.cast<I64>();
+        const F64 b = buy.cast<F64>(), s = sell.cast<F64>();
+        const vpoc::RowLayout L = layout_of(off, low, row_size);
+        const int64_t R = off.data()[L.n_sessions];
+        if (static_cast<int64_t>(b.size()) != R || static_cast<int64_t>(s.size()) != R)
           VPOC_THROW(ValueError, "side_levels: buy / sell rows do not match the row offsets");
+        const bool totals = has_totals(buy_total, sell_total);
+        F64 bt, st;
+        if (totals) {
+          bt = buy_total.cast<F64>();
+          st = sell_total.cast<F64>();
+          if (static_cast<int64_t>(bt.size()) != L.n_sessions || static_cast<int64_t>(st.size()) != L.n_sessions)
+            VPOC_THROW(ValueError, "side_levels: buy_total / sell_total must have one value per session (",
+                       L.n_sessions, ")");
+        }
         vpoc::SideColumns c;
-        c.buy.assign(buy.data(), buy.data() + R);
-        c.sell.assign(sell.data(), sell.data() + R);
+        c.buy.assign(b.data(), b.data() + R);
+        c.sell.assign(s.data(), s.data() + R);
         {
           py::gil_scoped_release nogil;
-          vpoc::side_levels(c, L, opt, {imbalance_ratio, stacked_min});
+          vpoc::side_levels(c, L, opt, rules);
+          if (totals) {
+            c.delta.resize(static_cast<size_t>(L.n_sessions));
+            vpoc::side_deltas(bt.data(), st.data(), L.n_sessions, c.delta.data());
+          }
         }
-        return fields_of(c, false);
+        py::dict d = fields_of(c, false);
+        if (totals) d["delta"] = own(std::move(c.delta));
+        return d;
       },
       py::arg("row_offsets"), py::arg("low_row"), py::arg("buy"), py::arg("sell"), py::arg("row_size"),
-      py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"),
-      "Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).");
+      py::arg("options"), py::arg("imbalance_ratio"), py::arg("stacked_min"), py::kw_only(),
+      py::arg("buy_total") = py::none(), py::arg("sell_total") = py::none(), py::arg("placement") = py::none(),
+      "Delta POC, imbalances and stacked counts of finished buy / sell rows (vpoc/side.hpp side_levels); with "
+      "buy_total / sell_total [S] also delta (core/side.hpp delta). Host rows: numpy in and out. A placement on "
+      "a GPU: every column in that GPU's memory (a DeviceArray, a GpuInput, a torch / CuPy / DLPack array; int64 "
+      "offsets and low rows, float64 rows and totals), the GPU epilogue (gpu/side.cu side_levels_kernel) on the "
+      "placement's stream after their producers, DeviceArrays out (flags int8).");
   m.def(
       "bar_sides",
       [](const F64& high, const F64& low, const F64& close, const py::object& open, const py::object& buy,

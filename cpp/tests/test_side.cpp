@@ -3,6 +3,7 @@
 // a SideSession's rows after every append = reference.hpp's profile of the buy / sell volumes of the prefix.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -121,6 +122,11 @@ TEST_CASE("27_side_rules_shared_with_the_device") {
   CHECK(side::delta_abs(5.0, 2.0) == 3.0);
   CHECK(side::delta_abs(2.0, 5.0) == 3.0);
   CHECK(side::delta_abs(0.0, 0x1p-32) == 0x1p-32);
+  // delta: the difference of the two rounded totals, in float64 (0.1 - 0.3, not the exact -0.2 rounded)
+  CHECK(side::delta(5.0, 2.0) == 3.0);
+  CHECK(side::delta(0.1, 0.3) == 0.1 - 0.3);
+  CHECK(side::delta(0x1p53, 1.0) == 0x1p53 - 1.0);
+  CHECK(std::signbit(side::delta(-0.0, 0.0)));
   // the rows pass's row of row r (price r * row_size at tick row_size): r itself near 0, monotone
   for (const double row_size : {0.25, 0.1 * 3, 0.01, 1.0 / 3.0, 12.5}) {
     const ladder::TickScale ts = ladder::TickScale::make(row_size, 1);

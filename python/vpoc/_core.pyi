@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels', 'sided_sessions']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -426,12 +426,8 @@ def session_offsets(offsets: typing.Any, session_ids: typing.Any, n: typing.Supp
     """
 def set_pool_limit(arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
-def side_levels(row_offsets: typing.Annotated[npt.ArrayLike, np.int64], low_row: typing.Annotated[npt.ArrayLike, np.int64], buy: typing.Annotated[npt.ArrayLike, np.float64], sell: typing.Annotated[npt.ArrayLike, np.float64], row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex) -> dict:
+def side_levels(row_offsets: typing.Any, low_row: typing.Any, buy: typing.Any, sell: typing.Any, row_size: typing.SupportsFloat | typing.SupportsIndex, options: typing.Any, imbalance_ratio: typing.SupportsFloat | typing.SupportsIndex, stacked_min: typing.SupportsInt | typing.SupportsIndex, *, buy_total: typing.Any = None, sell_total: typing.Any = None, placement: Placement | None = None) -> dict:
     """
-    Delta POC, imbalances and stacked counts of finished host buy / sell rows (vpoc/side.hpp side_levels).
-    """
-def sided_sessions(buy_total: typing.Annotated[npt.ArrayLike, np.float64], sell_total: typing.Annotated[npt.ArrayLike, np.float64]) -> np.ndarray:
-    """
-    Per session, whether it holds volume of a known side (core/side.hpp sided on its buy / sell totals; False: no delta POC, NaN / NO_ROW), a bool array (vpoc/side.hpp sided_sessions).
+    Delta POC, imbalances and stacked counts of finished buy / sell rows (vpoc/side.hpp side_levels); with buy_total / sell_total [S] also delta (core/side.hpp delta). Host rows: numpy in and out. A placement on a GPU: every column in that GPU's memory (a DeviceArray, a GpuInput, a torch / CuPy / DLPack array; int64 offsets and low rows, float64 rows and totals), the GPU epilogue (gpu/side.cu side_levels_kernel) on the placement's stream after their producers, DeviceArrays out (flags int8).
     """
 NO_ROW: int = -9223372036854775808

@@ -1,4 +1,4 @@
-"""The few array operations of the aggressor-side fields, run where the inputs' library keeps its arrays.
+"""The few array operations of the aggressor-side inputs (masks, checks, dev_delta), run in the inputs' library.
 
 Contract: numpy on the host, or the torch / cupy of a GPU array; host_array copies any of them to numpy.
 """
@@ -68,14 +68,6 @@ class _Lib:
                 return self.xp.zeros(n, dtype=dtype)
         return np.zeros(n, dtype=dtype)
 
-    def arange(self, n: int) -> Any:
-        if self.name == "torch":
-            return self.xp.arange(n, dtype=self.xp.int64, device=self.device)
-        if self.name == "cupy":
-            with self.device:
-                return self.xp.arange(n, dtype=np.int64)
-        return np.arange(n, dtype=np.int64)
-
     def cumsum(self, x: Any) -> Any:
         return self.xp.cumsum(x, 0) if self.name == "torch" else self.xp.cumsum(x)
 
@@ -89,9 +81,6 @@ class _Lib:
 
     def flatnonzero(self, mask: Any) -> Any:
         return self.xp.nonzero(mask).flatten() if self.name == "torch" else self.xp.flatnonzero(mask)
-
-    def bincount(self, idx: Any, n: int) -> Any:
-        return self.xp.bincount(idx, minlength=n)
 
     def kind(self, x: Any) -> str:
         """The dtype kind of ``x``: "b", "i", "u", "f", "c" or another numpy kind."""

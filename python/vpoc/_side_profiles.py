@@ -3,11 +3,12 @@
 Contract: the buy rows are the engine's profile of the same prices with volume * (side == +1), the sell
 rows with side == -1, so they align with ``volume`` row for row and CPU / GPU agree bit for bit.
 
-Every rule keeps its one home: the ladder and the distribution are the engine's (three engine passes
-over the input: all, buy, sell), the delta POC is the engine's POC rule run on |buy - sell| per row,
-the side codes are vpoc._side's. Masking and the derived fields run in the inputs' own library
-(numpy on the host; torch or cupy on their GPU). docs/contract.md, "Aggressor side"; docs/features.md,
-"Footprint imbalances".
+Every rule keeps its one home: the ladder and the distribution are the engine's (its one sided pass; GPU
+bars and library columns: three engine passes over the input: all, buy, sell), the side fields of the rows
+(delta, delta POC, imbalances, stacked runs) the C++ side epilogue's (``_core.side_levels``: cpu/side.cpp on
+host rows, gpu/side.cu on device rows), the side codes vpoc._side's. Masking and dev_delta's fallback run in
+the inputs' own library (numpy on the host; torch or cupy on their GPU). docs/contract.md, "Aggressor side";
+docs/features.md, "Footprint imbalances".
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ._side_lib import _Lib, host_array
 from ._validate import INT64_MAX, integer, real
 
 __all__ = ["SIDE_ROW_FIELDS", "SIDE_SESSION_FIELDS", "SIDE_FIELDS", "SideRules", "side_rules", "trade_side", "trade_engine",
-           "bar_side_volumes", "add_trade_sides", "add_bar_sides", "SideFields", "host_array",
+           "bar_side_volumes", "add_trade_sides", "add_bar_sides", "host_array",
            "DEFAULT_IMBALANCE_RATIO", "DEFAULT_STACKED_IMBALANCE_MIN"]
 
 #: Ragged per-row fields, aligned with ``Profiles.volume``.
@@ -39,7 +40,6 @@ SIDE_FIELDS = SIDE_ROW_FIELDS + SIDE_SESSION_FIELDS + ("dev_delta",)
 
 DEFAULT_IMBALANCE_RATIO = 3.0
 DEFAULT_STACKED_IMBALANCE_MIN = 3
-_SMALLEST = 2.0 ** -32  # the engine's smallest non-zero volume (docs/contract.md, "Exact sums")
 
 
 class SideRules(NamedTuple):
@@ -198,6 +198,7 @@ class _Engine:
                  session_ids: Any, opts: Any) -> None:
         self.device, self.memory_budget, self.stream = device, memory_budget, stream
         self.prices, self.offsets, self.session_ids, self.opts = prices, offsets, session_ids, opts
+        self.place: Any = None  # the passes' placement (a GPU call's device and stream), set by _run
 
     def options(self, **over: Any) -> Any:
         """The call's options for a side pass: no developing series, every price rounded to its tick
@@ -213,6 +214,7 @@ class _Engine:
         from ._device import _placed  # the one place a call is put on its device
 
         _, ins, place = _placed(self.device, arrays, self.memory_budget, self.stream)
+        self.place = place
         if "price" in ins:
             return _core.profile_trades(ins["price"], ins["volume"], offsets, session_ids, options, place)
         return _core.profile_bars(ins["high"], ins["low"], ins["close"], ins["volume"], ins.get("open"), offsets,
@@ -230,11 +232,14 @@ class _Engine:
                 raise ValueError(f"{name}: {e}") from None
             raise readdressed(e, row, ("volume",), lambda _, r: f"{name}[{r}]", name) from None
 
-    def rows(self, price: Any, volume: Any, offsets: np.ndarray, row_size: float) -> Any:
-        """The engine on one 'trade' per profile row (price = row * row_size): its POC rule."""
-        opts = self.options(tick_size=row_size, ticks_per_row=1, value_area=1.0, va_method="single",
-                            distribute="close")
-        return self._run({"price": price, "volume": volume}, offsets, None, opts)
+    def side_levels(self, buy: Any, sell: Any, row_size: float, rules: SideRules) -> Dict[str, Any]:
+        """The side fields of the buy / sell passes' rows (``_core.Result``s of one layout) in one C++ call,
+        ``_core.side_levels``: the epilogue of the engine's sided pass (delta, delta POC, imbalances, stacked
+        counts), on the host for host rows, else on the passes' GPU and stream (DeviceArrays)."""
+        place = self.place if buy.device >= 0 else None
+        return _core.side_levels(buy.offsets, buy.low_row, buy.volume, sell.volume, row_size, self.opts,
+                                 rules.imbalance_ratio, rules.stacked_min, buy_total=buy.total_volume,
+                                 sell_total=sell.total_volume, placement=place)
 
 
 def _input_offsets(offsets: Any, session_ids: Any, n: int) -> np.ndarray:
@@ -246,108 +251,6 @@ def _input_offsets(offsets: Any, session_ids: Any, n: int) -> np.ndarray:
                        "session_ids")
         return np.asarray(_core.offsets_from_ids(ids, "session_ids")[0], dtype=np.int64)
     return np.array([0, n], dtype=np.int64)
-
-
-# --------------------------------------------------------------------------- the fields
-
-
-class SideFields:
-    """The side fields of one Profiles: the buy / sell engine results, made at call time; the rest
-    (delta, delta POC, imbalances, stacked counts) on first use, like the engine's columns."""
-
-    def __init__(self, prof: Any, lib: _Lib, engine: _Engine, buy: Any, sell: Any, rules: SideRules,
-                 dev_delta: Any) -> None:
-        self.lib, self.engine, self.rules = lib, engine, rules
-        self.buy, self.sell = buy, sell
-        self.row_size = float(prof.row_size)
-        self.offsets = np.asarray(host_array(prof.offsets), dtype=np.int64)
-        self.low_row = np.asarray(host_array(prof.low_row), dtype=np.int64)
-        n_rows = np.asarray(host_array(prof.n_rows), dtype=np.int64)
-        for r in (buy, sell):  # the same prices give the same rows (zero-volume inputs touch theirs)
-            if not (np.array_equal(host_array(r.low_row), self.low_row) and np.array_equal(host_array(r.n_rows),
-                                                                                            n_rows)):
-                raise RuntimeError("vpoc: the side pass binned the prices onto other rows than the profile; "
-                                   "please report this")  # pragma: no cover
-        self.cache: Dict[str, Any] = {"buy_volume": buy.volume, "sell_volume": sell.volume, "dev_delta": dev_delta}
-
-    def field(self, name: str) -> Any:
-        if name not in self.cache:
-            if name == "delta":
-                self.cache[name] = self.field("buy_total") - self.field("sell_total")
-            elif name in ("buy_total", "sell_total"):  # the masked passes' exact totals, rounded once
-                self.cache[name] = self.lib.put((self.buy if name == "buy_total" else self.sell).total_volume)
-            elif name in ("delta_poc", "delta_poc_row"):
-                r = self._delta_poc()
-                self.cache.update(delta_poc=r.poc, delta_poc_row=r.poc_row)
-            else:
-                self.cache.update(self._imbalances())
-        return self.cache[name]
-
-    def _layout(self) -> Dict[str, Any]:
-        """Per profile row, in ``lib``: its absolute ladder row, its session, first / last row flags."""
-        lib, hoff = self.lib, self.offsets
-        R, S = int(hoff[-1]), hoff.shape[0] - 1
-        ne = np.flatnonzero(np.diff(hoff) > 0)
-        starts, ends = hoff[ne], hoff[ne + 1] - 1
-        first = lib.zeros(R, "b1")
-        last = lib.zeros(R, "b1")
-        marks = lib.zeros(R, "i8")
-        if ne.shape[0]:
-            first[lib.put(starts)] = True
-            last[lib.put(ends)] = True
-            marks[lib.put(starts)] = 1
-        k = lib.cumsum(marks) - 1  # position of the row's session among the non-empty ones
-        row = lib.put(self.low_row[ne] - starts)[k] + lib.arange(R) if R else lib.zeros(0, "i8")
-        session = lib.put(ne.astype(np.int64))[k] if R else lib.zeros(0, "i8")
-        return dict(R=R, S=S, first=first, last=last, row=row, session=session)
-
-    def _delta_poc(self) -> Any:
-        lib = self.lib
-        lay = self._layout()
-        d = abs(lib.put(self.buy.volume) - lib.put(self.sell.volume))
-        d = d * (d >= _SMALLEST)  # float rounding noise below the engine's smallest volume counts as 0
-        price = lib.cast(lay["row"], "f8") * self.row_size
-        offsets = self.offsets
-        # a session without volume of a known side has no delta POC (the rule's one home: core/side.hpp
-        # sided, on its buy / sell totals): its rows are left out of the rows pass, which gives it NaN /
-        # NO_ROW as an empty session
-        sided = _core.sided_sessions(host_array(self.buy.total_volume), host_array(self.sell.total_volume))
-        if not bool(sided.all()):
-            n_rows = np.diff(offsets)
-            keep = lib.put(np.flatnonzero(np.repeat(sided, n_rows)).astype(np.int64))
-            price, d = price[keep], d[keep]
-            offsets = np.concatenate([[0], np.cumsum(n_rows * sided)]).astype(np.int64)
-        # kept while the result lives: a GPU pass may still read them after the call returns
-        self.cache["_row_inputs"] = (price, d)
-        return self.engine.rows(price, d, offsets, self.row_size)
-
-    def _imbalances(self) -> Dict[str, Any]:
-        lib, ratio, k = self.lib, self.rules.imbalance_ratio, self.rules.stacked_min
-        lay = self._layout()
-        R, S = lay["R"], lay["S"]
-        buy, sell = lib.put(self.buy.volume), lib.put(self.sell.volume)
-        if R == 0:
-            none = lib.zeros(0, "b1")
-            return dict(imbalance_buy=none, imbalance_sell=none, stacked_imbalance_buy=lib.zeros(S, "i8"),
-                        stacked_imbalance_sell=lib.zeros(S, "i8"))
-        zero = lib.zeros(1, "f8")
-        below_sell = lib.cat([zero, sell[:-1]])  # sell volume one row down (the diagonal)
-        above_buy = lib.cat([buy[1:], zero])  # buy volume one row up
-        imb_buy = ~lay["first"] & (buy > 0) & (buy >= below_sell * ratio)
-        imb_sell = ~lay["last"] & (sell > 0) & (sell >= above_buy * ratio)
-        return dict(imbalance_buy=imb_buy, imbalance_sell=imb_sell,
-                    stacked_imbalance_buy=_stacked(lib, imb_buy, lay["session"], S, k),
-                    stacked_imbalance_sell=_stacked(lib, imb_sell, lay["session"], S, k))
-
-
-def _stacked(lib: _Lib, flag: Any, session: Any, S: int, k: int) -> Any:
-    """Runs of >= k consecutive flagged rows, counted per session. A run never crosses sessions: a
-    session's lowest row has no buy imbalance and its highest no sell imbalance."""
-    no = lib.zeros(1, "b1")
-    starts = lib.flatnonzero(flag & ~lib.cat([no, flag[:-1]]))
-    ends = lib.flatnonzero(flag & ~lib.cat([flag[1:], no]))
-    long = (ends - starts + 1) >= k
-    return lib.bincount(session[ends[long]], S)
 
 
 def _dev_delta(lib: _Lib, buy: Any, sell: Any, in_offsets: np.ndarray) -> Any:
@@ -378,16 +281,38 @@ def _dev_delta(lib: _Lib, buy: Any, sell: Any, in_offsets: np.ndarray) -> Any:
 
 def _attach(prof: Any, lib: _Lib, engine: _Engine, buy_in: Any, sell_in: Any, names: tuple, rules: SideRules,
             developing: bool, n: int) -> Any:
+    """``prof`` with the side fields of the masked columns ``buy_in`` / ``sell_in``: an engine pass over each
+    (the call's prices), then the side epilogue of their rows (``_Engine.side_levels``, one C++ call)."""
     buy = engine.same_prices(buy_in, names[0])
     sell = engine.same_prices(sell_in, names[1])
-    engine.prices = {}  # the delta-POC pass reads rows, not the input: let the input go with the caller
+    engine.prices = {}  # the passes are done with the input: let it go with the caller
     dev = None
     if developing:
         dev = _dev_delta(lib, buy_in, sell_in, _input_offsets(engine.offsets, engine.session_ids, n))
-    # SideFields checks the rows on host copies of both results, which wait for the GPU passes to
-    # finish: only then may the masked columns (temporaries of this call) be freed
-    prof.__dict__["_side"] = SideFields(prof, lib, engine, buy, sell, rules, dev)
+    # the check reads host copies of the rows' layouts, which wait for the GPU passes to finish: only then may
+    # the masked columns (temporaries of this call) be freed
+    _same_rows(prof, buy, sell)
+    cols = engine.side_levels(buy, sell, float(prof.row_size), rules)
+    cols.update(buy_volume=buy.volume, sell_volume=sell.volume, buy_total=buy.total_volume,
+                sell_total=sell.total_volume)
+    if buy.device < 0:
+        cols["dev_delta"] = dev
+        prof.__dict__["_side"] = HostSideFields(cols, rules)
+    else:
+        cols["dev_delta"] = None
+        prof.__dict__["_side"] = DeviceSideFields(cols, rules, lib, None if dev is None else (lambda: dev))
     return prof
+
+
+def _same_rows(prof: Any, buy: Any, sell: Any) -> None:
+    """The buy / sell passes' rows are the profile's (the same prices give the same rows: zero-volume inputs
+    touch theirs); RuntimeError otherwise (a bug)."""
+    low_row = np.asarray(host_array(prof.low_row), dtype=np.int64)
+    n_rows = np.asarray(host_array(prof.n_rows), dtype=np.int64)
+    for r in (buy, sell):
+        if not (np.array_equal(host_array(r.low_row), low_row) and np.array_equal(host_array(r.n_rows), n_rows)):
+            raise RuntimeError("vpoc: the side pass binned the prices onto other rows than the profile; "
+                               "please report this")  # pragma: no cover
 
 
 def _no_bins(opts: Any, what: str) -> None:
@@ -465,10 +390,11 @@ def _trade_dev_delta(lib: _Lib, side: Any, volume: Any, offsets: Any, session_id
 
 
 class DeviceSideFields:
-    """The side fields of a GPU call, made by the GPU engine (vpoc/side.hpp SideDeviceColumns): buy / sell
-    rows and the delta POC as the engine's DeviceArrays; delta, imbalances, stacked counts and dev_delta in
-    the volume's library (numpy for host inputs, torch / cupy zero-copy); dev_delta from the engine's scan
-    when it made one, else by ``dev`` (the masked fallback) on first use."""
+    """The side fields of a GPU call, made by the GPU engine (vpoc/side.hpp SideDeviceColumns) or by the
+    masked passes' rows and the GPU side epilogue (``_Engine.side_levels``): buy / sell rows and the delta
+    POC as DeviceArrays; delta, totals, imbalances, stacked counts and dev_delta in the volume's library
+    (numpy for host inputs, torch / cupy zero-copy); dev_delta from the engine's scan when it made one,
+    else by ``dev`` (the masked fallback) on first use."""
 
     _LIB_FIELDS = ("delta", "buy_total", "sell_total", "imbalance_buy", "imbalance_sell", "stacked_imbalance_buy",
                    "stacked_imbalance_sell")
@@ -508,16 +434,8 @@ def add_bar_sides(prof: Any, volumes: Any, rules: SideRules, prices: Dict[str, A
     if lib.name == "numpy" and prof.device == "cpu" and _host_bars(prices, buy, sell):
         return _cpu_bar_sides(prof, buy, sell, rules, prices, offsets, session_ids, opts)
     engine = _Engine(prof.device, memory_budget, stream, prices, offsets, session_ids, opts)
-    prof = _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
+    return _attach(prof, lib, engine, buy, sell, ("buy_volume", "sell_volume"), rules, bool(opts.developing),
                    int(buy.shape[0]))
-    if lib.name == "numpy" and prof.device == "cpu":  # host rows: the per-session fields by the C++ epilogue
-        f = prof.__dict__["_side"]
-        cols = _core.side_levels(f.offsets, f.low_row, f.buy.volume, f.sell.volume, f.row_size, opts,
-                                 rules.imbalance_ratio, rules.stacked_min)
-        cols.update(buy_volume=f.buy.volume, sell_volume=f.sell.volume, delta=f.field("delta"),
-                    buy_total=f.field("buy_total"), sell_total=f.field("sell_total"), dev_delta=f.field("dev_delta"))
-        prof.__dict__["_side"] = HostSideFields(cols, rules)
-    return prof
 
 
 def _host_bars(prices: Dict[str, Any], buy: Any, sell: Any) -> bool:
@@ -568,18 +486,19 @@ def row_sides(row_size: float, offsets: Any, low_row: Any, buy_rows: Any, sell_r
     """The side fields of host profile rows whose buy / sell volumes are binned already: CSR
     ``offsets`` [S+1] into ``buy_rows`` / ``sell_rows`` (float64), session s from ladder row
     ``low_row[s]`` up, ``buy_total``, ``sell_total`` [S] known (``delta`` is their difference, as every
-    from_* call's). ``.field(name)`` gives ``delta_poc``, ``delta_poc_row``,
-    the imbalances and stacked counts by SideFields' own code (the rules of every from_* call, the
-    engine's POC rule under ``opts``, a ``_core.Options``); ``dev_delta`` is None. For vpoc.Live (its
+    from_* call's). ``.field(name)`` gives ``delta``, ``delta_poc``, ``delta_poc_row``,
+    the imbalances and stacked counts by the C++ side epilogue (``_core.side_levels``: the rules of every
+    from_* call, the engine's POC rule under ``opts``, a ``_core.Options``); ``dev_delta`` is None. For vpoc.Live (its
     finished sessions, the session so far) and bar_features (the profiles of session prefixes)."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     n_rows = np.diff(offsets)
     low = np.where(n_rows > 0, np.asarray(low_row, dtype=np.int64), np.iinfo(np.int64).min)
     buy = np.ascontiguousarray(buy_rows, dtype=np.float64)
     sell = np.ascontiguousarray(sell_rows, dtype=np.float64)
-    cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min)
     bt, st = np.asarray(buy_total, dtype=np.float64), np.asarray(sell_total, dtype=np.float64)
-    cols.update(buy_volume=buy, sell_volume=sell, delta=bt - st, buy_total=bt, sell_total=st, dev_delta=None)
+    cols = _core.side_levels(offsets, low, buy, sell, float(row_size), opts, rules.imbalance_ratio, rules.stacked_min,
+                             buy_total=bt, sell_total=st)
+    cols.update(buy_volume=buy, sell_volume=sell, buy_total=bt, sell_total=st, dev_delta=None)
     return HostSideFields(cols, rules)
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vpoc/engine.hpp"
+#include "vpoc/side.hpp"
 #include "vpoc/types.hpp"
 
 namespace vpoc::gpu {
@@ -134,6 +135,29 @@ DeviceProfiles profile_trades(const Array& price, const Array& volume, const Ses
                               const Options& opt, const GpuOptions& gopt, SideJob* side = nullptr);
 DeviceProfiles profile_bars(const BarsInput& bars, const SessionSpan& sessions,
                             Distribute distribute, const Options& opt, const GpuOptions& gopt);
+// Finished profile rows in device memory (vpoc._side_profiles' masked buy / sell engine passes of a GPU
+// call: GPU bars, library columns), the input of side_levels below. Every pointer on the call's device.
+struct SideRows {
+  const int64_t* row_off = nullptr;     // [S + 1] rows of session s: row_off[s] .. row_off[s + 1] - 1
+  const int64_t* low_row = nullptr;     // [S] ladder row of each session's first row (unread without rows)
+  const double* buy = nullptr;          // [R] buy volume per row
+  const double* sell = nullptr;         // [R] sell volume per row
+  const double* buy_total = nullptr;    // [S] each session's exact buy total, rounded once
+  const double* sell_total = nullptr;   // [S] its sell total
+  int64_t n_sessions = 0;               // S
+  int64_t n_rows = 0;                   // R = row_off[S]
+  double row_size = 1.0;                // tick_size * ticks_per_row of the rows
+  std::vector<Ready> after;             // the work that wrote them: the call's stream waits for each
+  std::vector<BufferPtr> owners;        // their memory: its reuse waits for the call's stream
+};
+// The side epilogue of sided trades (gpu/side.cu side_levels_kernel: the rules of vpoc::side_levels, bit for bit)
+// on `rows`, on gopt's stream (vpoc's own unless the caller gave one; after gopt.wait_streams and rows.after):
+// imbalance_buy / imbalance_sell [R] (int8 0 / 1), delta (core/side.hpp delta of the totals), delta_poc [S]
+// (float64), delta_poc_row, stacked_buy / stacked_sell [S] (int64) of the result, in one pool buffer; the
+// other columns unset. `ready` completes when they are written.
+SideDeviceColumns side_levels(const SideRows& rows, const Options& opt, const SideRules& rules, const GpuOptions& gopt,
+                              Ready& ready);
+
 // bins=N (opt.bins > 0): core/bins.hpp, one GPU thread per session (developing: per input row,
 // rebuilding its prefix / window) reading rows in input order, so the bits are the CPU's. bin_low / bin_width [S]: as Result's (host).
 // price: trades (bars null); bars: bars (price null).

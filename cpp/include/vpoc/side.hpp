@@ -93,10 +93,10 @@ void developing_delta_poc(const BarsInput& bars, const double* buy, const double
 // pass: the call's poc_tie, every other rule at its default). CPU and GPU epilogues read them.
 Options delta_poc_options(const Options& opt, double row_size);
 
-// Per session k of n, whether it holds volume of a known side (core/side.hpp sided on its buy / sell totals:
-// out[k] 1) or has no delta POC (0: NaN and kNoRow, as an empty session). For the masked passes (vpoc._side_profiles
-// SideFields: GPU bars, library columns), which leave such sessions out of their rows pass.
-void sided_sessions(const double* buy_total, const double* sell_total, int64_t n, uint8_t* out);
+// delta[k] = buy_total[k] - sell_total[k] for k < n (core/side.hpp delta): the sessions' deltas of finished
+// rows whose exact totals, each rounded once, are known (side_levels' callers: Live, bar_features, the masked
+// passes of vpoc._side_profiles).
+void side_deltas(const double* buy_total, const double* sell_total, int64_t n, double* delta);
 
 // The index of the first int8 side in s[0, n) that is not -1, 0 or +1, or -1 (core/side.hpp).
 int64_t first_bad_side(const int8_t* s, int64_t n);

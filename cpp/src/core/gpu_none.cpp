@@ -41,6 +41,9 @@ DeviceProfiles profile_bars(const BarsInput&, const SessionSpan&, Distribute, co
                             const GpuOptions&) {
   no_backend();
 }
+SideDeviceColumns side_levels(const SideRows&, const Options&, const SideRules&, const GpuOptions&, Ready&) {
+  no_backend();
+}
 DeviceProfiles profile_bins(const Array*, const Array&, const BarsInput*, const SessionSpan&, const Options&,
                             const GpuOptions&, std::vector<double>&, std::vector<double>&) {
   no_backend();

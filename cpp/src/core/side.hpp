@@ -29,9 +29,14 @@ VPOC_HD bool imbalance(double x, double opposite, double ratio) { return x > 0.0
 // Whether a row (or a session's totals) holds volume of a known side. A session none of whose rows
 // does (every trade / bar of unknown side: buy and sell totals 0, as the rows are exact non-negative
 // sums) has no delta POC: NaN and kNoRow, as an empty session (docs/contract.md "Aggressor side").
-// The one rule: side_levels (CPU), side_levels_kernel (GPU), SideSession (Live, bar_features), sided_sessions
-// (the masked passes of vpoc._side_profiles, on the totals).
+// The one rule: side_levels (CPU), side_levels_kernel (GPU: sided trades, and the rows of the masked
+// passes of vpoc._side_profiles), SideSession (Live, bar_features).
 VPOC_HD bool sided(double buy, double sell) { return buy != 0.0 || sell != 0.0; }
+
+// A session's delta: its buy total less its sell total, each the exact sum rounded once to float64 (the
+// difference of the two rounded totals, not the rounded exact difference: they differ for fractional
+// volumes). The one rule: the CPU engine, side_finish_kernel, side_levels (host and device rows).
+VPOC_HD double delta(double buy_total, double sell_total) { return buy_total - sell_total; }
 
 // |buy - sell| of a row as the delta-POC pass bins it: closer to zero than 2**-32 (float rounding
 // noise below the engine's smallest volume) counts 0.

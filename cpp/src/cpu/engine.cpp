@@ -11,6 +11,7 @@
 
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
+#include "core/side.hpp"
 #include "cpu/developing.hpp"
 #include "cpu/grid.hpp"
 #include "cpu/histogram.hpp"
@@ -160,7 +161,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
       std::copy_n(scratch[b.worker].sell.data() + at, b.n_rows, side->cols.sell.data() + out.offsets[s]);
       side->cols.buy_total[static_cast<size_t>(s)] = fixed::to_double(b.buy_total);
       side->cols.sell_total[static_cast<size_t>(s)] = fixed::to_double(b.sell_total);
-      side->cols.delta[static_cast<size_t>(s)] = fixed::to_double(b.buy_total) - fixed::to_double(b.sell_total);
+      side->cols.delta[static_cast<size_t>(s)] = vpoc::side::delta(fixed::to_double(b.buy_total), fixed::to_double(b.sell_total));
     }
     const uint8_t* touch = nullptr;
     if (touched) {
@@ -279,7 +280,7 @@ SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& 
     std::copy_n(scratch[r.worker].sell.data() + at, r.n_rows, c.sell.data() + row_off[static_cast<size_t>(s)]);
     c.buy_total[static_cast<size_t>(s)] = fixed::to_double(r.buy_total);
     c.sell_total[static_cast<size_t>(s)] = fixed::to_double(r.sell_total);
-    c.delta[static_cast<size_t>(s)] = fixed::to_double(r.buy_total) - fixed::to_double(r.sell_total);
+    c.delta[static_cast<size_t>(s)] = vpoc::side::delta(fixed::to_double(r.buy_total), fixed::to_double(r.sell_total));
   }
   scratch.keep();  // every window drained (zeroed), no exception
   return c;

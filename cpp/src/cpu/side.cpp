@@ -160,8 +160,8 @@ void side_levels(SideColumns& c, const RowLayout& rows, const Options& opt, cons
   });
 }
 
-void sided_sessions(const double* buy_total, const double* sell_total, int64_t n, uint8_t* out) {
-  for (int64_t k = 0; k < n; ++k) out[k] = side::sided(buy_total[k], sell_total[k]);
+void side_deltas(const double* buy_total, const double* sell_total, int64_t n, double* delta) {
+  for (int64_t k = 0; k < n; ++k) delta[k] = side::delta(buy_total[k], sell_total[k]);
 }
 
 int64_t first_bad_side(const int8_t* s, int64_t n) { return side::first_bad_i8(s, n); }

@@ -3,6 +3,7 @@
 #include "gpu/side.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include "core/dtype.hpp"
 #include "core/fixed.hpp"
@@ -10,6 +11,7 @@
 #include "core/levels.hpp"
 #include "core/side.hpp"
 #include "gpu/finish.cuh"
+#include "gpu/runtime.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/profiles.hpp"
 
@@ -58,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) side_finish_kernel(GroupScratch g, u
   if (threadIdx.x == 0) {  // each total rounded once; delta their difference (cpu/engine.cpp's rule)
     const double bt = fixed::to_double(tb), st = fixed::to_double(ts);
     total[s] = total_of(t);
-    delta[s] = bt - st;
+    delta[s] = side::delta(bt, st);
     buy_total[s] = bt;
     sell_total[s] = st;
   }
@@ -121,7 +123,8 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   __shared__ int bent, any_sided;
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform
   const int64_t s = blockIdx.x;
-  const int64_t n = c.n_rows[s];
+  if (c.delta != nullptr && threadIdx.x == 0) c.delta[s] = side::delta(c.buy_total[s], c.sell_total[s]);
+  const int64_t n = c.n_rows != nullptr ? c.n_rows[s] : c.offsets[s + 1] - c.offsets[s];
   if (n == 0) {
     if (threadIdx.x == 0) {
       c.delta_poc[s] = __longlong_as_double(0x7ff8000000000000LL);
@@ -289,6 +292,49 @@ void launch_side_levels(const SideLevelColumns& c, int64_t S, const Options& opt
       c, rules.imbalance_ratio, rules.stacked_min, prules, ladder::TickScale::make(row_size, 1),
       ladder::RowPrice::make(row_size, 1, false));
   VPOC_GPU_CHECK_LAUNCH("side_levels_kernel");
+}
+
+SideDeviceColumns side_levels(const SideRows& rows, const Options& opt, const SideRules& rules, const GpuOptions& gopt,
+                              Ready& ready) {
+  require_device(gopt.device);
+  const int64_t S = rows.n_sessions, R = rows.n_rows;
+  if (S < 0 || R < 0) VPOC_THROW(ValueError, "side_levels: negative session or row count");
+  DeviceGuard guard(gopt.device);
+  DeviceState& st = state(gopt.device);
+  std::lock_guard<std::mutex> lock(st.mutex());
+  const auto stream = gopt.user_stream ? reinterpret_cast<gpuStream_t>(gopt.stream) : st.stream();
+  const auto handle = reinterpret_cast<std::uintptr_t>(stream);
+  wait_before_call(st, stream, gopt.wait_streams);
+  for (const Ready& r : rows.after) wait(r, handle);
+  // flags [2][R] then [5][S]: delta, delta_poc, delta_poc_row, stacked_buy, stacked_sell (engine.cu's pieces)
+  const size_t flags = align_up(static_cast<size_t>(std::max<int64_t>(R, 1)));
+  const size_t col = align_up(static_cast<size_t>(S + 1) * 8);
+  BufferPtr mem = st.output(2 * flags + 5 * col, stream);
+  char* base = static_cast<char*>(mem->data);
+  const auto column = [&](int k, DType dt) { return Column{mem, base + 2 * flags + k * col, S, dt}; };
+  SideDeviceColumns d;
+  d.imbalance_buy = Column{mem, base, R, DType::i8};
+  d.imbalance_sell = Column{mem, base + flags, R, DType::i8};
+  d.delta = column(0, DType::f64);
+  d.delta_poc = column(1, DType::f64);
+  d.delta_poc_row = column(2, DType::i64);
+  d.stacked_buy = column(3, DType::i64);
+  d.stacked_sell = column(4, DType::i64);
+  SideLevelColumns c{rows.row_off, nullptr, rows.low_row, rows.buy, rows.sell,
+                     static_cast<int8_t*>(d.imbalance_buy.data), static_cast<int8_t*>(d.imbalance_sell.data),
+                     static_cast<double*>(d.delta_poc.data), static_cast<int64_t*>(d.delta_poc_row.data),
+                     static_cast<int64_t*>(d.stacked_buy.data), static_cast<int64_t*>(d.stacked_sell.data), nullptr};
+  c.buy_total = rows.buy_total;
+  c.sell_total = rows.sell_total;
+  c.delta = static_cast<double*>(d.delta.data);
+  Options o = opt;  // the rows' own tick: launch_side_levels reads row_size as tick_size * ticks_per_row
+  o.tick_size = rows.row_size;
+  o.ticks_per_row = 1;
+  launch_side_levels(c, S, o, rules, stream);
+  for (const BufferPtr& b : rows.owners)
+    if (b) note_stream(*b, handle);
+  ready = record_ready(stream, gopt.device);
+  return d;
 }
 
 }  // namespace vpoc::gpu

@@ -23,7 +23,7 @@ void launch_side_finish(const GroupScratch& g, void* out_hi, const void* out_lo,
 // The per-session side columns of finished rows (device pointers).
 struct SideLevelColumns {
   const int64_t* offsets;  // [S + 1] rows of session s: offsets[s] .. offsets[s + 1] - 1
-  const int64_t* n_rows;   // [S]
+  const int64_t* n_rows;   // [S]; nullptr: offsets[s + 1] - offsets[s]
   const int64_t* low_row;  // [S]
   const double* buy;       // [R]
   const double* sell;      // [R]
@@ -31,10 +31,15 @@ struct SideLevelColumns {
   double* delta_poc;                       // [S]
   int64_t *delta_poc_row, *stacked_buy, *stacked_sell;  // [S]
   const long long* go = nullptr;  // [1] speculative calls: 0 = the binning did not run, do nothing
+  // [S] with delta set: delta[s] = side::delta(buy_total[s], sell_total[s]) (the masked passes' rows)
+  const double* buy_total = nullptr;
+  const double* sell_total = nullptr;
+  double* delta = nullptr;
 };
 
 // One block per session: imbalance flags, stacked-imbalance counts, the delta POC (the rows engine's
 // POC rule under vpoc::delta_poc_options(opt, row_size) on |buy - sell| per row): cpu/side.cpp's side_levels.
+// Also delta when c.delta is set.
 void launch_side_levels(const SideLevelColumns& c, int64_t S, const Options& opt, const SideRules& rules,
                         gpuStream_t stream);
 
