@@ -17,6 +17,7 @@
 #include "cpu/slots.hpp"
 #include "cpu/typed.hpp"
 #include "cpu/uniform_split.hpp"
+#include "cpu/bars_uniform512.hpp"
 #include "vpoc/errors.hpp"
 
 
@@ -342,15 +343,27 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
                                                    : BarRow::hlc3;
   BarSlots slots;
   bool grid_all = true;
-  for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  // uniform bars: phase A in AVX-512 (cpu/bars_uniform512.hpp) where the CPU has it
+  static const bool a512 = D == Distribute::uniform && simd::have_avx512();
+#endif
+  for (int64_t i0 = b; i0 < e;) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
     double mn = 0.0, mx = 0.0;
     bool grid = false, fits = true;
     VolumeCheck vc;  // the volumes, checked in bar_slots' pass
     while (fits) {
-      fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, bp.open ? bp.open + i0 : nullptr, vol + i0, n,
-                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid, vc) &&
-             vc.ok;
+      const P* const o = bp.open ? bp.open + i0 : nullptr;
+      const double org = static_cast<double>(bins.origin());
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+      if (a512) {
+        const auto a = o ? uniform_slots512<true, P, V> : uniform_slots512<false, P, V>;
+        fits = a(bp.high + i0, bp.low + i0, bp.close + i0, o, vol + i0, n, s.inv, s.limit, org, slots, mn, mx, grid, vc);
+      } else
+#endif
+        fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, o, vol + i0, n, s.inv, s.limit, org, slots, mn,
+                         mx, grid, vc) &&
+               vc.ok;
       if (!fits || (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad))) break;
       fits = mn > -2e9 && mx < 2e9 && bins.reserve(bins.origin() + static_cast<int64_t>(mn),
                                                     bins.origin() + static_cast<int64_t>(mx));
@@ -400,6 +413,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
       else block_scatter<false>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
     }
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
+    i0 += n;
   }
   on_grid = grid_all;
   return e;
