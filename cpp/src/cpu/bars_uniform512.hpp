@@ -162,12 +162,66 @@ struct UniformA512 {
   }
 };
 
+// A block's phase B operands, ready to add (uniform_slots512 into it, then add_terms): per bar the
+// byte offsets of its +q and -q entries in the window's difference array from the origin row (at
+// the low slot and past the high slot; the unit array's offsets are half of them), q's whole part
+// and table row (-1: the general split). Byte offsets of slots below kMaxRows fit int32.
+struct UniformTerms {
+  static constexpr int64_t kMaxRows = int64_t{1} << 26;
+  alignas(64) int32_t dlo[kBarBlock];  // 16 * low slot
+  alignas(64) int32_t dhi[kBarBlock];  // 16 * (high slot + 1)
+  alignas(64) int32_t whole[kBarBlock];
+  alignas(64) int32_t row[kBarBlock];
+
+  // Bars j.. (a vector) from phase A's slots a, b, quotient q and table row at (-1: none).
+  VPOC_U512_TARGET void put(int j, __m512d a, __m512d b, __m512d q, __m512d at) {
+    const __m256i lo = _mm512_cvttpd_epi32(a), hi = _mm512_cvttpd_epi32(b);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dlo + j), _mm256_slli_epi32(lo, 4));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dhi + j), _mm256_slli_epi32(_mm256_add_epi32(hi, _mm256_set1_epi32(1)), 4));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(whole + j), _mm512_cvttpd_epi32(q));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(row + j), _mm512_cvttpd_epi32(at));
+  }
+};
+
+// Phase B of a block from its terms: bar j's entries into lane j % 2 (d[0] / u[0], d[1] / u[1]: the
+// window's difference arrays at the origin row, each lane). vol: the block's volumes (the general
+// split's).
+template <class V>
+VPOC_U512_TARGET void add_terms(const UniformTerms& t, int n, const V* vol, Fixed* const d[2], int64_t* const u[2]) {
+  const uint64_t* const frac = split_table.frac.data();
+  const uint64_t* const rems = split_table.rem.data();
+  const auto bar = [&](int j, Fixed* dl, int64_t* ul) {
+    const int32_t k = t.row[j];
+    char* const db = reinterpret_cast<char*>(dl);
+    if (k >= 0) {
+      Fixed q;
+      q.lo = frac[k];
+      q.hi = static_cast<uint32_t>(t.whole[j]);
+      *reinterpret_cast<Fixed*>(db + t.dlo[j]) += q;
+      *reinterpret_cast<Fixed*>(db + t.dhi[j]) -= q;
+      // +1 unit at the low slot, -1 rem slots on (where rem is 0 they cancel: no test)
+      int64_t* const u0 = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(ul) + (static_cast<uint32_t>(t.dlo[j]) >> 1));
+      u0[0] += 1;
+      u0[rems[k]] -= 1;
+    } else {
+      const int64_t tl = t.dlo[j] / 16, th = t.dhi[j] / 16 - 1;
+      add_uniform_diff(tl, th, fixed::Split::make(to_acc<Fixed>(vol[j]), static_cast<uint64_t>(th - tl + 1)), dl, ul);
+    }
+  };
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    bar(j, d[0], u[0]);
+    bar(j + 1, d[1], u[1]);
+  }
+  if (j < n) bar(j, d[0], u[0]);
+}
+
 // bar_slots (cpu/bar_slots.hpp) for BarRow::uniform with AVX-512: the same return, slots, split
 // terms (where a good block uses them), mn / mx, on_grid and volume check (vc.whole: not computed,
 // false; the uniform path does not read it).
-template <bool Open, class P, class V>
+template <bool Open, class P, class V, class Out>
 VPOC_U512_TARGET bool uniform_slots512(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
-                                       double limit, double origin, BarSlots& out, double& mn, double& mx,
+                                       double limit, double origin, Out& out, double& mn, double& mx,
                                        bool& on_grid, VolumeCheck& vc) {
   UniformA512<Open, P, V> A(h, l, c, o, v, inv, limit, origin);
   __m512d lo = _mm512_set1_pd(INFINITY), hi = _mm512_set1_pd(-INFINITY);
@@ -182,10 +236,14 @@ VPOC_U512_TARGET bool uniform_slots512(const P* h, const P* l, const P* c, const
     grid &= r.whole;
     lo = _mm512_mask_min_pd(lo, m, lo, r.a);
     hi = _mm512_mask_max_pd(hi, m, hi, r.b);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.lo + j), _mm512_cvttpd_epi32(r.a));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.hi + j), _mm512_cvttpd_epi32(r.b));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.whole + j), _mm512_cvttpd_epi32(r.q));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out.split + j), _mm512_cvttpd_epi32(r.at));
+    if constexpr (std::is_same_v<Out, BarSlots>) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out.lo + j), _mm512_cvttpd_epi32(r.a));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out.hi + j), _mm512_cvttpd_epi32(r.b));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out.whole + j), _mm512_cvttpd_epi32(r.q));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out.split + j), _mm512_cvttpd_epi32(r.at));
+    } else {
+      out.put(j, r.a, r.b, r.q, r.at);
+    }
   }
   mn = _mm512_reduce_min_pd(lo);
   mx = _mm512_reduce_max_pd(hi);
