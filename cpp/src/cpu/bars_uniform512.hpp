@@ -162,49 +162,52 @@ struct UniformA512 {
   }
 };
 
-// A block's phase B operands, ready to add (uniform_slots512 into it, then add_terms): per bar the
+// A block's phase B operands, ready to add (uniform_slots512 into it, then add_terms), two int32 a
+// bar in one 64-bit word each (one load, not two: phase B is bound by its loads and stores): the
 // byte offsets of its +q and -q entries in the window's difference array from the origin row (at
-// the low slot and past the high slot; the unit array's offsets are half of them), q's whole part
-// and table row (-1: the general split). Byte offsets of slots below kMaxRows fit int32.
+// the low slot and past the high slot; the unit array's offsets are half of them), and q's whole
+// part with the table row (-1: the general split). Byte offsets of slots below kMaxRows fit int32.
 struct UniformTerms {
   static constexpr int64_t kMaxRows = int64_t{1} << 26;
-  alignas(64) int32_t dlo[kBarBlock];  // 16 * low slot
-  alignas(64) int32_t dhi[kBarBlock];  // 16 * (high slot + 1)
-  alignas(64) int32_t whole[kBarBlock];
-  alignas(64) int32_t row[kBarBlock];
+  alignas(64) int64_t at[kBarBlock];   // 16 * low slot | 16 * (high slot + 1) << 32
+  alignas(64) int64_t row[kBarBlock];  // whole | table row << 32
 
-  // Bars j.. (a vector) from phase A's slots a, b, quotient q and table row at (-1: none).
-  VPOC_U512_TARGET void put(int j, __m512d a, __m512d b, __m512d q, __m512d at) {
-    const __m256i lo = _mm512_cvttpd_epi32(a), hi = _mm512_cvttpd_epi32(b);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dlo + j), _mm256_slli_epi32(lo, 4));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dhi + j), _mm256_slli_epi32(_mm256_add_epi32(hi, _mm256_set1_epi32(1)), 4));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(whole + j), _mm512_cvttpd_epi32(q));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(row + j), _mm512_cvttpd_epi32(at));
+  // Bars j.. (a vector) from phase A's slots a, b, quotient q and table row r (-1: none).
+  VPOC_U512_TARGET void put(int j, __m512d a, __m512d b, __m512d q, __m512d r) {
+    const __m512i pairs = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m256i lo = _mm256_slli_epi32(_mm512_cvttpd_epi32(a), 4);
+    const __m256i hi = _mm256_slli_epi32(_mm256_add_epi32(_mm512_cvttpd_epi32(b), _mm256_set1_epi32(1)), 4);
+    const __m512i whole = _mm512_castsi256_si512(_mm512_cvttpd_epi32(q));
+    _mm512_store_si512(at + j, _mm512_permutex2var_epi32(_mm512_castsi256_si512(lo), pairs, _mm512_castsi256_si512(hi)));
+    _mm512_store_si512(row + j, _mm512_permutex2var_epi32(whole, pairs, _mm512_castsi256_si512(_mm512_cvttpd_epi32(r))));
   }
 };
 
 // Phase B of a block from its terms: bar j's entries into lane j % 2 (d[0] / u[0], d[1] / u[1]: the
 // window's difference arrays at the origin row, each lane). vol: the block's volumes (the general
-// split's).
+// split's). Per bar two 128-bit entries and one unit: the +1 unit of the low slot goes into the +q
+// entry's fraction (q.lo + 1 < 2**64: the fraction is at most 1 - 1 / n of 2**64, and 0 when rem is
+// 0), the -1 rem slots on into the units (the same slot when rem is 0: they cancel); the drain
+// sign-extends the units' running count (cpu/row_window.hpp).
 template <class V>
 VPOC_U512_TARGET void add_terms(const UniformTerms& t, int n, const V* vol, Fixed* const d[2], int64_t* const u[2]) {
   const uint64_t* const frac = split_table.frac.data();
   const uint64_t* const rems = split_table.rem.data();
   const auto bar = [&](int j, Fixed* dl, int64_t* ul) {
-    const int32_t k = t.row[j];
+    const int64_t at = t.at[j], row = t.row[j];
+    const int64_t lo = static_cast<int32_t>(at), hi = at >> 32, k = row >> 32;
     char* const db = reinterpret_cast<char*>(dl);
     if (k >= 0) {
+      const uint64_t f = frac[k], w = static_cast<uint32_t>(row);
       Fixed q;
-      q.lo = frac[k];
-      q.hi = static_cast<uint32_t>(t.whole[j]);
-      *reinterpret_cast<Fixed*>(db + t.dlo[j]) += q;
-      *reinterpret_cast<Fixed*>(db + t.dhi[j]) -= q;
-      // +1 unit at the low slot, -1 rem slots on (where rem is 0 they cancel: no test)
-      int64_t* const u0 = reinterpret_cast<int64_t*>(reinterpret_cast<char*>(ul) + (static_cast<uint32_t>(t.dlo[j]) >> 1));
-      u0[0] += 1;
-      u0[rems[k]] -= 1;
+      q.lo = f + 1;
+      q.hi = w;
+      *reinterpret_cast<Fixed*>(db + lo) += q;
+      q.lo = f;
+      *reinterpret_cast<Fixed*>(db + hi) -= q;
+      reinterpret_cast<int64_t*>(reinterpret_cast<char*>(ul) + (lo >> 1))[rems[k]] -= 1;
     } else {
-      const int64_t tl = t.dlo[j] / 16, th = t.dhi[j] / 16 - 1;
+      const int64_t tl = lo / 16, th = hi / 16 - 1;
       add_uniform_diff(tl, th, fixed::Split::make(to_acc<Fixed>(vol[j]), static_cast<uint64_t>(th - tl + 1)), dl, ul);
     }
   };
