@@ -17,6 +17,7 @@
 #include "cpu/slots.hpp"
 #include "cpu/typed.hpp"
 #include "cpu/uniform_split.hpp"
+#include "cpu/bars_uniform512.hpp"
 #include "vpoc/errors.hpp"
 
 
@@ -342,15 +343,34 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
                                                    : BarRow::hlc3;
   BarSlots slots;
   bool grid_all = true;
-  for (int64_t i0 = b; i0 < e; i0 += kBarBlock) {
+  bool termed = false;  // the block's phase A wrote `terms` (else slots)
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  // uniform bars: phase A in AVX-512 (cpu/bars_uniform512.hpp) where the CPU has it, into phase B's
+  // operands where the window's byte offsets fit int32
+  static const bool a512 = D == Distribute::uniform && simd::have_avx512();
+  UniformTerms terms;
+#endif
+  for (int64_t i0 = b; i0 < e;) {
     const int n = static_cast<int>(std::min<int64_t>(kBarBlock, e - i0));
     double mn = 0.0, mx = 0.0;
     bool grid = false, fits = true;
     VolumeCheck vc;  // the volumes, checked in bar_slots' pass
     while (fits) {
-      fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, bp.open ? bp.open + i0 : nullptr, vol + i0, n,
-                       s.inv, s.limit, static_cast<double>(bins.origin()), slots, mn, mx, grid, vc) &&
-             vc.ok;
+      const P* const o = bp.open ? bp.open + i0 : nullptr;
+      const double org = static_cast<double>(bins.origin());
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+      termed = a512 && std::is_same_v<Acc, Fixed> && bins.rows() <= UniformTerms::kMaxRows;
+      if (termed) {
+        const auto a = o ? uniform_slots512<true, P, V, UniformTerms> : uniform_slots512<false, P, V, UniformTerms>;
+        fits = a(bp.high + i0, bp.low + i0, bp.close + i0, o, vol + i0, n, s.inv, s.limit, org, terms, mn, mx, grid, vc);
+      } else if (a512) {
+        const auto a = o ? uniform_slots512<true, P, V, BarSlots> : uniform_slots512<false, P, V, BarSlots>;
+        fits = a(bp.high + i0, bp.low + i0, bp.close + i0, o, vol + i0, n, s.inv, s.limit, org, slots, mn, mx, grid, vc);
+      } else
+#endif
+        fits = bar_slots(kRow, bp.high + i0, bp.low + i0, bp.close + i0, o, vol + i0, n, s.inv, s.limit, org, slots, mn,
+                         mx, grid, vc) &&
+               vc.ok;
       if (!fits || (mn >= 0.0 && mx < static_cast<double>(bins.rows() - kPad))) break;
       fits = mn > -2e9 && mx < 2e9 && bins.reserve(bins.origin() + static_cast<int64_t>(mn),
                                                     bins.origin() + static_cast<int64_t>(mx));
@@ -370,6 +390,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
         // into lane j % 2 (RowWindow kDiffLanes), so that consecutive bars on one tick do not wait
         // on each other's stores (1.4 M ES bars, 1 thread: -3%, 5.19 -> 5.00 ms, this VM)
         static_assert(kDiffLanes == 2, "bars alternate between two lanes");
+        bool continue_block = false;  // phase B done (the terms' loop)
         Fixed* const d0 = w.diff_row(bins.origin());
         int64_t* const u0 = w.units_row(bins.origin());
         Fixed* const d1 = d0 + w.diff_stride();  // (stride 0 on wide windows: lane 1 is lane 0)
@@ -384,14 +405,22 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
                      : fixed::Split::make(to_acc<Fixed>(vol[i0 + j]), static_cast<uint64_t>(th - tl + 1));
           add_uniform_diff(tl, th, split, d, u);
         };
+        w.mark_diff();
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+        if (termed) {
+          Fixed* const d[2] = {d0, d1};
+          int64_t* const u[2] = {u0, u1};
+          add_terms(terms, n, vol + i0, d, u);  // (phase A fetched the next block)
+          continue_block = true;
+        }
+#endif
         int j = 0;
-        for (; j + 2 <= n; j += 2) {
+        for (; !continue_block && j + 2 <= n; j += 2) {
           fetch(j);
           bar(j, d0, u0);
           bar(j + 1, d1, u1);
         }
-        if (j < n) bar(j, d0, u0);
-        w.mark_diff();
+        if (!continue_block && j < n) bar(j, d0, u0);
       }
     } else {
       require_int64_safe_block<V, Acc>(vc.whole, vc.vmax);
@@ -400,6 +429,7 @@ int64_t bars_blocked(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, c
       else block_scatter<false>(Slots32{slots.lo}, vol + i0, n, bins, fetch);
     }
     bins.touch(bins.origin() + static_cast<int64_t>(mn), bins.origin() + static_cast<int64_t>(mx));
+    i0 += n;
   }
   on_grid = grid_all;
   return e;

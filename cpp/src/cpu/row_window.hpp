@@ -174,7 +174,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
     if constexpr (std::is_same_v<Acc, Fixed>) {
       if (diff_used_) {  // the running sum of the difference array, with the lanes, in one pass
         Fixed running;
-        int64_t running_units = 0;  // >= 0: a count of bars
+        int64_t running_units = 0;  // a count of bars, < 0 where the +1 units went into the 128-bit entries
         Fixed* d = diff_.data() + first;
         int64_t* u = units_.data() + first;
         static_assert(kDiffLanes == 2, "the fold below adds two lanes");
@@ -190,7 +190,7 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
               running_units += u1[k];
             }
             running_units += u[k];
-            Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), 0};
+            Fixed sum = running + Fixed{static_cast<uint64_t>(running_units), running_units < 0 ? ~uint64_t{0} : 0};
             if constexpr (decltype(with_lanes)::value)
               for (int l = 0; l < kLanes; ++l) sum += b[k * kLanes + l];
             o[k] = acc_to_double(sum);
