@@ -167,6 +167,25 @@ def test_lookbacks_message_names_the_index():
         vpoc.session_features(vpoc.synth.es_bars(n_sessions=2), tick_size=0.25, lookbacks=(5, 0))
 
 
+@pytest.mark.parametrize("index", ["labels", "timestamps"])
+def test_bar_frame_with_a_repeating_single_index_is_taken(index):
+    """Review of t6fix: a bar frame indexed by its session label (repeated per bar) or by bar timestamps
+    with a repeat is in order and must be accepted (the session table's one-row-per-session rule is not
+    the bars' rule); reversed, it is refused with readable labels."""
+    pd = pytest.importorskip("pandas")
+    n = 12
+    x = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
+    idx = (np.repeat([1, 2, 3], 4) if index == "labels"
+           else pd.DatetimeIndex(np.array(["2024-01-02T00:00"] * 2 + ["2024-01-02T00:01"] * 10, "datetime64[ns]")))
+    df = pd.DataFrame(x, columns=["a", "b"], index=idx)
+    ds = BarWindowDataset(df, 3, target=np.arange(n, dtype=np.float64))
+    # a single-level index gives no sessions: one sequence, as before t6fix
+    np.testing.assert_array_equal(ds.window_end.numpy(), np.arange(2, n - 1))
+    with pytest.raises(ValueError, match=r"non-decreasing\); row \d+ has (2|2024-01-02 00:00:00) after "
+                                         r"(3|2024-01-02 00:01:00) \(sort_index"):
+        BarWindowDataset(df.iloc[::-1], 3)
+
+
 def test_session_order_message_prints_plain_values():
     pd = pytest.importorskip("pandas")
     df = vpoc.synth.es_bars(n_sessions=4).to_pandas()

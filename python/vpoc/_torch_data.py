@@ -115,29 +115,39 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _frame_sessions(features: Any) -> Optional[np.ndarray]:
+def _frame_sessions(features: Any, bars: bool = False) -> Optional[np.ndarray]:
     """The session label of each row of a pandas DataFrame (its index, or a MultiIndex's first level,
-    as ``to_pandas()`` writes them), checked to be in chronological (increasing) order; None for
-    other inputs or an index that cannot be ordered. ValueError naming the first row out of order."""
+    as ``to_pandas()`` writes them), checked to be in chronological order: increasing, one row per
+    session for a session table; non-decreasing for bars (``bars``: a session's bars share its label, and
+    bar timestamps may repeat). None for other inputs or an index that cannot be ordered. ValueError
+    naming the first row out of order."""
     if not (type(features).__module__.startswith("pandas") and hasattr(features, "index")):
         return None
     idx = features.index
     multi = getattr(idx, "nlevels", 1) > 1
     labels = idx.get_level_values(0) if multi else idx
+    repeats = multi or bars  # equal consecutive labels allowed
     try:
-        ok = labels.is_monotonic_increasing and (multi or labels.is_unique)
+        ok = labels.is_monotonic_increasing and (repeats or labels.is_unique)
     except TypeError:
         return None
     if not ok:
         lab = np.asarray(labels)
         try:
-            bad = next(i for i in range(1, len(lab)) if not (lab[i] > lab[i - 1] or (multi and lab[i] == lab[i - 1])))
+            bad = next(i for i in range(1, len(lab)) if not (lab[i] > lab[i - 1] or (repeats and lab[i] == lab[i - 1])))
         except TypeError:
             return None
+        order = "non-decreasing" if repeats else "increasing, one row per session"
         raise ValueError(f"features: the DataFrame's sessions must be in chronological order (index "
-                         f"{'level 0 ' if multi else ''}increasing{'' if multi else ', one row per session'}); "
-                         f"row {bad} has {_plain(lab[bad])!r} after {_plain(lab[bad - 1])!r} (sort_index() it)")
+                         f"{'level 0 ' if multi else ''}{order}); row {bad} has {_show(labels[bad])} after "
+                         f"{_show(labels[bad - 1])} (sort_index() it)")
     return np.asarray(labels)
+
+
+def _show(v: Any) -> str:
+    """A label as a message prints it: 20190102, 'a', 2019-01-02 00:00:00 (not np.int64(...) / Timestamp(...))."""
+    v = _plain(v)
+    return repr(v) if isinstance(v, str) else str(v)
 
 
 #: Same-session leakage (``target_shift=0``): per session-table column, the prefixes of the columns
@@ -429,7 +439,7 @@ class BarWindowDataset(torch.utils.data.Dataset):
                  columns: Optional[Sequence[str]] = None, drop_columns: Sequence[str] = (),
                  dropna: str = "target", device: Any = None,
                  dtype: Optional[torch.dtype] = torch.float32) -> None:
-        labels = _frame_sessions(features)
+        labels = _frame_sessions(features, bars=True)
         if session_offsets is None:
             if _is_feature_table(features) and getattr(features, "kind", None) == "bar":
                 session_offsets = np.asarray(features.offsets)
