@@ -69,3 +69,36 @@ def test_check_prior_gap_counts_calendar_days(prior, label, days, warns):
 def test_check_prior_gap_refuses_a_label_that_is_no_date():
     with pytest.raises(ValueError, match="session labels"):
         check_prior_gap(20240102, 20241399, "t", "x")
+
+
+def _live_two_sessions(b, ts):
+    live = vpoc.Live(tick_size=0.25, session="globex", session_options=dict(calendar=None))
+    a = int(b.offsets[2])
+    live.update(b.high[:a], b.low[:a], b.close[:a], b.volume[:a], open=b.open[:a], timestamp=ts[:a])
+    return live, a
+
+
+def test_a_rolled_back_update_does_not_warn_twice():
+    b, ts = _bars(14)
+    live, a = _live_two_sessions(b, ts)
+    bad_close = b.close[a:].copy()
+    bad_close[3] = np.nan  # the update starts the third session, then is refused at its 4th bar
+    with pytest.warns(vpoc.MissingDaysWarning), pytest.raises(ValueError, match="close"):
+        live.update(b.high[a:], b.low[a:], bad_close, b.volume[a:], open=b.open[a:], timestamp=ts[a:])
+    assert len(live.labels) == 1  # rolled back: the second session still open
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.MissingDaysWarning)  # said once already: not again
+        live.update(b.high[a:], b.low[a:], b.close[a:], b.volume[a:], open=b.open[a:], timestamp=ts[a:])
+    live.close()
+    assert len(live.labels) == 3
+
+
+def test_missing_days_as_an_error_refuses_the_update_each_time():
+    b, ts = _bars(14)
+    live, a = _live_two_sessions(b, ts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.MissingDaysWarning)
+        for _ in range(2):  # refused, nothing changed, and refused again when sent again
+            with pytest.raises(vpoc.MissingDaysWarning):
+                live.update(b.high[a:], b.low[a:], b.close[a:], b.volume[a:], open=b.open[a:], timestamp=ts[a:])
+            assert len(live.labels) == 1 and live.session_label == int(live.session_label)

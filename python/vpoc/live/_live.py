@@ -465,9 +465,15 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     def _begin(self, label: int) -> None:
         if self._bars and self._clock.defn is not None and self._done_labels:
             # the next session's prev_* features read the last finished one: days missing between
-            # them are reported, as bar_features / session_features do
-            check_prior_gap(self._done_labels[-1], label, "Live",
-                            "prev_*_dist / cum_volume_vs_prev / session_table's prior-session columns read that session")
+            # them are reported, as bar_features / session_features do; once per pair of sessions (an
+            # update rolled back by a later bad row and sent again does not repeat it; kept out of the
+            # rolled-back state on purpose, and marked only once the warning has not raised)
+            pair = (self._done_labels[-1], label)
+            warned = self.__dict__.setdefault("_gaps_warned", set())
+            if pair not in warned:
+                check_prior_gap(pair[0], label, "Live",
+                                "prev_*_dist / cum_volume_vs_prev / session_table's prior-session columns read that session")
+                warned.add(pair)
         self._label = label
         self._int_volume = True  # every volume of the session came as an integer so far
         self._levels = (_NAN, _NAN, _NAN, 0.0, 0.0)
