@@ -64,6 +64,10 @@ def test_23_trial6_doc_examples_run_as_written(doc, files, monkeypatch) -> None:
     assert ran >= 1
     if doc == "docs/features.md":  # the example's comment says what comes back: the 2 strays
         assert (g["sess"].session_rule, g["sess"].dropped_rows) == ("globex", 2)
+    if doc == "docs/inspect.md":  # trial8 #5: globex(c) drops and reports the strays; session_ids keeps them
+        s, f, f_all = g["s"], g["f"], g["f_all"]  # (this synthetic file also has early-close prints)
+        assert s.dropped_by_cause["weekend"] == 2 and f.dropped_rows == s.dropped_rows > 0
+        assert f_all.dropped_rows == 0 and len(g["c"].close) - len(s.take(g["c"].close)) == s.dropped_rows
 
 
 def test_23_trial6_sessions_doc_first_block_is_the_recommended_path() -> None:
@@ -72,3 +76,43 @@ def test_23_trial6_sessions_doc_first_block_is_the_recommended_path() -> None:
     assert 'tz="America/Chicago"' not in first and "offsets=s.offsets" not in first.split("rth")[0]
     real = re.search(r"## Real data.*?```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     assert real is not None and 'tz="America/Chicago"' not in real.group(1)
+
+
+def _run_blocks(doc: str, g: dict) -> int:
+    ran = 0
+    for i, code in _blocks(doc):
+        exec(compile(code, f"{doc}[python block {i}]", "exec"), g)
+        ran += 1
+    return ran
+
+
+def test_t8_6_diff_live_presets_examples_run(tmp_path, monkeypatch) -> None:
+    """trial8 #6: diff.md runs as written; live.md and presets.md with only the names their 'given' lines
+    describe (feed, df); live.md imports numpy itself (it used np without importing it)."""
+    import types
+
+    import numpy as np
+
+    import vpoc
+
+    monkeypatch.chdir(tmp_path)
+    g = {"__name__": "__doc_example__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vpoc.GuessedDefaultWarning)
+        assert _run_blocks("docs/diff.md", g) == 1
+    assert g["d"].differs.any()  # the last diff: TPO profiles of 30- vs 60-minute periods
+    b = vpoc.synth.es_bars(n_sessions=3)
+    feed = [types.SimpleNamespace(open=b.open[i:i + 700], high=b.high[i:i + 700], low=b.low[i:i + 700],
+                                  close=b.close[i:i + 700], volume=b.volume[i:i + 700],
+                                  ts_ns=b.timestamp[i:i + 700]) for i in range(0, len(b.close), 700)]
+    g = {"__name__": "__doc_example__", "feed": feed}  # no np, no vpoc: the blocks import them
+    assert _run_blocks("docs/live.md", g) == 2
+    assert len(g["live"].profiles.poc) == 2
+    df = b.to_pandas()
+    step = 0.05 * (np.arange(len(df)) % 5)  # a 0.05 grid, not only the 0.25 one
+    for col in ("open", "high", "low", "close"):
+        df[col] = df[col] + step
+    g = {"__name__": "__doc_example__", "df": df}
+    with pytest.warns(vpoc.GuessedDefaultWarning):  # as the doc's given line says
+        assert _run_blocks("docs/presets.md", g) >= 1
+    assert g["prof"].rules["va_stop"] == "exceeds"
