@@ -110,11 +110,6 @@ def _column_index(name: Any, names: Optional[Tuple[str, ...]], arg: str) -> int:
     return names.index(name)
 
 
-def _plain(v: Any) -> Any:
-    """A numpy scalar as the plain Python value (messages print 20190102, not np.int64(20190102))."""
-    return v.item() if isinstance(v, np.generic) else v
-
-
 def _frame_sessions(features: Any, bars: bool = False) -> Optional[np.ndarray]:
     """The session label of each row of a pandas DataFrame (its index, or a MultiIndex's first level,
     as ``to_pandas()`` writes them), checked to be in chronological order: increasing, one row per
@@ -146,7 +141,7 @@ def _frame_sessions(features: Any, bars: bool = False) -> Optional[np.ndarray]:
 
 def _show(v: Any) -> str:
     """A label as a message prints it: 20190102, 'a', 2019-01-02 00:00:00 (not np.int64(...) / Timestamp(...))."""
-    v = _plain(v)
+    v = v.item() if isinstance(v, np.generic) else v
     return repr(v) if isinstance(v, str) else str(v)
 
 
