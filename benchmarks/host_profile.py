@@ -1,4 +1,5 @@
-"""Where the host time of a small GPU call goes: the bench_gpu ``batch`` call, profiled on the host.
+"""Where the host time of a GPU call goes: the bench_gpu ``batch`` call (or ``ticks_side``'s sided call with its
+six side fields touched, --workload ticks_side), profiled on the host.
 
 Contract: prints a plain-text report (and writes JSON with --out): wall per call with and without
 consuming the result, Python function calls per call and the functions that take the time (cProfile),
@@ -36,6 +37,8 @@ def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--workload", choices=("batch", "ticks_side"), default="batch")
+    ap.add_argument("--trades", type=int, default=2_000_000, help="ticks_side: trades per call")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -63,7 +66,29 @@ def main(argv: Any = None) -> int:
         p = call(k)
         return torch.stack([torch.from_dlpack(p.poc), torch.from_dlpack(p.vah), torch.from_dlpack(p.val)], 1)
 
-    report: Dict[str, Any] = {"device": torch.cuda.get_device_name(0), "sessions": SESSIONS, "bars": BARS}
+    if args.workload == "ticks_side":  # bench_gpu's ticks_side call shape, fewer trades (the host part is per call)
+        rng = np.random.default_rng(1)
+        n, S = args.trades, 1014
+        tick_off = np.linspace(0, n, S + 1).astype(np.int64)
+        p = (4000 + np.cumsum(rng.integers(-2, 3, n)) % 400).astype(np.float32) * np.float32(TICK)
+        v = rng.integers(1, 20, n).astype(np.float32)
+        sd = rng.choice(np.array([1, -1, 0], np.int8), size=n, p=[0.45, 0.45, 0.10])
+        P, Vt, SD = torch.from_numpy(p).cuda(), torch.from_numpy(v).cuda(), torch.from_numpy(sd).cuda()
+        toff = torch.from_numpy(tick_off).cuda()
+        fields = ("buy_volume", "sell_volume", "delta", "delta_poc", "imbalance_buy", "imbalance_sell")
+
+        def call(k: int) -> Any:  # noqa: F811 - the sided call, unconsumed
+            return vpoc.from_trades(P, Vt, offsets=toff, tick_size=TICK, device="cuda", side=SD)
+
+        def consume(k: int) -> Any:  # noqa: F811 - its side fields touched, as bench_gpu's ticks_side
+            q = call(k)
+            return [getattr(q, f) for f in fields]
+
+        def call_dev_offsets(k: int) -> Any:  # noqa: F811 - the unsided call on the same trades
+            return vpoc.from_trades(P, Vt, offsets=toff, tick_size=TICK, device="cuda")
+
+    report: Dict[str, Any] = {"device": torch.cuda.get_device_name(0), "workload": args.workload,
+                              "sessions": SESSIONS, "bars": BARS}
     for fn in (call, consume, call_dev_offsets):
         _timed(fn, 50, torch)
     report["wall_us"] = {name: 1e6 * min(_timed(fn, args.calls, torch) for _ in range(3))
@@ -103,7 +128,9 @@ def main(argv: Any = None) -> int:
             api[e.key] = {"count_per_call": e.count / n, "cpu_us_per_call": e.cpu_time_total / n}
     report["runtime_api"] = dict(sorted(api.items(), key=lambda kv: -kv[1]["cpu_us_per_call"]))
 
-    print(f"device: {report['device']}; {SESSIONS} sessions x {BARS} bars per call")
+    print(f"device: {report['device']}; " + (f"{SESSIONS} sessions x {BARS} bars per call" if args.workload == "batch"
+                                              else f"ticks_side, {args.trades} trades per call (call_device_offsets: "
+                                              "the same call without side)"))
     for k, v in report["wall_us"].items():
         print(f"  wall {k}: {v:.1f} us")
     print(f"  Python function calls per call (call + consume): {report['python_calls_per_call']:.0f}")

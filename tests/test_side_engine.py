@@ -233,6 +233,24 @@ def test_bad_side_on_a_dropped_row_raises():
         vpoc.from_trades(100.0 + np.arange(n) * TICK, np.ones(n), session=s, tick_size=TICK, side=side)
 
 
+@pytest.mark.parametrize("bad, what", [
+    (lambda o: np.concatenate([[1], o[1:]]), r"offsets\[0\] must be 0"),
+    (lambda o: np.concatenate([o[:2], [o[1] - 1], o[3:]]), "non-decreasing"),
+    (lambda o: np.concatenate([o[:-1], [o[-1] + 5]]), "must equal the number of rows"),
+])
+def test_side_levels_checks_host_row_offsets(bad, what):
+    """_core.side_levels on host rows refuses row offsets that do not run 0 .. R without decreasing (core's
+    validate_offsets) before reading a row: bad ones would read and write past the rows."""
+    price, volume, side, offsets = trades(0)
+    prof = vpoc.from_trades(price, volume, offsets=offsets, tick_size=TICK, side=side)
+    off = np.asarray(prof.offsets, np.int64)
+    assert len(off) > 3 and off[2] > off[1]  # the cases above change something
+    opts = vpoc._core.Options(tick_size=TICK)
+    with pytest.raises(ValueError, match=what):
+        vpoc._core.side_levels(np.ascontiguousarray(bad(off), np.int64), prof.low_row, prof.buy_volume,
+                               prof.sell_volume, prof.row_size, opts, 3.0, 3)
+
+
 def test_side_levels_of_rows_equal_the_engine():
     """_core.side_levels (Live, bar_features) on the engine's own buy / sell rows gives its fields."""
     price, volume, side, offsets = trades(11)

@@ -298,9 +298,12 @@ void register_side(py::module_& m) {
         const I64 off = row_off.cast<I64>(), low = low_row.cast<I64>();
         const F64 b = buy.cast<F64>(), s = sell.cast<F64>();
         const vpoc::RowLayout L = layout_of(off, low, row_size);
-        const int64_t R = off.data()[L.n_sessions];
-        if (static_cast<int64_t>(b.size()) != R || static_cast<int64_t>(s.size()) != R)
-          VPOC_THROW(ValueError, "side_levels: buy / sell rows do not match the row offsets");
+        if (b.size() != s.size()) VPOC_THROW(ValueError, "side_levels: buy and sell have different row counts");
+        const int64_t R = static_cast<int64_t>(b.size());
+        vpoc::SessionSpan rows;  // the row offsets run 0 .. R, never decreasing: checked before any row is read
+        rows.offsets = off.data();
+        rows.n_sessions = L.n_sessions;
+        vpoc::validate_offsets(rows, R);
         const bool totals = has_totals(buy_total, sell_total);
         F64 bt, st;
         if (totals) {

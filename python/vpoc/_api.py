@@ -319,7 +319,8 @@ def _ruled(prof: Profiles, rules: Optional[dict], volume: Any = None, sided: Any
     volumes were whole (ValueError naming va_target)."""
     if rules is not None and rules["va_target"] == "decimal":
         _presets.check_whole_volume(volume, prof.cpu().volume)
-    if sided is not None and prof.delta is not None:
+    # sided: the result holds side fields (read without making one: prof.delta would export or copy it)
+    if sided is not None and prof.__dict__.get("_side") is not None:
         rules = _presets.with_side_rules(rules, sided.imbalance_ratio, sided.stacked_min)
     if rules is not None:
         prof.rules = rules

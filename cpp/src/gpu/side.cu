@@ -334,6 +334,8 @@ SideDeviceColumns side_levels(const SideRows& rows, const Options& opt, const Si
   for (const BufferPtr& b : rows.owners)
     if (b) note_stream(*b, handle);
   ready = record_ready(stream, gopt.device);
+  st.last_call = ready.event;  // the workspace's last user: a call on another stream waits for these writes
+  st.last_call_stream = ready.stream;
   return d;
 }
 
