@@ -9,12 +9,36 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from ._arrays import gpu_location
+from ._device import _current_raw_stream
 
 __all__ = ["host_array"]
 
 
 # --------------------------------------------------------------------------- the arrays' library
+
+
+def _torch_import(torch: Any, x: Any) -> Any:
+    """A vpoc DeviceArray as a torch tensor, ordered on torch's current stream of its GPU: what
+    torch.from_dlpack(x) does, with the stream looked up once by handle (vpoc._device) and the capsule
+    handed over directly (torch.from_dlpack's device-string stream lookup and protocol probing cost
+    more than the import itself, once per side field). A torch that does not take the versioned capsule
+    gets x itself."""
+    dev_type, index = x.__dlpack_device__()
+    raw = _current_raw_stream(index)
+    stream = 1 if raw == 0 and dev_type == _DL_CUDA else raw  # the array API's legacy default stream on CUDA
+    try:
+        cap = x.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # pragma: no cover - a DeviceArray always takes max_version
+        return torch.from_dlpack(x)
+    try:
+        return torch.from_dlpack(cap)
+    except (TypeError, RuntimeError, BufferError):  # pragma: no cover - a torch without versioned capsules
+        return torch.from_dlpack(x)
+
+
+_DL_CUDA = 2  # DLPack's kDLCUDA
 
 
 class _Lib:
@@ -56,6 +80,8 @@ class _Lib:
                 return self.xp.as_tensor(x, device=self.device)
             with self.device:
                 return self.xp.asarray(x)
+        if self.name == "torch" and type(x) is _core.DeviceArray:
+            return _torch_import(self.xp, x)
         return self.xp.from_dlpack(x)
 
     def zeros(self, n: int, kind: str) -> Any:
