@@ -124,7 +124,8 @@ __global__ void __launch_bounds__(kSideThreads) side_levels_kernel(SideLevelColu
   if (c.go != nullptr && *c.go == 0) return;  // block-uniform
   const int64_t s = blockIdx.x;
   if (c.delta != nullptr && threadIdx.x == 0) c.delta[s] = side::delta(c.buy_total[s], c.sell_total[s]);
-  const int64_t n = c.n_rows != nullptr ? c.n_rows[s] : c.offsets[s + 1] - c.offsets[s];
+  int64_t n = c.n_rows != nullptr ? c.n_rows[s] : c.offsets[s + 1] - c.offsets[s];
+  if (c.n_rows_total >= 0 && (c.offsets[s] < 0 || n < 0 || c.offsets[s] > c.n_rows_total - n)) n = 0;
   if (n == 0) {
     if (threadIdx.x == 0) {
       c.delta_poc[s] = __longlong_as_double(0x7ff8000000000000LL);
@@ -327,6 +328,7 @@ SideDeviceColumns side_levels(const SideRows& rows, const Options& opt, const Si
   c.buy_total = rows.buy_total;
   c.sell_total = rows.sell_total;
   c.delta = static_cast<double*>(d.delta.data);
+  c.n_rows_total = R;
   Options o = opt;  // the rows' own tick: launch_side_levels reads row_size as tick_size * ticks_per_row
   o.tick_size = rows.row_size;
   o.ticks_per_row = 1;

@@ -35,6 +35,9 @@ struct SideLevelColumns {
   const double* buy_total = nullptr;
   const double* sell_total = nullptr;
   double* delta = nullptr;
+  // >= 0: the rows' count R, offsets given from outside the engine (_core.side_levels): a session whose
+  // offsets fall outside [0, R] or decrease is taken as empty, so no row past the columns is read or written
+  int64_t n_rows_total = -1;
 };
 
 // One block per session: imbalance flags, stacked-imbalance counts, the delta POC (the rows engine's
