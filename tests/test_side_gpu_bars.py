@@ -147,6 +147,43 @@ def test_side_levels_on_device_rows_equal_the_engine(seed):
                           sell_total=cols["sell_total"], placement=_core.Placement(device=0))
 
 
+@needs_torch
+@pytest.mark.parametrize("bad", ["past_end", "decreasing", "negative"])
+def test_side_levels_on_device_rows_with_bad_offsets_stay_in_bounds(bad):
+    """_core.side_levels on device rows whose row offsets are wrong (private API, never the engine's own):
+    the sessions they break are taken as empty (NaN delta POC, no stacked run), nothing is read or written
+    past the rows (compute-sanitizer memcheck runs this file), the other sessions keep their fields."""
+    torch = torch_cuda()
+    price, volume, side, offsets = random_trades(1)
+    prof = vpoc.from_trades(price, volume, device="cuda", offsets=offsets, tick_size=0.25, side=side)
+    r = prof.__dict__["_result"]
+    off = sp.host_array(r.offsets).astype(np.int64)
+    S, R = len(off) - 1, int(off[-1])
+    assert S >= 2 and R > 0
+    wrong = off.copy()
+    s = S - 1  # the session the bad offsets break
+    if bad == "past_end":
+        wrong[-1] = R + 4096
+    elif bad == "decreasing":
+        wrong[-1] = max(int(off[-2]) - 7, -1) if off[-2] > 0 else -7
+    else:
+        wrong[-2], s = -4096, S - 2  # sessions S-2 (starts below 0) and S-1 (offsets run down) break
+    opts = _core.Options(tick_size=0.25)
+    cols = prof.__dict__["_side"].cols
+    t = lambda a: torch.as_tensor(sp.host_array(a), device="cuda")  # noqa: E731
+    got = _core.side_levels(t(wrong), r.low_row, prof.buy_volume, prof.sell_volume, prof.row_size, opts, 3.0, 3,
+                            buy_total=cols["buy_total"], sell_total=cols["sell_total"],
+                            placement=_core.Placement(device=0))
+    torch.cuda.synchronize()
+    poc = sp.host_array(got["delta_poc"])
+    assert np.isnan(poc[s]) and sp.host_array(got["stacked_imbalance_buy"])[s] == 0
+    good = _core.side_levels(r.offsets, r.low_row, prof.buy_volume, prof.sell_volume, prof.row_size, opts, 3.0, 3,
+                             buy_total=cols["buy_total"], sell_total=cols["sell_total"],
+                             placement=_core.Placement(device=0))
+    keep = slice(0, S - 2)
+    np.testing.assert_array_equal(poc[keep], sp.host_array(good["delta_poc"])[keep])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_masked_trades_on_the_gpu_equal_the_engine(seed):
     """The masked path for trades (buy / sell engine passes on the GPU, then the device epilogue) gives the
