@@ -295,52 +295,85 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
   bool fractional = false, huge = false;
   constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
   const double inv = 1.0 / tick;
+  // Prices only (volumes in the bin pass): 16-byte packs (K prices) where the session's slice of the tile
+  // is aligned, a pack a load: one 128-bit load and one index instead of K (the ticks workload's range
+  // pass was bound by its per-trade instructions, not by bandwidth); the unaligned head and the tail one
+  // price a load.
+  constexpr int K = 16 / static_cast<int>(sizeof(P));
+  constexpr int UP = U / K > 0 ? U / K : 1;  // packs in flight a thread: U prices, as the scalar loop
+  struct alignas(16) Pack {
+    P x[K];
+  };
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     P lo_p = static_cast<P>(INFINITY), hi_p = -static_cast<P>(INFINITY);
     bool any = false;  // a valid trade of session s seen by this thread
-    for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
-      P p[U];
-      W v[U];
-      [[maybe_unused]] uint8_t code[U];
+    // one trade i of price pv: its checks, and the session's price range
+    const auto visit = [&](int64_t i, P pv, W vv) {
+      if constexpr (Sided)
+        if (side::code_i8(sides[i]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
+      // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
+      const P tk = pv * c.inv;
+      if (!(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(pv), tick, inv, eps)) {
+        ++off;
+        first_off = min(first_off, static_cast<unsigned long long>(i));
+      }
+      if (!(fabs(pv) < c.fast_limit || src.valid_price(static_cast<double>(pv))) ||
+          (Volumes && !fixed::volume_in_range(vv))) {
+        bad = min(bad, static_cast<unsigned long long>(i));
+        return;
+      }
+      if constexpr (Volumes) {
+        fractional |= !whole(vv);
+        huge |= vv > c.huge;
+      }
+      lo_p = min(lo_p, pv);
+      hi_p = max(hi_p, pv);
+      any = true;
+    };
+    if constexpr (Volumes) {  // prices and volumes, U trades in flight a thread
+      for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+        P p[U];
+        W v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int64_t i = i0 + int64_t(u) * kThreads;
-        if (i < e) {
-          p[u] = price[i];
-          if constexpr (Sided) code[u] = sides[i];
-          if constexpr (!Volumes)
-            v[u] = W(0);
-          else if constexpr (std::is_same<W, float>::value)
-            v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
-          else
-            v[u] = load_volume<V>(src.in.volume, i - src.base);
+        for (int u = 0; u < U; ++u) {
+          const int64_t i = i0 + int64_t(u) * kThreads;
+          if (i < e) {
+            p[u] = price[i];
+            if constexpr (std::is_same<W, float>::value)
+              v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
+            else
+              v[u] = load_volume<V>(src.in.volume, i - src.base);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int64_t i = i0 + int64_t(u) * kThreads;
+          if (i < e) visit(i, p[u], v[u]);
         }
       }
+    } else {  // prices only: packs where aligned
+      const auto addr = reinterpret_cast<std::uintptr_t>(price + a);
+      const int64_t head = addr % sizeof(P) != 0 ? e - a  // not element-aligned (never for a real array): scalar
+                                                 : min(e - a, static_cast<int64_t>(((16 - addr % 16) % 16) / sizeof(P)));
+      const int64_t vb = a + head, n_packs = (e - vb) / K, ve = vb + n_packs * K;
+      for (int64_t i = a + threadIdx.x; i < vb; i += kThreads) visit(i, price[i], W(0));
+      for (int64_t i = ve + threadIdx.x; i < e; i += kThreads) visit(i, price[i], W(0));
+      const Pack* packs = reinterpret_cast<const Pack*>(price + vb);
+      for (int64_t q0 = threadIdx.x; q0 < n_packs; q0 += int64_t(kThreads) * UP) {
+        Pack pk[UP];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int64_t i = i0 + int64_t(u) * kThreads;
-        if (i >= e) continue;
-        if constexpr (Sided)
-          if (side::code_i8(code[u]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
-        // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
-        const P t = p[u] * c.inv;
-        if (!(c.exact_grid && t == rint(t)) && grid::off_grid_fast(static_cast<double>(p[u]), tick, inv, eps)) {
-          ++off;
-          first_off = min(first_off, static_cast<unsigned long long>(i));
+        for (int u = 0; u < UP; ++u) {
+          const int64_t q = q0 + int64_t(u) * kThreads;
+          if (q < n_packs) pk[u] = packs[q];
         }
-        if (!(fabs(p[u]) < c.fast_limit || src.valid_price(static_cast<double>(p[u]))) ||
-            (Volumes && !fixed::volume_in_range(v[u]))) {
-          bad = min(bad, static_cast<unsigned long long>(i));
-          continue;
+#pragma unroll
+        for (int u = 0; u < UP; ++u) {
+          const int64_t q = q0 + int64_t(u) * kThreads;
+          if (q >= n_packs) continue;
+#pragma unroll
+          for (int j = 0; j < K; ++j) visit(vb + q * K + j, pk[u].x[j], W(0));
         }
-        if constexpr (Volumes) {
-          fractional |= !whole(v[u]);
-          huge |= v[u] > c.huge;
-        }
-        lo_p = min(lo_p, p[u]);
-        hi_p = max(hi_p, p[u]);
-        any = true;
       }
     }
     unsigned long long lo = kEncNone, hi = 0;
