@@ -309,9 +309,9 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
     P lo_p = static_cast<P>(INFINITY), hi_p = -static_cast<P>(INFINITY);
     bool any = false;  // a valid trade of session s seen by this thread
     // one trade i of price pv: its checks, and the session's price range
-    const auto visit = [&](int64_t i, P pv, W vv) {
+    const auto visit = [&](int64_t i, P pv, W vv, [[maybe_unused]] uint8_t code) {
       if constexpr (Sided)
-        if (side::code_i8(sides[i]) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
+        if (side::code_i8(code) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
       // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
       const P tk = pv * c.inv;
       if (!(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(pv), tick, inv, eps)) {
@@ -335,11 +335,13 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
       for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
         P p[U];
         W v[U];
+        uint8_t code[U] = {};
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const int64_t i = i0 + int64_t(u) * kThreads;
           if (i < e) {
             p[u] = price[i];
+            if constexpr (Sided) code[u] = sides[i];
             if constexpr (std::is_same<W, float>::value)
               v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
             else
@@ -349,7 +351,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           const int64_t i = i0 + int64_t(u) * kThreads;
-          if (i < e) visit(i, p[u], v[u]);
+          if (i < e) visit(i, p[u], v[u], code[u]);
         }
       }
     } else {  // prices only: packs where aligned
@@ -357,22 +359,31 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
       const int64_t head = addr % sizeof(P) != 0 ? e - a  // not element-aligned (never for a real array): scalar
                                                  : min(e - a, static_cast<int64_t>(((16 - addr % 16) % 16) / sizeof(P)));
       const int64_t vb = a + head, n_packs = (e - vb) / K, ve = vb + n_packs * K;
-      for (int64_t i = a + threadIdx.x; i < vb; i += kThreads) visit(i, price[i], W(0));
-      for (int64_t i = ve + threadIdx.x; i < e; i += kThreads) visit(i, price[i], W(0));
+      const auto code_at = [&](int64_t i) -> uint8_t {
+        if constexpr (Sided) return sides[i];
+        return 0;
+      };
+      for (int64_t i = a + threadIdx.x; i < vb; i += kThreads) visit(i, price[i], W(0), code_at(i));
+      for (int64_t i = ve + threadIdx.x; i < e; i += kThreads) visit(i, price[i], W(0), code_at(i));
       const Pack* packs = reinterpret_cast<const Pack*>(price + vb);
       for (int64_t q0 = threadIdx.x; q0 < n_packs; q0 += int64_t(kThreads) * UP) {
         Pack pk[UP];
+        uint8_t code[UP][K] = {};  // sided: the packs' side codes, loaded with them
 #pragma unroll
         for (int u = 0; u < UP; ++u) {
           const int64_t q = q0 + int64_t(u) * kThreads;
-          if (q < n_packs) pk[u] = packs[q];
+          if (q < n_packs) {
+            pk[u] = packs[q];
+#pragma unroll
+            for (int j = 0; j < K; ++j) code[u][j] = code_at(vb + q * K + j);
+          }
         }
 #pragma unroll
         for (int u = 0; u < UP; ++u) {
           const int64_t q = q0 + int64_t(u) * kThreads;
           if (q >= n_packs) continue;
 #pragma unroll
-          for (int j = 0; j < K; ++j) visit(vb + q * K + j, pk[u].x[j], W(0));
+          for (int j = 0; j < K; ++j) visit(vb + q * K + j, pk[u].x[j], W(0), code[u][j]);
         }
       }
     }
