@@ -101,8 +101,10 @@ def test_direct_call_and_layout():
 
 @pytest.mark.parametrize("args, err, match", [
     (dict(buy=[1.0, 2.0]), ValueError, "buy_volume must be 1-D with 3 rows like high"),
-    (dict(offsets=[0, 2]), ValueError, "offsets must run from 0"),
-    (dict(offsets=[0, 2, 1, 3]), ValueError, "offsets must not decrease"),
+    (dict(offsets=[0, 2]), ValueError, r"offsets\[-1\] must equal the number of rows N=3, got 2"),
+    (dict(offsets=[1, 2, 3]), ValueError, r"offsets\[0\] must be 0"),
+    (dict(offsets=[0, 2, 1, 3]), ValueError, "offsets must be non-decreasing"),
+    (dict(offsets=np.zeros(0, np.int64)), ValueError, "offsets must have at least one element"),
     (dict(low=[1.0]), ValueError, "low must be 1-D with 3 rows like high"),
 ])
 def test_direct_call_bad_inputs(args, err, match):

@@ -98,15 +98,10 @@ void check_bar_columns(std::initializer_list<std::pair<const char*, const F64*>>
 
 // CSR session offsets over n bars: 0 .. n, never decreasing (ValueError naming offsets), as a SessionSpan.
 vpoc::SessionSpan bar_sessions(const I64& offsets, int64_t n) {
-  const auto S = static_cast<int64_t>(offsets.size()) - 1;
-  const int64_t* off = offsets.data();
-  if (S < 0 || off[0] != 0 || off[S] != n)
-    VPOC_THROW_ARG(ValueError, "offsets", "offsets must run from 0 to the number of bars (", n, ")");
-  for (int64_t k = 0; k < S; ++k)
-    if (off[k + 1] < off[k]) VPOC_THROW_ARG(ValueError, "offsets", "offsets must not decrease (at ", k + 1, ")");
   vpoc::SessionSpan sessions;
-  sessions.offsets = off;
-  sessions.n_sessions = S;
+  sessions.offsets = offsets.size() > 0 ? offsets.data() : nullptr;
+  sessions.n_sessions = static_cast<int64_t>(offsets.size()) - 1;
+  vpoc::validate_offsets(sessions, n);  // the engine's rule and wording (core/sessions.cpp)
   return sessions;
 }
 
