@@ -250,13 +250,16 @@ void Run::read_summary() {
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
 }
 
-// A session of group g wider than max_rows: the first widest one is named.
+// A session of group g wider than max_rows: the first one is named, as the CPU names it (its first row
+// is the earliest failure there).
 void Run::too_wide(const Group& g) {
   const int64_t n = g.s1 - g.s0;
   std::vector<int64_t> w(static_cast<size_t>(n));
   VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-  const auto k = std::max_element(w.begin(), w.end()) - w.begin();
+  auto it = std::find_if(w.begin(), w.end(), [&](int64_t x) { return x > opt_.max_rows; });
+  if (it == w.end()) it = std::max_element(w.begin(), w.end());  // (the caller saw one: never)
+  const auto k = it - w.begin();
   VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
 }
 
