@@ -101,8 +101,12 @@ inline Problem too_wide(const char* what, int64_t i, int64_t max_rows) {
                                 " rows; use a larger tick_size or ticks_per_row (or raise max_rows)"));
 }
 
-inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows) {
+// Session s spans `rows` rows; `what` `first` (a "row" or "bar" index; what nullptr: not known) is the first
+// input row that takes it past max_rows: a fat-finger print is named.
+inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows, const char* what = nullptr,
+                                    int64_t first = -1) {
   return detail::concat("session ", s, " spans ", rows, " rows, more than max_rows=", max_rows,
+                        what != nullptr ? detail::concat(" from ", what, " ", first, " on") : std::string(),
                         "; use a larger tick_size or ticks_per_row (or raise max_rows)");
 }
 

@@ -104,7 +104,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     std::vector<double>& buffer = scratch[worker].buffer;
     const bool ok = bin(s, bins, failure);
     if (ok && bins.too_wide())
-      failure.record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
+      report_too_wide(in, off[s], off[s + 1], s, opt, failure);
     Binned& b = binned[static_cast<size_t>(s)];
     if (!ok || bins.too_wide()) {
       const auto keep = buffer.size();
@@ -230,9 +230,9 @@ SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& 
       b.volume = *column[k];
       Bins<Acc> bins(w.window<Acc>());
       GridCount grid[4];
-      const bool binned = bin_bars(b, off[s], off[s + 1], distribute, opt, bins, failure[k], grid, 0);
+      const bool binned = bin_bars(b, off[s], off[s + 1], s, distribute, opt, bins, failure[k], grid, 0);
       const bool wide = binned && bins.too_wide();
-      if (wide) failure[k].record(off[s], messages::session_too_wide(s, bins.hi() - bins.lo() + 1, opt.max_rows));
+      if (wide) report_too_wide(view_of(b, distribute), off[s], off[s + 1], s, opt, failure[k]);
       lo[k] = bins.empty() ? kNoRow : bins.lo();
       const double vmax = bins.vmax();
       Fixed& total = k == 0 ? r.buy_total : r.sell_total;
@@ -317,7 +317,7 @@ Profiles profile_trades(const Array& price, const Array& volume, const SessionSp
         sessions, opt, volume, view_of(price, volume),
         [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
           GridCount g;
-          const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], opt, bins, f, g, codes);
+          const bool ok = bin_trades(price, volume, sessions.offsets[s], sessions.offsets[s + 1], s, opt, bins, f, g, codes);
           grid.add(0, g);
           return ok;
         },
@@ -347,7 +347,7 @@ Profiles profile_bars(const BarsInput& bars, const SessionSpan& sessions, Distri
     grid.clear();
     return run<Acc>(sessions, opt, bars.volume, view_of(bars, distribute), [&](int64_t s, Bins<Acc>& bins, FirstFailure& f) {
       GridCount g[4];
-      const bool ok = bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], distribute, opt, bins, f, g, n_grid);
+      const bool ok = bin_bars(bars, sessions.offsets[s], sessions.offsets[s + 1], s, distribute, opt, bins, f, g, n_grid);
       for (int k = 0; k < n_grid; ++k) grid.add(k, g[k]);
       return ok;
     });

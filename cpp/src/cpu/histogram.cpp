@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/messages.hpp"
+#include "core/source.hpp"
 #include "cpu/bar_slots.hpp"
 #include "cpu/grid.hpp"
 #include "cpu/scatter.hpp"
@@ -218,16 +220,57 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
   return e;
 }
 
-// The first bad trade in [b, stop], or stop itself when none is bad (then it was max_rows).
+// Session s = [b, e), every row of it valid, wider than max_rows: "session s spans N rows ... from row i
+// on" at its first row, N its exact span by each row's lowest and highest row (the engine's ladder and
+// distribute rule, core/source.hpp, as the GPU's range pass; legacy bars on the session's own level
+// ladder), i the first row that takes the running span past max_rows.
 template <class P, class V>
-void report_trades(const P* price, const V* vol, int64_t b, int64_t stop, const Options& opt,
-                   const Array& pa, const Array& va, FirstFailure& f) {
-  for (int64_t i = b; i <= stop; ++i) {
-    messages::Problem m = messages::trade_problem(i, pa, static_cast<double>(price[i]), va, vol[i], opt.tick_size,
-                                            opt.ticks_per_row);
+void report_span(const InputView& in, int64_t b, int64_t e, int64_t s, const Options& opt, FirstFailure& f) {
+  const auto src = make_source<P, V>(in, opt, 0);
+  distribute::LegacyLadder L;
+  if (in.bars && in.distribute == Distribute::legacy) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = b; i < e; ++i) {
+      const Item it = src.item(i);
+      lo = std::min(lo, Source<P, V>::legacy_lo(it));
+      hi = std::max(hi, Source<P, V>::legacy_hi(it));
+    }
+    L = distribute::LegacyLadder::make(lo, hi, src.scale.tick);
+  }
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min(), first = -1;
+  for (int64_t i = b; i < e; ++i) {
+    int64_t r0 = 0, r1 = 0;
+    src.rows(src.item(i), L, r0, r1);
+    lo = std::min(lo, r0);
+    hi = std::max(hi, r1);
+    if (first < 0 && hi - lo >= opt.max_rows) first = i;
+  }
+  const char* what = in.bars ? "bar" : "row";
+  if (first < 0)  // (never: the window's limit is max_rows) the old words, no span to give
+    return f.record(b, messages::too_wide(what, b, opt.max_rows));
+  f.record(b, messages::session_too_wide(s, hi - lo + 1, opt.max_rows, what, first));
+}
+
+// Session s = [b, e), whose binning stopped (at a bad row, or with the window full): its first bad row,
+// else report_span (no bad row in it: the window was full, max_rows). The same words whatever window an
+// earlier call left.
+template <class P, class V, class Problem>
+void report_session(int64_t b, int64_t e, int64_t s, const InputView& in, const Options& opt,
+                    FirstFailure& f, Problem&& problem_at) {
+  for (int64_t i = b; i < e; ++i) {
+    messages::Problem m = problem_at(i);
     if (!m.empty()) return f.record(i, std::move(m));
   }
-  f.record(stop, messages::too_wide("row", stop, opt.max_rows));
+  report_span<P, V>(in, b, e, s, opt, f);
+}
+
+// Trades [b, e) of session s whose binning stopped: report_session.
+template <class P, class V>
+void report_trades(const P* price, const V* vol, int64_t b, int64_t e, int64_t s, const Options& opt,
+                   const Array& pa, const Array& va, FirstFailure& f) {
+  report_session<P, V>(b, e, s, view_of(pa, va), opt, f, [&](int64_t i) {
+    return messages::trade_problem(i, pa, static_cast<double>(price[i]), va, vol[i], opt.tick_size, opt.ticks_per_row);
+  });
 }
 
 // ---- bars --------------------------------------------------------------------------------------
@@ -478,17 +521,15 @@ int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, co
   }
 }
 
-// The first bad bar in [b, stop], or stop itself when none is bad (then it was max_rows).
+// Bars [b, e) of session s whose binning stopped: report_session.
 template <class P, class V>
-void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t stop, const Options& opt,
-                 const BarsInput& in, FirstFailure& f) {
-  for (int64_t i = b; i <= stop; ++i) {
+void report_bars(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, int64_t s,
+                 Distribute distribute, const Options& opt, const BarsInput& in, FirstFailure& f) {
+  report_session<P, V>(b, e, s, view_of(in, distribute), opt, f, [&](int64_t i) {
     const double o = bp.open ? static_cast<double>(bp.open[i]) : 0.0;
-    messages::Problem m = messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o, vol[i], opt.tick_size,
-                                          opt.ticks_per_row);
-    if (!m.empty()) return f.record(i, std::move(m));
-  }
-  f.record(stop, messages::too_wide("bar", stop, opt.max_rows));
+    return messages::bar_problem(i, in, bp.high[i], bp.low[i], bp.close[i], o, vol[i], opt.tick_size,
+                                 opt.ticks_per_row);
+  });
 }
 
 }  // namespace
@@ -499,7 +540,7 @@ bool integer_accumulation(const Array& volume, bool splits_volume) {
 }
 
 template <class Acc>
-bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
+bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end, int64_t session,
                 const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid, const int8_t* side) {
   const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
@@ -513,7 +554,7 @@ bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t 
         const int64_t stop = blocked ? trades_blocked(p, v, begin, end, s, bins, grid, side)
                                      : trades_loop<E, O>(p, v, begin, end, s, opt.ticks_per_row, bins, side);
         ok = stop == end;
-        if (!ok) report_trades(p, v, begin, stop, opt, price, volume, f);
+        if (!ok) report_trades(p, v, begin, end, session, opt, price, volume, f);
       });
     });
   });
@@ -521,7 +562,7 @@ bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t 
 }
 
 template <class Acc>
-bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
+bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, int64_t session, Distribute distribute,
               const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount* grid, int n_grid) {
   const auto s = TickScale::make(opt.tick_size, opt.ticks_per_row);
   bool ok = true;
@@ -551,7 +592,7 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
           case Distribute::legacy: stop = legacy_loop<E>(bp, v, begin, end, s, tpr, bins); break;
         }
         ok = stop == end;
-        if (!ok) report_bars(bp, v, begin, stop, opt, bars, f);
+        if (!ok) report_bars(bp, v, begin, end, session, distribute, opt, bars, f);
       });
     });
   });
@@ -562,13 +603,18 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute dist
   return ok;
 }
 
-template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, const Options&,
+void report_too_wide(const InputView& in, int64_t begin, int64_t end, int64_t session, const Options& opt,
+                     FirstFailure& f) {
+  with_types(in, [&](auto p, auto v) { report_span<decltype(p), decltype(v)>(in, begin, end, session, opt, f); });
+}
+
+template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, int64_t, const Options&,
                                   Bins<int64_t>&, FirstFailure&, GridCount&, const int8_t*);
-template bool bin_trades<Fixed>(const Array&, const Array&, int64_t, int64_t, const Options&,
+template bool bin_trades<Fixed>(const Array&, const Array&, int64_t, int64_t, int64_t, const Options&,
                                  Bins<Fixed>&, FirstFailure&, GridCount&, const int8_t*);
-template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
+template bool bin_bars<int64_t>(const BarsInput&, int64_t, int64_t, int64_t, Distribute, const Options&,
                                 Bins<int64_t>&, FirstFailure&, GridCount*, int);
-template bool bin_bars<Fixed>(const BarsInput&, int64_t, int64_t, Distribute, const Options&,
+template bool bin_bars<Fixed>(const BarsInput&, int64_t, int64_t, int64_t, Distribute, const Options&,
                               Bins<Fixed>&, FirstFailure&, GridCount*, int);
 
 double sum_volumes(const Array& volume, int64_t begin, int64_t end) {

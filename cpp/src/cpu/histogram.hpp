@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/messages.hpp"
+#include "core/source.hpp"
 #include "cpu/grid.hpp"
 #include "cpu/row_window.hpp"
 #include "vpoc/engine.hpp"
@@ -50,17 +51,25 @@ double sum_volumes(const Array& volume, int64_t begin, int64_t end);
 // throws NeedsFixed at the first one that is not.
 bool integer_accumulation(const Array& volume, bool splits_volume);
 
-// Bins rows [begin, end) of the trades and adds their off-grid prices to `grid`. False (and f
-// recorded) on a bad row. side (int8 codes, sided calls into a window of kSidePlanes planes; else null):
-// each trade into plane side[i] & 3 of its row.
+// Bins rows [begin, end) of the trades (session `session`) and adds their off-grid prices to `grid`.
+// False (and f recorded) on a bad row, or when the session spans more rows than the window holds: then
+// the first bad row of the whole session, else "session s spans N rows" at its first row, N its exact
+// span (the same words whatever window an earlier call left). side (int8 codes, sided calls into a
+// window of kSidePlanes planes; else null): each trade into plane side[i] & 3 of its row.
 template <class Acc>
-bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end,
+bool bin_trades(const Array& price, const Array& volume, int64_t begin, int64_t end, int64_t session,
                 const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount& grid, const int8_t* side = nullptr);
 
-// Bins bars [begin, end) with the given distribution and adds the off-grid prices of the first
-// n_grid inputs (high, low, close, open) to grid[0 .. n_grid). False (and f recorded) on a bad row.
+// Bins bars [begin, end) (session `session`) with the given distribution and adds the off-grid prices of
+// the first n_grid inputs (high, low, close, open) to grid[0 .. n_grid). False (and f recorded) on a bad
+// row or a session wider than the window, as bin_trades.
 template <class Acc>
-bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, Distribute distribute,
+bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, int64_t session, Distribute distribute,
               const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount* grid, int n_grid);
+
+// Session `session` = rows [begin, end) of `in`, binned whole and wider than max_rows: recorded at its
+// first row as "session s spans N rows, more than max_rows from row i on" (bin_trades / bin_bars' words).
+void report_too_wide(const InputView& in, int64_t begin, int64_t end, int64_t session, const Options& opt,
+                     FirstFailure& f);
 
 }  // namespace vpoc::cpu
