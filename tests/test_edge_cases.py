@@ -641,6 +641,7 @@ def _adversarial_prices(rng, tick, n=20_000, max_k=10**6):
     return p[np.isfinite(p) & (np.abs(p / tick) < 2.0**52)]
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.CoarseGridWarning")  # float32 at 2**36 ticks: a coarse grid (t8fix)
 @pytest.mark.parametrize("tick", [0.25, 0.1, 0.01, 0.03, 1 / 3, 7.3, 1e-7, 1e-4, 12.5, 0.2,
                                   0.05, 0.005, 3.0, 2.0**-10, 0.3])
 @pytest.mark.parametrize("magnitude", [10**6, 2**36])

@@ -224,8 +224,11 @@ def test_session_ids_equal_offsets(sess, seed, va_method, poc_tie, distribute, d
     n = int(sizes.sum())
     off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     ids = np.repeat(labels, sizes)
-    if datetime_ids:
-        ids = ids.astype("datetime64[s]")
+    expected = labels
+    if datetime_ids:  # dates (midnight, here in seconds): labelled by their YYYYMMDD (docs/contract.md)
+        days = (10_000 + np.cumsum(np.minimum(np.diff(labels, prepend=labels[0] - 1), 400))).astype("datetime64[D]")
+        ids = np.repeat(days, sizes).astype("datetime64[s]")
+        expected = np.array([int(str(d).replace("-", "")) for d in days], dtype=np.int64)
     kw = dict(tick_size=0.25, va_method=va_method, poc_tie=poc_tie)
     low = np.round(rng.uniform(4000, 4010, n) * 4) / 4
     high = low + rng.integers(0, 6, n) * 0.25
@@ -243,10 +246,7 @@ def test_session_ids_equal_offsets(sess, seed, va_method, poc_tie, distribute, d
     assert a.session_labels is None
     got_labels = np.asarray(b.session_labels)
     assert got_labels.shape == (len(sizes),)
-    expected = np.asarray(ids)[off[:-1]]
-    if datetime_ids and got_labels.dtype.kind != "M":
-        expected = expected.view(np.int64)  # labels given back as the int64 ticks
-    np.testing.assert_array_equal(got_labels, expected)
+    np.testing.assert_array_equal(got_labels, expected, strict=True)
 
 
 @given(n=st.integers(0, 30), seed=st.integers(0, 2**32 - 1),

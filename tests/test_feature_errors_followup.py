@@ -64,6 +64,7 @@ def test_side_volume_errors_name_the_input_row(what, column):
     _check(got, kept, row, s)
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # a UTC clock on purpose (t8fix)
 @_deps.needs("pandas_market_calendars")
 def test_session_rule_and_frames_name_the_input_row():
     """session='rth' (a rule applied to the bar opens) and a DataFrame (its row) the same way."""

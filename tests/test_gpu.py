@@ -613,11 +613,15 @@ def test_session_ids(where, api, datetime_ids):
     n = int(sizes.sum())
     labels = 20240101 + np.cumsum(rng.integers(1, 5, sizes.size))
     ids = np.repeat(labels, sizes).astype(np.int64)
-    if datetime_ids:
-        ids = ids.astype("datetime64[s]")
+    if datetime_ids:  # dates (midnight): labelled by their YYYYMMDD, on every device (docs/contract.md)
+        days = np.datetime64("2024-01-01") + np.cumsum(rng.integers(1, 5, sizes.size))
+        ids = np.repeat(days, sizes).astype("datetime64[s]")
+        labels = np.array([int(str(x).replace("-", "")) for x in days], dtype=np.int64)
     d, _ = es_like(n, 1, bars=api != "trades")
     c, g = both(api, d, where, session_ids=ids, tick_size=0.25)
     assert c.session_labels is not None and len(c.session_labels) == sizes.size
+    np.testing.assert_array_equal(np.asarray(c.session_labels), labels, strict=True)
+    np.testing.assert_array_equal(np.asarray(g.session_labels), labels, strict=True)
     assert_gpu_matches_cpu(g, c, exact=exact_for(api, d["volume"]))
     # the same sessions as offsets
     off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

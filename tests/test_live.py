@@ -80,6 +80,7 @@ DST_START = np.datetime64("2024-03-08T20:00", "ns").astype(np.int64)
        tick=st.sampled_from([0.25, 0.1]), fractional=st.booleans(),
        poc_tie=st.sampled_from(["center", "low", "high"]), max_chunk=st.sampled_from([3, 40]),
        sessions=st.sampled_from(["custom", "daily", "starts"]))
+@pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # features in New York hours (t8fix)
 def test_bars_equal_batch_after_every_update(seed, distribute, va_method, ticks_per_row, tick,
                                              fractional, poc_tie, max_chunk, sessions):
     rng = np.random.default_rng(seed)

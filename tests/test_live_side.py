@@ -226,6 +226,7 @@ def test_empty_live_and_closed_session():
 @given(seed=st.integers(0, 2**32 - 1), distribute=st.sampled_from(["uniform", "close", "hlc3", "legacy"]),
        fractional=st.booleans(), tpr=st.sampled_from([1, 2]), tie=st.sampled_from(["center", "low", "high"]),
        tick=st.sampled_from([0.25, 0.1]), max_chunk=st.sampled_from([3, 30]))
+@pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # features in New York hours (t8fix)
 def test_bars_equal_batch_for_any_chunking(seed, distribute, fractional, tpr, tie, tick, max_chunk):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 120))

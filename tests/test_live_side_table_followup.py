@@ -15,6 +15,9 @@ import vpoc
 from test_live_side import chunks, random_bars, same, sessions_of
 from test_side import _rows, ref_footprint
 
+# features in New York hours on purpose (t8fix)
+pytestmark = pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")
+
 FOPTS = dict(composite_sessions=2, lookbacks=(1, 2), ib_minutes=120, tz="America/New_York")
 SIDE = vpoc.features.SIDE_TABLE_COLUMNS
 

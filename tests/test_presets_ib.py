@@ -14,6 +14,9 @@ import pytest
 import vpoc
 from vpoc.features import session_features
 
+# the IB tests' clock is UTC on purpose (t8fix)
+pytestmark = pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")
+
 GOLDEN = Path(__file__).parent / "data" / "marketprofile_google.csv"
 MIN = 60 * 10**9
 DAY = 1440 * MIN

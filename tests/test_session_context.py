@@ -244,6 +244,7 @@ def globex_day():
     return h, lo, ts
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # the open moved to 03:00 on purpose (t8fix)
 @pytest.mark.filterwarnings("ignore::vpoc.IncompleteSessionWarning")  # session_features reports them as tpo (t5fix)
 @_deps.needs("pandas_market_calendars")
 def test_overnight_high_low_hand_built():

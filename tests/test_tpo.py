@@ -230,6 +230,7 @@ def test_random_sessions_match_reference(seed):
     assert_matches(got, want)
 
 
+@pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # London 14:00 on purpose (t8fix)
 @pytest.mark.parametrize("seed", range(8))
 def test_dated_sessions_take_the_ib_on_their_trade_date(seed):
     """datetime64 session ids are trade dates: the IB and opening range lie on that date only."""

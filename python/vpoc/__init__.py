@@ -14,7 +14,7 @@ from ._plot_migration import plot_migration
 from ._plot_tpo import plot_tpo
 from ._profiles import NO_ROW, Profiles
 from ._version import __version__
-from ._warnings import (DroppedRowsWarning, DuplicateRowsWarning, GuessedDefaultWarning, MissingDaysWarning,
+from ._warnings import (CoarseGridWarning, DroppedRowsWarning, DuplicateRowsWarning, GuessedDefaultWarning, MissingDaysWarning,
                         PresetWarning)
 from .features import (FeatureTable, IncompleteSessionWarning, Levels, TpoProfiles, bar_features, levels,
                        session_features, tpo)
@@ -22,6 +22,7 @@ from .io import ReorderedRecordsWarning
 from .live import Live
 
 __all__ = [
+    "CoarseGridWarning",
     "DroppedRowsWarning",
     "DuplicateRowsWarning",
     "FeatureTable",

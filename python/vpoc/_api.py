@@ -10,13 +10,14 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _core
-from ._arrays import as_prices, first_off_grid, gpu_location, report_grid
+from ._arrays import as_prices, coarse_grid, first_off_grid, gpu_location, report_grid
 from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_available, memory_stats,  # noqa: F401
                       set_pool_limit, _placed)
 from ._errors import input_rows
 from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
 from ._frames import synth_sessions as _synth_sessions, table as _table, bar_side_arguments as _bar_side_arguments
 from ._profiles import Profiles
+from ._time import session_date_ids
 from . import _presets
 from . import _side_profiles as _sides
 from . import _timewin
@@ -62,10 +63,11 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
             gpu, ins, place = _placed(device, arrays, memory_budget, stream)
             r = engine(*ins.values(), *args, place, window_start)
     where = "cpu" if gpu is None else f"cuda:{gpu}"
-    if not r.off_grid and not facts:
-        return Profiles(r, device=where)
     if prices is None:
         prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
+    coarse_grid(next(iter(prices.values())), prices, opts.tick_size)
+    if not r.off_grid and not facts:
+        return Profiles(r, device=where)
     # the off-grid report names the input rows itself (input_rows would map its error's row again)
     return _finish(r, facts or {}, prices, opts, where, rows, 4)
 
@@ -171,6 +173,8 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     if price is None:
         raise TypeError("from_trades: price is None; give price and volume arrays, or a vpoc.io.Trades / "
                         "DataFrame as the only positional argument")
+    if session_ids is not None:  # datetime dates: YYYYMMDD labels; times of day refused
+        session_ids = session_date_ids(session_ids)
     if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None
             and time_unit is None and ambiguous is None and nonexistent is None):
@@ -178,6 +182,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
             p = Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
+            coarse_grid(price, {"price": price}, opts.tick_size)
             return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts),
                            device, memory_budget, stream, {"price": price}, opts), rules, volume)
@@ -260,6 +265,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     if high is None:
         raise TypeError("from_bars: high is None; give high, low, close and volume arrays, or a vpoc.io.Bars / "
                         "DataFrame as the only positional argument")
+    if session_ids is not None:  # datetime dates: YYYYMMDD labels; times of day refused
+        session_ids = session_date_ids(session_ids)
     if (low is not None and close is not None and volume is not None and span is None and session is None
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
@@ -267,7 +274,10 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
             r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
-            p = Profiles(r) if not r.off_grid else _finish(r, {}, _bar_prices(high, low, close, open, opts), opts)
+            prices = {"high": high, "low": low, "close": close} if open is None else \
+                _bar_prices(high, low, close, open, opts)
+            p = Profiles(r) if not r.off_grid else _finish(r, {}, prices, opts)
+            coarse_grid(high, prices, opts.tick_size)
             return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume,
                                                 "open": open}, (offsets, session_ids, opts), device, memory_budget,

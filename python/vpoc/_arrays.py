@@ -7,6 +7,8 @@ drop the rows or fill them first); a masked array with nothing masked is read as
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from typing import Any, Optional, Tuple
 
@@ -17,7 +19,7 @@ from ._errors import input_error
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location",
-    "check_grid", "report_grid", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "gpu_to_host", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "coarse_grid", "derived_prices", "COARSE_MIN_FACTOR", "COARSE_MIN_PRICES", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "gpu_to_host", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -291,6 +293,87 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
     if not count:
         return 0
     return report_grid(count, total, first, items, tick, snap, stacklevel + 1)
+
+
+#: A coarse grid: every price a multiple of at least this many ticks (CoarseGridWarning) ...
+COARSE_MIN_FACTOR = 4
+#: ... among at least this many distinct prices (a few prices, or one, say nothing about the grid).
+COARSE_MIN_PRICES = 16
+_COARSE_SAMPLE = 512  # prices the factor is first measured on (every price is checked before it is reported)
+_DERIVED: "contextvars.ContextVar[bool]" = contextvars.ContextVar("vpoc_derived_prices", default=False)
+
+
+@contextlib.contextmanager
+def derived_prices() -> Any:
+    """Within it, from_trades / from_bars skip :func:`coarse_grid`: vpoc's own calls on prices it made
+    from a profile's ladder rows (composites, TPO counts, diffs), whose grid the caller's call reported."""
+    token = _DERIVED.set(True)
+    try:
+        yield
+    finally:
+        _DERIVED.reset(token)
+
+
+def _grid_ticks(x: np.ndarray, tick: float) -> np.ndarray:
+    """The int64 tick numbers of the finite prices of ``x`` that lie on the ``tick`` grid (the
+    others are the off-grid report's: refused or rounded)."""
+    t = np.asarray(x, dtype=np.float64) / tick
+    q = np.rint(t)
+    keep = np.isfinite(q) & (np.abs(t - q) <= 1e-3) & (np.abs(q) < 2.0**62)
+    return q[keep].astype(np.int64)
+
+
+def coarse_grid(first: Any, prices: Any, tick_size: float) -> int:
+    """The factor k when every price of ``prices`` (a mapping {name: array} of host prices, ``first``
+    its array of one price per row: price, or high; GPU arrays are skipped: only host data is read)
+    lies on a grid of k >= COARSE_MIN_FACTOR ticks among >= COARSE_MIN_PRICES distinct prices and
+    rows, reported by a vpoc.CoarseGridWarning (prices in cents with a tick in points:
+    ``tick_size=0.25`` on 512525.0 is k = 100, ``tick_size=25.0``); else 0.
+    Cheap: the gcd of the tick numbers of a sample of 512 prices of ``first`` (a few us), and only
+    when it is >= k every price (the engine's count_off_grid on the k-tick grid, then the exact gcd
+    of all). Skipped inside :func:`derived_prices`. Prices off the tick grid are left to the
+    off-grid report (refused or rounded)."""
+    tick = float(tick_size)
+    if type(first) is np.ndarray and tick > 0.0:  # the common case, in a few us
+        if first.shape[0] < COARSE_MIN_PRICES:  # a call of a few rows
+            return 0
+        # the gcd of (a sample of) the first array's tick numbers bounds the factor (NaN, inf and
+        # off-grid prices make no large gcd: any factor found is checked on every price below)
+        with np.errstate(invalid="ignore", over="ignore"):
+            q = np.rint(first[::max(1, first.shape[0] // _COARSE_SAMPLE)] / tick).astype(np.int64)
+        if int(np.gcd.reduce(q)) < COARSE_MIN_FACTOR:
+            return 0
+    if _DERIVED.get():
+        return 0
+    arrays = []
+    for name, x in prices.items():
+        if x is None or gpu_location(x, name) is not None:
+            continue
+        arrays.append(x if isinstance(x, np.ndarray) else as_prices(x, name))
+    n = sum(int(a.shape[0]) for a in arrays)
+    if n < COARSE_MIN_PRICES or not (tick > 0.0 and math.isfinite(tick)):
+        return 0
+    step = max(1, n // _COARSE_SAMPLE)
+    ticks = np.concatenate([_grid_ticks(a[::step], tick) for a in arrays])
+    k = int(np.gcd.reduce(ticks)) if ticks.size else 0
+    if k < COARSE_MIN_FACTOR or np.unique(ticks).size < COARSE_MIN_PRICES:
+        return 0
+    if any(_host_off(a, k * tick, 0)[0] for a in arrays):  # not every price: the exact gcd of all
+        k = int(np.gcd.reduce(np.concatenate([_grid_ticks(a, tick) for a in arrays])))
+        if k < COARSE_MIN_FACTOR:
+            return 0
+    import warnings
+
+    from ._warnings import CoarseGridWarning, user_stacklevel
+
+    coarse = float(f"{k * tick:.12g}")
+    warnings.warn(f"the prices all lie on a grid {k} times coarser than tick_size={tick!r} "
+                  f"(every price is a multiple of {coarse!r}; {COARSE_MIN_PRICES} or more distinct prices): the "
+                  f"profile's ladder holds {k - 1} empty rows between any two prices, which moves the POC and "
+                  f"value area. If the prices are in cents (or another unit {k} times finer than the tick), pass "
+                  f"tick_size={coarse!r}; if tick_size={tick!r} is right, filter vpoc.CoarseGridWarning",
+                  CoarseGridWarning, stacklevel=user_stacklevel())
+    return k
 
 
 def off_grid_at(x: Any, i: int, tick_size: float) -> bool:

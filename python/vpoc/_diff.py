@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence
 import numpy as np
 
 from ._api import from_trades
+from ._arrays import derived_prices
 from ._optional import require
 from ._presets import BIN_KEYWORDS, PEER_KEYWORDS, RULE_DEFAULTS
 from ._profiles import NO_ROW, Profiles
@@ -215,8 +216,9 @@ def _levels_under(prof: Any, sel: np.ndarray, poc_tie: str, va_method: str, valu
         off = np.concatenate(([0], np.cumsum(cnt)))
         rows, vol = rows[keep], vol[keep]
     row = float(prof.row_size)
-    r = from_trades(rows.astype(np.float64) * row, vol, offsets=off, tick_size=row, value_area=value_area,
-                    va_method=va_method, poc_tie=poc_tie, **peer)
+    with derived_prices():  # a profile's ladder rows, not the caller's prices
+        r = from_trades(rows.astype(np.float64) * row, vol, offsets=off, tick_size=row, value_area=value_area,
+                        va_method=va_method, poc_tie=poc_tie, **peer)
     return np.stack([r.poc_row, r.vah_row, r.val_row], axis=1)
 
 

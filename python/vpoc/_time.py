@@ -17,7 +17,7 @@ from ._arrays import gpu_location, gpu_to_host, unmasked
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "iso_utc", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error", "host", "input_timestamps_ns", "naive_pandas_error", "yyyymmdd_days", "zone_offset_s",
-           "offset_change", "utc_offset_ns"]
+           "offset_change", "utc_offset_ns", "days_yyyymmdd", "session_dates", "session_date_ids"]
 
 #: Nanoseconds per unit.
 TIME_UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -91,7 +91,12 @@ def ns_range_error(values: np.ndarray, unit: str) -> Optional[Tuple[int, str]]:
         limit = np.iinfo(np.int64).max // scale
         bad = np.abs(flat) > limit  # exact: -2**63 is excluded above
         if bad.any():
-            return int(np.argmax(bad)), f"{unit} is out of the int64 nanosecond range"
+            guess = likely_unit(int(flat.min()), int(flat.max()))
+            fix = ("" if guess is None or guess == unit else
+                   f": the values look like {_NAMES[guess]} since the epoch, not {_NAMES[unit]}; pass "
+                   f"time_unit={guess!r}" + (" or leave time_unit out (a vpoc.io.Bars / Trades, SynthBars or "
+                                             "datetime64 timestamps are nanoseconds already)" if guess == "ns" else ""))
+            return int(np.argmax(bad)), f"{unit} is out of the int64 nanosecond range{fix}"
     return None
 
 
@@ -342,6 +347,53 @@ def yyyymmdd_days(labels: np.ndarray, what: str) -> np.ndarray:
         except ValueError:
             raise ValueError(f"{what}[{i}] = {x} is not a date YYYYMMDD") from None
     return out
+
+
+def days_yyyymmdd(days: Any) -> np.ndarray:
+    """Days since 1970-01-01 -> YYYYMMDD integers (int64): the inverse of :func:`yyyymmdd_days`."""
+    d = np.asarray(days, dtype=np.int64).astype("datetime64[D]")
+    y = d.astype("datetime64[Y]").astype(np.int64) + 1970
+    m = d.astype("datetime64[M]").astype(np.int64) % 12 + 1
+    dd = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
+    return (y * 10000 + m * 100 + dd).astype(np.int64)
+
+
+def session_dates(ids: Any, name: str = "session_ids") -> Optional[np.ndarray]:
+    """Datetime session ids (a datetime64 array of any unit, a pandas Series / Index, tz-aware ones
+    read in their own zone) as their naive datetime64 values, each a date (midnight); None when
+    ``ids`` are no datetimes (integer ids: the caller's). A NaT, or a time of day (ids that are
+    timestamps, not trade dates), raises ValueError naming ``name`` and the index."""
+    dtype = getattr(ids, "dtype", None)
+    if getattr(dtype, "kind", None) != "M":
+        return None
+    if getattr(dtype, "tz", None) is not None:  # pandas tz-aware: the dates of its own zone
+        ids = ids.dt.tz_localize(None) if hasattr(ids, "dt") else ids.tz_localize(None)
+    arr = np.asarray(ids)
+    if arr.dtype.kind != "M" or arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of dates, got {arr.dtype} of shape {arr.shape}")
+    from ._errors import input_error
+
+    nat = np.isnat(arr)
+    if nat.any():
+        i = int(np.argmax(nat))
+        raise input_error(f"{name}[{i}] is NaT: every row needs its session's date", name, i)
+    timed = arr != arr.astype("datetime64[D]")
+    if timed.any():
+        i = int(np.argmax(timed))
+        raise input_error(f"{name}[{i}] = {arr[i]} has a time of day: datetime session ids must be dates (each "
+                         f"row's trade date, at midnight), one session per date; pass dates, e.g. "
+                         f"ts.dt.normalize() of a pandas Series (its local dates), the trade_date column of a "
+                         f"vpoc.io.contracts table, or session=vpoc.sessions.globex(ts) for CME trade dates", name, i)
+    return arr
+
+
+def session_date_ids(ids: Any, name: str = "session_ids") -> Any:
+    """``ids`` as the engine reads them: datetime dates (:func:`session_dates`) as YYYYMMDD integers,
+    the labels of their sessions (docs/contract.md); anything else as given."""
+    dates = session_dates(ids, name)
+    if dates is None:
+        return ids
+    return days_yyyymmdd(dates.astype("datetime64[D]").astype(np.int64))
 
 
 def zone_offset_s(s: int, tz: Any) -> int:

@@ -9,8 +9,14 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning", "MissingDaysWarning", "PresetWarning",
-           "user_stacklevel"]
+__all__ = ["CoarseGridWarning", "DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning",
+           "MissingDaysWarning", "PresetWarning", "user_stacklevel"]
+
+
+class CoarseGridWarning(UserWarning):
+    """Every price lies on a grid several ticks wide (>= 4 ``tick_size``, >= 16 distinct prices): prices
+    in cents with a tick in points, or a ``tick_size`` finer than the data's; the message names the
+    factor k and ``tick_size=k*tick_size``."""
 
 
 class DroppedRowsWarning(UserWarning):

@@ -1,19 +1,45 @@
 // core/sessions.cpp — session boundaries: offsets validation and per-row ids -> offsets.
 // Contract: offsets[0] == 0, non-decreasing, offsets[S] == N; ids non-decreasing; first bad index named.
+#include <string>
+
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 
 namespace vpoc {
 
+namespace {
+
+// " (these look like session lengths: ...)" when the S+1 values are >= 0 and sum to n_rows, the usual
+// cause of offsets that do not start at 0 or end at N: lengths passed where offsets are expected.
+std::string lengths_hint(const int64_t* o, int64_t s, int64_t n_rows) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i <= s; ++i) {
+    if (o[i] < 0 || o[i] > n_rows - sum) return "";
+    sum += o[i];
+  }
+  if (sum != n_rows || (o[0] == 0 && o[s] == n_rows)) return "";
+  return ". These look like session lengths (they sum to N=" + std::to_string(n_rows) +
+         "): offsets are the start row of each session and N, i.e. "
+         "offsets=np.concatenate([[0], np.cumsum(lengths)])";
+}
+
+}  // namespace
+
 void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
   const int64_t* o = sessions.offsets;
   const int64_t s = sessions.n_sessions;
   if (o == nullptr || s < 0) VPOC_THROW_ARG(ValueError, "offsets", "offsets must have at least one element (0)");
-  if (o[0] != 0) VPOC_THROW_ARG(ValueError, "offsets", "offsets[0] must be 0, got ", o[0]);
+  if (o[0] != 0)
+    VPOC_THROW_ARG(ValueError, "offsets", "offsets[0] must be 0, got ", o[0], lengths_hint(o, s, n_rows));
   for (int64_t i = 1; i <= s; ++i)
     if (o[i] < o[i - 1])
       VPOC_THROW_ARG(ValueError, "offsets", "offsets must be non-decreasing: offsets[", i, "]=", o[i], " < offsets[",
-                 i - 1, "]=", o[i - 1]);
+                 i - 1, "]=", o[i - 1], lengths_hint(o, s, n_rows));
+  if (o[s] != n_rows && s >= 1) {
+    const std::string hint = lengths_hint(o, s, n_rows);
+    if (!hint.empty())
+      VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s], hint);
+  }
   if (o[s] < n_rows && s >= 1)  // the usual cause, said once here for every entry point
     VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s], ": offsets index only ",
                o[s], " rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in a session, not every "

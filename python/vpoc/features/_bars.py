@@ -20,7 +20,7 @@ from ._intraday import _Clock, _clock, _ib_mask
 from ._market_context import _days_since_prior
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes
-from ._params import _NS_PER_MINUTE, _engine_rules, _rules
+from ._params import _NS_PER_MINUTE, _check_rth_hours, _engine_rules, _rules
 from ._segments import _nearest_grouped, _ratio, _segment_accumulate
 from ._table import FeatureTable, _Columns
 
@@ -276,6 +276,8 @@ def bar_features(high: Any, low: Any = None, close: Any = None, volume: Any = No
                    lvn_threshold, 0.3, 0.6, 0.5, tz, rth_start, ib_minutes, 30)
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='bar_features')
+    if data.ts is not None:  # the IB columns read the clock in tz: sessions.rth's hours rule
+        _check_rth_hours(rules)
     side = _side_inputs(buy_volume, sell_volume, data)
     prof, where = _profiles(data, rules, device, threads, developing=True, **side)
     rules = _engine_rules(rules, prof)

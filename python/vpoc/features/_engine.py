@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .._api import from_bars, from_trades
+from .._arrays import derived_prices
 from .._errors import input_rows
 from .._profiles import Profiles
 from ._inputs import _Data
@@ -118,9 +119,10 @@ def _composites(ctx: _Context) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         w_offs = np.zeros(e1 - e0 + 1, dtype=np.int64)
         np.cumsum(seg, out=w_offs[1:])
         idx = np.arange(total, dtype=np.int64) + np.repeat(starts[e0:e1] - w_offs[:-1], seg)
-        comp = from_trades(row_price[idx], vol[idx], offsets=w_offs, tick_size=rules.row_size,
-                           ticks_per_row=1, value_area=rules.value_area, va_method=rules.va_method,
-                           poc_tie=rules.poc_tie, threads=ctx.threads)
+        with derived_prices():  # ladder rows: the call's from_bars reported their grid
+            comp = from_trades(row_price[idx], vol[idx], offsets=w_offs, tick_size=rules.row_size,
+                               ticks_per_row=1, value_area=rules.value_area, va_method=rules.va_method,
+                               poc_tie=rules.poc_tie, threads=ctx.threads)
         for arr, name in zip(out, ("poc", "vah", "val")):
             arr[N - 1 + e0:N - 1 + e1] = getattr(comp, name)
         e0 = e1

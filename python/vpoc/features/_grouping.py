@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from .. import _core
-from .._time import yyyymmdd_days as _yyyymmdd_days
+from .._time import session_dates, yyyymmdd_days as _yyyymmdd_days
 from .._warnings import GuessedDefaultWarning, user_stacklevel
 
 __all__ = ["GROUP_COLUMNS", "SESSION_RULES", "_Grouping", "_group", "_yyyymmdd_days"]
@@ -119,11 +119,11 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
     if session is not None and explicit:
         raise ValueError(f"{what}: give session= (or sessions=) or offsets= / session_ids=, not both")
     if explicit:
-        if offsets is None and getattr(session_ids, "dtype", None) is not None \
-                and np.dtype(session_ids.dtype).kind == "M":  # dates: dated sessions
-            if len(session_ids) != n:
-                raise ValueError(f"session_ids has length {len(session_ids)} but the data has {n} rows")
-            g = _by_column("session_ids", np.asarray(session_ids), dated=True)
+        dates = None if offsets is not None else session_dates(session_ids)  # times of day refused
+        if dates is not None:  # dates: dated sessions
+            if len(dates) != n:
+                raise ValueError(f"session_ids has length {len(dates)} but the data has {n} rows")
+            g = _by_column("session_ids", dates, dated=True)
             g.facts["session_rule"] = "session_ids"
             return g
         offs, labels = _core.session_offsets(offsets, session_ids, n)

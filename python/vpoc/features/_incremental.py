@@ -16,7 +16,7 @@ from ._bars import _bar_row
 from ._engine import _composites, _context
 from ._inputs import _Data
 from ._intraday import _clock, _ib_window
-from ._params import _Rules, _rules
+from ._params import _check_rth_hours, _Rules, _rules
 from ._profile_nodes import _node_levels, _nodes
 from ._segments import _nearest, _price_rows, _segment_reduce
 from ._session import _session_columns
@@ -46,11 +46,13 @@ def feature_rules(tick_size: float, ticks_per_row: int, distribute: str, value_a
     """The validated feature rules (``FEATURE_DEFAULTS`` updated by ``options``); the ladder and
     value-area rules as the engine validated them."""
     fo = {**FEATURE_DEFAULTS, **options}
-    return _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie,
-                  fo["lookbacks"], fo["composite_sessions"], fo["naked_max_age"],
-                  fo["node_smoothing"], fo["node_order"], fo["hvn_threshold"], fo["lvn_threshold"],
-                  fo["shape_edge"], fo["shape_b_peak"], fo["shape_b_valley"], fo["tz"],
-                  fo["rth_start"], fo["ib_minutes"], fo["tpo_minutes"])
+    rules = _rules(tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie,
+                   fo["lookbacks"], fo["composite_sessions"], fo["naked_max_age"],
+                   fo["node_smoothing"], fo["node_order"], fo["hvn_threshold"], fo["lvn_threshold"],
+                   fo["shape_edge"], fo["shape_b_peak"], fo["shape_b_valley"], fo["tz"],
+                   fo["rth_start"], fo["ib_minutes"], fo["tpo_minutes"])
+    _check_rth_hours(rules)  # the IB columns read the clock in tz: sessions.rth's hours rule
+    return rules
 
 
 def composite_levels(prof: Profiles, rules: _Rules) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from .._arrays import as_prices, as_volume
+from .._arrays import as_prices, as_volume, warn_duplicate_bars
 from .._validate import check_dropped, report_volume
 from .._time import bar_opens, check_label, check_time_unit, interval_ns
 from .._time import host as _host, input_timestamps_ns as _timestamps_ns
@@ -193,6 +193,11 @@ def _data(high: Any, low: Any, close: Any, volume: Any, open: Any, timestamp: An
                           "moved back by it. Pass interval= to set it", GuessedDefaultWarning,
                           stacklevel=user_stacklevel())
         facts["interval"] = None if step is None else step / 1e9
+        # exact duplicate bars, counted twice: from_bars' rule (vpoc.read_bars warned about a file's own;
+        # a SynthBars has none)
+        if kind in ("frame", "arrays") or (kind == "bars" and getattr(table, "source", None) == "<arrays>"):
+            warn_duplicate_bars(ts, [x for x in (o, h, lo, c, v) if x is not None],
+                                f"{what}: the DataFrame" if kind == "frame" else what)
     rows = dict(high=h, low=lo, close=c, volume=v, open=o)
     g = _group(n, offsets=_host(offsets), session_ids=_host(session_ids), session=session, synth=synth,
                frame_cols=frame_cols, ts=ts, volume=report_volume(np.asarray(v, dtype=np.float64)), what=what)

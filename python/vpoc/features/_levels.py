@@ -13,6 +13,7 @@ import numpy as np
 
 from .._optional import require
 from .._profiles import NO_ROW, Profiles
+from .._time import days_yyyymmdd
 from ._params import _rules
 from ._profile_nodes import _node_levels, _nodes
 from ._tpo_result import TpoProfiles
@@ -58,10 +59,10 @@ def _node_rules(prof: Profiles, node_smoothing: Any, node_order: Any, hvn_thresh
 
 
 def _comparable(labels: Any) -> np.ndarray:
-    """Session labels as compared by ``_check_tpo``: datetime64 dates as days since the epoch (the
-    spelling ``from_bars`` gives datetime64 session ids), anything else as it is."""
+    """Session labels as compared by ``_check_tpo``: datetime64 dates as YYYYMMDD (the labels
+    ``from_bars`` gives datetime64 session ids; the feature tables keep the dates), anything else as it is."""
     x = np.asarray(labels)
-    return x.astype("datetime64[D]").astype(np.int64) if x.dtype.kind == "M" else x
+    return days_yyyymmdd(x.astype("datetime64[D]").astype(np.int64)) if x.dtype.kind == "M" else x
 
 
 def _check_tpo(tpo: Any, prof: Profiles) -> Optional[TpoProfiles]:

@@ -17,7 +17,7 @@ from .._profiles import Profiles
 
 __all__ = ["LEGACY_SESSION_COLUMNS", "LOOKBACK_FEATURES", "MAX_NODE_ROWS", "SHAPES", "legacy_columns",
            "_NS_PER_DAY", "_NS_PER_MINUTE", "_Rules", "_TIE_REL", "_engine_rules", "_int_param",
-           "_lookbacks", "_real_param", "_rules", "_time_of_day_ns", "_tzinfo"]
+           "_lookbacks", "_real_param", "_rules", "_time_of_day_ns", "_tzinfo", "_check_rth_hours"]
 
 #: The 14 per-session features of the legacy pipeline, in its order (GUIDE section 2).
 LEGACY_SESSION_COLUMNS: Tuple[str, ...] = (
@@ -188,6 +188,21 @@ def _choice(x: Any, name: str, allowed: Tuple[str, ...]) -> str:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {x!r}")
     return x
 
+
+
+def _check_rth_hours(rules: _Rules) -> bool:
+    """vpoc.sessions.rth's rule on the initial balance window ``[rth_start, rth_start + ib_minutes)``
+    in ``tz`` (vpoc.sessions.check_hours): outside the ES regular hours (e.g. tz="UTC": 08:30 UTC is
+    02:30 Chicago) it warns with vpoc.sessions.SessionHoursWarning, pointing at the caller's line.
+    Called by the tables that read the clock (timestamps given) and by Live's feature rules."""
+    from .._warnings import user_stacklevel
+    from ..sessions import check_hours
+
+    start = rules.rth_start_ns // 10**9
+    end = start + rules.ib_minutes * 60
+    hhmm = lambda s: f"{s // 3600:02d}:{s // 60 % 60:02d}" + (f":{s % 60:02d}" if s % 60 else "")  # noqa: E731
+    return check_hours(hhmm(start), "24:00" if end >= 86_400 else hhmm(end), rules.tz,
+                       stacklevel=user_stacklevel() + 1)  # check_hours warns, one frame down
 
 
 def _engine_rules(rules: _Rules, prof: Profiles) -> _Rules:

@@ -24,7 +24,8 @@ from ._intraday import _Clock, _clock, _ib_mask, _tpo
 from ._naked_pocs import _naked
 from ._profile_nodes import _node_levels, _Nodes, _nodes, _shapes
 from ._preset_rules import _preset_rules
-from ._params import LEGACY_SESSION_COLUMNS, SHAPES, _engine_rules, _Rules, _rules, legacy_columns
+from ._params import (LEGACY_SESSION_COLUMNS, SHAPES, _check_rth_hours, _engine_rules, _Rules, _rules,
+                      legacy_columns)
 from ._segments import _nearest_grouped, _ratio, _segment_count, _segment_reduce
 from ._table import FeatureTable, _Columns
 from ._tpo import TPO_TABLE_COLUMNS, _report, _session_tpo, _table_columns
@@ -260,6 +261,8 @@ def session_features(high: Any, low: Any = None, close: Any = None, volume: Any 
     _type_rules(type_rules)  # bad keys or values raise before any work
     data = _data(high, low, close, volume, open, timestamp, offsets, session_ids, time_unit,
                  session=session, sessions=sessions, label=label, interval=interval, what='session_features')
+    if data.ts is not None:  # the IB / opening range read the clock in tz: sessions.rth's hours rule
+        _check_rth_hours(rules)
     side = _side_inputs(buy_volume, sell_volume, data)  # the kept rows, as the other columns
     side.update((k, v) for k, v in (("imbalance_ratio", imbalance_ratio),
                                     ("stacked_imbalance_min", stacked_imbalance_min)) if v is not None)

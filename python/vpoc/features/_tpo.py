@@ -22,7 +22,7 @@ from ._market_context import VA_MIGRATIONS, _days_since_prior, _overnight, _prio
 from ._engine import _Context, _profiles
 from ._inputs import _data, _Data
 from ._intraday import _clock, _Clock, _ib_late_ns, _ib_mask, _utc_offset_ns
-from ._params import _NS_PER_MINUTE, _engine_rules, _Rules, _rules
+from ._params import _NS_PER_MINUTE, _check_rth_hours, _engine_rules, _Rules, _rules
 from ._preset_rules import _preset_rules
 from ._segments import _previous_nonempty, _ratio, _segment_reduce
 from ._tpo_counts import _context_pass, _tpo_pass, _TpoPass
@@ -333,6 +333,7 @@ def tpo(high: Any, low: Any = None, close: Any = None, volume: Any = None, *, op
     if data.ts is None:
         raise ValueError("tpo: timestamp is required (TPO periods are clock periods): pass timestamp= "
                          "or a vpoc.io.Bars / SynthBars / DataFrame with a timestamp column")
+    _check_rth_hours(rules)  # the periods, IB and opening range read the clock in tz: sessions.rth's rule
     # the tick grid of the prices the caller gave (from_bars' rule: high, low, close, and open with
     # "legacy"; not the stand-in close of arrays without one), reported here once, so that its
     # advice (snap=True) is this call's; then the engine's other bar checks (finite prices,

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._api import from_bars
+from .._arrays import derived_prices
 from .._profiles import Profiles
 from ._params import _Rules
 from ._segments import _price_rows, _segment_count
@@ -73,10 +74,11 @@ def _tpo_profiles(b: _Brackets, row_size: float, *, value_area: float = 0.70,
     indices and row prices are those of the volume profile's ladder. POC, value area and ties are
     the engine's rules applied to the counts."""
     rs = float(row_size)
-    return from_bars(b.hi_row.astype(np.float64) * rs, b.lo_row.astype(np.float64) * rs,
-                     b.lo_row.astype(np.float64) * rs, (b.hi_row - b.lo_row + 1).astype(np.int64),
-                     offsets=b.offsets, tick_size=rs, ticks_per_row=1, distribute="uniform",
-                     value_area=value_area, va_method=va_method, poc_tie=poc_tie, threads=threads)
+    with derived_prices():  # ladder rows: the call's from_bars reported their grid
+        return from_bars(b.hi_row.astype(np.float64) * rs, b.lo_row.astype(np.float64) * rs,
+                         b.lo_row.astype(np.float64) * rs, (b.hi_row - b.lo_row + 1).astype(np.int64),
+                         offsets=b.offsets, tick_size=rs, ticks_per_row=1, distribute="uniform",
+                         value_area=value_area, va_method=va_method, poc_tie=poc_tie, threads=threads)
 
 
 def _single_print_mask(count: np.ndarray) -> np.ndarray:

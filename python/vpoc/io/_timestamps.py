@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from .._time import TIME_UNITS, check_plausible, ns_range_error
+from .._time import TIME_UNITS, check_plausible, likely_unit, ns_range_error
 from ._options import (_YEARS, _LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
                        _Options, _Where)
 
@@ -93,9 +93,12 @@ def _local(values: Any, where: _Where, opts: _Options) -> Int64Array:
 
 def _epoch(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if opts.time_unit is None:
-        raise TypeError(f"{where.source}: the timestamp column holds integers; pass time_unit="
-                        "'s', 'ms', 'us' or 'ns' (epoch times are UTC) to vpoc.io.read_bars / read_trades "
-                        "(from_bars / from_trades of a frame: read it with them first)")
+        vals = raw.to_numpy()
+        guess = likely_unit(int(vals.min()), int(vals.max())) if vals.size and vals.dtype.kind in "iu" else None
+        unit = ("'s', 'ms', 'us' or 'ns' (epoch times are UTC)" if guess is None else
+                f"{guess!r} (epoch times are UTC; the values are 1990..2100 times in {guess!r} only)")
+        raise TypeError(f"{where.source}: the timestamp column holds integers; pass time_unit={unit} to the "
+                        "call that reads the frame: vpoc.io.read_bars / read_trades, from_bars / from_trades")
     na = raw.isna().to_numpy(dtype=bool)
     i = _first(na)
     if i is not None:

@@ -7,14 +7,19 @@ vpoc.sessions.DROP_WARN_SHARE of the rows seen or a wrong bar label explains the
 from __future__ import annotations
 
 import warnings
+from typing import Any, Tuple
 
 import numpy as np
 
 from .._warnings import DroppedRowsWarning, GuessedDefaultWarning, user_stacklevel
-from ..sessions import DROP_WARN_SHARE, label_hint_ambiguous
+from ..sessions import (CAUSES, DROP_WARN_SHARE, drop_cause_counts, drop_cause_hint, drop_cause_text,
+                        label_hint_ambiguous)
 from ._common import _NS_PER_DAY
 
 __all__ = ["_DropsMixin"]
+
+#: Dropped timestamps held before they are counted by cause (the batch's rule, one vectorised call).
+_CAUSE_BATCH = 256
 
 
 class _DropsMixin:
@@ -36,9 +41,27 @@ class _DropsMixin:
         iso = np.datetime64(int(t), "ns").astype("datetime64[s]")
         what = (self._clock.defn.definition if self._clock.defn is not None
                 else "session_starts (before the first start)")
+        causes = None if on_close or self._clock.defn is None else self._counted((), (int(t),))
         return (f"{iso} UTC is outside every session of {what} ({k} of {n} rows of this update are); "
-                f"{self._drop_cause(on_close > 0)}; pass on_outside='warn' or 'drop' to leave such "
+                f"{self._drop_cause(on_close > 0, causes=causes)}; pass on_outside='warn' or 'drop' to leave such "
                 "rows out")
+
+    def _noted_drops(self, on_close: int, ts: Any) -> Tuple[Any, ...]:
+        """``_drop_win`` with rows dropped: ``on_close`` of them on a session's close, ``ts`` their
+        sorted timestamps, held to be counted by cause (the batch's rule, vpoc.sessions) when they
+        may be reported (a session rule, on_outside='warn'), in batches of _CAUSE_BATCH."""
+        w = self._drop_win
+        causes, held = w[5], w[6]
+        if len(ts) and self._clock.defn is not None and self._drops_warn and self._on_outside == "warn":
+            held = held + tuple(int(x) for x in ts)
+            if len(held) >= _CAUSE_BATCH:
+                causes, held = self._counted(causes, held), ()
+        return (w[0], w[1], w[2] + on_close, w[3], w[4], causes, held)
+
+    def _counted(self, causes: Tuple[int, ...], held: Tuple[int, ...]) -> Tuple[int, ...]:
+        """``causes`` (rows per cause of vpoc.sessions.CAUSES; () none yet) plus the causes of ``held``."""
+        got = drop_cause_counts(np.asarray(held, dtype=np.int64), self._clock.defn, self._clock.closed)
+        return tuple((causes[i] if causes else 0) + got.get(k, 0) for i, k in enumerate(CAUSES))
 
     def _misstamped(self, ts: np.ndarray) -> int:
         """How many of the sorted bar opens ``ts`` (rows in no session) a wrong bar label explains:
@@ -57,7 +80,7 @@ class _DropsMixin:
             return self._clock.at_close(ts + self._interval_ns)
         return self._clock.at_close(ts, opens=True)
 
-    def _drop_cause(self, closes: bool, stray: bool = False) -> str:
+    def _drop_cause(self, closes: bool, stray: bool = False, causes: Any = None, finished: int = 1) -> str:
         if stray:
             return ("the rows sit on the sessions' ends where a wrong bar label would put them, but as many "
                     "kept rows would leave their sessions under the other label: prints at the close "
@@ -71,6 +94,10 @@ class _DropsMixin:
                     "pass label='close' and interval=")
         if self._clock.defn is None:
             return "rows before session_starts[0]"
+        if causes:  # by the batch's cause rule (vpoc.sessions): holiday, early close, halt, weekend
+            few = causes[CAUSES.index("halt")] <= 2 * max(1, finished)  # a wrong zone puts whole hours there
+            return "; ".join(f"{c:,} fall in {drop_cause_text(k, self._clock.defn)}: {drop_cause_hint(k, few)}"
+                             for c, k in sorted(zip(causes, CAUSES), key=lambda x: -x[0]) if c)
         return ("the time zone of the timestamps is likely wrong, or stray prints (vpoc.io.inspect(path) "
                 "/ `vpoc inspect FILE` finds the zone and the bar label)")
 
@@ -78,11 +105,11 @@ class _DropsMixin:
         """A DroppedRowsWarning for the rows dropped since the last report, when they pass
         vpoc.sessions.DROP_WARN_SHARE of the rows seen since then or look like bar closes (the
         batch's rule); called when sessions finish, so at most once per update call (or close())."""
-        base_total, base_dropped, at_close, base_done, pushed = self._drop_win
+        base_total, base_dropped, at_close, base_done, pushed, causes, held = self._drop_win
         seen = self.n_rows + self.n_dropped - base_total
         dropped = self.n_dropped - base_dropped
         finished = len(self._done) - base_done
-        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done), 0)
+        self._drop_win = (self.n_rows + self.n_dropped, self.n_dropped, 0, len(self._done), 0, (), ())
         if not dropped or not self._drops_warn or self._on_outside != "warn" or seen <= 0:
             return
         share = dropped / seen
@@ -99,8 +126,11 @@ class _DropsMixin:
         if share <= DROP_WARN_SHARE and not closes:
             return
         pct = f"{share:.1%}" if share >= 0.01 else f"{share:.2%}"
+        if held and not (closes or stray):
+            causes = self._counted(causes, held)
         warnings.warn(
             f"vpoc.Live: {dropped:,} of {seen:,} rows ({pct}) since the last report ({finished} "
-            f"session(s) finished) are outside every session and left out: {self._drop_cause(closes, stray)}. "
+            f"session(s) finished) are outside every session and left out: "
+            f"{self._drop_cause(closes, stray, None if closes or stray else causes, finished)}. "
             f"Counts: Live.n_dropped ({self.n_dropped:,} in all); on_outside='drop' silences this, "
             "on_outside='raise' makes it an error", DroppedRowsWarning, stacklevel=user_stacklevel())

@@ -232,8 +232,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self.snapped_prices: int = 0  # prices rounded to the tick grid (snap=True; array updates)
         # rows seen, dropped, dropped on a session's close, sessions finished since the last
         # dropped-rows report (a DroppedRowsWarning at most once per update call / finished session)
-        # and kept rows the other bar label would push out (_DropsMixin._pushed)
-        self._drop_win: Tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+        # and kept rows the other bar label would push out (_DropsMixin._pushed); the dropped rows by
+        # cause and those not yet counted (_DropsMixin._noted_drops)
+        self._drop_win: Tuple[Any, ...] = (0, 0, 0, 0, 0, (), ())
         self.n_rows: int = 0  # rows kept (in a session) so far
         self._last_ts: Optional[int] = None
         self._label: Optional[int] = None
@@ -434,8 +435,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         # later chunk included: the engine checks each chunk before appending it. Chunks keep
         # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
         self.n_dropped += n_out
-        w = self._drop_win
-        self._drop_win = (w[0], w[1], w[2] + on_close, w[3], w[4])
+        self._drop_win = self._noted_drops(on_close, ts[~kept] if n_out else ())
         self._last_ts = int(ts[-1])
         n_done = len(self._done)
         for g in range(len(starts)):
@@ -534,7 +534,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._profiles_cache = None
         w = self._drop_win
         if w[2] and self._on_outside == "warn":  # rows a wrong label explains: what the hint weighs
-            self._drop_win = w[:4] + (w[4] + self._pushed(np.asarray(self._ts, dtype=np.int64)),)
+            self._drop_win = w[:4] + (w[4] + self._pushed(np.asarray(self._ts, dtype=np.int64)),) + w[5:]
         if self._bars:
             ts = np.asarray(self._ts, dtype=np.int64)
             self._close_features(dict(high=h, low=lo, close=c, open=o, volume=v, ts=ts))

@@ -110,9 +110,8 @@ class _RowsMixin:
             on_close = self._misstamped(np.array([t], dtype=np.int64))
             if self._on_outside == "raise" and self._drops_warn:
                 raise ValueError(self._outside_message(t, on_close))
-            w = self._drop_win
             vars(self).update(_last_ts=t, n_dropped=self.n_dropped + 1,  # one step
-                              _drop_win=(w[0], w[1], w[2] + on_close, w[3], w[4]))
+                              _drop_win=self._noted_drops(on_close, (t,)))
             return self._levels
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "

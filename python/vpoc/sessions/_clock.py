@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import first_decrease, unmasked
-from .._time import check_time_unit, host, naive_pandas_error, timestamps_ns
+from .._time import check_time_unit, days_yyyymmdd, host, naive_pandas_error, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
            "_timestamps", "_yyyymmdd"]
@@ -120,13 +120,8 @@ def _date_span(t: Int64Array, zone: Any) -> Tuple[int, int]:
     return int(days[0]), int(days[1])
 
 
-def _yyyymmdd(days: Int64Array) -> Int64Array:
-    """Days since 1970-01-01 -> YYYYMMDD integers."""
-    d = np.asarray(days, dtype=np.int64).astype("datetime64[D]")
-    y = d.astype("datetime64[Y]").astype(np.int64) + 1970
-    m = d.astype("datetime64[M]").astype(np.int64) % 12 + 1
-    dd = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
-    return (y * 10000 + m * 100 + dd).astype(np.int64)
+#: Days since 1970-01-01 -> YYYYMMDD integers (vpoc._time's rule, shared with datetime session ids).
+_yyyymmdd = days_yyyymmdd
 
 
 def _iso(ns: Any) -> str:

@@ -17,7 +17,8 @@ from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._clock import _date_span, _iso
 from ._rules import _Definition
 
-__all__ = ["CAUSES", "DROP_WARN_SHARE", "ON_OUTSIDE", "account", "ambiguous", "check_on_outside"]
+__all__ = ["CAUSES", "DROP_WARN_SHARE", "ON_OUTSIDE", "account", "ambiguous", "cause_counts", "cause_hint",
+           "check_on_outside", "describe_cause"]
 
 #: Rows (or volume) left out, as a share of the input, above which a DroppedRowsWarning is emitted
 #: (rows left out by the definition itself, the overnight rows of ``rth``, never warn).
@@ -85,6 +86,27 @@ def _causes(t: Int64Array, defn: _Definition, closed: str) -> Tuple[npt.NDArray[
         else:
             out[rest] = code["outside window"]
     return (out,)
+
+
+def cause_counts(t: Any, defn: _Definition, closed: str) -> Dict[str, int]:
+    """Rows by cause (keys of CAUSES, those with rows) of the sorted left-out timestamps ``t`` (int64
+    ns UTC) of sessions ``defn``: the batch's rule, which vpoc.Live reports its dropped rows by."""
+    (keys,) = _causes(np.asarray(t, dtype=np.int64), defn, closed)
+    counts = np.bincount(keys, minlength=len(CAUSES))
+    return {k: int(c) for k, c in zip(CAUSES, counts) if c}
+
+
+def cause_hint(key: str, few_halt: bool) -> str:
+    """The likely reason of rows left out for cause ``key`` (no bar-label pattern); ``few_halt``:
+    the halt holds about one row per session or fewer (stray prints, rather than a wrong zone)."""
+    if key == "halt" and few_halt:
+        return _STRAY_HALT
+    return _HINTS.get(key, "check the time zone and the session definition")
+
+
+def describe_cause(key: str, defn: _Definition) -> str:
+    """What cause ``key`` is under ``defn``: "holidays (dates the calendar has no session)", ..."""
+    return _describe(key, defn)
 
 
 def _describe(key: str, defn: _Definition) -> str:
@@ -190,8 +212,7 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         hint = ("a wrong bar label (below)" if (close_pattern and k != "weekend") or open_pattern
                 else "stray prints at the sessions' ends, not a bar label (below)"
                 if (stray_at_close and k != "weekend") or stray_at_open
-                else _STRAY_HALT if k == "halt" and few
-                else _HINTS.get(k, "check the time zone and the session definition"))
+                else cause_hint(k, few))
         parts.append(f"{_pct(by_rows[k] / n)} of rows ({by_rows[k]:,}) fall in {_describe(k, defn)}: "
                      f"{hint}")
     if close_pattern:
