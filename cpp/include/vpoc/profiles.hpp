@@ -4,6 +4,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vpoc/types.hpp"
@@ -63,12 +67,43 @@ inline constexpr ColumnInfo kColumns[kNumColumns] = {
 #undef VPOC_X
 };
 
-// The CPU engine's result: one std::vector per column.
+// std::allocator whose value-less construct leaves the element uninitialised (default-initialised):
+// resize(n) of a vector of numbers then writes nothing, so a buffer whose every element the caller
+// writes anyway (the CPU engine's drained rows) is written once, not zeroed first. resize(n, v),
+// assign and push_back initialise as usual.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  static_assert(std::is_trivially_default_constructible_v<T>, "for plain numbers only");
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() noexcept = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <class T>
+using HostVector = std::vector<T, UninitAllocator<T>>;
+
+// The host vector of a column: the ragged rows (Extent::rows, written once by the engine's drain)
+// leave resize() uninitialised; every other column is a plain std::vector.
+template <class T, Extent E>
+using HostColumn = std::conditional_t<E == Extent::rows, HostVector<T>, std::vector<T>>;
+
+// The CPU engine's result: one host vector per column.
 struct Profiles {
   int64_t n_sessions = 0;
   double tick_size = 0.0;
   int64_t ticks_per_row = 1;
-#define VPOC_X(name, type, extent) std::vector<type> name;
+#define VPOC_X(name, type, extent) HostColumn<type, Extent::extent> name;
   VPOC_RESULT_COLUMNS(VPOC_X)
 #undef VPOC_X
 

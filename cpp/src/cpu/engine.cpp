@@ -31,8 +31,8 @@ namespace {
 struct WorkerScratch {
   RowWindow<int64_t> window_int;
   RowWindow<Fixed> window_fixed;
-  std::vector<double> buffer;
-  std::vector<double> buy, sell;  // sided calls: the buy / sell rows beside buffer's
+  HostVector<double> buffer;  // (uninitialised growth: the drain writes every row once)
+  HostVector<double> buy, sell;  // sided calls: the buy / sell rows beside buffer's
   std::vector<int64_t> order;
 
   template <class Acc>
@@ -101,7 +101,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
     Bins<Acc> bins(scratch[worker].window<Acc>());
-    std::vector<double>& buffer = scratch[worker].buffer;
+    HostVector<double>& buffer = scratch[worker].buffer;
     const bool ok = bin(s, bins, failure);
     if (ok && bins.too_wide())
       report_too_wide(in, off[s], off[s + 1], s, opt, failure);
@@ -129,7 +129,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   out.ticks_per_row = opt.ticks_per_row;
   out.resize_sessions(S);
   for (int64_t s = 0; s < S; ++s) out.offsets[s + 1] = out.offsets[s] + binned[s].n_rows;
-  out.volume.assign(static_cast<size_t>(out.offsets[S]), 0.0);
+  out.volume.resize(static_cast<size_t>(out.offsets[S]));  // uninitialised: each session's rows copied in below
   if (side) {
     side->cols.buy.assign(out.volume.size(), 0.0);
     side->cols.sell.assign(out.volume.size(), 0.0);

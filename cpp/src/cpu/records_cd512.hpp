@@ -15,6 +15,7 @@
 #pragma GCC target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")
 #define VPOC_CD512_TARGET
 #endif
+#define VPOC_CD512_INLINE __attribute__((always_inline))
 
 // w summed over runs of up to 8 lanes of equal k (keep: the lanes that hold a run's sum, every
 // lane of k's 1st, 9th occurrence; each lane of a k in exactly one run). next(i): the next lane
@@ -73,24 +74,36 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
     return false;
   }
   const auto org = static_cast<int32_t>(origin);
-  const __m512i vorg = _mm512_set1_epi32(org);
-  __m512i lane = _mm512_setzero_si512();  // the lane's byte offset in its row: 0, 8, 16, 24
-  const __m512i lane_step = _mm512_set1_epi32(8), lane_wrap = _mm512_set1_epi32(24);
   F32Checks512 ck(inv);
   int j = 0, e = 0;
-  for (; j + 16 <= n; j += 16) {
-    fetch_ahead(p + j, v + j);
+  // A vector of entries: the byte offset o = ((k - org) << kShift) + lane is (k << kShift) + bias,
+  // bias = lane - (org << kShift), mod 2**32 either way; vector i of the block in lane i % 4, so
+  // the loop runs four vectors a turn with a constant bias each. No software prefetch: the
+  // hardware's stream prefetch alone runs ahead further (float32, 20 M trades from DRAM, this
+  // loop alone: 0.60 -> 0.52 ns a trade with both, -3% of it from the unrolling; 2-core EPYC VM).
+  const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
+  const auto bias = [org_b](uint32_t lane) { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
+  const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
+  const auto vec = [&](int at, __m512i b) VPOC_CD512_INLINE {
     __m512i k0, w;
-    ck.add(p + j, v + j, k0, w);
-    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(_mm512_sub_epi32(k0, vorg), kShift), lane);
-    lane = _mm512_and_si512(_mm512_add_epi32(lane, lane_step), lane_wrap);
+    ck.add(p + at, v + at, k0, w);
+    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k0, kShift), b);
     __mmask16 keep;
     const __m512i s = group_sums(k0, w, keep);
     _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
     _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
     e += _mm_popcnt_u32(keep);
     pending(std::min(pm, pi + pstep));
+  };
+  for (; j + 64 <= n; j += 64) {
+    vec(j, b0);
+    vec(j + 16, b1);
+    vec(j + 32, b2);
+    vec(j + 48, b3);
   }
+  if (j + 16 <= n) vec(j, b0), j += 16;
+  if (j + 16 <= n) vec(j, b1), j += 16;
+  if (j + 16 <= n) vec(j, b2), j += 16;
   pending(pm);
   int32_t l, h;
   bool all_whole;
@@ -114,3 +127,4 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
 #pragma GCC pop_options
 #endif
 #undef VPOC_CD512_TARGET
+#undef VPOC_CD512_INLINE

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/fixed.hpp"
+#include "cpu/drain.hpp"
+#include "vpoc/profiles.hpp"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define VPOC_ALWAYS_INLINE inline __attribute__((always_inline))
@@ -161,13 +163,20 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // Appends the lane sums of rows lo..hi to out as float64, adds them to `total` (exactly), and
   // zeroes rows lo..hi + kPad here. lanes = false: nothing was added to the lanes since the last
   // drain (uniform bars fill the difference arrays only): they are zero and neither read nor zeroed.
-  void drain(int64_t lo, int64_t hi, std::vector<double>& out, Fixed& total, bool lanes = true) {
+  // out grows uninitialised (HostVector): every appended row is written here once.
+  void drain(int64_t lo, int64_t hi, HostVector<double>& out, Fixed& total, bool lanes = true) {
     if (lo > hi) return;
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
     const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n), 0.0);
+    out.resize(at + static_cast<size_t>(n));
     double* o = out.data() + at;
+    if constexpr (std::is_same_v<Acc, int64_t>) {
+      if (lanes) {  // read, converted and zeroed in one pass (cpu/drain.cpp)
+        total += fixed::from_int(drain_int64(buf_.data() + first * kLanes, n, clear, o));
+        return;
+      }
+    }
     Fixed sums;  // the rows' exact sum, kept in registers (total is in memory)
     const Acc* b = buf_.data() + first * kLanes;
     bool folded = false;
@@ -209,7 +218,8 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
         folded = true;
       }
     }
-    if (!folded && lanes) {  // (no lanes and no difference arrays: the rows are 0, as appended)
+    if (!folded && !lanes) std::fill(o, o + n, 0.0);  // no lanes, no difference arrays: the rows are 0
+    if (!folded && lanes) {
       for (int64_t k = 0; k < n; ++k) {
         Acc sum = b[k * kLanes];
         for (int l = 1; l < kLanes; ++l) sum += b[k * kLanes + l];
@@ -224,16 +234,16 @@ class alignas(64) RowWindow {  // aligned: workers' windows never share a cache 
   // drain() of a sided window (trades): per row volume = the exact sum of its planes to out, the buy
   // plane to buy, the sell plane to sell (float64, each rounded once), their exact sums added to
   // total, buy_total, sell_total; rows lo..hi + kPad zeroed.
-  void drain_sided(int64_t lo, int64_t hi, std::vector<double>& out, std::vector<double>& buy,
-                   std::vector<double>& sell, Fixed& total, Fixed& buy_total, Fixed& sell_total) {
+  void drain_sided(int64_t lo, int64_t hi, HostVector<double>& out, HostVector<double>& buy,
+                   HostVector<double>& sell, Fixed& total, Fixed& buy_total, Fixed& sell_total) {
     if (lo > hi) return;
     constexpr int64_t unit = int64_t{kLanes} * kSidePlanes;
     const int64_t first = lo - origin_, n = hi - lo + 1;
     const int64_t clear = std::min<int64_t>(n + kPad, rows_ - first);
     const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n), 0.0);
-    buy.resize(at + static_cast<size_t>(n), 0.0);
-    sell.resize(at + static_cast<size_t>(n), 0.0);
+    out.resize(at + static_cast<size_t>(n));  // (uninitialised: each row written below)
+    buy.resize(at + static_cast<size_t>(n));
+    sell.resize(at + static_cast<size_t>(n));
     Fixed sums, bs, ss;
     const Acc* b = buf_.data() + first * unit;
     const auto plane = [](const Acc* r) {
@@ -335,12 +345,12 @@ class Bins {
   double vmax() const { return vmax_; }
   // Moves rows lo..hi to out (float64), adds their exact sum to total, and resets. Returns the
   // number of rows moved.
-  int64_t drain(std::vector<double>& out, Fixed& total) {
+  int64_t drain(HostVector<double>& out, Fixed& total) {
     w_->drain(lo_, hi_, out, total, lanes_);
     return reset();
   }
   // drain() of a sided window (RowWindow::drain_sided).
-  int64_t drain_sided(std::vector<double>& out, std::vector<double>& buy, std::vector<double>& sell, Fixed& total,
+  int64_t drain_sided(HostVector<double>& out, HostVector<double>& buy, HostVector<double>& sell, Fixed& total,
                       Fixed& buy_total, Fixed& sell_total) {
     w_->drain_sided(lo_, hi_, out, buy, sell, total, buy_total, sell_total);
     return reset();

@@ -14,7 +14,8 @@ namespace vpoc::cpu::simd {
 // (histogram.cpp trades_blocked). Float64 trades, 20 M (320 MB a call): -6% on a 2-core EPYC
 // (Zen 5) VM (2048 ahead: -4%, 3072 and 6144 alike); float32: -1%, and -2..-4% more with phase B's
 // fetches gone (compute-bound: 0.48 ns a trade in cache, 0.54 from DRAM). A prefetch never faults:
-// past an array's end it is dropped.
+// past an array's end it is dropped. (Float32 trades as entries, cpu/records_cd512.hpp, fetch nothing:
+// there the hardware's stream prefetch alone ran faster.)
 constexpr int kFetchAhead = 4096;
 template <class P, class V>
 inline void fetch_ahead(const P* p, const V* v) {
