@@ -371,7 +371,7 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
 
 # Fallback for errors that carry no row (see locate): the index a message names as "[i]" or
 # "bar|trade|row i". Today these are check_grid's refusal (a ValueError made in Python: "e.g.
-# close[3]=100.1") and the engine's "the session holding bar i spans more than max_rows" (an
+# close[3]=100.1") and the engine's "session s spans N rows, more than max_rows=M from bar i on" (an
 # InputError without an index).
 _INDEX_RE = re.compile(r"\[(\d+)\]|\b(?:bar|trade|row) (\d+)")
 
