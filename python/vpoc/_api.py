@@ -48,6 +48,15 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
     return prof
 
 
+def _prices_on_gpu(ins: dict) -> bool:
+    """Whether every price input of an engine call (``_placed``'s inputs) was read in GPU memory."""
+    for k in ("price", "high", "low", "close", "open"):
+        x = ins.get(k)
+        if x is not None and type(x) is not _core.GpuInput:
+            return False
+    return True
+
+
 def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any, stream: Any,
          prices: Optional[dict], opts: Any, facts: Optional[dict] = None, rows: Optional[np.ndarray] = None,
          window_start: Optional[np.ndarray] = None) -> Profiles:
@@ -63,11 +72,14 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
             gpu, ins, place = _placed(device, arrays, memory_budget, stream)
             r = engine(*ins.values(), *args, place, window_start)
     where = "cpu" if gpu is None else f"cuda:{gpu}"
-    if prices is None:
-        prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
-    coarse_grid(next(iter(prices.values())), prices, opts.tick_size)
+    if gpu is None or not _prices_on_gpu(ins):  # coarse_grid reads host prices only
+        if prices is None:
+            prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
+        coarse_grid(next(iter(prices.values())), prices, opts.tick_size)
     if not r.off_grid and not facts:
         return Profiles(r, device=where)
+    if prices is None:
+        prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
     # the off-grid report names the input rows itself (input_rows would map its error's row again)
     return _finish(r, facts or {}, prices, opts, where, rows, 4)
 
