@@ -1,5 +1,6 @@
 // cpp/tests/test_row_window.cpp — cpu/row_window.hpp: a worker's drain (lanes + difference arrays) and its float64s.
-// Contract: drained rows and totals equal a brute-force 128-bit sum converted by fixed::to_double, bit for bit.
+// Contract: drained rows and totals equal a brute-force 128-bit sum converted by fixed::to_double, bit for bit;
+// drain_int64 (cpu/drain.cpp, the variant this CPU runs) equals a plain loop and zeroes its rows.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/fixed.hpp"
+#include "cpu/drain.hpp"
 #include "cpu/row_window.hpp"
 
 using namespace vpoc;
@@ -89,7 +91,7 @@ TEST_CASE("25_row_window_drain_of_lanes_and_difference_arrays_is_the_exact_sum")
       bins.touch(lo, hi);
     }
     bins.touch(lo, hi);
-    std::vector<double> out{-1.0};  // drain appends
+    HostVector<double> out{-1.0};  // drain appends
     Fixed total{7, 0};
     REQUIRE(bins.drain(out, total) == n);
     REQUIRE(out.size() == static_cast<size_t>(n) + 1);
@@ -102,10 +104,36 @@ TEST_CASE("25_row_window_drain_of_lanes_and_difference_arrays_is_the_exact_sum")
     CHECK(as_u128(total) == sum);
     // zeroed: the same rows drain to 0 now
     bins.touch(lo, hi);
-    std::vector<double> again;
+    HostVector<double> again;
     Fixed t2;
     bins.drain(again, t2);
     for (double x : again) REQUIRE(x == 0.0);
     CHECK(t2.zero());
+  }
+}
+
+TEST_CASE("25_drain_int64_is_the_plain_loop_and_zeroes_its_rows") {
+  // every remainder of the AVX-512 variant's eight-row turns, lanes of any sign and size (the int64
+  // sums wrap as the window's adds do), rows past n up to `clear` zeroed, rows past clear untouched
+  std::mt19937_64 rng(2511);
+  for (int64_t n = 0; n <= 41; ++n) {
+    const int64_t clear = n + static_cast<int64_t>(rng() % 9), rows = clear + 3;
+    std::vector<int64_t> lanes(static_cast<size_t>(rows * 4));
+    for (auto& x : lanes) x = rng() % 4 == 0 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 1000000);
+    const std::vector<int64_t> before = lanes;
+    std::vector<double> got(static_cast<size_t>(n) + 1, -1.0);
+    const uint64_t sum = cpu::drain_int64(lanes.data(), n, clear, got.data());
+    uint64_t want_sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      uint64_t r = 0;
+      for (int l = 0; l < 4; ++l) r += static_cast<uint64_t>(before[static_cast<size_t>(k * 4 + l)]);
+      want_sum += r;
+      if (!same_bits(got[static_cast<size_t>(k)], static_cast<double>(static_cast<int64_t>(r))))
+        FAIL_CHECK("n " << n << " row " << k);
+    }
+    CHECK(got[static_cast<size_t>(n)] == -1.0);  // nothing written past row n - 1
+    CHECK(sum == want_sum);
+    for (int64_t k = 0; k < rows * 4; ++k)
+      REQUIRE(lanes[static_cast<size_t>(k)] == (k < clear * 4 ? 0 : before[static_cast<size_t>(k)]));
   }
 }

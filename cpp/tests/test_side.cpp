@@ -80,7 +80,7 @@ void sided_drain_case(uint64_t seed) {
       (c == 1 ? buy : c == -1 ? sell : vol)[k] += c == 0 ? 0.0 : static_cast<double>(v);
     }
     bins.touch(lo, lo + n - 1);
-    std::vector<double> out, ob, os;
+    HostVector<double> out, ob, os;
     Fixed total, tb, ts;
     CHECK(bins.drain_sided(out, ob, os, total, tb, ts) == n);
     double sum = 0.0, sb = 0.0, ss = 0.0;
