@@ -127,3 +127,65 @@ def test_legacy_bars_name_the_fat_finger_bar():
     with pytest.raises(ValueError) as e:
         vpoc.from_bars(h, lo, c, np.ones(n), open=c, offsets=[0, n], tick_size=0.25, distribute="legacy")
     assert "session 0 spans" in str(e.value) and "from bar 37 on" in str(e.value), str(e.value)
+
+
+def _gpu():
+    if not (hasattr(vpoc, "gpu_available") and vpoc.gpu_available()):
+        pytest.skip("needs a vpoc GPU build and a GPU")
+
+
+@pytest.mark.parametrize("where, token", [
+    ("later_session", "session 0 spans 2500 rows, more than max_rows=500"),  # the wide session ends first
+    ("same_session", "price[1000]"),  # a session's own bad value before its width
+    ("earlier_session", "price[100]"),  # a bad value in a session before the wide one
+])
+@pytest.mark.parametrize("speculate", [False, True])
+def test_gpu_orders_a_wide_session_and_a_bad_value_as_the_cpu(where, token, speculate):
+    """GPU == CPU on which failure is named when a call holds a session wider than max_rows and a bad value."""
+    _gpu()
+    from _gpu import speculation
+
+    n = 5000
+    p = 4000 + np.arange(n) * 0.25
+    p[:2500] = 4000 + np.arange(2500) * 0.25  # session 0 spans 2500 rows
+    p[2500:] = 4000 + (np.arange(2500) % 100) * 0.25  # session 1 within max_rows
+    offsets = [0, 2500, n] if where != "earlier_session" else [0, 200, 2700, n]
+    if where == "earlier_session":
+        p[:200] = 4000.0
+        p[200:2700] = 4000 + np.arange(2500) * 0.25
+        p[2700:] = 4000.0
+    i = {"later_session": 4900, "same_session": 1000, "earlier_session": 100}[where]
+    p[i] = np.nan
+    if where == "earlier_session":
+        token = "price[100]"
+    with pytest.raises(ValueError) as cpu:
+        vpoc.from_trades(p, np.ones(n), offsets=offsets, tick_size=TICK, max_rows=500)
+    assert token in str(cpu.value), cpu.value
+    with speculation(speculate):
+        with pytest.raises(ValueError) as gpu:
+            vpoc.from_trades(p, np.ones(n), offsets=offsets, tick_size=TICK, max_rows=500, device="cuda")
+    assert token in str(gpu.value), (gpu.value, cpu.value)
+
+
+def test_legacy_session_of_exactly_max_rows_touched_rows_is_accepted_cold_and_warm():
+    """Legacy bars whose off-grid extremes widen the level ladder by a row each side but touch exactly
+    max_rows rows: accepted in a fresh process (cold windows) and after a larger call (warm), 10 rows
+    (the ladder's up-front reservation is a hint, not a limit)."""
+    code = r"""
+import warnings, numpy as np, vpoc
+warnings.simplefilter("ignore", vpoc.CoarseGridWarning)
+n = 2000
+c = np.full(n, 105.0); h = np.full(n, 110.0); l = np.full(n, 101.0)
+l[5] = 100.5; h[7] = 110.5
+def go():
+    p = vpoc.from_bars(h, l, c, np.ones(n), offsets=[0, n], tick_size=1.0, max_rows=10, distribute="legacy",
+                       snap=True)
+    return int(p.n_rows[0])
+cold = go()
+vpoc.from_bars(np.array([4000.0]), np.array([0.0]), np.array([2000.0]), np.ones(1), offsets=[0, 1], tick_size=1.0,
+               max_rows=10**6, distribute="legacy")
+print(cold, go())
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["10", "10"], r.stdout

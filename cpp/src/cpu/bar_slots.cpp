@@ -18,8 +18,8 @@
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
     !defined(VPOC_NO_CLONES)
 #define VPOC_BAR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#elif defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(VPOC_NO_CLONES)
+#elif defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(VPOC_NO_CLONES)  // (clang: no target_clones on function templates; the portable build)
 #define VPOC_BAR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define VPOC_BAR_CLONES

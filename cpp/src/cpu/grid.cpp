@@ -16,8 +16,8 @@
 
 // The prefilter loop compiled for AVX2 too, the variant picked when the CPU loads (GCC / clang
 // function multiversioning on x86-64 ELF); elsewhere the one portable build.
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(VPOC_NO_CLONES)
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(VPOC_NO_CLONES)  // (clang: no target_clones on function templates; the portable build)
 #define VPOC_GRID_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define VPOC_GRID_CLONES

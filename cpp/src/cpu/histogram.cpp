@@ -334,7 +334,8 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   for (; i < e; ++i) {
     const Bar<V> x = load_bar(bp, vol, i);
     if (!bar_ok<Exact>(x, bp.open != nullptr, s)) break;
-    if constexpr (Exact) whole &= is_whole(s.ticks<true>(x.h)) & is_whole(s.ticks<true>(x.l)) & is_whole(s.ticks<true>(x.c));
+    if constexpr (Exact)  // branch-free: every price tested
+      whole &= (int{is_whole(s.ticks<true>(x.h))} & int{is_whole(s.ticks<true>(x.l))} & int{is_whole(s.ticks<true>(x.c))}) != 0;
     require_int64_safe<V, Acc>(x.v);
     bins.note_volume(static_cast<double>(x.v));
     const auto lane = static_cast<unsigned>(i - b);
@@ -517,8 +518,11 @@ int64_t legacy_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, co
     return b;  // never: a split distribution always bins in fixed point
   } else {
   const auto L = distribute::LegacyLadder::make(lo, hi, s.tick);
-  // the session's rows at once (its ladder is known): no regrowth, one window of the final size
-  if (!bins.reserve(ladder::tick_to_row(L.base, tpr), ladder::tick_to_row(L.base + L.K, tpr))) return b;
+  // the session's rows at once (its ladder is known): no regrowth, one window of the final size. A hint
+  // only: the ladder's ends (floor / ceil of off-grid extremes) can lie a row past the rows the bars
+  // touch, so a refusal here is no error; the adds below refuse exactly past max_rows touched rows (a
+  // window grown by an earlier call, or not, then gives the same answer)
+  (void)bins.reserve(ladder::tick_to_row(L.base, tpr), ladder::tick_to_row(L.base + L.K, tpr));
   for (int64_t i = b; i < e; ++i) {
     const Bar<V> x = load_bar(bp, vol, i);
     const double mn = std::min({x.o, x.c, x.l}), mx = std::max({x.o, x.c, x.h});

@@ -8,14 +8,17 @@
 // for a row of more than 8 of them), its volumes summed, the lane folded into the byte offset
 // (all of a vector's entries in lane vector index % kLanes: distinct rows, and four vectors apart
 // on one row). Sums are 32-bit: every volume is whole and below 2**28, so 16 of them stay below 2**32.
+// Lambdas inside: clang gives them no target of their enclosing function, so they carry it themselves
+// (VPOC_CD512_INLINE); GCC's pragma covers them.
 #if defined(__clang__)
 #define VPOC_CD512_TARGET __attribute__((target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")))
+#define VPOC_CD512_INLINE __attribute__((always_inline, target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")))
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512cd,avx512vpopcntdq,popcnt")
 #define VPOC_CD512_TARGET
-#endif
 #define VPOC_CD512_INLINE __attribute__((always_inline))
+#endif
 
 // w summed over runs of up to 8 lanes of equal k (keep: the lanes that hold a run's sum, every
 // lane of k's 1st, 9th occurrence; each lane of a k in exactly one run). next(i): the next lane
@@ -82,7 +85,7 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   // hardware's stream prefetch alone runs ahead further (float32, 20 M trades from DRAM, this
   // loop alone: 0.60 -> 0.52 ns a trade with both, -3% of it from the unrolling; 2-core EPYC VM).
   const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
-  const auto bias = [org_b](uint32_t lane) { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
+  const auto bias = [org_b](uint32_t lane) VPOC_CD512_INLINE { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
   const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
   const auto vec = [&](int at, __m512i b) VPOC_CD512_INLINE {
     __m512i k0, w;

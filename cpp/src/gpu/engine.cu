@@ -126,7 +126,8 @@ class Run {
   LevelColumns level_columns(const long long* go) const;
   bool speculate(int64_t hint);
   ParamOffsets stage_offsets(const Group& g);
-  void read_summary();
+  void read_summary(const Group& g, int64_t widest);
+  int64_t first_too_wide(const Group& g);
   [[noreturn]] void too_wide(const Group& g);
   void layout_workspace();
   void upload(int64_t a, int64_t b, int slot);
@@ -240,27 +241,41 @@ ParamOffsets Run::stage_offsets(const Group& g) {
 
 // The group summary, copied back (host_small_): off-grid counts added up; a bad row throws (a bad
 // side code first, whatever its row: the caller's side column is checked before the engine reads a price).
-void Run::read_summary() {
+// A bad row of group g (widest: its widest session's rows) throws, unless a session wider than max_rows
+// ends before it: then that session is named, as the CPU orders them (a session's own bad rows first, its
+// width before any later session's bad row).
+void Run::read_summary(const Group& g, int64_t widest) {
   if (side_ != nullptr && static_cast<unsigned long long>(host_small_[kErrSide]) != kEncNone)
     side_failure(host_small_[kErrSide]);
   off_grid_ += host_small_[4];
   fractional_ |= (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
   if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
     first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
-  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) fail_at(host_small_[2]);
+  if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) {
+    if (widest > opt_.max_rows && sessions_.offsets[first_too_wide(g) + 1] <= host_small_[2]) too_wide(g);
+    fail_at(host_small_[2]);
+  }
 }
 
-// A session of group g wider than max_rows: the first one is named, as the CPU names it (its first row
-// is the earliest failure there).
-void Run::too_wide(const Group& g) {
+// The first session of group g wider than max_rows (its widths read back; the caller saw one).
+int64_t Run::first_too_wide(const Group& g) {
   const int64_t n = g.s1 - g.s0;
   std::vector<int64_t> w(static_cast<size_t>(n));
   VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   auto it = std::find_if(w.begin(), w.end(), [&](int64_t x) { return x > opt_.max_rows; });
   if (it == w.end()) it = std::max_element(w.begin(), w.end());  // (the caller saw one: never)
-  const auto k = it - w.begin();
-  VPOC_THROW(ValueError, messages::session_too_wide(g.s0 + k, w[static_cast<size_t>(k)], opt_.max_rows));
+  return g.s0 + (it - w.begin());
+}
+
+// A session of group g wider than max_rows: the first one is named, as the CPU names it (its first row
+// is the earliest failure there).
+void Run::too_wide(const Group& g) {
+  const int64_t s = first_too_wide(g);
+  std::vector<int64_t> w(1);
+  VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_ + (s - g.s0), 8, gpuMemcpyDeviceToHost, stream_));
+  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
+  VPOC_THROW(ValueError, messages::session_too_wide(s, w[0], opt_.max_rows));
 }
 
 // The session columns the levels kernel reads and writes; `go`: speculative calls' flag (or null).
@@ -357,8 +372,8 @@ bool Run::speculate(int64_t hint) {
       return false;  // nothing kept: the waiting path finds and names whatever stopped this call
     }
   }
-  read_summary();
   const int64_t rows_out = host_small_[kRows], widest = host_small_[kWidest];
+  read_summary(g, widest);
   // the waiting path's order of checks: a huge volume, then a too wide session
   if ((static_cast<unsigned long long>(host_small_[3]) & kHugeVolume) != 0) {
     may_overflow_ = true;
@@ -605,7 +620,7 @@ void Run::process(const Group& g, int slot) {
                                   stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   const int64_t rows = host_small_[kRows], widest = host_small_[kWidest];
-  read_summary();
+  read_summary(g, widest);
   // Whole-number volumes landing whole on one row sum exactly (and fast) in 64-bit integers.
   const auto flags = static_cast<unsigned long long>(host_small_[3]);
   const bool integer_acc = !splits_ && (flags & kFractional) == 0;
