@@ -293,3 +293,24 @@ def test_live_names_the_cause_row_by_row_and_when_raising():
         strict.update(p[k + 5], p[k + 5] - TICK, p[k + 5], 1.0, timestamp=int(t[k + 5]))
     with pytest.raises(ValueError, match=r"\(3 of 3 rows of this update are\); .*early close or holiday halt"):
         strict.update(p[k + 6:k + 9], p[k + 6:k + 9] - TICK, p[k + 6:k + 9], np.ones(3), timestamp=t[k + 6:k + 9])
+
+
+@pytest.mark.parametrize("kw, warns, words", [
+    (dict(ticks_per_row=4), False, None),  # rows of 4 ticks: whole points fill every row
+    (dict(ticks_per_row=2), True, "ladder of ticks_per_row=2 ticks holds 1 empty rows"),
+    (dict(ticks_per_row=3), False, None),  # 4 // 3 = 1: no row is sure to stay empty between two prices
+    (dict(bins=20), False, None),  # N equal-width bins: no tick ladder
+    (dict(), True, "holds 3 empty rows"),
+])
+def test_coarse_grid_counts_rows_not_ticks(kw, warns, words):
+    """review8 #4: whole-point prices (k = 4 ticks of 0.25) leave empty rows only where a row is finer than
+    the grid: ticks_per_row >= k or bins=N say nothing; the message counts rows of ticks_per_row ticks."""
+    rng = np.random.default_rng(3)
+    p = 4000.0 + np.cumsum(rng.integers(-3, 4, 400)).astype(np.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vpoc.from_trades(p, np.ones(len(p)), offsets=[0, len(p)], tick_size=0.25, **kw)
+    got = [str(w.message) for w in caught if issubclass(w.category, vpoc.CoarseGridWarning)]
+    assert bool(got) == warns, got
+    if warns:
+        assert words in got[0], got[0]

@@ -75,7 +75,7 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
     if gpu is None or not _prices_on_gpu(ins):  # coarse_grid reads host prices only
         if prices is None:
             prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
-        coarse_grid(next(iter(prices.values())), prices, opts.tick_size)
+        coarse_grid(next(iter(prices.values())), prices, opts.tick_size, opts.ticks_per_row, opts.bins)
     if not r.off_grid and not facts:
         return Profiles(r, device=where)
     if prices is None:
@@ -194,7 +194,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         if device == "cpu":
             r = _core.profile_trades(price, volume, offsets, session_ids, opts)
             p = Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
-            coarse_grid(price, {"price": price}, opts.tick_size)
+            coarse_grid(price, {"price": price}, opts.tick_size, opts.ticks_per_row, opts.bins)
             return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_trades, {"price": price, "volume": volume}, (offsets, session_ids, opts),
                            device, memory_budget, stream, {"price": price}, opts), rules, volume)
@@ -289,7 +289,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             prices = {"high": high, "low": low, "close": close} if open is None else \
                 _bar_prices(high, low, close, open, opts)
             p = Profiles(r) if not r.off_grid else _finish(r, {}, prices, opts)
-            coarse_grid(high, prices, opts.tick_size)
+            coarse_grid(high, prices, opts.tick_size, opts.ticks_per_row, opts.bins)
             return p if rules is None else _ruled(p, rules, volume)
         return _ruled(_run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume,
                                                 "open": open}, (offsets, session_ids, opts), device, memory_budget,

@@ -323,7 +323,7 @@ def _grid_ticks(x: np.ndarray, tick: float) -> np.ndarray:
     return q[keep].astype(np.int64)
 
 
-def coarse_grid(first: Any, prices: Any, tick_size: float) -> int:
+def coarse_grid(first: Any, prices: Any, tick_size: float, ticks_per_row: int = 1, bins: Any = None) -> int:
     """The factor k when every price of ``prices`` (a mapping {name: array} of host prices, ``first``
     its array of one price per row: price, or high; GPU arrays are skipped: only host data is read)
     lies on a grid of k >= COARSE_MIN_FACTOR ticks among >= COARSE_MIN_PRICES distinct prices and
@@ -331,8 +331,13 @@ def coarse_grid(first: Any, prices: Any, tick_size: float) -> int:
     ``tick_size=0.25`` on 512525.0 is k = 100, ``tick_size=25.0``); else 0.
     Cheap: the gcd of the tick numbers of a sample of 512 prices of ``first`` (a few us), and only
     when it is >= k every price (the engine's count_off_grid on the k-tick grid, then the exact gcd
-    of all). Skipped inside :func:`derived_prices`. Prices off the tick grid are left to the
-    off-grid report (refused or rounded)."""
+    of all). Skipped inside :func:`derived_prices` and with ``bins`` (N equal-width bins: no tick
+    ladder); with ``ticks_per_row`` t only a grid that leaves at least one empty row between prices
+    (k // t >= 2) is reported. Prices off the tick grid are left to the off-grid report (refused or
+    rounded)."""
+    if bins:
+        return 0
+    tpr = max(1, int(ticks_per_row))
     tick = float(tick_size)
     if type(first) is np.ndarray and tick > 0.0:  # the common case, in a few us
         if first.shape[0] < COARSE_MIN_PRICES:  # a call of a few rows
@@ -356,20 +361,22 @@ def coarse_grid(first: Any, prices: Any, tick_size: float) -> int:
     step = max(1, n // _COARSE_SAMPLE)
     ticks = np.concatenate([_grid_ticks(a[::step], tick) for a in arrays])
     k = int(np.gcd.reduce(ticks)) if ticks.size else 0
-    if k < COARSE_MIN_FACTOR or np.unique(ticks).size < COARSE_MIN_PRICES:
+    if k < COARSE_MIN_FACTOR or k // tpr < 2 or np.unique(ticks).size < COARSE_MIN_PRICES:
         return 0
     if any(_host_off(a, k * tick, 0)[0] for a in arrays):  # not every price: the exact gcd of all
         k = int(np.gcd.reduce(np.concatenate([_grid_ticks(a, tick) for a in arrays])))
-        if k < COARSE_MIN_FACTOR:
+        if k < COARSE_MIN_FACTOR or k // tpr < 2:
             return 0
     import warnings
 
     from ._warnings import CoarseGridWarning, user_stacklevel
 
     coarse = float(f"{k * tick:.12g}")
+    empty = f"{k - 1}" if tpr == 1 else f"{k // tpr - 1}" if k % tpr == 0 else f"about {k // tpr - 1}"
+    rows = "" if tpr == 1 else f" of ticks_per_row={tpr} ticks"
     warnings.warn(f"the prices all lie on a grid {k} times coarser than tick_size={tick!r} "
                   f"(every price is a multiple of {coarse!r}; {COARSE_MIN_PRICES} or more distinct prices): the "
-                  f"profile's ladder holds {k - 1} empty rows between any two prices, which moves the POC and "
+                  f"profile's ladder{rows} holds {empty} empty rows between any two prices, which moves the POC and "
                   f"value area. If the prices are in cents (or another unit {k} times finer than the tick), pass "
                   f"tick_size={coarse!r}; if tick_size={tick!r} is right, filter vpoc.CoarseGridWarning",
                   CoarseGridWarning, stacklevel=user_stacklevel())
