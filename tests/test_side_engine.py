@@ -246,9 +246,11 @@ def test_side_levels_checks_host_row_offsets(bad, what):
     off = np.asarray(prof.offsets, np.int64)
     assert len(off) > 3 and off[2] > off[1]  # the cases above change something
     opts = vpoc._core.Options(tick_size=TICK)
-    with pytest.raises(ValueError, match=what):
+    with pytest.raises(ValueError, match=what) as e:
         vpoc._core.side_levels(np.ascontiguousarray(bad(off), np.int64), prof.low_row, prof.buy_volume,
                                prof.sell_volume, prof.row_size, opts, 3.0, 3)
+    # named as the argument it is, without the advice about vpoc.sessions' offsets (review8 #5)
+    assert getattr(e.value, "argument", None) == "row_offsets" and "session=s" not in str(e.value), str(e.value)
 
 
 def test_side_levels_of_rows_equal_the_engine():

@@ -298,7 +298,7 @@ void register_side(py::module_& m) {
         vpoc::SessionSpan rows;  // the row offsets run 0 .. R, never decreasing: checked before any row is read
         rows.offsets = off.data();
         rows.n_sessions = L.n_sessions;
-        vpoc::validate_offsets(rows, R);
+        vpoc::validate_offsets(rows, R, "row_offsets", false);
         const bool totals = has_totals(buy_total, sell_total);
         F64 bt, st;
         if (totals) {

@@ -89,6 +89,9 @@ struct Result {
 
 // Throws ValueError unless offsets[0] == 0, offsets is non-decreasing and offsets[S] == n_rows.
 void validate_offsets(const SessionSpan& sessions, int64_t n_rows);
+// The same rule for offsets of another name (`name` in the messages and InputError.argument); `hints`:
+// the user-facing advice (session lengths, vpoc.sessions' kept rows).
+void validate_offsets(const SessionSpan& sessions, int64_t n_rows, const char* name, bool hints);
 
 // Throws ValueError naming `window` unless sessions.window_start (when given) is a window start per
 // row: offsets[s] <= start[i] <= i within each session, non-decreasing; and the call can take it

@@ -25,28 +25,30 @@ std::string lengths_hint(const int64_t* o, int64_t s, int64_t n_rows) {
 
 }  // namespace
 
-void validate_offsets(const SessionSpan& sessions, int64_t n_rows) {
+void validate_offsets(const SessionSpan& sessions, int64_t n_rows) { validate_offsets(sessions, n_rows, "offsets", true); }
+
+void validate_offsets(const SessionSpan& sessions, int64_t n_rows, const char* name, bool hints) {
   const int64_t* o = sessions.offsets;
   const int64_t s = sessions.n_sessions;
-  if (o == nullptr || s < 0) VPOC_THROW_ARG(ValueError, "offsets", "offsets must have at least one element (0)");
-  if (o[0] != 0)
-    VPOC_THROW_ARG(ValueError, "offsets", "offsets[0] must be 0, got ", o[0], lengths_hint(o, s, n_rows));
+  const auto hint = [&]() { return hints ? lengths_hint(o, s, n_rows) : std::string(); };
+  if (o == nullptr || s < 0) VPOC_THROW_ARG(ValueError, name, name, " must have at least one element (0)");
+  if (o[0] != 0) VPOC_THROW_ARG(ValueError, name, name, "[0] must be 0, got ", o[0], hint());
   for (int64_t i = 1; i <= s; ++i)
     if (o[i] < o[i - 1])
-      VPOC_THROW_ARG(ValueError, "offsets", "offsets must be non-decreasing: offsets[", i, "]=", o[i], " < offsets[",
-                 i - 1, "]=", o[i - 1], lengths_hint(o, s, n_rows));
+      VPOC_THROW_ARG(ValueError, name, name, " must be non-decreasing: ", name, "[", i, "]=", o[i], " < ", name, "[",
+                     i - 1, "]=", o[i - 1], hint());
   if (o[s] != n_rows && s >= 1) {
-    const std::string hint = lengths_hint(o, s, n_rows);
-    if (!hint.empty())
-      VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s], hint);
+    const std::string h = hint();
+    if (!h.empty())
+      VPOC_THROW_ARG(ValueError, name, name, "[-1] must equal the number of rows N=", n_rows, ", got ", o[s], h);
   }
-  if (o[s] < n_rows && s >= 1)  // the usual cause, said once here for every entry point
-    VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s], ": offsets index only ",
-               o[s], " rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in a session, not every "
-               "input row: pass session=s instead of offsets=s.offsets, or select the kept rows first with "
-               "s.take(high, low, close, volume)");
+  if (hints && o[s] < n_rows && s >= 1)  // the usual cause, said once here for every entry point
+    VPOC_THROW_ARG(ValueError, name, name, "[-1] must equal the number of rows N=", n_rows, ", got ", o[s],
+                   ": offsets index only ", o[s], " rows. Offsets from vpoc.sessions (s.offsets) count the rows kept in "
+                   "a session, not every input row: pass session=s instead of offsets=s.offsets, or select the kept "
+                   "rows first with s.take(high, low, close, volume)");
   if (o[s] != n_rows)
-    VPOC_THROW_ARG(ValueError, "offsets", "offsets[-1] must equal the number of rows N=", n_rows, ", got ", o[s]);
+    VPOC_THROW_ARG(ValueError, name, name, "[-1] must equal the number of rows N=", n_rows, ", got ", o[s]);
 }
 
 void validate_window_start(const SessionSpan& sessions, const Options& opt, bool on_device) {
