@@ -3,7 +3,9 @@ a load in the unaligned head and the tail (gpu/histogram.cu trade_range_kernel):
 
 Contract: float32 / float64 prices as torch views at every misalignment (0-3 elements), sessions of 0-4099
 trades, a bad price (NaN, off the grid) in the head, a pack or the tail of a session: the GPU names the same
-first bad row as the CPU, and valid inputs give the CPU's profile bit for bit (whole volumes). GPU only.
+first bad row as the CPU, and valid inputs give the CPU's profile bit for bit (whole volumes). Each checked
+call follows a good call of its shape, so it speculates (the path whose range pass reads packs: the first
+off-grid row is its own; a NaN makes it run again on the waiting path, which names the row). GPU only.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def on_device(price, shift):
 def test_valid_prices_at_every_alignment_equal_the_cpu(dtype, shift, seed):
     price, volume, offsets = trades(seed, dtype)
     cpu = vpoc.from_trades(price, volume, offsets=offsets, tick_size=TICK)
-    g = vpoc.from_trades(on_device(price, shift), torch.from_numpy(volume).cuda(), offsets=offsets, tick_size=TICK,
-                         device="cuda").cpu()
+    dev = (on_device(price, shift), torch.from_numpy(volume).cuda())
+    vpoc.from_trades(*dev, offsets=offsets, tick_size=TICK, device="cuda")  # a shape's first call waits
+    g = vpoc.from_trades(*dev, offsets=offsets, tick_size=TICK, device="cuda").cpu()  # then it speculates: packs
     for f in FIELDS:
         a, b = np.asarray(getattr(g, f)), np.asarray(getattr(cpu, f))
         assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f
@@ -66,6 +69,10 @@ def test_valid_prices_at_every_alignment_equal_the_cpu(dtype, shift, seed):
 @pytest.mark.parametrize("bad", ["nan", "off_grid"])
 def test_first_bad_price_named_as_the_cpu_names_it(dtype, shift, where, bad):
     price, volume, offsets = trades(7, dtype)
+    # a good call of the shape first: the checked call then takes the speculative path, whose range pass
+    # reads the packs (a shape's first call waits, with volumes checked in the scalar loop)
+    vpoc.from_trades(on_device(price, shift), torch.from_numpy(volume).cuda(), offsets=offsets, tick_size=TICK,
+                     device="cuda")
     sizes = np.diff(offsets)
     s = int(np.argmax(sizes))  # the longest session: it has a head, packs and a tail at any alignment
     a, e = int(offsets[s]), int(offsets[s + 1])
