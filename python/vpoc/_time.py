@@ -358,6 +358,27 @@ def days_yyyymmdd(days: Any) -> np.ndarray:
     return (y * 10000 + m * 100 + dd).astype(np.int64)
 
 
+def _date_objects(ids: Any, name: str) -> Optional[np.ndarray]:
+    """A list / tuple (or object array / Series) whose first element is a date (numpy datetime64,
+    datetime.date / datetime, pandas Timestamp) as datetime64[us] of the elements' wall times
+    (tz-aware ones in their own zone); None for anything else (integer ids: the engine's)."""
+    import datetime as _dt
+
+    if isinstance(ids, (list, tuple)):
+        seq = ids
+    elif getattr(getattr(ids, "dtype", None), "kind", None) == "O":
+        seq = list(ids)
+    else:
+        return None
+    if len(seq) == 0 or not isinstance(seq[0], (np.datetime64, _dt.date)):
+        return None
+    vals = [x.replace(tzinfo=None) if isinstance(x, _dt.datetime) and x.tzinfo is not None else x for x in seq]
+    try:
+        return np.array(vals, dtype="datetime64[us]")
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} mixes dates with other values: give one date (or one integer id) per row") from None
+
+
 def session_dates(ids: Any, name: str = "session_ids") -> Optional[np.ndarray]:
     """Datetime session ids (a datetime64 array of any unit, a pandas Series / Index, tz-aware ones
     read in their own zone) as their naive datetime64 values, each a date (midnight); None when
@@ -365,7 +386,10 @@ def session_dates(ids: Any, name: str = "session_ids") -> Optional[np.ndarray]:
     timestamps, not trade dates), raises ValueError naming ``name`` and the index."""
     dtype = getattr(ids, "dtype", None)
     if getattr(dtype, "kind", None) != "M":
-        return None
+        ids = _date_objects(ids, name)  # a list / tuple / object array of dates, or None
+        if ids is None:
+            return None
+        dtype = ids.dtype
     if getattr(dtype, "tz", None) is not None:  # pandas tz-aware: the dates of its own zone
         ids = ids.dt.tz_localize(None) if hasattr(ids, "dt") else ids.tz_localize(None)
     arr = np.asarray(ids)

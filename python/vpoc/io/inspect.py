@@ -36,7 +36,7 @@ CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York"
                                     "Europe/Berlin", "America/Los_Angeles", "Asia/Tokyo",
                                     "Asia/Hong_Kong", "Australia/Sydney")
 #: Price grids tried for the tick size; the largest one holding >= 99.9% of prices wins.
-COMMON_TICKS: Tuple[float, ...] = (10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
+COMMON_TICKS: Tuple[float, ...] = (100.0, 50.0, 25.0, 10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
                                    1 / 64, 0.01, 0.005, 1 / 128, 0.0025, 1 / 256, 0.001, 0.0005,
                                    0.0001, 0.00005, 0.00001)
 #: Text timestamp formats tried without time_format= (the one that parses every row is used).

@@ -55,8 +55,10 @@ def check_hours(start: Any = "08:30", end: Any = "15:15", tz: Any = "America/Chi
     zone = _zone(tz)
     xs, xe = _time_of_day(exchange[0], "exchange start"), _time_of_day(exchange[1], "exchange end")
     xzone = _zone(exchange[2])
+    starts: dict = {}  # the window's start in the exchange's zone, by date
     for day in (dates if dates is not None else _DATES):
         a = _wall(day, s_ns, zone).astimezone(xzone)
+        starts[day] = a
         b = _wall(day, e_ns, zone).astimezone(xzone)
         a_ns = ((a.hour * 60 + a.minute) * 60 + a.second) * 10**9
         b_ns = ((b.hour * 60 + b.minute) * 60 + b.second) * 10**9
@@ -66,10 +68,30 @@ def check_hours(start: Any = "08:30", end: Any = "15:15", tz: Any = "America/Chi
             b_ns = 2 * 86_400 * 10**9
         if a_ns >= xs and b_ns <= xe:
             continue
+        if str(zone) == str(xzone):  # the exchange's own zone: other hours, not another clock
+            advice = (f"these are not the regular hours {_fmt(exchange[0])}-{_fmt(exchange[1])}: for ES RTH pass "
+                      f"start={_fmt(exchange[0])!r}; if they are another market's hours on purpose, filter "
+                      "vpoc.sessions.SessionHoursWarning")
+        else:
+            advice = (f"The session time zone is the zone of the RTH times, not of the data (read_bars tz=); for "
+                      f"ES RTH pass tz={str(xzone)!r} (or times in {zone} that match)")
         msg = (f"RTH {_fmt(start)}-{_fmt(end)} in {zone} is {a:%H:%M}-{b:%H:%M} {xzone} on {day}: "
                f"outside the exchange's regular hours {_fmt(exchange[0])}-{_fmt(exchange[1])} "
-               f"{xzone}. The session time zone is the zone of the RTH times, not of the data "
-               f"(read_bars tz=); for ES RTH pass tz={str(xzone)!r} (or times in {zone} that match)")
+               f"{xzone}. " + advice)
+        if on_mismatch == "raise":
+            raise ValueError(msg)
+        if on_mismatch == "warn":
+            warnings.warn(msg, SessionHoursWarning, stacklevel=stacklevel)
+        return False
+    moved = {f"{a:%H:%M}" for a in starts.values()}
+    if len(moved) > 1:  # inside the hours on every date, but not at one exchange time: the clocks differ
+        days = sorted(starts)
+        first = next(d for d in days if f"{starts[d]:%H:%M}" != f"{starts[days[0]]:%H:%M}")
+        msg = (f"RTH {_fmt(start)}-{_fmt(end)} in {zone} starts at {starts[days[0]]:%H:%M} {xzone} on {days[0]} "
+               f"but {starts[first]:%H:%M} on {first}: {zone} does not change its clocks with {xzone}, so the "
+               f"window moves against the exchange's hours {_fmt(exchange[0])}-{_fmt(exchange[1])} {xzone} for part "
+               f"of the year. The session time zone is the zone of the RTH times, not of the data (read_bars tz=); "
+               f"for ES RTH pass tz={str(xzone)!r}")
         if on_mismatch == "raise":
             raise ValueError(msg)
         if on_mismatch == "warn":
