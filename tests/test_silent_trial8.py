@@ -297,7 +297,7 @@ def test_live_names_the_cause_row_by_row_and_when_raising():
 
 @pytest.mark.parametrize("kw, warns, words", [
     (dict(ticks_per_row=4), False, None),  # rows of 4 ticks: whole points fill every row
-    (dict(ticks_per_row=2), True, "ladder of ticks_per_row=2 ticks holds 1 empty rows"),
+    (dict(ticks_per_row=2), True, "ladder of ticks_per_row=2 ticks holds 1 empty row between neighbouring prices"),
     (dict(ticks_per_row=3), False, None),  # 4 // 3 = 1: no row is sure to stay empty between two prices
     (dict(bins=20), False, None),  # N equal-width bins: no tick ladder
     (dict(), True, "holds 3 empty rows"),

@@ -372,11 +372,12 @@ def coarse_grid(first: Any, prices: Any, tick_size: float, ticks_per_row: int = 
     from ._warnings import CoarseGridWarning, user_stacklevel
 
     coarse = float(f"{k * tick:.12g}")
-    empty = f"{k - 1}" if tpr == 1 else f"{k // tpr - 1}" if k % tpr == 0 else f"about {k // tpr - 1}"
+    n_empty = k // tpr - 1
+    empty = f"{n_empty} empty row{'' if n_empty == 1 else 's'}" if k % tpr == 0 else f"about {n_empty} empty rows"
     rows = "" if tpr == 1 else f" of ticks_per_row={tpr} ticks"
     warnings.warn(f"the prices all lie on a grid {k} times coarser than tick_size={tick!r} "
                   f"(every price is a multiple of {coarse!r}; {COARSE_MIN_PRICES} or more distinct prices): the "
-                  f"profile's ladder{rows} holds {empty} empty rows between any two prices, which moves the POC and "
+                  f"profile's ladder{rows} holds {empty} between neighbouring prices, which moves the POC and "
                   f"value area. If the prices are in cents (or another unit {k} times finer than the tick), pass "
                   f"tick_size={coarse!r}; if tick_size={tick!r} is right, filter vpoc.CoarseGridWarning",
                   CoarseGridWarning, stacklevel=user_stacklevel())
