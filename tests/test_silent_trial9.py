@@ -77,3 +77,18 @@ def test_other_hours_in_the_exchange_zone_are_not_told_to_pass_that_zone():
         check_hours("07:20", "14:00", "America/Chicago")
     msg = str(w[0].message)
     assert "not the regular hours" in msg and "pass tz=" not in msg, msg
+
+
+def test_live_says_a_coarse_grid_once_not_each_session():
+    """trial9 #8: Live's finished sessions each ran the coarse-grid check: one warning a session."""
+    b = vpoc.synth.es_bars(n_sessions=4)
+    live = vpoc.Live(tick_size=TICK, session="globex")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(0, len(b.high), 390):  # a feed in chunks, several sessions finishing on the way
+            s = slice(i, i + 390)
+            live.update(b.high[s] * 100, b.low[s] * 100, b.close[s] * 100, b.volume[s], timestamp=b.timestamp[s])
+        live.close()
+    coarse = [w for w in caught if issubclass(w.category, vpoc.CoarseGridWarning)]
+    assert len(live.profiles.poc) >= 3  # sessions finished on the way
+    assert len(coarse) == 1, [str(w.message)[:80] for w in coarse]

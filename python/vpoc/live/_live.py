@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _core
 from .._api import from_bars, from_trades
-from .._arrays import as_prices, as_volume, check_grid, first_decrease
+from .._arrays import as_prices, as_volume, check_grid, coarse_grid, derived_prices, first_decrease
 from .._presets import (PEER_KEYWORDS, check_whole_volume, recorded_rules, resolve as resolve_preset, row_prices,
                         value_area_of, with_side_rules)
 from .._profiles import NO_ROW, Profiles
@@ -507,10 +507,14 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         vol = v.astype(np.int64) if as_int else v
         if sides is not None:
             kw.update(self._side_profile_kw(*sides))
-        if self._bars:
-            prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
-        else:
-            prof = from_trades(h, vol, **kw)
+        if not self.__dict__.get("_coarse_warned"):  # a coarse price grid is said once a Live, not once a session
+            prices = {"high": h, "low": lo, "close": c} if self._bars else {"price": h}
+            self.__dict__["_coarse_warned"] = coarse_grid(h, prices, kw["tick_size"], kw["ticks_per_row"]) > 0
+        with derived_prices():  # (the check above is this call's)
+            if self._bars:
+                prof = from_bars(h, lo, c, vol, open=o, distribute=self._distribute, **kw)
+            else:
+                prof = from_trades(h, vol, **kw)
         names = _PER_SESSION + ("volume",) + (SIDE_DONE_KEYS if sides is not None else ())
         return {name: np.array(getattr(prof, name)) for name in names}
 
