@@ -92,3 +92,16 @@ def test_live_says_a_coarse_grid_once_not_each_session():
     coarse = [w for w in caught if issubclass(w.category, vpoc.CoarseGridWarning)]
     assert len(live.profiles.poc) >= 3  # sessions finished on the way
     assert len(coarse) == 1, [str(w.message)[:80] for w in coarse]
+
+
+def test_cli_words_for_advice_only_python_can_follow():
+    """trial9 #6: the CLI's stderr spells the too-wide advice as flags and does not tell a shell user to
+    filter a warning class (no flag does that)."""
+    from vpoc.cli._common import to_flags
+
+    w = to_flags("grid 100 times coarser ...; pass tick_size=25.0; if tick_size=0.25 is right, filter "
+                 "vpoc.CoarseGridWarning")
+    assert "--tick-size 25.0" in w and "filter vpoc" not in w and "can be ignored" in w, w
+    e = to_flags("session 0 spans 5000 rows, more than max_rows=500 from row 500 on; use a larger tick_size or "
+                 "ticks_per_row (or raise max_rows)")
+    assert "--max-rows 500" in e and "--tick-size or --ticks-per-row (or raise --max-rows)" in e, e

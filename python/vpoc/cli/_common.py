@@ -53,6 +53,7 @@ FLAGS = {
 _VALUE = r"""(?:\{[^{}]*\}|'[^']*'|"[^"]*"|None|True|False|[\w.:+-]+)"""
 _KW_RE = re.compile(r"(?<![\w.-])(?:(pass |use |or )?(on_outside|outside)=|(" + "|".join(FLAGS) + r")=)(" + _VALUE + r")?")
 _WARN_OR_DROP_RE = re.compile(r"(?:pass )?on_outside='warn' or (?:on_outside=)?'drop'")
+_FILTER_RE = re.compile(r"filter vpoc(?:\.\w+)*\.\w+Warning")
 _PAIR_RE = re.compile(r"""['"]?(\w+)['"]?\s*:\s*(\([^)]*\)|'[^']*'|"[^"]*"|[^,}]+)""")
 
 
@@ -81,6 +82,10 @@ def to_flags(message: str) -> str:
     # vpoc.io's "this looks like trades: use read_trades / from_trades": the CLI's way is --kind
     message = message.replace("use read_trades / from_trades", "use --kind trades").replace(
         "use read_bars / from_bars", "use --kind bars")
+    # advice only Python can follow: a warning class to filter (no flag does it), the too-wide words
+    message = _FILTER_RE.sub("this warning can be ignored (the profile is computed as asked)", message)
+    message = message.replace("use a larger tick_size or ticks_per_row (or raise max_rows)",
+                              "use a larger --tick-size or --ticks-per-row (or raise --max-rows)")
     # DBN: "pass instrument=<instrument_id or symbol> to read one", "...; pass instrument=None"
     message = message.replace("instrument=<", "--instrument <").replace("pass instrument=None",
                                                                           "leave out --instrument")
