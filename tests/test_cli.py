@@ -398,7 +398,7 @@ def test_input_errors_exit_2_with_one_line(small, tmp_path):
                     "bad.csv", "high")
     # a tick size that makes a session too wide names the file and the time of the row
     _one_line_error(run(["profile", small["parquet"], "--tick-size", "1e-7"]), 2, "all.parquet",
-                    "2019-01-01 23:00:00 UTC", "max_rows")
+                    "2019-01-01 23:00:00 UTC", "--max-rows")  # the library's max_rows as the flag
 
 
 @NEEDS_PROFILE_PARQUET
