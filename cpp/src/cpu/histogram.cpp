@@ -334,8 +334,7 @@ int64_t bars_loop(const BarPtrs<P>& bp, const V* vol, int64_t b, int64_t e, cons
   for (; i < e; ++i) {
     const Bar<V> x = load_bar(bp, vol, i);
     if (!bar_ok<Exact>(x, bp.open != nullptr, s)) break;
-    if constexpr (Exact)  // branch-free: every price tested
-      whole &= (int{is_whole(s.ticks<true>(x.h))} & int{is_whole(s.ticks<true>(x.l))} & int{is_whole(s.ticks<true>(x.c))}) != 0;
+    if constexpr (Exact) whole &= is_whole(s.ticks<true>(x.h)) & is_whole(s.ticks<true>(x.l)) & is_whole(s.ticks<true>(x.c));
     require_int64_safe<V, Acc>(x.v);
     bins.note_volume(static_cast<double>(x.v));
     const auto lane = static_cast<unsigned>(i - b);

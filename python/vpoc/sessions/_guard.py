@@ -75,29 +75,29 @@ def check_hours(start: Any = "08:30", end: Any = "15:15", tz: Any = "America/Chi
         else:
             advice = (f"The session time zone is the zone of the RTH times, not of the data (read_bars tz=); for "
                       f"ES RTH pass tz={str(xzone)!r} (or times in {zone} that match)")
-        msg = (f"RTH {_fmt(start)}-{_fmt(end)} in {zone} is {a:%H:%M}-{b:%H:%M} {xzone} on {day}: "
-               f"outside the exchange's regular hours {_fmt(exchange[0])}-{_fmt(exchange[1])} "
-               f"{xzone}. " + advice)
-        if on_mismatch == "raise":
-            raise ValueError(msg)
-        if on_mismatch == "warn":
-            warnings.warn(msg, SessionHoursWarning, stacklevel=stacklevel)
-        return False
-    moved = {f"{a:%H:%M}" for a in starts.values()}
-    if len(moved) > 1:  # inside the hours on every date, but not at one exchange time: the clocks differ
-        days = sorted(starts)
-        first = next(d for d in days if f"{starts[d]:%H:%M}" != f"{starts[days[0]]:%H:%M}")
-        msg = (f"RTH {_fmt(start)}-{_fmt(end)} in {zone} starts at {starts[days[0]]:%H:%M} {xzone} on {days[0]} "
-               f"but {starts[first]:%H:%M} on {first}: {zone} does not change its clocks with {xzone}, so the "
-               f"window moves against the exchange's hours {_fmt(exchange[0])}-{_fmt(exchange[1])} {xzone} for part "
-               f"of the year. The session time zone is the zone of the RTH times, not of the data (read_bars tz=); "
-               f"for ES RTH pass tz={str(xzone)!r}")
-        if on_mismatch == "raise":
-            raise ValueError(msg)
-        if on_mismatch == "warn":
-            warnings.warn(msg, SessionHoursWarning, stacklevel=stacklevel)
-        return False
+        return _mismatch(f"RTH {_fmt(start)}-{_fmt(end)} in {zone} is {a:%H:%M}-{b:%H:%M} {xzone} on {day}: "
+                         f"outside the exchange's regular hours {_fmt(exchange[0])}-{_fmt(exchange[1])} "
+                         f"{xzone}. " + advice, on_mismatch, stacklevel)
+    days = sorted(starts)
+    first = next((d for d in days if f"{starts[d]:%H:%M}" != f"{starts[days[0]]:%H:%M}"), None)
+    if first is not None:  # inside the hours on every date, but not at one exchange time: the clocks differ
+        return _mismatch(f"RTH {_fmt(start)}-{_fmt(end)} in {zone} starts at {starts[days[0]]:%H:%M} {xzone} on "
+                         f"{days[0]} but {starts[first]:%H:%M} on {first}: {zone} does not change its clocks with "
+                         f"{xzone}, so the window moves against the exchange's hours {_fmt(exchange[0])}-"
+                         f"{_fmt(exchange[1])} {xzone} for part of the year. The session time zone is the zone of the "
+                         f"RTH times, not of the data (read_bars tz=); for ES RTH pass tz={str(xzone)!r}",
+                         on_mismatch, stacklevel)
     return True
+
+
+def _mismatch(msg: str, on_mismatch: str, stacklevel: int) -> bool:
+    """check_hours' answer to a window outside the exchange's hours: ValueError, a warning (``stacklevel``
+    as check_hours was given it), or False."""
+    if on_mismatch == "raise":
+        raise ValueError(msg)
+    if on_mismatch == "warn":
+        warnings.warn(msg, SessionHoursWarning, stacklevel=stacklevel + 1)
+    return False
 
 
 def _fmt(x: Any) -> str:
