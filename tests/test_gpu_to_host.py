@@ -10,6 +10,7 @@ import vpoc
 from vpoc import _core
 
 from test_gpu_input import CAI, OnlyCAI, OnlyDLPack, _cuda_torch
+import _deps
 
 
 def test_cpu_build_refuses_the_copy_clearly():
@@ -75,6 +76,7 @@ def test_offsets_on_the_gpu_through_other_producers(wrap):
         np.testing.assert_array_equal(np.asarray(getattr(g, k)), np.asarray(getattr(want, k)), err_msg=k)
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("wrap", [OnlyDLPack, OnlyCAI])
 def test_timestamps_on_the_gpu_through_other_producers(wrap):
     torch = _cuda_torch()

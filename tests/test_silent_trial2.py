@@ -285,6 +285,7 @@ def test_read_bars_names_the_way_to_read_bars_without_open():
         vpoc.io.read_bars(df, columns={"open": 3})
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("ext", ["csv", "csv.gz", "parquet"])
 def test_bars_without_open_round_trip_through_write_bars_and_read_bars(tmp_path, ext):
     if ext == "parquet":

@@ -13,6 +13,7 @@ vpoc = pytest.importorskip("vpoc")
 pd = pytest.importorskip("pandas")
 
 from vpoc._side import aggressor_side  # noqa: E402
+import _deps
 
 WHAT = r"give \+1"
 
@@ -100,6 +101,7 @@ def _np_delta(b, buy, sell):
                      for s, e in zip(b.offsets[:-1], b.offsets[1:])])
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("float_cols", [False, True])
 def test_read_bars_reads_buy_sell_columns(tmp_path, float_cols):
     b, df, buy, sell = _bars_frame(float_cols=float_cols)
@@ -176,6 +178,7 @@ def test_bad_side_volumes_in_a_file_name_the_line(tmp_path):
         vpoc.io.read_bars(neg)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_frames_feed_from_bars_and_the_feature_tables():
     b, df, buy, sell = _bars_frame()
     plain = df.drop(columns=["buy_volume", "sell_volume"])
@@ -261,6 +264,7 @@ def _sided_trades(tmp_path, n=6000, seed=4):
     return tmp_path / "trades.csv"
 
 
+@_deps.needs("pandas_market_calendars")
 def test_cli_profile_trades_carries_the_side(tmp_path):
     from vpoc import cli
 
@@ -288,6 +292,7 @@ def test_cli_profile_trades_carries_the_side(tmp_path):
     assert "delta" not in pd.read_csv(out).columns
 
 
+@_deps.needs("pandas_market_calendars")
 def test_cli_bars_profile_and_features_carry_buy_sell(tmp_path):
     from vpoc import cli
 
@@ -308,6 +313,7 @@ def test_cli_bars_profile_and_features_carry_buy_sell(tmp_path):
     np.testing.assert_array_equal(pd.read_csv(out)["delta"].to_numpy(), _np_delta(b, buy, sell))
 
 
+@_deps.needs("pandas_market_calendars")
 def test_cli_advice_says_kind_trades(tmp_path, capsys):
     from vpoc import cli
 

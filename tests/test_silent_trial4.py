@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import vpoc
+import _deps
 
 pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.filterwarnings("ignore::vpoc.DroppedRowsWarning")
@@ -39,6 +40,7 @@ BAD_DROPPED = [  # (column, values): a bad value on row 3 only, and the words of
 ]
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("col,values,words", BAD_DROPPED)
 def test_frame_bad_value_on_a_dropped_row_is_refused_by_every_entry_point(col, values, words):
     df = _frame(**{col: values})
@@ -53,6 +55,7 @@ def test_frame_bad_value_on_a_dropped_row_is_refused_by_every_entry_point(col, v
             assert str(e.value) == str(ref.value), f.__name__
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("bad", [np.nan, -500.0, np.inf])
 def test_sessions_volume_bad_value_names_volume_and_row(bad):
     ts = pd.Series(pd.to_datetime(STAMPS))
@@ -70,6 +73,7 @@ def test_sessions_volume_bad_value_names_volume_and_row(bad):
     ("low", 101.0, "from_bars: row 3 (outside every session): high (100.5) < low (101.0)"),
     ("close", np.inf, "from_bars: row 3 (outside every session): close is inf (prices must be finite)"),
 ])
+@_deps.needs("pandas_market_calendars")
 def test_arrays_with_sessions_bad_value_on_a_dropped_row(col, bad, words):
     s = vpoc.sessions.globex(pd.Series(pd.to_datetime(STAMPS)))
     cols = dict(high=np.full(4, 100.5), low=np.full(4, 99.75), close=np.full(4, 100.25),
@@ -84,6 +88,7 @@ def test_arrays_with_sessions_bad_value_on_a_dropped_row(col, bad, words):
     assert p.dropped_rows == 1 and np.isclose(float(np.sum(p.cpu().volume)), 60.0)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_feature_arrays_bad_side_on_a_dropped_row():
     s = vpoc.sessions.globex(pd.Series(pd.to_datetime(STAMPS)))
     h, lo, c, v = np.full(4, 100.5), np.full(4, 99.75), np.full(4, 100.25), np.array([10.0, 20, 30, 40])
@@ -159,6 +164,7 @@ def test_inspect_names_the_side_columns(tmp_path):
 # --------------------------------------------------------------------------- 3: inspect's command for naive stamps
 
 
+@_deps.needs("pandas_market_calendars")
 def test_inspect_naive_unplaceable_says_tz_must_be_chosen(tmp_path, capsys):
     from vpoc.cli import main
 
@@ -212,6 +218,7 @@ def test_inspect_trades_sparse_minutes_near_the_halt_are_the_daily_halt(tmp_path
 H2 = np.array([101.0, 102.0])
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("bad", [np.inf, np.nan, -1.0])
 def test_inf_buy_sell_gets_the_finite_message_batch_and_live(bad):
     words = r"sell_volume\[1\] = .*: the aggressor-side volumes of a bar must be finite and >= 0"
@@ -225,6 +232,7 @@ def test_inf_buy_sell_gets_the_finite_message_batch_and_live(bad):
                     timestamp=pd.Timestamp("2024-03-04T15:00Z").value)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_live_scalar_side_message_does_not_double_the_name():
     live = vpoc.Live(tick_size=0.25, kind="trades", session="globex", side=True)
     with pytest.raises(ValueError) as e:

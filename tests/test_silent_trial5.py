@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import vpoc
+import _deps
 
 pd = pytest.importorskip("pandas")
 
@@ -38,6 +39,7 @@ def of(w, cls):
 
 
 # ------------------------------------------------------------------ 1. a session whose first bars are missing
+@_deps.needs("pandas_market_calendars")
 def test_missing_first_bars_make_the_ib_incomplete_in_tpo():
     df = mk("2025-03-04", S1[1:], start="09:00")  # the 08:30 period is missing
     tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth")
@@ -54,6 +56,7 @@ def test_missing_first_bars_make_the_ib_incomplete_in_tpo():
     assert full.day_type[0] == "normal_variation"
 
 
+@_deps.needs("pandas_market_calendars")
 def test_missing_first_bars_session_features_same_rule_and_warning():
     df = mk("2025-03-04", S1[1:], start="09:00")
     t, w = caught(vpoc.session_features, df, tick_size=1.0, session="rth", tpo_columns=True,
@@ -65,6 +68,7 @@ def test_missing_first_bars_session_features_same_rule_and_warning():
     assert f["day_type"].iloc[0] == -1 and f["open_type"].iloc[0] == -1
 
 
+@_deps.needs("pandas_market_calendars")
 def test_one_minute_bars_starting_inside_the_first_period_keep_a_complete_ib():
     n = 120
     ts = pd.date_range(pd.Timestamp("2025-03-04 08:31", tz=CHI), periods=n, freq="1min")
@@ -78,6 +82,7 @@ def test_one_minute_bars_starting_inside_the_first_period_keep_a_complete_ib():
     assert not tp.ib_complete[0] and of(w, vpoc.IncompleteSessionWarning)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_first_bar_anchor_uses_the_scheduled_open_when_known():
     df = mk("2025-03-04", S1[1:], start="09:00")
     tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth", preset="marketprofile")
@@ -95,6 +100,7 @@ def _two_sessions():
     return pd.concat([mk("2025-03-04", S1), mk("2025-03-05", S1)], ignore_index=True)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_preset_on_feature_functions_is_recorded_and_names_the_rules_not_applied():
     df = _two_sessions()
     plain = vpoc.session_features(df, tick_size=1.0, session="rth", lookbacks=())
@@ -123,6 +129,7 @@ def test_preset_on_feature_functions_is_recorded_and_names_the_rules_not_applied
 
 
 # ------------------------------------------------------------------ 3. diff of TpoProfiles: IB / opening range
+@_deps.needs("pandas_market_calendars")
 def test_diff_of_tpo_compares_ib_and_opening_range_and_names_their_rules():
     rows = [(101, 104, 100, 103, 10), (103, 106, 103, 105, 10), (105, 110, 105, 109, 10),
             (109, 110, 108, 108, 10)]
@@ -187,6 +194,7 @@ def test_value_area_set_by_a_preset_is_recorded_and_named():
 
 
 # ------------------------------------------------------------------ 5. missing days: days_since_prior
+@_deps.needs("pandas_market_calendars")
 def test_days_since_prior_and_a_warning_when_days_are_missing():
     days = ["2025-03-04", "2025-03-05", "2025-03-07", "2025-03-10", "2025-03-17"]  # 1, 2, 3 (week-end), 7
     df = pd.concat([mk(d, S1) for d in days], ignore_index=True)
@@ -209,6 +217,7 @@ def test_days_since_prior_and_a_warning_when_days_are_missing():
 
 
 # ------------------------------------------------------------------ 6 / 7. empty periods: the likely cause
+@_deps.needs("pandas_market_calendars")
 def test_coarse_bars_warning_names_the_bar_spacing_and_suggests_period():
     df = mk("2025-03-04", S1, step="60min")
     tp, w = caught(vpoc.tpo, df, tick_size=1.0, session="rth")
@@ -219,6 +228,7 @@ def test_coarse_bars_warning_names_the_bar_spacing_and_suggests_period():
     assert not of(w, vpoc.IncompleteSessionWarning)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_halt_inside_a_session_names_its_stretch_and_cme_schedules_in_both_functions():
     rows = S1 + S1[:2]
     ts = list(pd.date_range(pd.Timestamp("2025-03-04 08:30", tz=CHI), periods=6, freq="30min"))
@@ -254,6 +264,7 @@ def test_same_session_target_names_the_columns_computed_from_it():
 
 
 # ------------------------------------------------------------------ 11. synth.es_bars with the Globex rule
+@_deps.needs("pandas_market_calendars")
 def test_quickstart_es_bars_with_globex_keeps_every_row_and_longer_spans_are_reported():
     bars = vpoc.synth.es_bars(n_sessions=10)
     with warnings.catch_warnings():
@@ -289,6 +300,7 @@ def test_live_records_a_preset_value_area_as_from_bars_does(preset):
 
 
 # ------------------------------------------------------------------ bar_features bridging missing days: said too
+@_deps.needs("pandas_market_calendars")
 def test_bar_features_warns_when_prior_session_columns_bridge_missing_days():
     bars = vpoc.synth.es_bars(n_sessions=12)
     keep = np.ones(bars.offsets[-1], bool)

@@ -62,6 +62,7 @@ def test_inspect_dbn_trades_is_trades(tmp_path, capsys, zst):
 
 # ---------------------------------------------------------------- 2. --instrument, --help, the error's flag
 
+@_deps.needs("pandas_market_calendars")
 def test_cli_instrument_flag_reads_one_of_several(tmp_path, capsys):
     path = _trades_file(tmp_path, "two.dbn", n=40, ids=(7, 8))
     rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25"], capsys)
@@ -81,6 +82,7 @@ def test_cli_instrument_flag_reads_one_of_several(tmp_path, capsys):
     assert rc == 0 and "--instrument ESH5" in out
 
 
+@_deps.needs("pandas_market_calendars")
 def test_cli_instrument_on_csv_is_named(tmp_path, capsys):
     f = tmp_path / "t.csv"
     f.write_text("timestamp,price,volume\n2025-03-10T14:30:00Z,6000,1\n")
@@ -108,6 +110,7 @@ def test_cli_dbn_trades_read_as_trades_by_schema(tmp_path, capsys):
     assert rc == 2 and "vpoc features needs bars" in err
 
 
+@_deps.needs("pandas_market_calendars")
 def test_dbn_kind_error_names_the_flag(tmp_path, capsys):
     path = _bars_file(tmp_path)
     rc, out, err = _cli(["profile", path, "--kind", "trades", "--tick-size", "0.25"], capsys)

@@ -14,6 +14,7 @@ import pytest
 
 import vpoc
 from vpoc.sessions import SessionHoursWarning
+import _deps
 
 pd = pytest.importorskip("pandas")
 
@@ -42,6 +43,7 @@ def test_coarse_grid_warning_is_exported():
     assert issubclass(vpoc.CoarseGridWarning, UserWarning) and "CoarseGridWarning" in vpoc.__all__
 
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("api", ["bars", "trades", "bars_frame", "trades_list"])
 def test_cents_with_a_point_tick_warn(api):
     b = _bars()
@@ -112,6 +114,7 @@ def test_coarse_grid_once_per_feature_table(fn):
 
 # ---------------------------------------------------------------- 2. the feature tables' RTH clock in tz
 
+@_deps.needs("pandas_market_calendars")
 @pytest.mark.parametrize("fn", ["session_features", "bar_features", "tpo"])
 def test_feature_tables_warn_about_rth_hours_as_sessions_rth(fn):
     b = _bars()
@@ -128,6 +131,7 @@ def test_feature_tables_warn_about_rth_hours_as_sessions_rth(fn):
         assert not _of(rec, SessionHoursWarning)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_live_features_warn_about_rth_hours():
     _, rec = _caught(vpoc.Live, tick_size=TICK, session="globex", features=dict(tz="UTC"))
     (w,) = _of(rec, SessionHoursWarning)
@@ -152,6 +156,7 @@ def test_feature_tables_warn_about_duplicate_bars(fn):
     assert not _of(rec, vpoc.DuplicateRowsWarning)
 
 
+@_deps.needs("pandas_market_calendars")
 def test_feature_tables_warn_about_duplicate_bars_of_arrays():
     b = _bars()
     i = np.r_[np.arange(b.high.size), 7]
@@ -250,6 +255,7 @@ def _holiday_feed():
     return t, p
 
 
+@_deps.needs("pandas_market_calendars")
 def test_live_names_holiday_drops_as_the_batch_does():
     t, p = _holiday_feed()
     _, rec = _caught(vpoc.sessions.globex, t, volume=np.ones(t.size))
@@ -273,6 +279,7 @@ def test_live_names_holiday_drops_as_the_batch_does():
         == batch.n_dropped
 
 
+@_deps.needs("pandas_market_calendars")
 def test_live_names_the_cause_row_by_row_and_when_raising():
     t, p = _holiday_feed()
     live = vpoc.Live(tick_size=TICK, session="globex")

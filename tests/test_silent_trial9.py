@@ -17,6 +17,7 @@ import pytest
 
 import vpoc
 from vpoc.sessions import SessionHoursWarning, check_hours
+import _deps
 
 TICK = 0.25
 
@@ -79,6 +80,7 @@ def test_other_hours_in_the_exchange_zone_are_not_told_to_pass_that_zone():
     assert "not the regular hours" in msg and "pass tz=" not in msg, msg
 
 
+@_deps.needs("pandas_market_calendars")
 def test_live_says_a_coarse_grid_once_not_each_session():
     """trial9 #8: Live's finished sessions each ran the coarse-grid check: one warning a session."""
     b = vpoc.synth.es_bars(n_sessions=4)
