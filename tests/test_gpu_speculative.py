@@ -371,3 +371,51 @@ def test_volumes_checked_in_the_bin_pass_for_every_volume_dtype(dtype):
     with pytest.raises(ValueError) as cpu_e:
         call("trades", bad, off, "cpu")
     assert type(spec.value) is type(cpu_e.value) and "77" in str(spec.value) and "77" in str(cpu_e.value)
+
+
+@pytest.mark.parametrize("api", ["uniform", "close", "hlc3"])
+@pytest.mark.parametrize("tpr", [1, 2])
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32), (np.float32, np.int32)])
+def test_bars_binned_by_the_levels_kernel_equal_the_waiting_call(api, tpr, dtypes):
+    """Speculative bar calls bin each session in the levels kernel (shared rows up to 1,024 rows, the
+    session's own output rows beyond): narrow and wide sessions, an empty one, whole and fractional
+    volumes, in one call, give the waiting call's bits and the CPU's rows."""
+    pdt, vdt = dtypes
+    rng = np.random.default_rng(11 + tpr)
+    parts, sizes = [], [300, 0, 1, 2500, 700, 40]
+    for k, n in enumerate(sizes):
+        spread = 3 if k != 3 else 60  # session 3: thousands of rows, past the shared ones
+        t = 16000 + np.cumsum(rng.integers(-spread, spread + 1, n))
+        w = rng.integers(0, 9, n)
+        parts.append((t, w))
+    t = np.concatenate([p[0] for p in parts])
+    w = np.concatenate([p[1] for p in parts])
+    n = t.size
+    low = (t * 0.25).astype(pdt)
+    high = ((t + w) * 0.25).astype(pdt)
+    close = ((t + rng.integers(0, w + 1)) * 0.25).astype(pdt)
+    vol = rng.integers(0, 90, n).astype(np.float64)
+    if vdt != np.int32:
+        vol[::7] += 0.5  # fractions on some rows (whole on the others)
+    vol = vol.astype(vdt)
+    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    d = {"high": high, "low": low, "close": close, "volume": vol, "open": None}
+
+    def run(device):
+        if device == "cuda":
+            g = {k: (None if v is None else torch.from_numpy(v).cuda()) for k, v in d.items()}
+        else:
+            g = d
+        return vpoc.from_bars(g["high"], g["low"], g["close"], g["volume"], offsets=off, tick_size=0.25,
+                              ticks_per_row=tpr, distribute=api, device=device)
+
+    with speculation(False):
+        waiting = fields(run("cuda"))
+    cpu = fields(run("cpu"))
+    assert waiting["n_rows"][3] > 1024 and 0 < waiting["n_rows"][0] <= 1024  # both kinds of session
+    before = stats()
+    for k in range(3):
+        assert_same(fields(run("cuda")), waiting, f"{api} tpr={tpr} call {k}")
+    assert stats()["speculative_calls"] - before["speculative_calls"] >= 2
+    for k in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row", "volume", "total_volume"):
+        np.testing.assert_array_equal(waiting[k], cpu[k], err_msg=k, strict=True)

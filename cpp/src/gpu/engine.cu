@@ -324,7 +324,9 @@ bool Run::speculate(int64_t hint) {
   scratch_.planes = planes_;
   scratch_.hi_stride = scratch_.lo_stride = cap;
   if (side_ != nullptr) allocate_side_flags(cap);
-  const bool zero_in_layout = cap <= kLayoutZeroRows && planes_ == 1;  // else a launch of its own, below
+  // bars the levels kernel bins itself, session by session (launch_bin_levels): no zeroing, no bin pass
+  const bool bin_in_levels = side_ == nullptr && !legacy && lo != nullptr && bin_levels_takes(view_, opt_);
+  const bool zero_in_layout = !bin_in_levels && cap <= kLayoutZeroRows && planes_ == 1;  // else a launch of its own
   if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                      LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
                                    static_cast<int64_t*>(out_.offsets.data)},
@@ -334,8 +336,9 @@ bool Run::speculate(int64_t hint) {
                                   stream_));
   if (!vib) VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
   scratch_.go = summary_ + kGo;
-  if (!zero_in_layout) launch_zero_rows(scratch_, out, lo, cap, summary_, stream_, planes_);  // every plane, one launch
-  launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
+  if (!zero_in_layout && !bin_in_levels)
+    launch_zero_rows(scratch_, out, lo, cap, summary_, stream_, planes_);  // every plane, one launch
+  if (!bin_in_levels) launch_bin(view_, rows, scratch_, opt_, out, lo, stream_);
   if (vib) {
     launch_publish_checks(scratch_, mirror_, stream_);
     VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
@@ -354,6 +357,8 @@ bool Run::speculate(int64_t hint) {
     launch_levels(static_cast<const double*>(out), nullptr, level_columns(summary_ + kGo), sessions_.n_sessions, opt_,
                   stream_);
     side_levels(summary_ + kGo);
+  } else if (bin_in_levels) {
+    launch_bin_levels(view_, g_offsets_, rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   } else {
     launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   }

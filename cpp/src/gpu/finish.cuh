@@ -21,6 +21,33 @@ __device__ inline void store_fixed(unsigned long long* hi, unsigned long long* l
   lo[k] = f.lo;
 }
 
+// A session's (or a group's) binned rows in 64.64 fixed point as two planes of words, hi and lo,
+// in global or shared memory: adds are atomic, lo's carry goes into hi (exact in any order).
+struct FixedRows {
+  unsigned long long* hi;
+  unsigned long long* lo;
+  static constexpr int kWords = 2;
+  __device__ void add(int64_t k, const Fixed& x) const {
+    unsigned long long carry = 0;
+    if (x.lo != 0) {
+      const unsigned long long old = atomicAdd(lo + k, static_cast<unsigned long long>(x.lo));
+      carry = old + x.lo < old ? 1ull : 0ull;
+    }
+    const unsigned long long h = static_cast<unsigned long long>(x.hi) + carry;
+    if (h != 0) atomicAdd(hi + k, h);
+  }
+  __device__ Fixed get(int64_t k) const {
+    Fixed f;
+    f.hi = hi[k];
+    f.lo = lo[k];
+    return f;
+  }
+  __device__ void zero(int64_t k) const { hi[k] = lo[k] = 0; }
+  __device__ FixedRows at(int64_t k) const { return FixedRows{hi + k, lo + k}; }
+  __device__ FixedRows plane(int p, int64_t hi_stride, int64_t lo_stride) const {
+    return FixedRows{hi + p * hi_stride, lo + p * lo_stride};
+  }
+};
 // A session's total as the result column holds it: the exact sum rounded once, +inf past 2**53
 // (the host then reports the session).
 __device__ inline double total_of(const Fixed& t) {
@@ -46,13 +73,14 @@ __device__ inline Fixed block_sum(const Fixed& f, unsigned long long* red_hi, un
 
 // [Threads] threads of one block, all of them (it synchronises): rows [off, off + width) of hi (and
 // lo unless null; differences when `scan`, their running sums being the rows) become float64
-// volumes in place (volume aliases hi), and also stage[0, width) when stage is not null (shared
-// memory of at least width doubles). Returns the rows' exact sum to every thread; red_hi / red_lo:
+// volumes in place (volume aliases hi) or at out[0, width) when out is not null, and also
+// stage[0, width) when stage is not null (shared memory of at least width doubles; it may alias
+// hi + off: each row is read before it is written, by the same thread). Returns the rows' exact sum to every thread; red_hi / red_lo:
 // [Threads] words of shared memory each, free again once every thread has returned.
 template <int Threads>
 __device__ inline Fixed finish_session(unsigned long long* hi, const unsigned long long* lo, int64_t off,
                                        int64_t width, bool scan, unsigned long long* red_hi,
-                                       unsigned long long* red_lo, double* stage) {
+                                       unsigned long long* red_lo, double* stage, double* out = nullptr) {
   Fixed sum, carry;  // carry: the running sum of the chunks before this one (scan)
   for (int64_t c0 = 0; c0 < width; c0 += Threads) {  // block-uniform trip count
     const int64_t k = c0 + threadIdx.x;
@@ -78,7 +106,8 @@ __device__ inline Fixed finish_session(unsigned long long* hi, const unsigned lo
     if (k < width) {
       sum += f;
       const double x = fixed::to_double(f);
-      reinterpret_cast<double*>(hi)[off + k] = x;
+      if (out != nullptr) out[k] = x;
+      else reinterpret_cast<double*>(hi)[off + k] = x;
       if (stage != nullptr) stage[k] = x;
     }
   }

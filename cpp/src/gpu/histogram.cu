@@ -399,8 +399,8 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
 }
 
 // Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
-// every share is a whole number, lo == 0), or 64.64 fixed point as two planes (hi, lo) with the
-// carry of lo into hi. Both are exact integer sums: the bits do not depend on the order of the adds.
+// every share is a whole number, lo == 0), or 64.64 fixed point as two planes (FixedRows,
+// gpu/finish.cuh). Both are exact integer sums: the bits do not depend on the order of the adds.
 struct U64Rows {
   unsigned long long* hi;
   static constexpr int kWords = 1;
@@ -409,31 +409,6 @@ struct U64Rows {
   __device__ void zero(int64_t k) const { hi[k] = 0; }
   __device__ U64Rows at(int64_t k) const { return U64Rows{hi + k}; }
   __device__ U64Rows plane(int p, int64_t hi_stride, int64_t) const { return U64Rows{hi + p * hi_stride}; }
-};
-struct FixedRows {
-  unsigned long long* hi;
-  unsigned long long* lo;
-  static constexpr int kWords = 2;
-  __device__ void add(int64_t k, const Fixed& x) const {
-    unsigned long long carry = 0;
-    if (x.lo != 0) {
-      const unsigned long long old = atomicAdd(lo + k, static_cast<unsigned long long>(x.lo));
-      carry = old + x.lo < old ? 1ull : 0ull;
-    }
-    const unsigned long long h = static_cast<unsigned long long>(x.hi) + carry;
-    if (h != 0) atomicAdd(hi + k, h);
-  }
-  __device__ Fixed get(int64_t k) const {
-    Fixed f;
-    f.hi = hi[k];
-    f.lo = lo[k];
-    return f;
-  }
-  __device__ void zero(int64_t k) const { hi[k] = lo[k] = 0; }
-  __device__ FixedRows at(int64_t k) const { return FixedRows{hi + k, lo + k}; }
-  __device__ FixedRows plane(int p, int64_t hi_stride, int64_t lo_stride) const {
-    return FixedRows{hi + p * hi_stride, lo + p * lo_stride};
-  }
 };
 template <class Rows>
 __device__ Rows shared_rows_of(unsigned long long* smem, int64_t cap);

@@ -2,8 +2,10 @@
 // Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
 #include "gpu/levels.hpp"
 
+#include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
+#include "core/source.hpp"
 #include "gpu/finish.cuh"
 #include "gpu/va_merge.hpp"
 #include "vpoc/profiles.hpp"
@@ -93,6 +95,40 @@ __device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladd
   c.va_volume[s] = running;
 }
 
+// What the fused kernel bins before it finishes a session's rows: nothing (NoBin: the bin pass did),
+// or the session's bars (BarsBin: every distribute but legacy, whose ladder comes from the price
+// range pass), each share added exactly into `dst` at its row less the session's low row, as the
+// bin pass adds them (gpu/histogram.cu bin_kernel: the same Source::emit, the same difference rows).
+struct NoBin {
+  static constexpr bool kBins = false;
+};
+template <class P, class V>
+struct BarsBin {
+  static constexpr bool kBins = true;
+  Source<P, V> src;
+  const int64_t* offsets;  // [S+1] the sessions' input rows (device)
+  bool diff;               // uniform, one tick per row: the split as a difference array (FinishRows::scan)
+  // [blockDim.x] threads: rows [offsets[s], offsets[s + 1]) into dst[0, width) (low: the session's low row).
+  __device__ void session(int64_t s, const FixedRows& dst, int64_t low, int64_t width) const {
+    for (int64_t i = offsets[s] + threadIdx.x; i < offsets[s + 1]; i += blockDim.x) {
+      const Item it = src.item(i);
+      if (diff) {
+        const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.b)));
+        const auto th = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.a)));
+        const fixed::Split split = fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
+        distribute::uniform_diff(tl, th, split, [&](int64_t t, const Fixed& x) {
+          if (t - low < width) dst.add(t - low, x);  // past the session's top: never summed
+        });
+      } else {
+        src.emit(it, distribute::LegacyLadder{}, [&](int64_t r, const Fixed& x) {
+          dst.add(r - low, x);
+          return true;
+        });
+      }
+    }
+  }
+};
+
 // [S] blocks x [kLevelThreads], one block per session: the block stages the session's rows in
 // shared memory (when they fit) and finds the maximum and the POC by tree reductions; then thread
 // 0 expands the value area (a sequential rule: each step depends on the last) towards the total
@@ -101,14 +137,17 @@ __device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladd
 // (not for greedy, whose order is sorted from the finished rows first): the block first does the
 // finish pass itself (gpu/finish.cuh: the binned rows `f` to float64 in place and into shared
 // memory, the exact total), one launch fewer.
+// Bin (Fused only): BarsBin bins the session's bars first, into the free half of shared memory when
+// its rows fit there (kLevelRows / 2: the fraction plane in the other half), else into its own rows of
+// f.hi / f.lo (zeroed here): no zeroing, bin or finish pass of its own, and no global atomics.
 // Generic false (no touched rows, float64 target: every call of today's default rules): the rows
 // and the decimal target are compiled out, so the kernel keeps the 40 registers it had before
 // those rules (64 with them: 4 blocks per SM instead of 6, 1.9 waves of 1,014 sessions, not 1.3).
-template <bool Generic, bool Fused>
+template <bool Generic, bool Fused, class Bin = NoBin>
 __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
                                                                levels::Rules rules, ladder::RowPrice row_price,
-                                                               FinishRows f) {
+                                                               FinishRows f, Bin bin = Bin{}) {
   __shared__ double rows[kLevelRows];
   __shared__ double red_max[kLevelThreads];
   __shared__ int64_t red_poc[kLevelThreads];
@@ -129,10 +168,26 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
   const double* v = volume + c.offsets[s];
   if constexpr (Fused) {
     __shared__ unsigned long long red_hi[kLevelThreads], red_lo[kLevelThreads];
-    const unsigned long long* lo = f.fractional != nullptr && (*f.fractional & f.fraction_bit) == 0 ? nullptr : f.lo;
     const bool staged = n <= kLevelRows;
-    const Fixed t = finish_session<kLevelThreads>(f.hi, lo, c.offsets[s], n, f.scan, red_hi, red_lo,
-                                                  staged ? rows : nullptr);
+    Fixed t;
+    if constexpr (Bin::kBins) {
+      const int64_t off = c.offsets[s];
+      const bool in_smem = n <= kLevelRows / 2;  // block-uniform
+      auto* words = reinterpret_cast<unsigned long long*>(rows);
+      // [n] fixed-point rows: shared (hi in rows, lo in its upper half), or the session's own output rows
+      const FixedRows dst = in_smem ? FixedRows{words, words + kLevelRows / 2}
+                                    : FixedRows{f.hi + off, const_cast<unsigned long long*>(f.lo) + off};
+      for (int64_t k = threadIdx.x; k < n; k += kLevelThreads) dst.zero(k);
+      __syncthreads();
+      bin.session(s, dst, c.low_row[s], n);
+      __syncthreads();
+      t = in_smem ? finish_session<kLevelThreads>(dst.hi, dst.lo, 0, n, f.scan, red_hi, red_lo, rows,
+                                                  reinterpret_cast<double*>(f.hi) + off)
+                  : finish_session<kLevelThreads>(f.hi, f.lo, off, n, f.scan, red_hi, red_lo, staged ? rows : nullptr);
+    } else {
+      const unsigned long long* lo = f.fractional != nullptr && (*f.fractional & f.fraction_bit) == 0 ? nullptr : f.lo;
+      t = finish_session<kLevelThreads>(f.hi, lo, c.offsets[s], n, f.scan, red_hi, red_lo, staged ? rows : nullptr);
+    }
     if (threadIdx.x == 0) c.total_volume[s] = total_of(t);  // read back below by this thread
     if (staged) v = rows;
   } else if (n <= kLevelRows) {
@@ -300,6 +355,30 @@ void launch(const double* volume, const int32_t* order, const LevelColumns& c, i
 void launch_levels(const double* volume, const int32_t* order, const LevelColumns& c, int64_t S,
                    const Options& opt, gpuStream_t stream) {
   if (S > 0) launch<false>(volume, order, c, S, opt, FinishRows{}, stream);
+}
+
+bool bin_levels_takes(const InputView& in, const Options& opt) {
+  const levels::Rules rules = levels::rules_of(opt);
+  return in.bars && in.distribute != Distribute::legacy && opt.va_method != VaMethod::greedy &&
+         opt.va_rows == VaRows::all && !rules.sparse() && rules.va_q == 0;
+}
+
+void launch_bin_levels(const InputView& in, const int64_t* offsets, const FinishRows& f, const LevelColumns& c,
+                       int64_t S, const Options& opt, gpuStream_t stream) {
+  if (S <= 0) return;
+  if (!bin_levels_takes(in, opt) || f.lo == nullptr || c.touched != nullptr)
+    VPOC_THROW(Error, "launch_bin_levels: bars (not legacy) of the plain level rules, with a fraction plane");
+  const ladder::RowPrice row_price =
+      ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
+  with_types(in, [&](auto p, auto v) {
+    using P = decltype(p);
+    using V = decltype(v);
+    const BarsBin<P, V> bin{make_source<P, V>(in, opt, 0), offsets, f.scan};
+    levels_kernel<false, true, BarsBin<P, V>><<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(
+        reinterpret_cast<const double*>(f.hi), nullptr, c, opt.value_area, opt.va_method, levels::rules_of(opt),
+        row_price, f, bin);
+  });
+  VPOC_GPU_CHECK_LAUNCH("levels_kernel (binning)");
 }
 
 void launch_finish_levels(const FinishRows& f, const LevelColumns& c, int64_t S, const Options& opt,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/source.hpp"
 #include "gpu/vendor.hpp"
 #include "vpoc/gpu.hpp"
 #include "vpoc/types.hpp"
@@ -42,5 +43,12 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
 // offsets are its own (base 0): c.total_volume written here. Not for greedy or touched rows.
 void launch_finish_levels(const FinishRows& f, const LevelColumns& c, int64_t S, const Options& opt,
                           gpuStream_t stream);
+// Bars (InputView `in`, device rows read in place, base 0) whose every session the fused kernel bins
+// itself: bin_levels_takes(in, opt). Then launch_bin_levels does launch_bin's work too, so the rows
+// need no zeroing and no bin pass: one launch; f.lo must be given (the fraction plane, [R] words),
+// `offsets` the sessions' input rows [S+1] on the device.
+bool bin_levels_takes(const InputView& in, const Options& opt);
+void launch_bin_levels(const InputView& in, const int64_t* offsets, const FinishRows& f, const LevelColumns& c,
+                       int64_t S, const Options& opt, gpuStream_t stream);
 
 }  // namespace vpoc::gpu
