@@ -2,8 +2,6 @@
 // Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
 #include "gpu/levels.hpp"
 
-#include <cstdlib>
-
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
@@ -103,29 +101,21 @@ __device__ inline void write_levels(const LevelColumns& c, int64_t s, const ladd
 // bin pass adds them (gpu/histogram.cu bin_kernel: the same Source::emit, the same difference rows).
 struct NoBin {
   static constexpr bool kBins = false;
-  static constexpr int kMinBlocks = kLevelBlocksPerSm;
 };
-// BarsBin's threads each take a run of consecutive bars (`segmented`), so the 32 lanes of a warp add
-// at prices far apart, not at the prices their neighbouring bars share (shared-memory atomics on one
-// word serialise); else bar a + t, a + t + blockDim.x, ... (TEMPORARY device A/B: VPOC_BIN_SEGMENTED).
-// One bar at a time: H200, bench bars (1,014 sessions of 1,380 bars), strided: 51.7 us with one,
-// 54.2 us with two, 67.2 us with four loads in flight (4 blocks an SM, 88 registers).
+// Thread t of BarsBin takes bars a + t, a + t + blockDim.x, ..., one at a time. H200, bench bars
+// (1,014 sessions of 1,380 bars), the fused kernel: 51.7 us so, 54.2 us with two bars' loads in
+// flight, 67.2 us with four (4 blocks an SM, 88 registers), 53.1 us with a run of consecutive bars a
+// thread (lanes of a warp then add at prices far apart): neither the loads nor the conflicts of the
+// shared-memory atomics set its pace.
 template <class P, class V>
 struct BarsBin {
   static constexpr bool kBins = true;
-  static constexpr int kMinBlocks = kLevelBlocksPerSm;
   Source<P, V> src;
   const int64_t* offsets;  // [S+1] the sessions' input rows (device)
   bool diff;               // uniform, one tick per row: the split as a difference array (FinishRows::scan)
-  bool segmented;
   // [blockDim.x] threads: rows [offsets[s], offsets[s + 1]) into dst[0, width) (low: the session's low row).
   __device__ void session(int64_t s, const FixedRows& dst, int64_t low, int64_t width) const {
-    const int64_t a = offsets[s], e = offsets[s + 1], step = blockDim.x;
-    const int64_t m = segmented ? (e - a + step - 1) / step : 1;  // bars a thread takes
-    const int64_t i0 = segmented ? a + threadIdx.x * m : a + threadIdx.x;
-    const int64_t i1 = segmented ? min(i0 + m, e) : e;
-    const int64_t di = segmented ? 1 : step;
-    for (int64_t i = i0; i < i1; i += di) {
+    for (int64_t i = offsets[s] + threadIdx.x; i < offsets[s + 1]; i += blockDim.x) {
       if (diff) {  // block-uniform
         const int64_t k = i - src.base;
         const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(load<P>(src.in.low, k))));
@@ -160,7 +150,7 @@ struct BarsBin {
 // and the decimal target are compiled out, so the kernel keeps the 40 registers it had before
 // those rules (64 with them: 4 blocks per SM instead of 6, 1.9 waves of 1,014 sessions, not 1.3).
 template <bool Generic, bool Fused, class Bin = NoBin>
-__global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, Bin::kMinBlocks) levels_kernel(const double* volume, const int32_t* order,
+__global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kernel(const double* volume, const int32_t* order,
                                                                LevelColumns c, double value_area, VaMethod method,
                                                                levels::Rules rules, ladder::RowPrice row_price,
                                                                FinishRows f, Bin bin = Bin{}) {
@@ -389,11 +379,7 @@ void launch_bin_levels(const InputView& in, const int64_t* offsets, const Finish
   with_types(in, [&](auto p, auto v) {
     using P = decltype(p);
     using V = decltype(v);
-    static const bool segmented = [] {  // TEMPORARY (device A/B)
-      const char* e = std::getenv("VPOC_BIN_SEGMENTED");
-      return e == nullptr || e[0] != '0';
-    }();
-    const BarsBin<P, V> bin{make_source<P, V>(in, opt, 0), offsets, f.scan, segmented};
+    const BarsBin<P, V> bin{make_source<P, V>(in, opt, 0), offsets, f.scan};
     levels_kernel<false, true, BarsBin<P, V>><<<static_cast<unsigned>(S), kLevelThreads, 0, stream>>>(
         reinterpret_cast<const double*>(f.hi), nullptr, c, opt.value_area, opt.va_method, levels::rules_of(opt),
         row_price, f, bin);
