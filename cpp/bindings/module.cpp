@@ -30,11 +30,12 @@ PYBIND11_MODULE(_core, m) {
       err.attr("session") = e.session() < 0 ? py::object(py::none()) : py::object(py::int_(e.session()));
       PyErr_SetObject(input_error.ptr(), err.ptr());
     } catch (const vpoc::TypeError& e) {
-      // a TypeError with the same fields (.argument, .index, .reason) where it names an argument
+      // a TypeError with the same fields (.argument, .index, .reason, .session) where it names an argument
       py::object err = py::reinterpret_borrow<py::object>(PyExc_TypeError)(py::str(e.what()));
       err.attr("argument") = e.argument().empty() ? py::object(py::none()) : py::object(py::str(e.argument()));
       err.attr("index") = e.index() < 0 ? py::object(py::none()) : py::object(py::int_(e.index()));
       err.attr("reason") = py::str(e.reason());
+      err.attr("session") = e.session() < 0 ? py::object(py::none()) : py::object(py::int_(e.session()));
       PyErr_SetObject(PyExc_TypeError, err.ptr());
     } catch (const vpoc::OutOfMemoryError& e) {
       PyErr_SetString(oom.ptr(), e.what());

@@ -13,7 +13,7 @@ from . import _core
 from ._arrays import as_prices, coarse_grid, first_off_grid, gpu_location, report_grid
 from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_available, memory_stats,  # noqa: F401
                       set_pool_limit, _placed)
-from ._errors import input_rows
+from ._errors import InputError, input_rows, labelled
 from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
 from ._frames import synth_sessions as _synth_sessions, table as _table, bar_side_arguments as _bar_side_arguments
 from ._profiles import Profiles
@@ -100,6 +100,14 @@ def _labels(facts: Optional[dict], session_ids: Any) -> Any:
         except (TypeError, ValueError):  # ids the engine cannot read on the host: positions
             return None
     return of_ids
+
+
+def _relabel(e: InputError, session_ids: Any) -> None:
+    """Raise ``e`` with its session named by its id in ``session_ids`` (``_errors.labelled``) when
+    it names one; else return (the caller raises ``e``)."""
+    out = labelled(e, _labels(None, session_ids))
+    if out is not e:
+        raise out from None
 
 
 def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optional[float], window: Any,
@@ -210,11 +218,11 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
             and time_unit is None and ambiguous is None and nonexistent is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
-            if session_ids is None:
+            try:
                 r = _core.profile_trades(price, volume, offsets, session_ids, opts)
-            else:
-                with input_rows(None, labels=_labels(None, session_ids)):
-                    r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+            except InputError as e:  # a session named by its id (no cost when the call succeeds)
+                _relabel(e, session_ids)
+                raise
             p = Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
             coarse_grid(price, {"price": price}, opts.tick_size, opts.ticks_per_row, opts.bins)
             return p if rules is None else _ruled(p, rules, volume)
@@ -307,11 +315,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             and time_unit is None and ambiguous is None and nonexistent is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
-            if session_ids is None:
+            try:
                 r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
-            else:
-                with input_rows(None, labels=_labels(None, session_ids)):
-                    r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+            except InputError as e:  # a session named by its id (no cost when the call succeeds)
+                _relabel(e, session_ids)
+                raise
             prices = {"high": high, "low": low, "close": close} if open is None else \
                 _bar_prices(high, low, close, open, opts)
             p = Profiles(r) if not r.off_grid else _finish(r, {}, prices, opts)

@@ -13,8 +13,8 @@ import numpy as np
 
 from ._core import InputError
 
-__all__ = ["ROW_NAMES", "ROW_WORDS", "InputError", "input_error", "input_rows", "readdressed", "row_of",
-           "session_named"]
+__all__ = ["ROW_NAMES", "ROW_WORDS", "InputError", "input_error", "input_rows", "labelled", "readdressed",
+           "row_of", "session_named"]
 
 #: The names the engine gives a row's inputs in its messages (name[i]: "close[3]=5 is outside [low[3],
 #: high[3]]"), and the side columns' (vpoc._side_profiles names them so).
@@ -136,11 +136,19 @@ def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES, labels: Any = None) 
         i = row_of(e)
         if rows is not None and i is not None and 0 <= i < len(rows):
             out = readdressed(e, int(rows[i]), names, lambda name, row: f"{name}[{row}]")
-        s = getattr(e, "session", None)
-        if labels is not None and s is not None:
-            known = labels() if callable(labels) else labels
-            if known is not None and 0 <= s < len(known):
-                out = session_named(out, _label_text(known[s]))
+        out = labelled(out, labels)
         if out is e:
             raise
         raise out from None
+
+
+def labelled(e: InputError, labels: Any) -> InputError:
+    """``e`` with its session (``.session``) named by its label (:func:`session_named`) when
+    ``labels`` (as :func:`input_rows` takes them) knows it; else ``e`` itself."""
+    s = getattr(e, "session", None)
+    if labels is None or s is None:
+        return e
+    known = labels() if callable(labels) else labels
+    if known is None or not 0 <= s < len(known):
+        return e
+    return session_named(e, _label_text(known[s]))

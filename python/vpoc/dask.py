@@ -376,7 +376,9 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
     Other options (``preset=`` and the rule keywords included) as in :func:`vpoc.from_bars`.
     Returns a dask DataFrame indexed by session label
-    with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it.
+    with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it. A data warning of
+    the partitions' engine calls (a coarse price grid, off-grid prices rounded) is said once a call,
+    not once a partition, pointing at the line of this call; an error names the session's label.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
