@@ -354,9 +354,9 @@ def test_24_3_input_errors_carry_structure():
     with pytest.raises(vpoc.InputError) as e:
         vpoc.from_trades(np.ones(3), np.ones(3), session_ids=np.array([2, 1, 1]), tick_size=0.25)
     assert e.value.argument == "session_ids"
-    with pytest.raises(vpoc.InputError) as e:  # an error about no one argument: fields empty
+    with pytest.raises(vpoc.InputError) as e:  # about no one argument: the row and session it names
         vpoc.from_trades(np.array([0.0, 1e6]), np.ones(2), tick_size=0.25, max_rows=10)
-    assert (e.value.argument, e.value.index) == (None, None)
+    assert (e.value.argument, e.value.index, e.value.session) == (None, 1, 0)
     assert e.value.reason == str(e.value)
 
 

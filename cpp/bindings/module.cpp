@@ -15,8 +15,9 @@ PYBIND11_MODULE(_core, m) {
 
   static py::exception<vpoc::OutOfMemoryError> oom(m, "OutOfMemoryError", PyExc_MemoryError);
   // vpoc.InputError: every bad argument or input row the C++ finds, a ValueError carrying
-  // .argument (name or None), .index (row or None) and .reason (the message without the
-  // "name[i]=value" lead): callers re-word or re-index it from these, never from the text.
+  // .argument (name or None), .index (row or None), .reason (the message without the
+  // "name[i]=value" lead) and .session (the session's position in the call, or None): callers
+  // re-word or re-index it from these, never from the text.
   static py::exception<vpoc::ValueError> input_error(m, "InputError", PyExc_ValueError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -26,13 +27,15 @@ PYBIND11_MODULE(_core, m) {
       err.attr("argument") = e.argument().empty() ? py::object(py::none()) : py::object(py::str(e.argument()));
       err.attr("index") = e.index() < 0 ? py::object(py::none()) : py::object(py::int_(e.index()));
       err.attr("reason") = py::str(e.reason());
+      err.attr("session") = e.session() < 0 ? py::object(py::none()) : py::object(py::int_(e.session()));
       PyErr_SetObject(input_error.ptr(), err.ptr());
     } catch (const vpoc::TypeError& e) {
-      // a TypeError with the same fields (.argument, .index, .reason) where it names an argument
+      // a TypeError with the same fields (.argument, .index, .reason, .session) where it names an argument
       py::object err = py::reinterpret_borrow<py::object>(PyExc_TypeError)(py::str(e.what()));
       err.attr("argument") = e.argument().empty() ? py::object(py::none()) : py::object(py::str(e.argument()));
       err.attr("index") = e.index() < 0 ? py::object(py::none()) : py::object(py::int_(e.index()));
       err.attr("reason") = py::str(e.reason());
+      err.attr("session") = e.session() < 0 ? py::object(py::none()) : py::object(py::int_(e.session()));
       PyErr_SetObject(PyExc_TypeError, err.ptr());
     } catch (const vpoc::OutOfMemoryError& e) {
       PyErr_SetString(oom.ptr(), e.what());

@@ -13,7 +13,7 @@ from . import _core
 from ._arrays import as_prices, coarse_grid, first_off_grid, gpu_location, report_grid
 from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_available, memory_stats,  # noqa: F401
                       set_pool_limit, _placed)
-from ._errors import input_rows
+from ._errors import InputError, input_rows, labelled
 from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
 from ._frames import synth_sessions as _synth_sessions, table as _table, bar_side_arguments as _bar_side_arguments
 from ._profiles import Profiles
@@ -62,13 +62,14 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
          window_start: Optional[np.ndarray] = None) -> Profiles:
     """The tail of every from_* call off the CPU fast path: where it runs (``_placed``), the engine
     call ``engine(*arrays in engine order, *args, placement)`` (its input-row errors named through
-    ``rows``) and ``_finish``. ``prices``: the grid check's inputs (None: the bars of ``arrays``);
+    ``rows``, its session errors by the sessions' labels: ``_labels``) and ``_finish``. ``prices``: the grid check's inputs (None: the bars of ``arrays``);
     ``window_start``: each row's time-window start (vpoc._timewin) or None."""
-    if rows is None:
+    labels = _labels(facts, args[1])
+    if rows is None and labels is None:
         gpu, ins, place = _placed(device, arrays, memory_budget, stream)
         r = engine(*ins.values(), *args, place, window_start)
     else:
-        with input_rows(rows):
+        with input_rows(rows, labels=labels):
             gpu, ins, place = _placed(device, arrays, memory_budget, stream)
             r = engine(*ins.values(), *args, place, window_start)
     where = "cpu" if gpu is None else f"cuda:{gpu}"
@@ -82,6 +83,31 @@ def _run(engine: Any, arrays: dict, args: tuple, device: Any, memory_budget: Any
         prices = _bar_prices(arrays["high"], arrays["low"], arrays["close"], arrays["open"], opts)
     # the off-grid report names the input rows itself (input_rows would map its error's row again)
     return _finish(r, facts or {}, prices, opts, where, rows, 4)
+
+
+def _labels(facts: Optional[dict], session_ids: Any) -> Any:
+    """The labels of a call's sessions for its errors (``input_rows``' ``labels``): the session rule's
+    (``facts``), else a function giving those of ``session_ids`` (run on an error only), else None
+    (offsets: the sessions are their positions)."""
+    if facts and facts.get("session_labels") is not None:
+        return facts["session_labels"]
+    if session_ids is None:
+        return None
+
+    def of_ids() -> Any:
+        try:
+            return _core.session_offsets(None, session_ids, len(session_ids))[1]
+        except (TypeError, ValueError):  # ids the engine cannot read on the host: positions
+            return None
+    return of_ids
+
+
+def _relabel(e: InputError, session_ids: Any) -> None:
+    """Raise ``e`` with its session named by its id in ``session_ids`` (``_errors.labelled``) when
+    it names one; else return (the caller raises ``e``)."""
+    out = labelled(e, _labels(None, session_ids))
+    if out is not e:
+        raise out from None
 
 
 def _options(preset: Optional[str], given: dict, bars: bool, value_area: Optional[float], window: Any,
@@ -192,7 +218,11 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
             and time_unit is None and ambiguous is None and nonexistent is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
-            r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+            try:
+                r = _core.profile_trades(price, volume, offsets, session_ids, opts)
+            except InputError as e:  # a session named by its id (no cost when the call succeeds)
+                _relabel(e, session_ids)
+                raise
             p = Profiles(r) if not r.off_grid else _finish(r, {}, {"price": price}, opts)
             coarse_grid(price, {"price": price}, opts.tick_size, opts.ticks_per_row, opts.bins)
             return p if rules is None else _ruled(p, rules, volume)
@@ -222,7 +252,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(price), window_across_sessions)
     engine, arrays = _sides.trade_engine(side, sided, {"price": price, "volume": volume})
     prof = _run(engine, arrays, (offsets, session_ids, opts), device, memory_budget, stream, {"price": price}, opts, facts, rows, ws)
-    with input_rows(rows):
+    with input_rows(rows, labels=_labels(facts, session_ids)):
         return _ruled(_sides.add_trade_sides(prof, side, sided, volume, price, offsets, session_ids, opts, memory_budget,
                                       stream), rules, volume, sided)
 
@@ -285,7 +315,11 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             and time_unit is None and ambiguous is None and nonexistent is None
             and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
         if device == "cpu":
-            r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+            try:
+                r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
+            except InputError as e:  # a session named by its id (no cost when the call succeeds)
+                _relabel(e, session_ids)
+                raise
             prices = {"high": high, "low": low, "close": close} if open is None else \
                 _bar_prices(high, low, close, open, opts)
             p = Profiles(r) if not r.off_grid else _finish(r, {}, prices, opts)
@@ -330,7 +364,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     ws = None if span is None else _timewin.window_starts(span, ts, rows, offsets, session_ids, len(high), window_across_sessions)
     prof = _run(_core.profile_bars, {"high": high, "low": low, "close": close, "volume": volume, "open": open},
                 (offsets, session_ids, opts), device, memory_budget, stream, None, opts, facts, rows, ws)
-    with input_rows(rows):
+    with input_rows(rows, labels=_labels(facts, session_ids)):
         return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
                                     offsets, session_ids, opts, memory_budget, stream), rules, volume, sided)
 

@@ -367,20 +367,18 @@ def coarse_grid(first: Any, prices: Any, tick_size: float, ticks_per_row: int = 
         k = int(np.gcd.reduce(np.concatenate([_grid_ticks(a, tick) for a in arrays])))
         if k < COARSE_MIN_FACTOR or k // tpr < 2:
             return 0
-    import warnings
-
-    from ._warnings import CoarseGridWarning, user_stacklevel
+    from ._warnings import CoarseGridWarning, data_warning, user_stacklevel
 
     coarse = float(f"{k * tick:.12g}")
     n_empty = k // tpr - 1
     empty = f"{n_empty} empty row{'' if n_empty == 1 else 's'}" if k % tpr == 0 else f"about {n_empty} empty rows"
     rows = "" if tpr == 1 else f" of ticks_per_row={tpr} ticks"
-    warnings.warn(f"the prices all lie on a grid {k} times coarser than tick_size={tick!r} "
-                  f"(every price is a multiple of {coarse!r}; {COARSE_MIN_PRICES} or more distinct prices): the "
-                  f"profile's ladder{rows} holds {empty} between neighbouring prices, which moves the POC and "
-                  f"value area. If the prices are in cents (or another unit {k} times finer than the tick), pass "
-                  f"tick_size={coarse!r}; if tick_size={tick!r} is right, filter vpoc.CoarseGridWarning",
-                  CoarseGridWarning, stacklevel=user_stacklevel())
+    data_warning(f"the prices all lie on a grid {k} times coarser than tick_size={tick!r} "
+                 f"(every price is a multiple of {coarse!r}; {COARSE_MIN_PRICES} or more distinct prices): the "
+                 f"profile's ladder{rows} holds {empty} between neighbouring prices, which moves the POC and "
+                 f"value area. If the prices are in cents (or another unit {k} times finer than the tick), pass "
+                 f"tick_size={coarse!r}; if tick_size={tick!r} is right, filter vpoc.CoarseGridWarning",
+                 CoarseGridWarning, user_stacklevel())
     return k
 
 
@@ -417,13 +415,13 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
             f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
             f"snap=True to round every price to the nearest tick", key, row, reason)
     if not snap:
-        import warnings
+        from ._warnings import data_warning
 
-        warnings.warn(
+        data_warning(
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid, "
             f"e.g. {example}; they were rounded to the nearest tick (the result's snapped_prices). "
             f"Likely a few bad prints; pass snap=True to round them without this warning",
-            UserWarning, stacklevel=stacklevel + 1)
+            UserWarning, stacklevel + 1)
     return count
 
 

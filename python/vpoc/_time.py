@@ -8,6 +8,7 @@ ValueError naming the argument and index, as does a value outside the int64 nano
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -358,18 +359,67 @@ def days_yyyymmdd(days: Any) -> np.ndarray:
     return (y * 10000 + m * 100 + dd).astype(np.int64)
 
 
+# An ISO date, a time of day after it allowed (session_dates refuses one that is not midnight): strings
+# as session ids are read only in this one unambiguous form.
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+
+
+def _iso_date(text: str) -> bool:
+    if not _ISO_DATE.fullmatch(text):
+        return False
+    try:
+        np.datetime64(text, "us")
+    except ValueError:  # 2024-13-45
+        return False
+    return True
+
+
+def _iso_dates(seq: Any, name: str) -> np.ndarray:
+    """String session ids (a list / tuple / array / Series of str) as datetime64[us]: each an ISO
+    date ("2024-01-02"); anything else raises ValueError naming ``name``, the first such index and
+    what to pass (the same ids as integers, or dates)."""
+    from ._errors import input_error
+
+    if isinstance(seq, np.ndarray) and seq.dtype.kind in ("U", "S"):
+        other, arr = [], seq.astype(str)
+    else:  # a list, tuple or object column: strings only (None, NaN: missing; a date among strings)
+        seq = list(seq)
+        other = [i for i, x in enumerate(seq) if not isinstance(x, (str, bytes))][:1]
+        arr = np.array([x.decode() if isinstance(x, bytes) else x for x in seq], dtype=object if other else str)
+    if not other:
+        bad = [u for u in np.unique(arr) if not _iso_date(str(u))]
+        other = [int(np.argmax(np.isin(arr, bad)))] if bad else []
+    if other:
+        i = other[0]
+        x = arr[i]
+        shown = repr(str(x)) if isinstance(x, str) else repr(x)
+        raise input_error(f"{name}[{i}] = {shown} is not an ISO date (YYYY-MM-DD): string {name} are read as trade "
+                          f"dates only; pass integer ids (YYYYMMDD strings: np.asarray({name}, dtype=np.int64); "
+                          f"names such as contract symbols: pandas.factorize({name})[0]) or dates (datetime64, "
+                          f"datetime.date, 'YYYY-MM-DD' strings; another format: pandas.to_datetime({name}, "
+                          f"format=...))", name, i)
+    return arr.astype("datetime64[us]")
+
+
 def _date_objects(ids: Any, name: str) -> Optional[np.ndarray]:
     """A list / tuple (or object array / Series) whose first element is a date (numpy datetime64,
     datetime.date / datetime, pandas Timestamp) as datetime64[us] of the elements' wall times
-    (tz-aware ones in their own zone); None for anything else (integer ids: the engine's)."""
+    (tz-aware ones in their own zone); strings (a numpy str array, or a first element that is one) as
+    ISO dates (:func:`_iso_dates`: anything else refused); None for anything else (integer ids: the
+    engine's)."""
     import datetime as _dt
 
+    kind = getattr(getattr(ids, "dtype", None), "kind", None)
     if isinstance(ids, (list, tuple)):
         seq = ids
-    elif getattr(getattr(ids, "dtype", None), "kind", None) == "O":
+    elif kind == "O":
         seq = list(ids)
+    elif kind in ("U", "S"):
+        return _iso_dates(ids, name) if np.ndim(ids) == 1 and len(ids) else None
     else:
         return None
+    if len(seq) and isinstance(seq[0], (str, bytes)):
+        return _iso_dates(seq, name)
     if len(seq) == 0 or not isinstance(seq[0], (np.datetime64, _dt.date)):
         return None
     vals = [x.replace(tzinfo=None) if isinstance(x, _dt.datetime) and x.tzinfo is not None else x for x in seq]
@@ -381,7 +431,8 @@ def _date_objects(ids: Any, name: str) -> Optional[np.ndarray]:
 
 def session_dates(ids: Any, name: str = "session_ids") -> Optional[np.ndarray]:
     """Datetime session ids (a datetime64 array of any unit, a pandas Series / Index, tz-aware ones
-    read in their own zone) as their naive datetime64 values, each a date (midnight); None when
+    read in their own zone; dates as objects or ISO date strings: :func:`_date_objects`) as their
+    naive datetime64 values, each a date (midnight); None when
     ``ids`` are no datetimes (integer ids: the caller's). A NaT, or a time of day (ids that are
     timestamps, not trade dates), raises ValueError naming ``name`` and the index."""
     dtype = getattr(ids, "dtype", None)

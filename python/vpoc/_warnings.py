@@ -6,11 +6,15 @@ Contract: every warning names the count, the share and the likely cause; filter 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
+import warnings
+from typing import Any, Iterator, List, Tuple
 
 __all__ = ["CoarseGridWarning", "DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning",
-           "MissingDaysWarning", "PresetWarning", "user_stacklevel"]
+           "MissingDaysWarning", "PresetWarning", "collected", "data_warning", "user_location", "user_stacklevel"]
 
 
 class CoarseGridWarning(UserWarning):
@@ -55,3 +59,40 @@ def user_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def user_location() -> Tuple[str, int, str]:
+    """(file, line, module name) of the first frame outside the vpoc package: the user's line that
+    called into vpoc, where a warning said later for that call (:func:`collected`) points."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno, str(frame.f_globals.get("__name__", "__main__"))
+
+
+# The list a collected() block keeps data warnings in (None: they are issued).
+_SINK: "contextvars.ContextVar[Any]" = contextvars.ContextVar("vpoc_warning_sink", default=None)
+
+
+@contextlib.contextmanager
+def collected() -> Iterator[List[Tuple[type, str]]]:
+    """Within it (this thread or task only: a context variable, not the process' warning filters),
+    the data warnings of vpoc's calls (:func:`data_warning`: the coarse price grid, rounded off-grid
+    prices) are kept in the list it yields as (category, message), not issued: for a caller that
+    makes many calls of one request (vpoc.dask's partitions) and says each warning once itself."""
+    sink: List[Tuple[type, str]] = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
+def data_warning(message: str, category: type, stacklevel: int) -> None:
+    """``warnings.warn(message, category, stacklevel)`` as said by the caller of this function, or,
+    within :func:`collected`, kept for the collecting caller to say."""
+    sink = _SINK.get()
+    if sink is not None:
+        sink.append((category, message))
+        return
+    warnings.warn(message, category, stacklevel=stacklevel + 1)

@@ -16,9 +16,12 @@ as many partitions as the input (some may be empty) and unknown divisions.
 
 from __future__ import annotations
 
+import threading
+import uuid
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -26,8 +29,9 @@ from . import _api
 from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
+from ._errors import input_rows
 from ._stream import concat_rows, empty_profile_table, profile_table
-from ._warnings import GuessedDefaultWarning, user_stacklevel
+from ._warnings import GuessedDefaultWarning, collected, user_location, user_stacklevel
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -56,6 +60,8 @@ class _Spec:
     interval: Optional[int]  # bar length in ns (required with label="close")
     options: Dict[str, Any]  # engine keyword arguments
     label_dtype: Any
+    call: str = ""  # this dask call's id: its partitions' warnings are said once (_say_once)
+    where: Tuple[str, int, str] = ("", 0, "")  # the user's line of the call (file, line, module)
 
 
 @dataclass
@@ -177,13 +183,39 @@ def _profile_part(step: Tuple[Optional[_Part], Optional[_Part], int, Optional[_P
         return empty_profile_table(spec.label_dtype).set_index("session")
     offsets = _runs(rows.labels)
     v = rows.values
-    if spec.kind == "trades":
-        prof = _api.from_trades(v["price"], v["volume"], offsets=offsets, **spec.options)
-    else:
-        prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
-                              offsets=offsets, **spec.options)
     labels = rows.labels[offsets[:-1]].astype(spec.label_dtype, copy=False)
+    # the partition's data warnings are said once a dask call, at the user's line; its errors name the session's label
+    with collected() as said, input_rows(None, labels=labels):
+        if spec.kind == "trades":
+            prof = _api.from_trades(v["price"], v["volume"], offsets=offsets, **spec.options)
+        else:
+            prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
+                                  offsets=offsets, **spec.options)
+    _say_once(spec, said)
     return profile_table(prof, labels, offsets, rows.timestamp).set_index("session")
+
+
+# The warnings each recent dask call has said in this process ((category, message) by the call's id): the
+# same warning of several partitions is said once (a process of a distributed cluster says it once itself).
+_SAID: "OrderedDict[str, set]" = OrderedDict()
+_SAID_LOCK = threading.Lock()
+_SAID_CALLS = 256
+
+
+def _say_once(spec: _Spec, said: List[Tuple[type, str]]) -> None:
+    """Issue the data warnings ``said`` by a partition's engine call (vpoc._warnings.collected) that this
+    dask call has not said yet, each pointing at the user's line of the call (``spec.where``)."""
+    for category, message in said:
+        with _SAID_LOCK:
+            seen = _SAID.setdefault(spec.call, set())
+            _SAID.move_to_end(spec.call)
+            while len(_SAID) > _SAID_CALLS:
+                _SAID.popitem(last=False)
+            if (category, message) in seen:
+                continue
+            seen.add((category, message))
+        filename, lineno, module = spec.where
+        warnings.warn_explicit(message, category, filename, lineno, module=module)
 
 
 def _get(step: Tuple[Any, ...], i: int) -> Any:
@@ -240,7 +272,8 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
         raise TypeError(f"session column {session!r} must have a numeric or datetime numpy dtype "
                         f"(integers such as YYYYMMDD, datetimes), got {label_dtype}")
     spec = _Spec(kind, dict(columns), timestamp, ts_is_index, session, rule,
-                 dict(session_kwargs or {}), tz, time_unit, label, step_ns, options, label_dtype)
+                 dict(session_kwargs or {}), tz, time_unit, label, step_ns, options, label_dtype,
+                 uuid.uuid4().hex, user_location())
     meta = empty_profile_table(label_dtype).set_index("session")
     parts = ddf.to_delayed()
     n = len(parts)
@@ -343,7 +376,9 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     ``threads``: engine threads per task (default 1: dask runs the partitions in parallel).
     Other options (``preset=`` and the rule keywords included) as in :func:`vpoc.from_bars`.
     Returns a dask DataFrame indexed by session label
-    with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it.
+    with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it. A data warning of
+    the partitions' engine calls (a coarse price grid, off-grid prices rounded) is said once a call,
+    not once a partition, pointing at the line of this call; an error names the session's label.
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,

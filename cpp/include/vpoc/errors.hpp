@@ -28,12 +28,16 @@ class Error : public std::runtime_error {
     index_ = index;
     reason_ = std::move(reason);
   }
+  // The session (its position in the call, -1: none) it is about (Python: vpoc.InputError's .session).
+  int64_t session() const noexcept { return session_; }
+  void set_session(int64_t session) { session_ = session; }
 
  private:
   std::string where_;
   std::string argument_;
   int64_t index_ = -1;
   std::string reason_;
+  int64_t session_ = -1;
 };
 
 // Bad argument value (Python ValueError).

@@ -20,6 +20,7 @@ namespace vpoc::messages {
 struct Problem {
   std::string message, argument, reason;
   int64_t index = -1;
+  int64_t session = -1;  // the session (position) it is about, -1: none (Python names it by its label)
   bool empty() const { return message.empty(); }
 };
 
@@ -47,6 +48,7 @@ inline Problem general(std::string message) {
 [[noreturn]] inline void raise(const Problem& p, const char* file, int line) {
   ValueError e(p.message, file, line);
   if (!p.argument.empty() || p.index >= 0) e.set_input(p.argument, p.index, p.reason);
+  e.set_session(p.session);
   throw e;
 }
 
@@ -102,12 +104,17 @@ inline Problem too_wide(const char* what, int64_t i, int64_t max_rows) {
 }
 
 // Session s spans `rows` rows; `what` `first` (a "row" or "bar" index; what nullptr: not known) is the first
-// input row that takes it past max_rows: a fat-finger print is named.
-inline std::string session_too_wide(int64_t s, int64_t rows, int64_t max_rows, const char* what = nullptr,
-                                    int64_t first = -1) {
-  return detail::concat("session ", s, " spans ", rows, " rows, more than max_rows=", max_rows,
-                        what != nullptr ? detail::concat(" from ", what, " ", first, " on") : std::string(),
-                        "; use a larger tick_size or ticks_per_row (or raise max_rows)");
+// input row that takes it past max_rows: a fat-finger print is named, and is the error's row (.index: callers
+// that took some of the caller's rows name the input row); .session is s (named by its label where known).
+// The one wording of every backend's too-wide session.
+inline Problem session_too_wide(int64_t s, int64_t rows, int64_t max_rows, const char* what = nullptr,
+                                int64_t first = -1) {
+  Problem p = general(detail::concat("session ", s, " spans ", rows, " rows, more than max_rows=", max_rows,
+                                     what != nullptr ? detail::concat(" from ", what, " ", first, " on") : std::string(),
+                                     "; use a larger tick_size or ticks_per_row (or raise max_rows)"));
+  if (what != nullptr) p.index = first;
+  p.session = s;
+  return p;
 }
 
 // Row i's rolling window (rows j..i, sessions k..s: window_across_sessions) spans `rows` rows.

@@ -288,7 +288,7 @@ inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, c
       lo = std::min(lo, r0);
       hi = std::max(hi, r1);
       if (hi - lo + 1 > opt.max_rows + (legacy ? 2 : 0))
-        throw ValueError(messages::session_too_wide(k, hi - lo + 1, opt.max_rows), __FILE__, __LINE__);
+        messages::raise(messages::session_too_wide(k, hi - lo + 1, opt.max_rows, "bar", i), __FILE__, __LINE__);
     }
     check_side_rows(true, n, volume + a, buy + a, sell + a, Fixed{}, Fixed{}, k, a);
   }

@@ -127,8 +127,11 @@ class Run {
   bool speculate(int64_t hint);
   ParamOffsets stage_offsets(const Group& g);
   void read_summary(const Group& g, int64_t widest);
-  int64_t first_too_wide(const Group& g);
-  [[noreturn]] void too_wide(const Group& g);
+  struct Wide {
+    int64_t session, rows;  // a session (its position in the call) and its width
+  };
+  Wide first_too_wide(const Group& g);
+  [[noreturn]] void too_wide(const Wide& w);
   void layout_workspace();
   void upload(int64_t a, int64_t b, int slot);
   InputView view_at(int slot) const;
@@ -252,30 +255,30 @@ void Run::read_summary(const Group& g, int64_t widest) {
   if (first_off_grid_ < 0 && static_cast<unsigned long long>(host_small_[5]) != kEncNone)
     first_off_grid_ = host_small_[5];  // groups run in row order: the first group's is the first
   if (static_cast<unsigned long long>(host_small_[2]) != kEncNone) {
-    if (widest > opt_.max_rows && sessions_.offsets[first_too_wide(g) + 1] <= host_small_[2]) too_wide(g);
+    if (widest > opt_.max_rows) {
+      const Wide w = first_too_wide(g);
+      if (sessions_.offsets[w.session + 1] <= host_small_[2]) too_wide(w);
+    }
     fail_at(host_small_[2]);
   }
 }
 
-// The first session of group g wider than max_rows (its widths read back; the caller saw one).
-int64_t Run::first_too_wide(const Group& g) {
+// The first session of group g wider than max_rows and its width (the group's widths read back once; the
+// caller saw one).
+Run::Wide Run::first_too_wide(const Group& g) {
   const int64_t n = g.s1 - g.s0;
   std::vector<int64_t> w(static_cast<size_t>(n));
   VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_, static_cast<size_t>(n) * 8, gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
   auto it = std::find_if(w.begin(), w.end(), [&](int64_t x) { return x > opt_.max_rows; });
   if (it == w.end()) it = std::max_element(w.begin(), w.end());  // (the caller saw one: never)
-  return g.s0 + (it - w.begin());
+  return Wide{g.s0 + (it - w.begin()), *it};
 }
 
-// A session of group g wider than max_rows: the first one is named, as the CPU names it (its first row
-// is the earliest failure there).
-void Run::too_wide(const Group& g) {
-  const int64_t s = first_too_wide(g);
-  std::vector<int64_t> w(1);
-  VPOC_GPU_CHECK(gpuMemcpyAsync(w.data(), g_width_ + (s - g.s0), 8, gpuMemcpyDeviceToHost, stream_));
-  VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
-  VPOC_THROW(ValueError, messages::session_too_wide(s, w[0], opt_.max_rows));
+// The first session wider than max_rows of a group (first_too_wide) named in the CPU's words (its first
+// row is the earliest failure there; the row that takes it past max_rows is not known here).
+void Run::too_wide(const Wide& w) {
+  messages::raise(messages::session_too_wide(w.session, w.rows, opt_.max_rows), __FILE__, __LINE__);
 }
 
 // The session columns the levels kernel reads and writes; `go`: speculative calls' flag (or null).
@@ -384,7 +387,7 @@ bool Run::speculate(int64_t hint) {
     may_overflow_ = true;
     check_group_sums(g);
   }
-  if (widest > opt_.max_rows) too_wide(g);
+  if (widest > opt_.max_rows) too_wide(first_too_wide(g));
   if (rows_out > cap) {
     st_.note_rows(key_, rows_out);
     return false;
@@ -633,7 +636,7 @@ void Run::process(const Group& g, int slot) {
     may_overflow_ = true;
     check_group_sums(g);
   }
-  if (widest > opt_.max_rows) too_wide(g);
+  if (widest > opt_.max_rows) too_wide(first_too_wide(g));
   if (g.s0 == 0 && groups_.size() > 1) {  // first group: estimate the whole output from it
     const double per_session = static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(n, 1));
     grow_volume(static_cast<int64_t>(per_session * static_cast<double>(sessions_.n_sessions) * 1.25) + 1024, 0);

@@ -370,9 +370,8 @@ def chunks(paths: Sequence[str], args: argparse.Namespace,
 
 
 # Fallback for errors that carry no row (see locate): the index a message names as "[i]" or
-# "bar|trade|row i". Today these are check_grid's refusal (a ValueError made in Python: "e.g.
-# close[3]=100.1") and the engine's "session s spans N rows, more than max_rows=M from bar i on" (an
-# InputError without an index).
+# "bar|trade|row i". Today this is check_grid's refusal (a ValueError made in Python: "e.g.
+# close[3]=100.1"; the engine's "session s spans N rows ... from bar i on" carries its row).
 _INDEX_RE = re.compile(r"\[(\d+)\]|\b(?:bar|trade|row) (\d+)")
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import numpy as np
 
 from .. import _api
-from .._errors import InputError
+from .._errors import InputError, input_rows
 from .._files import atomic_write
 from .._optional import require
 from .._stream import PROFILE_COLUMNS, empty_profile_table, profile_table
@@ -137,6 +137,11 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _profile_chunk(chunk: Chunk, args: argparse.Namespace) -> Any:
+    with input_rows(None, labels=chunk.labels):  # a session's error names its label, not its place in the chunk
+        return _chunk_profiles(chunk, args)
+
+
+def _chunk_profiles(chunk: Chunk, args: argparse.Namespace) -> Any:
     v = chunk.rows.values
     opts = _engine_options(args)
     if args.kind == "trades":

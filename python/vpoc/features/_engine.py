@@ -74,11 +74,11 @@ def _profiles(data: _Data, rules: _Rules, device: Any, threads: Optional[int],
     """One engine call over all sessions; (host profiles, the device it ran on). ``side``: the
     aggressor-side arguments of ``from_bars`` (buy_volume=, sell_volume=, imbalance parameters).
     The engine's errors about a bar name the caller's input row of it (``facts["input_index"]``:
-    the rows a session= kept), as from_bars' own ``session=`` does."""
+    the rows a session= kept) and a session by its label, as from_bars' own ``session=`` does."""
     h, lo, c, v, o = data.engine_inputs
     kw: Dict[str, Any] = dict(developing=True) if developing else {}
     kw.update(side)
-    with input_rows(data.facts.get("input_index")):
+    with input_rows(data.facts.get("input_index"), labels=data.labels):
         prof = from_bars(h, lo, c, v, open=o, offsets=data.offsets, tick_size=rules.tick_size,
                          ticks_per_row=rules.ticks_per_row, distribute=rules.distribute,
                          value_area=rules.value_area, va_method=rules.va_method, poc_tie=rules.poc_tie,
