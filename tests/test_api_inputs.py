@@ -16,6 +16,7 @@ import pytest
 
 from _compare import assert_matches_reference
 from reference import ref_bars, ref_trades
+import _deps
 
 vpoc = pytest.importorskip("vpoc")
 
@@ -52,6 +53,7 @@ def clock_sessions(ts):
     return vpoc.sessions.globex(ts, calendar=None, on_outside="drop")
 
 
+@_deps.needs("pandas")
 def test_23_3_sessions_object_takes_kept_rows_and_keeps_trade_dates():
     ts, h, l, c, o, v = bars()
     s = clock_sessions(ts)
@@ -116,6 +118,7 @@ def test_23_3_to_torch_with_labels():
     assert torch.equal(t["poc"], torch.as_tensor(prof.poc))
 
 
+@_deps.needs("pandas")
 def test_23_3_offsets_of_sessions_with_all_rows_points_to_take():
     ts, h, l, c, o, v = bars()
     s = clock_sessions(ts)
@@ -125,6 +128,7 @@ def test_23_3_offsets_of_sessions_with_all_rows_points_to_take():
         vpoc.from_trades(c, v, offsets=s.offsets, tick_size=0.25)
 
 
+@_deps.needs("pandas")
 def test_23_3_bad_sessions_arguments():
     ts, h, l, c, o, v = bars()
     s = clock_sessions(ts)
@@ -315,6 +319,7 @@ def test_28_5_bars_volume_past_2_53_is_refused(distribute):
     assert prof.total_volume[0] == 2.0**53
 
 
+@_deps.needs("pandas")
 def test_23_8_session_is_the_one_name_and_sessions_its_alias():
     """from_bars/from_trades take the session rule as session= like every other entry point;
     sessions= is the same argument, and giving two different ones is refused."""

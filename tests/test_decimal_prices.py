@@ -23,7 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vpoc
-import legacy_reference as legacy
+import _deps
+
+_deps.require("pandas")  # legacy_reference (the legacy analyzer) is written with pandas
+import legacy_reference as legacy  # noqa: E402
 from reference import exact_rows, exact_session_units, price_to_tick
 
 __all__: list = []

@@ -16,6 +16,8 @@ import vpoc
 from vpoc import io as vio
 from vpoc import sessions
 
+import _deps
+
 NAT_INT = -2**63
 TIMEOUT = 300  # seconds; only against hangs
 
@@ -107,6 +109,7 @@ def test_case10_nat_integer_timestamp_is_an_error(entry, unit, scale):
         calls[entry]()
 
 
+@_deps.needs("pandas")
 def test_case10_nat_integer_timestamp_in_a_file(tmp_path):
     path = tmp_path / "bars.csv"
     path.write_text("timestamp,open,high,low,close,volume\n"
@@ -326,6 +329,7 @@ def test_case5_node_windows_cost_does_not_grow_with_their_value():
     assert r.stdout.split()[3] == "0"  # a window that wide leaves no room for a node
 
 
+@_deps.needs("pandas")
 @pytest.mark.parametrize("exact", [True, False])
 @pytest.mark.parametrize("smoothing, order", [(1, 1), (3, 2), (7, 4), (21, 9), (41, 30), (99, 1)])
 def test_case5_wide_node_windows_match_the_reference(smoothing, order, exact):

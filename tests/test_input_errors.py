@@ -61,6 +61,7 @@ def test_24_3_readdressed_uses_the_fields_not_the_text():
 # --------------------------------------------------------------------------- vpoc.Live
 
 
+@_deps.needs("pandas")
 def test_24_3_live_error_names_the_row_of_the_update():
     # rows 2..4 open the next day's session: the engine sees them as rows 0..2 of a new session,
     # the error names their positions in the update (3), with the engine's wording
@@ -83,6 +84,7 @@ def test_24_3_live_error_names_the_row_of_the_update():
     assert live.n_rows == 0  # refused whole
 
 
+@_deps.needs("pandas")
 def test_24_3_live_trades_error_in_the_next_session():
     # the update's first trade joins the current session, the next two open the next day's: the
     # bad trade is the engine's row 1 of the new session and position 2 of the update

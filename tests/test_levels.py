@@ -12,6 +12,7 @@ import pytest
 import vpoc
 from vpoc.features import LEVEL_FIELDS, LEVEL_TABLE_COLUMNS
 from reference import poc_of_counts
+import _deps
 
 TICK = 0.25
 MIN = 60 * 10**9
@@ -232,6 +233,7 @@ def rth_day(day, k0=0):
     return hi, lo, t0 + np.arange(4, dtype=np.int64) * 30 * MIN
 
 
+@_deps.needs("pandas")
 def test_opening_range_is_carried_from_tpo():
     parts = [rth_day("2024-06-03"), rth_day("2024-06-04", 20)]
     h, lo, ts = (np.concatenate(x) for x in zip(*parts))
@@ -257,6 +259,7 @@ def test_opening_range_is_carried_from_tpo():
         vpoc.levels(prof, tpo=prof)
 
 
+@_deps.needs("pandas")
 def test_exports_and_frames():
     p, v, offs = random_trades(3)
     prof = vpoc.from_trades(p, v, offsets=offs, tick_size=TICK)

@@ -13,6 +13,7 @@ import pytest
 
 import vpoc
 from vpoc.features import session_features
+import _deps
 
 # the IB tests' clock is UTC on purpose (t8fix)
 pytestmark = pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")
@@ -62,6 +63,7 @@ def random_bars(rng):
     return np.array(ts, dtype=np.int64), high, low, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
 
 
+@_deps.needs("pandas")
 @pytest.mark.filterwarnings("ignore::vpoc.IncompleteSessionWarning")  # session_features reports them as tpo (t5fix)
 @pytest.mark.parametrize("seed", range(30))
 def test_ib_and_opening_range_match_reference(seed):

@@ -264,6 +264,7 @@ def test_overnight_high_low_hand_built():
     assert (late["overnight_high"][0], late["overnight_low"][0]) == (101.0, 99.0)
 
 
+@_deps.needs("pandas")
 def test_tpo_prior_close_needs_closes():
     h, lo, ts = globex_day()
     two = lambda x: np.concatenate([x, x + (1440 * MIN if x is ts else 1.0)])  # noqa: E731

@@ -311,6 +311,7 @@ def test_pickle_cpu_and_session_view():
     assert one.delta == prof.delta[i]
 
 
+@_deps.needs("pandas")
 def test_trades_container_side_is_the_default():
     price, volume, side, _ = random_trades(4, n_sessions=1)
     n = len(price)

@@ -126,6 +126,7 @@ def _labels(ids):
     return np.asarray(vpoc.from_trades(p, np.ones(6), session_ids=ids, tick_size=TICK).to_pandas().index).tolist()
 
 
+@_deps.needs("pandas")
 @pytest.mark.parametrize("make", [list, tuple, np.array, lambda d: np.array(d, dtype="S")])
 def test_iso_date_strings_as_session_ids_are_yyyymmdd_labels(make):
     days = ["2024-03-08"] * 3 + ["2024-03-11"] * 3

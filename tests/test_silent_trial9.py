@@ -34,6 +34,7 @@ def _labels(ids):
     lambda d: np.array([dt.date.fromisoformat(x) for x in d], dtype=object),
     lambda d: [dt.datetime.fromisoformat(x).replace(tzinfo=dt.timezone(dt.timedelta(hours=-6))) for x in d],
 ])
+@_deps.needs("pandas")
 def test_date_objects_as_session_ids_are_yyyymmdd_labels(make):
     days = ["2024-03-08"] * 3 + ["2024-03-11"] * 3
     assert _labels(make(days)) == [20240308, 20240311]

@@ -17,6 +17,7 @@ import pytest
 import vpoc
 from vpoc import IncompleteSessionWarning
 from reference import poc_of_counts
+import _deps
 
 TICK = 0.25
 MIN = 60 * 10**9
@@ -230,6 +231,7 @@ def test_random_sessions_match_reference(seed):
     assert_matches(got, want)
 
 
+@_deps.needs("pandas")
 @pytest.mark.filterwarnings("ignore::vpoc.sessions.SessionHoursWarning")  # London 14:00 on purpose (t8fix)
 @pytest.mark.parametrize("seed", range(8))
 def test_dated_sessions_take_the_ib_on_their_trade_date(seed):
@@ -294,6 +296,7 @@ def test_session_table_tpo_columns(seed):
         vpoc.session_features(h, lo, close, vol, tpo_columns="yes", **kw)
 
 
+@_deps.needs("pandas")
 def test_synth_globex_sessions_and_exports():
     bars = vpoc.synth.es_bars(3, seed=4)
     got = vpoc.tpo(bars, tick_size=TICK)
