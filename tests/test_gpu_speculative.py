@@ -373,49 +373,72 @@ def test_volumes_checked_in_the_bin_pass_for_every_volume_dtype(dtype):
     assert type(spec.value) is type(cpu_e.value) and "77" in str(spec.value) and "77" in str(cpu_e.value)
 
 
+def _bars_of_widths(spec, pdt, vdt, seed):
+    """Sessions of (bars, width in ticks): bar 0 spans the whole width, the others lie inside it."""
+    rng = np.random.default_rng(seed)
+    lows, highs, closes = [], [], []
+    for n, width in spec:
+        if n == 0:
+            continue
+        lo = rng.integers(0, width, n)
+        hi = np.minimum(lo + rng.integers(0, 9, n), width - 1)
+        lo[0], hi[0] = 0, width - 1
+        lows.append(lo), highs.append(hi), closes.append(lo + rng.integers(0, hi - lo + 1))
+    t0 = 16000
+    low, high, close = ((t0 + np.concatenate(x)) * 0.25 for x in (lows, highs, closes))
+    n = low.size
+    vol = rng.integers(0, 90, n).astype(np.float64)
+    if vdt != np.int32:
+        vol[::7] += 0.5  # fractions on some rows (whole on the others)
+    off = np.concatenate([[0], np.cumsum([b for b, _ in spec])]).astype(np.int64)
+    return {"high": high.astype(pdt), "low": low.astype(pdt), "close": close.astype(pdt),
+            "volume": vol.astype(vdt)}, off
+
+
+def _bars_call(d, off, api, tpr, device):
+    g = {k: torch.from_numpy(v).cuda() for k, v in d.items()} if device == "cuda" else d
+    return vpoc.from_bars(g["high"], g["low"], g["close"], g["volume"], offsets=off, tick_size=0.25,
+                          ticks_per_row=tpr, distribute=api, device=device)
+
+
 @pytest.mark.parametrize("api", ["uniform", "close", "hlc3"])
 @pytest.mark.parametrize("tpr", [1, 2])
 @pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32), (np.float32, np.int32)])
 def test_bars_binned_by_the_levels_kernel_equal_the_waiting_call(api, tpr, dtypes):
     """Speculative bar calls bin each session in the levels kernel (shared rows up to 1,024 rows, the
-    session's own output rows beyond): narrow and wide sessions, an empty one, whole and fractional
-    volumes, in one call, give the waiting call's bits and the CPU's rows."""
-    pdt, vdt = dtypes
-    rng = np.random.default_rng(11 + tpr)
-    parts, sizes = [], [300, 0, 1, 2500, 700, 40]
-    for k, n in enumerate(sizes):
-        spread = 3 if k != 3 else 60  # session 3: thousands of rows, past the shared ones
-        t = 16000 + np.cumsum(rng.integers(-spread, spread + 1, n))
-        w = rng.integers(0, 9, n)
-        parts.append((t, w))
-    t = np.concatenate([p[0] for p in parts])
-    w = np.concatenate([p[1] for p in parts])
-    n = t.size
-    low = (t * 0.25).astype(pdt)
-    high = ((t + w) * 0.25).astype(pdt)
-    close = ((t + rng.integers(0, w + 1)) * 0.25).astype(pdt)
-    vol = rng.integers(0, 90, n).astype(np.float64)
-    if vdt != np.int32:
-        vol[::7] += 0.5  # fractions on some rows (whole on the others)
-    vol = vol.astype(vdt)
-    off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    d = {"high": high, "low": low, "close": close, "volume": vol, "open": None}
-
-    def run(device):
-        if device == "cuda":
-            g = {k: (None if v is None else torch.from_numpy(v).cuda()) for k, v in d.items()}
-        else:
-            g = d
-        return vpoc.from_bars(g["high"], g["low"], g["close"], g["volume"], offsets=off, tick_size=0.25,
-                              ticks_per_row=tpr, distribute=api, device=device)
-
+    session's own output rows beyond, staged up to 2,048): sessions of 1 to 3,000 rows (1,024 and 1,025
+    at one tick a row), an empty one, whole and fractional volumes, in one call, give the waiting call's
+    bits and the CPU's, and the fused kernel ran (fused_bar_calls)."""
+    spec = [(300, 50), (0, 1), (1, 1), (700, 1024), (600, 1025), (800, 1500), (900, 2100), (1000, 3000)]
+    d, off = _bars_of_widths(spec, *dtypes, seed=11 + tpr)
     with speculation(False):
-        waiting = fields(run("cuda"))
-    cpu = fields(run("cpu"))
-    assert waiting["n_rows"][3] > 1024 and 0 < waiting["n_rows"][0] <= 1024  # both kinds of session
+        waiting = fields(_bars_call(d, off, api, tpr, "cuda"))
+    cpu = fields(_bars_call(d, off, api, tpr, "cpu"))
+    if tpr == 1 and api == "uniform":
+        assert list(waiting["n_rows"]) == [w if b else 0 for b, w in spec]  # the widths asked for
     before = stats()
     for k in range(3):
-        assert_same(fields(run("cuda")), waiting, f"{api} tpr={tpr} call {k}")
-    assert stats()["speculative_calls"] - before["speculative_calls"] >= 2
+        assert_same(fields(_bars_call(d, off, api, tpr, "cuda")), waiting, f"{api} tpr={tpr} call {k}")
+    after = stats()
+    assert after["speculative_calls"] - before["speculative_calls"] >= 2
+    assert after["fused_bar_calls"] - before["fused_bar_calls"] >= 2
     for k in ("offsets", "n_rows", "low_row", "poc_row", "vah_row", "val_row", "volume", "total_volume"):
+        np.testing.assert_array_equal(waiting[k], cpu[k], err_msg=k, strict=True)
+
+
+@pytest.mark.parametrize("api", ["uniform", "close"])
+def test_sessions_of_many_bars_keep_the_bin_pass(api):
+    """A session of more bars than one block bins (4,096) leaves the call to the bin pass's tiles: not
+    fused, the same bits as the waiting call and the CPU."""
+    d, off = _bars_of_widths([(5000, 400), (3, 5)], np.float64, np.float64, seed=5)
+    with speculation(False):
+        waiting = fields(_bars_call(d, off, api, 1, "cuda"))
+    cpu = fields(_bars_call(d, off, api, 1, "cpu"))
+    before = stats()
+    for k in range(3):
+        assert_same(fields(_bars_call(d, off, api, 1, "cuda")), waiting, f"{api} call {k}")
+    after = stats()
+    assert after["speculative_calls"] - before["speculative_calls"] >= 2
+    assert after["fused_bar_calls"] == before["fused_bar_calls"]
+    for k in ("offsets", "n_rows", "poc_row", "vah_row", "val_row", "volume", "total_volume"):
         np.testing.assert_array_equal(waiting[k], cpu[k], err_msg=k, strict=True)

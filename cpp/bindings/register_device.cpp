@@ -29,7 +29,8 @@ void register_device(py::module_& m) {
         {"output_bytes", &S::output_bytes}, {"pool_bytes", &S::pool_bytes},
         {"pool_cached_bytes", &S::pool_cached_bytes}, {"pool_limit_bytes", &S::pool_limit_bytes},
         {"pool_hits", &S::pool_hits}, {"driver_allocs", &S::driver_allocs}, {"driver_frees", &S::driver_frees},
-        {"speculative_calls", &S::speculative_calls}, {"speculative_reruns", &S::speculative_reruns}};
+        {"speculative_calls", &S::speculative_calls}, {"speculative_reruns", &S::speculative_reruns},
+        {"fused_bar_calls", &S::fused_bar_calls}};
     py::dict d;
     for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;

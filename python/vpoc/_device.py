@@ -142,7 +142,8 @@ def memory_stats(device: Any = "cuda") -> dict:
     steady-state loop).
     ``speculative_calls``: calls of a shape seen before that binned without reading their layout
     back first; ``speculative_reruns``: of those, calls run again because their histogram outgrew
-    the size the shape had before.
+    the size the shape had before; ``fused_bar_calls``: speculative bar calls whose bars the levels
+    kernel binned itself (one launch for bin, finish and levels).
     """
     return dict(_core.memory_stats(_gpu_index(str(device))))
 

@@ -88,6 +88,7 @@ struct MemoryStats {
   int64_t driver_frees = 0;   // every free vpoc gave the driver (each one syncs the device)
   int64_t speculative_calls = 0;   // calls that binned before reading their layout back (no mid-call wait)
   int64_t speculative_reruns = 0;  // of those, calls run again because the rows outgrew the expected size
+  int64_t fused_bar_calls = 0;     // speculative bar calls binned by the levels kernel (bin + finish + levels in one launch)
 };
 MemoryStats memory_stats(int device);
 // Whether calls of a shape seen before bin before reading their layout back (default true; false:

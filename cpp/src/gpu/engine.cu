@@ -328,7 +328,11 @@ bool Run::speculate(int64_t hint) {
   scratch_.hi_stride = scratch_.lo_stride = cap;
   if (side_ != nullptr) allocate_side_flags(cap);
   // bars the levels kernel bins itself, session by session (launch_bin_levels): no zeroing, no bin pass
-  const bool bin_in_levels = side_ == nullptr && !legacy && lo != nullptr && bin_levels_takes(view_, opt_);
+  // (a block a session: not for sessions of more bars than bin_levels_takes allows, which the tiles of
+  // the bin pass spread over the whole device)
+  int64_t most_bars = 0;
+  for (int64_t s = g.s0; s < g.s1; ++s) most_bars = std::max(most_bars, sessions_.offsets[s + 1] - sessions_.offsets[s]);
+  const bool bin_in_levels = side_ == nullptr && !legacy && lo != nullptr && bin_levels_takes(view_, opt_, most_bars);
   const bool zero_in_layout = !bin_in_levels && cap <= kLayoutZeroRows && planes_ == 1;  // else a launch of its own
   if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                      LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),
@@ -368,7 +372,7 @@ bool Run::speculate(int64_t hint) {
   out_.ready = record_ready(stream_, gopt_.device);
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
-  st_.count_speculative(false);
+  st_.count_speculative(false, bin_in_levels);
   scratch_.volumes_in_bin = false;  // the waiting path, if it runs, checks the volumes in its range pass
   VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
   if (vib) {

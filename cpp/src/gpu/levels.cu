@@ -115,7 +115,8 @@ struct BarsBin {
   bool diff;               // uniform, one tick per row: the split as a difference array (FinishRows::scan)
   // [blockDim.x] threads: rows [offsets[s], offsets[s + 1]) into dst[0, width) (low: the session's low row).
   __device__ void session(int64_t s, const FixedRows& dst, int64_t low, int64_t width) const {
-    for (int64_t i = offsets[s] + threadIdx.x; i < offsets[s + 1]; i += blockDim.x) {
+    const int64_t e = offsets[s + 1];  // (the adds may alias offsets for all the compiler knows)
+    for (int64_t i = offsets[s] + threadIdx.x; i < e; i += blockDim.x) {
       if (diff) {  // block-uniform
         const int64_t k = i - src.base;
         const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(load<P>(src.in.low, k))));
@@ -145,7 +146,7 @@ struct BarsBin {
 // memory, the exact total), one launch fewer.
 // Bin (Fused only): BarsBin bins the session's bars first, into the free half of shared memory when
 // its rows fit there (kLevelRows / 2: the fraction plane in the other half), else into its own rows of
-// f.hi / f.lo (zeroed here): no zeroing, bin or finish pass of its own, and no global atomics.
+// f.hi / f.lo (zeroed here, added to by this block only): no zeroing, bin or finish pass of its own.
 // Generic false (no touched rows, float64 target: every call of today's default rules): the rows
 // and the decimal target are compiled out, so the kernel keeps the 40 registers it had before
 // those rules (64 with them: 4 blocks per SM instead of 6, 1.9 waves of 1,014 sessions, not 1.3).
@@ -363,16 +364,16 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
   if (S > 0) launch<false>(volume, order, c, S, opt, FinishRows{}, stream);
 }
 
-bool bin_levels_takes(const InputView& in, const Options& opt) {
+bool bin_levels_takes(const InputView& in, const Options& opt, int64_t most_bars) {
   const levels::Rules rules = levels::rules_of(opt);
-  return in.bars && in.distribute != Distribute::legacy && opt.va_method != VaMethod::greedy &&
+  return in.bars && most_bars <= kFusedMaxBars && in.distribute != Distribute::legacy && opt.va_method != VaMethod::greedy &&
          opt.va_rows == VaRows::all && !rules.sparse() && rules.va_q == 0;
 }
 
 void launch_bin_levels(const InputView& in, const int64_t* offsets, const FinishRows& f, const LevelColumns& c,
                        int64_t S, const Options& opt, gpuStream_t stream) {
   if (S <= 0) return;
-  if (!bin_levels_takes(in, opt) || f.lo == nullptr || c.touched != nullptr)
+  if (!bin_levels_takes(in, opt, 0) || f.lo == nullptr || c.touched != nullptr)
     VPOC_THROW(Error, "launch_bin_levels: bars (not legacy) of the plain level rules, with a fraction plane");
   const ladder::RowPrice row_price =
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);

@@ -44,10 +44,14 @@ void launch_levels(const double* volume, const int32_t* order, const LevelColumn
 void launch_finish_levels(const FinishRows& f, const LevelColumns& c, int64_t S, const Options& opt,
                           gpuStream_t stream);
 // Bars (InputView `in`, device rows read in place, base 0) whose every session the fused kernel bins
-// itself: bin_levels_takes(in, opt). Then launch_bin_levels does launch_bin's work too, so the rows
-// need no zeroing and no bin pass: one launch; f.lo must be given (the fraction plane, [R] words),
-// `offsets` the sessions' input rows [S+1] on the device.
-bool bin_levels_takes(const InputView& in, const Options& opt);
+// itself: bin_levels_takes(in, opt, most_bars), most_bars the most bars of any session (a block of the
+// levels kernel bins a whole session: kFusedMaxBars at most). Then launch_bin_levels does launch_bin's
+// work too, so the rows need no zeroing and no bin pass: one launch; f.lo must be given (the fraction
+// plane, [R] words), `offsets` the sessions' input rows [S+1] on the device.
+// 4096 bars: 32 a thread of the block (a day of 30-second bars); longer sessions (a composite of months
+// of minute bars, second bars) go to the bin pass, whose tiles spread one session over every SM.
+inline constexpr int64_t kFusedMaxBars = 4096;
+bool bin_levels_takes(const InputView& in, const Options& opt, int64_t most_bars);
 void launch_bin_levels(const InputView& in, const int64_t* offsets, const FinishRows& f, const LevelColumns& c,
                        int64_t S, const Options& opt, gpuStream_t stream);
 

@@ -381,10 +381,11 @@ void DeviceState::set_pool_limit(int64_t bytes) {
   }
 }
 
-void DeviceState::count_speculative(bool rerun) {
+void DeviceState::count_speculative(bool rerun, bool fused) {
   std::lock_guard<std::mutex> lock(pool_mutex_);
   if (rerun) stats_.speculative_reruns += 1;
   else stats_.speculative_calls += 1;
+  if (!rerun && fused) stats_.fused_bar_calls += 1;
 }
 
 namespace {

@@ -70,7 +70,8 @@ class DeviceState {
   // An event from the pool; it goes back to the pool with the last reference.
   std::shared_ptr<void> event();
   MemoryStats stats();
-  void count_speculative(bool rerun);  // a speculative call binned (false) / ran again (true)
+  void count_speculative(bool rerun, bool fused = false);  // a speculative call binned (false; fused: bars
+                                                           // binned by the levels kernel) / ran again (true)
   void empty_cache();
   void set_pool_limit(int64_t bytes);
   // The end of the last call on this device: the next call's stream waits for it before it
