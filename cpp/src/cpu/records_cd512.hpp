@@ -1,5 +1,5 @@
-// cpu/records_cd512.hpp — float32 trades as entries: each 16 trades' equal rows merged before phase B (AVX-512 CD).
-// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: block_entries_f32's entries, range, flags.
+// cpu/records_cd512.hpp — float32 and float64 trades as entries: each 16 trades' equal rows merged before phase B (AVX-512 CD).
+// Contract: included only by cpu/slots_avx2.cpp in its AVX-512 region; true: block_entries_f32 / _f64's entries, range, flags.
 #pragma once
 
 // Phase B (cpu/scatter.hpp) does about one scattered store a cycle, one a trade from records. A
@@ -44,36 +44,45 @@ VPOC_CD512_TARGET inline __m512i group_sums(__m512i k, __m512i w, __mmask16& kee
   return w;
 }
 
+// Pending entries (pend->m >= 0: the block before's, cpu/slots.hpp PendingEntries) added into the
+// window by the entries loops below, a few a vector: the scalar adds overlap the vector work (two
+// loops, each bound by its own units, ran one after the other). step() after each vector of 16
+// trades of the block's n, all() at the end: all are done on return, whatever the loop returns
+// (pend->m = -1).
+struct PendingAdds {
+  const uint32_t* off = nullptr;
+  const uint32_t* sum = nullptr;
+  char* base = nullptr;
+  int m = 0, i = 0, per = 0;
+  PendingAdds(PendingEntries* pend, int n) {
+    if (pend != nullptr && pend->m > 0) {
+      off = pend->off, sum = pend->sum, base = pend->base, m = pend->m;
+      per = (m + std::max(1, n / 16) - 1) / std::max(1, n / 16);  // entries a vector: all by the loop's end
+    }
+    if (pend != nullptr) pend->m = -1;
+  }
+  VPOC_CD512_INLINE void upto(int k) {
+    for (; i < k; ++i) *reinterpret_cast<int64_t*>(base + off[i]) += static_cast<int64_t>(sum[i]);
+  }
+  VPOC_CD512_INLINE void step() { upto(std::min(m, i + per)); }
+  VPOC_CD512_INLINE void all() { upto(m); }
+};
+
 // records_f32_whole512's loop (the same ticks, range and flags) writing entries: off[i] the byte
 // offset of a row's lane in rows of kLanes int64 accumulators, sum[i] its volume words' sum; m
 // entries, m <= n (each array holds n). The tail (n % 16 trades) one entry a trade. False: the
 // block is not all valid prices and whole volumes below 2**28, n < 16, or the origin is beyond
-// +-2**30 (off / sum written in part): the caller takes the records.
-// With pending entries (pend->m >= 0: the block before's, cpu/slots.hpp PendingEntries), their adds
-// into the window run in this loop, a few a vector: the scalar adds overlap the vector work (two
-// loops, each bound by its own units, ran one after the other). They are all done on return,
-// whatever it returns (pend->m = -1).
+// +-2**30 (off / sum written in part): the caller takes the records. pend: PendingAdds.
 VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin,
                                          uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
                                          VolumeCheck& vc, PendingEntries* pend) {
   constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
   constexpr uint32_t kBig = uint32_t{1} << 28;  // volumes below it: 16 sum below 2**32
-  const uint32_t* poff = nullptr;
-  const uint32_t* psum = nullptr;
-  char* pbase = nullptr;
-  int pm = 0, pi = 0, pstep = 0;
-  if (pend != nullptr && pend->m > 0) {
-    poff = pend->off, psum = pend->sum, pbase = pend->base, pm = pend->m;
-    pstep = (pm + std::max(1, n / 16) - 1) / std::max(1, n / 16);  // entries a vector: all by the loop's end
-  }
-  if (pend != nullptr) pend->m = -1;
-  const auto pending = [&](int upto) {
-    for (; pi < upto; ++pi) *reinterpret_cast<int64_t*>(pbase + poff[pi]) += static_cast<int64_t>(psum[pi]);
-  };
+  PendingAdds pending(pend, n);
   bool go = origin > -(int64_t(1) << 30) && origin < (int64_t(1) << 30) && n >= 16;
   if (go) go = F32Checks512::whole_below(v, kBig);  // the first vector's volumes: fractional or large blocks give up early
   if (!go) {
-    pending(pm);
+    pending.all();
     return false;
   }
   const auto org = static_cast<int32_t>(origin);
@@ -96,7 +105,7 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
     _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
     _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
     e += _mm_popcnt_u32(keep);
-    pending(std::min(pm, pi + pstep));
+    pending.step();
   };
   for (; j + 64 <= n; j += 64) {
     vec(j, b0);
@@ -107,7 +116,7 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   if (j + 16 <= n) vec(j, b0), j += 16;
   if (j + 16 <= n) vec(j, b1), j += 16;
   if (j + 16 <= n) vec(j, b2), j += 16;
-  pending(pm);
+  pending.all();
   int32_t l, h;
   bool all_whole;
   uint32_t big;
@@ -123,6 +132,77 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   }
   m = e;
   F32Checks512::report(l, h, all_whole, big, tail_max, true, true, mn, mx, whole, vc);
+  return true;
+}
+
+// Float64 prices and volumes as entries: records_512's ticks (Ticks512), range and flags and its
+// volume check (check_pd / finish_pd), the entries as entries_f32_cd512 writes them (16 trades a
+// vector: two of eight float64 lanes each, their int32 ticks and volume words joined), the tail
+// (n % 16) one entry a trade by slots_tail. False: a price not valid, a volume not whole or not
+// below 2**28, or n < 16 (off / sum written in part): the caller takes the records. pend: PendingAdds.
+VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n, double inv, double origin,
+                                         uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
+                                         VolumeCheck& vc, PendingEntries* pend) {
+  constexpr int kShift = 5;                   // log2 of a row's bytes: 4 lanes of int64
+  constexpr double kBig = 268435456.0;        // 2**28: 16 volumes sum below 2**32
+  PendingAdds pending(pend, n);
+  bool go = n >= 16;
+  if (go) {  // the first vector's volumes: fractional or large blocks give up early
+    const __m512d big = _mm512_set1_pd(kBig), zero = _mm512_setzero_pd();
+    for (int h = 0; h < 16 && go; h += 8) {
+      const __m512d x = _mm512_loadu_pd(v + h);
+      go = _mm512_cmp_pd_mask(_mm512_roundscale_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), x, _CMP_EQ_OQ) ==
+               0xFF &&
+           _mm512_cmp_pd_mask(x, zero, _CMP_GE_OQ) == 0xFF && _mm512_cmp_pd_mask(x, big, _CMP_LT_OQ) == 0xFF;
+    }
+  }
+  if (!go) {
+    pending.all();
+    return false;
+  }
+  __mmask8 vok = 0xFF, vwh = 0xFF;
+  __m512d vmx = _mm512_setzero_pd();
+  Ticks512 tk(inv, origin);
+  int j = 0, e = 0;
+  // a vector's byte offsets (k << kShift) + 8 * lane, vector i of the block in lane i % 4 (entries_f32_cd512)
+  const auto vec = [&](int at, __m512i lane) VPOC_CD512_INLINE {
+    const __m256i k0 = _mm512_cvttpd_epi32(tk.add(_mm512_loadu_pd(p + at)));
+    const __m256i k1 = _mm512_cvttpd_epi32(tk.add(_mm512_loadu_pd(p + at + 8)));
+    const __m512d x0 = _mm512_loadu_pd(v + at), x1 = _mm512_loadu_pd(v + at + 8);
+    check_pd(x0, vok, vwh, vmx);
+    check_pd(x1, vok, vwh, vmx);
+    const __m512i k = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(x0)), _mm512_cvttpd_epi32(x1), 1);
+    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), lane);
+    __mmask16 keep;
+    const __m512i s = group_sums(k, w, keep);
+    _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
+    _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
+    e += _mm_popcnt_u32(keep);
+    pending.step();
+  };
+  const __m512i l0 = _mm512_set1_epi32(0), l1 = _mm512_set1_epi32(8), l2 = _mm512_set1_epi32(16),
+                l3 = _mm512_set1_epi32(24);
+  for (; j + 64 <= n; j += 64) {
+    vec(j, l0);
+    vec(j + 16, l1);
+    vec(j + 32, l2);
+    vec(j + 48, l3);
+  }
+  if (j + 16 <= n) vec(j, l0), j += 16;
+  if (j + 16 <= n) vec(j, l1), j += 16;
+  if (j + 16 <= n) vec(j, l2), j += 16;
+  pending.all();
+  bool ok = tk.range(mn, mx, whole);
+  int32_t tail[16];
+  slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as records_512
+  finish_pd(v, j, n, vok, vwh, vmx, &vc);
+  if (!ok || !vc.ok || !vc.whole || !(vc.vmax < kBig)) return false;
+  for (int t = 0; j + t < n; ++t, ++e) {
+    off[e] = (static_cast<uint32_t>(tail[t]) << kShift) + 8 * static_cast<uint32_t>(t % 4);
+    sum[e] = volume_word(v[j + t]);
+  }
+  m = e;
   return true;
 }
 
