@@ -154,3 +154,16 @@ def test_25r5_pending_entries(threads, case, dt):
         vol[7168] = dt(3e8)
     same_as_reference(price, vol, [0, 4000, 4096, 9000], threads)
     exact_check(price, vol, [0, 9000], threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("base", [0.0, 2.0**30 - 100, -(2.0**30) - 100, 2.0**30 - 3000, 2.0**31 - 300, 2.0**40])
+def test_25r6_f64_ticks_about_2_30(threads, base):
+    # entries_f64_cd512 converts ticks to int32 and takes blocks whose ticks (and origin) lie within
+    # +-2**30: walks that cross 2**30, start beyond it (the records take those blocks), negative ones,
+    # and half-tick prices (ties: round half to even, off the grid) among them
+    price, vol = walk(5000, 3, np.float64)
+    price = price - 4000.0 + base * TICK
+    price[[100, 1500, 1501, 4000]] += TICK / 2
+    price[200] += 0.1
+    exact_check(price, vol, [0, 2500, 5000], threads)

@@ -135,45 +135,59 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   return true;
 }
 
-// Float64 prices and volumes as entries: records_512's ticks (Ticks512), range and flags and its
-// volume check (check_pd / finish_pd), the entries as entries_f32_cd512 writes them (16 trades a
-// vector: two of eight float64 lanes each, their int32 ticks and volume words joined), the tail
-// (n % 16) one entry a trade by slots_tail. False: a price not valid, a volume not whole or not
-// below 2**28, or n < 16 (off / sum written in part): the caller takes the records. pend: PendingAdds.
+// Float64 prices and volumes as entries, for the common block: every price's tick within +-2**30 and
+// every volume whole in [0, 2**28). Per 16 trades (two vectors of eight float64 lanes): a price's
+// tick by one rounding conversion to int32 (round half to even, as records_512's Ticks512 rounds
+// below 2**52; a tick beyond int32 or NaN gives INT32_MIN, which the range test after the loop
+// refuses), the grid test by converting it back (exact), the ticks' min / max; a volume's
+// truncation, the whole test by converting it back, the truncations' unsigned maximum (negatives
+// are above 2**28 there). On such a block records_512 gives the same ticks (relative to the
+// origin, none clamped), range and flags, and check_pd / finish_pd the same verdict (ok, whole,
+// the maximum). The entries as entries_f32_cd512 writes them, the tail (n % 16) one entry a trade
+// by slots_tail. False: any other block, n < 16, or the origin beyond +-2**30 (off / sum written
+// in part): the caller takes the records, which decide. pend: PendingAdds.
 VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n, double inv, double origin,
                                          uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
                                          VolumeCheck& vc, PendingEntries* pend) {
-  constexpr int kShift = 5;                   // log2 of a row's bytes: 4 lanes of int64
-  constexpr double kBig = 268435456.0;        // 2**28: 16 volumes sum below 2**32
+  constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
+  constexpr uint32_t kBig = uint32_t{1} << 28;  // volumes below it: 16 sum below 2**32
+  constexpr int32_t kTicks = int32_t{1} << 30;  // ticks and origin within +-2**30: k - org fits int32
   PendingAdds pending(pend, n);
-  bool go = n >= 16;
+  bool go = n >= 16 && origin > -kTicks && origin < kTicks;
   if (go) {  // the first vector's volumes: fractional or large blocks give up early
-    const __m512d big = _mm512_set1_pd(kBig), zero = _mm512_setzero_pd();
-    for (int h = 0; h < 16 && go; h += 8) {
-      const __m512d x = _mm512_loadu_pd(v + h);
-      go = _mm512_cmp_pd_mask(_mm512_roundscale_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), x, _CMP_EQ_OQ) ==
-               0xFF &&
-           _mm512_cmp_pd_mask(x, zero, _CMP_GE_OQ) == 0xFF && _mm512_cmp_pd_mask(x, big, _CMP_LT_OQ) == 0xFF;
-    }
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(_mm512_loadu_pd(v))),
+                                         _mm512_cvttpd_epi32(_mm512_loadu_pd(v + 8)), 1);
+    go = _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(kBig))) == 0 &&
+         _mm512_cmpeq_pd_mask(_mm512_cvtepi32_pd(_mm512_castsi512_si256(w)), _mm512_loadu_pd(v)) == 0xFF &&
+         _mm512_cmpeq_pd_mask(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(w, 1)), _mm512_loadu_pd(v + 8)) == 0xFF;
   }
   if (!go) {
     pending.all();
     return false;
   }
-  __mmask8 vok = 0xFF, vwh = 0xFF;
-  __m512d vmx = _mm512_setzero_pd();
-  Ticks512 tk(inv, origin);
+  const auto org = static_cast<int32_t>(origin);
+  const __m512d vinv = _mm512_set1_pd(inv);
+  __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN), umax = _mm512_setzero_si512();
+  __mmask8 wh = 0xFF, vw = 0xFF;
   int j = 0, e = 0;
-  // a vector's byte offsets (k << kShift) + 8 * lane, vector i of the block in lane i % 4 (entries_f32_cd512)
-  const auto vec = [&](int at, __m512i lane) VPOC_CD512_INLINE {
-    const __m256i k0 = _mm512_cvttpd_epi32(tk.add(_mm512_loadu_pd(p + at)));
-    const __m256i k1 = _mm512_cvttpd_epi32(tk.add(_mm512_loadu_pd(p + at + 8)));
-    const __m512d x0 = _mm512_loadu_pd(v + at), x1 = _mm512_loadu_pd(v + at + 8);
-    check_pd(x0, vok, vwh, vmx);
-    check_pd(x1, vok, vwh, vmx);
+  // a vector's byte offsets (k << kShift) + bias, bias = 8 * lane - (org << kShift) (entries_f32_cd512)
+  const auto vec = [&](int at, __m512i bias) VPOC_CD512_INLINE {
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512d q0 = _mm512_mul_pd(_mm512_loadu_pd(p + at), vinv);
+    const __m512d q1 = _mm512_mul_pd(_mm512_loadu_pd(p + at + 8), vinv);
+    const __m256i k0 = _mm512_cvt_roundpd_epi32(q0, kRound), k1 = _mm512_cvt_roundpd_epi32(q1, kRound);
+    wh = _mm512_mask_cmpeq_pd_mask(wh, _mm512_cvtepi32_pd(k0), q0);
+    wh = _mm512_mask_cmpeq_pd_mask(wh, _mm512_cvtepi32_pd(k1), q1);
     const __m512i k = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
-    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(x0)), _mm512_cvttpd_epi32(x1), 1);
-    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), lane);
+    lo = _mm512_min_epi32(lo, k);
+    hi = _mm512_max_epi32(hi, k);
+    const __m512d x0 = _mm512_loadu_pd(v + at), x1 = _mm512_loadu_pd(v + at + 8);
+    const __m256i w0 = _mm512_cvttpd_epi32(x0), w1 = _mm512_cvttpd_epi32(x1);
+    vw = _mm512_mask_cmpeq_pd_mask(vw, _mm512_cvtepi32_pd(w0), x0);
+    vw = _mm512_mask_cmpeq_pd_mask(vw, _mm512_cvtepi32_pd(w1), x1);
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
+    umax = _mm512_max_epu32(umax, w);
+    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), bias);
     __mmask16 keep;
     const __m512i s = group_sums(k, w, keep);
     _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
@@ -181,28 +195,39 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n
     e += _mm_popcnt_u32(keep);
     pending.step();
   };
-  const __m512i l0 = _mm512_set1_epi32(0), l1 = _mm512_set1_epi32(8), l2 = _mm512_set1_epi32(16),
-                l3 = _mm512_set1_epi32(24);
+  const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
+  const auto bias = [org_b](uint32_t lane) VPOC_CD512_INLINE { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
+  const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
   for (; j + 64 <= n; j += 64) {
-    vec(j, l0);
-    vec(j + 16, l1);
-    vec(j + 32, l2);
-    vec(j + 48, l3);
+    vec(j, b0);
+    vec(j + 16, b1);
+    vec(j + 32, b2);
+    vec(j + 48, b3);
   }
-  if (j + 16 <= n) vec(j, l0), j += 16;
-  if (j + 16 <= n) vec(j, l1), j += 16;
-  if (j + 16 <= n) vec(j, l2), j += 16;
+  if (j + 16 <= n) vec(j, b0), j += 16;
+  if (j + 16 <= n) vec(j, b1), j += 16;
+  if (j + 16 <= n) vec(j, b2), j += 16;
   pending.all();
-  bool ok = tk.range(mn, mx, whole);
+  const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
+  const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
+  if (vw != 0xFF || big >= kBig || l0 <= -kTicks || h0 >= kTicks) return false;  // j >= 16 here
+  mn = static_cast<double>(l0 - org);
+  mx = static_cast<double>(h0 - org);
+  whole = wh == 0xFF;
+  bool ok = true;
   int32_t tail[16];
   slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as records_512
-  finish_pd(v, j, n, vok, vwh, vmx, &vc);
-  if (!ok || !vc.ok || !vc.whole || !(vc.vmax < kBig)) return false;
+  double tail_max = 0.0;
+  bool tail_whole = true;
+  if (!ok || !volumes_ok_impl(v + j, n - j, tail_max, tail_whole) || !tail_whole || !(tail_max < kBig)) return false;
   for (int t = 0; j + t < n; ++t, ++e) {
     off[e] = (static_cast<uint32_t>(tail[t]) << kShift) + 8 * static_cast<uint32_t>(t % 4);
     sum[e] = volume_word(v[j + t]);
   }
   m = e;
+  vc.vmax = std::max(static_cast<double>(big), tail_max);
+  vc.whole = true;
+  vc.ok = true;
   return true;
 }
 
