@@ -167,3 +167,27 @@ def test_25r6_f64_ticks_about_2_30(threads, base):
     price[[100, 1500, 1501, 4000]] += TICK / 2
     price[200] += 0.1
     exact_check(price, vol, [0, 2500, 5000], threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("value, at", [(None, 0), (2**28 - 1, 5), (2**28, 0), (2**28, 17), (2**28, 1030),
+                                       (2**28, 3099), (2**31, 2000), (2**40, 3099), (0, 16)])
+def test_25r6_f64_int64_volumes(threads, value, at):
+    # float64 prices with int64 volumes as entries (below 2**28 unsigned); a volume at or above it in
+    # the first vector, a later one, a tail: those blocks take the records (2**31 up: fixed-point rows)
+    price, vol = walk(3100, 5, np.float64)
+    vol = vol.astype(np.int64)
+    if value is not None:
+        vol[at] = value
+    exact_check(price, vol, [0, 1030, 3100], threads)
+    same_as_reference(price, vol, [0, 1030, 3100], threads)
+
+
+@pytest.mark.parametrize("at", [0, 20, 1030, 3099])
+def test_25r6_f64_int64_negative_volume_named(at):
+    price, vol = walk(3100, 6, np.float64)
+    vol = vol.astype(np.int64)
+    vol[at] = -1
+    with pytest.raises(ValueError, match="volume") as e:
+        profile(price, vol, [0, 1030, 3100], 1)
+    assert str(at) in str(e.value)

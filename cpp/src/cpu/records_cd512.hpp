@@ -135,8 +135,29 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   return true;
 }
 
-// Float64 prices and volumes as entries, for the common block: every price's tick within +-2**30 and
-// every volume whole in [0, 2**28). Per 16 trades (two vectors of eight float64 lanes): a price's
+// entries_f64_cd512's volumes, eight at a time: float64 ones truncated (whole when converting back
+// gives them), int64 ones narrowed (in range when below 2**28 unsigned; their bitwise OR kept for the
+// verdict records_512 gives, cpu/slots.hpp volumes_ok); big: the lanes at or above 2**28 unsigned.
+struct F64Volumes {
+  __mmask8 vw = 0xFF, big = 0;
+  __m512i any;
+  VPOC_CD512_INLINE F64Volumes() : any(_mm512_setzero_si512()) {}
+  VPOC_CD512_INLINE __m256i add(const double* v) {
+    const __m512d x = _mm512_loadu_pd(v);
+    const __m256i w = _mm512_cvttpd_epi32(x);
+    vw = _mm512_mask_cmpeq_pd_mask(vw, _mm512_cvtepi32_pd(w), x);
+    return w;
+  }
+  VPOC_CD512_INLINE __m256i add(const int64_t* v) {
+    const __m512i x = _mm512_loadu_si512(reinterpret_cast<const void*>(v));
+    big |= _mm512_cmpge_epu64_mask(x, _mm512_set1_epi64(int64_t{1} << 28));
+    any = _mm512_or_si512(any, x);
+    return _mm512_cvtepi64_epi32(x);
+  }
+};
+
+// Float64 prices and float64 or int64 volumes as entries, for the common block: every price's tick
+// within +-2**30 and every volume whole in [0, 2**28). Per 16 trades (two vectors of eight float64 lanes): a price's
 // tick by one rounding conversion to int32 (round half to even, as records_512's Ticks512 rounds
 // below 2**52; a tick beyond int32 or NaN gives INT32_MIN, which the range test after the loop
 // refuses), the grid test by converting it back (exact), the ticks' min / max; a volume's
@@ -146,7 +167,8 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
 // the maximum). The entries as entries_f32_cd512 writes them, the tail (n % 16) one entry a trade
 // by slots_tail. False: any other block, n < 16, or the origin beyond +-2**30 (off / sum written
 // in part): the caller takes the records, which decide. pend: PendingAdds.
-VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n, double inv, double origin,
+template <class V>
+VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const V* v, int n, double inv, double origin,
                                          uint32_t* off, uint32_t* sum, int& m, double& mn, double& mx, bool& whole,
                                          VolumeCheck& vc, PendingEntries* pend) {
   constexpr int kShift = 5;                     // log2 of a row's bytes: 4 lanes of int64
@@ -155,11 +177,10 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n
   PendingAdds pending(pend, n);
   bool go = n >= 16 && origin > -kTicks && origin < kTicks;
   if (go) {  // the first vector's volumes: fractional or large blocks give up early
-    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(_mm512_loadu_pd(v))),
-                                         _mm512_cvttpd_epi32(_mm512_loadu_pd(v + 8)), 1);
-    go = _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(kBig))) == 0 &&
-         _mm512_cmpeq_pd_mask(_mm512_cvtepi32_pd(_mm512_castsi512_si256(w)), _mm512_loadu_pd(v)) == 0xFF &&
-         _mm512_cmpeq_pd_mask(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(w, 1)), _mm512_loadu_pd(v + 8)) == 0xFF;
+    F64Volumes first;
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(first.add(v)), first.add(v + 8), 1);
+    go = first.vw == 0xFF && first.big == 0 &&
+         _mm512_cmpge_epu32_mask(w, _mm512_set1_epi32(static_cast<int>(kBig))) == 0;
   }
   if (!go) {
     pending.all();
@@ -168,7 +189,8 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n
   const auto org = static_cast<int32_t>(origin);
   const __m512d vinv = _mm512_set1_pd(inv);
   __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN), umax = _mm512_setzero_si512();
-  __mmask8 wh = 0xFF, vw = 0xFF;
+  __mmask8 wh = 0xFF;
+  F64Volumes vol;
   int j = 0, e = 0;
   // a vector's byte offsets (k << kShift) + bias, bias = 8 * lane - (org << kShift) (entries_f32_cd512)
   const auto vec = [&](int at, __m512i bias) VPOC_CD512_INLINE {
@@ -181,12 +203,9 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n
     const __m512i k = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
     lo = _mm512_min_epi32(lo, k);
     hi = _mm512_max_epi32(hi, k);
-    const __m512d x0 = _mm512_loadu_pd(v + at), x1 = _mm512_loadu_pd(v + at + 8);
-    const __m256i w0 = _mm512_cvttpd_epi32(x0), w1 = _mm512_cvttpd_epi32(x1);
-    vw = _mm512_mask_cmpeq_pd_mask(vw, _mm512_cvtepi32_pd(w0), x0);
-    vw = _mm512_mask_cmpeq_pd_mask(vw, _mm512_cvtepi32_pd(w1), x1);
+    const __m256i w0 = vol.add(v + at), w1 = vol.add(v + at + 8);
     const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
-    umax = _mm512_max_epu32(umax, w);
+    if constexpr (std::is_floating_point_v<V>) umax = _mm512_max_epu32(umax, w);
     const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), bias);
     __mmask16 keep;
     const __m512i s = group_sums(k, w, keep);
@@ -210,26 +229,39 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const double* v, int n
   pending.all();
   const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
   const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
-  if (vw != 0xFF || big >= kBig || l0 <= -kTicks || h0 >= kTicks) return false;  // j >= 16 here
+  if (vol.vw != 0xFF || vol.big != 0 || big >= kBig || l0 <= -kTicks || h0 >= kTicks) return false;  // j >= 16 here
   mn = static_cast<double>(l0 - org);
   mx = static_cast<double>(h0 - org);
   whole = wh == 0xFF;
   bool ok = true;
   int32_t tail[16];
   slots_tail(p + j, 0, n - j, inv, origin, tail, mn, mx, ok, whole);  // as records_512
-  double tail_max = 0.0;
-  bool tail_whole = true;
-  if (!ok || !volumes_ok_impl(v + j, n - j, tail_max, tail_whole) || !tail_whole || !(tail_max < kBig)) return false;
+  if (!ok) return false;
+  if constexpr (std::is_floating_point_v<V>) {
+    double tail_max = 0.0;
+    bool tail_whole = true;
+    if (!volumes_ok_impl(v + j, n - j, tail_max, tail_whole) || !tail_whole || !(tail_max < kBig)) return false;
+    vc.vmax = std::max(static_cast<double>(big), tail_max);
+    vc.whole = true;
+    vc.ok = true;
+  } else {
+    for (int t = j; t < n; ++t)
+      if (static_cast<uint64_t>(v[t]) >= kBig) return false;
+    finish_int(static_cast<V>(_mm512_reduce_or_epi64(vol.any)), v, j, n, &vc);  // records_512's verdict
+  }
   for (int t = 0; j + t < n; ++t, ++e) {
     off[e] = (static_cast<uint32_t>(tail[t]) << kShift) + 8 * static_cast<uint32_t>(t % 4);
     sum[e] = volume_word(v[j + t]);
   }
   m = e;
-  vc.vmax = std::max(static_cast<double>(big), tail_max);
-  vc.whole = true;
-  vc.ok = true;
   return true;
 }
+// instantiated here, inside this header's target region: instantiated in slots_avx2.cpp, GCC 12 compiled them
+// without avx512cd (its always_inline calls failed: target specific option mismatch)
+template bool entries_f64_cd512<double>(const double*, const double*, int, double, double, uint32_t*, uint32_t*, int&,
+                                        double&, double&, bool&, VolumeCheck&, PendingEntries*);
+template bool entries_f64_cd512<int64_t>(const double*, const int64_t*, int, double, double, uint32_t*, uint32_t*, int&,
+                                         double&, double&, bool&, VolumeCheck&, PendingEntries*);
 
 #if !defined(__clang__)
 #pragma GCC pop_options
