@@ -29,6 +29,14 @@
 // A k repeats in more than 8 of 16 lanes in ~8% of vectors of the walk above: a 9th-occurrence
 // keeper (one more entry) costs less there than a fourth round everywhere (float32, 20 M trades:
 // new/old 0.95 with three rounds, 0.98 with four, 0.97 with two; this VM, Zen 5).
+// On a Zen 4 VM (float32, 20 M trades, 12.4 ms a call; ablations, results not kept): the loop without
+// merging or adds 7.1 ms (about 2 ms of it per-session work outside this loop), one conflict and the
+// compress 8.2, both conflicts 8.6, group_sums whole 11.0, with the pending adds 12.4. Tried and
+// dropped there: plain stores instead of the compress (wrong entries, for timing) -3% at most, so
+// zeroed non-kept lanes (16 adds a vector) cannot pay; masked stores of the compressed entries +7%;
+// two rounds as three; one-source permutes with masks +9%; runs of equal consecutive rows by a
+// segmented scan instead (4 shifts, masked adds) 10.3 ms without adds, but about twice the entries:
+// 15.5 ms with them.
 VPOC_CD512_TARGET inline __m512i group_sums(__m512i k, __m512i w, __mmask16& keep) {
   constexpr int kRounds = 3;
   const __m512i rev = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
