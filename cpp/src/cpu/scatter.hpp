@@ -105,7 +105,7 @@ struct alignas(64) EntryBuffersOf {
 // in the same pass (into vc; checked says so). False: take the slot variants (no variant for this
 // CPU or these inputs, a window too wide for the records' byte offsets, or a price they will report).
 // count: merged records may do (float32 prices and volumes), their number there; -1: not merged.
-// ent: entries may do (float32 prices and volumes, int64 rows, no count, not ent->failed): ent->m >= 0
+// ent: entries may do (float32 prices and volumes with f32, or float64 prices, float64 / int64 volumes; int64 rows, no count, not ent->failed): ent->m >= 0
 // when phase A wrote them.
 template <class P, class V, class Acc>
 bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bool f32, const Bins<Acc>& bins,
@@ -117,6 +117,14 @@ bool trade_records(const P* p, const V* v, int n, const ladder::TickScale& s, bo
   if (ent != nullptr) ent->m = -1;
   if ((bins.rows() << bins.plane_shift()) > Records<Acc>::kMaxRows) return false;  // sided: planes a row
   if constexpr (std::is_same_v<P, double>) {
+    if constexpr ((std::is_same_v<V, double> || std::is_same_v<V, int64_t>) && std::is_same_v<Acc, int64_t>) {
+      if (ent != nullptr && count == nullptr && !ent->failed) {
+        checked = block_entries_f64(p, v, n, s.inv, static_cast<double>(bins.origin()), ent->off, ent->sum, ent->m, mn,
+                                    mx, on_grid, vc, pend);
+        if (checked) return true;
+        ent->m = -1, ent->failed = true;
+      }
+    }
     checked = block_records(p, v, n, s.inv, static_cast<double>(bins.origin()), kShift, rec, mn, mx, on_grid, &vc);
     return checked;
   } else {

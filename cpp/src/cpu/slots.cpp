@@ -163,16 +163,41 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
   return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
 }
 
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+static bool have_cd512() {
+  static const bool cd = simd::have_avx512() && __builtin_cpu_supports("avx512cd") &&
+                         __builtin_cpu_supports("avx512vpopcntdq");
+  return cd;
+}
+#endif
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-  static const bool cd = simd::have_avx512() && __builtin_cpu_supports("avx512cd") &&
-                         __builtin_cpu_supports("avx512vpopcntdq");
-  if (cd) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
+  if (have_cd512()) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
 #endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
   (void)pend;
   return false;
+}
+template <class V>
+static bool entries_f64(const double* p, const V* v, int n, double inv, double origin, uint32_t* off, uint32_t* sum,
+                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  if (have_cd512()) return simd::entries_f64_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
+#endif
+  (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
+  (void)pend;
+  return false;
+}
+bool block_entries_f64(const double* p, const double* v, int n, double inv, double origin, uint32_t* off,
+                       uint32_t* sum, int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                       PendingEntries* pend) {
+  return entries_f64(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
+}
+bool block_entries_f64(const double* p, const int64_t* v, int n, double inv, double origin, uint32_t* off,
+                       uint32_t* sum, int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                       PendingEntries* pend) {
+  return entries_f64(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
 }
 
 template <class V>

@@ -69,6 +69,14 @@ struct PendingEntries {
 };
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend = nullptr);
+// The same for float64 prices and float64 or int64 volumes: block_records' ticks, range and flags
+// (origin and mn / mx as there), entries as above.
+bool block_entries_f64(const double* p, const double* v, int n, double inv, double origin, uint32_t* off,
+                       uint32_t* sum, int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                       PendingEntries* pend = nullptr);
+bool block_entries_f64(const double* p, const int64_t* v, int n, double inv, double origin, uint32_t* off,
+                       uint32_t* sum, int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc,
+                       PendingEntries* pend = nullptr);
 bool block_records(const double* p, const double* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                    double& mx, bool& whole, VolumeCheck* vc = nullptr);
 bool block_records(const double* p, const float* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
@@ -131,6 +139,9 @@ template <class V>
 bool records_avx512(const double* p, const V* v, int n, double inv, double origin, int shift, uint64_t* rec, double& mn,
                     double& mx, bool& whole, VolumeCheck* vc);
 bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
+                       int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend);
+template <class V>
+bool entries_f64_cd512(const double* p, const V* v, int n, double inv, double origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend);
 bool have_avx512();
 #endif
