@@ -189,3 +189,23 @@ print(cold, go())
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["10", "10"], r.stdout
+
+
+@pytest.mark.parametrize("kind", ["trades", "bars"])
+def test_volume_sum_past_2_53_names_the_session_by_its_label(kind):
+    """A session whose volumes sum past 2**53 is named as the too-wide session is: by its label where the
+    call has labels (.session: its position), by its position otherwise."""
+    p = np.full(4, 4000.0)
+    v = np.full(4, 2.0**52)  # session 1: three of them, past 2**53
+
+    def call(**kw):
+        if kind == "trades":
+            return vpoc.from_trades(p, v, tick_size=0.25, **kw)
+        return vpoc.from_bars(p, p, p, v, tick_size=0.25, **kw)
+
+    with pytest.raises(vpoc.InputError, match=r"volume of session 20240102 sums past 2\*\*53") as e:
+        call(session_ids=[20240101, 20240102, 20240102, 20240102])
+    assert e.value.session == 1
+    with pytest.raises(vpoc.InputError, match=r"volume of session 1 sums past 2\*\*53") as e:
+        call(offsets=[0, 1, 4])
+    assert e.value.session == 1

@@ -162,5 +162,12 @@ inline std::string volume_overflow(const char* name, const std::string& session)
 inline std::string volume_overflow(const char* name, int64_t s) {
   return volume_overflow(name, detail::concat("session ", s));
 }
+// Session s's volumes sum past 2**53: volume_overflow's words, with .session s (the caller names it by
+// its label where it knows one, as the too-wide session).
+inline Problem session_volume_overflow(const char* name, int64_t s) {
+  Problem p = general(volume_overflow(name, s));
+  p.session = s;
+  return p;
+}
 
 }  // namespace vpoc::messages

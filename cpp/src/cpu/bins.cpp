@@ -81,7 +81,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
     bins::Levels lv;
     double total = 0.0;
     if (!bins::session(b, e, opt, get, v, sc.acc.data(), L, total, lv)) {
-      failure.record(b, messages::volume_overflow(volume_name, s));
+      failure.record(b, messages::session_volume_overflow(volume_name, s));
       return;
     }
     bins::write(cols, s, N, L, total, lv);

@@ -120,7 +120,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
     const double vmax = bins.vmax();
     b.n_rows = drain(bins, scratch[worker], b);
     if (sums_too_much(b.total, vmax, volume, off[s], off[s + 1]))
-      failure.record(off[s], messages::volume_overflow(volume.name, s));
+      failure.record(off[s], messages::session_volume_overflow(volume.name, s));
   });
   if (failure.failed()) messages::raise(failure.problem(), __FILE__, __LINE__);
 
@@ -239,7 +239,7 @@ SideColumns bar_side_rows(const BarsInput& bars, const Array& buy, const Array& 
       n[k] = bins.drain(k == 0 ? w.buy : w.sell, total);  // leaves the window zeroed
       ok = ok && binned && !wide;
       if (binned && !wide && sums_too_much(total, vmax, *column[k], off[s], off[s + 1]))
-        failure[k].record(off[s], messages::volume_overflow("volume", s));
+        failure[k].record(off[s], messages::session_volume_overflow("volume", s));
     }
     if (!ok || n[0] != n[1] || lo[0] != lo[1]) {  // (the same prices give the same rows)
       if (ok) failure[0].record(off[s], messages::general("bar_sides: the buy and sell rows differ; please report this"));

@@ -253,8 +253,7 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
     messages::raise(p, __FILE__, __LINE__);
   }
   if (over != std::numeric_limits<int64_t>::max())
-    messages::raise(messages::general(messages::volume_overflow(volume.name, static_cast<int64_t>(flags[1]))), __FILE__,
-                    __LINE__);
+    messages::raise(messages::session_volume_overflow(volume.name, static_cast<int64_t>(flags[1])), __FILE__, __LINE__);
   if (opt.developing) {
     // [n] dev columns; rows in batches whose [N] scratch per row fits in memory_budget
     allocate_developing_columns(st, out, n, stream);

@@ -575,7 +575,7 @@ void Run::check_group_sums(const Group& g) {
   host.device = -1;
   for (int64_t s = g.s0; s < g.s1; ++s)
     if (cpu::sum_volumes(host, sessions_.offsets[s] - g.r0, sessions_.offsets[s + 1] - g.r0) >= 0x1p62)
-      throw ValueError(messages::volume_overflow(v->name, s), __FILE__, __LINE__);
+      messages::raise(messages::session_volume_overflow(v->name, s), __FILE__, __LINE__);
 }
 
 // Makes the output volume hold `need` rows, keeping the first `used` (a rare regrow: new + copy);
@@ -1034,7 +1034,7 @@ void Run::check_totals() {
   for (int64_t s = 0; s < S; ++s)
     if (!std::isfinite(totals[static_cast<size_t>(s)])) {
       const char* name = bars_ ? bars_->volume.name : in_.arrays[1]->name;
-      throw ValueError(messages::volume_overflow(name, s), __FILE__, __LINE__);
+      messages::raise(messages::session_volume_overflow(name, s), __FILE__, __LINE__);
     }
 }
 
