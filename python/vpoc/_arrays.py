@@ -398,7 +398,8 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
     share = count / total
     key, i, x = first
     row = i if rows is None else int(rows[i])
-    example = f"{key}[{row}]={float(_host_copy(x, i, i + 1)[0])!r}"
+    value = float(_host_copy(x, i, i + 1)[0])
+    example = f"{key}[{row}]={value!r}"
     if share > GRID_MAX_SHARE and not snap:
         hint = _suggest([x for _, x in items if x is not None])
         if hint is not None and hint != tick:
@@ -415,13 +416,13 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
             f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
             f"snap=True to round every price to the nearest tick", key, row, reason)
     if not snap:
-        from ._warnings import data_warning
+        from ._warnings import collecting_row, data_warning
 
-        data_warning(
+        data_warning(  # its example the row of a collecting caller's input (vpoc.dask: of the whole frame)
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid, "
-            f"e.g. {example}; they were rounded to the nearest tick (the result's snapped_prices). "
-            f"Likely a few bad prints; pass snap=True to round them without this warning",
-            UserWarning, stacklevel + 1)
+            f"e.g. {key}[{collecting_row(row)}]={value!r}; they were rounded to the nearest tick (the result's "
+            f"snapped_prices). Likely a few bad prints; pass snap=True to round them without this warning",
+            UserWarning, stacklevel + 1, local=True)
     return count
 
 

@@ -114,7 +114,8 @@ def _label_text(label: Any) -> Any:
 
 
 @contextlib.contextmanager
-def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES, labels: Any = None) -> Iterator[None]:
+def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES, labels: Any = None,
+               first_session: int = 0) -> Iterator[None]:
     """Around work on some of the caller's rows (``rows[i]``: the caller's input row of position
     ``i``, e.g. the rows a vpoc.sessions.Sessions keeps, its ``.index``): a vpoc.InputError about
     position ``i`` (its ``.index``) is raised again about the input row ``rows[i]``: the same type,
@@ -124,8 +125,10 @@ def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES, labels: Any = None) 
     error; None: not known): an error about session ``s`` (its ``.session``) names it ``labels[s]``
     (:func:`session_named`). Errors about no one row or session, about a position outside ``rows``
     or ``labels``, other exceptions, and every error when ``rows`` and ``labels`` are None pass as
-    they are. Nested, each maps its own positions."""
-    if rows is None and labels is None:
+    they are. Nested, each maps its own positions. ``first_session``: the position of the work's first
+    session among the caller's (vpoc.dask's partition among the whole result's): an error's ``.session``
+    is said of the caller's sessions."""
+    if rows is None and labels is None and not first_session:
         yield
         return
     names = tuple(names)
@@ -137,6 +140,9 @@ def input_rows(rows: Any, names: Iterable[str] = ROW_NAMES, labels: Any = None) 
         if rows is not None and i is not None and 0 <= i < len(rows):
             out = readdressed(e, int(rows[i]), names, lambda name, row: f"{name}[{row}]")
         out = labelled(out, labels)
+        s = getattr(out, "session", None)
+        if first_session and s is not None:
+            out = input_error(str(out), out.argument, row_of(out), out.reason, int(s) + int(first_session))
         if out is e:
             raise
         raise out from None

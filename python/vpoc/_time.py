@@ -362,6 +362,8 @@ def days_yyyymmdd(days: Any) -> np.ndarray:
 # An ISO date, a time of day after it allowed (session_dates refuses one that is not midnight): strings
 # as session ids are read only in this one unambiguous form.
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+# ... whose fraction of a second is not zero past the microseconds ("00:00:00.0000001": a time of day)
+_SUB_MICROSECOND = re.compile(r"\.\d{6}0*[1-9]")
 
 
 def _iso_date(text: str) -> bool:
@@ -387,8 +389,14 @@ def _iso_dates(seq: Any, name: str) -> np.ndarray:
         other = [i for i, x in enumerate(seq) if not isinstance(x, (str, bytes))][:1]
         arr = np.array([x.decode() if isinstance(x, bytes) else x for x in seq], dtype=object if other else str)
     if not other:
-        bad = [u for u in np.unique(arr) if not _iso_date(str(u))]
+        unique = [str(u) for u in np.unique(arr)]
+        bad = [u for u in unique if not _iso_date(u)]
         other = [int(np.argmax(np.isin(arr, bad)))] if bad else []
+        # a time of day finer than the microseconds read below (datetime64[us] would drop it: a midnight)
+        fine = [u for u in unique if _SUB_MICROSECOND.search(u)] if not other else []
+        if fine:
+            i = int(np.argmax(np.isin(arr, fine)))
+            raise _timed(name, i, str(arr[i]))
     if other:
         i = other[0]
         x = arr[i]
@@ -455,11 +463,18 @@ def session_dates(ids: Any, name: str = "session_ids") -> Optional[np.ndarray]:
     timed = arr != arr.astype("datetime64[D]")
     if timed.any():
         i = int(np.argmax(timed))
-        raise input_error(f"{name}[{i}] = {arr[i]} has a time of day: datetime session ids must be dates (each "
-                         f"row's trade date, at midnight), one session per date; pass dates, e.g. "
-                         f"ts.dt.normalize() of a pandas Series (its local dates), the trade_date column of a "
-                         f"vpoc.io.contracts table, or session=vpoc.sessions.globex(ts) for CME trade dates", name, i)
+        raise _timed(name, i, arr[i])
     return arr
+
+
+def _timed(name: str, i: int, value: Any) -> Exception:
+    """The refusal of session id ``name[i]`` = ``value``, a date with a time of day (not midnight)."""
+    from ._errors import input_error
+
+    return input_error(f"{name}[{i}] = {value} has a time of day: datetime session ids must be dates (each "
+                       f"row's trade date, at midnight), one session per date; pass dates, e.g. "
+                       f"ts.dt.normalize() of a pandas Series (its local dates), the trade_date column of a "
+                       f"vpoc.io.contracts table, or session=vpoc.sessions.globex(ts) for CME trade dates", name, i)
 
 
 def session_date_ids(ids: Any, name: str = "session_ids") -> Any:

@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Iterator, List, Tuple
 
 __all__ = ["CoarseGridWarning", "DroppedRowsWarning", "DuplicateRowsWarning", "GuessedDefaultWarning",
-           "MissingDaysWarning", "PresetWarning", "collected", "data_warning", "user_location", "user_stacklevel"]
+           "MissingDaysWarning", "PresetWarning", "collected", "collecting_row", "data_warning", "user_location", "user_stacklevel"]
 
 
 class CoarseGridWarning(UserWarning):
@@ -70,29 +70,42 @@ def user_location() -> Tuple[str, int, str]:
     return frame.f_code.co_filename, frame.f_lineno, str(frame.f_globals.get("__name__", "__main__"))
 
 
-# The list a collected() block keeps data warnings in (None: they are issued).
+# The list a collected() block keeps data warnings in (None: they are issued), and its caller's rows.
 _SINK: "contextvars.ContextVar[Any]" = contextvars.ContextVar("vpoc_warning_sink", default=None)
+_ROWS: "contextvars.ContextVar[Any]" = contextvars.ContextVar("vpoc_warning_rows", default=None)
 
 
 @contextlib.contextmanager
-def collected() -> Iterator[List[Tuple[type, str]]]:
+def collected(rows: Any = None) -> Iterator[List[Tuple[type, str, bool]]]:
     """Within it (this thread or task only: a context variable, not the process' warning filters),
     the data warnings of vpoc's calls (:func:`data_warning`: the coarse price grid, rounded off-grid
-    prices) are kept in the list it yields as (category, message), not issued: for a caller that
-    makes many calls of one request (vpoc.dask's partitions) and says each warning once itself."""
-    sink: List[Tuple[type, str]] = []
-    token = _SINK.set(sink)
+    prices) are kept in the list it yields as (category, message, local), not issued: for a caller that
+    makes many calls of one request (vpoc.dask's partitions) and says each warning itself. ``local``:
+    the message counts the call's own rows (say which rows); ``rows``: the collecting caller's row
+    of each input row of the calls (None: the same), which a message's example row names
+    (:func:`collecting_row`)."""
+    sink: List[Tuple[type, str, bool]] = []
+    token, token_rows = _SINK.set(sink), _ROWS.set(rows)
     try:
         yield sink
     finally:
+        _ROWS.reset(token_rows)
         _SINK.reset(token)
 
 
-def data_warning(message: str, category: type, stacklevel: int) -> None:
+def collecting_row(row: int) -> int:
+    """Input row ``row`` of a call as the caller collecting its warnings knows it (:func:`collected`'s
+    ``rows``), e.g. the row of the whole dask frame; ``row`` itself outside such a block."""
+    rows = _ROWS.get()
+    return int(row) if rows is None or _SINK.get() is None else int(rows[int(row)])
+
+
+def data_warning(message: str, category: type, stacklevel: int, local: bool = False) -> None:
     """``warnings.warn(message, category, stacklevel)`` as said by the caller of this function, or,
-    within :func:`collected`, kept for the collecting caller to say."""
+    within :func:`collected`, kept for the collecting caller to say (``local``: the message counts
+    this call's rows only)."""
     sink = _SINK.get()
     if sink is not None:
-        sink.append((category, message))
+        sink.append((category, message, local))
         return
     warnings.warn(message, category, stacklevel=stacklevel + 1)

@@ -29,7 +29,7 @@ from . import _api
 from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
-from ._errors import input_rows
+from ._errors import _label_text, input_rows
 from ._stream import concat_rows, empty_profile_table, profile_table
 from ._warnings import GuessedDefaultWarning, collected, user_location, user_stacklevel
 
@@ -60,26 +60,44 @@ class _Spec:
     interval: Optional[int]  # bar length in ns (required with label="close")
     options: Dict[str, Any]  # engine keyword arguments
     label_dtype: Any
-    call: str = ""  # this dask call's id: its partitions' warnings are said once (_say_once)
+    call: str = ""  # this dask call's id: a compute's partitions say a warning once (_say_once)
     where: Tuple[str, int, str] = ("", 0, "")  # the user's line of the call (file, line, module)
 
 
 @dataclass
 class _Part:
-    """One partition's rows that belong to a session: per-row labels, timestamps, values."""
+    """One partition's rows that belong to a session: per-row labels, timestamps, values, and each
+    row's position in its partition (_prepare) or, once the chain has placed it (_step), in the whole
+    frame: the row an error or warning names."""
 
     labels: np.ndarray
     timestamp: Optional[np.ndarray]
     values: Dict[str, np.ndarray]
+    rows: np.ndarray
 
     def __len__(self) -> int:
         return int(self.labels.shape[0])
 
     def slice(self, a: int, b: int) -> "_Part":
         return _Part(self.labels[a:b], None if self.timestamp is None else self.timestamp[a:b],
-                     {k: v[a:b] for k, v in self.values.items()})
+                     {k: v[a:b] for k, v in self.values.items()}, self.rows[a:b])
+
+    def placed(self, first_row: int) -> "_Part":
+        """These rows of a partition whose first row is the frame's row ``first_row``."""
+        return _Part(self.labels, self.timestamp, self.values, self.rows + first_row)
 
     concat = staticmethod(concat_rows)
+
+
+@dataclass
+class _Chain:
+    """What the carry chain hands the next partition's step: the trailing session carried on (its rows
+    placed in the frame), the frame rows and the sessions of the partitions before, this compute's id."""
+
+    carry: Optional[_Part]
+    rows: int
+    sessions: int
+    compute: str
 
 
 def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str]) -> np.ndarray:
@@ -127,9 +145,11 @@ def _session_rule(rule: SessionRule, kwargs: Mapping[str, Any]) -> Callable[[np.
     return lambda ts: getattr(vs, rule)(ts, **kwargs)
 
 
-def _prepare(df: "pd.DataFrame", spec: _Spec) -> _Part:
-    """Label one partition's rows with their sessions (rows outside every session are dropped)."""
+def _prepare(df: "pd.DataFrame", spec: _Spec) -> Tuple[_Part, int]:
+    """Label one partition's rows with their sessions (rows outside every session are dropped); with
+    the partition's row count."""
     values = {role: df[col].to_numpy() for role, col in spec.columns.items()}
+    n = len(df)
     ts = None
     if spec.timestamp is not None:
         raw = df.index if spec.timestamp_is_index else df[spec.timestamp]
@@ -139,77 +159,107 @@ def _prepare(df: "pd.DataFrame", spec: _Spec) -> _Part:
     if spec.session is not None:
         labels = df[spec.session].to_numpy()
         _check_sorted(labels, f"column {spec.session!r}")
-        return _Part(labels, ts, values)
+        return _Part(labels, ts, values, np.arange(n, dtype=np.int64)), n
     assert ts is not None and spec.rule is not None
     sess = _session_rule(spec.rule, spec.rule_kwargs)(ts)
     offsets = np.asarray(sess.offsets, dtype=np.int64)
     labels = np.repeat(np.asarray(sess.labels, dtype=spec.label_dtype), np.diff(offsets))
+    rows = np.arange(n, dtype=np.int64)
     if sess.index is not None:
-        keep = np.asarray(sess.index, dtype=np.int64)
-        ts = ts[keep]
-        values = {k: v[keep] for k, v in values.items()}
+        rows = np.asarray(sess.index, dtype=np.int64)
+        ts = ts[rows]
+        values = {k: v[rows] for k, v in values.items()}
     _check_sorted(labels, "from the session rule")
-    return _Part(labels, ts, values)
+    return _Part(labels, ts, values, rows), n
 
 
-def _step(carry: Optional[_Part], part: _Part, last: bool) -> Tuple[Optional[_Part], Optional[_Part], int, Optional[_Part]]:
+_Step = Tuple[Optional[_Part], Optional[_Part], int, Optional[_Chain], Tuple[int, int, str]]
+
+
+def _sessions(carry: Optional[_Part], labels: np.ndarray) -> int:
+    """How many sessions ``carry`` followed by rows of ``labels`` (non-decreasing) hold."""
+    n = 0 if labels.shape[0] == 0 else 1 + int(np.count_nonzero(labels[1:] != labels[:-1]))
+    if carry is not None and len(carry):
+        n += 0 if labels.shape[0] and carry.labels[-1] == labels[0] else 1
+    return n
+
+
+def _step(chain: Optional[_Chain], prepared: Tuple[_Part, int], last: bool) -> _Step:
     """Split ``carry + part`` into whole sessions and the trailing session to carry on.
 
-    Returns ``(carry, part, k, new_carry)``: the sessions that end here are ``carry`` followed by
-    ``part[:k]`` (concatenated by the profiling task, in parallel), ``new_carry`` goes to the next
-    partition.
+    Returns ``(carry, part, k, next, at)``: the sessions that end here are ``carry`` followed by
+    ``part[:k]`` (concatenated by the profiling task, in parallel), ``next`` goes to the next
+    partition's step; ``at``: (the frame row of the partition's first row, the position of the first
+    session handed over here in the whole result, this compute's id). The first step makes the
+    compute's id: each compute of the collection runs the chain again.
     """
+    part, n_rows = prepared
+    if chain is None:
+        chain = _Chain(None, 0, 0, uuid.uuid4().hex)
+    carry, at = chain.carry, (chain.rows, chain.sessions, chain.compute)
     if carry is not None and len(carry) and len(part):
         if part.labels[0] < carry.labels[-1]:
             raise ValueError(f"session labels must not decrease across partitions: "
                              f"{part.labels[0]!r} follows {carry.labels[-1]!r}; sort the frame by time")
     if last:
-        return carry, part, len(part), None
+        return carry, part, len(part), None, at
+
+    def after(new_carry: Optional[_Part], handed: int) -> _Chain:
+        return _Chain(new_carry, chain.rows + n_rows, chain.sessions + handed, chain.compute)
+
     if len(part) == 0:
-        return None, None, 0, carry
+        return None, None, 0, after(carry, 0), at
     lab = part.labels
     k = int(np.flatnonzero(lab != lab[-1])[-1]) + 1 if lab[0] != lab[-1] else 0
     if k == 0 and carry is not None and len(carry) and carry.labels[-1] == lab[-1]:
-        return None, None, 0, _Part.concat(carry, part)  # the carried session goes on
-    return carry, part, k, part.slice(k, len(part))
+        return None, None, 0, after(_Part.concat(carry, part.placed(chain.rows)), 0), at  # the session goes on
+    return carry, part, k, after(part.slice(k, len(part)).placed(chain.rows), _sessions(carry, lab[:k])), at
 
 
-def _profile_part(step: Tuple[Optional[_Part], Optional[_Part], int, Optional[_Part]],
-                  spec: _Spec) -> "pd.DataFrame":
+def _profile_part(step: _Step, spec: _Spec) -> "pd.DataFrame":
     """The session table of the whole sessions a step hands over (index ``session``)."""
-    carry, part, k, _ = step
-    rows = _Part.concat(carry, part.slice(0, k)) if part is not None else carry
+    carry, part, k, _, (first_row, first_session, compute) = step
+    rows = _Part.concat(carry, part.slice(0, k).placed(first_row)) if part is not None else carry
     if rows is None or len(rows) == 0:
         return empty_profile_table(spec.label_dtype).set_index("session")
     offsets = _runs(rows.labels)
     v = rows.values
     labels = rows.labels[offsets[:-1]].astype(spec.label_dtype, copy=False)
-    # the partition's data warnings are said once a dask call, at the user's line; its errors name the session's label
-    with collected() as said, input_rows(None, labels=labels):
-        if spec.kind == "trades":
-            prof = _api.from_trades(v["price"], v["volume"], offsets=offsets, **spec.options)
-        else:
-            prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
-                                  offsets=offsets, **spec.options)
-    _say_once(spec, said)
+    # the data warnings are said once a compute, at the user's line, those about these rows naming them
+    # (even when the engine then raises); errors name the frame's row, the session's label and place
+    said: List[Tuple[type, str, bool]] = []
+    try:
+        with collected(rows.rows) as said, input_rows(rows.rows, labels=labels, first_session=first_session):
+            if spec.kind == "trades":
+                prof = _api.from_trades(v["price"], v["volume"], offsets=offsets, **spec.options)
+            else:
+                prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
+                                      offsets=offsets, **spec.options)
+    finally:
+        first, last = _label_text(labels[0]), _label_text(labels[-1])
+        scope = (f"vpoc.dask, {f'session {first}' if len(labels) == 1 else f'sessions {first} to {last}'} "
+                 f"(rows {int(rows.rows[0])} to {int(rows.rows[-1])} of ddf): ")
+        _say_once(spec, compute, [(c, scope + m if local else m) for c, m, local in said])
     return profile_table(prof, labels, offsets, rows.timestamp).set_index("session")
 
 
-# The warnings each recent dask call has said in this process ((category, message) by the call's id): the
-# same warning of several partitions is said once (a process of a distributed cluster says it once itself).
-_SAID: "OrderedDict[str, set]" = OrderedDict()
+# The warnings each recent compute of a dask call has said in this process ((category, message) by the
+# call's and the compute's ids): the same warning of several partitions is said once a compute (a process
+# of a distributed cluster says it once itself); the next compute says it again.
+_SAID: "OrderedDict[Tuple[str, str], set]" = OrderedDict()
 _SAID_LOCK = threading.Lock()
-_SAID_CALLS = 256
+_SAID_COMPUTES = 256
 
 
-def _say_once(spec: _Spec, said: List[Tuple[type, str]]) -> None:
+def _say_once(spec: _Spec, compute: str, said: List[Tuple[type, str]]) -> None:
     """Issue the data warnings ``said`` by a partition's engine call (vpoc._warnings.collected) that this
-    dask call has not said yet, each pointing at the user's line of the call (``spec.where``)."""
+    compute of the dask call has not said yet, each pointing at the user's line of the call (``spec.where``)."""
+    key = (spec.call, compute)
     for category, message in said:
         with _SAID_LOCK:
-            seen = _SAID.setdefault(spec.call, set())
-            _SAID.move_to_end(spec.call)
-            while len(_SAID) > _SAID_CALLS:
+            seen = _SAID.setdefault(key, set())
+            _SAID.move_to_end(key)
+            while len(_SAID) > _SAID_COMPUTES:
                 _SAID.popitem(last=False)
             if (category, message) in seen:
                 continue
@@ -377,8 +427,10 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     Other options (``preset=`` and the rule keywords included) as in :func:`vpoc.from_bars`.
     Returns a dask DataFrame indexed by session label
     with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it. A data warning of
-    the partitions' engine calls (a coarse price grid, off-grid prices rounded) is said once a call,
-    not once a partition, pointing at the line of this call; an error names the session's label.
+    the partitions' engine calls is said each compute, pointing at the line of this call: a coarse price
+    grid once, off-grid prices rounded once for each partition's sessions that round (naming them, their
+    rows of ddf and an example row of ddf); an error names the session's label, the row of ddf and
+    (``.session``) the session's position in the whole result, as :func:`vpoc.from_bars` on ddf.compute().
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,
