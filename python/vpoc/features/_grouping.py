@@ -123,7 +123,9 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
         if dates is not None:  # dates: dated sessions
             if len(dates) != n:
                 raise ValueError(f"session_ids has length {len(dates)} but the data has {n} rows")
-            g = _by_column("session_ids", dates, dated=True)
+            # one unit whatever form the dates came in (datetime64 of any unit, dates, ISO strings): the
+            # tables' session index is then the same for the same dates
+            g = _by_column("session_ids", dates.astype("datetime64[D]"), dated=True)
             g.facts["session_rule"] = "session_ids"
             return g
         offs, labels = _core.session_offsets(offsets, session_ids, n)
