@@ -76,6 +76,38 @@ struct PendingAdds {
   VPOC_CD512_INLINE void all() { upto(m); }
 };
 
+// A vector of 16 trades' ticks k and volume words w as entries at off / sum [e, ...): byte offsets
+// (k << kShift) + bias, each row's volume summed once (group_sums), compressed; e advances past them.
+template <int kShift>
+VPOC_CD512_INLINE inline void put_entries(__m512i k, __m512i w, __m512i bias, uint32_t* off, uint32_t* sum, int& e) {
+  const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), bias);
+  __mmask16 keep;
+  const __m512i s = group_sums(k, w, keep);
+  _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
+  _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
+  e += _mm_popcnt_u32(keep);
+}
+
+// vec(at, bias) over the whole vectors of 16 trades from j: the byte offset of a row's lane,
+// ((k - org) << kShift) + lane, is (k << kShift) + bias with bias = lane - (org << kShift) (mod 2**32
+// either way); vector i of the block goes to lane i % 4, so the loop runs four vectors a turn with a
+// constant bias each, then up to three more. j: the first trade left (the tail).
+template <int kShift, class Vec>
+VPOC_CD512_INLINE inline void each_vector(int n, int32_t org, int& j, Vec&& vec) {
+  const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
+  const auto bias = [org_b](uint32_t lane) VPOC_CD512_INLINE { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
+  const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
+  for (; j + 64 <= n; j += 64) {
+    vec(j, b0);
+    vec(j + 16, b1);
+    vec(j + 32, b2);
+    vec(j + 48, b3);
+  }
+  if (j + 16 <= n) vec(j, b0), j += 16;
+  if (j + 16 <= n) vec(j, b1), j += 16;
+  if (j + 16 <= n) vec(j, b2), j += 16;
+}
+
 // records_f32_whole512's loop (the same ticks, range and flags) writing entries: off[i] the byte
 // offset of a row's lane in rows of kLanes int64 accumulators, sum[i] its volume words' sum; m
 // entries, m <= n (each array holds n). The tail (n % 16 trades) one entry a trade. False: the
@@ -96,34 +128,16 @@ VPOC_CD512_TARGET bool entries_f32_cd512(const float* p, const float* v, int n, 
   const auto org = static_cast<int32_t>(origin);
   F32Checks512 ck(inv);
   int j = 0, e = 0;
-  // A vector of entries: the byte offset o = ((k - org) << kShift) + lane is (k << kShift) + bias,
-  // bias = lane - (org << kShift), mod 2**32 either way; vector i of the block in lane i % 4, so
-  // the loop runs four vectors a turn with a constant bias each. No software prefetch: the
-  // hardware's stream prefetch alone runs ahead further (float32, 20 M trades from DRAM, this
-  // loop alone: 0.60 -> 0.52 ns a trade with both, -3% of it from the unrolling; 2-core EPYC VM).
-  const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
-  const auto bias = [org_b](uint32_t lane) VPOC_CD512_INLINE { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
-  const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
+  // No software prefetch: the hardware's stream prefetch alone runs ahead further (float32, 20 M
+  // trades from DRAM, this loop alone: 0.60 -> 0.52 ns a trade with both, -3% of it from the
+  // unrolling of each_vector; 2-core EPYC VM).
   const auto vec = [&](int at, __m512i b) VPOC_CD512_INLINE {
     __m512i k0, w;
     ck.add(p + at, v + at, k0, w);
-    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k0, kShift), b);
-    __mmask16 keep;
-    const __m512i s = group_sums(k0, w, keep);
-    _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
-    _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
-    e += _mm_popcnt_u32(keep);
+    put_entries<kShift>(k0, w, b, off, sum, e);
     pending.step();
   };
-  for (; j + 64 <= n; j += 64) {
-    vec(j, b0);
-    vec(j + 16, b1);
-    vec(j + 32, b2);
-    vec(j + 48, b3);
-  }
-  if (j + 16 <= n) vec(j, b0), j += 16;
-  if (j + 16 <= n) vec(j, b1), j += 16;
-  if (j + 16 <= n) vec(j, b2), j += 16;
+  each_vector<kShift>(n, org, j, vec);
   pending.all();
   int32_t l, h;
   bool all_whole;
@@ -200,7 +214,7 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const V* v, int n, dou
   __mmask8 wh = 0xFF;
   F64Volumes vol;
   int j = 0, e = 0;
-  // a vector's byte offsets (k << kShift) + bias, bias = 8 * lane - (org << kShift) (entries_f32_cd512)
+  // a vector of 16 trades: its entries by put_entries, the block by each_vector (as entries_f32_cd512)
   const auto vec = [&](int at, __m512i bias) VPOC_CD512_INLINE {
     constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512d q0 = _mm512_mul_pd(_mm512_loadu_pd(p + at), vinv);
@@ -214,26 +228,10 @@ VPOC_CD512_TARGET bool entries_f64_cd512(const double* p, const V* v, int n, dou
     const __m256i w0 = vol.add(v + at), w1 = vol.add(v + at + 8);
     const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(w0), w1, 1);
     if constexpr (std::is_floating_point_v<V>) umax = _mm512_max_epu32(umax, w);
-    const __m512i o = _mm512_add_epi32(_mm512_slli_epi32(k, kShift), bias);
-    __mmask16 keep;
-    const __m512i s = group_sums(k, w, keep);
-    _mm512_storeu_si512(off + e, _mm512_maskz_compress_epi32(keep, o));
-    _mm512_storeu_si512(sum + e, _mm512_maskz_compress_epi32(keep, s));
-    e += _mm_popcnt_u32(keep);
+    put_entries<kShift>(k, w, bias, off, sum, e);
     pending.step();
   };
-  const uint32_t org_b = static_cast<uint32_t>(org) << kShift;
-  const auto bias = [org_b](uint32_t lane) VPOC_CD512_INLINE { return _mm512_set1_epi32(static_cast<int>(lane - org_b)); };
-  const __m512i b0 = bias(0), b1 = bias(8), b2 = bias(16), b3 = bias(24);
-  for (; j + 64 <= n; j += 64) {
-    vec(j, b0);
-    vec(j + 16, b1);
-    vec(j + 32, b2);
-    vec(j + 48, b3);
-  }
-  if (j + 16 <= n) vec(j, b0), j += 16;
-  if (j + 16 <= n) vec(j, b1), j += 16;
-  if (j + 16 <= n) vec(j, b2), j += 16;
+  each_vector<kShift>(n, org, j, vec);
   pending.all();
   const int32_t l0 = _mm512_reduce_min_epi32(lo), h0 = _mm512_reduce_max_epi32(hi);
   const auto big = static_cast<uint32_t>(_mm512_reduce_max_epu32(umax));
