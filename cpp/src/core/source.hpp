@@ -159,6 +159,19 @@ struct Source {
         return;
     }
   }
+
+  // Uniform with one tick per row, as difference entries (distribute::uniform_diff): the bar of
+  // `high`, `low` and volume v, add(k, entry) at k = its tick less `low_row` for the entries below
+  // low_row + width (one past the session's top row is never summed). The GPU bin passes share it.
+  template <class Add>
+  VPOC_HD void emit_diff(double high, double low, double v, int64_t low_row, int64_t width, Add&& add) const {
+    const auto tl = static_cast<int64_t>(ladder::round_half_even(ticks(low)));
+    const auto th = static_cast<int64_t>(ladder::round_half_even(ticks(high)));
+    const fixed::Split split = fixed::Split::make(fixed::from_double(v), static_cast<uint64_t>(th - tl + 1));
+    distribute::uniform_diff(tl, th, split, [&](int64_t t, const Fixed& x) {
+      if (t - low_row < width) add(t - low_row, x);
+    });
+  }
 };
 
 template <class P, class V>

@@ -330,9 +330,13 @@ bool Run::speculate(int64_t hint) {
   // bars the levels kernel bins itself, session by session (launch_bin_levels): no zeroing, no bin pass
   // (a block a session: not for sessions of more bars than bin_levels_takes allows, which the tiles of
   // the bin pass spread over the whole device)
-  int64_t most_bars = 0;
-  for (int64_t s = g.s0; s < g.s1; ++s) most_bars = std::max(most_bars, sessions_.offsets[s + 1] - sessions_.offsets[s]);
-  const bool bin_in_levels = side_ == nullptr && !legacy && lo != nullptr && bin_levels_takes(view_, opt_, most_bars);
+  const auto most_bars = [&] {  // read only where the rules let the levels kernel bin (not for trades)
+    int64_t most = 0;
+    for (int64_t s = g.s0; s < g.s1; ++s) most = std::max(most, sessions_.offsets[s + 1] - sessions_.offsets[s]);
+    return most;
+  };
+  const bool bin_in_levels = side_ == nullptr && !legacy && lo != nullptr && bin_levels_takes(view_, opt_, 0) &&
+                             bin_levels_takes(view_, opt_, most_bars());
   const bool zero_in_layout = !bin_in_levels && cap <= kLayoutZeroRows && planes_ == 1;  // else a launch of its own
   if (!launch_layout(scratch_, g_width_, g_low_, g_out_off_, scan_temp_, scan_bytes_,
                      LayoutColumns{static_cast<int64_t*>(out_.n_rows.data), static_cast<int64_t*>(out_.low_row.data),

@@ -398,6 +398,104 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
   if (Sided && bad_side != kEncNone) atomicMin(g.err_side, bad_side);
 }
 
+// [tiles] blocks x [kThreads], bars distributed close, hlc3 or uniform: row_range_kernel's results
+// (the same first bad row, off-grid count, flags and row ranges) with the ladder applied once per
+// thread and session, to the lowest and the highest key its valid bars reach (uniform: their lows
+// and highs; close: their closes; hlc3: (high + low + close) / 3 in float64, as Source::rows takes
+// it), not to every bar: a row is monotone in its key (trade_range_kernel above says why). A bar
+// costs its loads, three grid prefilters and its range tests in the prices' own dtype (TradeChecks,
+// as for trades); legacy, whose ladder comes from the price range pass, keeps row_range_kernel.
+// Rule: Distribute::close, hlc3 or uniform (a template argument: the other rules compiled out).
+template <class P, class V, Distribute Rule>
+// 4 blocks of 256 an SM (3 for float64 prices: 20 B spilled at 64 registers), two bars in flight a
+// thread (four: 80 registers, or 44-336 B spilled at 64)
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+                                                             const int64_t* table, double tick, TradeChecks<P, V> c) {
+  static_assert(Rule != Distribute::legacy, "legacy: row_range_kernel");
+  using W = CheckedVolume<V>;
+  using Key = std::conditional_t<Rule == Distribute::hlc3, double, P>;
+  constexpr int U = 2;
+  __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
+  const Source<P, V> src = fixed_kind<true>(any_src);
+  // [rows.base + k] = element k of each column (open: the close where there is none, as Source::item)
+  const P* high = static_cast<const P*>(src.in.high) - src.base;
+  const P* low = static_cast<const P*>(src.in.low) - src.base;
+  const P* close = static_cast<const P*>(src.in.close) - src.base;
+  const P* open = src.in.open != nullptr ? static_cast<const P*>(src.in.open) - src.base : close;
+  const Tile t(rows, g, table);
+  unsigned long long bad = kEncNone, off = 0, first_off = kEncNone;
+  bool fractional = false, huge = false;
+  constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
+  const double inv = 1.0 / tick;
+  // off the grid (open is read by legacy only, which this kernel does not take): as trade_range_kernel
+  const auto off_grid = [&](P p) -> unsigned {
+    const P tk = p * c.inv;
+    return !(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(p), tick, inv, eps);
+  };
+  const auto valid = [&](P p) { return fabs(p) < c.fast_limit || src.valid_price(static_cast<double>(p)); };
+  for (int64_t s = t.first; s <= t.last; ++s) {
+    const int64_t a = t.begin(g, s), e = t.end(g, s);
+    Key lo_k = static_cast<Key>(INFINITY), hi_k = -static_cast<Key>(INFINITY);
+    bool any = false;  // a valid bar of session s seen by this thread
+    for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+      P h[U], l[U], cl[U], o[U];
+      W v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i < e) {
+          h[u] = high[i];
+          l[u] = low[i];
+          cl[u] = close[i];
+          o[u] = open[i];
+          if constexpr (std::is_same<W, float>::value)
+            v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
+          else
+            v[u] = load_volume<V>(src.in.volume, i - src.base);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i >= e) continue;
+        const unsigned k = off_grid(h[u]) + off_grid(l[u]) + off_grid(cl[u]);
+        if (k) {
+          off += k;
+          first_off = min(first_off, static_cast<unsigned long long>(i));
+        }
+        // Source::valid_prices and valid_volume, in P (comparisons of P values equal those of their doubles)
+        if (!(valid(h[u]) && valid(l[u]) && valid(cl[u]) && valid(o[u]) && h[u] >= l[u] && cl[u] >= l[u] &&
+              cl[u] <= h[u] && o[u] >= l[u] && o[u] <= h[u]) ||
+            !fixed::volume_in_range(v[u])) {
+          bad = min(bad, static_cast<unsigned long long>(i));
+          continue;
+        }
+        fractional |= !whole(v[u]);
+        huge |= v[u] > c.huge;
+        if constexpr (Rule == Distribute::uniform) {
+          lo_k = min(lo_k, l[u]);
+          hi_k = max(hi_k, h[u]);
+        } else if constexpr (Rule == Distribute::close) {
+          lo_k = min(lo_k, cl[u]);
+          hi_k = max(hi_k, cl[u]);
+        } else {
+          const double m = (static_cast<double>(h[u]) + static_cast<double>(l[u]) + static_cast<double>(cl[u])) / 3.0;
+          lo_k = min(lo_k, m);
+          hi_k = max(hi_k, m);
+        }
+        any = true;
+      }
+    }
+    unsigned long long lo = kEncNone, hi = 0;
+    if (any) {
+      lo = enc_row(src.row_of(static_cast<double>(lo_k)));
+      hi = enc_row(src.row_of(static_cast<double>(hi_k)));
+    }
+    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+  }
+  flush_checks(g, bad, off, first_off, fractional, huge);
+}
+
 // Where the bin pass adds row volumes: 64-bit integers (whole volumes landing whole on one row:
 // every share is a whole number, lo == 0), or 64.64 fixed point as two planes (FixedRows,
 // gpu/finish.cuh). Both are exact integer sums: the bits do not depend on the order of the adds.
@@ -468,15 +566,8 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? 4 : Bars ? kBarsBinBlocksPe
       return true;
     };
     if (Bars && diff) {  // uniform, one tick per row: the split as a difference array (three adds)
-      const auto add_diff = [&](int64_t t, const Fixed& x) {
-        if (t - low < width) dst.add(t - low, x);  // past the session's top: never summed
-      };
       sweep<Bars, kBinUnroll<Bars>>(src, a, e, [&](int64_t, const Item& it) {
-        const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.b)));
-        const auto th = static_cast<int64_t>(ladder::round_half_even(src.ticks(it.a)));
-        const fixed::Split split =
-            fixed::Split::make(fixed::from_double(it.v), static_cast<uint64_t>(th - tl + 1));
-        distribute::uniform_diff(tl, th, split, add_diff);
+        src.emit_diff(it.a, it.b, it.v, low, width, [&](int64_t k, const Fixed& x) { dst.add(k, x); });
       });
     } else if constexpr (!Bars && (Checks || Sided)) {
       // Checks: the range pass left the volumes to this pass. Sided: one add per trade, into its side's
@@ -830,20 +921,30 @@ void launch_row_range(const InputView& in, RowSpan rows, GroupScratch& g, const 
     using P = decltype(p);
     using V = decltype(v);
     const auto src = source<P, V>(in, rows, opt);
-    if (in.bars)
+    const auto checks = trade_checks<P, V>(src.scale, g);
+    if (in.bars && in.distribute == Distribute::uniform)
+      bar_range_kernel<P, V, Distribute::uniform><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles,
+                                                                                           opt.tick_size, checks);
+    else if (in.bars && in.distribute == Distribute::close)
+      bar_range_kernel<P, V, Distribute::close><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles,
+                                                                                         opt.tick_size, checks);
+    else if (in.bars && in.distribute == Distribute::hlc3)
+      bar_range_kernel<P, V, Distribute::hlc3><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles,
+                                                                                        opt.tick_size, checks);
+    else if (in.bars)
       row_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size, legacy);
     else if (g.volumes_in_bin && in.side != nullptr)  // sided: prices and side codes; volumes in the bin pass
       trade_range_kernel<P, V, false, true><<<tiles(rows, g), kThreads, 0, stream>>>(
-          src, rows, g, g.tiles, opt.tick_size, trade_checks<P, V>(src.scale, g));
+          src, rows, g, g.tiles, opt.tick_size, checks);
     else if (g.volumes_in_bin)
       trade_range_kernel<P, V, false><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                               trade_checks<P, V>(src.scale, g));
+                                                                               checks);
     else if (in.side != nullptr)
       trade_range_kernel<P, V, true, true><<<tiles(rows, g), kThreads, 0, stream>>>(
-          src, rows, g, g.tiles, opt.tick_size, trade_checks<P, V>(src.scale, g));
+          src, rows, g, g.tiles, opt.tick_size, checks);
     else
       trade_range_kernel<P, V, true><<<tiles(rows, g), kThreads, 0, stream>>>(src, rows, g, g.tiles, opt.tick_size,
-                                                                              trade_checks<P, V>(src.scale, g));
+                                                                              checks);
   });
   VPOC_GPU_CHECK_LAUNCH("row_range_kernel");
 }

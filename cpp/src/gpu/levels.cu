@@ -118,14 +118,9 @@ struct BarsBin {
     const int64_t e = offsets[s + 1];  // (the adds may alias offsets for all the compiler knows)
     for (int64_t i = offsets[s] + threadIdx.x; i < e; i += blockDim.x) {
       if (diff) {  // block-uniform
-        const int64_t k = i - src.base;
-        const auto tl = static_cast<int64_t>(ladder::round_half_even(src.ticks(load<P>(src.in.low, k))));
-        const auto th = static_cast<int64_t>(ladder::round_half_even(src.ticks(load<P>(src.in.high, k))));
-        const fixed::Split split = fixed::Split::make(fixed::from_double(load_volume<V>(src.in.volume, k)),
-                                                      static_cast<uint64_t>(th - tl + 1));
-        distribute::uniform_diff(tl, th, split, [&](int64_t t, const Fixed& x) {
-          if (t - low < width) dst.add(t - low, x);  // past the session's top: never summed
-        });
+        const int64_t k = i - src.base;  // three loads, not Source::item's five
+        src.emit_diff(load<P>(src.in.high, k), load<P>(src.in.low, k), load_volume<V>(src.in.volume, k), low, width,
+                      [&](int64_t r, const Fixed& x) { dst.add(r, x); });
       } else {
         src.emit(src.item(i), distribute::LegacyLadder{}, [&](int64_t r, const Fixed& x) {
           dst.add(r - low, x);
