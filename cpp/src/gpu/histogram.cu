@@ -407,8 +407,8 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
 // as for trades); legacy, whose ladder comes from the price range pass, keeps row_range_kernel.
 // Rule: Distribute::close, hlc3 or uniform (a template argument: the other rules compiled out).
 template <class P, class V, Distribute Rule>
-// 4 blocks of 256 an SM (3 for float64 prices: 20 B spilled at 64 registers)
-__global__ void VPOC_LAUNCH_BOUNDS(kThreads, 3) bar_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// 3 blocks of 256 an SM for float32 prices (78-80 registers, no spill; 4 spill 20-68 B), 2 for float64 (3 spill 32-76 B)
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 3 : 2) bar_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                              const int64_t* table, double tick, TradeChecks<P, V> c) {
   static_assert(Rule != Distribute::legacy, "legacy: row_range_kernel");
   using W = CheckedVolume<V>;
