@@ -141,16 +141,37 @@ TEST_CASE("24_5_fixed_times_div_small_divide_vs_int128") {
     const u128 x = (u128(rng() >> 11) << 64) | rng();
     if (as_u128(fixed::times(of_u128(x), k)) != x * k) FAIL_CHECK("times k=" << k);
     const uint64_t n = std::max<uint64_t>(1, rng() >> (32 + i % 32));
-    // y = q0 * n + r0 with q0 < 2**53 (div_small's domain) and y < 2**64
-    const uint64_t q_max = std::min<uint64_t>((uint64_t(1) << 53) - 1, (~uint64_t(0) - n) / n);
-    const uint64_t y = (rng() % (q_max + 1)) * n + rng() % n;
+    // div_small's domain: y <= 2**53 (a volume's whole part), or y < n * 2**32 (divide's lower digits)
+    const uint64_t y = i % 2 ? rng() % ((uint64_t(1) << 53) + 1) : (rng() >> 32) * n + rng() % n;
     uint64_t r = 0;
-    const uint64_t q = fixed::div_small(y, n, r);
+    const uint64_t q = fixed::div_small(y, n, 1.0 / static_cast<double>(n), r);
     if (q != y / n || r != y % n) FAIL_CHECK("div_small " << y << " / " << n);
     const u128 f = (u128(rng() >> 11) << 64) | rng();  // < 2**53 whole units
     uint64_t rem = 0;
     const Fixed fq = fixed::divide(of_u128(f), n, rem);
     if (as_u128(fq) != f / n || rem != static_cast<uint64_t>(f % n)) FAIL_CHECK("divide n=" << n);
+  }
+}
+
+TEST_CASE("26_fixed_div_small_at_the_ends_of_its_domain") {
+  const uint64_t top = uint64_t(1) << 53;
+  const uint64_t ns[] = {1, 2, 3, 7, 10, 1000003, (uint64_t(1) << 31) + 1, (uint64_t(1) << 32) - 1};
+  for (const uint64_t n : ns) {
+    const double inv = 1.0 / static_cast<double>(n);
+    uint64_t xs[] = {0, 1, n - 1, n, top - 1, top, n * (uint64_t(1) << 32) - 1, n * ((uint64_t(1) << 32) - 1),
+                     n * ((uint64_t(1) << 32) - 1) - 1};
+    for (const uint64_t x : xs) {
+      if (!(x <= top || x < n * (uint64_t(1) << 32))) continue;
+      uint64_t r = 0;
+      const uint64_t q = fixed::div_small(x, n, inv, r);
+      if (q != x / n || r != x % n) FAIL_CHECK("div_small " << x << " / " << n);
+    }
+    for (uint64_t d = 0; d < 64; ++d) {  // whole volumes near 2**53 and fractions at every digit
+      uint64_t rem = 0;
+      const u128 f = (u128(top - d) << 64) | (~uint64_t(0) - d * 0x0123456789abcdefull);
+      const Fixed fq = fixed::divide(of_u128(f), n, rem);
+      if (as_u128(fq) != f / n || rem != static_cast<uint64_t>(f % n)) FAIL_CHECK("divide " << d << " n=" << n);
+    }
   }
 }
 

@@ -56,7 +56,7 @@ VPOC_ALWAYS_INLINE uint64_t div_whole(uint64_t v, uint64_t n, uint64_t& r) {
     return q;
   }
 #endif
-  return fixed::div_small(v, n, r);
+  return fixed::div_small(v, n, 1.0 / static_cast<double>(n), r);
 }
 
 // The split of a whole volume whose quotient by its n ticks is `whole` and whose table row is
