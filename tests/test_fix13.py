@@ -91,3 +91,48 @@ def test_side_too_wide_session_is_the_plain_calls_error(distribute):
                     distribute=distribute)
     side = _raised(_core.developing_delta_poc, h, low, close, None, v, v / 2, v / 2, off, opts)
     assert str(side) == str(plain) and (side.argument, side.index) == ("high", 7)
+
+
+# ---- 2. vpoc.dask: an error while a partition's timestamps are converted names the frame's row ----
+
+def _bars_frame():
+    return vpoc.synth.es_bars(3).to_pandas().reset_index(drop=True)
+
+
+@_deps.needs("pandas", "dask.dataframe")
+@pytest.mark.parametrize("case", ["ms_out_of_range", "nat", "close_minus_interval", "unsorted"])
+def test_dask_timestamp_errors_name_the_frame_row(case):
+    import dask.dataframe as dd
+    import pandas as pd
+    import vpoc.dask
+
+    df, row, kw = _bars_frame(), 1500, {}
+    assert row > len(df) // 3  # not in the first partition: its row within the partition differs
+    if case == "ms_out_of_range":
+        df["ts"] = df["timestamp"].astype("int64") // 10**6
+        df.loc[row, "ts"] = 2**62
+        df = df.drop(columns=["timestamp"])
+        kw, name = dict(timestamp="ts", time_unit="ms"), "timestamp column 'ts'"
+    elif case == "nat":
+        df.loc[row, "timestamp"] = pd.NaT
+        name = "timestamp column 'timestamp'"
+    elif case == "close_minus_interval":
+        df["timestamp"] = df["timestamp"].where(df.index != row, pd.Timestamp("1677-09-21 00:12:44", tz="UTC"))
+        kw, name = dict(label="close", interval="1min"), "timestamp column 'timestamp'"
+    else:
+        df.loc[row, "timestamp"] = df.loc[row - 100, "timestamp"]
+        name = "ts"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(vpoc.InputError) as e:
+            vpoc.dask.from_bars(dd.from_pandas(df, npartitions=3), tick_size=TICK, **kw).compute()
+    assert (e.value.argument, e.value.index) == (name, row)
+    assert str(e.value).startswith(f"{name}[{row}]") or f"ts[{row}] = " in str(e.value), str(e.value)
+    # the plain call on the frame names the same row
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=rf"\b(row |\[){row}\b"):
+            if "ts" in df:
+                vpoc.from_bars(df, columns={"timestamp": "ts"}, tick_size=TICK, time_unit="ms")
+            else:
+                vpoc.from_bars(df, tick_size=TICK, **kw)

@@ -29,7 +29,7 @@ from . import _api
 from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
-from ._errors import _label_text, input_rows
+from ._errors import InputError, _label_text, input_error, input_rows, readdressed, row_of
 from ._stream import concat_rows, empty_profile_table, profile_table
 from ._warnings import GuessedDefaultWarning, collected, user_location, user_stacklevel
 
@@ -113,6 +113,10 @@ def _utc_ns(values: Any, tz: Optional[str], name: str, time_unit: Optional[str])
                 raise ValueError(f"timestamp column {name!r} is timezone-naive; pass tz= (the zone "
                                  "the data was recorded in, e.g. 'America/Chicago')")
             idx = idx.tz_localize(tz)
+        if idx.hasnans:  # its row of the partition: the chain says it of the frame (_Failed)
+            i = int(np.flatnonzero(np.asarray(idx.isna()))[0])
+            raise input_error(f"timestamp column {name!r}[{i}] is NaT (a missing timestamp); drop or fill the rows "
+                              "with missing times", f"timestamp column {name!r}", i)
         return np.asarray(idx.tz_convert("UTC").as_unit("ns").asi8, dtype=np.int64)
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return epoch_ns(np.asarray(values), f"timestamp column {name!r}", time_unit)
@@ -145,9 +149,28 @@ def _session_rule(rule: SessionRule, kwargs: Mapping[str, Any]) -> Callable[[np.
     return lambda ts: getattr(vs, rule)(ts, **kwargs)
 
 
-def _prepare(df: "pd.DataFrame", spec: _Spec) -> Tuple[_Part, int]:
+@dataclass
+class _Failed:
+    """A partition's error about its row ``error.index`` (a vpoc.InputError made while its timestamps
+    were converted or its sessions assigned), raised by the carry chain once it knows the partition's
+    first frame row (:func:`_step`): the error names the frame's row, as the plain call on the frame."""
+
+    error: InputError
+
+
+def _prepare(df: "pd.DataFrame", spec: _Spec) -> Tuple[Union[_Part, _Failed], int]:
     """Label one partition's rows with their sessions (rows outside every session are dropped); with
-    the partition's row count."""
+    the partition's row count. An error about one of its rows is handed to the chain (_Failed)."""
+    try:
+        return _labelled(df, spec)
+    except InputError as e:
+        if row_of(e) is None:
+            raise
+        return _Failed(e), len(df)
+
+
+def _labelled(df: "pd.DataFrame", spec: _Spec) -> Tuple[_Part, int]:
+    """_prepare's work: the partition's rows labelled, with its row count."""
     values = {role: df[col].to_numpy() for role, col in spec.columns.items()}
     n = len(df)
     ts = None
@@ -184,7 +207,7 @@ def _sessions(carry: Optional[_Part], labels: np.ndarray) -> int:
     return n
 
 
-def _step(chain: Optional[_Chain], prepared: Tuple[_Part, int], last: bool) -> _Step:
+def _step(chain: Optional[_Chain], prepared: Tuple[Union[_Part, _Failed], int], last: bool) -> _Step:
     """Split ``carry + part`` into whole sessions and the trailing session to carry on.
 
     Returns ``(carry, part, k, next, at)``: the sessions that end here are ``carry`` followed by
@@ -196,6 +219,10 @@ def _step(chain: Optional[_Chain], prepared: Tuple[_Part, int], last: bool) -> _
     part, n_rows = prepared
     if chain is None:
         chain = _Chain(None, 0, 0, uuid.uuid4().hex)
+    if isinstance(part, _Failed):  # its row said of the frame (the rows before it are counted now)
+        e = part.error
+        names = () if e.argument is None else (e.argument,)
+        raise readdressed(e, chain.rows + int(e.index), names, lambda name, row: f"{name}[{row}]") from None
     carry, at = chain.carry, (chain.rows, chain.sessions, chain.compute)
     if carry is not None and len(carry) and len(part):
         if part.labels[0] < carry.labels[-1]:
