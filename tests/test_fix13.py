@@ -136,3 +136,61 @@ def test_dask_timestamp_errors_name_the_frame_row(case):
                 vpoc.from_bars(df, columns={"timestamp": "ts"}, tick_size=TICK, time_unit="ms")
             else:
                 vpoc.from_bars(df, tick_size=TICK, **kw)
+
+
+# ---- 3. vpoc.dask's off-grid rounding: one warning a compute, the whole frame's count --------------
+
+def _off_grid_frame():
+    df = _bars_frame()
+    rows = []
+    for lab in df["session_id"].unique():
+        i = int(df.index[df["session_id"] == lab][5])
+        df.loc[i, "high"] += 0.01
+        rows.append(i)
+    return df, rows
+
+
+def _grid_said(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            fn()
+        except ValueError:
+            pass
+    return [str(x.message) for x in w if "not on its grid" in str(x.message)]
+
+
+@_deps.needs("pandas", "dask.dataframe")
+def test_dask_says_one_off_grid_warning_a_compute_with_the_whole_frames_total():
+    import dask.dataframe as dd
+    import vpoc.dask
+
+    df, rows = _off_grid_frame()
+    plain = _grid_said(lambda: vpoc.from_bars(df["high"].to_numpy(), df["low"].to_numpy(), df["close"].to_numpy(),
+                                              df["volume"].to_numpy(), session_ids=df["session_id"].to_numpy(),
+                                              tick_size=TICK))
+    assert len(plain) == 1 and plain[0].startswith(f"tick_size=0.25: 3 of {3 * len(df)} prices")
+    q = vpoc.dask.from_bars(dd.from_pandas(df, npartitions=3), tick_size=TICK, session_column="session_id")
+    for _ in range(2):  # each compute says it once, the plain call's words for the whole frame
+        said = _grid_said(q.compute)
+        assert said == ["vpoc.dask, the whole of ddf (3 sessions; said once its last partition is profiled): "
+                        + plain[0]], said
+    # the last partition alone waits for every partition: the same total
+    assert _grid_said(lambda: q.partitions[2].compute()) == said
+
+
+@_deps.needs("pandas", "dask.dataframe")
+def test_dask_partition_that_raises_says_its_own_off_grid_rows():
+    import dask.dataframe as dd
+    import vpoc.dask
+
+    df, rows = _off_grid_frame()
+    df["volume"] = df["volume"].astype(np.float64)
+    # the first session's volumes are refused (va_target="decimal") after its engine call: profiled by the
+    # second partition's task (the chain carries a session until the next one starts), not the last
+    df.loc[df["session_id"] == df["session_id"].unique()[0], "volume"] += 0.5
+    said = _grid_said(lambda: vpoc.dask.from_bars(dd.from_pandas(df, npartitions=3), tick_size=TICK,
+                                                  session_column="session_id", va_target="decimal",
+                                                  distribute="close").compute())
+    assert len(said) == 1 and re.match(rf"vpoc\.dask, session \d+ \(rows \d+ to \d+ of ddf\): tick_size=0\.25: 1 of "
+                                       rf"\d+ prices .* e\.g\. high\[{rows[0]}\]", said[0]), said
