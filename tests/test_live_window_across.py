@@ -152,7 +152,7 @@ def test_a_price_gap_to_rows_in_no_window_lays_out_no_scratch_over_it(far):
     with pytest.raises(ValueError, match=rf"the window of row 0 of the live session \(with 2 rows carried from earlier "
                                          rf"sessions\) spans {rows} rows, more than max_rows=1000000"):
         live.update(price[5:], np.ones(3), timestamp=ts[5:])
-    with pytest.raises(ValueError, match=rf"the window of row 5 \(rows 3\.\.5, sessions 0\.\.1\) spans {rows} rows"):
+    with pytest.raises(ValueError, match=rf"the window of row 5 in session 1 \(3 rows, reaching back 1 session\) spans {rows} rows"):
         vpoc.from_trades(price, np.ones(8), offsets=[0, 5, 8], tick_size=0.25, developing=True, window=3,
                          window_across_sessions=True)
     assert live.levels == before and len(live) == 0 and live.session_rows == 5

@@ -239,7 +239,7 @@ def test_engine_checks_starts_over_the_call(starts, match):
 
 def test_too_wide_window_names_the_row():
     price = np.r_[np.full(5, 100.0), np.full(5, 200.0)]
-    msg = (r"the window of row 5 \(rows 2\.\.5, sessions 0\.\.1\) spans 401 rows, more than max_rows=300; "
+    msg = (r"the window of row 5 in session 1 \(4 rows, reaching back 1 session\) spans 401 rows, more than max_rows=300; "
            r"raise max_rows or shorten window")
     with pytest.raises(ValueError, match=msg):
         vpoc.from_trades(price, np.ones(10), offsets=[0, 5, 10], tick_size=0.25, developing=True, window=4,
@@ -247,7 +247,7 @@ def test_too_wide_window_names_the_row():
     ok = vpoc.from_trades(price, np.ones(10), offsets=[0, 5, 10], tick_size=0.25, developing=True, window=4,
                           window_across_sessions=True, max_rows=401)
     assert ok.dev_poc[5] == 100.0  # rows 2, 3, 4 at 100 outweigh row 5
-    with pytest.raises(ValueError, match="the window of row 5"):
+    with pytest.raises(ValueError, match=r"the window of bar 5 in session 1 \(4 bars, reaching back 1 session\) spans 401 rows"):
         vpoc.from_bars(price, price, price, np.ones(10), offsets=[0, 5, 10], tick_size=0.25, developing=True,
                        window=4, window_across_sessions=True, max_rows=300)
 
@@ -258,18 +258,19 @@ def test_too_wide_window_over_a_price_gap_allocates_nothing(far):
     # window of session 1 is measured alone (without the check: MemoryError, or ~1.3 GB at 1e7)
     price = np.array([100.0, 100.25, far, far + 0.25])
     rows = int(round(far / 0.25)) - 401 + 1  # rows 401 (100.25) .. far / 0.25
-    msg = (rf"the window of row 2 \(rows 1\.\.2, sessions 0\.\.1\) spans {rows} rows, more than max_rows=1000000; "
-           r"raise max_rows or shorten window")
+    msg = (rf"the window of {{what}} 2 in session 1 \(2 {{what}}s, reaching back 1 session\) spans {rows} rows, more "
+           r"than max_rows=1000000; raise max_rows or shorten window")
     for threads in (1, 2):
-        with pytest.raises(ValueError, match=msg):
+        with pytest.raises(ValueError, match=msg.format(what="row")):
             vpoc.from_trades(price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True, window=2,
                              window_across_sessions=True, threads=threads)
-        with pytest.raises(ValueError, match=msg):
+        with pytest.raises(ValueError, match=msg.format(what="bar")):
             vpoc.from_bars(price, price, price, np.ones(4), offsets=[0, 2, 4], tick_size=0.25, developing=True,
                            window=2, window_across_sessions=True, threads=threads)
     # an earlier session's own too-wide window still comes first (the smallest row)
     price = np.r_[100.0, 200.0, far, far]
-    with pytest.raises(ValueError, match=r"the window of row 1 \(rows 0\.\.1, sessions 0\.\.1\) spans 401 rows"):
+    with pytest.raises(ValueError, match=r"the window of row 1 in session 1 \(2 rows, reaching back 1 session\) spans "
+                                         r"401 rows"):
         vpoc.from_trades(price, np.ones(4), offsets=[0, 1, 2, 4], tick_size=0.25, developing=True, window=2,
                          window_across_sessions=True, max_rows=300)
     # window=1: no window reaches back, the same call is fine
@@ -281,7 +282,7 @@ def test_too_wide_window_over_a_price_gap_allocates_nothing(far):
 def test_window_sum_past_2_53_is_refused():
     big = float(2**52 + 2**51)  # each session alone sums below 2**53; a window of both does not
     price = np.array([100.0, 100.25])
-    msg = r"volume of the window of row 1 sums past 2\*\*53 \(9007199254740992\).*scale volume down"
+    msg = r"volume of the window of (row|bar) 1 in session 1 sums past 2\*\*53 \(9007199254740992\).*scale volume down"
     with pytest.raises(ValueError, match=msg):
         vpoc.from_trades(price, [big, big], offsets=[0, 1, 2], tick_size=0.25, developing=True, window=2,
                          window_across_sessions=True)
@@ -347,7 +348,7 @@ def test_bins_across_is_wickra_on_multi_day_data():
 
 def test_bins_window_sum_past_2_53_is_refused():
     big = float(2**52 + 2**51)
-    with pytest.raises(ValueError, match=r"volume of the window of row 1 sums past 2\*\*53"):
+    with pytest.raises(ValueError, match=r"volume of the window of bar 1 in session 1 sums past 2\*\*53"):
         vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,
                        developing=True, window=2, window_across_sessions=True)
     ok = vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], offsets=[0, 1, 2], tick_size=0.01, bins=4,

@@ -105,18 +105,18 @@ def test_gpu_errors_are_the_cpus():
         vpoc.from_trades(price, np.ones(10), **kw)
     with pytest.raises(ValueError) as gpu:
         vpoc.from_trades(price, np.ones(10), device="cuda", **kw)
-    assert str(gpu.value) == str(cpu.value) and "the window of row 5 (rows 2..5, sessions 0..1)" in str(cpu.value)
+    assert str(gpu.value) == str(cpu.value) and "the window of row 5 in session 1 (4 rows, reaching back 1 session)" in str(cpu.value)
     big = float(2**52 + 2**51)
     kw = dict(offsets=[0, 1, 2], tick_size=0.25, developing=True, window=2, window_across_sessions=True)
     with pytest.raises(ValueError) as cpu:
         vpoc.from_trades([100.0, 100.25], [big, big], **kw)
     with pytest.raises(ValueError) as gpu:
         vpoc.from_trades([100.0, 100.25], [big, big], device="cuda", **kw)
-    assert str(gpu.value) == str(cpu.value) and "volume of the window of row 1" in str(cpu.value)
+    assert str(gpu.value) == str(cpu.value) and "volume of the window of row 1 in session 1" in str(cpu.value)
     with pytest.raises(ValueError) as bins:
         vpoc.from_bars([10.0, 10.5], [9.0, 9.5], [9.5, 10.0], [big, big], bins=4, device="cuda",
                        **{**kw, "tick_size": 0.01})
-    assert "volume of the window of row 1" in str(bins.value)
+    assert "volume of the window of bar 1 in session 1" in str(bins.value)
     high = np.array([10.0, 10.5, 11.0, 11.5])  # the window of row 1 and session 2 too heavy: the session first
     kw = dict(offsets=[0, 1, 2, 4], tick_size=0.01, developing=True, window=2, window_across_sessions=True)
     for b in (None, 4):
@@ -141,7 +141,9 @@ def test_a_window_over_a_price_gap_is_too_wide_as_on_the_cpu(where, api, far):
     fn, cols, gcols = gpu_case(rng, t, np.ones(t.size), api, where, kw)
     with pytest.raises(ValueError) as cpu:
         fn(*cols, **kw)
-    assert f"the window of row {off[-2]} (rows {off[-2] - 2}..{off[-2]}, sessions 29..30) spans" in str(cpu.value)
+    what = "row" if api == "trades" else "bar"
+    assert f"the window of {what} {off[-2]} in session 30 (3 {what}s, reaching back 1 session) spans" in str(cpu.value)
+    assert (cpu.value.index, cpu.value.session) == (off[-2], 30)
     for budget in (None, 300_000):
         gkw = dict(kw) if budget is None else dict(kw, memory_budget=budget)
         with pytest.raises(ValueError) as gpu:
@@ -154,7 +156,7 @@ def test_a_window_over_a_price_gap_is_too_wide_as_on_the_cpu(where, api, far):
     fn, cols, gcols = gpu_case(np.random.default_rng(3), t2, np.ones(t.size), api, where, kw)
     with pytest.raises(ValueError) as cpu:
         fn(*cols, **kw)
-    assert f"the window of row {off[5]} " in str(cpu.value)
+    assert f"the window of {what} {off[5]} in session 5 " in str(cpu.value)
     with pytest.raises(ValueError) as gpu:
         fn(*gcols, device="cuda", **kw)
     assert str(gpu.value) == str(cpu.value)

@@ -114,9 +114,11 @@ def epoch_ns(values: Any, name: str, time_unit: Optional[str] = None, *, hint: s
         raise ValueError(f"{name} values must fit in int64")
     arr = arr.astype(np.int64, copy=False)
     bad = ns_range_error(arr, unit)
-    if bad is not None:
+    if bad is not None:  # an InputError (argument name, row i): a caller working on part of the rows re-addresses it
+        from ._errors import input_error
+
         i, what = bad
-        raise ValueError(f"{name}[{i}] = {int(arr.reshape(-1)[i])} {what}")
+        raise input_error(f"{name}[{i}] = {int(arr.reshape(-1)[i])} {what}", name, i)
     check_plausible(arr, name, unit, hint)
     scale = TIME_UNITS[unit]
     if scale > 1 and arr.size:
@@ -272,8 +274,10 @@ def bar_opens(ts: np.ndarray, label: Any = "open", interval: Any = None, *,
         step = infer_interval_ns(t, name)
     lo = np.iinfo(np.int64).min + 1 + step
     if t.size and int(t.min()) < lo:
+        from ._errors import input_error
+
         i = int(np.argmin(t))
-        raise ValueError(f"{name}[{i}] minus the bar interval leaves the int64 nanosecond range")
+        raise input_error(f"{name}[{i}] minus the bar interval leaves the int64 nanosecond range", name, i)
     return t - step, step
 
 

@@ -117,10 +117,21 @@ inline Problem session_too_wide(int64_t s, int64_t rows, int64_t max_rows, const
   return p;
 }
 
-// Row i's rolling window (rows j..i, sessions k..s: window_across_sessions) spans `rows` rows.
-inline std::string window_too_wide(int64_t i, int64_t j, int64_t k, int64_t s, int64_t rows, int64_t max_rows) {
-  return detail::concat("the window of row ", i, " (rows ", j, "..", i, ", sessions ", k, "..", s, ") spans ", rows,
-                        " rows, more than max_rows=", max_rows, "; raise max_rows or shorten window");
+// The rolling window of input row i (rows j..i, a "row" of trades or a "bar": `what`; j in session k,
+// i in session s: window_across_sessions) spans `rows` rows. .index is i (callers that took some of the
+// caller's rows name the input row), .session s (named by its label where known, as session_too_wide);
+// the window is said by its length and the sessions it reaches back, which stay true of the caller's
+// rows and labels. The one wording of every backend's too-wide window.
+inline Problem window_too_wide(const char* what, int64_t i, int64_t j, int64_t k, int64_t s, int64_t rows,
+                               int64_t max_rows) {
+  const int64_t back = s - k;
+  Problem p = general(detail::concat(
+      "the window of ", what, " ", i, " in session ", s, " (", i - j + 1, " ", what, i - j == 0 ? "" : "s",
+      back > 0 ? detail::concat(", reaching back ", back, back == 1 ? " session" : " sessions") : std::string(),
+      ") spans ", rows, " rows, more than max_rows=", max_rows, "; raise max_rows or shorten window"));
+  p.index = i;
+  p.session = s;
+  return p;
 }
 
 // Trade i with price p (widened to float64) and volume v (as given: float or integer).
@@ -166,6 +177,14 @@ inline std::string volume_overflow(const char* name, int64_t s) {
 // its label where it knows one, as the too-wide session).
 inline Problem session_volume_overflow(const char* name, int64_t s) {
   Problem p = general(volume_overflow(name, s));
+  p.session = s;
+  return p;
+}
+// The volumes (`name`) of the window of input row i (a "row" or "bar": `what`), in session s, sum past
+// 2**53: volume_overflow's words, with .index i and .session s as window_too_wide.
+inline Problem window_volume_overflow(const char* name, const char* what, int64_t i, int64_t s) {
+  Problem p = general(volume_overflow(name, detail::concat("the window of ", what, " ", i, " in session ", s)));
+  p.index = i;
   p.session = s;
   return p;
 }

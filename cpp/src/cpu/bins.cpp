@@ -100,7 +100,7 @@ Profiles run(const InputView& in, const SessionSpan& sessions, const Options& op
       bins::Levels li;
       double ti = 0.0;
       if (!bins::session(start, i + 1, opt, get, sc.bins.data(), sc.acc.data(), Li, ti, li)) {  // across sessions
-        failure.record(i, messages::volume_overflow(volume_name, detail::concat("the window of row ", i)));
+        failure.record(i, messages::window_volume_overflow(volume_name, in.bars ? "bar" : "row", i, s));
         return;
       }
       out.dev_poc[static_cast<size_t>(i)] = li.poc_price;

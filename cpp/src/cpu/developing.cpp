@@ -56,9 +56,10 @@ struct WindowFailure {
   int64_t rows = 0;  // the window's width (too_wide)
 };
 
-// Raises the failure of the smallest row (the same message on every backend and thread count).
+// Raises the failure of the smallest row (the same message on every backend and thread count); what:
+// "row" (trades) or "bar".
 void raise_window(const std::vector<WindowFailure>& failed, const SessionSpan& sessions, const Options& opt,
-                  const window::Starts& starts) {
+                  const window::Starts& starts, const char* what) {
   const WindowFailure* f = nullptr;
   for (const WindowFailure& x : failed)
     if (x.row >= 0 && (f == nullptr || x.row < f->row)) f = &x;
@@ -66,12 +67,11 @@ void raise_window(const std::vector<WindowFailure>& failed, const SessionSpan& s
   const int64_t S = sessions.n_sessions, *off = sessions.offsets, i = f->row, s = window::session_of(off, S, i);
   if (f->why == window::Why::too_wide) {
     const int64_t j = starts(0, i);
-    messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(off, S, j), s, f->rows,
-                                                                opt.max_rows)), __FILE__, __LINE__);
+    messages::raise(messages::window_too_wide(what, i, j, window::session_of(off, S, j), s, f->rows, opt.max_rows),
+                    __FILE__, __LINE__);
   }
   if (f->why == window::Why::overflow)
-    messages::raise(messages::general(messages::volume_overflow("volume", detail::concat("the window of row ", i))),
-                    __FILE__, __LINE__);
+    messages::raise(messages::window_volume_overflow("volume", what, i, s), __FILE__, __LINE__);
   VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");
 }
 
@@ -130,7 +130,7 @@ void developing(const InputView& in, const SessionSpan& sessions, const Options&
     });
   });
   scratch.keep();
-  raise_window(failed, sessions, opt, starts);
+  raise_window(failed, sessions, opt, starts, in.bars ? "bar" : "row");
   for (int64_t s = 0; s < S; ++s)
     if (lost[static_cast<size_t>(s)])
       VPOC_THROW(Error, "developing series: a row of session ", s, " fell outside its final row range");

@@ -18,6 +18,7 @@
 #include "core/source.hpp"
 #include "vpoc/profiles.hpp"
 #include "vpoc/side.hpp"
+#include "cpu/histogram.hpp"
 #include "cpu/parallel.hpp"
 
 namespace vpoc::cpu {
@@ -262,22 +263,27 @@ class SideSession {
 
 // vpoc::developing_delta_poc over float64 bars (side volumes checked by check_side_rows; the caller
 // checked the lengths): the bars are checked in input order first, then the sessions run in parallel,
-// each through one SideSession, a bar at a time.
+// each through one SideSession, a bar at a time. A session's first bad bar, else its too-wide span, is
+// raised as the plain call (from_bars) raises it: report_too_wide's words, whole span and first bar.
 inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, const double* sell,
                                      const int64_t* offsets, int64_t S, const Options& opt, double* out) {
   const InputView in = view_of(bars, opt.distribute);
   const auto src = make_source<double, double>(in, opt, 0);
   const double* volume = static_cast<const double*>(bars.volume.data);
+  const bool legacy = opt.distribute == Distribute::legacy;
   for (int64_t k = 0; k < S; ++k) {
     const int64_t a = offsets[k], n = offsets[k + 1] - a;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t i = a; i < a + n; ++i) {
       const Item it = src.item(i);
       const messages::Problem m = messages::bar_problem(i, bars, it.a, it.b, it.c, it.d, it.v, opt.tick_size,
                                                         opt.ticks_per_row);
       if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
-      // the rows a bar touches (legacy: its levels' range, a row more each side)
-      const bool legacy = opt.distribute == Distribute::legacy;
+    }
+    // the rows the session's bars touch (legacy: their levels' range, a row more each side), which the
+    // SideSession holds
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t i = a; i < a + n; ++i) {
+      const Item it = src.item(i);
       int64_t r0 = 0, r1 = -1;
       if (legacy) {
         r0 = src.row_of(Source<double, double>::legacy_lo(it)) - 1;
@@ -287,8 +293,11 @@ inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, c
       }
       lo = std::min(lo, r0);
       hi = std::max(hi, r1);
-      if (hi - lo + 1 > opt.max_rows + (legacy ? 2 : 0))
-        messages::raise(messages::session_too_wide(k, hi - lo + 1, opt.max_rows, "bar", i), __FILE__, __LINE__);
+      if (hi - lo + 1 > opt.max_rows + (legacy ? 2 : 0)) {
+        FirstFailure f;
+        report_too_wide(in, a, a + n, k, opt, f);
+        messages::raise(f.problem(), __FILE__, __LINE__);
+      }
     }
     check_side_rows(true, n, volume + a, buy + a, sell + a, Fixed{}, Fixed{}, k, a);
   }

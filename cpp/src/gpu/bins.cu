@@ -8,6 +8,7 @@
 #include "core/messages.hpp"
 #include "core/source.hpp"
 #include "core/window.hpp"
+#include "core/window_reach.hpp"
 #include "gpu/runtime.hpp"
 #include "vpoc/errors.hpp"
 
@@ -272,9 +273,12 @@ DeviceProfiles profile_bins(const Array* price, const Array& volume, const BarsI
     VPOC_GPU_CHECK(gpuMemcpyAsync(flags, d_flags, sizeof(flags), gpuMemcpyDeviceToHost, stream));
     VPOC_GPU_CHECK(gpuStreamSynchronize(stream));  // the inputs are no longer read when the call returns
     if (flags[1] != kNone)  // c.overflow was ~0 (no session overflowed): now a window's row
-      messages::raise(messages::general(messages::volume_overflow(
-                          volume.name, detail::concat("the window of row ", static_cast<int64_t>(flags[1])))),
+    {  // the window's session as the CPU names it
+      const auto i = static_cast<int64_t>(flags[1]);
+      messages::raise(messages::window_volume_overflow(volume.name, bars != nullptr ? "bar" : "row", i,
+                                                       window::session_of(sessions.offsets, S, i)),
                       __FILE__, __LINE__);
+    }
   }
   out.device = gopt.device;
   out.n_sessions = S;

@@ -950,8 +950,7 @@ void Run::window_failure(const unsigned long long* word, const int64_t* fail_wid
   const int64_t S = sessions_.n_sessions, i = static_cast<int64_t>(w >> 2);
   const int64_t s = window::session_of(sessions_.offsets, S, i);
   if (static_cast<window::Why>(w & 3) == window::Why::overflow)
-    messages::raise(messages::general(messages::volume_overflow("volume", detail::concat("the window of row ", i))),
-                    __FILE__, __LINE__);
+    messages::raise(messages::window_volume_overflow("volume", view_.bars ? "bar" : "row", i, s), __FILE__, __LINE__);
   int64_t rows = 0;
   VPOC_GPU_CHECK(gpuMemcpyAsync(&rows, fail_width + (s - s0), sizeof(rows), gpuMemcpyDeviceToHost, stream_));
   VPOC_GPU_CHECK(gpuStreamSynchronize(stream_));
@@ -961,9 +960,9 @@ void Run::window_failure(const unsigned long long* word, const int64_t* fail_wid
 // The CPU's error for row i's window spanning `rows` rows.
 void Run::window_too_wide(int64_t i, int64_t rows, const window::Starts& starts) {
   const int64_t S = sessions_.n_sessions, j = starts(0, i);
-  messages::raise(messages::general(messages::window_too_wide(i, j, window::session_of(sessions_.offsets, S, j),
-                                                              window::session_of(sessions_.offsets, S, i), rows,
-                                                              opt_.max_rows)), __FILE__, __LINE__);
+  messages::raise(messages::window_too_wide(view_.bars ? "bar" : "row", i, j, window::session_of(sessions_.offsets, S, j),
+                                            window::session_of(sessions_.offsets, S, i), rows, opt_.max_rows),
+                  __FILE__, __LINE__);
 }
 
 DeviceProfiles Run::run() {

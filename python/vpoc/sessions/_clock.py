@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._arrays import first_decrease, unmasked
+from .._errors import input_error
 from .._time import check_time_unit, days_yyyymmdd, host, naive_pandas_error, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
@@ -43,7 +44,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
             arr = idx.asi8
             if idx.hasnans:
                 i = int(np.flatnonzero(np.asarray(idx.isna()))[0])
-                raise ValueError(f"ts[{i}] is NaT")
+                raise input_error(f"ts[{i}] is NaT", "ts", i)
             return _sorted(np.ascontiguousarray(arr, dtype=np.int64))
         if dtype.kind == "M":
             raise naive_pandas_error("ts")
@@ -63,8 +64,8 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
 def _sorted(arr: Int64Array) -> Int64Array:
     i = first_decrease(arr)
     if i > 0:
-        raise ValueError(f"ts must be sorted (non-decreasing): ts[{i}] = {_iso(arr[i])} is "
-                         f"before ts[{i - 1}] = {_iso(arr[i - 1])}")
+        raise input_error(f"ts must be sorted (non-decreasing): ts[{i}] = {_iso(arr[i])} is before the row "
+                          f"before it, {_iso(arr[i - 1])}", "ts", i)
     return arr
 
 

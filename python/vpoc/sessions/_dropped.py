@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from .._errors import input_error
 from .._time import infer_interval_ns
 from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._clock import _date_span, _iso
@@ -166,9 +167,9 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         j = int(bad[0])
         i = int(dropped[j])
         k_rows = sum(by_rows[k] for k in warned)
-        raise ValueError(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
-                         f"({_describe(CAUSES[int(keys[j])], defn)}); {k_rows} of {n} rows are; pass "
-                         "on_outside='warn' or 'drop' to leave such rows out")
+        raise input_error(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
+                          f"({_describe(CAUSES[int(keys[j])], defn)}); {k_rows} of {n} rows are; pass "
+                          "on_outside='warn' or 'drop' to leave such rows out", "ts", i)
     total_vol = None if volume is None else float(volume.sum())
     k_rows = sum(by_rows[k] for k in warned)
     k_vol = None if vol_d is None else sum(by_vol[k] for k in warned)
