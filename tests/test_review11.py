@@ -105,9 +105,13 @@ def test_dask_says_the_off_grid_rounding_each_compute_naming_the_frame_rows():
         said.append(sorted(str(x.message) for x in w if "not on its grid" in str(x.message)))
         assert all(x.filename == __file__ for x in w)
     assert said[0] == said[1] and said[0], said
-    # one warning a compute (fix13): the whole frame's count, its example the frame's first such row
-    assert len(said[0]) == 1 and int(re.search(r": (\d+) of \d+ prices", said[0][0]).group(1)) == len(rows) == 3
-    assert int(re.search(r"e\.g\. high\[(\d+)\]", said[0][0]).group(1)) == rows[0]
+    # each names the sessions it counts (the rows of the whole frame) and an example of the frame's rows
+    assert sum(int(re.search(r": (\d+) of \d+ prices", m).group(1)) for m in said[0]) == len(rows) == 3
+    examples = sorted(int(re.search(r"e\.g\. high\[(\d+)\]", m).group(1)) for m in said[0])
+    assert set(examples) <= set(rows) and examples[0] == rows[0], (examples, rows)
+    for m in said[0]:
+        a, b = map(int, re.search(r"\(rows (\d+) to (\d+) of ddf\)", m).groups())
+        assert m.startswith("vpoc.dask, session") and a <= int(re.search(r"high\[(\d+)\]", m).group(1)) <= b
 
 
 @_deps.needs("pandas", "dask.dataframe")

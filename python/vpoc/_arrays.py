@@ -19,7 +19,7 @@ from ._errors import input_error
 
 __all__ = [
     "unmasked", "as_array", "as_prices", "as_volume", "as_index", "gpu_location",
-    "check_grid", "report_grid", "off_grid_rounded", "off_grid_tally", "coarse_grid", "derived_prices", "COARSE_MIN_FACTOR", "COARSE_MIN_PRICES", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "gpu_to_host", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
+    "check_grid", "report_grid", "coarse_grid", "derived_prices", "COARSE_MIN_FACTOR", "COARSE_MIN_PRICES", "first_off_grid", "first_decrease", "duplicate_bars", "warn_duplicate_bars", "gpu_inputs_on_cpu", "host_prices", "host_volume", "host_index", "gpu_to_host", "volume_too_large", "GRID_MAX_SHARE", "GRID_TOLERANCE", "COMMON_TICKS", "MAX_VOLUME",
 ]
 
 #: dtypes the C++ engine reads without conversion, per role.
@@ -418,30 +418,12 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
     if not snap:
         from ._warnings import collecting_row, data_warning
 
-        # its example the row of a collecting caller's input (vpoc.dask: of the whole frame); the tally
-        # lets that caller say one warning for all its calls (off_grid_tally)
-        tally = ("off_grid", tick, count, total, key, collecting_row(row), value)
-        data_warning(off_grid_rounded(tally), UserWarning, stacklevel + 1, local=True, tally=tally)
+        data_warning(  # its example the row of a collecting caller's input (vpoc.dask: of the whole frame)
+            f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid, "
+            f"e.g. {key}[{collecting_row(row)}]={value!r}; they were rounded to the nearest tick (the result's "
+            f"snapped_prices). Likely a few bad prints; pass snap=True to round them without this warning",
+            UserWarning, stacklevel + 1, local=True)
     return count
-
-
-def off_grid_rounded(tally: Tuple[str, float, int, int, str, int, float]) -> str:
-    """The off-grid rounding warning's words for ``tally`` = ("off_grid", tick, count, total, name, row,
-    value): ``count`` of ``total`` prices off the grid of ``tick``, the first ``name[row]=value``."""
-    _, tick, count, total, key, row, value = tally
-    return (f"tick_size={tick!r}: {count} of {total} prices ({100 * count / total:.3g}%) are not on its grid, "
-            f"e.g. {key}[{row}]={value!r}; they were rounded to the nearest tick (the result's "
-            f"snapped_prices). Likely a few bad prints; pass snap=True to round them without this warning")
-
-
-def off_grid_tally(tallies: Any) -> Any:
-    """The tallies (off_grid_rounded's) of several calls of one request as one: counts and totals summed,
-    the example the first of the smallest row (None when there are none)."""
-    tallies = list(tallies)
-    if not tallies:
-        return None
-    first = min(tallies, key=lambda t: t[5])
-    return (first[0], first[1], sum(t[2] for t in tallies), sum(t[3] for t in tallies), *first[4:])
 
 
 def first_off_grid(r: Any, items: list, opts: Any) -> Tuple[str, int, Any]:

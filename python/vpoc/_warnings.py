@@ -76,16 +76,15 @@ _ROWS: "contextvars.ContextVar[Any]" = contextvars.ContextVar("vpoc_warning_rows
 
 
 @contextlib.contextmanager
-def collected(rows: Any = None) -> Iterator[List[Tuple[type, str, bool, Any]]]:
+def collected(rows: Any = None) -> Iterator[List[Tuple[type, str, bool]]]:
     """Within it (this thread or task only: a context variable, not the process' warning filters),
     the data warnings of vpoc's calls (:func:`data_warning`: the coarse price grid, rounded off-grid
-    prices) are kept in the list it yields as (category, message, local, tally), not issued: for a caller
-    that makes many calls of one request (vpoc.dask's partitions) and says each warning itself. ``local``:
-    the message counts the call's own rows (say which rows); ``tally``: its counts, from which the caller
-    words one warning for all its calls (vpoc._arrays.off_grid_tally; None: none); ``rows``: the collecting caller's row
+    prices) are kept in the list it yields as (category, message, local), not issued: for a caller that
+    makes many calls of one request (vpoc.dask's partitions) and says each warning itself. ``local``:
+    the message counts the call's own rows (say which rows); ``rows``: the collecting caller's row
     of each input row of the calls (None: the same), which a message's example row names
     (:func:`collecting_row`)."""
-    sink: List[Tuple[type, str, bool, Any]] = []
+    sink: List[Tuple[type, str, bool]] = []
     token, token_rows = _SINK.set(sink), _ROWS.set(rows)
     try:
         yield sink
@@ -101,12 +100,12 @@ def collecting_row(row: int) -> int:
     return int(row) if rows is None or _SINK.get() is None else int(rows[int(row)])
 
 
-def data_warning(message: str, category: type, stacklevel: int, local: bool = False, tally: Any = None) -> None:
+def data_warning(message: str, category: type, stacklevel: int, local: bool = False) -> None:
     """``warnings.warn(message, category, stacklevel)`` as said by the caller of this function, or,
     within :func:`collected`, kept for the collecting caller to say (``local``: the message counts
-    this call's rows only; ``tally``: those counts, see :func:`collected`)."""
+    this call's rows only)."""
     sink = _SINK.get()
     if sink is not None:
-        sink.append((category, message, local, tally))
+        sink.append((category, message, local))
         return
     warnings.warn(message, category, stacklevel=stacklevel + 1)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 import numpy as np
 
 from . import _api
-from ._arrays import first_decrease, off_grid_rounded, off_grid_tally
+from ._arrays import first_decrease
 from ._optional import require
 from ._time import bar_opens, check_label, check_time_unit, epoch_ns, interval_ns
 from ._errors import InputError, _label_text, input_error, input_rows, readdressed, row_of
@@ -243,27 +243,18 @@ def _step(chain: Optional[_Chain], prepared: Tuple[Union[_Part, _Failed], int], 
     return carry, part, k, after(part.slice(k, len(part)).placed(chain.rows), _sessions(carry, lab[:k])), at
 
 
-# What a partition's profiling hands on: its session table, the data warnings its engine call said
-# (vpoc._warnings.collected's entries, not yet issued), this compute's id and the sessions handed over
-# up to and with it.
-_Done = Tuple["pd.DataFrame", List[Tuple[type, str, bool, Any]], str, int]
-
-
-def _profile_part(step: _Step, spec: _Spec) -> _Done:
-    """The session table of the whole sessions a step hands over (index ``session``), with the data
-    warnings of its engine call: said by the compute's last partition (:func:`_last_part`, one warning
-    for the whole compute), or by this one when its engine call raises (the compute ends there)."""
+def _profile_part(step: _Step, spec: _Spec) -> "pd.DataFrame":
+    """The session table of the whole sessions a step hands over (index ``session``)."""
     carry, part, k, _, (first_row, first_session, compute) = step
     rows = _Part.concat(carry, part.slice(0, k).placed(first_row)) if part is not None else carry
     if rows is None or len(rows) == 0:
-        return empty_profile_table(spec.label_dtype).set_index("session"), [], compute, first_session
+        return empty_profile_table(spec.label_dtype).set_index("session")
     offsets = _runs(rows.labels)
     v = rows.values
     labels = rows.labels[offsets[:-1]].astype(spec.label_dtype, copy=False)
-    # errors name the frame's row, the session's label and place; the data warnings, their example a
-    # row of the frame, are kept for the last partition, or said here (naming these rows) on an error
-    said: List[Tuple[type, str, bool, Any]] = []
-    done = False
+    # the data warnings are said once a compute, at the user's line, those about these rows naming them
+    # (even when the engine then raises); errors name the frame's row, the session's label and place
+    said: List[Tuple[type, str, bool]] = []
     try:
         with collected(rows.rows) as said, input_rows(rows.rows, labels=labels, first_session=first_session):
             if spec.kind == "trades":
@@ -271,37 +262,12 @@ def _profile_part(step: _Step, spec: _Spec) -> _Done:
             else:
                 prof = _api.from_bars(v["high"], v["low"], v["close"], v["volume"], open=v.get("open"),
                                       offsets=offsets, **spec.options)
-        done = True
     finally:
-        if not done:
-            first, last = _label_text(labels[0]), _label_text(labels[-1])
-            scope = (f"vpoc.dask, {f'session {first}' if len(labels) == 1 else f'sessions {first} to {last}'} "
-                     f"(rows {int(rows.rows[0])} to {int(rows.rows[-1])} of ddf): ")
-            _say_once(spec, compute, [(c, scope + m if local else m) for c, m, local, _ in said])
-    table = profile_table(prof, labels, offsets, rows.timestamp).set_index("session")
-    return table, said, compute, first_session + len(labels)
-
-
-def _last_part(done: _Done, before: List[List[Tuple[type, str, bool, Any]]], spec: _Spec) -> "pd.DataFrame":
-    """The last partition's table (``done``: its _profile_part), after saying the data warnings of every
-    partition's engine call (``before``: those of the partitions before it) once for the compute: the
-    off-grid prices rounded counted over the whole frame (vpoc._arrays.off_grid_tally), the others each
-    once. Every partition is profiled by then (this task depends on them all)."""
-    table, own, compute, sessions = done
-    entries = [x for part in before for x in part] + list(own)
-    tallies: "OrderedDict[Tuple[type, str, float], List[Any]]" = OrderedDict()
-    out: List[Tuple[type, str]] = []
-    for category, message, _, tally in entries:
-        if tally is None:
-            out.append((category, message))
-        else:
-            tallies.setdefault((category, tally[0], tally[1]), []).append(tally)
-    scope = (f"vpoc.dask, the whole of ddf ({sessions} session{'' if sessions == 1 else 's'}; said once its last "
-             "partition is profiled): ")
-    for (category, _, _), group in tallies.items():
-        out.append((category, scope + off_grid_rounded(off_grid_tally(group))))
-    _say_once(spec, compute, out)
-    return table
+        first, last = _label_text(labels[0]), _label_text(labels[-1])
+        scope = (f"vpoc.dask, {f'session {first}' if len(labels) == 1 else f'sessions {first} to {last}'} "
+                 f"(rows {int(rows.rows[0])} to {int(rows.rows[-1])} of ddf): ")
+        _say_once(spec, compute, [(c, scope + m if local else m) for c, m, local in said])
+    return profile_table(prof, labels, offsets, rows.timestamp).set_index("session")
 
 
 # The warnings each recent compute of a dask call has said in this process ((category, message) by the
@@ -392,15 +358,12 @@ def _build(ddf: "dd.DataFrame", kind: str, columns: Dict[str, str], timestamp: O
     step_fn = dask.delayed(_step, pure=True)
     get = dask.delayed(_get, pure=True)
     profile = dask.delayed(_profile_part, pure=True)
-    last = dask.delayed(_last_part, pure=True)
-    done = []
+    outs = []
     carry: Any = None
     for i, p in enumerate(parts):
         step = step_fn(carry, prepare(p, spec), i == n - 1)
         carry = get(step, 3)
-        done.append(profile(step, spec))
-    # the last partition says the compute's data warnings: it waits for every partition's (small) list
-    outs = [get(d, 0) for d in done[:-1]] + [last(done[-1], [get(d, 1) for d in done[:-1]], spec)] if done else []
+        outs.append(profile(step, spec))
     return dd.from_delayed(outs, meta=meta, verify_meta=True)
 
 
@@ -492,11 +455,9 @@ def from_bars(ddf: "dd.DataFrame", *, tick_size: float, session: Optional[Sessio
     Returns a dask DataFrame indexed by session label
     with the columns of :data:`vpoc._stream.PROFILE_COLUMNS`; ``compute()`` it. A data warning of
     the partitions' engine calls is said each compute, pointing at the line of this call: a coarse price
-    grid once, off-grid prices rounded once with the whole frame's count and its first such row, said by
-    the last partition once every partition is profiled (a compute without the last partition, such as
-    ``head()``, says none; a partition that raises says its own); an error names the session's label, the
-    row of ddf and (``.session``) the session's position in the whole result, as :func:`vpoc.from_bars` on
-    ddf.compute(), an error about a timestamp the row of ddf too.
+    grid once, off-grid prices rounded once for each partition's sessions that round (naming them, their
+    rows of ddf and an example row of ddf); an error names the session's label, the row of ddf and
+    (``.session``) the session's position in the whole result, as :func:`vpoc.from_bars` on ddf.compute().
     """
     opts = _engine_options(tick_size, ticks_per_row, value_area, va_method, poc_tie, device,
                            threads, max_rows, memory_budget,

@@ -8,7 +8,6 @@
 #include "core/messages.hpp"
 #include "core/source.hpp"
 #include "core/window.hpp"
-#include "core/window_reach.hpp"
 #include "gpu/runtime.hpp"
 #include "vpoc/errors.hpp"
 
