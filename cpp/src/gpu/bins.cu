@@ -8,6 +8,7 @@
 #include "core/messages.hpp"
 #include "core/source.hpp"
 #include "core/window.hpp"
+#include "core/window_reach.hpp"
 #include "gpu/runtime.hpp"
 #include "vpoc/errors.hpp"
 
