@@ -407,13 +407,16 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
 // as for trades); legacy, whose ladder comes from the price range pass, keeps row_range_kernel.
 // Rule: Distribute::close, hlc3 or uniform (a template argument: the other rules compiled out).
 template <class P, class V, Distribute Rule>
-// 3 blocks of 256 an SM for float32 prices (78-80 registers, no spill; 4 spill 20-68 B), 2 for float64 (3 spill 32-76 B)
-__global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 3 : 2) bar_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
+// 4 blocks of 256 an SM (3 for float64 prices: 20 B spilled at 64 registers), two bars in flight a
+// thread (four: 80 registers, or 44-336 B spilled at 64). H200, the bench's 1.4 M float32 bars: 19.1 us
+// (row_range_kernel 27.6); 16-byte packs of each column (four bars a load, 78-80 registers, 3 blocks an
+// SM: 2.3 waves of its 912 tiles instead of 1.7) took 30.9 us.
+__global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_kernel(Source<P, V> any_src, RowSpan rows, GroupScratch g,
                                                              const int64_t* table, double tick, TradeChecks<P, V> c) {
   static_assert(Rule != Distribute::legacy, "legacy: row_range_kernel");
   using W = CheckedVolume<V>;
   using Key = std::conditional_t<Rule == Distribute::hlc3, double, P>;
-  constexpr int U = 2;  // bars in flight a thread on the one-bar-a-load path (four: 80 registers, or spills)
+  constexpr int U = 2;
   __shared__ unsigned long long red_lo[kThreads], red_hi[kThreads];
   const Source<P, V> src = fixed_kind<true>(any_src);
   // [rows.base + k] = element k of each column (open: the close where there is none, as Source::item)
@@ -421,110 +424,68 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 3 : 2) bar_range_k
   const P* low = static_cast<const P*>(src.in.low) - src.base;
   const P* close = static_cast<const P*>(src.in.close) - src.base;
   const P* open = src.in.open != nullptr ? static_cast<const P*>(src.in.open) - src.base : close;
-  const V* volume = static_cast<const V*>(src.in.volume) - src.base;
   const Tile t(rows, g, table);
   unsigned long long bad = kEncNone, off = 0, first_off = kEncNone;
   bool fractional = false, huge = false;
   constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
   const double inv = 1.0 / tick;
-  // a volume as the checks read it: float volumes as they are, others as float64 (load_volume)
-  const auto checked = [](V x) -> W {
-    if constexpr (std::is_same<W, float>::value) return x;
-    else return volume_value(x);
-  };
   // off the grid (open is read by legacy only, which this kernel does not take): as trade_range_kernel
   const auto off_grid = [&](P p) -> unsigned {
     const P tk = p * c.inv;
     return !(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(p), tick, inv, eps);
   };
   const auto valid = [&](P p) { return fabs(p) < c.fast_limit || src.valid_price(static_cast<double>(p)); };
-  // Prices and volumes K bars a load (16 bytes of each price column) where every column is aligned
-  // alike: one load a column for K bars, not K (the pass was bound by its per-bar instructions and the
-  // latency of few loads in flight: 19.1 us for the bench's 1.4 M float32 bars, 4 loads of a bar each).
-  constexpr int K = 16 / static_cast<int>(sizeof(P));
-  struct alignas(16) PricePack {
-    P x[K];
-  };
-  struct alignas(16) VolumePack {
-    V x[K];
-  };
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     Key lo_k = static_cast<Key>(INFINITY), hi_k = -static_cast<Key>(INFINITY);
     bool any = false;  // a valid bar of session s seen by this thread
-    // bar i: its checks (Source::valid_prices and valid_volume, in P: comparisons of P values equal those
-    // of their doubles) and the session's key range
-    const auto visit = [&](int64_t i, P h, P l, P cl, P o, W v) {
-      const unsigned k = off_grid(h) + off_grid(l) + off_grid(cl);
-      if (k) {
-        off += k;
-        first_off = min(first_off, static_cast<unsigned long long>(i));
-      }
-      if (!(valid(h) && valid(l) && valid(cl) && valid(o) && h >= l && cl >= l && cl <= h && o >= l && o <= h) ||
-          !fixed::volume_in_range(v)) {
-        bad = min(bad, static_cast<unsigned long long>(i));
-        return;
-      }
-      fractional |= !whole(v);
-      huge |= v > c.huge;
-      if constexpr (Rule == Distribute::uniform) {
-        lo_k = min(lo_k, l);
-        hi_k = max(hi_k, h);
-      } else if constexpr (Rule == Distribute::close) {
-        lo_k = min(lo_k, cl);
-        hi_k = max(hi_k, cl);
-      } else {
-        const double m = (static_cast<double>(h) + static_cast<double>(l) + static_cast<double>(cl)) / 3.0;
-        lo_k = min(lo_k, m);
-        hi_k = max(hi_k, m);
-      }
-      any = true;
-    };
-    const auto one = [&](int64_t i) { visit(i, high[i], low[i], close[i], open[i], checked(volume[i])); };
-    // the first element whose price address is 16-aligned; packs only where every column is aligned there
-    const auto addr = reinterpret_cast<std::uintptr_t>(high + a);
-    const int64_t head = addr % sizeof(P) != 0 ? e - a : min(e - a, static_cast<int64_t>(((16 - addr % 16) % 16) / sizeof(P)));
-    const int64_t vb = a + head;
-    const auto aligned = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-    const bool packs = head < e - a && aligned(low + vb) && aligned(close + vb) && aligned(open + vb) &&
-                       aligned(volume + vb);  // the same for every thread of the block
-    if (packs) {
-      const int64_t n_packs = (e - vb) / K, ve = vb + n_packs * K;
-      for (int64_t i = a + threadIdx.x; i < vb; i += kThreads) one(i);
-      for (int64_t i = ve + threadIdx.x; i < e; i += kThreads) one(i);
-      const auto* ph = reinterpret_cast<const PricePack*>(high + vb);
-      const auto* pl = reinterpret_cast<const PricePack*>(low + vb);
-      const auto* pc = reinterpret_cast<const PricePack*>(close + vb);
-      const auto* po = reinterpret_cast<const PricePack*>(open + vb);
-      const auto* pv = reinterpret_cast<const VolumePack*>(volume + vb);
-      const bool has_open = open != close;
-      for (int64_t q = threadIdx.x; q < n_packs; q += kThreads) {
-        const PricePack h = ph[q], l = pl[q], cl = pc[q];
-        const PricePack o = has_open ? po[q] : cl;
-        const VolumePack v = pv[q];
+    for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
+      P h[U], l[U], cl[U], o[U];
+      W v[U];
 #pragma unroll
-        for (int j = 0; j < K; ++j) visit(vb + q * K + j, h.x[j], l.x[j], cl.x[j], o.x[j], checked(v.x[j]));
-      }
-    } else {  // one bar a load, U bars in flight a thread
-      for (int64_t i0 = a + threadIdx.x; i0 < e; i0 += int64_t(kThreads) * U) {
-        P h[U], l[U], cl[U], o[U];
-        W v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int64_t i = i0 + int64_t(u) * kThreads;
-          if (i < e) {
-            h[u] = high[i];
-            l[u] = low[i];
-            cl[u] = close[i];
-            o[u] = open[i];
-            v[u] = checked(volume[i]);
-          }
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i < e) {
+          h[u] = high[i];
+          l[u] = low[i];
+          cl[u] = close[i];
+          o[u] = open[i];
+          if constexpr (std::is_same<W, float>::value)
+            v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
+          else
+            v[u] = load_volume<V>(src.in.volume, i - src.base);
         }
+      }
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          const int64_t i = i0 + int64_t(u) * kThreads;
-          if (i < e) visit(i, h[u], l[u], cl[u], o[u], v[u]);
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + int64_t(u) * kThreads;
+        if (i >= e) continue;
+        const unsigned k = off_grid(h[u]) + off_grid(l[u]) + off_grid(cl[u]);
+        if (k) {
+          off += k;
+          first_off = min(first_off, static_cast<unsigned long long>(i));
         }
+        // Source::valid_prices and valid_volume, in P (comparisons of P values equal those of their doubles)
+        if (!(valid(h[u]) && valid(l[u]) && valid(cl[u]) && valid(o[u]) && h[u] >= l[u] && cl[u] >= l[u] &&
+              cl[u] <= h[u] && o[u] >= l[u] && o[u] <= h[u]) ||
+            !fixed::volume_in_range(v[u])) {
+          bad = min(bad, static_cast<unsigned long long>(i));
+          continue;
+        }
+        fractional |= !whole(v[u]);
+        huge |= v[u] > c.huge;
+        if constexpr (Rule == Distribute::uniform) {
+          lo_k = min(lo_k, l[u]);
+          hi_k = max(hi_k, h[u]);
+        } else if constexpr (Rule == Distribute::close) {
+          lo_k = min(lo_k, cl[u]);
+          hi_k = max(hi_k, cl[u]);
+        } else {
+          const double m = (static_cast<double>(h[u]) + static_cast<double>(l[u]) + static_cast<double>(cl[u])) / 3.0;
+          lo_k = min(lo_k, m);
+          hi_k = max(hi_k, m);
+        }
+        any = true;
       }
     }
     unsigned long long lo = kEncNone, hi = 0;
