@@ -4,7 +4,7 @@
 
 // What a chunk does. The block keeps the session's base (the exact rows vf and their doubles v
 // after the last finished chunk) and cuts the next bars into a chunk of n <= kChunk whose hull
-// [A, A + H) of rows fits a table of n x H doubles. Snapshot j (the prefix ending at bar j of the
+// [A, A + H) of rows fits a table of n x stride_of(H) doubles. Snapshot j (the prefix ending at bar j of the
 // chunk) reads row k as table[j][k - A] inside the hull and as the base outside it: the table holds
 // to_double(vf_base[k] + the shares of bars 0..j on row k), integer adds mod 2**128, so the very
 // doubles the CPU's Session holds after that bar. Each snapshot's maximum is exact in any order,
@@ -78,6 +78,13 @@ struct Block {
 
 VPOC_HD constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
 
+// Doubles from one snapshot's row of the table to the next: the hull's rows H made odd. The walkers
+// (lane j reads snapshot j near the same row as its neighbours) and the POC threads read the table
+// at j * stride + c: with an even stride, lanes fall on few shared-memory banks (H = 16: all 32 on
+// one; the bench's median hull, 12 rows: 8-way); an odd stride spreads 16 lanes over 16 bank pairs,
+// two wavefronts for 32 doubles, the least 8-byte loads take.
+VPOC_HD constexpr int64_t stride_of(int64_t H) { return H | 1; }
+
 // Shared-memory bytes of a block whose session has at most `rows` scratch rows.
 VPOC_HD int64_t smem_bytes(int64_t rows, int64_t cells = kTableCells) {
   return align16(static_cast<int64_t>(sizeof(Block))) + rows * (16 + 8) + cells * 8;
@@ -86,7 +93,7 @@ VPOC_HD int64_t smem_bytes(int64_t rows, int64_t cells = kTableCells) {
 // Snapshot j's rows: the table's row j on the hull [A, B], the base elsewhere.
 struct Rows {
   const double* base;
-  const double* cells;  // table + j * H
+  const double* cells;  // table + j * stride_of(H)
   int64_t A, B;         // B < A: no table (every row from the base)
   VPOC_HD double operator[](int64_t k) const { return k >= A && k <= B ? cells[k - A] : base[k]; }
 };
@@ -224,11 +231,11 @@ struct Pass {
     k.total[t] = fixed::to_double(tot);
     k.red_poc[t] = lo;
     k.red_poc[kChunk + t] = hi;
-    k.cand[t] = (static_cast<int64_t>(t) + 1) * (static_cast<int64_t>(hi) - lo + 1) <= cells ? 1 : 0;
+    k.cand[t] = (static_cast<int64_t>(t) + 1) * stride_of(static_cast<int64_t>(hi) - lo + 1) <= cells ? 1 : 0;
   }
 
   // Thread 0, after plan_lanes: fail set when a loaded bar is bad; else the chunk's cut (the most
-  // bars whose hull fits the table: (j + 1) x the hull's rows only grows with j, so the bars that
+  // bars whose hull fits the table: (j + 1) x stride_of(the hull's rows) only grows with j, so the bars that
   // fit are a prefix), its hull, and the base's scalars advanced to the chunk's last bar.
   VPOC_HD void plan(int64_t i0) {
     Block& k = *blk;
@@ -268,7 +275,7 @@ struct Pass {
       }
       return;
     }
-    const int64_t A = k.A, H = k.H;
+    const int64_t A = k.A, H = k.H, S = stride_of(H);
     const int n = k.n;
     for (int64_t c = t; c < H; c += kThreads) {
       const int64_t r = A + c;
@@ -276,10 +283,10 @@ struct Pass {
       for (int j = 0; j < n; ++j) {
         const Bar& bar = k.bar[j];
         if (r >= bar.a && r <= bar.b) x += share(bar, r);
-        table[j * H + c] = fixed::to_double(x);
+        table[j * S + c] = fixed::to_double(x);
       }
       vf[r] = x;
-      v[r] = table[(n - 1) * H + c];
+      v[r] = table[(n - 1) * S + c];
     }
   }
 
@@ -288,7 +295,7 @@ struct Pass {
     Rows r;
     r.base = v;
     if (k.table) {
-      r.cells = table + static_cast<int64_t>(j) * k.H;
+      r.cells = table + static_cast<int64_t>(j) * stride_of(k.H);
       r.A = k.A;
       r.B = k.A + k.H - 1;
     } else {
