@@ -177,25 +177,3 @@ def test_int64_volumes_at_the_int64_lane_limit(top):
         ref = ref_bars(high, low, price, volume, offsets=offsets, tick_size=TICK, distribute="close")
         assert_matches_reference(bars, ref, exact=True, value_area=0.70, va_method="cbot", poc_tie="center",
                                  ctx=f"bars {top}")
-
-
-def test_one_worker_results_keep_their_rows_after_later_calls():
-    """With one worker the staging buffer becomes the result's volume column (no copy, cpu/engine.cpp): a
-    result kept by the caller must not change when later calls bin into that worker's scratch again, and
-    equals the two-worker result (which copies); empty sessions first and last, and a call with no rows."""
-    kept = []
-    for seed in range(4):
-        price, volume, offsets = drifting_trades(seed)
-        offsets = np.concatenate([[0, 0], offsets, [offsets[-1]]]).astype(np.int64)  # empty first / last
-        prof = vpoc.from_trades(price, volume, offsets=offsets, tick_size=TICK, threads=1)
-        kept.append((prof, np.asarray(prof.volume).copy(),
-                     vpoc.from_trades(price, volume, offsets=offsets, tick_size=TICK, threads=2)))
-        h, lo, c, v, off = drifting_bars(seed)
-        prof = vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=TICK, distribute="uniform", threads=1)
-        kept.append((prof, np.asarray(prof.volume).copy(),
-                     vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=TICK, distribute="uniform", threads=2)))
-    none = vpoc.from_trades(np.zeros(0), np.zeros(0), offsets=np.zeros(3, dtype=np.int64), tick_size=TICK, threads=1)
-    assert np.asarray(none.volume).size == 0
-    for k, (prof, rows, two) in enumerate(kept):
-        assert np.asarray(prof.volume).tobytes() == rows.tobytes(), f"result {k} changed by later calls"
-        assert_profiles_identical(prof, two, ctx=f"result {k}: one worker vs two")
