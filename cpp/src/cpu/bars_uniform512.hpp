@@ -183,6 +183,22 @@ struct UniformTerms {
   }
 };
 
+// Where the time goes (issue 25, 1.4 M ES bars, 1 thread, Zen 4 VM at ~2.6 GHz, 5.6 ms a call):
+// phase A ~2.3 ms (it streams 44 MB of inputs from DRAM: ~1.4 ms at this VM's 30 GB/s), phase B
+// ~2.7 ms (about 2 ns a bar), the drain, levels and Python ~0.6 ms. Tried for phase B and not kept
+// (each measured against main in alternating processes; branch cpu13):
+// - three carry-free 64-bit words an entry (whole, fraction's high and low halves, the units in the
+//   low word), 32 bytes, added as one AVX2 vector: 3 read-modify-writes a bar instead of 5 scalar
+//   ones, ~15 instructions instead of ~28: no faster (5.85 vs 5.83 ms); a 32-byte load of an entry
+//   just stored in part (the unit as an 8-byte add) cannot be forwarded: +15%; with the unit's
+//   offset from a table load in phase B, or from phase A (a vpgatherdq: phase A +0.3-0.5 ms; a
+//   scalar lookup: +1.1 ms), +10-20% overall; every bar's three entries on distinct addresses (no
+//   store forwarding, results wrong) still left phase B at ~2.8 ms: it is not the forwarding chains
+//   of bars on one tick;
+// - phase B of a block inside the next block's phase A (eight bars after each vector of eight, as
+//   the trades' PendingEntries): +10-15%; prefetching 2 or 4 blocks ahead: no change;
+// - the terms read as two vectors and split into registers (no scalar loads): no change.
+//
 // Phase B of a block from its terms: bar j's entries into lane j % 2 (d[0] / u[0], d[1] / u[1]: the
 // window's difference arrays at the origin row, each lane). vol: the block's volumes (the general
 // split's). Per bar two 128-bit entries and one unit: the +1 unit of the low slot goes into the +q
