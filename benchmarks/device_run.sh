@@ -19,6 +19,7 @@
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
 #   VPOC_PYTEST_LIMIT_S most seconds of the pytest step (default 240; the whole suite: ~130 s on 8 xdist workers on one H100)
 #   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
+#   VPOC_CUDA_FLAGS     CMAKE_CUDA_FLAGS of the build, one flag (e.g. -lineinfo, for benchmarks/ncu_source.sh)
 #   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
 #                       timeout is cut to what is left, keeping VPOC_BENCH_RESERVE_S seconds for
 #                       the benchmark (150)
@@ -143,7 +144,7 @@ step env 60 '
 step build "$(min 420 $(($(left) - BENCH_RESERVE - 60)))" '
   $PY -m pip install --no-build-isolation --no-deps --no-index -v . \
     -Ccmake.define.VPOC_GPU_BACKEND=cuda -Ccmake.define.CMAKE_CUDA_ARCHITECTURES='"$ARCH"' \
-    2>&1 | tee "$OUT/build.log"'
+    '"${VPOC_CUDA_FLAGS:+-Ccmake.define.CMAKE_CUDA_FLAGS=$VPOC_CUDA_FLAGS}"' 2>&1 | tee "$OUT/build.log"'
 
 step import 60 '
   cd "$WORK" && $PY -c "import vpoc; print(vpoc.__file__); print(vpoc.backends(), vpoc.gpu_available())" |
