@@ -107,7 +107,7 @@ struct Case {
       }
       REQUIRE(p.blk->n >= 1);
       REQUIRE(p.blk->n <= chunk::kChunk);
-      if (p.blk->table) REQUIRE(static_cast<int64_t>(p.blk->n) * p.blk->H <= cells);
+      if (p.blk->table) REQUIRE(static_cast<int64_t>(p.blk->n) * chunk::stride_of(p.blk->H) <= cells);
       else REQUIRE(p.blk->n == 1);
       each([&](int t) { p.fill(t); });
       each([&](int t) { p.max_part(t); });
