@@ -1,0 +1,55 @@
+"""Findings of the eleventh new-user trial.
+
+Contract: datetimes built from epoch integers in the wrong unit (pandas 3 datetimes hold microseconds, so
+.asi8 read back as nanoseconds lands in January 1970) are refused by vpoc.sessions and vpoc.Live as
+from_bars(df) and the feature tables refuse them, with an error saying how to rebuild them; real 1970
+datetimes that are no time in another unit stay accepted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _deps import needs
+
+vpoc = pytest.importorskip("vpoc")
+
+
+def _wrong_unit():
+    import pandas as pd
+
+    rng = pd.date_range("2025-03-03 23:00", periods=3000, freq="1min", tz="UTC")
+    return pd.to_datetime(rng.asi8 * (1000 if rng.asi8[0] < 10**17 else 1) // 1000, utc=True)  # us read as ns
+
+
+@needs("pandas")
+@pytest.mark.parametrize("call", ["globex", "rth_series", "numpy"])
+def test_sessions_refuse_datetimes_of_the_wrong_unit(call):
+    import pandas as pd
+
+    ts = _wrong_unit()
+    assert ts[0].year == 1970
+    arg = {"globex": ts, "rth_series": pd.Series(ts), "numpy": ts.tz_convert(None).to_numpy()}[call]
+    fn = vpoc.sessions.rth if call == "rth_series" else vpoc.sessions.globex
+    with pytest.raises(ValueError, match=r"looks like microseconds.*rebuild them.*unit='us'"):
+        fn(arg)
+
+
+@needs("pandas")
+def test_live_refuses_datetimes_of_the_wrong_unit():
+    ts = _wrong_unit()
+    n = len(ts)
+    live = vpoc.Live(tick_size=0.25, session="globex")
+    with pytest.raises(ValueError, match=r"timestamp looks like microseconds.*unit='us'"):
+        live.update(np.full(n, 6000.25), np.full(n, 6000.0), np.full(n, 6000.0), np.ones(n), timestamp=ts)
+
+
+@needs("pandas")
+def test_right_datetimes_and_real_1970_ones_stay_accepted():
+    import pandas as pd
+
+    rng = pd.date_range("2025-03-03 23:00", periods=300, freq="1min", tz="UTC")
+    assert list(vpoc.sessions.globex(rng).labels) == [20250304]
+    early = pd.date_range("1970-01-01 00:00", periods=3, freq="1min", tz="UTC")  # no time in any other unit
+    vpoc.sessions.globex(early, on_outside="drop")
