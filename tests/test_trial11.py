@@ -53,3 +53,39 @@ def test_right_datetimes_and_real_1970_ones_stay_accepted():
     assert list(vpoc.sessions.globex(rng).labels) == [20250304]
     early = pd.date_range("1970-01-01 00:00", periods=3, freq="1min", tz="UTC")  # no time in any other unit
     vpoc.sessions.globex(early, on_outside="drop")
+
+
+def _globex_frame():
+    b = vpoc.synth.es_bars(n_sessions=4).to_pandas()
+    return b.drop(columns="session_id")
+
+
+@needs("pandas")
+@pytest.mark.parametrize("fn", ["session_features", "bar_features"])
+def test_a_calendar_date_column_taken_by_default_is_said(fn):
+    import warnings
+
+    df = _globex_frame()
+    cal = df.assign(date=df.timestamp.dt.tz_convert("America/Chicago").dt.date.astype(str))
+    with pytest.warns(vpoc.GuessedDefaultWarning, match=r"'date' column.*without a pause.*session='globex'"):
+        getattr(vpoc, fn)(cal, tick_size=0.25)
+    with warnings.catch_warnings():  # chosen on purpose: nothing to say
+        warnings.simplefilter("error", vpoc.GuessedDefaultWarning)
+        ft = getattr(vpoc, fn)(cal, tick_size=0.25, session="date")
+    assert ft.session_rule == "column 'date'"
+
+
+@needs("pandas")
+def test_trade_dates_and_rth_calendar_dates_are_not_flagged():
+    import warnings
+
+    df = _globex_frame()
+    s = vpoc.sessions.globex(df.timestamp)
+    trade = df[np.asarray(s.mask)].assign(date=np.repeat(np.asarray(s.labels), np.diff(np.asarray(s.offsets))))
+    loc = df.timestamp.dt.tz_convert("America/Chicago")
+    rth = df[(loc.dt.strftime("%H:%M") >= "08:30") & (loc.dt.strftime("%H:%M") < "15:15")]
+    rth = rth.assign(date=rth.timestamp.dt.tz_convert("America/Chicago").dt.date.astype(str))
+    for frame in (trade, rth):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", vpoc.GuessedDefaultWarning)
+            vpoc.session_features(frame, tick_size=0.25)
