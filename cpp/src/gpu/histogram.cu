@@ -171,6 +171,19 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
   __syncthreads();
 }
 
+// A range pass thread's lowest and highest key of a session (any: it saw a valid row) through the ladder
+// (a row is monotone in its key), then reduce_range. Every thread of the block must call it.
+template <class Src, class Key>
+__device__ inline void reduce_rows_of(const Src& src, bool any, Key lo_key, Key hi_key, unsigned long long* red_lo,
+                                      unsigned long long* red_hi, unsigned long long* glo, unsigned long long* ghi) {
+  unsigned long long lo = kEncNone, hi = 0;
+  if (any) {
+    lo = enc_row(src.row_of(static_cast<double>(lo_key)));
+    hi = enc_row(src.row_of(static_cast<double>(hi_key)));
+  }
+  reduce_range(lo, hi, red_lo, red_hi, glo, ghi);
+}
+
 // A range pass thread's findings into the group's words: the first bad row, the off-grid count and
 // first off-grid row, the kFractional / kHugeVolume bits (only the atomics that carry news).
 __device__ inline void flush_checks(const GroupScratch& g, unsigned long long bad, unsigned long long off,
@@ -404,12 +417,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
         }
       }
     }
-    unsigned long long lo = kEncNone, hi = 0;
-    if (any) {
-      lo = enc_row(src.row_of(static_cast<double>(lo_p)));
-      hi = enc_row(src.row_of(static_cast<double>(hi_p)));
-    }
-    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+    reduce_rows_of(src, any, lo_p, hi_p, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
   if (Sided && bad_side != kEncNone) atomicMin(g.err_side, bad_side);
@@ -499,12 +507,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_k
         any = true;
       }
     }
-    unsigned long long lo = kEncNone, hi = 0;
-    if (any) {
-      lo = enc_row(src.row_of(static_cast<double>(lo_k)));
-      hi = enc_row(src.row_of(static_cast<double>(hi_k)));
-    }
-    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+    reduce_rows_of(src, any, lo_k, hi_k, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
 }
