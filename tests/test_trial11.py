@@ -89,3 +89,19 @@ def test_trade_dates_and_rth_calendar_dates_are_not_flagged():
         with warnings.catch_warnings():
             warnings.simplefilter("error", vpoc.GuessedDefaultWarning)
             vpoc.session_features(frame, tick_size=0.25)
+
+
+@needs("pandas")
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_integer_epoch_times_in_a_file_name_their_unit(tmp_path, unit):
+    df = vpoc.synth.es_bars(n_sessions=1).to_pandas().drop(columns="session_id")
+    df = df.assign(timestamp=df.timestamp.astype(f"datetime64[{unit}, UTC]").astype("int64"))
+    path = tmp_path / "epoch.csv"
+    df.to_csv(path, index=False)
+    names = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
+    for fn in (vpoc.io.read_bars, vpoc.io.inspect):
+        with pytest.raises(ValueError, match=rf"looks like {names[unit]} since the epoch: pass time_unit='{unit}'") as e:
+            fn(path)
+        assert e.value.argument == "time_unit"
+        assert "time_format" not in str(e.value)
+    assert len(vpoc.io.read_bars(path, time_unit=unit, tz="UTC")) == len(df)

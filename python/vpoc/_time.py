@@ -16,7 +16,7 @@ import numpy as np
 from ._arrays import gpu_location, gpu_to_host, unmasked
 
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "iso_utc", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
-           "check_datetimes",
+           "check_datetimes", "unit_name",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error", "host", "input_timestamps_ns", "naive_pandas_error", "yyyymmdd_days", "zone_offset_s",
            "offset_change", "utc_offset_ns", "days_yyyymmdd", "session_dates", "session_date_ids"]
@@ -36,6 +36,11 @@ def iso_utc(ns: Any) -> str:
     ns = int(ns)
     return str(np.datetime64(ns // 1_000_000_000, "s") if ns % 1_000_000_000 == 0
                else np.datetime64(ns, "ns")) + "Z"
+
+
+def unit_name(unit: str) -> str:
+    """A time unit ("s", "ms", "us", "ns") as messages spell it: "milliseconds"."""
+    return _NAMES[unit]
 
 
 def check_time_unit(time_unit: Any, name: str = "time_unit") -> Optional[str]:
