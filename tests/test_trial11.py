@@ -105,3 +105,36 @@ def test_integer_epoch_times_in_a_file_name_their_unit(tmp_path, unit):
         assert e.value.argument == "time_unit"
         assert "time_format" not in str(e.value)
     assert len(vpoc.io.read_bars(path, time_unit=unit, tz="UTC")) == len(df)
+
+
+def _globex_minutes(first, last, skip=()):
+    """1-minute ES bars (open-stamped, UTC) of the Globex sessions opening on the evenings first..last
+    (Sunday to Thursday), 17:00 -> 16:00 Chicago wall clock, less the sessions opening on ``skip`` dates."""
+    import pandas as pd
+
+    rows = []
+    for d in pd.date_range(first, last, freq="D"):
+        if d.weekday() in (6, 0, 1, 2, 3) and str(d.date()) not in skip:
+            nxt = (d + pd.Timedelta(days=1)).date()
+            start = pd.Timestamp(f"{d.date()} 17:00").tz_localize("America/Chicago")
+            end = pd.Timestamp(f"{nxt} 16:00").tz_localize("America/Chicago")
+            rows.append(pd.date_range(start, end, freq="1min", inclusive="left"))
+    ts = rows[0].append(rows[1:])
+    n = len(ts)
+    p = 6000 + np.cumsum(np.random.default_rng(0).integers(-1, 2, n)) * 0.25
+    return pd.DataFrame({"timestamp": ts.tz_convert("UTC"), "open": p, "high": p + 0.25, "low": p - 0.25,
+                         "close": p, "volume": np.full(n, 5)})
+
+
+@needs("pandas")
+@pytest.mark.parametrize("first,last", [("2025-10-26", "2025-11-06"), ("2025-03-02", "2025-03-13")])
+def test_inspect_takes_a_clock_change_weekend_for_a_weekend(first, last):
+    report = str(vpoc.io.inspect(_globex_minutes(first, last)))
+    assert "no pauses other than the daily halt and weekends" in report, report
+    assert "holiday" not in report
+
+
+@needs("pandas")
+def test_inspect_still_names_a_closed_day():
+    report = str(vpoc.io.inspect(_globex_minutes("2025-10-26", "2025-11-06", skip=("2025-10-28",))))
+    assert "closed day(s): holiday" in report, report
