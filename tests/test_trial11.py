@@ -138,3 +138,48 @@ def test_inspect_takes_a_clock_change_weekend_for_a_weekend(first, last):
 def test_inspect_still_names_a_closed_day():
     report = str(vpoc.io.inspect(_globex_minutes("2025-10-26", "2025-11-06", skip=("2025-10-28",))))
     assert "closed day(s): holiday" in report, report
+
+
+def _rth_feed(shift_h=0, end="15:15"):
+    """Open-stamped 1-minute bars of 08:30..end Chicago each weekday of 2025-03-03..21, moved shift_h hours
+    (a feed written in New York wall time and read as Chicago's is one hour late)."""
+    import pandas as pd
+
+    rows = []
+    for d in pd.bdate_range("2025-03-03", "2025-03-21"):
+        s = pd.Timestamp(f"{d.date()} 08:30") + pd.Timedelta(hours=shift_h)
+        e = pd.Timestamp(f"{d.date()} {end}") + pd.Timedelta(hours=shift_h)
+        rows.append(pd.date_range(s, e, freq="1min", inclusive="left"))
+    return rows[0].append(rows[1:]).tz_localize("America/Chicago")
+
+
+@needs("pandas")
+@pytest.mark.parametrize("shift,where", [(1, "after RTH ends"), (-1, "before RTH opens")])
+def test_rth_says_a_shifted_rth_feed(shift, where):
+    import warnings
+
+    ts = _rth_feed(shift)
+    with pytest.warns(vpoc.DroppedRowsWarning, match=rf"900 of 6,075 rows lie just {where} \(up to 60 min\) on 15 "
+                                                     r"of 15 days.*wrong time zone"):
+        s = vpoc.sessions.rth(ts)
+    assert s.dropped_rows == 900
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.DroppedRowsWarning)
+        vpoc.sessions.rth(ts, on_outside="drop")
+    import pandas as pd
+
+    p = np.full(len(ts), 6000.0)
+    df = pd.DataFrame({"timestamp": ts, "high": p, "low": p, "close": p, "volume": np.ones(len(ts))})
+    with pytest.warns(vpoc.DroppedRowsWarning, match="shifted"):
+        vpoc.from_bars(df, session="rth", tick_size=0.25)
+
+
+@needs("pandas")
+def test_rth_says_nothing_of_right_feeds_longer_feeds_and_globex():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vpoc.DroppedRowsWarning)
+        assert vpoc.sessions.rth(_rth_feed(0)).dropped_rows == 0
+        assert vpoc.sessions.rth(_rth_feed(0, end="16:00")).dropped_rows == 675  # a day session to 16:00
+        vpoc.sessions.rth(vpoc.synth.es_bars(n_sessions=10).to_pandas().timestamp)  # overnight rows
