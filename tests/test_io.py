@@ -318,7 +318,7 @@ def test_columns_mapping_and_dataframe_shapes(tmp_path) -> None:
         vio.read_bars(ep)
     epcsv = write(tmp_path / "ep.csv", "time,open,high,low,close,volume\n1741613400,1,2,0,1,1\n")
     assert vio.read_bars(epcsv, time_unit="s").timestamp.tolist() == [ns("2025-03-10T13:30Z")]
-    with pytest.raises(ValueError, match=r"ep\.csv line 2: .*integer epoch times need time_unit="):
+    with pytest.raises(ValueError, match=r"ep\.csv line 2: .*looks like seconds since the epoch: pass time_unit='s'"):
         vio.read_bars(epcsv)
     # python datetime objects, aware
     objs = pd.DataFrame({"timestamp": [dt.datetime(2025, 3, 10, 8, 30, tzinfo=ZoneInfo(CHI))],

@@ -2,10 +2,8 @@
 
 Contract: a legacy session that from_bars profiles within max_rows is not refused by
 _core.developing_delta_poc (the bar table's delta POC column); a too-wide one is refused by both,
-naming the same session. Known bug (review of 2026-11-29): the delta POC path measures the span by
-round-to-nearest rows, from_bars by the legacy levels ceil(low)..floor(high), up to two rows
-narrower with off-grid prices: the first test is expected to fail until cpu/side_session.hpp takes
-the plain call's legacy range.
+naming the same session (the delta POC path once measured legacy spans by round-to-nearest rows, from_bars
+by the session's level ladder, up to two rows narrower with off-grid prices: both now use session_span).
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ def _delta_poc(h, lo, c, v, max_rows):
     return _core.developing_delta_poc(h, lo, c, None, v, v / 2, v / 2, np.array([0, len(v)], dtype=np.int64), opts)
 
 
-@pytest.mark.xfail(strict=True, reason="cpu/side_session.hpp sizes legacy spans by round-to-nearest rows")
 def test_a_session_from_bars_profiles_is_not_refused():
     h, lo, c, v = _session()
     with warnings.catch_warnings():
@@ -48,7 +45,9 @@ def test_a_session_too_wide_for_both_is_refused_by_both():
     h, lo, c, v = _session()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="max_rows=8"):
+        with pytest.raises(ValueError, match="max_rows=8") as plain:
             vpoc.from_bars(h, lo, c, v, tick_size=0.25, distribute="legacy", max_rows=8)
-    with pytest.raises(ValueError, match="max_rows=8"):
+    with pytest.raises(ValueError, match="max_rows=8") as delta:
         _delta_poc(h, lo, c, v, max_rows=8)
+    assert str(delta.value) == str(plain.value)  # "session 0 spans 10 rows, ... from bar 0 on; ..."
+    assert (delta.value.session, delta.value.index) == (plain.value.session, plain.value.index) == (0, 0)

@@ -154,7 +154,7 @@ def test_io_arrays_and_files(tmp_path):
     np.testing.assert_array_equal(vio.read_bars(path, time_unit="ms").timestamp, NS)
     with pytest.raises(ValueError, match=r"bars.csv: timestamp looks like milliseconds.*time_unit='ms'"):
         vio.read_bars(path, time_unit="us")
-    with pytest.raises(ValueError, match="integer epoch times need time_unit="):
+    with pytest.raises(ValueError, match="looks like milliseconds since the epoch: pass time_unit='ms'"):
         vio.read_bars(path)
     assert n == len(bars)
 

@@ -16,6 +16,7 @@ import numpy as np
 from ._arrays import gpu_location, gpu_to_host, unmasked
 
 __all__ = ["LABELS", "TIME_UNITS", "bar_opens", "iso_utc", "timestamps_ns", "check_label", "check_time_unit", "check_plausible",
+           "check_datetimes", "unit_name",
            "datetime64_ns", "epoch_ns", "infer_interval_ns", "interval_ns", "likely_unit", "zone",
            "ns_range_error", "host", "input_timestamps_ns", "naive_pandas_error", "yyyymmdd_days", "zone_offset_s",
            "offset_change", "utc_offset_ns", "days_yyyymmdd", "session_dates", "session_date_ids"]
@@ -35,6 +36,11 @@ def iso_utc(ns: Any) -> str:
     ns = int(ns)
     return str(np.datetime64(ns // 1_000_000_000, "s") if ns % 1_000_000_000 == 0
                else np.datetime64(ns, "ns")) + "Z"
+
+
+def unit_name(unit: str) -> str:
+    """A time unit ("s", "ms", "us", "ns") as messages spell it: "milliseconds"."""
+    return _NAMES[unit]
 
 
 def check_time_unit(time_unit: Any, name: str = "time_unit") -> Optional[str]:
@@ -289,10 +295,23 @@ def timestamps_ns(arr: np.ndarray, name: str, time_unit: Optional[str] = None,
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.dtype.kind == "M":
-        return datetime64_ns(arr, name)
+        return check_datetimes(datetime64_ns(arr, name), name)
     if arr.dtype.kind in "iu":
         return epoch_ns(arr, name, time_unit)
     raise TypeError(f"{name} must be integer epoch times (ns, or time_unit=), {kinds}, got dtype {arr.dtype}")
+
+
+def check_datetimes(ns: np.ndarray, name: str) -> np.ndarray:
+    """``ns`` (datetimes as int64 ns) as given, or ValueError when they are all in 1970 but 1990..2100 times
+    in another unit: epoch integers built into datetimes in the wrong unit (pandas 3 keeps datetimes in
+    microseconds, so .asi8 / astype('int64') give microseconds, not the nanoseconds pd.to_datetime assumes)."""
+    check_plausible(ns, name, "ns", hint=_DATETIME_HINT)
+    return ns
+
+
+_DATETIME_HINT = ("these datetimes were likely built from epoch integers in {unit} read as nanoseconds (pandas 3 "
+                  "datetimes hold microseconds: .asi8 / astype('int64') give microseconds); rebuild them with the "
+                  "integers' unit, e.g. pd.to_datetime(x, unit='{unit}', utc=True)")
 
 
 def host(x: Any, name: str = "timestamp") -> Any:

@@ -231,12 +231,11 @@ int64_t trades_blocked(const P* price, const V* vol, int64_t b, int64_t e, const
   return e;
 }
 
-// Session s = [b, e), every row of it valid, wider than max_rows: "session s spans N rows ... from row i
-// on" at its first row, N its exact span by each row's lowest and highest row (the engine's ladder and
-// distribute rule, core/source.hpp, as the GPU's range pass; legacy bars on the session's own level
-// ladder), i the first row that takes the running span past max_rows.
+// Session [b, e)'s span, by each row's lowest and highest row (the engine's ladder and distribute rule,
+// core/source.hpp, as the GPU's range pass; legacy bars on the session's own level ladder), and the
+// first row that takes the running span past max_rows (-1: none).
 template <class P, class V>
-void report_span(const InputView& in, int64_t b, int64_t e, int64_t s, const Options& opt, FirstFailure& f) {
+SessionWidth span_of(const InputView& in, int64_t b, int64_t e, const Options& opt) {
   const auto src = make_source<P, V>(in, opt, 0);
   distribute::LegacyLadder L;
   if (in.bars && in.distribute == Distribute::legacy) {
@@ -248,18 +247,29 @@ void report_span(const InputView& in, int64_t b, int64_t e, int64_t s, const Opt
     }
     L = distribute::LegacyLadder::make(lo, hi, src.scale.tick);
   }
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min(), first = -1;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  SessionWidth span;
   for (int64_t i = b; i < e; ++i) {
     int64_t r0 = 0, r1 = 0;
     src.rows(src.item(i), L, r0, r1);
     lo = std::min(lo, r0);
     hi = std::max(hi, r1);
-    if (first < 0 && hi - lo >= opt.max_rows) first = i;
+    if (span.first < 0 && hi - lo >= opt.max_rows) span.first = i;
   }
+  span.rows = e > b ? hi - lo + 1 : 0;
+  return span;
+}
+
+// Session s = [b, e), every row of it valid, wider than max_rows: "session s spans N rows ... from row i
+// on" at its first row, N its exact span (span_of), i the first row that takes the running span past
+// max_rows.
+template <class P, class V>
+void report_span(const InputView& in, int64_t b, int64_t e, int64_t s, const Options& opt, FirstFailure& f) {
+  const SessionWidth span = span_of<P, V>(in, b, e, opt);
   const char* what = in.bars ? "bar" : "row";
-  if (first < 0)  // (never: the window's limit is max_rows) the old words, no span to give
+  if (span.first < 0)  // (never: the window's limit is max_rows) the old words, no span to give
     return f.record(b, messages::too_wide(what, b, opt.max_rows));
-  f.record(b, messages::session_too_wide(s, hi - lo + 1, opt.max_rows, what, first));
+  f.record(b, messages::session_too_wide(s, span.rows, opt.max_rows, what, span.first));
 }
 
 // Session s = [b, e), whose binning stopped (at a bad row, or with the window full): its first bad row,
@@ -620,6 +630,12 @@ bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, int64_t session
 void report_too_wide(const InputView& in, int64_t begin, int64_t end, int64_t session, const Options& opt,
                      FirstFailure& f) {
   with_types(in, [&](auto p, auto v) { report_span<decltype(p), decltype(v)>(in, begin, end, session, opt, f); });
+}
+
+SessionWidth session_span(const InputView& in, int64_t begin, int64_t end, const Options& opt) {
+  SessionWidth span;
+  with_types(in, [&](auto p, auto v) { span = span_of<decltype(p), decltype(v)>(in, begin, end, opt); });
+  return span;
 }
 
 template bool bin_trades<int64_t>(const Array&, const Array&, int64_t, int64_t, int64_t, const Options&,

@@ -67,6 +67,15 @@ template <class Acc>
 bool bin_bars(const BarsInput& bars, int64_t begin, int64_t end, int64_t session, Distribute distribute,
               const Options& opt, Bins<Acc>& bins, FirstFailure& f, GridCount* grid, int n_grid);
 
+// Rows [begin, end) of `in` (one session, every row valid): its span in rows as the plain call bins it
+// (legacy bars on the session's own level ladder), and the first row that takes the running span past
+// max_rows (-1: the session fits). The rule report_too_wide reports by.
+struct SessionWidth {
+  int64_t rows = 0;
+  int64_t first = -1;
+};
+SessionWidth session_span(const InputView& in, int64_t begin, int64_t end, const Options& opt);
+
 // Session `session` = rows [begin, end) of `in`, binned whole and wider than max_rows: recorded at its
 // first row as "session s spans N rows, more than max_rows from row i on" (bin_trades / bin_bars' words).
 void report_too_wide(const InputView& in, int64_t begin, int64_t end, int64_t session, const Options& opt,

@@ -270,7 +270,6 @@ inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, c
   const InputView in = view_of(bars, opt.distribute);
   const auto src = make_source<double, double>(in, opt, 0);
   const double* volume = static_cast<const double*>(bars.volume.data);
-  const bool legacy = opt.distribute == Distribute::legacy;
   for (int64_t k = 0; k < S; ++k) {
     const int64_t a = offsets[k], n = offsets[k + 1] - a;
     for (int64_t i = a; i < a + n; ++i) {
@@ -279,25 +278,12 @@ inline void developing_delta_poc_f64(const BarsInput& bars, const double* buy, c
                                                         opt.ticks_per_row);
       if (!m.empty()) messages::raise(m, __FILE__, __LINE__);
     }
-    // the rows the session's bars touch (legacy: their levels' range, a row more each side), which the
-    // SideSession holds
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (int64_t i = a; i < a + n; ++i) {
-      const Item it = src.item(i);
-      int64_t r0 = 0, r1 = -1;
-      if (legacy) {
-        r0 = src.row_of(Source<double, double>::legacy_lo(it)) - 1;
-        r1 = src.row_of(Source<double, double>::legacy_hi(it)) + 1;
-      } else {
-        src.rows(it, distribute::LegacyLadder{}, r0, r1);
-      }
-      lo = std::min(lo, r0);
-      hi = std::max(hi, r1);
-      if (hi - lo + 1 > opt.max_rows + (legacy ? 2 : 0)) {
-        FirstFailure f;
-        report_too_wide(in, a, a + n, k, opt, f);
-        messages::raise(f.problem(), __FILE__, __LINE__);
-      }
+    // refused as the plain call refuses it: the session's span by its rule (session_span: legacy bars
+    // on the session's level ladder), reported in its words (the SideSession grows its rows as it goes)
+    if (n > 0 && session_span(in, a, a + n, opt).first >= 0) {
+      FirstFailure f;
+      report_too_wide(in, a, a + n, k, opt, f);
+      messages::raise(f.problem(), __FILE__, __LINE__);
     }
     check_side_rows(true, n, volume + a, buy + a, sell + a, Fixed{}, Fixed{}, k, a);
   }

@@ -171,6 +171,19 @@ __device__ inline void reduce_range(unsigned long long lo, unsigned long long hi
   __syncthreads();
 }
 
+// A range pass thread's lowest and highest key of a session (any: it saw a valid row) through the ladder
+// (a row is monotone in its key), then reduce_range. Every thread of the block must call it.
+template <class Src, class Key>
+__device__ inline void reduce_rows_of(const Src& src, bool any, Key lo_key, Key hi_key, unsigned long long* red_lo,
+                                      unsigned long long* red_hi, unsigned long long* glo, unsigned long long* ghi) {
+  unsigned long long lo = kEncNone, hi = 0;
+  if (any) {
+    lo = enc_row(src.row_of(static_cast<double>(lo_key)));
+    hi = enc_row(src.row_of(static_cast<double>(hi_key)));
+  }
+  reduce_range(lo, hi, red_lo, red_hi, glo, ghi);
+}
+
 // A range pass thread's findings into the group's words: the first bad row, the off-grid count and
 // first off-grid row, the kFractional / kHugeVolume bits (only the atomics that carry news).
 __device__ inline void flush_checks(const GroupScratch& g, unsigned long long bad, unsigned long long off,
@@ -262,6 +275,16 @@ __global__ void __launch_bounds__(kThreads) row_range_kernel(Source<P, V> any_sr
 template <class V>
 using CheckedVolume = std::conditional_t<std::is_same<V, float>::value, float, double>;
 
+// Volume k of `volume` as the range passes check it: float volumes as they are, others as float64
+// (load_volume: int64 past 2**53 reads as 2**54, refused by fixed::volume_in_range).
+template <class V>
+__device__ inline CheckedVolume<V> checked_volume(const void* volume, int64_t k) {
+  if constexpr (std::is_same<CheckedVolume<V>, float>::value)
+    return static_cast<const float*>(volume)[k];
+  else
+    return load_volume<V>(volume, k);
+}
+
 // The bin pass's checks of g.volumes_in_bin, as bits: a bad volume, a fraction, a huge volume.
 constexpr unsigned kFoundBad = 1, kFoundFraction = 2, kFoundHuge = 4;
 
@@ -272,6 +295,18 @@ struct TradeChecks {
   P inv;                    // 1 / tick in P, exact when `exact_grid`
   bool exact_grid;          // tick a power of two whose inverse P holds: p * inv exact
   CheckedVolume<V> huge;    // g.huge_volume, rounded down to the checked volume type
+
+  // Off the grid: on it for sure when p / tick is a whole number, exactly (exact_grid), else the
+  // float64 rule of row_range_kernel (inv_tick = 1 / tick in float64, eps by P's precision).
+  __device__ bool off_grid(P p, double tick, double inv_tick, double eps) const {
+    const P tk = p * inv;
+    return !(exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(p), tick, inv_tick, eps);
+  }
+  // A valid price (Source::valid_price): |p| below fast_limit proves it, else the exact test.
+  template <class Src>
+  __device__ bool valid(P p, const Src& src) const {
+    return fabs(p) < fast_limit || src.valid_price(static_cast<double>(p));
+  }
 };
 
 // Volumes false (g.volumes_in_bin): prices only; the volumes are the bin pass's to check. Sided: each
@@ -312,13 +347,11 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
     const auto visit = [&](int64_t i, P pv, W vv, [[maybe_unused]] uint8_t code) {
       if constexpr (Sided)
         if (side::code_i8(code) == side::kBad) bad_side = min(bad_side, static_cast<unsigned long long>(i));
-      // on the grid for sure when p / tick is a whole number, exactly (else the float64 rule)
-      const P tk = pv * c.inv;
-      if (!(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(pv), tick, inv, eps)) {
+      if (c.off_grid(pv, tick, inv, eps)) {
         ++off;
         first_off = min(first_off, static_cast<unsigned long long>(i));
       }
-      if (!(fabs(pv) < c.fast_limit || src.valid_price(static_cast<double>(pv))) ||
+      if (!c.valid(pv, src) ||
           (Volumes && !fixed::volume_in_range(vv))) {
         bad = min(bad, static_cast<unsigned long long>(i));
         return;
@@ -342,10 +375,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
           if (i < e) {
             p[u] = price[i];
             if constexpr (Sided) code[u] = sides[i];
-            if constexpr (std::is_same<W, float>::value)
-              v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
-            else
-              v[u] = load_volume<V>(src.in.volume, i - src.base);
+            v[u] = checked_volume<V>(src.in.volume, i - src.base);
           }
         }
 #pragma unroll
@@ -387,12 +417,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, Sided ? (sizeof(P) == 4 ? 4 : 3) : 
         }
       }
     }
-    unsigned long long lo = kEncNone, hi = 0;
-    if (any) {
-      lo = enc_row(src.row_of(static_cast<double>(lo_p)));
-      hi = enc_row(src.row_of(static_cast<double>(hi_p)));
-    }
-    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+    reduce_rows_of(src, any, lo_p, hi_p, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
   if (Sided && bad_side != kEncNone) atomicMin(g.err_side, bad_side);
@@ -429,12 +454,9 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_k
   bool fractional = false, huge = false;
   constexpr double eps = sizeof(P) == 4 ? grid::kEpsF32 : grid::kEpsF64;
   const double inv = 1.0 / tick;
-  // off the grid (open is read by legacy only, which this kernel does not take): as trade_range_kernel
-  const auto off_grid = [&](P p) -> unsigned {
-    const P tk = p * c.inv;
-    return !(c.exact_grid && tk == rint(tk)) && grid::off_grid_fast(static_cast<double>(p), tick, inv, eps);
-  };
-  const auto valid = [&](P p) { return fabs(p) < c.fast_limit || src.valid_price(static_cast<double>(p)); };
+  // off the grid (open is read by legacy only, which this kernel does not take), valid: as for trades
+  const auto off_grid = [&](P p) -> unsigned { return c.off_grid(p, tick, inv, eps); };
+  const auto valid = [&](P p) { return c.valid(p, src); };
   for (int64_t s = t.first; s <= t.last; ++s) {
     const int64_t a = t.begin(g, s), e = t.end(g, s);
     Key lo_k = static_cast<Key>(INFINITY), hi_k = -static_cast<Key>(INFINITY);
@@ -450,10 +472,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_k
           l[u] = low[i];
           cl[u] = close[i];
           o[u] = open[i];
-          if constexpr (std::is_same<W, float>::value)
-            v[u] = static_cast<const float*>(src.in.volume)[i - src.base];
-          else
-            v[u] = load_volume<V>(src.in.volume, i - src.base);
+          v[u] = checked_volume<V>(src.in.volume, i - src.base);
         }
       }
 #pragma unroll
@@ -488,12 +507,7 @@ __global__ void VPOC_LAUNCH_BOUNDS(kThreads, sizeof(P) == 4 ? 4 : 3) bar_range_k
         any = true;
       }
     }
-    unsigned long long lo = kEncNone, hi = 0;
-    if (any) {
-      lo = enc_row(src.row_of(static_cast<double>(lo_k)));
-      hi = enc_row(src.row_of(static_cast<double>(hi_k)));
-    }
-    reduce_range(lo, hi, red_lo, red_hi, &g.lo[s], &g.hi[s]);
+    reduce_rows_of(src, any, lo_k, hi_k, red_lo, red_hi, &g.lo[s], &g.hi[s]);
   }
   flush_checks(g, bad, off, first_off, fractional, huge);
 }

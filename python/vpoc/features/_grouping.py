@@ -100,6 +100,29 @@ def _runs(values: Any, column: str) -> Tuple[np.ndarray, np.ndarray]:
     return offsets, firsts
 
 
+# A date column that changes between two rows less than this apart cuts continuous trading: the futures
+# sessions' daily halt (16:00-17:00 CT) and weekends are longer, a calendar day's midnight is not a pause.
+_CONTINUOUS_NS = 30 * 60 * 1_000_000_000
+
+
+def _warn_calendar_dates(column: str, offsets: np.ndarray, ts: np.ndarray, what: str) -> None:
+    """A GuessedDefaultWarning when the date column taken by default (no session=) starts a session less
+    than 30 minutes after the row before it: its values are likely calendar dates, which cut every
+    overnight session at midnight, where from_bars on the same frame uses Globex trade dates."""
+    starts = offsets[1:-1]
+    if starts.size == 0 or ts.shape[0] != int(offsets[-1]):
+        return
+    cut = starts[(ts[starts] - ts[starts - 1]) < _CONTINUOUS_NS]
+    if cut.size == 0:
+        return
+    i = int(cut[0])
+    warnings.warn(f"{what}: rows are grouped into sessions by the DataFrame's {column!r} column, whose value "
+                  f"changes {cut.size} time(s) without a pause in trading (e.g. between rows {i - 1} and {i}, "
+                  f"{(int(ts[i]) - int(ts[i - 1])) // 1_000_000_000} s apart): calendar dates, which split "
+                  "overnight sessions at midnight? Pass session='globex' (trade dates, as from_bars(df)) or "
+                  f"session={column!r} to keep this grouping", GuessedDefaultWarning, stacklevel=user_stacklevel())
+
+
 def _shown(x: Any) -> Any:
     """A numpy scalar as messages print it: 20190102, not np.int64(20190102); a datetime as its text."""
     if isinstance(x, np.datetime64):
@@ -147,7 +170,10 @@ def _group(n: int, *, offsets: Any, session_ids: Any, session: Any, synth: Optio
                 warnings.warn(f"{what}: the DataFrame has several grouping columns {present}: rows "
                               f"are grouped by {present[0]!r} (pass session='<column>' to choose)",
                               GuessedDefaultWarning, stacklevel=user_stacklevel())
-            return _by_column(present[0], cols[present[0]])
+            g = _by_column(present[0], cols[present[0]])
+            if present[0] in _DATE_COLUMNS and ts is not None:
+                _warn_calendar_dates(present[0], g.offsets, ts, what)
+            return g
         if synth is not None:
             offs, labels = _core.session_offsets(synth[0], None, n)
             lab = np.asarray(synth[1])

@@ -168,8 +168,11 @@ def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0) -> Tuple[str, 
         ends_1600 = bool(_at_16(np.array([end_min]), slack)[0] and _at_17(np.array([nxt]), slack)[0])
         if ends_1600 and gap[i] <= (60 + 2 * slack) * 60 * _NS:
             continue  # the daily halt
-        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and gap[i] <= (49 * 60 + 2 * slack) * 60 * _NS:
-            continue  # the weekend
+        # the weekend: 49 h Friday 16:00 -> Sunday 17:00 CT on the wall clock (50 h of real time over the
+        # autumn clock change, 48 over the spring one), so measured in Chicago wall-clock time
+        wall = (ct[i + 1].tz_localize(None) - ct[i].tz_localize(None)).value - step
+        if ends_1600 and wday[i] == 4 and wday[i + 1] == 6 and wall <= (49 * 60 + 2 * slack) * 60 * _NS:
+            continue
         if wday[i] == 5 or wday[i + 1] == 5:
             continue  # stray weekend prints are reported below
         hours_len = (int(gap[i])) / 3600 / _NS

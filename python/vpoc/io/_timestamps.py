@@ -14,7 +14,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from .._time import TIME_UNITS, check_plausible, likely_unit, ns_range_error
+from .._errors import input_error
+from .._time import TIME_UNITS, check_plausible, likely_unit, ns_range_error, unit_name
 from ._options import (_YEARS, _LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_RE, Int64Array, _first,
                        _Options, _Where)
 
@@ -171,6 +172,10 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
     if i is not None:
         _out_of_range(text.iloc[i], fmt, where(i))
         digits = text.iloc[i].lstrip("-").isdigit()
+        guess = likely_unit(int(text.iloc[i]), int(text.iloc[i])) if digits else None
+        if guess is not None:  # an epoch time: the fix is its unit, not a format (InputError.argument says so)
+            raise input_error(f"{where(i)}: timestamp {raw.iloc[i]!r} is an integer that looks like "
+                              f"{unit_name(guess)} since the epoch: pass time_unit={guess!r}", "time_unit")
         hint = " (integer epoch times need time_unit=)" if digits else ""
         raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):

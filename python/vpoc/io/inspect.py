@@ -211,8 +211,12 @@ def _sorted_frame(source: Any, kw: Dict[str, Any]) -> Tuple[Any, int]:
 
 
 def _guess_time_format(source: Any, kw: Dict[str, Any], error: ValueError) -> str:
-    """The one COMMON_TIME_FORMATS entry that parses every timestamp, else ValueError naming them."""
+    """The one COMMON_TIME_FORMATS entry that parses every timestamp, else ValueError naming them (an
+    error about the unit of integer epoch times is raised as it is: no format is the fix)."""
     import pandas as pd
+
+    if getattr(error, "argument", None) == "time_unit":
+        raise error
 
     try:
         text = _frame_and_key(source, kw)[1].astype(str).str.strip()

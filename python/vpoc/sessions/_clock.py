@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from .._arrays import first_decrease, unmasked
 from .._errors import input_error
-from .._time import check_time_unit, days_yyyymmdd, host, naive_pandas_error, timestamps_ns
+from .._time import check_datetimes, check_time_unit, days_yyyymmdd, host, naive_pandas_error, timestamps_ns
 
 __all__ = ["_date_span", "_flag", "_iso", "_localize_wall", "_options", "_sorted", "_time_of_day",
            "_timestamps", "_yyyymmdd"]
@@ -45,7 +45,7 @@ def _timestamps(ts: Any, time_unit: Optional[str] = None) -> Int64Array:
             if idx.hasnans:
                 i = int(np.flatnonzero(np.asarray(idx.isna()))[0])
                 raise input_error(f"ts[{i}] is NaT", "ts", i)
-            return _sorted(np.ascontiguousarray(arr, dtype=np.int64))
+            return _sorted(check_datetimes(np.ascontiguousarray(arr, dtype=np.int64), "ts"))
         if dtype.kind == "M":
             raise naive_pandas_error("ts")
         ts = ts.to_numpy()

@@ -160,6 +160,8 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     dropped_volume = float("nan") if vol_d is None else float(vol_d.sum())
     excused = {"outside RTH", "outside window", "holiday"} if defn.gap_by_definition else set()
     warned = [k for k in by_rows if k not in excused]
+    if on_outside != "drop" and by_rows.get("outside RTH", 0):
+        _warn_shifted(td[keys == CAUSES.index("outside RTH")], t, win_opens, win_closes, step, n, what)
     if not warned or on_outside == "drop":
         return by_rows, by_vol, dropped_volume
     bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]))
@@ -240,6 +242,54 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         f"(vpoc.sessions.{what}(ts, on_outside=...); from_* and the feature tables take the result as session=)",
         DroppedRowsWarning, stacklevel=user_stacklevel())
     return by_rows, by_vol, dropped_volume
+
+
+# How far from an RTH window the rows it leaves out may lie and still read as a shifted RTH-only feed.
+_SHIFT_REACH_NS = 3 * 3600 * 1_000_000_000
+
+
+def _warn_shifted(out: Int64Array, t: Int64Array, win_opens: Optional[Int64Array], win_closes: Int64Array,
+                  step: Optional[int], n: int, what: str) -> None:
+    """A DroppedRowsWarning when the rows RTH leaves out (``out``, times) look like an RTH-only feed read
+    in the wrong time zone: every one of them within 3 hours after a window's end (or before its start),
+    and the days that have them start (end) that much later (earlier) inside the window, on at least two
+    days and most of them. Rows outside RTH are otherwise no news (a Globex feed has them every night)."""
+    if win_opens is None or win_opens.size < 2 or out.size == 0:
+        return
+    bar = int(step) if step else 0
+    if not bar:
+        try:
+            bar = infer_interval_ns(t)
+        except ValueError:  # trades, or too few rows: the extents are the rows' own times
+            bar = 0
+    first = t[np.minimum(np.searchsorted(t, win_opens, side="left"), t.size - 1)]
+    last = t[np.maximum(np.searchsorted(t, win_closes, side="left") - 1, 0)]
+    prev = np.searchsorted(win_closes, out, side="right") - 1  # the window each row follows
+    nxt = np.searchsorted(win_opens, out, side="right")  # the window each row precedes
+    after = np.where(prev >= 0, out - win_closes[np.maximum(prev, 0)], _SHIFT_REACH_NS)
+    before = np.where(nxt < win_opens.size, win_opens[np.minimum(nxt, win_opens.size - 1)] - out, _SHIFT_REACH_NS)
+    for late in (True, False):
+        gap = after if late else before
+        if not np.all((gap >= 0) & (gap < _SHIFT_REACH_NS)):
+            continue
+        win = prev if late else nxt
+        days = np.unique(win)
+        extent = np.zeros(win_opens.size, dtype=np.int64)
+        np.maximum.at(extent, win, gap + (bar if late else 0))
+        inside = (first - win_opens) if late else (win_closes - (last + bar))  # the same shift at the other end
+        e, g = extent[days], inside[days]
+        match = np.abs(g - e) <= np.maximum(15 * 60 * 1_000_000_000, e // 4)
+        if days.size < 2 or match.sum() < max(2, 0.8 * days.size):
+            continue
+        minutes = float(np.median(e[match])) / 6e10
+        warnings.warn(
+            f"vpoc.sessions.{what}: {out.size:,} of {n:,} rows lie just {'after RTH ends' if late else 'before RTH opens'} "
+            f"(up to {minutes:.0f} min) on {int(match.sum())} of {days.size} days, each of which "
+            f"{'starts' if late else 'ends'} about as much {'after RTH opens' if late else 'before RTH ends'}, "
+            "and no row lies elsewhere outside RTH: an RTH-only feed whose timestamps are shifted, read in the "
+            f"wrong time zone? ({_INSPECT}). These rows are left out (Sessions.dropped_rows); on_outside='drop' "
+            "silences this", DroppedRowsWarning, stacklevel=user_stacklevel())
+        return
 
 
 def _one_per_session(hits: int, others: int, n_windows_used: int) -> bool:
