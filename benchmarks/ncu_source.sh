@@ -26,29 +26,22 @@ ncu --clock-control none -k "$kernel" --launch-skip "$skip" -c 1 \
 {
   echo "== $tag: $kernel (skip $skip): $*"
   ncu -i "$rep.ncu-rep" --page details 2>&1 | grep -E "Duration|Warp Cycles|Issued|Eligible|Active Warps|Stall|stall|Theoretical|Achieved" | head -40
-  echo "== source lines by warp stall samples"
-  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda > "${rep}_source.csv" 2>&1
-  python3 - "${rep}_source.csv" <<'PY'
+  echo "== stall reasons (raw metrics)"
+  ncu -i "$rep.ncu-rep" --page raw --csv 2>/dev/null | python3 -c '
 import csv, sys
-rows = list(csv.reader(open(sys.argv[1], errors="replace")))
-head = next((i for i, r in enumerate(rows) if any("Sampl" in c for c in r)), None)
-if head is None:
-    print("no sampling columns in the source page:", rows[:3])
-    raise SystemExit(0)
-cols = rows[head]
-s_col = next(i for i, c in enumerate(cols) if "Sampl" in c and "Not" not in c)
-src_col = next((i for i, c in enumerate(cols) if c.strip().lower() in ("source", "# source")), len(cols) - 1)
-def num(x):
-    try:
-        return float(x.replace(",", ""))
-    except ValueError:
-        return 0.0
-data = [(num(r[s_col]), r[0], r[src_col].strip()) for r in rows[head + 1:] if len(r) > max(s_col, src_col)]
-total = sum(d[0] for d in data) or 1.0
-print(f"{cols[s_col]}: {total:.0f} in all")
-for n, line, text in sorted(data, reverse=True)[:40]:
-    print(f"{100 * n / total:5.1f}%  {line:>6}  {text[:110]}")
-PY
+r = list(csv.reader(sys.stdin))
+if len(r) >= 3:
+    for n, u, v in zip(r[0], r[1], r[2]):
+        if "issue_stalled" in n and "pct" not in n:
+            try:
+                if float(v.replace(",", "")) > 0: print(f"  {n} = {v} {u}")
+            except ValueError:
+                pass'
+  echo "== SASS instructions by warp stall samples"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "${rep}_sass.csv" 2>&1
+  python3 "$(dirname "${BASH_SOURCE[0]}")/ncu_sass.py" "${rep}_sass.csv"
+  echo "== CUDA source lines (cuda,sass) by warp stall samples"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda,sass > "${rep}_source.csv" 2>&1
+  python3 "$(dirname "${BASH_SOURCE[0]}")/ncu_sass.py" "${rep}_source.csv"
 } >"$OUT/ncu_$tag.txt" 2>&1
-rm -f "$rep.ncu-rep"  # large; the text and the csv stay
 tail -n 45 "$OUT/ncu_$tag.txt"
