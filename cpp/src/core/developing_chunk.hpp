@@ -29,8 +29,8 @@
 
 namespace vpoc::developing::chunk {
 
-constexpr int kChunk = 64;                      // bars per chunk at most (one walker lane each)
-constexpr int kThreads = 128;                   // threads of a block (a multiple of kChunk)
+constexpr int kChunk = 32;                      // bars per chunk at most (one walker lane each)
+constexpr int kThreads = 64;                    // threads of a block (a multiple of kChunk)
 constexpr int kPerSnapshot = kThreads / kChunk;  // threads sharing one snapshot's POC search
 static_assert(kThreads >= 2 * kChunk, "walk_ahead prepares the next chunk on the lanes past the walkers");
 constexpr int kTableCells = 2048;               // doubles of the table (16 KiB)
