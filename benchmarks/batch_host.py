@@ -68,6 +68,20 @@ def main(argv: Any = None) -> int:
                                                       device="cuda"), n, sync)
     res["from_bars_levels"] = best_us(lambda: torch.from_dlpack(vpoc.from_bars(
         H, L, C, V, offsets=off, tick_size=0.25, distribute="uniform", device="cuda").levels), n, sync)
+    # as bench_gpu's batch loop: 8 distinct batches resident on the GPU, one per call in turn
+    many = []
+    for k in range(8):
+        bk = es_bars(32, 390, seed=1000 + k)
+        many.append(tuple(torch.from_numpy(np.asarray(x, np.float32)).cuda()
+                          for x in (bk.high, bk.low, bk.close, bk.volume)))
+    it = [0]
+
+    def cycled() -> Any:
+        it[0] += 1
+        h, lo, c, v = many[it[0] % 8]
+        return torch.from_dlpack(vpoc.from_bars(h, lo, c, v, offsets=off, tick_size=0.25, distribute="uniform",
+                                                device="cuda").levels)
+    res["from_bars_levels_8_batches"] = best_us(cycled, n, sync)
     for k, v in res.items():
         print(f"  {k:26s} {v:8.1f} us")
     if args.out:
