@@ -26,16 +26,20 @@ def day_span(t: np.ndarray, step: int) -> Optional[int]:
     pause of DAY_PAUSE_MIN or more leaves the rest empty and trading pauses at least once; else None."""
     if t.size < 2 or step <= 0 or not np.any(np.diff(t) > _PAUSE_NS):
         return None
+    span = _covered((t // (60 * _NS)) % 1440, step)
+    return span if 1440 - span + max(step // (60 * _NS) - 1, 0) >= DAY_PAUSE_MIN else None
+
+
+def _covered(minute: np.ndarray, step: int) -> int:
+    """Minutes of the day between the first and last bar (as ``minute`` of day opens) around the longest
+    empty stretch, the last bar's length included."""
     seen = np.zeros(1440, dtype=bool)
-    seen[(t // (60 * _NS)) % 1440] = True
+    seen[minute] = True
     run = longest = 0
     for empty in np.concatenate([~seen, ~seen]):
         run = run + 1 if empty else 0
         longest = max(longest, run)
-    longest = min(longest, 1440)
-    if longest < DAY_PAUSE_MIN:
-        return None
-    return min(1440 - longest + max(step // (60 * _NS) - 1, 0), 1440)
+    return min(1440 - min(longest, 1440) + max(step // (60 * _NS) - 1, 0), 1440)
 
 
 def _days(t: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -44,13 +48,13 @@ def _days(t: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return t[np.r_[0, brk + 1]], t[np.r_[brk, t.size - 1]]
 
 
-def round_label(t: np.ndarray, step: int) -> Tuple[Optional[str], str]:
+def round_label(t: np.ndarray, step: int, clock: str = "as written") -> Tuple[Optional[str], str]:
     """The label under which the days' first bar opens and last bar ends on a quarter hour (09:30 and
     16:00: open stamps 09:30 / 15:59, close stamps 09:31 / 16:00), with its evidence line; None when
     both or neither do (bars of 15 min or more are round either way)."""
     first, last = _days(t)
     wall = lambda x: _hm(int((x // (60 * _NS)) % 1440))  # noqa: E731
-    written = (f"the days' first stamps as written are mostly {wall(_mode(first))} and their last "
+    written = (f"the days' first stamps {clock} are mostly {wall(_mode(first))} and their last "
                f"{wall(_mode(last))}")
     if step >= _ROUND_NS or step <= 0:
         return None, f"{written}: bars of {step / _NS / 60:g} min end on a quarter hour either way (no label evidence)"
@@ -97,7 +101,7 @@ def judge_day(hyps: List[Dict[str, Any]], distinct: List[Dict[str, Any]], t: np.
     ev = [f"a day session: the stamps cover {span / 60:g} h of the day ({clock}), none in the other "
           f"{24 - span / 60:g} h: not CME Globex 17:00-16:00 (23 h); judged on US regular trading hours instead, a "
           f"day's first bar opening at 08:30 CT and its last ending at {_RTH_ENDS_TEXT}"]
-    label_by_bounds, bounds_line = (None, "") if trades else round_label(t, step)
+    label_by_bounds, bounds_line = (None, "") if trades else round_label(t, step, clock)
     if bounds_line:
         ev.append(bounds_line)
     ev.append(f"{_what(best, trades)}: {_fit_text(sc, step)}; {sc['halt_rows']:,} of {sc['rows']:,} bars open "
@@ -128,8 +132,9 @@ def judge_day(hyps: List[Dict[str, Any]], distinct: List[Dict[str, Any]], t: np.
     return best["tz"], best["label"], confidence, True, bounds, ev
 
 
-def day_hours(hours: str, opens: np.ndarray, span: int, tz: Optional[str], trades: bool) -> str:
+def day_hours(hours: str, opens: np.ndarray, step: int, tz: Optional[str], trades: bool) -> str:
     """``hours`` (the CT hours of the chosen reading) said to be a day session, with ``tz``'s wall clock."""
+    span = _covered(_ct_fields(opens)[0], step) if opens.size else 0
     extra = ""
     if tz not in (None, "America/Chicago") and opens.size:
         first, last = _days(opens)

@@ -8,9 +8,11 @@ America/Chicago with a daily halt 16:00-17:00, RTH open 08:30 CT, cash close 15:
 candidate reading (time zone x open/close stamps) is scored by how many bars it puts in the halt,
 whether trading restarts at 17:00 CT after each pause (and on Sundays, the weekly open), stops at
 16:00 CT, and whether the busiest bar is the 08:30 CT open. The reading with the fewest bars in
-the halt wins; ties go to the earlier candidate (UTC first). A trades file (a price column, no
-high/low: what read_bars calls trades) is judged on the one-minute buckets holding its trades
-(``Inspection.kind == "trades"``): the same zone, hours and gaps evidence, no bar label or interval.
+the halt wins; ties go to the earlier candidate (UTC first). A day-session file (RTH only: 3 h or
+more of every day empty as written) is judged on US RTH instead (_day_hours): the reading whose days
+open at 08:30 CT and end at 15:00 / 15:15 / 16:00 CT, the label checked by the days' round bounds.
+A trades file (a price column, no high/low: what read_bars calls trades) is judged on the one-minute
+buckets holding its trades (``Inspection.kind == "trades"``): the same zone, hours and gaps evidence, no bar label or interval.
 See docs/inspect.md.
 """
 
@@ -466,7 +468,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             opens = best["opens"][best["valid"]]
             hours, gaps, hev = _hours_and_gaps(opens, step, TRADES_SLACK_MIN if trades else 0, bounds)
             if span is not None:
-                hours = day_hours(hours, opens, span, tz if naive else None, trades)
+                hours = day_hours(hours, opens, step, tz if naive else None, trades)
                 hev += [] if trades else [rth_kept(opens)]
             ev += hev
             stray = best["score"]["saturday_rows"]
