@@ -1,8 +1,9 @@
 """CME Globex hours as evidence for vpoc.io.inspect: how well a reading of a file's stamps fits them.
 
 Contract: pure functions of int64 ns UTC bar opens (and volumes): a reading's score (bars in the
-16:00-17:00 CT halt, restarts at 17:00 CT, stops at 16:00 CT, weekly Sunday opens, busiest minute),
-and the trading hours and pauses of the winning one. No reading, no I/O: vpoc.io.inspect decides.
+16:00-17:00 CT halt, restarts at 17:00 CT, stops at 16:00 CT, weekly Sunday opens, busiest minute; for a
+day-session file, days opening at 08:30 CT and ending at an RTH close), and the trading hours and pauses
+of the winning one. No reading, no I/O: vpoc.io.inspect decides.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ __all__: list = []
 _EXCHANGE = "America/Chicago"
 _HALT = (16 * 60, 17 * 60)        # CT minutes of day [16:00, 17:00)
 _RTH_OPEN, _CASH_CLOSE = 8 * 60 + 30, 15 * 60
+_RTH_ENDS = (15 * 60, 15 * 60 + 15, 16 * 60)   # CT: cash close, ES day session end, Globex halt
 _PAUSE_NS = 45 * 60 * 10**9       # a pause in trading long enough to be a halt
 _WEEKEND_NS = 40 * 3600 * 10**9
 _NS = 10**9
@@ -51,7 +53,11 @@ def _at_17(minute: np.ndarray, slack: int) -> np.ndarray:
 
 
 def _at_16(end_minute: np.ndarray, slack: int) -> np.ndarray:
-    return (end_minute <= _HALT[0]) & (end_minute >= _HALT[0] - slack)
+    return _at_end(end_minute, _HALT[0], slack)
+
+
+def _at_end(end_minute: np.ndarray, end: int, slack: int) -> np.ndarray:
+    return (end_minute <= end) & (end_minute >= end - slack)
 
 
 def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int, slack: int = 0) -> Dict[str, Any]:
@@ -82,6 +88,8 @@ def _score(opens: np.ndarray, valid: np.ndarray, vol: np.ndarray, step: int, sla
             "stop_at_16": int(np.sum(_at_16(minute[stop] + step_min, slack))),
             "weekly": int(weekly.size),
             "weekly_sunday_17": int(np.sum((wday[weekly] == 6) & _at_17(minute[weekly], slack))),
+            "rth_open": int(np.sum((minute[restart] >= _RTH_OPEN) & (minute[restart] <= _RTH_OPEN + slack))),
+            "rth_close": int(sum(np.sum(_at_end(minute[stop] + step_min, e, slack)) for e in _RTH_ENDS)),
             "busiest": busiest, "restart_mode": _mode(minute[restart]),
             "stop_mode": _mode(minute[stop]),
             "busiest_ok": int(bool(busiest) and busiest[0] == _RTH_OPEN),
@@ -125,17 +133,36 @@ def _shown(distinct: List[Dict[str, Any]], best: Dict[str, Any]) -> List[Dict[st
     return out
 
 
-def _key(sc: Dict[str, Any], order: int) -> Tuple[Any, ...]:
+def _key(sc: Dict[str, Any], order: int, day: bool = False) -> Tuple[Any, ...]:
+    """A reading's rank (smaller first); ``day``: a day-session file, ranked by its days' fit to US
+    RTH (opens at 08:30 CT, ends at 15:00 / 15:15 / 16:00 CT) before the Globex restarts and stops."""
     matched = sc["restart_at_17"] + sc["stop_at_16"] + sc["weekly_sunday_17"]
-    return (sc["halt_rows"] + sc["invalid"], -matched, -sc["busiest_ok"], order)
+    rth = sc["rth_open"] + sc["rth_close"] if day else 0
+    return (sc["halt_rows"] + sc["invalid"], -rth, -matched, -sc["busiest_ok"], order)
 
 
 # --------------------------------------------------------------------------- hours and gaps
 
 
-def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0) -> Tuple[str, List[Dict[str, Any]], List[str]]:
+def _day_gap(end_min: int, nxt: int, d0: int, d1: int, bounds: Tuple[int, int], slack: int) -> Optional[str]:
+    """A day session's pause from a bar ending at CT minute ``end_min`` of day ``d0`` to one opening at
+    ``nxt`` of day ``d1``: None for the daily pause (the day's end to the next weekday's open), else its
+    kind."""
+    at_open = bounds[0] <= nxt <= bounds[0] + slack
+    at_end = bounds[1] - slack <= end_min <= bounds[1]
+    skipped = int(np.busday_count(np.datetime64(d0 + 1, "D"), np.datetime64(max(d1, d0 + 1), "D")))
+    if d1 <= d0 or not at_open:
+        return "gap inside the session"
+    if not at_end and end_min < bounds[1] - slack:
+        return "early halt: holiday or early close"
+    return "closed day(s): holiday" if skipped else None
+
+
+def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0, day_bounds: Optional[Tuple[int, int]] = None
+                    ) -> Tuple[str, List[Dict[str, Any]], List[str]]:
     """The trading hours, the pauses other than the daily halt / weekends, Saturday rows; ``slack`` as
-    in _score (trades: their minutes, worded as trades, not bars)."""
+    in _score (trades: their minutes, worded as trades, not bars); ``day_bounds``: a day session's (open, end)
+    CT minutes, whose pause from one day's end to the next weekday's open is the daily one."""
     import pandas as pd
 
     minute, wday, day = _ct_fields(opens)
@@ -165,6 +192,12 @@ def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0) -> Tuple[str, 
     for i in idx:
         end_min = (int(minute[i]) + step // (60 * _NS)) % 1440
         nxt = int(minute[i + 1])
+        if day_bounds is not None:
+            kind = _day_gap(end_min, nxt, int(day[i]), int(day[i + 1]), day_bounds, slack)
+            if kind is not None:
+                gaps.append({"after": str(ct[i] + pd.Timedelta(step, "ns")), "resume": str(ct[i + 1]),
+                             "hours": round(int(gap[i]) / 3600 / _NS, 2), "kind": kind})
+            continue
         ends_1600 = bool(_at_16(np.array([end_min]), slack)[0] and _at_17(np.array([nxt]), slack)[0])
         if ends_1600 and gap[i] <= (60 + 2 * slack) * 60 * _NS:
             continue  # the daily halt
@@ -185,13 +218,14 @@ def _hours_and_gaps(opens: np.ndarray, step: int, slack: int = 0) -> Tuple[str, 
             kind = "gap inside the session"
         gaps.append({"after": str(ct[i] + pd.Timedelta(step, "ns")), "resume": str(ct[i + 1]),
                      "hours": round(hours_len, 2), "kind": kind})
+    usual = "the daily halt" if day_bounds is None else "the pause between days"
     if gaps:
         shown = "; ".join(f"{g['after'][:16]} -> {g['resume'][:16]} CT, {g['kind']}"
                           for g in gaps[:8])
         more = f"; and {len(gaps) - 8} more" if len(gaps) > 8 else ""
-        ev.append(f"{len(gaps)} pauses other than the daily halt and weekends: {shown}{more}")
+        ev.append(f"{len(gaps)} pauses other than {usual} and weekends: {shown}{more}")
     else:
-        ev.append("no pauses other than the daily halt and weekends")
+        ev.append(f"no pauses other than {usual} and weekends")
     sat = np.flatnonzero(wday == 5)
     if sat.size:
         shown = ", ".join(str(ct[i])[:16] for i in sat[:5])

@@ -8,9 +8,11 @@ America/Chicago with a daily halt 16:00-17:00, RTH open 08:30 CT, cash close 15:
 candidate reading (time zone x open/close stamps) is scored by how many bars it puts in the halt,
 whether trading restarts at 17:00 CT after each pause (and on Sundays, the weekly open), stops at
 16:00 CT, and whether the busiest bar is the 08:30 CT open. The reading with the fewest bars in
-the halt wins; ties go to the earlier candidate (UTC first). A trades file (a price column, no
-high/low: what read_bars calls trades) is judged on the one-minute buckets holding its trades
-(``Inspection.kind == "trades"``): the same zone, hours and gaps evidence, no bar label or interval.
+the halt wins; ties go to the earlier candidate (UTC first). A day-session file (RTH only: 3 h or
+more of every day empty as written) is judged on US RTH instead (_day_hours): the reading whose days
+open at 08:30 CT and end at 15:00 / 15:15 / 16:00 CT, the label checked by the days' round bounds.
+A trades file (a price column, no high/low: what read_bars calls trades) is judged on the one-minute
+buckets holding its trades (``Inspection.kind == "trades"``): the same zone, hours and gaps evidence, no bar label or interval.
 See docs/inspect.md.
 """
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
 from ._columns import recorded_columns, side_evidence
+from ._day_hours import day_hours, day_span, judge_day, rth_kept, written_hours
 from ._globex_hours import (TRADES_SLACK_MIN, _CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key,
                             _localize, _score, _shown)
 
@@ -374,6 +377,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             [None] if not naive else
             ([str(user_tz)] if user_tz is not None and str(user_tz) not in CANDIDATE_ZONES else [])
             + list(CANDIDATE_ZONES))
+        span = day_span(t, step)  # a day session (RTH only), not Globex: judged on US RTH
         hyps = []
         for zi, z in enumerate(zones):
             inst = t if z is None else _localize(t, z)
@@ -382,7 +386,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
                 opens = inst - (step if lab == "close" else 0)
                 sc = _score(opens, valid, vol, step, TRADES_SLACK_MIN if trades else 0)
                 hyps.append({"tz": z, "label": lab, "score": sc, "opens": opens, "valid": valid,
-                             "key": _key(sc, 2 * zi + li)})
+                             "key": _key(sc, 2 * zi + li, span is not None)})
         hyps.sort(key=lambda h: h["key"])
         best = hyps[0]
         sc = best["score"]
@@ -390,81 +394,82 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
                 and np.array_equal(h["opens"], best["opens"])]
         distinct = [h for h in hyps[1:] if not np.array_equal(h["opens"], best["opens"])]
         runner = distinct[0] if distinct else None
-        what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
-                                     "" if trades else f"label={best['label']}") if x) or "as read"
-        at17, at16 = ((f"at 17:00-17:{TRADES_SLACK_MIN:02d} CT (first trade minute)",
-                       f" (last trade minute from 15:{60 - TRADES_SLACK_MIN:02d})") if trades
-                      else ("open at 17:00 CT", ""))
-        ev.append(f"{what}: {sc['halt_rows']:,} of {sc['rows']:,} {'minutes with trades' if trades else 'bars open'} "
-                  "in "
-                  f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
-                  f"restarts after a pause {at17}; {sc['stop_at_16']} of {sc['stops']} "
-                  f"stops end at 16:00 CT{at16} (the others are early closes or halts); "
-                  f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
-        raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
-        if (not trades and raw["restart_mode"] is not None and raw["stop_mode"] is not None
-                and sc["halt_rows"] <= 0.01 * sc["rows"]):
-            ev.append(f"as written (read in {best['tz'] or 'their own offsets'}), the first stamp "
-                      f"after a pause is mostly {_hm(raw['restart_mode'])} CT and the last before "
-                      f"one {_hm(raw['stop_mode'])} CT: bars of 17:00-16:00 stamped at their "
-                      f"{'close' if best['label'] == 'close' else 'open'}")
-        if sc["busiest"]:
-            last = _CASH_CLOSE - step // (60 * _NS)
-            names = {_RTH_OPEN: " (the 08:30 CT RTH open)",
-                     last: " (closes at the 15:00 CT cash close)"}
-            ev.append(("busiest minutes (mean volume of their trades) at " if trades else "busiest bars (mean volume) open at ")
-                      + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]))
-        for h in same:
-            ev.append(f"tz={h['tz']} gives the same stamps on this span (no difference in its "
-                      f"UTC offset rules here); {best['tz']} preferred")
-        halt_share = sc["halt_rows"] / max(sc["rows"], 1)
-        margin = (runner["score"]["halt_rows"] - sc["halt_rows"]) if runner else 0
-        decided = halt_share <= 0.01 and sc["restarts"] >= 1
-        shown = _shown(distinct, best)
         for h in distinct:
             s2 = h["score"]
             alternatives.append({"tz": h["tz"], "label": h["label"], "halt_rows": s2["halt_rows"],
                                  "halt_volume_share": s2["halt_volume_share"],
                                  "restart_at_17": s2["restart_at_17"], "restarts": s2["restarts"]})
-        for h in shown:
-            s2 = h["score"]
-            share = s2["halt_rows"] / max(s2["rows"], 1)
-            why = (f"puts {s2['halt_rows']:,} bars ({share:.1%} of rows, "
-                   f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
-            if h["tz"] == best["tz"] and s2["busiest"]:
-                why += f"; busiest bar at {_hm(s2['busiest'][0])} CT"
-            if s2["invalid"]:
-                why += f"; {s2['invalid']} times do not exist in that zone"
-            head = f"tz={h['tz']}, " if h["tz"] is not None else ""
-            verdict = "rejected" if decided else "also possible"
-            what = (head + ("" if trades else f"label={h['label']}")).rstrip(", ")
-            ev.append(f"{verdict} {what}: {why}")
-        if halt_share > 0.01:
-            ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
-                      "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
-                      "Globex hours; time zone and label cannot be told")
-        elif sc["restarts"] == 0:
-            ev.append("ambiguous: no pause in trading is visible (too few rows): time zone and "
-                      "label cannot be told")
-        elif sc["restarts"] < _MIN_RESTARTS:
-            ev.append(f"ambiguous: only {sc['restarts']} daily pause(s) visible (too few rows): "
-                      "the best reading is a guess")
-            tz, label = best["tz"], best["label"]
-        elif margin < max(2, sc["restarts"] // 2):
-            ev.append(f"ambiguous: the next reading (tz={runner['tz'] if runner else None}, "
-                      f"label={runner['label'] if runner else None}) is almost as good")
-            tz, label = best["tz"], best["label"]
+        if span is not None:  # a day session (RTH only): US RTH bounds decide, not the Globex halt
+            tz, label, confidence, chosen, bounds, dev = judge_day(hyps, distinct, t, step, span, trades, naive)
+            ev += dev + _busiest_and_same(sc, step, trades, same, best["tz"], "; not used: the days' bounds decide")
+            hours = "" if chosen else written_hours(t, span, naive, trades)
         else:
-            tz, label = best["tz"], best["label"]
-            ok = sc["restart_at_17"] >= 0.8 * sc["restarts"] and sc["busiest_ok"]
-            confidence = "high" if ok else "medium"
-        if label is not None:
+            what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
+                                         "" if trades else f"label={best['label']}") if x) or "as read"
+            at17, at16 = ((f"at 17:00-17:{TRADES_SLACK_MIN:02d} CT (first trade minute)",
+                           f" (last trade minute from 15:{60 - TRADES_SLACK_MIN:02d})") if trades
+                          else ("open at 17:00 CT", ""))
+            ev.append(f"{what}: {sc['halt_rows']:,} of {sc['rows']:,} {'minutes with trades' if trades else 'bars open'} "
+                      "in "
+                      f"the daily halt 16:00-17:00 CT; {sc['restart_at_17']} of {sc['restarts']} "
+                      f"restarts after a pause {at17}; {sc['stop_at_16']} of {sc['stops']} "
+                      f"stops end at 16:00 CT{at16} (the others are early closes or halts); "
+                      f"{sc['weekly_sunday_17']} of {sc['weekly']} weekly opens at Sunday 17:00 CT")
+            raw = next(h for h in hyps if h["tz"] == best["tz"] and h["label"] == "open")["score"]
+            if (not trades and raw["restart_mode"] is not None and raw["stop_mode"] is not None
+                    and sc["halt_rows"] <= 0.01 * sc["rows"]):
+                ev.append(f"as written (read in {best['tz'] or 'their own offsets'}), the first stamp "
+                          f"after a pause is mostly {_hm(raw['restart_mode'])} CT and the last before "
+                          f"one {_hm(raw['stop_mode'])} CT: bars of 17:00-16:00 stamped at their "
+                          f"{'close' if best['label'] == 'close' else 'open'}")
+            ev += _busiest_and_same(sc, step, trades, same, best["tz"])
+            halt_share = sc["halt_rows"] / max(sc["rows"], 1)
+            margin = (runner["score"]["halt_rows"] - sc["halt_rows"]) if runner else 0
+            decided = halt_share <= 0.01 and sc["restarts"] >= 1
+            shown = _shown(distinct, best)
+            for h in shown:
+                s2 = h["score"]
+                share = s2["halt_rows"] / max(s2["rows"], 1)
+                why = (f"puts {s2['halt_rows']:,} bars ({share:.1%} of rows, "
+                       f"{s2['halt_volume_share']:.1%} of volume) in the daily halt")
+                if h["tz"] == best["tz"] and s2["busiest"]:
+                    why += f"; busiest bar at {_hm(s2['busiest'][0])} CT"
+                if s2["invalid"]:
+                    why += f"; {s2['invalid']} times do not exist in that zone"
+                head = f"tz={h['tz']}, " if h["tz"] is not None else ""
+                verdict = "rejected" if decided else "also possible"
+                what = (head + ("" if trades else f"label={h['label']}")).rstrip(", ")
+                ev.append(f"{verdict} {what}: {why}")
+            if halt_share > 0.01:
+                ev.append(f"ambiguous: every reading puts at least {halt_share:.1%} of bars in the "
+                          "16:00-17:00 CT halt (no daily halt visible): these do not look like CME "
+                          "Globex hours; time zone and label cannot be told")
+            elif sc["restarts"] == 0:
+                ev.append("ambiguous: no pause in trading is visible (too few rows): time zone and "
+                          "label cannot be told")
+            elif sc["restarts"] < _MIN_RESTARTS:
+                ev.append(f"ambiguous: only {sc['restarts']} daily pause(s) visible (too few rows): "
+                          "the best reading is a guess")
+                tz, label = best["tz"], best["label"]
+            elif margin < max(2, sc["restarts"] // 2):
+                ev.append(f"ambiguous: the next reading (tz={runner['tz'] if runner else None}, "
+                          f"label={runner['label'] if runner else None}) is almost as good")
+                tz, label = best["tz"], best["label"]
+            else:
+                tz, label = best["tz"], best["label"]
+                ok = sc["restart_at_17"] >= 0.8 * sc["restarts"] and sc["busiest_ok"]
+                confidence = "high" if ok else "medium"
+            chosen, bounds = label is not None, None
+        if chosen:
             if user_tz is not None and naive and str(user_tz) != tz:
                 ev.append(f"you passed tz={user_tz!r}, but the data says {tz!r}")
             if user_label is not None and user_label != label:
                 ev.append(f"you passed label={user_label!r}, but the data says {label!r}")
             opens = best["opens"][best["valid"]]
-            hours, gaps, hev = _hours_and_gaps(opens, step, TRADES_SLACK_MIN if trades else 0)
+            hours, gaps, hev = _hours_and_gaps(opens, step, TRADES_SLACK_MIN if trades else 0, bounds)
+            if span is not None:
+                hours = day_hours(hours, opens, step, tz if naive else None, trades)
+                hev += [] if trades else [rth_kept(opens)]
             ev += hev
             stray = best["score"]["saturday_rows"]
     elif n == 0:
@@ -489,6 +494,21 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
                       duplicated_rows=dup_rows, duplicated_timestamps=dup_ts,
                       unsorted_rows=unsorted, stray_rows=stray, alternatives=alternatives,
                       tz_choices=list(CANDIDATE_ZONES) if naive and tz is None and not legacy else [])
+
+
+def _busiest_and_same(sc: Dict[str, Any], step: int, trades: bool, same: List[Dict[str, Any]], tz: Optional[str],
+                      note: str = "") -> List[str]:
+    """The evidence lines of the busiest minutes of day, and of the zones giving the winner's stamps."""
+    ev = []
+    if sc["busiest"]:
+        last = _CASH_CLOSE - step // (60 * _NS)
+        names = {_RTH_OPEN: " (the 08:30 CT RTH open)", last: " (closes at the 15:00 CT cash close)"}
+        ev.append(("busiest minutes (mean volume of their trades) at " if trades else "busiest bars (mean volume) open at ")
+                  + ", ".join(f"{_hm(m)} CT{names.get(m, '')}" for m in sc["busiest"]) + note)
+    for h in same:
+        ev.append(f"tz={h['tz']} gives the same stamps on this span (no difference in its "
+                  f"UTC offset rules here); {tz} preferred")
+    return ev
 
 
 def _duplicates(bars: Any, trades: bool) -> Tuple[int, int]:
