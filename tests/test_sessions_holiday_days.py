@@ -145,3 +145,19 @@ def test_globex_definition_unchanged() -> None:
     assert s.dropped_by_cause == {"early-close": 180}
     assert len(w) == 1 and "whole day" not in str(w[0].message)
     assert "hours after an early close or holiday halt" in str(w[0].message)
+
+
+def test_window_in_another_zone_warns_about_the_window_only() -> None:
+    # rth(tz="UTC"): 08:30-15:15 UTC is 02:30-09:15 CT, inside MLK day's overnight Globex session, which
+    # fills it; the SessionHoursWarning names the zone, no whole-day warning blames the calendar (a guard)
+    b = user_bars(start="2025-01-15", end="2025-01-23", strays=False)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = S.rth(b["open_ns"], tz="UTC")
+    assert [x.category for x in w] == [S.SessionHoursWarning], [str(x.message) for x in w]
+    assert s.dropped_by_cause["holiday"] == 405
+    # another calendar instance (no hours check): the whole day warns, naming the date
+    import pandas_market_calendars as mcal
+
+    _, w = _caught(lambda: S.rth(b["open_ns"], tz="UTC", calendar=mcal.get_calendar("CME Globex Equity")))
+    assert len(w) == 1 and "2025-01-20" in str(w[0].message)

@@ -138,12 +138,15 @@ _HINTS = {
 def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Definition, closed: str,
             volume: Optional[npt.NDArray[np.float64]], on_outside: str, what: str,
             win_closes: Int64Array, n_windows_used: int, win_opens: Optional[Int64Array] = None,
-            step: Optional[int] = None) -> Tuple[Dict[str, int], Dict[str, float], float]:
+            step: Optional[int] = None, whole_days: bool = True
+            ) -> Tuple[Dict[str, int], Dict[str, float], float]:
     """Counts the left-out rows ``dropped`` (input positions, sorted) by cause; raises or warns as
     ``on_outside`` says. ``stamps``: the input timestamps (for messages), ``t`` those assigned;
     ``win_closes`` / ``win_opens``: the bounds of the windows that hold rows, ``step``: the bar
     interval (ns; None: the modal spacing), which tell close stamps read as opens and open stamps
-    read as closes (label='close' on bar opens) apart from other rows left out.
+    read as closes (label='close' on bar opens) apart from other rows left out; ``whole_days``: whether
+    whole days of "holiday" rows (FULL_DAY_SHARE) warn / raise (False: rth's window lies outside ES hours,
+    which check_hours warns about; a holiday's overnight session can fill such a window).
     Returns (rows by cause, volume by cause, dropped volume; NaN without ``volume``)."""
     n = t.shape[0]
     td = t[dropped]
@@ -165,7 +168,7 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     if by_rows.get("outside RTH", 0):
         _warn_shifted(td[keys == CAUSES.index("outside RTH")], t, win_opens, win_closes, step, n, what)
     # "holiday" rows are excused, except a whole day of them on one date (the calendar differs from the data)
-    full, full_dates = (_full_days(td, keys, defn, closed, t, step) if by_rows.get("holiday", 0)
+    full, full_dates = (_full_days(td, keys, defn, closed, t, step) if whole_days and by_rows.get("holiday", 0)
                         else (np.zeros(td.shape[0], dtype=bool), np.zeros(0, dtype=np.int64)))
     if on_outside == "raise" and (warned or full_dates.size):
         bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]) | full)
@@ -313,8 +316,8 @@ def _warn_full_days(full: npt.NDArray[np.bool_], dates: Int64Array, vol_d: Optio
                else f"; {_pct(float(vol_d[full].sum()) / total_vol)} of the volume")
     many = dates.size > 1
     warnings.warn(
-        f"vpoc.sessions.{what}: {c:,} of {n:,} rows ({_pct(c / n)}{vol_txt}) are {'whole days' if many else 'a whole day'} "
-        f"of rows on {dates.size} date{'s' if many else ''} ({_date_txt(dates)}) and are left out as holidays: "
+        f"vpoc.sessions.{what}: {c:,} of {n:,} rows ({_pct(c / n)}{vol_txt}) are "
+        f"{'whole days' if many else 'a whole day'} of rows on {dates.size} date{'s' if many else ''} ({_date_txt(dates)}) and are left out as holidays: "
         f"{_no_session(defn)} {'these dates' if many else 'this date'}: "
         f"{_FULL_DAY_HINT}, or on_outside='drop' to leave them out quietly. Counts: "
         "Sessions.dropped_by_cause['holiday']", DroppedRowsWarning,
