@@ -29,9 +29,10 @@ PARTIAL_MIN_TOLERANCE_NS = 60 * 1_000_000_000
 def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64Array,
             defn: _Definition, *, closed: str, keep_empty: bool, on_outside: str,
             volume: Optional[npt.NDArray[np.float64]] = None, step: Optional[int] = None,
-            label: str = "open", what: str = "sessions", stamps: Optional[Int64Array] = None
-            ) -> Sessions:
-    """Assign sorted timestamps to sorted, disjoint, labelled windows [open, close)."""
+            label: str = "open", what: str = "sessions", stamps: Optional[Int64Array] = None,
+            whole_days: bool = True) -> Sessions:
+    """Assign sorted timestamps to sorted, disjoint, labelled windows [open, close); ``whole_days``:
+    whether whole days left out as "holiday" warn (_dropped.account)."""
     definition = defn.definition
     n = t.shape[0]
     if n == 0:
@@ -58,7 +59,7 @@ def _assign(t: Int64Array, opens: Int64Array, closes: Int64Array, labels: Int64A
         kept[index] = True
         by_rows, by_vol, dropped_volume = account(
             t if stamps is None else stamps, t, np.flatnonzero(~kept), defn, closed, volume,
-            on_outside, what, closes[nz], int(nz.sum()), opens[nz], step)
+            on_outside, what, closes[nz], int(nz.sum()), opens[nz], step, whole_days)
     # sessions = runs of equal labels; keep those between the first and last non-empty one
     starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
     sess_counts = np.add.reduceat(counts, starts) if starts.size else np.zeros(0, np.int64)

@@ -138,12 +138,15 @@ _HINTS = {
 def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Definition, closed: str,
             volume: Optional[npt.NDArray[np.float64]], on_outside: str, what: str,
             win_closes: Int64Array, n_windows_used: int, win_opens: Optional[Int64Array] = None,
-            step: Optional[int] = None) -> Tuple[Dict[str, int], Dict[str, float], float]:
+            step: Optional[int] = None, whole_days: bool = True
+            ) -> Tuple[Dict[str, int], Dict[str, float], float]:
     """Counts the left-out rows ``dropped`` (input positions, sorted) by cause; raises or warns as
     ``on_outside`` says. ``stamps``: the input timestamps (for messages), ``t`` those assigned;
     ``win_closes`` / ``win_opens``: the bounds of the windows that hold rows, ``step``: the bar
     interval (ns; None: the modal spacing), which tell close stamps read as opens and open stamps
-    read as closes (label='close' on bar opens) apart from other rows left out.
+    read as closes (label='close' on bar opens) apart from other rows left out; ``whole_days``: whether
+    whole days of "holiday" rows (FULL_DAY_SHARE) warn / raise (False: rth's window lies outside ES hours,
+    which check_hours warns about; a holiday's overnight session can fill such a window).
     Returns (rows by cause, volume by cause, dropped volume; NaN without ``volume``)."""
     n = t.shape[0]
     td = t[dropped]
@@ -160,18 +163,27 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     dropped_volume = float("nan") if vol_d is None else float(vol_d.sum())
     excused = {"outside RTH", "outside window", "holiday"} if defn.gap_by_definition else set()
     warned = [k for k in by_rows if k not in excused]
-    if on_outside != "drop" and by_rows.get("outside RTH", 0):
-        _warn_shifted(td[keys == CAUSES.index("outside RTH")], t, win_opens, win_closes, step, n, what)
-    if not warned or on_outside == "drop":
+    if on_outside == "drop":
         return by_rows, by_vol, dropped_volume
-    bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]))
-    if on_outside == "raise":
+    if by_rows.get("outside RTH", 0):
+        _warn_shifted(td[keys == CAUSES.index("outside RTH")], t, win_opens, win_closes, step, n, what)
+    # "holiday" rows are excused, except a whole day of them on one date (the calendar differs from the data)
+    full, full_dates = (_full_days(td, keys, defn, closed, t, step) if whole_days and by_rows.get("holiday", 0)
+                        else (np.zeros(td.shape[0], dtype=bool), np.zeros(0, dtype=np.int64)))
+    if on_outside == "raise" and (warned or full_dates.size):
+        bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]) | full)
         j = int(bad[0])
         i = int(dropped[j])
-        k_rows = sum(by_rows[k] for k in warned)
+        why = (f"a whole day of rows on {_date_txt(full_dates[:1])}, a date {_no_session(defn)}: "
+               f"{_FULL_DAY_HINT}" if full[j] else _describe(CAUSES[int(keys[j])], defn))
         raise input_error(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
-                          f"({_describe(CAUSES[int(keys[j])], defn)}); {k_rows} of {n} rows are; pass "
+                          f"({why}); {bad.size} of {n} rows are; pass "
                           "on_outside='warn' or 'drop' to leave such rows out", "ts", i)
+    if full_dates.size:
+        _warn_full_days(full, full_dates, vol_d, volume, n, defn, what)
+    if not warned:
+        return by_rows, by_vol, dropped_volume
+    bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]))
     total_vol = None if volume is None else float(volume.sum())
     k_rows = sum(by_rows[k] for k in warned)
     k_vol = None if vol_d is None else sum(by_vol[k] for k in warned)
@@ -242,6 +254,74 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         f"(vpoc.sessions.{what}(ts, on_outside=...); from_* and the feature tables take the result as session=)",
         DroppedRowsWarning, stacklevel=user_stacklevel())
     return by_rows, by_vol, dropped_volume
+
+
+#: A date on which an RTH definition leaves out rows as "holiday" (the calendar has hours there but no
+#: RTH session, e.g. not a trade date) holds a whole day of rows, not a holiday's abbreviated Globex
+#: morning, when those rows span at least this share of the date's RTH window (the first row to the last
+#: row's end: one bar interval, ``interval=`` or the modal spacing, added). One rule, by the clock: a
+#: holiday halt at 12:00 CT leaves at most 08:30-12:00 of ES RTH 08:30-15:15 (52%; 09:30-13:00 of
+#: 09:30-16:00 ET: 54%), which stays quiet; an RTH feed 08:30-15:00 CT on that date (96%) warns.
+FULL_DAY_SHARE = 0.75
+_FULL_DAY_HINT = ("a calendar that differs from the data (or wrong dates)? pass calendar=None to keep them "
+                  "(every Monday-Friday), or calendar= / trade_dates= calendars that have these dates")
+
+
+def _full_days(td: Int64Array, keys: npt.NDArray[np.int8], defn: _Definition, closed: str, t: Int64Array,
+               step: Optional[int]) -> Tuple[npt.NDArray[np.bool_], Int64Array]:
+    """(which left-out rows ``td`` (sorted, cause ``keys``) are "holiday" rows of a date whose such rows
+    span at least FULL_DAY_SHARE of its window, those dates as YYYYMMDD): whole days on dates the
+    calendar has no session. Only for definitions whose gaps are out by definition (RTH)."""
+    full = np.zeros(td.shape[0], dtype=bool)
+    hol = np.flatnonzero(keys == CAUSES.index("holiday"))
+    if not defn.gap_by_definition or hol.size == 0:
+        return full, np.zeros(0, dtype=np.int64)
+    th = td[hol]
+    clock = defn.clock if defn.clock is not None else defn
+    opens, closes, labels = clock.windows(*_date_span(th, defn.zone))
+    # each "holiday" row lies inside its date's clock window (_causes): the window names the date
+    w = np.searchsorted(opens, th, side="right" if closed == "left" else "left") - 1
+    starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+    ends = np.r_[starts[1:], th.size]
+    day = w[starts]
+    bar = int(step) if step else 0
+    if not bar:
+        try:
+            bar = infer_interval_ns(t)
+        except ValueError:  # trades, or too few rows: the span is the rows' own
+            bar = 0
+    span = np.minimum(th[ends - 1] + bar, closes[day]) - th[starts]
+    whole = span >= FULL_DAY_SHARE * (closes[day] - opens[day])
+    full[hol] = np.repeat(whole, ends - starts)
+    return full, labels[day[whole]].astype(np.int64)
+
+
+def _no_session(defn: _Definition) -> str:
+    return ("the calendar has no RTH session on" if defn.gap.startswith("outside RTH")
+            else "the calendar has no session on")
+
+
+def _date_txt(dates: Int64Array, few: int = 5) -> str:
+    txt = ", ".join(f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d}" for d in dates[:few])
+    return txt + (f" and {dates.size - few} more" if dates.size > few else "")
+
+
+def _warn_full_days(full: npt.NDArray[np.bool_], dates: Int64Array, vol_d: Optional[npt.NDArray[np.float64]],
+                    volume: Optional[npt.NDArray[np.float64]], n: int, defn: _Definition, what: str) -> None:
+    """A DroppedRowsWarning for whole days of rows left out as "holiday" (``full``: which left-out rows,
+    ``dates``: their dates), whatever their share: a quant cannot see a missing day otherwise."""
+    c = int(full.sum())
+    total_vol = None if volume is None else float(volume.sum())
+    vol_txt = ("" if vol_d is None or not total_vol
+               else f"; {_pct(float(vol_d[full].sum()) / total_vol)} of the volume")
+    many = dates.size > 1
+    warnings.warn(
+        f"vpoc.sessions.{what}: {c:,} of {n:,} rows ({_pct(c / n)}{vol_txt}) are "
+        f"{'whole days' if many else 'a whole day'} of rows on {dates.size} date{'s' if many else ''} ({_date_txt(dates)}) and are left out as holidays: "
+        f"{_no_session(defn)} {'these dates' if many else 'this date'}: "
+        f"{_FULL_DAY_HINT}, or on_outside='drop' to leave them out quietly. Counts: "
+        "Sessions.dropped_by_cause['holiday']", DroppedRowsWarning,
+        stacklevel=user_stacklevel())
 
 
 # How far from an RTH window the rows it leaves out may lie and still read as a shifted RTH-only feed.

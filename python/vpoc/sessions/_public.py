@@ -119,7 +119,9 @@ def rth(ts: Any, start: Any = "08:30", end: Any = "15:15", tz: Any = _CHICAGO, *
                        on_outside, outside)
     defn = _rth(start, end, tz, calendar, holidays, trade_dates)
     if isinstance(calendar, str) and calendar == DEFAULT_CALENDAR:
-        check_hours(start, end, tz, stacklevel=3)
+        # a window outside ES hours (warned here) can lie inside a holiday's overnight Globex session,
+        # which fills it: whole days left out as "holiday" are then no sign of a wrong calendar
+        opts["whole_days"] = check_hours(start, end, tz, stacklevel=3)
     return _run(t, defn, opts)
 
 
