@@ -265,7 +265,7 @@ def _tick_text(tick: float) -> str:
 
 
 def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "price",
-               stacklevel: int = 2, threads: int = 0) -> int:
+               stacklevel: int = 2, threads: int = 0, counted_in: str = "the result's snapped_prices") -> int:
     """Check that host prices lie on the ``tick_size`` grid; return how many do not (they are
     snapped to the nearest tick by the engine). For callers outside from_trades / from_bars, which
     the engine checks itself (core/grid.hpp: on the CPU before it runs, on a GPU in its range pass).
@@ -276,7 +276,8 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
     ``tick_size``, the share, the first off-grid price (and index) and the grid the data suggests,
     unless ``snap=True``. Some but at most 0.1% off: a UserWarning counting them unless ``snap=True``.
     Counted by the engine's own rule on up to ``threads`` threads (0: one per core). A tick_size
-    that is not a finite positive number is left to the engine's own error.
+    that is not a finite positive number is left to the engine's own error. ``counted_in``: where
+    the warning says the rounded prices are counted (vpoc.Live: ``live.snapped_prices``).
     """
     tick = float(tick_size)
     if not (tick > 0.0 and math.isfinite(tick)):
@@ -292,7 +293,7 @@ def check_grid(prices: Any, tick_size: float, snap: bool = False, name: str = "p
         count += off
     if not count:
         return 0
-    return report_grid(count, total, first, items, tick, snap, stacklevel + 1)
+    return report_grid(count, total, first, items, tick, snap, stacklevel + 1, counted_in=counted_in)
 
 
 #: A coarse grid: every price a multiple of at least this many ticks (CoarseGridWarning) ...
@@ -387,14 +388,27 @@ def off_grid_at(x: Any, i: int, tick_size: float) -> bool:
     return _host_off(as_prices(_host_copy(x, i, i + 1), "price"), tick_size)[0] > 0
 
 
+def _float32_text(tick: float) -> str:
+    """A sentence when ``tick`` is the float32 nearest a short decimal it is not (a numpy float32
+    tick_size, or one read as float32: 0.10000000149011612 for 0.1), else ''."""
+    if float(np.float32(tick)) != tick:
+        return ""
+    short = str(np.float32(tick))  # the shortest decimal that reads back as this float32
+    if len(short) > 12 or float(short) == tick:
+        return ""
+    return (f" tick_size is a float32 ({tick!r}, the float32 nearest {short}): pass it as a Python float, "
+            f"tick_size={short}.")
+
+
 def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any, tick: float, snap: bool,
-                stacklevel: int = 2, rows: Any = None) -> int:
+                stacklevel: int = 2, rows: Any = None, counted_in: str = "the result's snapped_prices") -> int:
     """What ``count`` off-grid prices of ``total`` mean: ValueError when more than GRID_MAX_SHARE
     and not ``snap`` (naming the grid the data suggests), a UserWarning when fewer and not
     ``snap``; returns ``count``. ``first``: (name, index, array) of the first one; ``items``:
     the (name, array) pairs checked. ``rows``: the caller's input row of each index (the rows
     ``session=`` kept; None: the indices are the caller's rows): the example and the error's
-    ``.index`` name the input row ``rows[index]``."""
+    ``.index`` name the input row ``rows[index]``. A float32 ``tick`` (the float32 nearest a short
+    decimal) is named in the error (never converted). ``counted_in``: the warning's count."""
     share = count / total
     key, i, x = first
     row = i if rows is None else int(rows[i])
@@ -413,15 +427,15 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
                   "(within 1e-6 ticks)")
         raise input_error(
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid "
-            f"(within 1e-6 ticks), e.g. {example}; {guess} Pass the tick size of the data, or "
+            f"(within 1e-6 ticks), e.g. {example}; {guess}{_float32_text(tick)} Pass the tick size of the data, or "
             f"snap=True to round every price to the nearest tick", key, row, reason)
     if not snap:
         from ._warnings import collecting_row, data_warning
 
         data_warning(  # its example the row of a collecting caller's input (vpoc.dask: of the whole frame)
             f"tick_size={tick!r}: {count} of {total} prices ({100 * share:.3g}%) are not on its grid, "
-            f"e.g. {key}[{collecting_row(row)}]={value!r}; they were rounded to the nearest tick (the result's "
-            f"snapped_prices). Likely a few bad prints; pass snap=True to round them without this warning",
+            f"e.g. {key}[{collecting_row(row)}]={value!r}; they were rounded to the nearest tick ({counted_in}). "
+            "Likely a few bad prints; pass snap=True to round them without this warning",
             UserWarning, stacklevel + 1, local=True)
     return count
 

@@ -31,7 +31,7 @@ class _AtomicMixin:
                 self._profiles_cache, len(self._comp), self._naked, self._tail,
                 len(self._session_rows), self._ctx,
                 None if run is None else run[:], self._clock.cur, self.snapped_prices,
-                self._drop_win, (self._carry_ts, self._carry_prev))
+                self._drop_win, (self._carry_ts, self._carry_prev), self._snapped_done)
 
     def _all_or_nothing(self, snap: Tuple[Any, ...], step: Callable[..., Any], *args: Any) -> Any:
         """``step(*args)`` under ``snap``: when it raises anything (KeyboardInterrupt and MemoryError
@@ -72,7 +72,7 @@ class _AtomicMixin:
                               _run=None if run is None else list(run), snapped_prices=snapped)
             return
         (core, n_ts, ts, has_open, n_dropped, n_rows, last_ts, label, int_volume, levels, n_done,
-         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, carry_ts) = snap
+         prof_cache, n_comp, naked, tail, n_srows, ctx, run, cur, snapped, drop_win, carry_ts, snapped_done) = snap
         self._carry_ts, self._carry_prev = carry_ts  # the carried rows' timestamps of the snapshot's session
         if core is not None and core.size != n_ts:  # rows were appended: the same rows again
             core = self._rebuilt(core, n_ts, ts)
@@ -87,7 +87,8 @@ class _AtomicMixin:
             _last_ts=last_ts, _label=label, _int_volume=int_volume, _levels=levels,
             _profiles_cache=prof_cache, _naked=naked, _tail=tail,
             _pending_from=min(self._pending_from, n_srows), _ctx=ctx,
-            _run=None if run is None else list(run), snapped_prices=snapped, _drop_win=drop_win)
+            _run=None if run is None else list(run), snapped_prices=snapped, _drop_win=drop_win,
+            _snapped_done=snapped_done)
         self._clock.cur = cur
 
     def _rebuilt(self, core: Any, n: int, ts: Any) -> Any:

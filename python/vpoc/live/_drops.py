@@ -66,7 +66,10 @@ class _DropsMixin:
     def _misstamped(self, ts: np.ndarray) -> int:
         """How many of the sorted bar opens ``ts`` (rows in no session) a wrong bar label explains:
         with label='open' those on a session's close (bar closes read as opens), with label='close'
-        those one interval before a session's open (bar opens read as closes)."""
+        those one interval before a session's open (bar opens read as closes). Trades have no bar
+        label: none (their rows are reported by cause, in the words of the batch's rule)."""
+        if not self._bars:
+            return 0
         if self._stamp == "close":
             return self._clock.at_open(ts, self._interval_ns)
         return self._clock.at_close(ts)

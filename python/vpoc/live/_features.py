@@ -257,4 +257,5 @@ class _FeaturesMixin:
             values = np.ascontiguousarray(np.stack(self._session_rows))
             names = self._session_columns or ()
         return FeatureTable(values, names, session_labels=self.labels,
-                               offsets=np.arange(S + 1, dtype=np.int64), kind="session")
+                               offsets=np.arange(S + 1, dtype=np.int64), kind="session",
+                               snapped_prices=self._snapped_done)  # as session_features counts them

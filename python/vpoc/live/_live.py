@@ -23,6 +23,7 @@ from .._profiles import NO_ROW, Profiles
 from .._time import TIME_UNITS, bar_opens, check_label, check_time_unit, input_timestamps_ns, interval_ns, iso_utc
 from .._timewin import window_arg
 from .._validate import boolean as _bool, integer as _int, real as _real, string as _str
+from .._warnings import user_stacklevel
 from ..features import check_prior_gap, feature_rules
 from ._atomic import _AtomicMixin
 from ._clock import _Clock
@@ -230,6 +231,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         self._has_open: Optional[bool] = None
         self.n_dropped: int = 0
         self.snapped_prices: int = 0  # prices rounded to the tick grid (snap=True; array updates)
+        self._snapped_done: int = 0  # ... of them on the finished sessions' rows (profiles.snapped_prices)
         # rows seen, dropped, dropped on a session's close, sessions finished since the last
         # dropped-rows report (a DroppedRowsWarning at most once per update call / finished session)
         # and kept rows the other bar label would push out (_DropsMixin._pushed); the dropped rows by
@@ -425,12 +427,15 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                 raise ValueError(f"timestamp[{i}]: " + self._outside_message(
                     int(ts[i]), int(self._misstamped(ts[i:i + 1])), n_out, n))
         resent = self._resent(ts_k, cols, o) if idx.size else 0  # re-sent bars (a DuplicateRowsWarning)
-        snapped = 0
+        snapped, per_session = 0, [0] * len(starts)
         if idx.size:  # the price grid (vpoc._arrays.check_grid's rule), before anything changes
             prices = {nm: c for nm, c in zip(names[:-1], cols)}
             if o is not None:
                 prices["open"] = o
-            snapped = int(check_grid(prices, self._grid_tick, snap=self._snap, stacklevel=4) or 0)
+            snapped = int(check_grid(prices, self._grid_tick, snap=self._snap, stacklevel=user_stacklevel(),
+                                     counted_in="live.snapped_prices") or 0)
+            if snapped:  # counted per session: profiles counts the finished sessions' (as the batch)
+                per_session = self._snapped_by_session(prices, bounds) if len(starts) > 1 else [snapped]
         # Every change below is undone (update()'s rollback) if anything raises, a bad row of a
         # later chunk included: the engine checks each chunk before appending it. Chunks keep
         # each engine call short, so a KeyboardInterrupt is taken within a fraction of a second.
@@ -450,7 +455,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             for c0 in range(a, b, _CHUNK):
                 self._append_rows(cols, o, ts_k, c0, min(c0 + _CHUNK, b), idx, sides)
             self._int_volume = self._int_volume and int_volume
-        self.snapped_prices += snapped
+            self.snapped_prices += per_session[g]  # before the next session's _finish reads it
         if len(self._done) > n_done:
             self._report_drops()
         if self._one_session and not self._one_session_warned and self._ts \
@@ -535,6 +540,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         one = self._session_profile(h, lo, c, o, v, as_int, self._side_columns() if self._sided else None)
         self._done.append(one)
         self._done_labels.append(int(self._label))  # type: ignore[arg-type]
+        self._snapped_done = self.snapped_prices  # the rows counted so far are the finished sessions'
         self._profiles_cache = None
         w = self._drop_win
         if w[2] and self._on_outside == "warn":  # rows a wrong label explains: what the hint weighs
@@ -559,6 +565,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             self._profiles_cache = self._side_attach(Profiles(
                 _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
                 session_labels=np.asarray(self._done_labels, dtype=np.int64)))
+            self._profiles_cache.snapped_prices = self._snapped_done  # as the batch counts them on these rows
             if self._preset_rules is not None or self._sided:  # as from_* record them
                 self._profiles_cache.rules = self._preset_rules if not self._sided else with_side_rules(
                     self._preset_rules, self._side_rules.imbalance_ratio, self._side_rules.stacked_min)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import numbers
 import warnings
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -223,6 +223,12 @@ class _RowsMixin:
         if len(both) > k:  # the newest row left behind (from_state checks a time window's reach with it)
             self._carry_prev = both[len(both) - k - 1]
         self._carry_ts = both[len(both) - k:] if k else []
+
+    def _snapped_by_session(self, prices: Dict[str, np.ndarray], bounds: np.ndarray) -> List[int]:
+        """The off-grid prices of an update's kept rows (``prices``: name -> column) counted per
+        session (rows ``bounds[g]:bounds[g + 1]``), by check_grid's rule (snap=True: no report)."""
+        return [int(check_grid({k: x[int(bounds[g]):int(bounds[g + 1])] for k, x in prices.items()},
+                               self._grid_tick, snap=True) or 0) for g in range(len(bounds) - 1)]
 
     def _on_grid(self, x: float) -> bool:
         """The engine's grid rule on one price (core/grid.hpp, as check_grid); a non-finite price
