@@ -29,6 +29,7 @@ from ._clock import _Clock
 from ._common import _Concat, _NAN, _NS_PER_DAY, _PER_SESSION, _locked
 from ._drops import _DropsMixin
 from ._features import _FEATURE_OPTIONS, _FeaturesMixin
+from ._guards import check_bar_only, closed_session_error
 from ._rows import _RowsMixin
 from ._side import SIDE_DONE_KEYS, _SideMixin
 from ._state import _StateMixin
@@ -121,6 +122,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  row_label: Optional[str] = None, preset: Optional[str] = None, price_label: Optional[str] = None,
                  va_target: Optional[str] = None, window_across_sessions: bool = False) -> None:
         self._lock = threading.RLock()  # see _locked
+        given_distribute = distribute
         # preset= fills the rule keywords not passed (docs/presets.md); None: today's defaults
         rk, self._preset_rules = resolve_preset(preset, dict(
             distribute=distribute, va_method=va_method, poc_tie=poc_tie, va_rows=va_rows, va_compare=va_compare,
@@ -141,10 +143,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
         self._stamp = check_label(label)
         self._interval_ns = interval_ns(interval)
+        # bar-only arguments of a trades Live are refused, not ignored (a preset's distribute passes)
+        check_bar_only(kind, self._stamp, given_distribute, resolve_preset(preset, dict(distribute=None), True)[0]
+                       .get("distribute"), session_features, features)
         if self._stamp == "close":
-            if kind != "bars":
-                raise ValueError("label='close' is for bars (a trade's timestamp is its time); "
-                                 "use label='open' with kind='trades'")
             if self._interval_ns is None:
                 raise ValueError("label='close' needs interval= (the bar length, e.g. interval='1min' "
                                  "or 60): a live feed's bar interval cannot be inferred from the "
@@ -404,6 +406,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._label is not None and kept.any() and labels[kept][0] < self._label:
             raise ValueError(f"timestamp[{int(np.argmax(kept))}] belongs to session "
                              f"{int(labels[kept][0])}, older than the current session {self._label}")
+        if self._label is None and self._done_labels and not self._one_session and kept.any() \
+                and labels[kept][0] <= self._done_labels[-1]:  # close() ended that session (docs/live.md)
+            i = int(np.argmax(kept))
+            raise closed_session_error(int(labels[i]), int(ts[i]), i)
         if self._core is not None and (o is not None) != self._has_open and kept.any():
             raise ValueError("open must be given with every bar or with none")
         idx = np.flatnonzero(kept)
