@@ -53,7 +53,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     Parameters
     ----------
     tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, max_rows :
-        the rules of ``vpoc.from_bars`` / ``vpoc.from_trades`` (``distribute`` bars only).
+        the rules of ``vpoc.from_bars`` / ``vpoc.from_trades`` (``distribute`` bars only: a trades
+        Live refuses it, as ``features``, ``session_features=True`` and ``label="close"``).
     kind : "bars" (default: ``update(high, low, close, volume, open=..., timestamp=...)``) or
         "trades" (``update(price, volume, timestamp=...)``).
     session : None (one session, or ``session_starts``), "globex", "rth", "daily" or "custom":
@@ -102,7 +103,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
     Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
     ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
-    ends the current session at once (later rows start a new one).
+    ends the current session at once (later rows start a new one; with a session rule, rows of the
+    ended session are refused).
     State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; for .npz or JSON
     take ``state_dict(flat=True)``: flat keys of plain arrays and numbers, read back by
     ``Live.from_state(dict(numpy.load(path)))``), or ``pickle`` (only from a trusted source:
@@ -487,8 +489,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     @_locked
     def close(self) -> None:
-        """Ends the current session now (it joins ``profiles``); the next row starts a new one.
-        All or nothing, like ``update``."""
+        """Ends the current session now (it joins ``profiles``). Without ``session`` / ``session_starts``
+        the next row starts a new one; with them a later row of the ended session is refused (ValueError:
+        its profile was emitted) and rows of later sessions start theirs. All or nothing, like ``update``."""
         if self._label is not None and self._core is not None and self._core.size:
             self._all_or_nothing(self._snapshot(), self._close_now)
 
