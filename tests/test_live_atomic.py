@@ -642,6 +642,7 @@ def test_23_1_close_stamped_feed_equals_the_open_stamped_feed():
         assert x == y
         if opens.session_rows:
             assert same(opens.bar_features_row(), closes.bar_features_row())
+    open_state, close_state = opens.state_dict(flat=True), closes.state_dict(flat=True)  # the last session open
     opens.close()
     closes.close()
     assert same(opens.session_table().values, closes.session_table().values)
@@ -649,8 +650,11 @@ def test_23_1_close_stamped_feed_equals_the_open_stamped_feed():
     ca, cb = json.loads(a.pop("config")), json.loads(b.pop("config"))
     same_state(a, b)
     assert (cb["label"], cb["interval"]) == ("close", "1min") and ca["label"] == "open"
-    again = vpoc.Live.from_state(closes.state_dict(flat=True))
-    again_open = vpoc.Live.from_state(opens.state_dict(flat=True))
+    for live, t in ((closes, int(ts[-1]) + 60 * MIN), (opens, int(ts[-1]) + 59 * MIN)):  # close() ended it
+        with pytest.raises(ValueError, match=r"which close\(\) ended"):
+            live.update(6000.0, 6000.0, 6000.0, 1, open=6000.0, timestamp=t)
+    again = vpoc.Live.from_state(close_state)  # states taken before close(): the session goes on
+    again_open = vpoc.Live.from_state(open_state)
     again.update(6000.0, 6000.0, 6000.0, 1, open=6000.0, timestamp=int(ts[-1]) + 60 * MIN)
     again_open.update(6000.0, 6000.0, 6000.0, 1, open=6000.0, timestamp=int(ts[-1]) + 59 * MIN)
     assert again.levels == again_open.levels and again._ts == again_open._ts

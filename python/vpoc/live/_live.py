@@ -30,6 +30,7 @@ from ._clock import _Clock
 from ._common import _Concat, _NAN, _NS_PER_DAY, _PER_SESSION, _locked
 from ._drops import _DropsMixin
 from ._features import _FEATURE_OPTIONS, _FeaturesMixin
+from ._guards import check_bar_only, closed_session_error
 from ._rows import _RowsMixin
 from ._side import SIDE_DONE_KEYS, _SideMixin
 from ._state import _StateMixin
@@ -53,7 +54,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     Parameters
     ----------
     tick_size, ticks_per_row, distribute, value_area, va_method, poc_tie, max_rows :
-        the rules of ``vpoc.from_bars`` / ``vpoc.from_trades`` (``distribute`` bars only).
+        the rules of ``vpoc.from_bars`` / ``vpoc.from_trades`` (``distribute`` bars only: a trades
+        Live refuses it, as ``features``, ``session_features=True`` and ``label="close"``).
     kind : "bars" (default: ``update(high, low, close, volume, open=..., timestamp=...)``) or
         "trades" (``update(price, volume, timestamp=...)``).
     session : None (one session, or ``session_starts``), "globex", "rth", "daily" or "custom":
@@ -102,7 +104,8 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     ``total_volume``, ``va_volume``, ``histogram()`` (zero-copy view), ``bar_features_row()``.
     Finished sessions: ``profiles`` (a ``Profiles``), ``session_table()`` (a FeatureTable).
     ``len(live)``: finished sessions; ``n_dropped``: rows outside every session; ``close()``
-    ends the current session at once (later rows start a new one).
+    ends the current session at once (later rows start a new one; with a session rule, rows of the
+    ended session are refused).
     State: ``state_dict()`` / ``Live.from_state()`` (validated field by field; for .npz or JSON
     take ``state_dict(flat=True)``: flat keys of plain arrays and numbers, read back by
     ``Live.from_state(dict(numpy.load(path)))``), or ``pickle`` (only from a trusted source:
@@ -122,6 +125,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
                  row_label: Optional[str] = None, preset: Optional[str] = None, price_label: Optional[str] = None,
                  va_target: Optional[str] = None, window_across_sessions: bool = False) -> None:
         self._lock = threading.RLock()  # see _locked
+        given_distribute = distribute
         # preset= fills the rule keywords not passed (docs/presets.md); None: today's defaults
         rk, self._preset_rules = resolve_preset(preset, dict(
             distribute=distribute, va_method=va_method, poc_tie=poc_tie, va_rows=va_rows, va_compare=va_compare,
@@ -142,10 +146,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
             raise ValueError(f"kind must be 'bars' or 'trades', got {kind!r}")
         self._stamp = check_label(label)
         self._interval_ns = interval_ns(interval)
+        # bar-only arguments of a trades Live are refused, not ignored (a preset's distribute passes)
+        check_bar_only(kind, self._stamp, given_distribute, resolve_preset(preset, dict(distribute=None), True)[0]
+                       .get("distribute"), session_features, features)
         if self._stamp == "close":
-            if kind != "bars":
-                raise ValueError("label='close' is for bars (a trade's timestamp is its time); "
-                                 "use label='open' with kind='trades'")
             if self._interval_ns is None:
                 raise ValueError("label='close' needs interval= (the bar length, e.g. interval='1min' "
                                  "or 60): a live feed's bar interval cannot be inferred from the "
@@ -406,6 +410,10 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._label is not None and kept.any() and labels[kept][0] < self._label:
             raise ValueError(f"timestamp[{int(np.argmax(kept))}] belongs to session "
                              f"{int(labels[kept][0])}, older than the current session {self._label}")
+        if self._label is None and self._done_labels and not self._one_session and kept.any() \
+                and labels[kept][0] <= self._done_labels[-1]:  # close() ended that session (docs/live.md)
+            i = int(np.argmax(kept))
+            raise closed_session_error(int(labels[i]), int(ts[i]), i)
         if self._core is not None and (o is not None) != self._has_open and kept.any():
             raise ValueError("open must be given with every bar or with none")
         idx = np.flatnonzero(kept)
@@ -486,8 +494,9 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
 
     @_locked
     def close(self) -> None:
-        """Ends the current session now (it joins ``profiles``); the next row starts a new one.
-        All or nothing, like ``update``."""
+        """Ends the current session now (it joins ``profiles``). Without ``session`` / ``session_starts``
+        the next row starts a new one; with them a later row of the ended session is refused (ValueError:
+        its profile was emitted) and rows of later sessions start theirs. All or nothing, like ``update``."""
         if self._label is not None and self._core is not None and self._core.size:
             self._all_or_nothing(self._snapshot(), self._close_now)
 

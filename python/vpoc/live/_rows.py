@@ -20,6 +20,7 @@ from .._time import bar_opens, epoch_ns, input_timestamps_ns, iso_utc, naive_pan
 from .._warnings import DuplicateRowsWarning, user_stacklevel
 from .._timewin import appended_starts
 from ._common import _NS_PER_DAY
+from ._guards import closed_session_error, session_too_wide
 
 __all__ = ["_RowsMixin", "_renamed"]
 
@@ -116,6 +117,8 @@ class _RowsMixin:
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
+        if self._label is None and self._done_labels and not self._one_session and label <= self._done_labels[-1]:
+            raise closed_session_error(label, t, None)  # close() ended that session (docs/live.md)
         has_open = open is not None
         snapped = 0
         if self._bars:
@@ -160,10 +163,17 @@ class _RowsMixin:
         if ws == 0 and self._carry_ts:  # window_across_sessions: it may reach into the carried rows
             ws = bisect.bisect_right(self._carry_ts, t - self._span) - len(self._carry_ts)
         side = self._side_kw(bs)  # type: ignore[attr-defined]
-        if self._bars:
-            lv = core.append_bar(high, low, close, open, volume, ws, **side)
-        else:
-            lv = core.append_trade(high, volume, ws, **side)
+        try:
+            if self._bars:
+                lv = core.append_bar(high, low, close, open, volume, ws, **side)
+            else:
+                lv = core.append_trade(high, volume, ws, **side)
+        except ValueError as e:  # a session wider than max_rows: said as the batch says it, of row 0
+            w = self._too_wide(e, core, [np.array([x], np.float64) for x in ((high, low, close, volume)
+                               if self._bars else (high, volume))], None if open is None else np.array([open]), 0, 1)
+            if w is e:
+                raise
+            raise w from None
         if bs is not None:
             self._side_append_one(bs)  # type: ignore[attr-defined]
         if self._int_volume and not int_vol:
@@ -183,6 +193,13 @@ class _RowsMixin:
         if resent:
             self._warn_resent(resent, 1)
         return lv
+
+    def _too_wide(self, e: ValueError, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
+                  b: int) -> BaseException:
+        """The engine's error ``e`` on rows [a, b) of ``cols`` joining ``core`` (vpoc.live._guards.session_too_wide:
+        a session wider than max_rows said as the batch says it, its first such row and this session's label)."""
+        kw = dict(self._rules_kw, snap=True, **self._peer_kw)
+        return session_too_wide(e, self._bars, core, cols, o, a, b, self._label, kw, self._distribute)
 
     def _resent(self, ts: np.ndarray, cols: List[np.ndarray], o: Optional[np.ndarray]) -> int:
         """How many of an update's bars (kept rows: bar opens ``ts``, ``cols`` high, low, close,
@@ -287,9 +304,12 @@ class _RowsMixin:
                                                                  self._carry_ts)
             poc, vah, val = self._append_core(core, cols, o, a, b, ws, sides)  # with the rows' buy / sell volume
         except ValueError as e:
+            w = self._too_wide(e, core, cols, o, a, b)  # the batch's words, its first row past max_rows
             if positions is None:
-                raise
-            raise _renamed(e, positions[a:b]) from None
+                if w is e:
+                    raise
+                raise w from None
+            raise _renamed(w, positions[a:b]) from None
         if sides is not None:
             self._side_append(a, b)  # type: ignore[attr-defined]
         self._levels = (float(poc[-1]), float(vah[-1]), float(val[-1]), float(core.total_volume),
