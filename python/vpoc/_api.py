@@ -40,11 +40,18 @@ def _finish(r: Any, facts: dict, prices: dict, opts: Any, device: str = "cpu",
                  for name, x in prices.items()]
         snapped = report_grid(r.off_grid, r.grid_prices, first_off_grid(r, items, opts), items, opts.tick_size,
                               opts.snap, level, rows)
-    prof = Profiles(r, device=device)
-    for k, v in facts.items():
-        setattr(prof, k, v)
+    prof = attach_facts(Profiles(r, device=device), facts)
     if snapped != 0:
         prof.snapped_prices = snapped
+    return prof
+
+
+def attach_facts(prof: Profiles, facts: dict) -> Profiles:
+    """``prof`` with the session facts ``facts`` set (``vpoc._frames.plan`` / ``session_facts``' keys:
+    ``session_labels``, ``trade_dates``, ``session_rule``, ...): the one place a result takes them,
+    from_* (``_finish``) and ``vpoc.Live.profiles`` alike."""
+    for k, v in facts.items():
+        setattr(prof, k, v)
     return prof
 
 

@@ -15,7 +15,7 @@ from ._errors import InputError
 from ._validate import check_dropped, report_volume
 from ._warnings import GuessedDefaultWarning
 
-__all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "table"]
+__all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "session_facts", "table"]
 
 SESSION_RULES = ("globex", "rth", "daily")
 #: the options of vpoc.io.read_bars / read_trades that from_bars / from_trades pass on for a frame
@@ -198,8 +198,7 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
             raise ValueError(f"{what}: session= was not built from this data's timestamps ({problem}); "
                              "build it from them, e.g. vpoc.sessions.globex(df['timestamp']), with the "
                              "label= / interval= the data is read with")
-    facts = dict(session_labels=np.asarray(s.labels, dtype=np.int64), trade_dates=True,
-                 session_rule=rule or s.definition, dropped_rows=int(s.n_dropped))
+    facts = dict(session_facts(s.labels, rule, s.definition), dropped_rows=int(s.n_dropped))
     if rows is not None:
         facts["kept_rows"] = rows
     dv = float(getattr(s, "dropped_volume", float("nan")))
@@ -219,6 +218,16 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
     return columns, s.offsets, facts, rows
 
 
+def session_facts(labels: Any, rule: Optional[str], definition: str) -> dict:
+    """The session facts of a result whose sessions are the trade dates ``labels`` (YYYYMMDD) of a
+    session rule: its labels, ``trade_dates`` (``to_pandas()`` indexed by a DatetimeIndex
+    "trade_date", ``loc`` by date) and ``session_rule``: the rule's name when the call named one
+    (``session="globex"``), else its definition's (a ``vpoc.sessions.Sessions``' ``definition``).
+    One home for from_* (``plan``) and ``vpoc.Live.profiles``."""
+    return dict(session_labels=np.asarray(labels, dtype=np.int64), trade_dates=True,
+                session_rule=rule or definition)
+
+
 def _build(rule: Any, ts: Any, volume: Any) -> Any:
     """``rule(ts, volume=volume)``: the volume lets the sessions report the dropped volume."""
     return rule(ts) if volume is None else rule(ts, volume=volume)
@@ -234,7 +243,6 @@ def synth_sessions(obj: Any, session: Any, sessions: Any, offsets: Any, session_
     if not isinstance(obj, (SynthBars, SynthTrades)) or any(
             x is not None for x in (session, sessions, offsets, session_ids)):
         return offsets, {}
-    return np.asarray(obj.offsets, dtype=np.int64), dict(
-        session_labels=np.asarray(obj.session_labels), trade_dates=True,
-        session_rule=f"{type(obj).__name__} sessions")
+    return np.asarray(obj.offsets, dtype=np.int64), session_facts(obj.session_labels, None,
+                                                                  f"{type(obj).__name__} sessions")
 

@@ -1,7 +1,7 @@
 """The session clock of a live feed: which session (label) each timestamp belongs to.
 
-Contract: a vpoc.sessions rule gives exactly the windows a batch call would use (computed a month at a
-time), ``session_starts`` gives session k = [starts[k], starts[k+1]), neither gives one session (0).
+Contract: a vpoc.sessions rule gives exactly the windows (and result facts: ``facts``) a batch call would use
+(computed a month at a time), ``session_starts`` gives session k = [starts[k], starts[k+1]), neither one session (0).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from .._frames import SESSION_RULES, session_facts
 from .._time import input_timestamps_ns, zone, zone_offset_s
 from ..sessions import RULES, localize_wall, rule_definition
 from ._common import _NS_PER_DAY
@@ -31,6 +32,7 @@ class _Clock:
         opts = dict(session_options or {})
         self.closed = "left"
         self.defn: Optional[Any] = None
+        self.rule: Optional[str] = None
         self.starts: Optional[np.ndarray] = None
         if session is not None and session_starts is not None:
             raise ValueError("give either session or session_starts, not both")
@@ -46,6 +48,9 @@ class _Clock:
             if self.closed not in ("left", "right"):
                 raise ValueError(f"session_options['closed'] must be 'left' or 'right', got {self.closed!r}")
             self.defn = rule_definition(kind, opts)
+            # the name a batch call states (from_bars(..., session="globex")); with options the batch
+            # builds a vpoc.sessions.Sessions, whose definition names the rule
+            self.rule = kind if kind in SESSION_RULES and not session_options else None
         elif session_starts is not None:
             starts = input_timestamps_ns(session_starts, len(session_starts), time_unit, False, "session_starts")
             if starts.shape[0] == 0 or np.any(np.diff(starts) <= 0):
@@ -56,6 +61,14 @@ class _Clock:
         self.closes: List[int] = []
         self.labels: List[int] = []
         self.cur: Optional[Tuple[int, int, int]] = None  # (open, close, label) of the last window hit
+
+    def facts(self, labels: Any) -> dict:
+        """The session facts of a result holding the sessions ``labels``: with a session rule those
+        the batch sets for it (``vpoc._frames.session_facts``: trade dates, ``session_rule``); else
+        the labels alone (sessions by ``session_starts`` or ``close()``: ``session`` ints)."""
+        if self.defn is None:
+            return dict(session_labels=np.asarray(labels, dtype=np.int64))
+        return session_facts(labels, self.rule, self.defn.definition)
 
     def _cover(self, t: int) -> None:
         """Computes the windows for the local dates around t (a month ahead)."""

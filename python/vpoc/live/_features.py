@@ -258,4 +258,5 @@ class _FeaturesMixin:
             names = self._session_columns or ()
         return FeatureTable(values, names, session_labels=self.labels,
                                offsets=np.arange(S + 1, dtype=np.int64), kind="session",
-                               snapped_prices=self._snapped_done)  # as session_features counts them
+                               snapped_prices=self._snapped_done,  # as session_features counts them
+                               session_rule=self._clock.facts(self.labels).get("session_rule"))  # ... names it

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .._api import from_bars, from_trades
+from .._api import attach_facts, from_bars, from_trades
 from .._arrays import as_prices, as_volume, check_grid, coarse_grid, derived_prices, first_decrease
 from .._presets import (PEER_KEYWORDS, check_whole_volume, recorded_rules, resolve as resolve_preset, row_prices,
                         value_area_of, with_side_rules)
@@ -569,11 +569,11 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
     @property
     @_locked
     def profiles(self) -> Profiles:
-        """The finished sessions as one ``Profiles`` (labels: their session labels)."""
+        """The finished sessions as one ``Profiles``, with the batch's session facts (labels, session_rule)."""
         if self._profiles_cache is None:
-            self._profiles_cache = self._side_attach(Profiles(
-                _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"]),
-                session_labels=np.asarray(self._done_labels, dtype=np.int64)))
+            self._profiles_cache = self._side_attach(attach_facts(Profiles(  # the batch's session facts
+                _Concat(self._done, self._rules_kw["tick_size"], self._rules_kw["ticks_per_row"])),
+                self._clock.facts(self._done_labels)))
             self._profiles_cache.snapped_prices = self._snapped_done  # as the batch counts them on these rows
             if self._preset_rules is not None or self._sided:  # as from_* record them
                 self._profiles_cache.rules = self._preset_rules if not self._sided else with_side_rules(
