@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import _deps
 import vpoc
 
 T = int(np.datetime64("2024-01-02T15:00", "ns").astype(np.int64))  # 09:00 CT, trade date 2024-01-02
@@ -37,6 +38,7 @@ def _same(a, b):
 # ---------------------------------------------------------------- 1: rows of a session close() ended
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 @pytest.mark.parametrize("one", [False, True])
 def test_close_then_same_globex_session_refused(bars, one):
     live = vpoc.Live(tick_size=0.25, session="globex")
@@ -56,6 +58,7 @@ def test_close_then_same_globex_session_refused(bars, one):
     assert list(live.profiles.session_labels) == [20190102, 20190103]
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 @pytest.mark.parametrize("rule", [dict(session="rth"), "starts"])
 def test_close_then_same_session_refused_other_rules(rule):
     if rule == "starts":
@@ -71,6 +74,7 @@ def test_close_then_same_session_refused_other_rules(rule):
     assert live.n_rows == 3 and len(live) == 1 and live.session_label is None
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 def test_close_then_same_session_refused_after_from_state(bars):
     live = vpoc.Live(tick_size=0.25, session="globex")
     _feed(live, bars, 0, 10)
@@ -80,6 +84,7 @@ def test_close_then_same_session_refused_after_from_state(bars):
         _feed(again, bars, 10, 15)
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 def test_close_then_later_session_guard(bars):
     """Guard (passes on main): after close(), an update wholly in a later session, or one that starts with
     rows in no session, is taken; the finished sessions equal from_bars on their rows."""
@@ -129,6 +134,7 @@ def test_max_rows_names_update_row_trades():
     _same(before, live.state_dict(flat=True))
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 def test_max_rows_names_update_row_bars():
     live = vpoc.Live(tick_size=0.25, max_rows=3, session="globex")
     live.update(5000.0, 5000.0, 5000.0, 1.0, timestamp=T)
@@ -141,6 +147,7 @@ def test_max_rows_names_update_row_bars():
     assert live.n_rows == 1 and live.session_rows == 1
 
 
+@_deps.needs("pandas", "pandas_market_calendars")  # session rules with the default CME calendar
 def test_max_rows_position_counts_dropped_rows():
     """The position is the row's in the update: rows dropped (in no session) before it count."""
     live = vpoc.Live(tick_size=0.25, kind="trades", max_rows=3, session="globex", on_outside="drop")
