@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .._warnings import DroppedRowsWarning
+from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._columns import BAR_SIDE_ALIASES, SIDE_ALIASES, VOLUMES, _combine, _extract_part, _names, _norm, _resolve
 from ._options import (_ALIASES, _COMPRESSION, _DATE_NAMES, _LEGACY_LINE, _LEGACY_TIME_FORMAT,
                        _LEGACY_TIME_RE, _PARSER_LINE_RE, _TIME_NAMES, _TRADE_VOLUME_ALIASES,
@@ -245,7 +245,7 @@ def _tail(stream: Any, source: TextSource, kw: Dict[str, Any], opts: _Options,
         warnings.warn(f"{where}: left out the last line {shown!r} (1 of {rows + 1} rows, "
                       f"{share:.3g}%), which {why}; pass unterminated='keep' when the file is "
                       "complete, or unterminated='raise' to refuse such files",
-                      DroppedRowsWarning, stacklevel=7)
+                      DroppedRowsWarning, stacklevel=user_stacklevel())
         return None
     fields = next(csv.reader([text], delimiter=kw["sep"]))
     if len(fields) != len(names):

@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from .._warnings import DroppedRowsWarning
+from .._warnings import DroppedRowsWarning, user_stacklevel
 from ._containers import Bars
 
 __all__ = ["ContinuousBars", "read_contracts", "contract_name", "contract_expiry", "cme_roll_date"]
@@ -358,7 +358,8 @@ def _schedule(dates: np.ndarray, vol: np.ndarray, has: np.ndarray, starts: Optio
                 reasons[i] = f"{names[gone]} has no rows after {dates[last[gone]]}"
                 warnings.warn(f"read_contracts: {names[gone]} ends on trade date "
                               f"{dates[last[gone]]}, before its {rule} roll; switched to "
-                              f"{names[new]} on {dates[i]}", UserWarning, stacklevel=4)
+                              f"{names[new]} on {dates[i]}", UserWarning,
+                              stacklevel=user_stacklevel())
             cur = new
         active[i] = cur
         if starts is None and cur + 1 < K and vol[cur + 1, i] > vol[cur, i]:
