@@ -79,7 +79,8 @@ def _fits(sc: Dict[str, Any]) -> bool:
     return sc["restarts"] >= 1 and sc["rth_open"] >= 0.8 * sc["restarts"] and sc["rth_close"] >= 0.5 * sc["stops"]
 
 
-def _what(h: Dict[str, Any], trades: bool) -> str:
+def reading_text(h: Dict[str, Any], trades: bool) -> str:
+    """A reading as evidence lines name it: \"tz=..., label=...\" (\"as read\" when neither applies)."""
     return ", ".join(x for x in ("" if h["tz"] is None else f"tz={h['tz']}",
                                  "" if trades else f"label={h['label']}") if x) or "as read"
 
@@ -104,7 +105,7 @@ def judge_day(hyps: List[Dict[str, Any]], distinct: List[Dict[str, Any]], t: np.
     label_by_bounds, bounds_line = (None, "") if trades else round_label(t, step, clock)
     if bounds_line:
         ev.append(bounds_line)
-    ev.append(f"{_what(best, trades)}: {_fit_text(sc, step)}; {sc['halt_rows']:,} of {sc['rows']:,} bars open "
+    ev.append(f"{reading_text(best, trades)}: {_fit_text(sc, step)}; {sc['halt_rows']:,} of {sc['rows']:,} bars open "
               "in 16:00-17:00 CT")
     if not _fits(sc):
         tz_note = "the zone cannot be told from the hours" if naive else "the stamps do not look like US RTH"
@@ -116,14 +117,14 @@ def judge_day(hyps: List[Dict[str, Any]], distinct: List[Dict[str, Any]], t: np.
     rivals = [h for h in distinct if _fits(h["score"])]
     for h in _shown(distinct, best):
         verdict = "also possible" if h in rivals else "rejected"
-        ev.append(f"{verdict} {_what(h, trades)}: {_fit_text(h['score'], step)}")
+        ev.append(f"{verdict} {reading_text(h, trades)}: {_fit_text(h['score'], step)}")
     confidence = "high"
     if sc["restarts"] < _MIN_DAYS:
         ev.append(f"ambiguous: only {sc['restarts']} daily pause(s) visible (too few days): the best reading "
                   "is a guess")
         confidence = "low"
     elif rivals:
-        ev.append(f"ambiguous: the next reading ({_what(rivals[0], trades)}) puts the days on US RTH as well")
+        ev.append(f"ambiguous: the next reading ({reading_text(rivals[0], trades)}) puts the days on US RTH as well")
         confidence = "low"
     elif label_by_bounds not in (None, best["label"]):
         ev.append(f"ambiguous: the days' round bounds say label={label_by_bounds!r}, US RTH says "

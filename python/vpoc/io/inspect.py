@@ -28,7 +28,7 @@ import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
 from ._columns import recorded_columns, side_evidence
-from ._day_hours import day_hours, day_span, judge_day, rth_kept, written_hours
+from ._day_hours import day_hours, day_span, judge_day, reading_text, rth_kept, written_hours
 from ._globex_hours import (TRADES_SLACK_MIN, _CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key,
                             _localize, _score, _shown)
 
@@ -404,8 +404,7 @@ def _inspect(source: Any, read_kwargs: Dict[str, Any], seen: list) -> Inspection
             ev += dev + _busiest_and_same(sc, step, trades, same, best["tz"], "; not used: the days' bounds decide")
             hours = "" if chosen else written_hours(t, span, naive, trades)
         else:
-            what = ", ".join(x for x in ("" if best["tz"] is None else f"tz={best['tz']}",
-                                         "" if trades else f"label={best['label']}") if x) or "as read"
+            what = reading_text(best, trades)
             at17, at16 = ((f"at 17:00-17:{TRADES_SLACK_MIN:02d} CT (first trade minute)",
                            f" (last trade minute from 15:{60 - TRADES_SLACK_MIN:02d})") if trades
                           else ("open at 17:00 CT", ""))

@@ -410,8 +410,7 @@ class Live(_RowsMixin, _AtomicMixin, _DropsMixin, _FeaturesMixin, _SideMixin, _S
         if self._label is not None and kept.any() and labels[kept][0] < self._label:
             raise ValueError(f"timestamp[{int(np.argmax(kept))}] belongs to session "
                              f"{int(labels[kept][0])}, older than the current session {self._label}")
-        if self._label is None and self._done_labels and not self._one_session and kept.any() \
-                and labels[kept][0] <= self._done_labels[-1]:  # close() ended that session (docs/live.md)
+        if kept.any() and self._ended(int(labels[kept][0])):
             i = int(np.argmax(kept))
             raise closed_session_error(int(labels[i]), int(ts[i]), i)
         if self._core is not None and (o is not None) != self._has_open and kept.any():

@@ -117,8 +117,8 @@ class _RowsMixin:
         if self._label is not None and label < self._label:
             raise ValueError(f"timestamp {t} belongs to session {label}, older than the current "
                              f"session {self._label}")
-        if self._label is None and self._done_labels and not self._one_session and label <= self._done_labels[-1]:
-            raise closed_session_error(label, t, None)  # close() ended that session (docs/live.md)
+        if self._ended(label):
+            raise closed_session_error(label, t, None)
         has_open = open is not None
         snapped = 0
         if self._bars:
@@ -193,6 +193,12 @@ class _RowsMixin:
         if resent:
             self._warn_resent(resent, 1)
         return lv
+
+    def _ended(self, label: int) -> bool:
+        """Whether a row of session ``label`` belongs to a session close() ended (with a session rule or
+        session_starts: refused, docs/live.md); no current session, and one of the finished ones."""
+        return self._label is None and bool(self._done_labels) and not self._one_session \
+            and label <= self._done_labels[-1]
 
     def _too_wide(self, e: ValueError, core: Any, cols: List[np.ndarray], o: Optional[np.ndarray], a: int,
                   b: int) -> BaseException:

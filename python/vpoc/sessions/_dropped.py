@@ -267,6 +267,17 @@ _FULL_DAY_HINT = ("a calendar that differs from the data (or wrong dates)? pass 
                   "(every Monday-Friday), or calendar= / trade_dates= calendars that have these dates")
 
 
+def _bar_ns(step: Optional[int], t: Int64Array) -> int:
+    """The bar interval in ns: ``step`` (interval=), else the modal spacing of the rows ``t``; 0 when it
+    cannot be told (trades, too few rows)."""
+    if step:
+        return int(step)
+    try:
+        return infer_interval_ns(t)
+    except ValueError:
+        return 0
+
+
 def _full_days(td: Int64Array, keys: npt.NDArray[np.int8], defn: _Definition, closed: str, t: Int64Array,
                step: Optional[int]) -> Tuple[npt.NDArray[np.bool_], Int64Array]:
     """(which left-out rows ``td`` (sorted, cause ``keys``) are "holiday" rows of a date whose such rows
@@ -284,12 +295,7 @@ def _full_days(td: Int64Array, keys: npt.NDArray[np.int8], defn: _Definition, cl
     starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
     ends = np.r_[starts[1:], th.size]
     day = w[starts]
-    bar = int(step) if step else 0
-    if not bar:
-        try:
-            bar = infer_interval_ns(t)
-        except ValueError:  # trades, or too few rows: the span is the rows' own
-            bar = 0
+    bar = _bar_ns(step, t)  # 0: the span is the rows' own
     span = np.minimum(th[ends - 1] + bar, closes[day]) - th[starts]
     whole = span >= FULL_DAY_SHARE * (closes[day] - opens[day])
     full[hol] = np.repeat(whole, ends - starts)
@@ -336,12 +342,7 @@ def _warn_shifted(out: Int64Array, t: Int64Array, win_opens: Optional[Int64Array
     days and most of them. Rows outside RTH are otherwise no news (a Globex feed has them every night)."""
     if win_opens is None or win_opens.size < 2 or out.size == 0:
         return
-    bar = int(step) if step else 0
-    if not bar:
-        try:
-            bar = infer_interval_ns(t)
-        except ValueError:  # trades, or too few rows: the extents are the rows' own times
-            bar = 0
+    bar = _bar_ns(step, t)  # 0: the extents are the rows' own times
     first = t[np.minimum(np.searchsorted(t, win_opens, side="left"), t.size - 1)]
     last = t[np.maximum(np.searchsorted(t, win_closes, side="left") - 1, 0)]
     prev = np.searchsorted(win_closes, out, side="right") - 1  # the window each row follows
