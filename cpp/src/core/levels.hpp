@@ -184,8 +184,14 @@ VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, i
   if (!r.sparse()) {
     n_up = (last - hi) < step ? (last - hi) : step;
     n_dn = (lo - first) < step ? (lo - first) : step;
-    for (int64_t k = 1; k <= n_up; ++k) up += v[hi + k];
-    for (int64_t k = 1; k <= n_dn; ++k) dn += v[lo - k];
+    // cbot's two rows a side and single's one, unrolled (the same additions in the same order as the
+    // loop, which takes any longer step): the developing walks run this step as one dependent chain
+    if (n_up > 0) up += v[hi + 1];
+    if (n_up > 1) up += v[hi + 2];
+    for (int64_t k = 3; k <= n_up; ++k) up += v[hi + k];
+    if (n_dn > 0) dn += v[lo - 1];
+    if (n_dn > 1) dn += v[lo - 2];
+    for (int64_t k = 3; k <= n_dn; ++k) dn += v[lo - k];
     new_hi = hi + n_up;
     new_lo = lo - n_dn;
   } else {
