@@ -285,13 +285,17 @@ struct Pass {
     for (int64_t c = t; c < H; c += kThreads) {
       const int64_t r = A + c;
       Fixed x = vf[r];
+      double d = v[r];  // to_double(x): the base's row, rounded once
       for (int j = 0; j < n; ++j) {
         const Bar& bar = k.bar[j];
-        if (r >= bar.a && r <= bar.b) x += share(bar, r);
-        table[j * S + c] = fixed::to_double(x);
+        if (r >= bar.a && r <= bar.b) {  // a bar covers ~3.5 of the hull's ~17 rows: round only what changed
+          x += share(bar, r);
+          d = fixed::to_double(x);
+        }
+        table[j * S + c] = d;
       }
       vf[r] = x;
-      v[r] = table[(n - 1) * S + c];
+      v[r] = d;
     }
   }
 
