@@ -94,8 +94,14 @@ VPOC_HD int64_t smem_bytes(int64_t rows, int64_t cells = kTableCells) {
 struct Rows {
   const double* base;
   const double* cells;  // table + j * stride_of(H)
-  int64_t A, B;         // B < A: no table (every row from the base)
-  VPOC_HD double operator[](int64_t k) const { return k >= A && k <= B ? cells[k - A] : base[k]; }
+  int32_t A;            // the hull's first row
+  uint32_t n;           // the hull's rows (0: no table, every row from the base)
+  // one unsigned test for A <= k < A + n (k - A wraps above n when k < A), in 32 bits (scratch rows are
+  // a block's shared memory): the walk's step reads up to four rows, each through here (the ncu
+  // profile of c2b1500: the walk is a chain of dependent instructions)
+  VPOC_HD double operator[](int32_t k) const {
+    return static_cast<uint32_t>(k - A) < n ? cells[k - A] : base[k];
+  }
 };
 
 // One session's pass. Src: core/source.hpp's Source. Generic false: levels::plain_rules() holds, and the
@@ -280,13 +286,17 @@ struct Pass {
     for (int64_t c = t; c < H; c += kThreads) {
       const int64_t r = A + c;
       Fixed x = vf[r];
+      double d = v[r];  // to_double(x): the base's row, rounded once
       for (int j = 0; j < n; ++j) {
         const Bar& bar = k.bar[j];
-        if (r >= bar.a && r <= bar.b) x += share(bar, r);
-        table[j * S + c] = fixed::to_double(x);
+        if (r >= bar.a && r <= bar.b) {  // a bar covers ~3.5 of the hull's ~17 rows: round only what changed
+          x += share(bar, r);
+          d = fixed::to_double(x);
+        }
+        table[j * S + c] = d;
       }
       vf[r] = x;
-      v[r] = table[(n - 1) * S + c];
+      v[r] = d;
     }
   }
 
@@ -297,11 +307,11 @@ struct Pass {
     if (k.table) {
       r.cells = table + static_cast<int64_t>(j) * stride_of(k.H);
       r.A = k.A;
-      r.B = k.A + k.H - 1;
+      r.n = static_cast<uint32_t>(k.H);
     } else {
       r.cells = table;
       r.A = 0;
-      r.B = -1;
+      r.n = 0;
     }
     return r;
   }
@@ -419,22 +429,22 @@ struct Pass {
   VPOC_HD void walk(int t, int64_t i0, Out&& out) const {
     if (t >= blk->n) return;
     const int j = t;
-    const int64_t first = blk->first[j], last = blk->last[j];
+    const int32_t first = blk->first[j], last = blk->last[j];
     levels::Rules r = rules;
     if constexpr (!Generic) {  // levels::plain_rules(): known at compile time
       r.compare = VaCompare::tie_up;
       r.stop = VaStop::reaches;
       r.va_p = r.va_q = 0;
     }
-    int64_t poc = -1;
+    int32_t poc = -1;
     for (int g = 0; g < kPerSnapshot; ++g) {
-      const int64_t c = blk->red_poc[j * kPerSnapshot + g];
+      const int32_t c = blk->red_poc[j * kPerSnapshot + g];
       if (c >= 0 && (poc < 0 || levels::poc_prefers(c, poc, first, last, r.tie))) poc = c;
     }
     if (poc < 0) poc = first;  // no row at the maximum: only an inf one (poc_among's answer)
     const Rows rows = rows_of(j);
     const levels::Target target = levels::target_of(value_area, blk->total[j], r);
-    int64_t lo = poc, hi = poc;
+    int32_t lo = poc, hi = poc;
     double running = rows[poc];
     while (!levels::reached(running, target, r) && levels::expand_step(rows, first, last, step, lo, hi, running, r)) {
     }

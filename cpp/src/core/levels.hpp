@@ -176,26 +176,38 @@ VPOC_HD bool takes_down(double dn, double up, bool has_dn, bool has_up, const Ru
 // either side.
 // Rows: `const double*`, or any row accessor whose v[k] gives row k's volume (core/developing_chunk.hpp
 // reads a snapshot through one); the arithmetic is the same either way.
-template <class Rows>
-VPOC_HD bool expand_step(const Rows& v, int64_t first, int64_t last, int step, int64_t& lo, int64_t& hi,
-                         double& running, const Rules& r) {
-  int64_t n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
+// I: the row index type, taken from lo / hi (int64_t; the developing chunk's walk, int32_t: its rows are
+// a block's shared memory, and 64-bit index arithmetic is two instructions a step on a GPU).
+template <class T>
+struct Given {  // a parameter that takes its type from the others (std::type_identity, C++20)
+  using type = T;
+};
+template <class Rows, class I>
+VPOC_HD bool expand_step(const Rows& v, typename Given<I>::type first, typename Given<I>::type last, int step, I& lo,
+                         I& hi, double& running, const Rules& r) {
+  I n_up = 0, n_dn = 0, new_hi = hi, new_lo = lo;
   double up = 0.0, dn = 0.0;
   if (!r.sparse()) {
     n_up = (last - hi) < step ? (last - hi) : step;
     n_dn = (lo - first) < step ? (lo - first) : step;
-    for (int64_t k = 1; k <= n_up; ++k) up += v[hi + k];
-    for (int64_t k = 1; k <= n_dn; ++k) dn += v[lo - k];
+    // cbot's two rows a side and single's one, unrolled (the same additions in the same order as the
+    // loop, which takes any longer step): the developing walks run this step as one dependent chain
+    if (n_up > 0) up += v[hi + 1];
+    if (n_up > 1) up += v[hi + 2];
+    for (I k = 3; k <= n_up; ++k) up += v[hi + k];
+    if (n_dn > 0) dn += v[lo - 1];
+    if (n_dn > 1) dn += v[lo - 2];
+    for (I k = 3; k <= n_dn; ++k) dn += v[lo - k];
     new_hi = hi + n_up;
     new_lo = lo - n_dn;
   } else {
-    for (int64_t i = hi + 1; i <= last && n_up < step; ++i)
+    for (I i = hi + 1; i <= last && n_up < step; ++i)
       if (r.exists(i)) {
         up += v[i];
         ++n_up;
         new_hi = i;
       }
-    for (int64_t i = lo - 1; i >= first && n_dn < step; --i)
+    for (I i = lo - 1; i >= first && n_dn < step; --i)
       if (r.exists(i)) {
         dn += v[i];
         ++n_dn;
