@@ -39,6 +39,7 @@ def test_too_wide_window_names_its_session_by_label_with_index_and_session():
     assert (e.index, e.session) == (5, 1)
 
 
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_too_wide_window_under_a_session_rule_names_the_input_row():
     pytest.importorskip("pandas")
     b = vpoc.synth.es_bars(3)

@@ -9,6 +9,7 @@ import pytest
 import vpoc
 
 pd = pytest.importorskip("pandas")
+pytest.importorskip("pandas_market_calendars")  # every Live here runs the default calendar
 
 MIN = 60 * 10**9
 N = 20  # bars a session

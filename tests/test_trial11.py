@@ -36,7 +36,7 @@ def test_sessions_refuse_datetimes_of_the_wrong_unit(call):
         fn(arg)
 
 
-@needs("pandas")
+@needs("pandas", "pandas_market_calendars")  # the default calendar
 def test_live_refuses_datetimes_of_the_wrong_unit():
     ts = _wrong_unit()
     n = len(ts)
@@ -45,7 +45,7 @@ def test_live_refuses_datetimes_of_the_wrong_unit():
         live.update(np.full(n, 6000.25), np.full(n, 6000.0), np.full(n, 6000.0), np.ones(n), timestamp=ts)
 
 
-@needs("pandas")
+@needs("pandas", "pandas_market_calendars")  # the default calendar
 def test_right_datetimes_and_real_1970_ones_stay_accepted():
     import pandas as pd
 
@@ -75,7 +75,7 @@ def test_a_calendar_date_column_taken_by_default_is_said(fn):
     assert ft.session_rule == "column 'date'"
 
 
-@needs("pandas")
+@needs("pandas", "pandas_market_calendars")  # the default calendar
 def test_trade_dates_and_rth_calendar_dates_are_not_flagged():
     import warnings
 
@@ -153,7 +153,7 @@ def _rth_feed(shift_h=0, end="15:15"):
     return rows[0].append(rows[1:]).tz_localize("America/Chicago")
 
 
-@needs("pandas")
+@needs("pandas", "pandas_market_calendars")  # the default calendar
 @pytest.mark.parametrize("shift,where", [(1, "after RTH ends"), (-1, "before RTH opens")])
 def test_rth_says_a_shifted_rth_feed(shift, where):
     import warnings
@@ -174,7 +174,7 @@ def test_rth_says_a_shifted_rth_feed(shift, where):
         vpoc.from_bars(df, session="rth", tick_size=0.25)
 
 
-@needs("pandas")
+@needs("pandas", "pandas_market_calendars")  # the default calendar
 def test_rth_says_nothing_of_right_feeds_longer_feeds_and_globex():
     import warnings
 

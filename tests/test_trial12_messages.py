@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
+import _deps
+
 pd = pytest.importorskip("pandas")  # the session rules and Live's clock read timestamps with pandas
 
 import vpoc  # noqa: E402
@@ -130,6 +132,7 @@ def _batch_hint() -> str:
     return m.group(1)
 
 
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_live_trades_outside_warning_uses_batch_words():
     live = vpoc.Live(tick_size=0.25, kind="trades", session="globex")
     with warnings.catch_warnings(record=True) as w:
@@ -142,6 +145,7 @@ def test_live_trades_outside_warning_uses_batch_words():
     assert _batch_hint() in msgs[0]
 
 
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_live_trades_outside_error_names_no_bar_label():
     live = vpoc.Live(tick_size=0.25, kind="trades", session="globex", on_outside="raise")
     for t_, pr in zip(_TS7[:2], _P7[:2]):

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import pytest
 
+import _deps
+
 pd = pytest.importorskip("pandas")
 
 import vpoc  # noqa: E402
@@ -45,12 +47,14 @@ def _bars_frame(n=300):
 # vpoc/_frames.py: the bar interval taken for label='close', the Globex sessions built by default
 
 
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_from_bars_close_label_interval_points_at_caller():
     df = _bars_frame()
     with _here(vpoc.GuessedDefaultWarning, "label='close' without interval="):
         vpoc.from_bars(df, tick_size=0.25, label="close", session="globex")
 
 
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_default_globex_sessions_point_at_caller():
     df = _bars_frame()
     bars = vio.read_bars(df)
