@@ -176,6 +176,21 @@ def test_close_label_and_time_unit():
 
 
 @PANDAS
+def test_duplicate_bars_warned_as_for_a_frame():
+    """An exact duplicate bar (same timestamp and values) is counted twice, announced as a frame's is."""
+    ts, o, h, lo, c, v = _bars(300)
+    k = np.r_[np.arange(100), 99, np.arange(100, 300)]  # bar 99 twice
+    ts, o, h, lo, c, v = (x[k] for x in (ts, o, h, lo, c, v))
+    df = pd.DataFrame({"timestamp": _utc(ts), "open": o, "high": h, "low": lo, "close": c, "volume": v})
+    want, w_want = _called(vpoc.from_bars, df, tick_size=0.25, session="daily")
+    got, w_got = _called(vpoc.from_bars, h, lo, c, v, open=o, timestamp=ts, tick_size=0.25, session="daily")
+    _same(want, got)
+    dup = [m for cat, m in w_got if issubclass(cat, vpoc.DuplicateRowsWarning)]
+    assert [cat for cat, _ in w_got] == [cat for cat, _ in w_want] and len(dup) == 1
+    assert dup[0].startswith("from_bars: 1 of 301 bars are exact duplicates")
+
+
+@PANDAS
 def test_daily_rule_without_calendar():
     """session='daily' (UTC dates, no calendar): arrays + timestamp= as the frame."""
     ts, p, v = _trades()
