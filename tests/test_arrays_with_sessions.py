@@ -216,6 +216,8 @@ def test_bad_timestamps_name_the_argument():
     with pytest.raises(ValueError, match="timestamp"):  # seconds read as ns: implausible
         vpoc.from_trades(c, v, timestamp=ts.astype("datetime64[s]").astype(np.int64), tick_size=0.25,
                          session="daily")
+    with pytest.raises(ValueError, match="price must be a 1-D array"):
+        vpoc.from_trades(5000.0, 1.0, timestamp=ts[:1], tick_size=0.25, session="daily")
     with pytest.raises(ValueError, match="time_unit must be one of"):
         vpoc.from_trades(c, v, timestamp=ts.astype(np.int64), time_unit="min", tick_size=0.25, session="daily")
 

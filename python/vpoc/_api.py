@@ -250,7 +250,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         price, volume, side = cols["price"], cols["volume"], cols["side"] if side is None else side
     else:  # arrays: their timestamp= (None: none), read and checked as a container's
         volume = _host_volume(volume, timestamp)
-        ts = _array_times(timestamp, table, len(price), False, {"price": price, "volume": volume}, "from_trades")
+        ts = _array_times(timestamp, table, False, {"price": price, "volume": volume}, "from_trades")
     # session= / sessions= / a table keep some rows: the whole side column is checked first (rule b)
     side = _sides.trade_side(side, volume, price, sided, session is not None or sessions is not None or ts is not None)
     if session is not None:
@@ -364,8 +364,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
                             "as the only positional argument)")
         _bar_side_arguments(high, buy_volume, sell_volume, table)  # a column name needs a frame
         volume = _host_volume(volume, timestamp)  # arrays: their timestamp= (None: none), as a container's
-        ts = _array_times(timestamp, table, len(high), True, {"high": high, "low": low, "close": close,
-                                                              "volume": volume, "open": open}, "from_bars")
+        ts = _array_times(timestamp, table, True, {"high": high, "low": low, "close": close, "volume": volume,
+                                                   "open": open}, "from_bars")
     sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:
         sessions = _one_session(session, sessions)

@@ -127,9 +127,9 @@ def _opens(ts: np.ndarray, kw: dict) -> np.ndarray:
 ARRAY_TIME_OPTIONS = ("time_unit", "label", "interval")
 
 
-def array_times(timestamp: Any, kw: dict, n: int, bars: bool, columns: dict, what: str) -> Optional[np.ndarray]:
-    """``timestamp=`` of from_bars / from_trades given arrays (``n`` rows; ``columns``: high, low, close,
-    volume, open or price, volume) as int64 ns UTC, or None when not given. Read as the feature tables
+def array_times(timestamp: Any, kw: dict, bars: bool, columns: dict, what: str) -> Optional[np.ndarray]:
+    """``timestamp=`` of from_bars / from_trades given arrays (``columns``: high, low, close, volume, open
+    or price, volume; as many rows as the first) as int64 ns UTC, or None when not given. Read as the feature tables
     and vpoc.Live read theirs (vpoc._time.input_timestamps_ns: integers in ``time_unit``, None: ns;
     datetime64 of any unit, UTC; tz-aware pandas datetimes; naive pandas ones refused, as a frame's
     without tz=), then taken as a container's are: in time order (ValueError naming ``timestamp``),
@@ -146,6 +146,11 @@ def array_times(timestamp: Any, kw: dict, n: int, bars: bool, columns: dict, wha
     from ._time import check_time_unit, input_timestamps_ns
 
     check_time_unit(kw.get("time_unit"))
+    first = next(iter(columns))
+    try:
+        n = len(columns[first])
+    except TypeError:  # a scalar: the engine's words
+        raise ValueError(f"{first} must be a 1-D array, got {type(columns[first]).__name__}") from None
     ts = input_timestamps_ns(timestamp, n, kw.get("time_unit"), naive_utc=False)
     _in_order(ts, f"{what}: ")
     if not bars:
