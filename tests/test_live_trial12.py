@@ -158,6 +158,41 @@ def test_max_rows_position_counts_dropped_rows():
     assert e.value.index == 3 and live.n_rows == 0 and live.n_dropped == 0
 
 
+def _too_wide_state(kind):
+    """A saved state whose current session spans 41 rows, its config's max_rows cut to 3 (a state edited, or
+    saved by a Live with a larger max_rows); the update that makes the same session too wide, and its words."""
+    kw = dict(kind="trades") if kind == "trades" else dict(session="globex")
+    p = np.array([5000.0, 5000.0, 5001.0, 5000.0, 5010.0])
+    live = vpoc.Live(tick_size=0.25, max_rows=100, **kw)
+    args = (p, np.ones(5)) if kind == "trades" else (p, p, p, np.ones(5))
+    ts = T + (np.arange(5) if kind == "trades" else MIN * np.arange(5))
+    live.update(*args, timestamp=ts)
+    st = live.state_dict()
+    st["config"]["max_rows"] = 3
+    fresh = vpoc.Live(tick_size=0.25, max_rows=3, **kw)
+    with pytest.raises(ValueError) as e:
+        fresh.update(*args, timestamp=ts)
+    return st, e.value
+
+
+@pytest.mark.parametrize("kind", ["trades", pytest.param("bars", marks=_deps.needs("pandas", "pandas_market_calendars"))])
+def test_from_state_too_wide_in_update_words(kind):
+    """Live.from_state refusing a saved session wider than max_rows names the row within the session as
+    Live.update and the batch do ('session L spans N rows, more than max_rows=M from row K on', .index K)."""
+    st, upd = _too_wide_state(kind)
+    word = "row" if kind == "trades" else "bar"
+    label = 0 if kind == "trades" else 20240102
+    flat = vpoc.Live.from_state(st | {"config": dict(st["config"], max_rows=100)}).state_dict(flat=True)
+    assert '"max_rows": 100' in flat["config"]  # the flat form (config as JSON): its max_rows cut too
+    flat["config"] = flat["config"].replace('"max_rows": 100', '"max_rows": 3')
+    for state in (st, flat):
+        with pytest.raises(ValueError) as e:
+            vpoc.Live.from_state(state)
+        assert str(e.value) == f"state['current']: {upd}"
+        assert f"session {label} spans 41 rows, more than max_rows=3 from {word} 2 on" in str(e.value)
+        assert e.value.index == upd.index == 2
+
+
 # ---------------------------------------------------------------- 4: bar-only arguments of a trades Live
 
 

@@ -1,7 +1,7 @@
 """Where vpoc's warnings point (stack): each one names the user's line, through every public entry point.
 
 Contract: a warning's filename is this test file (the caller's), whether its code is reached from
-vpoc.from_bars / from_trades, vpoc.io.read_bars / read_trades (a path or a list), vpoc.io.inspect,
+vpoc.from_bars / from_trades, vpoc.io.read_bars / read_trades (a path, a list or a frame), vpoc.io.inspect,
 vpoc.io.read_contracts or vpoc.dask.from_bars / from_trades.
 """
 
@@ -55,6 +55,16 @@ def test_from_bars_close_label_interval_points_at_caller():
 
 
 @_deps.needs("pandas_market_calendars")  # the default calendar
+def test_from_bars_arrays_close_label_interval_points_at_caller():
+    df = _bars_frame()
+    cols = [df[k].to_numpy() for k in ("high", "low", "close", "volume")]
+    with _here(vpoc.GuessedDefaultWarning, "label='close' without interval="):
+        vpoc.from_bars(*cols, timestamp=df["timestamp"], tick_size=0.25, label="close", session="globex")
+    with _here(vpoc.GuessedDefaultWarning, "from_bars: no sessions"):
+        vpoc.from_bars(*cols, timestamp=df["timestamp"], tick_size=0.25)
+
+
+@_deps.needs("pandas_market_calendars")  # the default calendar
 def test_default_globex_sessions_point_at_caller():
     df = _bars_frame()
     bars = vio.read_bars(df)
@@ -65,6 +75,33 @@ def test_default_globex_sessions_point_at_caller():
         vpoc.from_bars(bars, tick_size=0.25)
     with _here(vpoc.GuessedDefaultWarning, "from_trades: no sessions"):
         vpoc.from_trades(trades, tick_size=0.25)
+
+
+# vpoc/io/_read.py: the bar interval inferred for label='close' (_opens), through every reader that reaches it
+
+INFERRED = "bars are stamped at their close; the bar interval was inferred"
+
+
+def test_close_label_interval_read_bars(tmp_path):
+    df = _bars_frame()
+    path = tmp_path / "ESH4.csv"
+    df.to_csv(path, index=False)
+    with _here(vpoc.GuessedDefaultWarning, INFERRED):
+        vio.read_bars(df, label="close")
+    with _here(vpoc.GuessedDefaultWarning, INFERRED):
+        vio.read_bars(str(path), label="close")
+    with _here(vpoc.GuessedDefaultWarning, INFERRED):
+        vio.read_bars([str(path)], label="close")
+
+
+def test_close_label_interval_read_contracts(tmp_path):
+    pytest.importorskip("pandas_market_calendars")
+    path = tmp_path / "ESH4.csv"
+    _bars_frame().to_csv(path, index=False)
+    with _here(vpoc.GuessedDefaultWarning, INFERRED):
+        vio.read_contracts([str(path)], label="close")
+    with _here(vpoc.GuessedDefaultWarning, INFERRED):
+        vio.read_contracts({"ESH4": _bars_frame()}, label="close")
 
 
 # vpoc/io/_text.py: an unterminated last line left out

@@ -14,8 +14,9 @@ from ._arrays import as_prices, coarse_grid, first_off_grid, gpu_location, repor
 from ._device import (DEFAULT_MEMORY_BUDGET, backends, empty_cache, gpu_available, memory_stats,  # noqa: F401
                       set_pool_limit, _placed)
 from ._errors import InputError, input_rows, labelled
-from ._frames import no_table_options as _no_table_options, one_session as _one_session, plan as _plan
+from ._frames import one_session as _one_session, plan as _plan
 from ._frames import synth_sessions as _synth_sessions, table as _table, bar_side_arguments as _bar_side_arguments
+from ._frames import array_times as _array_times
 from ._profiles import Profiles
 from ._time import session_date_ids
 from . import _presets
@@ -166,7 +167,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
                 va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
                 bin_report: Optional[str] = None, window_across_sessions: bool = False,
                 time_unit: Optional[str] = None, ambiguous: Optional[str] = None,
-                nonexistent: Optional[str] = None) -> Profiles:
+                nonexistent: Optional[str] = None, timestamp: Any = None) -> Profiles:
     """Volume profiles of trades: each trade's volume goes to the row of its price.
 
     ``price``/``volume``: 1-D array-likes of any numeric dtype (read in place when contiguous
@@ -178,7 +179,11 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``vpoc.sessions.Sessions`` (its kept rows are taken when the arrays have all N input rows;
     the result keeps its trade dates: ``prof.labels``, ``prof.loc[date]``, ``to_pandas()``
     indexed by date) or a rule name ("globex", "rth", "daily") applied to the timestamps.
-    Neither: one session for arrays; for a container or frame (which carry timestamps) CME
+    ``timestamp=``: the arrays' times (one per row; arrays only: a container or frame carries its own),
+    read as ``bar_features`` / ``vpoc.Live`` read theirs: integer epoch times (ns, or ``time_unit=``),
+    datetime64 of any unit (UTC) or tz-aware pandas datetimes (naive ones raise ValueError); in time
+    order. With them arrays are taken as the same data as a frame: the same sessions, facts and warnings.
+    Neither: one session for arrays without timestamps; for a container, a frame or ``timestamp=`` CME
     Globex sessions, announced by a GuessedDefaultWarning and ``prof.session_rule == "globex"``.
     Rows a session rule leaves out are counted (``prof.dropped_rows``) and the input rows kept are
     ``prof.kept_rows`` (then ``dev_*`` hold one entry per kept row). A Sessions given with a
@@ -200,7 +205,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     ``window=N`` (with ``developing=True``): ``dev_poc`` / ``dev_vah`` / ``dev_val`` of every trade are
     the levels of the profile of its session's last N trades (it included; fewer at the session's start; the
     call's with ``window_across_sessions=True``), each equal to the batch profile of exactly those trades, CPU and GPU;
-    ``window="60min"`` (a timedelta too; needs timestamps: a container or frame): its session's trades
+    ``window="60min"`` (a timedelta too; needs timestamps: a container, a frame or ``timestamp=``): its session's trades
     in ``(t - 60min, t]``, as pandas' rolling (docs/contract.md, "Rolling windows"). ``preset``: "cbot" (the defaults), "marketprofile"
     (py-market-profile 0.2.0) or "lean" (QuantConnect LEAN VolumeProfile) sets every rule keyword
     not passed (``va_method``, ``poc_tie``, ``va_rows``, ``va_compare``, ``va_stop``, ``tie_tol``,
@@ -222,7 +227,7 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
         session_ids = session_date_ids(session_ids)
     if (volume is not None and span is None and session is None and sessions is None and tz is None
             and columns is None and side is None and imbalance_ratio is None and stacked_imbalance_min is None
-            and time_unit is None and ambiguous is None and nonexistent is None):
+            and time_unit is None and ambiguous is None and nonexistent is None and timestamp is None):
         # the plain call: arrays in, one engine call (no helper calls)
         if device == "cpu":
             try:
@@ -239,13 +244,13 @@ def from_trades(price: Any, volume: Any = None, *, offsets: Any = None, session_
     facts: dict = {}
     table = dict(tz=tz, columns=columns, time_unit=time_unit, ambiguous=ambiguous, nonexistent=nonexistent)
     if volume is None:
+        _own_timestamps(timestamp, "from_trades")
         cols, ts = _table(price, False, table)
         offsets, facts = _synth_sessions(price, session, sessions, offsets, session_ids)
         price, volume, side = cols["price"], cols["volume"], cols["side"] if side is None else side
-    else:
-        ts = None
-        if any(v is not None for v in table.values()):
-            _no_table_options(table, "from_trades")
+    else:  # arrays: their timestamp= (None: none), read and checked as a container's
+        volume = _host_volume(volume, timestamp)
+        ts = _array_times(timestamp, table, False, {"price": price, "volume": volume}, "from_trades")
     # session= / sessions= / a table keep some rows: the whole side column is checked first (rule b)
     side = _sides.trade_side(side, volume, price, sided, session is not None or sessions is not None or ts is not None)
     if session is not None:
@@ -281,7 +286,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
               va_target: Optional[str] = None, bins: Optional[int] = None, accumulate: Optional[str] = None,
               bin_report: Optional[str] = None, window_across_sessions: bool = False,
               time_unit: Optional[str] = None, ambiguous: Optional[str] = None,
-              nonexistent: Optional[str] = None) -> Profiles:
+              nonexistent: Optional[str] = None, timestamp: Any = None) -> Profiles:
     """Volume profiles of OHLC bars; ``distribute`` puts each bar's volume on the ladder.
 
     ``"uniform"`` (default) splits it equally over every tick from low to high, ``"close"`` and
@@ -293,6 +298,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     for arrays), or a ``vpoc.synth.SynthBars``; ``label="close"`` says the stamps are bar
     closes, moved to bar opens by ``interval=`` or the inferred spacing, announced by a
     GuessedDefaultWarning). A frame without timestamps: pass its columns as arrays.
+    ``timestamp=`` (with arrays): the bars' times, as in from_trades; ``label=`` / ``interval=`` and
+    ``time_unit=`` describe them as a frame's (exact duplicate bars are warned about, as a frame's).
     ``session``, ``snap``,
     ``device``, ``memory_budget``, ``stream``, ``developing``: as in from_trades (the developing
     series has one entry per bar). The grid check (``snap``) covers high, low, close, and open
@@ -320,7 +327,8 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
             and sessions is None
             and tz is None and columns is None and label is None and interval is None and buy_volume is None
             and time_unit is None and ambiguous is None and nonexistent is None
-            and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None):  # the plain call
+            and sell_volume is None and imbalance_ratio is None and stacked_imbalance_min is None
+            and timestamp is None):  # the plain call
         if device == "cpu":
             try:
                 r = _core.profile_bars(high, low, close, volume, open, offsets, session_ids, opts)
@@ -343,6 +351,7 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         if close is not None or volume is not None or open is not None:
             raise TypeError("from_bars: low is missing (give high, low, close and volume, or a vpoc.io.Bars "
                             "/ DataFrame alone)")
+        _own_timestamps(timestamp, "from_bars")
         buy_volume, sell_volume, table = _bar_side_arguments(high, buy_volume, sell_volume, table)
         cols, ts = _table(high, True, table)
         offsets, facts = _synth_sessions(high, session, sessions, offsets, session_ids)
@@ -350,13 +359,13 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
         if buy_volume is None and sell_volume is None:  # a Bars' / frame's own (vpoc.io), as from_trades' side
             buy_volume, sell_volume = cols["buy_volume"], cols["sell_volume"]
     else:
-        ts = None
         if close is None or volume is None:
             raise TypeError("from_bars needs high, low, close and volume (or a vpoc.io.Bars / DataFrame "
                             "as the only positional argument)")
-        if any(v is not None for v in table.values()):
-            _no_table_options(table, "from_bars")
         _bar_side_arguments(high, buy_volume, sell_volume, table)  # a column name needs a frame
+        volume = _host_volume(volume, timestamp)  # arrays: their timestamp= (None: none), as a container's
+        ts = _array_times(timestamp, table, True, {"high": high, "low": low, "close": close, "volume": volume,
+                                                   "open": open}, "from_bars")
     sv = _sides.bar_side_volumes(buy_volume, sell_volume, volume, high, sided)
     if session is not None:
         sessions = _one_session(session, sessions)
@@ -374,6 +383,22 @@ def from_bars(high: Any, low: Any = None, close: Any = None, volume: Any = None,
     with input_rows(rows, labels=_labels(facts, session_ids)):
         return _ruled(_sides.add_bar_sides(prof, sv, sided, {"high": high, "low": low, "close": close, "open": open},
                                     offsets, session_ids, opts, memory_budget, stream), rules, volume, sided)
+
+
+def _own_timestamps(timestamp: Any, what: str) -> None:
+    """TypeError naming ``timestamp=`` given with a container or frame, which carries its own."""
+    if timestamp is not None:
+        raise TypeError(f"{what}: timestamp= goes with arrays; a vpoc.io container, vpoc.synth data or a "
+                        "DataFrame carries its own timestamps (a frame's column or DatetimeIndex): leave it out")
+
+
+def _host_volume(volume: Any, timestamp: Any) -> Any:
+    """An array-like ``volume`` (a list, a pandas Series) of a call with ``timestamp=`` as a numpy array, so
+    that the session rule counts the volume of the rows it leaves out (``dropped_volume``) as for a frame;
+    numpy and GPU arrays, and every call without ``timestamp=``, as given."""
+    if timestamp is None or isinstance(volume, np.ndarray) or gpu_location(volume) is not None:
+        return volume
+    return np.asarray(volume)
 
 
 def _ruled(prof: Profiles, rules: Optional[dict], volume: Any = None, sided: Any = None) -> Profiles:

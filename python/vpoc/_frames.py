@@ -13,9 +13,9 @@ import numpy as np
 
 from ._errors import InputError
 from ._validate import check_dropped, report_volume
-from ._warnings import GuessedDefaultWarning
+from ._warnings import GuessedDefaultWarning, user_stacklevel
 
-__all__ = ["SESSION_RULES", "bar_side_arguments", "no_table_options", "one_session", "plan", "session_facts", "table"]
+__all__ = ["SESSION_RULES", "array_times", "bar_side_arguments", "no_table_options", "one_session", "plan", "session_facts", "table"]
 
 SESSION_RULES = ("globex", "rth", "daily")
 #: the options of vpoc.io.read_bars / read_trades that from_bars / from_trades pass on for a frame
@@ -69,12 +69,8 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
                              f"apply to DataFrames; a {kind}.{type(obj).__name__} {how} (its timestamps are UTC "
                              "bar opens)")
         data = obj
-        from ._arrays import first_decrease
-
-        i = first_decrease(np.asarray(obj.timestamp, dtype=np.int64))
-        if i > 0:  # read_bars / read_trades refuse such rows; a container made by hand may hold them
-            raise ValueError(f"{what}: the {type(obj).__name__}'s timestamp[{i}] is before timestamp[{i - 1}]; "
-                             "rows must be in time order (sort them first)")
+        # read_bars / read_trades refuse such rows; a container made by hand may hold them
+        _in_order(np.asarray(obj.timestamp, dtype=np.int64), f"{what}: the {type(obj).__name__}'s ")
         if bars and getattr(obj, "source", "<arrays>") == "<arrays>":
             # a container made by hand (read_bars warned about its own): its duplicated bars
             from ._arrays import warn_duplicate_bars
@@ -92,18 +88,81 @@ def table(obj: Any, bars: bool, kw: dict) -> Tuple[dict, Any]:
     names = ("high", "low", "close", "volume", "open", "buy_volume", "sell_volume") if bars else \
         ("price", "volume", "side")
     ts = np.asarray(data.timestamp, dtype=np.int64)
-    if bars and data is not obj and (kw.get("label") is not None or kw.get("interval") is not None):
-        from ._time import bar_opens  # the one place close stamps become open stamps
-
-        ts, step = bar_opens(ts, kw.get("label") or "open", kw.get("interval"))
-        if kw.get("label") == "close" and kw.get("interval") is None:
-            warnings.warn(f"from_bars: label='close' without interval=: the bar interval was taken as "
-                          f"{step / 1e9:g} s (the most common spacing of the timestamps); pass interval= "
-                          "to set it", GuessedDefaultWarning, stacklevel=3)
+    if bars and data is not obj:
+        ts = _opens(ts, kw)
     cols = {k: getattr(data, k, None) for k in names}
     if not has_open:
         cols["open"] = None
     return cols, ts
+
+
+def _in_order(ts: np.ndarray, where: str) -> None:
+    """ValueError naming ``timestamp[i]`` (after ``where``) when ``ts`` steps back: the order rule of a
+    container made by hand and of ``timestamp=`` arrays (read_bars / read_trades refuse such rows too)."""
+    from ._arrays import first_decrease
+
+    i = first_decrease(ts)
+    if i > 0:
+        raise ValueError(f"{where}timestamp[{i}] is before timestamp[{i - 1}]; rows must be in time order "
+                         "(sort them first)")
+
+
+def _opens(ts: np.ndarray, kw: dict) -> np.ndarray:
+    """from_bars' timestamps ``ts`` (a frame's or ``timestamp=``) as bar opens by its ``label=`` /
+    ``interval=`` (vpoc._time.bar_opens, the one place close stamps become open stamps); an interval
+    taken from the data is announced (GuessedDefaultWarning)."""
+    if kw.get("label") is None and kw.get("interval") is None:
+        return ts
+    from ._time import bar_opens
+
+    ts, step = bar_opens(ts, kw.get("label") or "open", kw.get("interval"))
+    if kw.get("label") == "close" and kw.get("interval") is None and step is not None:
+        warnings.warn(f"from_bars: label='close' without interval=: the bar interval was taken as "
+                      f"{step / 1e9:g} s (the most common spacing of the timestamps); pass interval= "
+                      "to set it", GuessedDefaultWarning, stacklevel=user_stacklevel())
+    return ts
+
+
+#: the options of from_bars / from_trades that describe ``timestamp=`` arrays as well as a frame's
+ARRAY_TIME_OPTIONS = ("time_unit", "label", "interval")
+
+
+def array_times(timestamp: Any, kw: dict, bars: bool, columns: dict, what: str) -> Optional[np.ndarray]:
+    """``timestamp=`` of from_bars / from_trades given arrays (``columns``: high, low, close, volume, open
+    or price, volume; as many rows as the first) as int64 ns UTC, or None when not given. Read as the feature tables
+    and vpoc.Live read theirs (vpoc._time.input_timestamps_ns: integers in ``time_unit``, None: ns;
+    datetime64 of any unit, UTC; tz-aware pandas datetimes; naive pandas ones refused, as a frame's
+    without tz=), then taken as a container's are: in time order (ValueError naming ``timestamp``),
+    bars stamped by ``label=`` / ``interval=`` (``_opens``), exact duplicate bars warned about. ``kw``:
+    the call's frame options; the others than time_unit / label / interval (and those without
+    ``timestamp=``) are refused naming them (TypeError)."""
+    if timestamp is None:
+        no_table_options(kw, what, " (time_unit=, label= and interval= also with timestamp=)")
+        return None
+    if _is_frame(timestamp) and not hasattr(timestamp, "dtype"):
+        raise TypeError(f"{what}: timestamp= takes one array of times (one per row), got a "
+                        f"{type(timestamp).__name__}; pass the frame as the first argument alone")
+    no_table_options({k: v for k, v in kw.items() if k not in ARRAY_TIME_OPTIONS}, what)
+    from ._time import check_time_unit, input_timestamps_ns
+
+    check_time_unit(kw.get("time_unit"))
+    first = next(iter(columns))
+    try:
+        n = len(columns[first])
+    except TypeError:  # a scalar: the engine's words
+        raise ValueError(f"{first} must be a 1-D array, got {type(columns[first]).__name__}") from None
+    ts = input_timestamps_ns(timestamp, n, kw.get("time_unit"), naive_utc=False)
+    _in_order(ts, f"{what}: ")
+    if not bars:
+        return ts
+    ts = _opens(ts, kw)
+    if ts.shape[0] > 1 and np.any(ts[1:] == ts[:-1]):  # exact duplicate bars, counted twice (as a frame's)
+        from ._arrays import warn_duplicate_bars
+        from ._time import host
+
+        warn_duplicate_bars(ts, [host(columns[k], k) for k in ("open", "high", "low", "close", "volume")
+                                 if columns.get(k) is not None], what)
+    return ts
 
 
 def bar_side_arguments(obj: Any, buy_volume: Any, sell_volume: Any, kw: dict) -> Tuple[Any, Any, dict]:
@@ -132,12 +191,12 @@ def bar_side_arguments(obj: Any, buy_volume: Any, sell_volume: Any, kw: dict) ->
     return None, None, dict(kw, columns=columns)
 
 
-def no_table_options(kw: dict, what: str) -> None:
-    """TypeError naming the frame-only options given with arrays."""
+def no_table_options(kw: dict, what: str, also: str = "") -> None:
+    """TypeError naming the frame-only options given with arrays (``also``: said after it)."""
     given = [k for k, v in kw.items() if v is not None]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
-        raise TypeError(f"{what}: {'= and '.join(given)}= {verb} only when the first argument is a DataFrame")
+        raise TypeError(f"{what}: {'= and '.join(given)}= {verb} only when the first argument is a DataFrame{also}")
 
 
 def one_session(session: Any, sessions: Any) -> Any:
@@ -172,9 +231,9 @@ def plan(sessions: Any, offsets: Any, session_ids: Any, ts: Any, volume: Any, n:
             raise ValueError(f"session must be a vpoc.sessions.Sessions or one of "
                              f"{', '.join(map(repr, SESSION_RULES))}, got {sessions!r}")
         if ts is None:
-            raise ValueError(f"session={sessions!r} builds sessions from timestamps: pass a vpoc.io "
-                             "container or a DataFrame with a timestamp column (or a vpoc.sessions."
-                             f"{sessions}(ts) result)")
+            raise ValueError(f"session={sessions!r} builds sessions from timestamps: pass timestamp= with "
+                             "the arrays, or a vpoc.io container or a DataFrame with a timestamp column (or a "
+                             f"vpoc.sessions.{sessions}(ts) result)")
         rule = sessions
         vol = report_volume(volume) if isinstance(volume, np.ndarray) else None  # bad values: refused below
         sessions = _build(getattr(vs, rule), ts, vol)

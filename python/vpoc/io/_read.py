@@ -78,7 +78,7 @@ from .._arrays import warn_duplicate_bars
 from .._optional import require
 from .._side import warn_unsided
 from .._time import bar_opens, check_label, infer_interval_ns, interval_ns
-from .._warnings import DuplicateRowsWarning, GuessedDefaultWarning
+from .._warnings import DuplicateRowsWarning, GuessedDefaultWarning, user_stacklevel
 from ._columns import _extract
 from ._containers import Bars, Trades
 from ._dbn import read_dbn
@@ -191,7 +191,7 @@ def _opens(ts: np.ndarray, label: str, interval: Any, source: str) -> Tuple[np.n
         warnings.warn(f"{source}: bars are stamped at their close; the bar interval was inferred "
                       f"as {step / 1e9:g} s (the spacing of {share:.1%} of consecutive bars) and "
                       f"subtracted to give open times; pass interval= to set it",
-                      GuessedDefaultWarning, stacklevel=3)
+                      GuessedDefaultWarning, stacklevel=user_stacklevel())
         return bar_opens(ts, "close", np.timedelta64(step, "ns"))
     if label == "close" and not ts.shape[0]:
         return ts, interval_ns(interval)

@@ -16,7 +16,7 @@ from .._arrays import derived_prices
 from .._errors import InputError, input_error, readdressed, row_of, session_named
 from .._time import iso_utc
 
-__all__ = ["check_bar_only", "closed_session_error", "session_too_wide"]
+__all__ = ["check_bar_only", "closed_session_error", "session_too_wide", "state_part_error"]
 
 
 def check_bar_only(kind: str, label: str, distribute: Any, default_distribute: Any, session_features: Any,
@@ -81,3 +81,12 @@ def session_too_wide(e: BaseException, bars: bool, core: Any, cols: Sequence[np.
         moved = readdressed(batch, i - n_held, (), lambda name, row: f"{name}[{row}]")
         return session_named(moved, label) if label is not None else moved
     return e
+
+
+def state_part_error(e: BaseException, where: str) -> ValueError:
+    """``e``, an error about the rows of a part of a saved state (``where``: "state['current']"), said of
+    that part: its message after ``where: ``; a vpoc.InputError keeps its ``.argument``, ``.index`` (the
+    row within the part: the session's row for state['current']), ``.reason`` and ``.session``."""
+    if isinstance(e, InputError):
+        return input_error(f"{where}: {e}", e.argument, row_of(e), e.reason, getattr(e, "session", None))
+    return ValueError(f"{where}: {e}")

@@ -16,6 +16,7 @@ from .._timewin import appended_starts
 from .._validate import boolean as _bool
 from ..features import composite_levels
 from ._common import _Concat, _locked
+from ._guards import state_part_error
 from ._state_check import STATE_VERSION, check_envelope, check_state
 from ._state_flat import flatten, is_flat, unflatten
 
@@ -132,13 +133,13 @@ class _StateMixin:
                                  f"{self._label} of this Live's session clock")
             try:  # the engine validates the rows (NaN, high < low, negative volume, max_rows)
                 self._check_rows(cols, o, 0, ts.shape[0], None, np.arange(ts.shape[0]))
-            except ValueError as e:
-                raise ValueError(f"state['current']: {e}") from None
+            except ValueError as e:  # a session wider than max_rows: in Live.update's words (its row, .index)
+                raise state_part_error(self._too_wide(e, None, cols, o, 0, ts.shape[0]), "state['current']") from None
             sides = (np.ascontiguousarray(cur["buy"]), np.ascontiguousarray(cur["sell"])) if self._sided else None
             try:  # the engine checks the buy / sell volumes as it takes them
                 self._append_rows(cols, o, ts, 0, cols[0].shape[0], None, sides)
             except ValueError as e:
-                raise ValueError(f"state['current']: {e}") from None
+                raise state_part_error(e, "state['current']") from None
             self._int_volume = bool(cur["int_volume"])
         self.n_rows = int(st["n_rows"])
         self._last_ts = st["last_ts"]
