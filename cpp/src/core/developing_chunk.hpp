@@ -34,22 +34,6 @@ constexpr int kThreads = 64;                    // threads of a block (a multipl
 constexpr int kPerSnapshot = kThreads / kChunk;  // threads sharing one snapshot's POC search
 static_assert(kThreads >= 2 * kChunk, "walk_ahead prepares the next chunk on the lanes past the walkers");
 constexpr int kTableCells = 2048;               // doubles of the table (16 KiB)
-// fill's lanes per hull row at most: a row's n bars in up to 4 parts of consecutive bars, each lane
-// starting from the sum of the parts before it (adds only, no table writes): the last part's lane runs
-// ~n/4 table writes after ~3n/4 plain adds instead of n writes (the ncu profile of c2b1500: the fill
-// ~22% of the kernel's stall samples, a hull of ~17 rows on 17 of 64 threads, each 32 bars long)
-constexpr int kFillParts = 4;
-
-// fill's parts per hull row for a hull of H rows and a chunk of n bars: as many as the block has
-// threads for (H x parts <= kThreads), at most kFillParts, none empty (1: one lane a row, as before).
-VPOC_HD int fill_parts(int64_t H, int n) {
-  int64_t p = H > 0 ? kThreads / H : 1;
-  p = p > kFillParts ? kFillParts : p;
-  p = p > n ? n : p;
-  if (p <= 1) return 1;
-  const int64_t per = (n + p - 1) / p;
-  return static_cast<int>((n + per - 1) / per);
-}
 
 // Whether the chunked pass takes these inputs and rules: va_rows 'all' without a rolling window
 // (the caller routes those to core/window.hpp first), cbot or single, trades or bars distributed
@@ -85,7 +69,6 @@ struct Block {
   int32_t first[kChunk], last[kChunk];  // snapshot j: the prefix's rows (scratch indices)
   int32_t red_poc[kThreads];   // per thread: its best at-max row (-1: none)
   int32_t cand[kThreads];      // per thread: its row outside the hull at out_max (-1: none)
-  Fixed fin[kThreads];         // fill in parts: hull row c's new base (exact), stored into vf by max_part
   int32_t base_first, base_last;        // the base's rows (empty while first > last)
   int32_t n, A, H;             // bars in the chunk, first row and rows of its hull
   int32_t table;               // 1: snapshots read the table on the hull; 0: bar 0 was folded first
@@ -300,8 +283,6 @@ struct Pass {
     }
     const int64_t A = k.A, H = k.H, S = stride_of(H);
     const int n = k.n;
-    const int parts = fill_parts(H, n);
-    if (parts > 1) return fill_parts_of(t, parts);
     for (int64_t c = t; c < H; c += kThreads) {
       const int64_t r = A + c;
       Fixed x = vf[r];
@@ -317,52 +298,6 @@ struct Pass {
       vf[r] = x;
       v[r] = d;
     }
-  }
-
-  // fill with `parts` lanes per hull row (fill_parts > 1, so H <= kThreads / 2): lane (q, c) over bars
-  // [q * per, (q + 1) * per) of row A + c, from the base plus the earlier bars' shares (exact sums:
-  // the same Fixed as one lane adding them in order, so the same doubles). The base is read here and
-  // written in max_part (its hull rows: fin, and the last snapshot's double), after the barrier, since
-  // other lanes of the row read it in this phase; nothing reads the hull's base rows in between.
-  VPOC_HD void fill_parts_of(int t, int parts) {
-    Block& k = *blk;
-    const int64_t A = k.A, H = k.H, S = stride_of(H);
-    const int n = k.n;
-    const int per = (n + parts - 1) / parts;
-    for (int64_t L = t; L < parts * H; L += kThreads) {
-      const int q = static_cast<int>(L / H);
-      const int64_t c = L - q * H, r = A + c;
-      const int j0 = q * per, j1 = j0 + per < n ? j0 + per : n;  // non-empty: fill_parts' count
-      Fixed x = vf[r];
-      bool moved = false;
-      for (int j = 0; j < j0; ++j) {
-        const Bar& bar = k.bar[j];
-        if (r >= bar.a && r <= bar.b) {
-          x += share(bar, r);
-          moved = true;
-        }
-      }
-      double d = moved ? fixed::to_double(x) : v[r];  // as the one-lane loop's d after bar j0 - 1
-      for (int j = j0; j < j1; ++j) {
-        const Bar& bar = k.bar[j];
-        if (r >= bar.a && r <= bar.b) {
-          x += share(bar, r);
-          d = fixed::to_double(x);
-        }
-        table[j * S + c] = d;
-      }
-      if (j1 == n) k.fin[c] = x;  // the last part's lane, one per row
-    }
-  }
-
-  // max_part's first step after a fill in parts: the hull's base rows from fin and the table's last
-  // snapshot (thread t < H: row A + t; no thread of max_part reads the hull's base rows).
-  VPOC_HD void store_fin(int t) {
-    const Block& k = *blk;
-    if (!k.table || t >= k.H || fill_parts(k.H, k.n) <= 1) return;
-    const int64_t r = k.A + t;
-    vf[r] = k.fin[t];
-    v[r] = table[static_cast<int64_t>(k.n - 1) * stride_of(k.H) + t];
   }
 
   VPOC_HD Rows rows_of(int j) const {
@@ -401,7 +336,6 @@ struct Pass {
   // Every thread: the maximum of every kThreads-th row outside the hull; kPerSnapshot threads per
   // snapshot: the maximum of every kPerSnapshot-th of its hull rows.
   VPOC_HD void max_part(int t) {
-    store_fin(t);
     const Block& k = *blk;
     double mo = 0.0;  // as Session's mx_: volumes are >= +0
     if (k.table) {
