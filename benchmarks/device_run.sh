@@ -13,11 +13,11 @@
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
 #                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
-#   VPOC_PYTEST_ARGS    what the pytest step runs (default "-n 8 -p no:benchmark tests" with
+#   VPOC_PYTEST_ARGS    what the pytest step runs (default "-n <cores - 1> -p no:benchmark -rfE tests" with
 #                       pytest-xdist, else "-x tests": the whole suite; tests that need a package this machine lacks -- polars,
 #                       pandas_market_calendars, dask, ... -- skip with the reason in the log)
 #   VPOC_TRAIN_ARGS     extra arguments for examples/train.py in the train step (GPU, synthetic data)
-#   VPOC_PYTEST_LIMIT_S most seconds of the pytest step (default 240; the whole suite: ~130 s on 8 xdist workers on one H100)
+#   VPOC_PYTEST_LIMIT_S most seconds of the pytest step (default 240; the whole suite: ~135 s on 15 xdist workers on one H200, 0658a20)
 #   VPOC_CUDA_ARCH      CMAKE_CUDA_ARCHITECTURES (default 90: H100/H200)
 #   VPOC_CUDA_FLAGS     CMAKE_CUDA_FLAGS of the build, one flag (e.g. -lineinfo, for benchmarks/ncu_source.sh)
 #   VPOC_DEADLINE_S     time budget of the whole script in seconds (default 580); each step's
@@ -61,13 +61,16 @@ export PYTHONUNBUFFERED=1
 export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 ARCH=${VPOC_CUDA_ARCH:-90}
 STEPS=",${VPOC_STEPS:-env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train},"
-# the whole suite wants ~480 s serially on one H100, ~130 s on 8 pytest-xdist workers (where the
-# machine has xdist; pytest-benchmark's "disabled under xdist" warning is an error under -W error)
-# (and pytest-timeout, where it is there: a test that hangs fails with its stack after 120 s)
+# the whole suite wants ~480 s serially on one H100, ~200 s on 8 pytest-xdist workers with every
+# optional wheel (b332a65: cut at 98% by a 200 s limit), 135 s on 15 (0658a20, 16 cores): one worker
+# a core but one (where the machine has xdist; pytest-benchmark's "disabled under xdist" warning is an
+# error under -W error); -rfE lists the failures at the end (and pytest-timeout, where it is there: a
+# test that hangs fails with its stack after 120 s)
+WORKERS=$(( $(nproc) > 2 ? $(nproc) - 1 : 2 ))
 if $PY -c "import xdist, pytest_timeout" 2>/dev/null; then
-  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n 8 -p no:benchmark --timeout 120 tests}
+  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n $WORKERS -p no:benchmark -rfE --timeout 120 tests}
 elif $PY -c "import xdist" 2>/dev/null; then
-  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n 8 -p no:benchmark tests}
+  export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--n $WORKERS -p no:benchmark -rfE tests}
 else
   export PYTEST_ARGS=${VPOC_PYTEST_ARGS:--x tests}
 fi
