@@ -9,6 +9,7 @@
 #include "device_array.hpp"
 #include "register.hpp"
 #include "vpoc/gpu.hpp"
+#include "vpoc/trace.hpp"
 
 namespace vpoc_bind {
 
@@ -35,6 +36,15 @@ void register_device(py::module_& m) {
     for (const auto& [name, member] : fields) d[name] = st.*member;
     return d;
   });
+  m.def(
+      "host_trace",
+      []() {
+        py::list out;
+        for (const auto& [name, ns] : vpoc::trace::take()) out.append(py::make_tuple(name, ns));
+        return out;
+      },
+      "Host phase marks (name, steady-clock ns) recorded since the last call, oldest first: GPU bar calls record "
+      "them when VPOC_HOST_TRACE=1 was set before vpoc was imported (benchmarks/host_phases.py); else [].");
   m.def("gpu_set_speculation", &vpoc::gpu::set_speculation, py::arg("enabled"),
         "Whether GPU calls of a shape seen before bin before reading their layout back (default True).");
   m.def("gpu_speculation", &vpoc::gpu::speculation);

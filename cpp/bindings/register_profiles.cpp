@@ -14,6 +14,7 @@
 #include "vpoc/errors.hpp"
 #include "vpoc/gpu.hpp"
 #include "vpoc/side.hpp"
+#include "vpoc/trace.hpp"
 
 namespace vpoc_bind {
 namespace {
@@ -221,6 +222,7 @@ PyResult run(vpoc::Options opt, const vpoc::Placement& place, Inputs& in,
     out.r = interruptible(opt, [&] { return fn(data, span, opt, place); });
   } else {
     py::gil_scoped_release nogil;
+    vpoc::trace::mark("bind.gil_released");
     out.r = fn(data, span, opt, place);
     // DLPack inputs: their capsules (held by the caller's GpuInputs) go when the call returns, so the host
     // waits here for the call's GPU work (the cost falls on calls with DLPack-only inputs alone).
@@ -340,6 +342,7 @@ void register_profiles(py::module_& m) {
       [](const py::object& high, const py::object& low, const py::object& close, const py::object& volume,
          const py::object& open, const py::object& offsets, const py::object& session_ids, const py::handle& options,
          const std::optional<vpoc::Placement>& placement, const py::object& window_start) {
+        vpoc::trace::mark("bind.enter");
         const vpoc::Options& opt = options_of(options);
         const vpoc::Placement place = placement.value_or(vpoc::Placement{});
         Inputs in;
@@ -356,12 +359,15 @@ void register_profiles(py::module_& m) {
         else in.same_dtype({&b.high, &b.low, &b.close});
         in.sessions(offsets, session_ids, b.high.size);
         in.window_starts(window_start, b.high.size);
-        return std::make_shared<PyResult>(run(
+        vpoc::trace::mark("bind.inputs_read");
+        auto pr = std::make_shared<PyResult>(run(
             opt, place, in,
             [](const void* d, const vpoc::SessionSpan& s, const vpoc::Options& o, const vpoc::Placement& p) {
               return vpoc::profile_bars(*static_cast<const vpoc::BarsInput*>(d), s, o, p);
             },
             &b));
+        vpoc::trace::mark("bind.result");
+        return pr;
       },
       py::arg("high"), py::arg("low"), py::arg("close"), py::arg("volume"), py::arg("open"), py::arg("offsets"),
       py::arg("session_ids"), py::arg("options"), py::arg("placement") = py::none(),

@@ -11,6 +11,7 @@
 #include "vpoc/errors.hpp"
 #include "vpoc/gpu.hpp"
 #include "vpoc/side.hpp"
+#include "vpoc/trace.hpp"
 
 namespace vpoc {
 namespace {
@@ -114,6 +115,7 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                     const Placement& place) {
   validate_bars(bars, sessions, opt, place);
+  trace::mark("dispatch.validated");
   if (opt.bins > 0)
     return bins_result(
         opt, place,
@@ -130,6 +132,7 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
     const GridCheck g = grid_of(p.off_grid, -1, p.first_off_grid, prices, opt);
     Result r = from_device(std::move(p), opt);
     r.grid = g;
+    trace::mark("dispatch.result");
     return r;
   }
   auto p = cpu::profile_bars(bars, sessions, opt.distribute, opt);

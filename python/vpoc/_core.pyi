@@ -8,7 +8,7 @@ import collections.abc
 import numpy as np
 import numpy.typing as npt
 import typing
-__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
+__all__: list[str] = ['DeviceArray', 'GpuInput', 'InputError', 'LiveSession', 'NO_ROW', 'Options', 'OutOfMemoryError', 'Placement', 'Result', 'backends', 'bar_sides', 'build_info', 'check_bool', 'check_int', 'check_real', 'check_side', 'check_str', 'check_threads', 'count_off_grid', 'developing_delta_poc', 'dlpack_host_memory', 'empty_cache', 'gpu_backend', 'gpu_device_count', 'gpu_devices', 'gpu_inputs', 'gpu_location', 'gpu_require_device', 'gpu_rows_to_host', 'gpu_set_speculation', 'gpu_speculation', 'gpu_synchronize_stream', 'gpu_versions', 'host_trace', 'memory_stats', 'offsets_from_ids', 'price_off_grid', 'profile_bars', 'profile_trades', 'session_offsets', 'set_pool_limit', 'side_levels']
 class OutOfMemoryError(MemoryError):
     pass
 class InputError(ValueError):
@@ -408,6 +408,10 @@ def gpu_synchronize_stream(arg0: typing.SupportsInt | typing.SupportsIndex, arg1
     ...
 def gpu_versions() -> dict:
     ...
+def host_trace() -> list:
+    """
+    Host phase marks (name, steady-clock ns) recorded since the last call, oldest first: GPU bar calls record them when VPOC_HOST_TRACE=1 was set before vpoc was imported (benchmarks/host_phases.py); else [].
+    """
 def memory_stats(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict:
     ...
 def offsets_from_ids(ids: typing.Annotated[npt.ArrayLike, np.int64], name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

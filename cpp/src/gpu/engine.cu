@@ -22,6 +22,7 @@
 #include "vpoc/engine.hpp"
 #include "vpoc/gpu.hpp"
 #include "vpoc/side.hpp"
+#include "vpoc/trace.hpp"
 
 namespace vpoc::gpu {
 namespace {
@@ -301,6 +302,7 @@ bool Run::speculate(int64_t hint) {
   // a quarter more than the most seen, in 4096-row steps (the pool then reuses one size)
   const int64_t cap = (hint + hint / 4 + 1024 + 4095) / 4096 * 4096;
   const ParamOffsets given = stage_offsets(g);
+  trace::mark("spec.staged");
   scratch_.n = n;
   scratch_.go = nullptr;
   // Trades whose volumes were whole before (or are integers): the range pass reads prices only, the
@@ -315,8 +317,10 @@ bool Run::speculate(int64_t hint) {
   const bool legacy = view_.bars && view_.distribute == Distribute::legacy;
   const RowSpan rows{g.r0, g.r1, 0};
   launch_init_group(scratch_, legacy, summary_, rows, given, stream_);
+  trace::mark("spec.init_launched");
   if (legacy) launch_price_range(view_, rows, scratch_, opt_, stream_);
   launch_row_range(view_, rows, scratch_, opt_, stream_);
+  trace::mark("spec.range_launched");
   // [cap] rows: integer plane (the float64 volumes in the end) and fraction plane, from the pool
   // (sided: planes_ of each, plane p at p * cap)
   volume_mem_ = st_.output(static_cast<size_t>(cap * planes_) * 8, stream_);
@@ -327,6 +331,7 @@ bool Run::speculate(int64_t hint) {
   scratch_.planes = planes_;
   scratch_.hi_stride = scratch_.lo_stride = cap;
   if (side_ != nullptr) allocate_side_flags(cap);
+  trace::mark("spec.outputs");
   // bars the levels kernel bins itself, session by session (launch_bin_levels): no zeroing, no bin pass
   // (a block a session: not for sessions of more bars than bin_levels_takes allows, which the tiles of
   // the bin pass spread over the whole device)
@@ -346,6 +351,7 @@ bool Run::speculate(int64_t hint) {
     VPOC_GPU_CHECK(gpuMemcpyAsync(host_small_, summary_, kSummaryWords * sizeof(long long), gpuMemcpyDeviceToHost,
                                   stream_));
   if (!vib) VPOC_GPU_CHECK(gpuEventRecord(st_.summary_event(), stream_));
+  trace::mark("spec.layout_launched");
   scratch_.go = summary_ + kGo;
   if (!zero_in_layout && !bin_in_levels)
     launch_zero_rows(scratch_, out, lo, cap, summary_, stream_, planes_);  // every plane, one launch
@@ -373,12 +379,15 @@ bool Run::speculate(int64_t hint) {
   } else {
     launch_finish_levels(rows_in, level_columns(summary_ + kGo), sessions_.n_sessions, opt_, stream_);
   }
+  trace::mark("spec.levels_launched");
   out_.ready = record_ready(stream_, gopt_.device);
+  trace::mark("spec.ready_recorded");
   st_.last_call = out_.ready.event;  // the workspace's last user, whatever the host finds below
   st_.last_call_stream = out_.ready.stream;
   st_.count_speculative(false, bin_in_levels);
   scratch_.volumes_in_bin = false;  // the waiting path, if it runs, checks the volumes in its range pass
   VPOC_GPU_CHECK(gpuEventSynchronize(st_.summary_event()));
+  trace::mark("spec.synced");
   if (vib) {
     const bool fraction = (static_cast<unsigned long long>(host_small_[3]) & kFractional) != 0;
     if (fraction) st_.note_fractional(key_);  // this shape's later calls check volumes first
@@ -402,6 +411,7 @@ bool Run::speculate(int64_t hint) {
   }
   st_.note_fit(key_, rows_out);
   laid_out_ = rows_out;
+  trace::mark("spec.checked");
   return true;
 }
 
@@ -971,6 +981,7 @@ DeviceProfiles Run::run() {
   // (perhaps on another stream) still reads it; inputs still being written on their producers'
   // streams are waited for too (inputs made on this call's own stream are in order already).
   wait_before_call(st_, stream_, gopt_.wait_streams);
+  trace::mark("run.waits_queued");
   // The state's events (calls on a device are serialized): no event is created per call.
   for (int k = 0; k < kSlots; ++k) {
     uploaded_[k] = st_.slot_event(k);
@@ -980,7 +991,9 @@ DeviceProfiles Run::run() {
     VPOC_GPU_CHECK(gpuEventRecord(released_[k], stream_));
   }
   layout_workspace();
+  trace::mark("run.workspace");
   allocate_sessions();
+  trace::mark("run.session_columns");
   // Device inputs in one group, a shape seen before: bin before reading anything back.
   const bool one_group = in_.on_device && groups_.size() == 1;
   if (one_group) key_ = shape_key();  // hashed once: read by the hint and noted after the call
@@ -996,6 +1009,7 @@ DeviceProfiles Run::run() {
       if (may_overflow_) check_totals();
       describe();
       hold_inputs();
+      trace::mark("run.done");
       return std::move(out_);
     }
     // the rows outgrew the hint: nothing was written; the call again, reading the layout back
@@ -1173,6 +1187,7 @@ DeviceProfiles dispatch(const Inputs& in, const InputView& view, const SessionSp
   DeviceGuard guard(gopt.device);
   DeviceState& st = state(gopt.device);
   std::lock_guard<std::mutex> lock(st.mutex());
+  trace::mark("gpu.locked");
   Run run(in, view, sessions, opt, gopt, splits, bars, side);
   try {
     return run.run();
