@@ -1,5 +1,5 @@
 // vpoc/trace.hpp — host phase marks of GPU calls, for finding where a call's host time goes.
-// Contract: off unless VPOC_HOST_TRACE=1 is in the environment when the module loads (then one relaxed load a mark).
+// Contract: off unless VPOC_HOST_TRACE=1 is in the environment at the first mark (off: a call and a load a mark).
 #pragma once
 
 #include <cstdint>
