@@ -9,7 +9,7 @@
 # Environment (all optional):
 #   OUT                 output folder (default $TMPDIR/vpoc_device_out): device_run.log (everything),
 #                       build.log, pytest.log, pytest.xml, memcheck.log, racecheck.log, <gpu-name-slug>.json,
-#                       gpu_profile.json, host_gap.json
+#                       gpu_profile.json, host_gap.json, host_phases.json
 #   PYTHON              interpreter (default python3: the one that has torch)
 #   VPOC_STEPS          steps to run, comma-separated (default all, in this order:
 #                       env,build,import,doctor,pytest,memcheck,racecheck,profile,bench,train)
@@ -181,9 +181,11 @@ for tool in memcheck racecheck; do
 done
 
 # torch.profiler per-kernel / per-API-call breakdown: $OUT/gpu_profile.json; then each call's wall split
-# into host lead, GPU busy, gaps and tail on the profiler's timeline: $OUT/host_gap.json (in profile.log)
-step profile "$(min 120 $(($(left) - BENCH_RESERVE)))" '
-  { $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} && $PY benchmarks/host_gap.py; } 2>&1 | tee "$OUT/profile.log"'
+# into host lead, GPU busy, gaps and tail on the profiler's timeline: $OUT/host_gap.json (in profile.log);
+# then the batch call's host time phase by phase from the engine's marks: $OUT/host_phases.json
+step profile "$(min 140 $(($(left) - BENCH_RESERVE)))" '
+  { $PY benchmarks/gpu_profile.py ${VPOC_PROFILE_ARGS:-} && $PY benchmarks/host_gap.py &&
+    $PY benchmarks/host_phases.py --calls 2000 --out "$OUT/host_phases.json"; } 2>&1 | tee "$OUT/profile.log"'
 
 step bench "$(min 330 $(($(left) - 5)))" '
   $PY benchmarks/bench_gpu.py ${VPOC_BENCH_ARGS:-} 2>&1 | tee "$WORK/bench.txt"'
