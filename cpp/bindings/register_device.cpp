@@ -43,8 +43,9 @@ void register_device(py::module_& m) {
         for (const auto& [name, ns] : vpoc::trace::take()) out.append(py::make_tuple(name, ns));
         return out;
       },
-      "Host phase marks (name, steady-clock ns) recorded since the last call, oldest first: GPU bar calls record "
-      "them when VPOC_HOST_TRACE=1 was set before vpoc was imported (benchmarks/host_phases.py); else [].");
+      "Host phase marks (name, steady-clock ns) recorded since the last call, oldest first, when VPOC_HOST_TRACE=1 "
+      "was in the environment at the first mark (vpoc/trace.hpp; benchmarks/host_phases.py): bar calls mark their "
+      "binding and dispatcher, GPU calls their engine's speculative path; else [].");
   m.def("gpu_set_speculation", &vpoc::gpu::set_speculation, py::arg("enabled"),
         "Whether GPU calls of a shape seen before bin before reading their layout back (default True).");
   m.def("gpu_speculation", &vpoc::gpu::speculation);

@@ -410,7 +410,7 @@ def gpu_versions() -> dict:
     ...
 def host_trace() -> list:
     """
-    Host phase marks (name, steady-clock ns) recorded since the last call, oldest first: GPU bar calls record them when VPOC_HOST_TRACE=1 was set before vpoc was imported (benchmarks/host_phases.py); else [].
+    Host phase marks (name, steady-clock ns) recorded since the last call, oldest first, when VPOC_HOST_TRACE=1 was in the environment at the first mark (vpoc/trace.hpp; benchmarks/host_phases.py): bar calls mark their binding and dispatcher, GPU calls their engine's speculative path; else [].
     """
 def memory_stats(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict:
     ...
