@@ -75,7 +75,11 @@ def main(argv: Any = None) -> int:
         "Profiles(r)": lambda: vpoc.Profiles(prof._result, device="cuda:0"),
         "prof.levels": lambda: prof.levels,
         "torch.from_dlpack(levels)": lambda: torch.from_dlpack(lv),
-        "levels.__dlpack__()": lambda: lv.__dlpack__(stream=_device._current_raw_stream(0)),
+        "levels.__dlpack__(stream=raw)": lambda: lv.__dlpack__(stream=_device._current_raw_stream(0) or 1),
+        "torch.cuda.current_stream('cuda:0')": lambda: torch.cuda.current_stream("cuda:0"),
+        "levels.__dlpack_device__()": lambda: lv.__dlpack_device__(),
+        "torch._C._from_dlpack(levels.__dlpack__(stream=raw))":
+            lambda: torch._C._from_dlpack(lv.__dlpack__(stream=_device._current_raw_stream(0) or 1)),
         "torch._C._cuda_getCurrentRawStream": lambda: torch._C._cuda_getCurrentRawStream(0),
         "empty python call": lambda: None,
     }
