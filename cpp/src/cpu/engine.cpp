@@ -34,7 +34,8 @@ struct WorkerScratch {
   HostVector<double> buffer;  // (uninitialised growth: the drain writes every row once)
   HostVector<double> buy, sell;  // sided calls: the buy / sell rows beside buffer's
   std::vector<int64_t> order;
-  size_t handed_rows = 0;  // the rows of the buffer last handed over as a call's volume column (hand_over)
+  size_t handed_rows = 0;     // the rows of the buffer last handed over as a call's volume column (hand_over)
+  int64_t handed_inputs = 0;  // and that call's input rows
 
   template <class Acc>
   RowWindow<Acc>& window() {
@@ -108,9 +109,13 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   const bool early = early_levels(opt);
   // One worker's buffer holds every session's rows in order, the volume column itself: it is handed
   // over as the column (no copy of the rows) and the next call's buffer reserved at once at the size
-  // handed over last, so that it grows by no reallocation and reuses the memory the caller freed.
+  // handed over last, so that it grows by no reallocation and reuses the memory the caller freed
+  // (float32, 20 M trades, 1 thread, fresh processes: -2.2%; handed over without the reserve, 7-9%
+  // slower than the copy: the fresh buffer's pages faulted in as it grew). Only for a call of at least
+  // half the input rows of that one: a small call after a large one reserves nothing.
   const bool hand_over = workers == 1 && side == nullptr;
-  if (hand_over) scratch[0].buffer.reserve(scratch[0].handed_rows);
+  const int64_t inputs = S > 0 ? off[S] - off[0] : 0;
+  if (hand_over && 2 * inputs >= scratch[0].handed_inputs) scratch[0].buffer.reserve(scratch[0].handed_rows);
 
   parallel_for(S, workers, opt.interrupt, [&](int64_t s, int worker) {
     if (failure.before(off[s])) return;  // an earlier row is already bad: this session is moot
@@ -149,6 +154,7 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   if (handed) {  // (its rows are the sessions' in order: no session failed, none was dropped)
     out.volume.swap(scratch[0].buffer);
     scratch[0].handed_rows = out.volume.size();
+    scratch[0].handed_inputs = inputs;
   } else {
     out.volume.resize(static_cast<size_t>(out.offsets[S]));  // uninitialised: each session's rows copied in below
   }
