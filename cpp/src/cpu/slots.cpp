@@ -170,6 +170,13 @@ static bool have_cd512() {
   return cd;
 }
 #endif
+bool have_entries() {
+#if defined(VPOC_HAVE_AVX512_SLOTS)
+  return have_cd512();
+#else
+  return false;
+#endif
+}
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)

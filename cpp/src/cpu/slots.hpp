@@ -67,6 +67,8 @@ struct PendingEntries {
   char* base = nullptr;  // the window's lane 0 of its origin row, as when the entries were made
   int m = -1;            // -1: none
 };
+// Whether block_entries_f32 / _f64 can take a block on this CPU (AVX-512 CD and VPOPCNTDQ).
+bool have_entries();
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend = nullptr);
 // The same for float64 prices and float64 or int64 volumes: block_records' ticks, range and flags
