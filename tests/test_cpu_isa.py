@@ -113,3 +113,25 @@ def test_build_info_reports_the_level(tmp_path):
     assert r.stdout.split() == [info["cpu_isa_cpu"], info["cpu_isa_cpu"], "False", "None", "None"], r.stderr
     r = _child("avx512cd", tmp_path, code=code)  # above or at the CPU's level: the CPU's own, not capped
     assert r.stdout.split() == [info["cpu_isa_cpu"], info["cpu_isa_cpu"], "False", "avx512cd", "None"], r.stderr
+
+
+def test_doctor_names_the_level():
+    from vpoc import _doctor
+
+    b = {"cpu_isa": "avx2", "cpu_isa_cpu": "avx512cd", "cpu_isa_capped": True, "cpu_isa_env": "avx2",
+         "cpu_isa_error": None}
+    assert _doctor.isa_text(b) == "instruction set avx2, capped by VPOC_CPU_ISA=avx2 (the CPU has avx512cd)"
+    b.update(cpu_isa="avx512cd", cpu_isa_capped=False, cpu_isa_env=None)
+    assert _doctor.isa_text(b) == "instruction set avx512cd (the CPU's best)"
+    b.update(cpu_isa_env="avx512cd")
+    assert _doctor.isa_text(b) == "instruction set avx512cd (the CPU's best; VPOC_CPU_ISA=avx512cd)"
+
+
+def test_doctor_fails_on_a_bad_value(tmp_path):
+    code = (f"import sys; sys.path.insert(0, {PARENT!r}); from vpoc import cli\n"
+            "sys.exit(cli.main(['doctor', '--no-gpu-tests']))")
+    r = _child("avx3", tmp_path, code=code)
+    assert r.returncode == 1, r.stdout + r.stderr
+    cpu = vpoc._core.build_info()["cpu_isa_cpu"]
+    assert f"cpu:     instruction set {cpu}, VPOC_CPU_ISA='avx3' refused (engine calls raise ValueError)" in r.stdout
+    assert "[FAIL] VPOC_CPU_ISA: VPOC_CPU_ISA='avx3' is not an instruction-set level" in r.stdout, r.stdout
