@@ -8,6 +8,7 @@
 
 #include "device_array.hpp"
 #include "register.hpp"
+#include "vpoc/engine.hpp"
 #include "vpoc/gpu.hpp"
 #include "vpoc/trace.hpp"
 
@@ -73,6 +74,13 @@ void register_device(py::module_& m) {
     d["gpu_compiler"] = std::string(VPOC_GPU_COMPILER);
     d["cxx_compiler"] = std::string(VPOC_CXX_COMPILER);
     d["sanitize"] = std::string(VPOC_BUILD_SANITIZE);
+    // the CPU engine's instruction-set level (VPOC_CPU_ISA caps it; README "Environment variables")
+    const vpoc::CpuIsaInfo isa = vpoc::cpu_isa_info();
+    d["cpu_isa"] = isa.active;
+    d["cpu_isa_cpu"] = isa.cpu;
+    d["cpu_isa_capped"] = isa.capped;
+    d["cpu_isa_env"] = isa.set ? py::object(py::str(isa.value)) : py::object(py::none());
+    d["cpu_isa_error"] = isa.error.empty() ? py::object(py::none()) : py::object(py::str(isa.error));
     return d;
   });
   m.def("gpu_versions", []() {

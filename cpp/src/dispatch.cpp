@@ -7,6 +7,7 @@
 #include "cpu/bins.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/grid.hpp"
+#include "cpu/isa.hpp"
 #include "vpoc/engine.hpp"
 #include "vpoc/errors.hpp"
 #include "vpoc/gpu.hpp"
@@ -85,6 +86,7 @@ Result bins_result(const Options& opt, const Placement& place, Cpu&& cpu, Gpu&& 
 
 Result profile_trades(const Array& price, const Array& volume, const SessionSpan& sessions,
                       const Options& opt, const Placement& place, SideJob* side) {
+  cpu::simd::isa();  // a refused VPOC_CPU_ISA fails every call, whatever its inputs
   validate_trades(price, volume, sessions, opt, place);
   if (opt.bins > 0)
     return bins_result(
@@ -114,6 +116,7 @@ Result profile_trades(const Array& price, const Array& volume, const SessionSpan
 
 Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Options& opt,
                     const Placement& place) {
+  cpu::simd::isa();
   validate_bars(bars, sessions, opt, place);
   trace::mark("dispatch.validated");
   if (opt.bins > 0)
@@ -143,10 +146,23 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
 }
 
 std::pair<int64_t, int64_t> count_off_grid(const Array& prices, double tick_size, int threads) {
+  cpu::simd::isa();
   const auto c = cpu::count_off_grid(prices, tick_size, threads, Interrupt{});
   return {c.off, c.first};
 }
 
 bool price_off_grid(double price, double tick_size) { return grid::off_grid(price, tick_size, grid::kEpsF64); }
+
+CpuIsaInfo cpu_isa_info() {
+  const cpu::simd::IsaState& s = cpu::simd::isa_state();
+  CpuIsaInfo i;
+  i.cpu = cpu::simd::isa_name(s.cpu);
+  i.active = cpu::simd::isa_name(s.active);
+  i.value = s.value;
+  i.error = s.error;
+  i.set = s.set;
+  i.capped = s.active < s.cpu;
+  return i;
+}
 
 }  // namespace vpoc

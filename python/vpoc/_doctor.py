@@ -218,6 +218,8 @@ def collect() -> Report:
     else:
         rep.add("vpoc profile", "ok", "pandas, pyarrow and pandas_market_calendars are installed "
                 "(CSV, Parquet, legacy text; CME sessions)")
+    if build.get("cpu_isa_error"):
+        rep.add("VPOC_CPU_ISA", "FAIL", f"{build['cpu_isa_error']}: every engine call raises this ValueError")
     archs = [str(a) for a in build.get("gpu_archs", [])]
     if backend == "none":
         if tinfo.get("gpus"):
@@ -351,6 +353,8 @@ def format_report(rep: Report) -> str:
     lines.append(f"build:   backend {backend}, GPU architectures {archs}")
     lines.append(f"         C++ {b.get('cxx_compiler') or '?'}; GPU compiler {b.get('gpu_compiler') or '-'}"
                  + (f"; sanitizers {b['sanitize']}" if b.get("sanitize") else ""))
+    if b.get("cpu_isa"):
+        lines.append(f"cpu:     {isa_text(b)}")
     if backend != "none":
         lines.append(f"runtime: {backend} {version_text(backend, f['runtime_version'])}, "
                      f"driver {version_text(backend, f['driver_version'])}")
@@ -368,6 +372,16 @@ def format_report(rep: Report) -> str:
         lines.append(f"[{c.status:^4}] {c.name}: {c.detail}")
     lines.append("result:  " + ("FAILED (see the FAIL lines)" if rep.failed else "ok"))
     return "\n".join(lines)
+
+
+def isa_text(build: Dict[str, Any]) -> str:
+    """The CPU engine's instruction-set level from build_info, and what VPOC_CPU_ISA did to it."""
+    cpu, env = build.get("cpu_isa_cpu"), build.get("cpu_isa_env")
+    if build.get("cpu_isa_error"):
+        return f"instruction set {cpu}, VPOC_CPU_ISA={env!r} refused (engine calls raise ValueError)"
+    if build.get("cpu_isa_capped"):
+        return f"instruction set {build['cpu_isa']}, capped by VPOC_CPU_ISA={env} (the CPU has {cpu})"
+    return f"instruction set {build['cpu_isa']} (the CPU's best" + (f"; VPOC_CPU_ISA={env})" if env else ")")
 
 
 def package_lines(packages: Dict[str, Optional[str]]) -> List[str]:

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -124,5 +125,16 @@ Result profile_bars(const BarsInput& bars, const SessionSpan& sessions, const Op
 std::pair<int64_t, int64_t> count_off_grid(const Array& prices, double tick_size, int threads);
 // One float64 price against the same rule (Live's row-by-row check).
 bool price_off_grid(double price, double tick_size);
+
+// The CPU engine's instruction-set level (README "Environment variables": VPOC_CPU_ISA caps it):
+// the CPU's own (cpu), the one the kernels use (active: the lower of the two; the CPU's own while
+// the value is refused), the variable as set (value; set: set and not empty), capped (active below
+// cpu) and error: why the value is refused (empty: it is not), the ValueError every engine call
+// above raises then. Level names: scalar, sse2, avx2, avx512, avx512cd. Never throws.
+struct CpuIsaInfo {
+  std::string cpu, active, value, error;
+  bool set = false, capped = false;
+};
+CpuIsaInfo cpu_isa_info();
 
 }  // namespace vpoc

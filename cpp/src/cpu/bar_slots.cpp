@@ -1,4 +1,4 @@
-// cpu/bar_slots.cpp — phase A of bar binning: branch-free loops the compiler vectorises (AVX2 clone).
+// cpu/bar_slots.cpp — phase A of bar binning: branch-free loops the compiler vectorises (AVX2 / v4 variants).
 // Contract: bar_slots.hpp; the same checks and rows as histogram.cpp's per-bar loop, bit for bit.
 #include "cpu/bar_slots.hpp"
 
@@ -10,19 +10,18 @@
 #include <type_traits>
 
 #include "core/ladder.hpp"
+#include "cpu/isa.hpp"
 #include "cpu/slots_impl.hpp"
 
-// Compiled for AVX2 too (and, with GCC 11+, for x86-64-v4: AVX-512, which runs the uniform loop
-// twice as fast: 1.9 vs 4.2 ns a bar on a Xeon), the variant picked when the library loads (as
-// cpu/grid.cpp does). Every variant does the same IEEE operations: identical results.
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
-    !defined(VPOC_NO_CLONES)
-#define VPOC_BAR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#elif defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(VPOC_NO_CLONES)  // (clang: no target_clones on function templates; the portable build)
-#define VPOC_BAR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define VPOC_BAR_CLONES
+// Compiled for AVX2 too (and, with GCC 12+, for x86-64-v4: AVX-512, which runs the uniform loop
+// twice as fast: 1.9 vs 4.2 ns a bar on a Xeon): the same loop inlined (flatten) into a function of
+// each target, the variant picked at every call by simd::isa() (cpu/isa.hpp, VPOC_CPU_ISA), as
+// cpu/grid.cpp does. Every variant does the same IEEE operations: identical results.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VPOC_NO_CLONES)
+#define VPOC_BAR_AVX2 1
+#if __GNUC__ >= 12  // (GCC 12: arch=x86-64-v4 callers inline the default-target loop)
+#define VPOC_BAR_V4 1
+#endif
 #endif
 
 namespace vpoc::cpu {
@@ -53,7 +52,7 @@ inline double split_volume(V x, int64_t& takes) {
 }
 
 template <BarRow R, bool Open, class P, class V>
-VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
+inline bool slots_loop(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv,
                               double limit, double origin, BarSlots& out, double& mn, double& mx, bool& on_grid,
                               VolumeCheck& vc) {
   // Written for the vectoriser: integer reductions (a float min / max reduction is order-sensitive
@@ -116,6 +115,39 @@ VPOC_BAR_CLONES bool slots_of(const P* h, const P* l, const P* c, const P* o, co
   on_grid = grid != 0;
   vc.ok = simd::volume_verdict(v, n, vok, vwh, vacc, vc.vmax, vc.whole);
   return ok != 0;
+}
+
+#if defined(VPOC_BAR_V4)
+template <BarRow R, bool Open, class P, class V>
+__attribute__((target("arch=x86-64-v4"), flatten)) bool slots_v4(const P* h, const P* l, const P* c, const P* o,
+                                                                  const V* v, int n, double inv, double limit,
+                                                                  double origin, BarSlots& out, double& mn,
+                                                                  double& mx, bool& on_grid, VolumeCheck& vc) {
+  return slots_loop<R, Open>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+}
+#endif
+#if defined(VPOC_BAR_AVX2)
+template <BarRow R, bool Open, class P, class V>
+__attribute__((target("avx2"), flatten)) bool slots_avx2(const P* h, const P* l, const P* c, const P* o, const V* v,
+                                                         int n, double inv, double limit, double origin,
+                                                         BarSlots& out, double& mn, double& mx, bool& on_grid,
+                                                         VolumeCheck& vc) {
+  return slots_loop<R, Open>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+}
+#endif
+
+template <BarRow R, bool Open, class P, class V>
+bool slots_of(const P* h, const P* l, const P* c, const P* o, const V* v, int n, double inv, double limit,
+              double origin, BarSlots& out, double& mn, double& mx, bool& on_grid, VolumeCheck& vc) {
+#if defined(VPOC_BAR_V4)
+  static const bool v4 = simd::have_v4();
+  if (v4) return slots_v4<R, Open>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+#endif
+#if defined(VPOC_BAR_AVX2)
+  static const bool avx2 = simd::isa() >= simd::Isa::avx2;
+  if (avx2) return slots_avx2<R, Open>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
+#endif
+  return slots_loop<R, Open>(h, l, c, o, v, n, inv, limit, origin, out, mn, mx, on_grid, vc);
 }
 
 template <BarRow R, class P, class V>

@@ -12,15 +12,14 @@
 #include <vector>
 
 #include "core/grid.hpp"
+#include "cpu/isa.hpp"
 #include "cpu/parallel.hpp"
 
-// The prefilter loop compiled for AVX2 too, the variant picked when the CPU loads (GCC / clang
-// function multiversioning on x86-64 ELF); elsewhere the one portable build.
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(VPOC_NO_CLONES)  // (clang: no target_clones on function templates; the portable build)
-#define VPOC_GRID_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define VPOC_GRID_CLONES
+// The prefilter loops compiled for AVX2 too: each loop inlined (flatten) into an AVX2 function,
+// picked at run time by simd::isa() (cpu/isa.hpp, VPOC_CPU_ISA) on x86-64 with GCC; elsewhere the
+// one portable build. Same IEEE operations in both: the same counts.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(VPOC_NO_CLONES)
+#define VPOC_GRID_AVX2 1
 #endif
 
 namespace vpoc::cpu {
@@ -40,9 +39,9 @@ inline double round_magic(double x) {
 }
 
 // Prefilter candidates among p[b0, b1): branch-free, so the loop vectorises (and is compiled
-// again for AVX2, picked at run time, where the compiler supports it).
+// again for AVX2, picked at run time, where the compiler supports it: prefilter below).
 template <class P>
-VPOC_GRID_CLONES int64_t candidates_in(const P* p, int64_t b0, int64_t b1, double inv, double eps) {
+inline int64_t candidates_in(const P* p, int64_t b0, int64_t b1, double inv, double eps) {
   int64_t candidates = 0;
   for (int64_t i = b0; i < b1; ++i) {
     const double t = static_cast<double>(p[i]) * inv;
@@ -55,7 +54,7 @@ VPOC_GRID_CLONES int64_t candidates_in(const P* p, int64_t b0, int64_t b1, doubl
 // price on the grid gives a whole t, and a t that is not whole (or NaN / inf / beyond the rounding
 // trick's range) is the candidate. Eight float32 (or four float64) prices per AVX2 instruction.
 template <class P>
-VPOC_GRID_CLONES int candidates_exact(const P* p, int64_t b0, int64_t b1, P inv) {
+inline int candidates_exact(const P* p, int64_t b0, int64_t b1, P inv) {
   constexpr bool f32 = std::is_same_v<P, float>;
   const P magic = f32 ? P(12582912.0f) : P(6755399441055744.0);  // 1.5 * 2**23 / 2**52: round to whole
   const P max_t = f32 ? P(4194304.0f) : P(2251799813685248.0);   // 2**22 / 2**51: where that is exact
@@ -66,6 +65,29 @@ VPOC_GRID_CLONES int candidates_exact(const P* p, int64_t b0, int64_t b1, P inv)
     candidates += !((std::fabs(t) < max_t) & (t == whole));
   }
   return candidates;
+}
+
+#if defined(VPOC_GRID_AVX2)
+template <class P>
+__attribute__((target("avx2"), flatten)) int64_t candidates_in_avx2(const P* p, int64_t b0, int64_t b1, double inv,
+                                                                    double eps) {
+  return candidates_in(p, b0, b1, inv, eps);
+}
+template <class P>
+__attribute__((target("avx2"), flatten)) int candidates_exact_avx2(const P* p, int64_t b0, int64_t b1, P inv) {
+  return candidates_exact(p, b0, b1, inv);
+}
+#endif
+
+// The prefilter's count of p[b0, b1): candidates_exact where exact, else candidates_in, in AVX2
+// where simd::isa() allows it.
+template <class P>
+int64_t prefilter(const P* p, int64_t b0, int64_t b1, double inv, double eps, bool exact) {
+#if defined(VPOC_GRID_AVX2)
+  static const bool avx2 = simd::isa() >= simd::Isa::avx2;
+  if (avx2) return exact ? candidates_exact_avx2(p, b0, b1, static_cast<P>(inv)) : candidates_in_avx2(p, b0, b1, inv, eps);
+#endif
+  return exact ? candidates_exact(p, b0, b1, static_cast<P>(inv)) : candidates_in(p, b0, b1, inv, eps);
 }
 
 // Whether 1 / tick_size is a power of two that p * (1 / tick_size) keeps exact in P.
@@ -84,7 +106,7 @@ GridCount count_range(const P* p, int64_t begin, int64_t end, double tick, doubl
   GridCount out;
   for (int64_t b0 = begin; b0 < end; b0 += kBlock) {
     const int64_t b1 = std::min(end, b0 + kBlock);
-    if ((exact ? candidates_exact(p, b0, b1, static_cast<P>(inv)) : candidates_in(p, b0, b1, inv, eps)) == 0) continue;
+    if (prefilter(p, b0, b1, inv, eps, exact) == 0) continue;
     for (int64_t i = b0; i < b1; ++i)
       if (grid::off_grid(static_cast<double>(p[i]), tick, eps)) {
         if (out.first < 0) out.first = i;

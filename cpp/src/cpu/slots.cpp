@@ -1,5 +1,5 @@
 // cpu/slots.cpp — phase A of trade binning: scalar and SSE2 variants and the runtime dispatch.
-// Contract: block_slots() picks AVX2 when the CPU has it and it was compiled in, else SSE2/scalar.
+// Contract: block_slots() picks the widest variant compiled in that simd::isa() (cpu/isa.hpp) allows.
 #include "cpu/slots.hpp"
 
 #include <cmath>
@@ -88,24 +88,12 @@ bool dispatch(const P* p, int n, double inv, double origin, int32_t* slot, doubl
   if (avx2) return slots_avx2(p, n, inv, origin, slot, mn, mx, whole);
 #endif
 #if defined(__SSE2__)
-  return slots_run<Sse2>(p, n, inv, origin, slot, mn, mx, whole);
-#else
-  return slots_scalar(p, n, inv, origin, slot, mn, mx, whole);
+  static const bool sse2 = isa() >= Isa::sse2;  // VPOC_CPU_ISA=scalar: the portable loop
+  if (sse2) return slots_run<Sse2>(p, n, inv, origin, slot, mn, mx, whole);
 #endif
+  return slots_scalar(p, n, inv, origin, slot, mn, mx, whole);
 }
 }  // namespace
-
-#if defined(VPOC_HAVE_AVX512_SLOTS)
-bool have_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"); }
-#endif
-
-bool have_avx2() {
-#if defined(VPOC_HAVE_AVX2) && (defined(__GNUC__) || defined(__clang__))
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
-}
 
 }  // namespace vpoc::cpu::simd
 
@@ -163,17 +151,16 @@ bool block_records_f32(const float* p, const int64_t* v, int n, float inv, int64
   return records_f32_other(p, v, n, inv, origin, shift, rec, mn, mx, whole, vc, count);
 }
 
-#if defined(VPOC_HAVE_AVX512_SLOTS)
-static bool have_cd512() {
-  static const bool cd = simd::have_avx512() && __builtin_cpu_supports("avx512cd") &&
-                         __builtin_cpu_supports("avx512vpopcntdq");
+// simd::have_cd512 once (it is asked for every block).
+static bool entries_ok() {
+  static const bool cd = simd::have_cd512();
   return cd;
 }
-#endif
+bool have_entries() { return entries_ok(); }
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-  if (have_cd512()) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
+  if (entries_ok()) return simd::entries_f32_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
 #endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
   (void)pend;
@@ -183,7 +170,7 @@ template <class V>
 static bool entries_f64(const double* p, const V* v, int n, double inv, double origin, uint32_t* off, uint32_t* sum,
                         int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend) {
 #if defined(VPOC_HAVE_AVX512_SLOTS)
-  if (have_cd512()) return simd::entries_f64_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
+  if (entries_ok()) return simd::entries_f64_cd512(p, v, n, inv, origin, off, sum, m, mn, mx, whole, vc, pend);
 #endif
   (void)p, (void)v, (void)n, (void)inv, (void)origin, (void)off, (void)sum, (void)m, (void)mn, (void)mx, (void)whole, (void)vc;
   (void)pend;
@@ -248,7 +235,7 @@ template <class T>
 static bool volumes_dispatch(const T* v, int n, double& vmax, bool& whole) {
 #if defined(VPOC_HAVE_V4_VOLUMES)
   if constexpr (std::is_floating_point_v<T>) {
-    static const bool v4 = __builtin_cpu_supports("x86-64-v4");
+    static const bool v4 = simd::have_v4();
     if (v4) return volumes_ok_v4(v, n, vmax, whole);
   }
 #endif

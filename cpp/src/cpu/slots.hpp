@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cpu/isa.hpp"  // have_avx2, have_avx512: the level the CPU engine runs at
+
 namespace vpoc::cpu {
 
 // For j < n: slot[j] = round_half_even(p[j] * inv) - origin (invalid prices give slot 0), and the
@@ -67,6 +69,8 @@ struct PendingEntries {
   char* base = nullptr;  // the window's lane 0 of its origin row, as when the entries were made
   int m = -1;            // -1: none
 };
+// Whether block_entries_f32 / _f64 can take a block (simd::have_cd512: AVX-512 CD and VPOPCNTDQ, level avx512cd).
+bool have_entries();
 bool block_entries_f32(const float* p, const float* v, int n, float inv, int64_t origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend = nullptr);
 // The same for float64 prices and float64 or int64 volumes: block_records' ticks, range and flags
@@ -115,7 +119,6 @@ bool slots_scalar(const P* p, int n, double inv, double origin, int32_t* slot, d
 template <class P>
 bool slots_avx2(const P* p, int n, double inv, double origin, int32_t* slot, double& mn, double& mx,
                 bool& whole);
-bool have_avx2();
 bool records_f32_avx2(const float* p, const float* v, int n, float inv, int64_t origin, int shift, uint64_t* rec, double& mn,
                       double& mx, bool& whole, VolumeCheck& vc);
 // block_records for CPUs with AVX2 but not AVX-512 (cpu/records_avx2.cpp): records_512 four at a time.
@@ -143,7 +146,6 @@ bool entries_f32_cd512(const float* p, const float* v, int n, float inv, int64_t
 template <class V>
 bool entries_f64_cd512(const double* p, const V* v, int n, double inv, double origin, uint32_t* off, uint32_t* sum,
                        int& m, double& mn, double& mx, bool& whole, VolumeCheck& vc, PendingEntries* pend);
-bool have_avx512();
 #endif
 }  // namespace simd
 
