@@ -7,7 +7,8 @@ Workloads (ES ladder, tick_size 0.25, ticks_per_row 1, per-session profiles + PO
 * ``batch``           a training loop: 32 sessions x 390 bars per call (``--batch-calls`` calls,
   cycling over 8 distinct batches resident on the GPU, offsets on the host); each result's POC /
   VAH / VAL go to torch as one [32, 3] tensor (``torch.from_dlpack(prof.levels)``, a zero-copy
-  view; ``vpoc_stack_s``: the same from three columns and ``torch.stack``) and are dropped. Reports the mean wall time per call (the loop's time / calls, one synchronize at the
+  view; ``vpoc_as_tensor_s``: the view imported by ``vpoc.torch.as_tensor``; ``vpoc_stack_s``: the same from
+  three columns and ``torch.stack``) and are dropped. Reports the mean wall time per call (the loop's time / calls, one synchronize at the
   end) against the same loop with ``torch_vec``, and ``driver_allocs_after_warmup``: the rise of
   ``memory_stats()["driver_allocs"] + ["driver_frees"]`` over the timed calls.
 * ``ticks``           es_trades(50_000_000, 1014), float32 price / float32 volume on the GPU.
@@ -442,6 +443,17 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
                               device="cuda")
         return torch.from_dlpack(prof.levels)
 
+    try:
+        from vpoc.torch import as_tensor
+    except ImportError:  # an older tree (a baseline): no vpoc.torch.as_tensor
+        as_tensor = None
+
+    def vpoc_call_as_tensor(k: int) -> Any:  # the same view imported by vpoc.torch.as_tensor
+        H, L, C, V = dev[k % 8]
+        prof = vpoc.from_bars(H, L, C, V, offsets=off, tick_size=TICK, distribute="uniform",
+                              device="cuda")
+        return as_tensor(prof.levels)
+
     def vpoc_call_stack(k: int) -> Any:  # the same features from three columns and torch.stack
         H, L, C, V = dev[k % 8]
         prof = vpoc.from_bars(H, L, C, V, offsets=off, tick_size=TICK, distribute="uniform",
@@ -462,7 +474,7 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
             g = host_fields(vpoc.from_bars(H, L, C, V, offsets=o, tick_size=TICK,
                                            distribute="uniform", device="cuda"))
             errors += [f"batch {k}: {e}" for e in compare_vpoc(g, cpu, exact=False)]
-            for fn in (vpoc_call, vpoc_call_stack):
+            for fn in (vpoc_call, vpoc_call_stack) + ((vpoc_call_as_tensor,) if as_tensor else ()):
                 feats = fn(k).cpu().numpy()
                 if not np.array_equal(feats, np.stack([g["poc"], g["vah"], g["val"]], 1)):
                     errors.append(f"batch {k}: torch.from_dlpack features ({fn.__name__}) differ "
@@ -505,6 +517,11 @@ def run_batch(calls: int, seed: int) -> Dict[str, Any]:
             r["wall_over_kernels"] = per_call / r["kernels_s"]
             log(f"  kernels {r['kernels_s'] * 1e6:.1f} us per call (torch.profiler): wall / kernels "
                 f"{r['wall_over_kernels']:.2f}")
+        # The same calls imported by vpoc.torch.as_tensor (torch.from_dlpack's current_stream() skipped).
+        if as_tensor is not None:
+            loop(vpoc_call_as_tensor, 50)
+            r["vpoc_as_tensor_s"] = min(loop(vpoc_call_as_tensor, calls) for _ in range(3))
+            log(f"  imported by vpoc.torch.as_tensor: {r['vpoc_as_tensor_s'] * 1e6:.1f} us per call")
         # The same calls consumed as three columns + torch.stack (the way before Profiles.levels).
         loop(vpoc_call_stack, 50)
         r["vpoc_stack_s"] = min(loop(vpoc_call_stack, calls) for _ in range(3))

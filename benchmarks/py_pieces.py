@@ -75,6 +75,7 @@ def main(argv: Any = None) -> int:
         "Profiles(r)": lambda: vpoc.Profiles(prof._result, device="cuda:0"),
         "prof.levels": lambda: prof.levels,
         "torch.from_dlpack(levels)": lambda: torch.from_dlpack(lv),
+        "vpoc.torch.as_tensor(levels)": lambda: __import__("vpoc.torch").torch.as_tensor(lv),
         "levels.__dlpack__(stream=raw)": lambda: lv.__dlpack__(stream=_device._current_raw_stream(0) or 1),
         "torch.cuda.current_stream('cuda:0')": lambda: torch.cuda.current_stream("cuda:0"),
         "levels.__dlpack_device__()": lambda: lv.__dlpack_device__(),
