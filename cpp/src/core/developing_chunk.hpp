@@ -467,8 +467,7 @@ struct Pass {
     const levels::Target target = levels::target_of(value_area, blk->total[j], r);
     int32_t lo = poc, hi = poc;
     double running = rows[poc];
-    while (!levels::reached(running, target, r) && levels::expand_step(rows, first, last, step, lo, hi, running, r)) {
-    }
+    levels::expand_ahead(rows, first, last, step, target, lo, hi, running, r);  // expand_step's walk
     out(i0 + j, origin + poc, origin + lo, origin + hi);
   }
 

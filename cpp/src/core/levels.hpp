@@ -269,6 +269,40 @@ VPOC_HD void expand_groups(const Up& up, int64_t nu, const Down& down, int64_t n
   }
 }
 
+// The contiguous expansion of rows [first, last] (every row exists; step 1 or 2) from [lo, hi] =
+// [poc, poc], running = v[poc] on entry, through any row accessor v (v[k]: row k), for a GPU lane that
+// walks alone (core/developing_chunk.hpp): the steps of expand_step, so the same bits (the same
+// takes_down and reached tests on the same doubles, each group summed from 0.0 outwards from the POC
+// as expand_step sums it, running += the group taken, in path order). Each side's next two groups are
+// held in registers and the side taken reads its next one, one step before it is needed: no load on
+// the step's dependent chain. The side is chosen by selects, not branches (a warp's lanes take
+// different sides), and rows are 32-bit (a block's shared memory).
+template <class Rows>
+VPOC_HD void expand_ahead(const Rows& v, int32_t first, int32_t last, int step, const Target& target, int32_t& lo,
+                          int32_t& hi, double& running, const Rules& r) {
+  const bool two = step == 2;
+  // the group of rows at and at + dir (two) inside [first, last]: 0.0 + v[at] (+ v[at + dir]), expand_step's adds
+  auto group = [&](int32_t at, int32_t dir) {
+    const int32_t at1 = at + dir;
+    const double s0 = 0.0 + (at >= first && at <= last ? v[at] : 0.0);
+    return two && at1 >= first && at1 <= last ? s0 + v[at1] : s0;
+  };
+  double u = group(hi + 1, 1), u1 = group(hi + 1 + step, 1);    // the groups above hi, the next one
+  double d = group(lo - 1, -1), d1 = group(lo - 1 - step, -1);  // the groups below lo, the next one
+  while ((hi < last || lo > first) && !reached(running, target, r)) {
+    const bool down = takes_down(d, u, lo > first, hi < last, r);
+    running += down ? d : u;
+    const int32_t up_hi = hi + step < last ? hi + step : last, dn_lo = lo - step > first ? lo - step : first;
+    hi = down ? hi : up_hi;
+    lo = down ? dn_lo : lo;
+    const double g = group(down ? lo - 1 - step : hi + 1 + step, down ? -1 : 1);  // the side's group after next
+    d = down ? d1 : d;
+    d1 = down ? g : d1;
+    u = down ? u : u1;
+    u1 = down ? u1 : g;
+  }
+}
+
 // Contiguous expansion from the POC until running reaches target (reached()).
 // In: v[0..n-1], poc. Out: [lo, hi] inclusive indices and the running volume at stop.
 VPOC_HD void expand(const double* v, int64_t n, int64_t poc, const Target& target, int step, int64_t& lo,
