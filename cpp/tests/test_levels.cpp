@@ -294,6 +294,23 @@ TEST_CASE("27_5_ladder_decimal_fraction_and_row_price") {
   CHECK(ladder::RowPrice::make(1.0 / 3.0, 1, true).den == 0.0);  // no decimal form with <= 15 digits
 }
 
+TEST_CASE("26_4_levels_takes_down_band_of_the_larger_volume") {
+  // the band is tol x the larger volume (tied()), here the one below: 3 vs 1.6 at tol 0.5 is tied
+  // (1.4 <= 1.5), though not within 0.5 x 1.6 = 0.8; so tie_up takes the rows above
+  levels::Rules r;
+  r.tol = 0.5;
+  CHECK(levels::tied(3.0, 1.6, r.tol));
+  CHECK(!levels::takes_down(3.0, 1.6, true, true, r));
+  CHECK(!levels::takes_down(3.1, 1.6, true, true, r));  // 1.5 <= 1.55: tied
+  CHECK(levels::takes_down(3.3, 1.6, true, true, r));   // 1.7 > 1.65: below holds more
+  CHECK(!levels::takes_down(1.6, 3.0, true, true, r));  // below holds less
+  CHECK(levels::takes_down(0.0, 0.0, true, false, r));  // no row above
+  CHECK(!levels::takes_down(5.0, 0.0, false, true, r)); // no row below
+  r.compare = VaCompare::zero_absent;
+  CHECK(levels::takes_down(0.0, 0.0, true, true, r));   // rows above hold 0
+  CHECK(!levels::takes_down(3.0, 1.6, true, true, r));
+}
+
 TEST_CASE("26_4_levels_expand_ahead_equals_expand_step") {
   // expand_ahead (the developing chunk's walk: groups read a step ahead, the side chosen by selects)
   // against the loop of expand_step it replaces, over a subrange [first, last] of the rows, every

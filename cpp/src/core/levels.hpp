@@ -164,10 +164,14 @@ VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
 // (volume dn) rather than the one above (up); has_dn / has_up: whether a row is left on that side.
 // 'tie_up': down only when below holds more (not tied); 'zero_absent' (py-market-profile, LEAN):
 // down also when the rows above hold 0 (or none is left). A side with no row left is never taken.
+// Every test is evaluated (& and |, not && and ||: pure, so the same answer): on a GPU the walk's step
+// is one dependent chain, and the predicates combine without branches or bytes. more_below is
+// dn > up && !tied(dn, up, tol) with tied's larger volume known to be dn where it counts (where
+// dn <= up both are false), so tol * dn is not waiting for the comparison.
 VPOC_HD bool takes_down(double dn, double up, bool has_dn, bool has_up, const Rules& r) {
-  const bool more_below = dn > up && !tied(dn, up, r.tol);
-  return r.compare == VaCompare::zero_absent ? has_dn && (!has_up || up == 0.0 || more_below)
-                                             : !has_up || (has_dn && more_below);
+  const bool more_below = (dn > up) & !(fabs(dn - up) <= r.tol * dn);
+  return r.compare == VaCompare::zero_absent ? has_dn & ((!has_up) | (up == 0.0) | more_below)
+                                             : (!has_up) | (has_dn & more_below);
 }
 
 // One step of the contiguous expansion ('cbot': step 2, 'single': step 1) inside rows
@@ -289,9 +293,14 @@ VPOC_HD void expand_ahead(const Rows& v, int32_t first, int32_t last, int step, 
   };
   double u = group(hi + 1, 1), u1 = group(hi + 1 + step, 1);    // the groups above hi, the next one
   double d = group(lo - 1, -1), d1 = group(lo - 1 - step, -1);  // the groups below lo, the next one
-  while ((hi < last || lo > first) && !reached(running, target, r)) {
+  bool more = (hi < last || lo > first) && !reached(running, target, r);
+  while (more) {
     const bool down = takes_down(d, u, lo > first, hi < last, r);
-    running += down ? d : u;
+    // both sides' next running volume and stop test, beside takes_down rather than after it (the
+    // step's chain): the side taken keeps its own, the very running += d or += u of expand_step
+    const double run_dn = running + d, run_up = running + u;
+    const bool stop_dn = reached(run_dn, target, r), stop_up = reached(run_up, target, r);
+    running = down ? run_dn : run_up;
     const int32_t up_hi = hi + step < last ? hi + step : last, dn_lo = lo - step > first ? lo - step : first;
     hi = down ? hi : up_hi;
     lo = down ? dn_lo : lo;
@@ -300,6 +309,7 @@ VPOC_HD void expand_ahead(const Rows& v, int32_t first, int32_t last, int step, 
     d1 = down ? g : d1;
     u = down ? u : u1;
     u1 = down ? u1 : g;
+    more = (hi < last || lo > first) && !(down ? stop_dn : stop_up);
   }
 }
 
