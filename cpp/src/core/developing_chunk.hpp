@@ -366,8 +366,18 @@ struct Pass {
   // snapshots scan instead). Thread 0: the base advanced to the chunk's last bar (plan read it).
   VPOC_HD void max_part(int t) {
     Block& k = *blk;
-    double mo = k.red_out[0];
-    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
+    // red_out's maximum by kWays independent chains, then combined: every thread runs this before its
+    // scan, so its depth is the phase's (63 dependent compares in one chain); the maximum of volumes
+    // (>= +0, never NaN) is exact and the same in any order
+    constexpr int kWays = 8;
+    static_assert(kThreads % kWays == 0, "kWays chains of equal length");
+    double part[kWays];
+    for (int w = 0; w < kWays; ++w) part[w] = k.red_out[w];
+    for (int g = kWays; g < kThreads; g += kWays)
+      for (int w = 0; w < kWays; ++w) part[w] = k.red_out[g + w] > part[w] ? k.red_out[g + w] : part[w];
+    for (int h = kWays / 2; h > 0; h /= 2)
+      for (int w = 0; w < h; ++w) part[w] = part[w + h] > part[w] ? part[w + h] : part[w];
+    const double mo = part[0];
     int32_t c = -1;
     if (k.table) {
       const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
