@@ -345,7 +345,8 @@ TEST_CASE("26_4_levels_expand_ahead_equals_expand_step") {
     for (int step = 1; step <= 2; ++step) {
       int32_t lo = poc, hi = poc;
       double running = v[static_cast<size_t>(poc)];
-      while (!levels::reached(running, target, r) && levels::expand_step(v.data(), first, last, step, lo, hi, running, r)) {
+      while (!levels::reached(running, target, r) &&
+             levels::expand_step(v.data(), first, last, step, lo, hi, running, r)) {
       }
       int32_t lo2 = poc, hi2 = poc;
       double running2 = v[static_cast<size_t>(poc)];

@@ -9,8 +9,8 @@
 // to_double(vf_base[k] + the shares of bars 0..j on row k), integer adds mod 2**128, so the very
 // doubles the CPU's Session holds after that bar. Each snapshot's maximum is exact in any order,
 // its POC the best at-max row of a strict total order (poc_prefers), so any split of the rows
-// finds the CPU's; then one lane per snapshot runs the sequential expansion (levels::expand_step,
-// reached) from that POC on those doubles: the same float additions in the same order. A bar
+// finds the CPU's; then one lane per snapshot runs the sequential expansion (levels::expand_ahead: the steps
+// of expand_step and reached) from that POC on those doubles: the same float additions in the same order. A bar
 // whose own rows pass the table is a chunk of one, folded into the base first and read from it.
 //
 // The phases run by every thread t of the block, the caller syncing the block between them (4 syncs a
