@@ -99,22 +99,30 @@ struct Case {
     each([&](int t) { p.start(t, 0); });
     int64_t i0 = 0;
     while (i0 < n) {
-      each([&](int t) { p.plan_lanes(t, i0); });
-      p.plan(i0);
-      if (p.blk->fail) {
+      // plan and fill are one phase (no sync between): each thread runs both before the next one
+      std::vector<chunk::Cut> cut(chunk::kThreads);
+      each([&](int t) {
+        cut[static_cast<size_t>(t)] = p.plan(t, i0);
+        if (!cut[static_cast<size_t>(t)].fail) p.fill(t, cut[static_cast<size_t>(t)]);
+      });
+      const chunk::Cut c = cut[0];
+      for (const chunk::Cut& o : cut)  // every thread its own copy, all the same
+        REQUIRE((o.n == c.n && o.A == c.A && o.H == c.H && o.F == c.F && o.L == c.L && o.table == c.table &&
+                 o.fail == c.fail));
+      if (c.fail) {
         fail = true;
         return out;
       }
-      REQUIRE(p.blk->n >= 1);
-      REQUIRE(p.blk->n <= chunk::kChunk);
-      if (p.blk->table) REQUIRE(static_cast<int64_t>(p.blk->n) * chunk::stride_of(p.blk->H) <= cells);
-      else REQUIRE(p.blk->n == 1);
-      each([&](int t) { p.fill(t); });
+      REQUIRE(c.n >= 1);
+      REQUIRE(c.n <= chunk::kChunk);
+      REQUIRE(p.blk->n == c.n);
+      if (c.table) REQUIRE(static_cast<int64_t>(c.n) * chunk::stride_of(c.H) <= cells);
+      else REQUIRE(c.n == 1);
       each([&](int t) { p.max_part(t); });
-      each([&](int t) { p.out_part(t); });
       each([&](int t) { p.poc_part(t); });
       each([&](int t) { p.walk_ahead(t, i0, record); });
-      i0 = p.blk->next;
+      REQUIRE(p.blk->next == i0 + c.n);
+      i0 += c.n;
       ++chunks;
     }
     if (exact) exact->assign(p.vf, p.vf + W);

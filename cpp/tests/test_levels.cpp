@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -291,4 +292,70 @@ TEST_CASE("27_5_ladder_decimal_fraction_and_row_price") {
   const ladder::RowPrice prod = ladder::RowPrice::make(0.05, 1, false);
   CHECK(prod(2709) == 2709 * 0.05);
   CHECK(ladder::RowPrice::make(1.0 / 3.0, 1, true).den == 0.0);  // no decimal form with <= 15 digits
+}
+
+TEST_CASE("26_4_levels_takes_down_band_of_the_larger_volume") {
+  // the band is tol x the larger volume (tied()), here the one below: 3 vs 1.6 at tol 0.5 is tied
+  // (1.4 <= 1.5), though not within 0.5 x 1.6 = 0.8; so tie_up takes the rows above
+  levels::Rules r;
+  r.tol = 0.5;
+  CHECK(levels::tied(3.0, 1.6, r.tol));
+  CHECK(!levels::takes_down(3.0, 1.6, true, true, r));
+  CHECK(!levels::takes_down(3.1, 1.6, true, true, r));  // 1.5 <= 1.55: tied
+  CHECK(levels::takes_down(3.3, 1.6, true, true, r));   // 1.7 > 1.65: below holds more
+  CHECK(!levels::takes_down(1.6, 3.0, true, true, r));  // below holds less
+  CHECK(levels::takes_down(0.0, 0.0, true, false, r));  // no row above
+  CHECK(!levels::takes_down(5.0, 0.0, false, true, r)); // no row below
+  r.compare = VaCompare::zero_absent;
+  CHECK(levels::takes_down(0.0, 0.0, true, true, r));   // rows above hold 0
+  CHECK(!levels::takes_down(3.0, 1.6, true, true, r));
+}
+
+TEST_CASE("26_4_levels_expand_ahead_equals_expand_step") {
+  // expand_ahead (the developing chunk's walk: groups read a step ahead, the side chosen by selects)
+  // against the loop of expand_step it replaces, over a subrange [first, last] of the rows, every
+  // step / stop / target rule: lo, hi and running bit for bit.
+  std::mt19937_64 rng(2604);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int compared = 0;
+  for (int trial = 0; trial < 30000; ++trial) {
+    const auto n = static_cast<int32_t>(1 + rng() % 40);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (double& x : v) {
+      x = static_cast<double>(rng() % 5);  // exact ties, zeros
+      if (trial % 3 == 0) x *= 1.0 + static_cast<double>(rng() % 3) * 4e-10;  // ties within the band
+      if (trial % 5 == 1) x = u(rng) * 1000.0;                                 // fractional
+      if (trial % 11 == 2) x = std::ldexp(1.0, static_cast<int>(rng() % 4)) * 1e300;  // inf sums
+    }
+    const auto first = static_cast<int32_t>(rng() % static_cast<uint64_t>(n));
+    const auto last = first + static_cast<int32_t>(rng() % static_cast<uint64_t>(n - first));
+    const auto poc = first + static_cast<int32_t>(rng() % static_cast<uint64_t>(last - first + 1));
+    double total = 0.0;
+    for (int32_t k = first; k <= last; ++k) total += v[static_cast<size_t>(k)];
+    levels::Rules r;
+    r.tol = trial % 4 == 0 ? 0.0 : trial % 4 == 1 ? 1e-3 : levels::kRelTie;
+    r.compare = trial % 2 ? VaCompare::zero_absent : VaCompare::tie_up;
+    r.stop = trial % 6 < 3 ? VaStop::exceeds : VaStop::reaches;
+    if (trial % 7 == 3) {  // decimal target
+      r.va_p = static_cast<int64_t>(1 + rng() % 99);
+      r.va_q = 100;
+    }
+    const double va = trial % 9 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+    const levels::Target target = levels::target_of(va, total, r);
+    for (int step = 1; step <= 2; ++step) {
+      int32_t lo = poc, hi = poc;
+      double running = v[static_cast<size_t>(poc)];
+      while (!levels::reached(running, target, r) &&
+             levels::expand_step(v.data(), first, last, step, lo, hi, running, r)) {
+      }
+      int32_t lo2 = poc, hi2 = poc;
+      double running2 = v[static_cast<size_t>(poc)];
+      levels::expand_ahead(v.data(), first, last, step, target, lo2, hi2, running2, r);
+      ++compared;
+      const bool same = lo2 == lo && hi2 == hi && std::memcmp(&running, &running2, sizeof running) == 0;
+      CHECK_MESSAGE(same, "trial " << trial << " step " << step << " [" << first << ", " << last << "] poc " << poc
+                                   << ": got " << lo2 << ".." << hi2 << " want " << lo << ".." << hi);
+    }
+  }
+  CHECK(compared == 60000);
 }

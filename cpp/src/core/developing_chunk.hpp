@@ -9,16 +9,20 @@
 // to_double(vf_base[k] + the shares of bars 0..j on row k), integer adds mod 2**128, so the very
 // doubles the CPU's Session holds after that bar. Each snapshot's maximum is exact in any order,
 // its POC the best at-max row of a strict total order (poc_prefers), so any split of the rows
-// finds the CPU's; then one lane per snapshot runs the sequential expansion (levels::expand_step,
-// reached) from that POC on those doubles: the same float additions in the same order. A bar
+// finds the CPU's; then one lane per snapshot runs the sequential expansion (levels::expand_ahead: the steps
+// of expand_step and reached) from that POC on those doubles: the same float additions in the same order. A bar
 // whose own rows pass the table is a chunk of one, folded into the base first and read from it.
 //
-// The phases run by every thread t of the block, the caller syncing the block between them:
-//   start -> { plan_lanes -> plan (t 0) -> [stop if fail] -> fill -> max_part -> out_part -> poc_part
-//              -> walk_ahead }
-// until the session's last row: start zeroes the base and prepares the first chunk's bars;
-// walk_ahead runs the walks on lanes t < kChunk and prepares the next chunk's bars on the lanes
-// above (the walks read no bar: the bars of chunk c + 1 load while chunk c's walks run). cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
+// The phases run by every thread t of the block, the caller syncing the block between them (4 syncs a
+// chunk; the data each phase writes and the data any other thread reads in it are disjoint):
+//   start -> { plan + fill -> max_part -> poc_part -> walk_ahead }
+// until the session's last row: start zeroes the base and prepares the first chunk's bars; plan (every
+// thread, the same cut on each: no sync before the fill) cuts the chunk and sets the snapshots' ranges
+// and totals, fill writes the table, folds the hull into the base and takes each thread's maximum of
+// the base rows outside the hull (rows the fill does not write); max_part takes the snapshots' hull
+// maxima and the rows outside the hull at their maximum; walk_ahead runs the walks on lanes t < kChunk
+// and prepares the next chunk's bars on the lanes above (the walks read no bar: the bars of chunk c + 1
+// load while chunk c's walks run). cpp/tests/test_developing_chunk.cpp runs them on the host (a loop
 // over t between the sync points) against Session; gpu/developing.cu runs them as a kernel.
 
 #include <cstdint>
@@ -65,6 +69,7 @@ struct Block {
   double red_out[kThreads];    // per thread: the maximum of its rows outside the hull (base rows)
   double out_max;              // the maximum of the rows outside the hull
   Fixed base_total;            // the base's total (exact)
+  Fixed fin_total;             // the chunk's last snapshot's total (exact): the base's from max_part on
   int64_t next;                // first input row of the next chunk
   int32_t first[kChunk], last[kChunk];  // snapshot j: the prefix's rows (scratch indices)
   int32_t red_poc[kThreads];   // per thread: its best at-max row (-1: none)
@@ -72,8 +77,15 @@ struct Block {
   int32_t base_first, base_last;        // the base's rows (empty while first > last)
   int32_t n, A, H;             // bars in the chunk, first row and rows of its hull
   int32_t table;               // 1: snapshots read the table on the hull; 0: bar 0 was folded first
-  int32_t fail;                // 1: a bar of the chunk is invalid (the caller reports it)
   int32_t cand_over;           // 1: a thread found two rows outside the hull at out_max (cand unused)
+};
+
+// A chunk's cut, as plan() gives it to every thread (the same values on each, from the same shared
+// bars): n bars, the hull [A, A + H), the last snapshot's rows [F, L], table as in Block, fail: a bar
+// of the chunk is invalid (the caller reports it; nothing else is set).
+struct Cut {
+  int32_t n = 0, A = 0, H = 0, F = 0, L = -1;
+  int32_t table = 0, fail = 0;
 };
 
 VPOC_HD constexpr int64_t align16(int64_t x) { return (x + 15) / 16 * 16; }
@@ -151,7 +163,6 @@ struct Pass {
       blk->base_first = 0;
       blk->base_last = -1;
       blk->next = begin;
-      blk->fail = 0;
     }
   }
 
@@ -208,83 +219,96 @@ struct Pass {
     return split.sum(static_cast<uint64_t>(lo - bar.tl), static_cast<uint64_t>(hi - lo + 1));
   }
 
-  // Lane j < the chunk's candidate bars, each over bars 0..j itself (no lane waits for another):
-  // snapshot j's rows (first / last) and total as if the chunk took j + 1 bars, the hull of bars
-  // 0..j (red_poc[j], red_poc[kChunk + j]: free until poc_part) and whether j + 1 rows of that hull
-  // fit the table (cand[j]: free until out_part). A bad bar's values are garbage here: plan()
-  // fails on it before reading any of them.
-  VPOC_HD void plan_lanes(int t, int64_t i0) {
-    if (t >= kChunk || t >= end - i0) return;
-    Block& k = *blk;
-    int32_t f = k.base_first, l = k.base_last;
-    int32_t lo = k.bar[0].a, hi = k.bar[0].b;
-    Fixed tot = k.base_total;
-    for (int j = 0; j <= t; ++j) {
-      const Bar& bar = k.bar[j];
-      if (f > l) {
-        f = bar.a;
-        l = bar.b;
-      } else {
-        f = bar.a < f ? bar.a : f;
-        l = bar.b > l ? bar.b : l;
-      }
-      lo = bar.a < lo ? bar.a : lo;
-      hi = bar.b > hi ? bar.b : hi;
-      if (bar.kind != kNone) tot += bar.vol;  // the shares sum to the volume exactly
-    }
-    k.first[t] = f;
-    k.last[t] = l;
-    k.total[t] = fixed::to_double(tot);
-    k.red_poc[t] = lo;
-    k.red_poc[kChunk + t] = hi;
-    k.cand[t] = (static_cast<int64_t>(t) + 1) * stride_of(static_cast<int64_t>(hi) - lo + 1) <= cells ? 1 : 0;
-  }
-
-  // Thread 0, after plan_lanes: fail set when a loaded bar is bad; else the chunk's cut (the most
-  // bars whose hull fits the table: (j + 1) x stride_of(the hull's rows) only grows with j, so the bars that
-  // fit are a prefix), its hull, and the base's scalars advanced to the chunk's last bar.
-  VPOC_HD void plan(int64_t i0) {
+  // Every thread, after the sync that follows the bars' prepare: the chunk's cut (the most bars whose
+  // hull fits the table: (j + 1) x stride_of(the hull's rows) only grows with j, so the bars that fit
+  // are a prefix; bar 0 always, without a table when it alone does not fit), fail when a loaded bar is
+  // bad. Each thread walks the same bars in the same order, so each gets the same Cut, and no thread
+  // waits for another before the fill. Lane t < n also stores snapshot t's rows (first / last) and
+  // total; thread 0 stores the cut for the later phases, the next chunk's first row and the chunk's
+  // last total (fin_total: max_part advances the base, which every thread reads here).
+  VPOC_HD Cut plan(int t, int64_t i0) {
     Block& k = *blk;
     const int64_t left = end - i0;
     const int cand = left < kChunk ? static_cast<int>(left) : kChunk;
-    for (int j = 0; j < cand; ++j)
-      if (k.bar[j].kind == kBad) {
-        k.fail = 1;
-        return;
+    Cut c;
+    int32_t f = k.base_first, l = k.base_last, lo = 0, hi = -1;
+    Fixed tot = k.base_total, own;
+    int32_t own_f = 0, own_l = -1;
+    bool open = true;  // bars 0..j - 1 fit
+    for (int j = 0; j < cand; ++j) {
+      const Bar& bar = k.bar[j];
+      if (bar.kind == kBad) {  // a bad bar's other fields are garbage: nothing below reads them
+        c.fail = 1;
+        return c;
       }
-    k.table = k.cand[0];
-    int n = 1;
-    if (k.table)
-      for (int j = 1; j < cand; ++j) n += k.cand[j];
-    k.n = n;
-    k.A = k.red_poc[n - 1];
-    k.H = k.red_poc[kChunk + n - 1] - k.red_poc[n - 1] + 1;
-    Fixed tot = k.base_total;
-    for (int j = 0; j < n; ++j)
-      if (k.bar[j].kind != kNone) tot += k.bar[j].vol;
-    k.base_first = k.first[n - 1];
-    k.base_last = k.last[n - 1];
-    k.base_total = tot;
-    k.next = i0 + n;
-    k.cand_over = 0;
+      if (!open) continue;
+      const int32_t a = bar.a, b = bar.b;
+      const int32_t nlo = j == 0 || a < lo ? a : lo, nhi = j == 0 || b > hi ? b : hi;
+      const bool fits = (static_cast<int64_t>(j) + 1) * stride_of(static_cast<int64_t>(nhi) - nlo + 1) <= cells;
+      if (j == 0) c.table = fits ? 1 : 0;
+      if (j > 0 && !fits) {
+        open = false;
+        continue;
+      }
+      lo = nlo;
+      hi = nhi;
+      c.n = j + 1;
+      if (f > l) {
+        f = a;
+        l = b;
+      } else {
+        f = a < f ? a : f;
+        l = b > l ? b : l;
+      }
+      if (bar.kind != kNone) tot += bar.vol;  // the shares sum to the volume exactly
+      if (j == t) {
+        own_f = f;
+        own_l = l;
+        own = tot;
+      }
+      if (j == 0 && !fits) open = false;
+    }
+    c.A = lo;
+    c.H = hi - lo + 1;
+    c.F = f;
+    c.L = l;
+    if (t < c.n) {
+      k.first[t] = own_f;
+      k.last[t] = own_l;
+      k.total[t] = fixed::to_double(own);
+    }
+    if (t == 0) {
+      k.n = c.n;
+      k.A = c.A;
+      k.H = c.H;
+      k.table = c.table;
+      k.fin_total = tot;
+      k.next = i0 + c.n;
+      k.cand_over = 0;
+    }
+    return c;
   }
 
   // Lane per hull row: each snapshot's doubles into the table, then the chunk folded into the
-  // base (snapshots read hull rows from the table only). No table: bar 0's rows folded.
-  VPOC_HD void fill(int t) {
+  // base (snapshots read hull rows from the table only). No table: bar 0's rows folded. Then every
+  // thread's maximum of every kThreads-th base row outside the hull (red_out): rows [F, A) and
+  // (B, L], which no fill lane writes, so in the same phase. c: this thread's plan().
+  VPOC_HD void fill(int t, const Cut& c) {
     const Block& k = *blk;
-    if (!k.table) {
+    double mo = 0.0;  // as Session's mx_: volumes are >= +0
+    if (!c.table) {
       const Bar& bar = k.bar[0];
       for (int64_t r = bar.a + t; r <= bar.b; r += kThreads) {
         vf[r] += share(bar, r);
         v[r] = fixed::to_double(vf[r]);
       }
+      blk->red_out[t] = mo;
       return;
     }
-    const int64_t A = k.A, H = k.H, S = stride_of(H);
-    const int n = k.n;
-    for (int64_t c = t; c < H; c += kThreads) {
-      const int64_t r = A + c;
+    const int64_t A = c.A, H = c.H, S = stride_of(H);
+    const int n = c.n;
+    for (int64_t col = t; col < H; col += kThreads) {
+      const int64_t r = A + col;
       Fixed x = vf[r];
       double d = v[r];  // to_double(x): the base's row, rounded once
       for (int j = 0; j < n; ++j) {
@@ -293,11 +317,14 @@ struct Pass {
           x += share(bar, r);
           d = fixed::to_double(x);
         }
-        table[j * S + c] = d;
+        table[j * S + col] = d;
       }
       vf[r] = x;
       v[r] = d;
     }
+    for (int64_t r = c.F + t; r < A; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+    for (int64_t r = A + H + t; r <= c.L; r += kThreads) mo = v[r] > mo ? v[r] : mo;
+    blk->red_out[t] = mo;
   }
 
   VPOC_HD Rows rows_of(int j) const {
@@ -333,37 +360,24 @@ struct Pass {
     }
   }
 
-  // Every thread: the maximum of every kThreads-th row outside the hull; kPerSnapshot threads per
-  // snapshot: the maximum of every kPerSnapshot-th of its hull rows.
+  // kPerSnapshot threads per snapshot: the maximum of every kPerSnapshot-th of its hull rows
+  // (red_mx). Every thread: the maximum outside the hull from fill's red_out (t 0 stores it), and the
+  // row of its own outside rows at that maximum (cand[t]; cand_over when it has two: then the
+  // snapshots scan instead). Thread 0: the base advanced to the chunk's last bar (plan read it).
   VPOC_HD void max_part(int t) {
-    const Block& k = *blk;
-    double mo = 0.0;  // as Session's mx_: volumes are >= +0
-    if (k.table) {
-      const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
-      for (int64_t r = F + t; r < A; r += kThreads) mo = v[r] > mo ? v[r] : mo;
-      for (int64_t r = B + 1 + t; r <= L; r += kThreads) mo = v[r] > mo ? v[r] : mo;
-    }
-    blk->red_out[t] = mo;
-    const int j = t / kPerSnapshot, h = t % kPerSnapshot;
-    if (j >= k.n) return;
-    const Rows rows = rows_of(j);
-    int64_t lo, hi;
-    hull_rows(j, lo, hi);
-    double mx = 0.0;
-    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot) {
-      const double x = rows[r];
-      mx = x > mx ? x : mx;
-    }
-    blk->red_mx[t] = mx;
-  }
-
-  // Every thread: the maximum outside the hull (t 0 stores it), and the row of its own outside rows
-  // at that maximum (cand[t]; cand_over when it has two: then the snapshots scan instead).
-  VPOC_HD void out_part(int t) {
     Block& k = *blk;
-    double mo = k.red_out[0];
-    for (int g = 1; g < kThreads; ++g) mo = k.red_out[g] > mo ? k.red_out[g] : mo;
-    if (t == 0) k.out_max = mo;
+    // red_out's maximum by kWays independent chains, then combined: every thread runs this before its
+    // scan, so its depth is the phase's (63 dependent compares in one chain); the maximum of volumes
+    // (>= +0, never NaN) is exact and the same in any order
+    constexpr int kWays = 8;
+    static_assert(kThreads % kWays == 0, "kWays chains of equal length");
+    double part[kWays];
+    for (int w = 0; w < kWays; ++w) part[w] = k.red_out[w];
+    for (int g = kWays; g < kThreads; g += kWays)
+      for (int w = 0; w < kWays; ++w) part[w] = k.red_out[g + w] > part[w] ? k.red_out[g + w] : part[w];
+    for (int h = kWays / 2; h > 0; h /= 2)
+      for (int w = 0; w < h; ++w) part[w] = part[w + h] > part[w] ? part[w + h] : part[w];
+    const double mo = part[0];
     int32_t c = -1;
     if (k.table) {
       const int64_t F = k.first[k.n - 1], L = k.last[k.n - 1], A = k.A, B = k.A + k.H - 1;
@@ -378,6 +392,23 @@ struct Pass {
       }
     }
     k.cand[t] = c;
+    if (t == 0) {
+      k.out_max = mo;
+      k.base_first = k.first[k.n - 1];
+      k.base_last = k.last[k.n - 1];
+      k.base_total = k.fin_total;
+    }
+    const int j = t / kPerSnapshot, h = t % kPerSnapshot;
+    if (j >= k.n) return;
+    const Rows rows = rows_of(j);
+    int64_t lo, hi;
+    hull_rows(j, lo, hi);
+    double mx = 0.0;
+    for (int64_t r = lo + h; r <= hi; r += kPerSnapshot) {
+      const double x = rows[r];
+      mx = x > mx ? x : mx;
+    }
+    k.red_mx[t] = mx;
   }
 
   // kPerSnapshot threads per snapshot: the best row at the snapshot's maximum among theirs
@@ -446,8 +477,7 @@ struct Pass {
     const levels::Target target = levels::target_of(value_area, blk->total[j], r);
     int32_t lo = poc, hi = poc;
     double running = rows[poc];
-    while (!levels::reached(running, target, r) && levels::expand_step(rows, first, last, step, lo, hi, running, r)) {
-    }
+    levels::expand_ahead(rows, first, last, step, target, lo, hi, running, r);  // expand_step's walk
     out(i0 + j, origin + poc, origin + lo, origin + hi);
   }
 

@@ -164,10 +164,14 @@ VPOC_HD int64_t poc_index(const double* v, int64_t n, const Rules& r) {
 // (volume dn) rather than the one above (up); has_dn / has_up: whether a row is left on that side.
 // 'tie_up': down only when below holds more (not tied); 'zero_absent' (py-market-profile, LEAN):
 // down also when the rows above hold 0 (or none is left). A side with no row left is never taken.
+// Every test is evaluated (& and |, not && and ||: pure, so the same answer): on a GPU the walk's step
+// is one dependent chain, and the predicates combine without branches or bytes. more_below is
+// dn > up && !tied(dn, up, tol) with tied's larger volume known to be dn where it counts (where
+// dn <= up both are false), so tol * dn is not waiting for the comparison.
 VPOC_HD bool takes_down(double dn, double up, bool has_dn, bool has_up, const Rules& r) {
-  const bool more_below = dn > up && !tied(dn, up, r.tol);
-  return r.compare == VaCompare::zero_absent ? has_dn && (!has_up || up == 0.0 || more_below)
-                                             : !has_up || (has_dn && more_below);
+  const bool more_below = (dn > up) & !(fabs(dn - up) <= r.tol * dn);
+  return r.compare == VaCompare::zero_absent ? has_dn & ((!has_up) | (up == 0.0) | more_below)
+                                             : (!has_up) | (has_dn & more_below);
 }
 
 // One step of the contiguous expansion ('cbot': step 2, 'single': step 1) inside rows
@@ -266,6 +270,46 @@ VPOC_HD void expand_groups(const Up& up, int64_t nu, const Down& down, int64_t n
       u = u1;
       u1 = i + 1 < nu ? up(i + 1) : 0.0;
     }
+  }
+}
+
+// The contiguous expansion of rows [first, last] (every row exists; step 1 or 2) from [lo, hi] =
+// [poc, poc], running = v[poc] on entry, through any row accessor v (v[k]: row k), for a GPU lane that
+// walks alone (core/developing_chunk.hpp): the steps of expand_step, so the same bits (the same
+// takes_down and reached tests on the same doubles, each group summed from 0.0 outwards from the POC
+// as expand_step sums it, running += the group taken, in path order). Each side's next two groups are
+// held in registers and the side taken reads its next one, one step before it is needed: no load on
+// the step's dependent chain. The side is chosen by selects, not branches (a warp's lanes take
+// different sides), and rows are 32-bit (a block's shared memory).
+template <class Rows>
+VPOC_HD void expand_ahead(const Rows& v, int32_t first, int32_t last, int step, const Target& target, int32_t& lo,
+                          int32_t& hi, double& running, const Rules& r) {
+  const bool two = step == 2;
+  // the group of rows at and at + dir (two) inside [first, last]: 0.0 + v[at] (+ v[at + dir]), expand_step's adds
+  auto group = [&](int32_t at, int32_t dir) {
+    const int32_t at1 = at + dir;
+    const double s0 = 0.0 + (at >= first && at <= last ? v[at] : 0.0);
+    return two && at1 >= first && at1 <= last ? s0 + v[at1] : s0;
+  };
+  double u = group(hi + 1, 1), u1 = group(hi + 1 + step, 1);    // the groups above hi, the next one
+  double d = group(lo - 1, -1), d1 = group(lo - 1 - step, -1);  // the groups below lo, the next one
+  bool more = (hi < last || lo > first) && !reached(running, target, r);
+  while (more) {
+    const bool down = takes_down(d, u, lo > first, hi < last, r);
+    // both sides' next running volume and stop test, beside takes_down rather than after it (the
+    // step's chain): the side taken keeps its own, the very running += d or += u of expand_step
+    const double run_dn = running + d, run_up = running + u;
+    const bool stop_dn = reached(run_dn, target, r), stop_up = reached(run_up, target, r);
+    running = down ? run_dn : run_up;
+    const int32_t up_hi = hi + step < last ? hi + step : last, dn_lo = lo - step > first ? lo - step : first;
+    hi = down ? hi : up_hi;
+    lo = down ? dn_lo : lo;
+    const double g = group(down ? lo - 1 - step : hi + 1 + step, down ? -1 : 1);  // the side's group after next
+    d = down ? d1 : d;
+    d1 = down ? g : d1;
+    u = down ? u : u1;
+    u1 = down ? u1 : g;
+    more = (hi < last || lo > first) && !(down ? stop_dn : stop_up);
   }
 }
 

@@ -28,7 +28,7 @@ constexpr int64_t kChunkSmemTarget = 27 * 1024;
 constexpr int64_t kChunkMinCells = 512;
 
 // [n] blocks x [chunk::kThreads]: one block per session running core/developing_chunk.hpp's phases,
-// the block synced between them (7 syncs per chunk of up to chunk::kChunk bars, 1 before the first). Shared memory:
+// the block synced between them (4 syncs per chunk of up to chunk::kChunk bars, 1 before the first). Shared memory:
 // [chunk::smem_bytes(b.widest, cells)] from the launcher (block state, base rows, table of cells).
 // Generic false: levels::plain_rules() (the rules outside it compiled out of the walk).
 template <class P, class V, bool Generic>
@@ -45,22 +45,17 @@ __global__ void __launch_bounds__(chunk::kThreads)
       ladder::RowPrice::make(opt.tick_size, opt.ticks_per_row, opt.price_label == PriceLabel::decimal);
   pass.start(t, begin);  // the base zeroed, the first chunk's [kChunk] bars
   __syncthreads();
-  // i0 (every thread's copy): the chunk's first input row. blk->next is written by thread 0 in
-  // plan() only, after the sync that every thread reaches once it has read it.
+  // i0 (every thread's copy): the chunk's first input row, advanced by each thread's own cut (the same
+  // on every thread). 4 syncs a chunk: each phase writes only what no other thread reads in it.
   for (int64_t i0 = begin; i0 < pass.end;) {
-    pass.plan_lanes(t, i0);  // [kChunk] lanes: each prefix's rows, total and hull
-    __syncthreads();
-    if (t == 0) pass.plan(i0);  // the cut, its hull, the base advanced
-    __syncthreads();
-    if (pass.blk->fail) {  // block-uniform
+    const chunk::Cut c = pass.plan(t, i0);  // every thread: the cut, its hull; lanes: their prefix's rows, total
+    if (c.fail) {                           // block-uniform: every thread read the same bars
       if (t == 0) atomicExch(failed, 1u);
       return;
     }
-    pass.fill(t);  // [n x H] table, base folded
+    pass.fill(t, c);  // [n x H] table, base folded; [kThreads] maxima outside the hull
     __syncthreads();
-    pass.max_part(t);  // [kThreads] partial maxima
-    __syncthreads();
-    pass.out_part(t);  // [kThreads] rows outside the hull at their maximum
+    pass.max_part(t);  // [kThreads] partial hull maxima, rows outside the hull at their maximum
     __syncthreads();
     pass.poc_part(t);  // [kThreads] partial POCs
     __syncthreads();
@@ -71,7 +66,7 @@ __global__ void __launch_bounds__(chunk::kThreads)
       b.dev_vah[i] = row_price(vah);
     });
     __syncthreads();
-    i0 = pass.blk->next;
+    i0 += c.n;
   }
 }
 
