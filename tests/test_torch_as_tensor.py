@@ -38,6 +38,23 @@ def test_host_device_array_is_the_same_view_as_from_dlpack(dtype):
     assert [str(m.message) for m in w_ours] == [str(m.message) for m in w_torch]
 
 
+def test_older_torch_gets_the_legacy_capsule(monkeypatch):
+    """torch before DLPack 1.0 (no _to_dlpack_versioned) reads only the legacy capsule: as_tensor asks for it."""
+    asked = []
+    real = torch.utils.dlpack.from_dlpack
+
+    def spy(capsule):
+        asked.append(repr(capsule))
+        return real(capsule)
+
+    monkeypatch.setattr(torch.utils.dlpack, "from_dlpack", spy)
+    src = np.arange(6.0)
+    as_tensor(_core._host_device_array(src))
+    monkeypatch.delattr(torch._C, "_to_dlpack_versioned")
+    np.testing.assert_array_equal(as_tensor(_core._host_device_array(src)).numpy(), src)
+    assert '"dltensor_versioned"' in asked[0] and '"dltensor"' in asked[1], asked
+
+
 def test_other_producers_go_through_torch():
     a = np.arange(5.0)
     same(as_tensor(a), torch.from_dlpack(a))

@@ -20,7 +20,7 @@ def as_tensor(x: Any) -> Any:
     The same zero-copy view as ``torch.from_dlpack(x)``: a GPU array is exported on torch's current
     stream of its device (vpoc's work is ordered before it, the host does not wait) and imported from
     the DLPack capsule, skipping the ``torch.cuda.current_stream()`` call ``torch.from_dlpack`` makes
-    each time (H200 host: 3.3 us against 11.2 us a call; benchmarks/py_pieces.py). Host arrays are
+    each time (H200 host: 6.99 us against 12.27 us a call; benchmarks/py_pieces.py, af804be). Host arrays are
     imported the same way (no stream); other DLPack producers go through ``torch.from_dlpack`` itself.
     """
     import torch
@@ -38,7 +38,13 @@ def as_tensor(x: Any) -> Any:
         stream = int(raw(index)) if raw is not None else int(torch.cuda.current_stream(index).cuda_stream)
         if kind == _KDL_CUDA and stream == 0:
             stream = 1  # the legacy default stream in the DLPack convention (0 is ambiguous for CUDA)
-        capsule = x.__dlpack__(stream=stream, max_version=(1, 0))
+        capsule = x.__dlpack__(stream=stream, **_versioned(torch))
     else:
-        capsule = x.__dlpack__(max_version=(1, 0))
+        capsule = x.__dlpack__(**_versioned(torch))
     return torch.utils.dlpack.from_dlpack(capsule)
+
+
+def _versioned(torch: Any) -> dict:
+    """``max_version=(1, 0)`` where torch reads DLPack 1.0 (versioned) capsules, as torch.from_dlpack asks
+    for them there; nothing on older torch (before 2.9: the legacy capsule it reads)."""
+    return {"max_version": (1, 0)} if hasattr(torch._C, "_to_dlpack_versioned") else {}
