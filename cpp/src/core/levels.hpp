@@ -280,7 +280,9 @@ VPOC_HD void expand_groups(const Up& up, int64_t nu, const Down& down, int64_t n
 // as expand_step sums it, running += the group taken, in path order). Each side's next two groups are
 // held in registers and the side taken reads its next one, one step before it is needed: no load on
 // the step's dependent chain. The side is chosen by selects, not branches (a warp's lanes take
-// different sides), and rows are 32-bit (a block's shared memory).
+// different sides), and rows are 32-bit (a block's shared memory). Preconditions (its one caller,
+// core/developing_chunk.hpp, meets them): dense rows (no sparse rule: every row in [first, last]
+// exists) and step 1 or 2; other callers use expand / expand_step.
 template <class Rows>
 VPOC_HD void expand_ahead(const Rows& v, int32_t first, int32_t last, int step, const Target& target, int32_t& lo,
                           int32_t& hi, double& running, const Rules& r) {
