@@ -20,8 +20,9 @@ def as_tensor(x: Any) -> Any:
     The same zero-copy view as ``torch.from_dlpack(x)``: a GPU array is exported on torch's current
     stream of its device (vpoc's work is ordered before it, the host does not wait) and imported from
     the DLPack capsule, skipping the ``torch.cuda.current_stream()`` call ``torch.from_dlpack`` makes
-    each time (H200 host: 6.99 us against 12.27 us a call; benchmarks/py_pieces.py, af804be). Host arrays are
-    imported the same way (no stream); other DLPack producers go through ``torch.from_dlpack`` itself.
+    each time (H200 host: 6.99 us against 12.27 us a call; py_pieces.py at af804be, now part of
+    benchmarks/batch_host.py). Host arrays are imported the same way (no stream); other DLPack
+    producers go through ``torch.from_dlpack`` itself.
     """
     import torch
 
