@@ -65,6 +65,10 @@ struct Binned {
 // va_rows='touched', whose flags come from the inputs in the layout pass.
 bool early_levels(const Options& opt) { return opt.va_rows != VaRows::touched; }
 
+// Spare capacity a handed-over buffer may keep beyond twice its rows: 32 KiB, noise against any
+// allocation (a small column's growth steps stay under it).
+constexpr size_t kHandOverSlackRows = 4096;
+
 // Whether session s's volumes sum past 2**53 (fixed::kMaxTotal). Its binned total is exact unless
 // the sum passed 2**64, which only a session holding a volume > 2**63 / rows can reach: then the
 // volumes are summed again in float64 to tell.
@@ -150,7 +154,12 @@ Profiles run(const SessionSpan& sessions, const Options& opt, const Array& volum
   out.ticks_per_row = opt.ticks_per_row;
   out.resize_sessions(S);
   for (int64_t s = 0; s < S; ++s) out.offsets[s + 1] = out.offsets[s] + binned[s].n_rows;
-  const bool handed = hand_over && scratch[0].buffer.size() == static_cast<size_t>(out.offsets[S]);
+  // Handed over only where the buffer is not much larger than the column: a call of many inputs and few
+  // rows after a call of many rows (its reserve) would otherwise hand the result an allocation of the
+  // earlier call's size, held as long as the result (the rows are copied then, the buffer kept here).
+  const size_t rows = static_cast<size_t>(out.offsets[S]);
+  const bool handed = hand_over && scratch[0].buffer.size() == rows &&
+                      scratch[0].buffer.capacity() <= 2 * rows + kHandOverSlackRows;
   if (handed) {  // (its rows are the sessions' in order: no session failed, none was dropped)
     out.volume.swap(scratch[0].buffer);
     scratch[0].handed_rows = out.volume.size();
