@@ -9,6 +9,7 @@
 
 #include "core/levels.hpp"
 #include "cpu/levels.hpp"
+#include "gpu/va_merge.hpp"
 #include "reference.hpp"
 
 using namespace vpoc;
@@ -358,4 +359,66 @@ TEST_CASE("26_4_levels_expand_ahead_equals_expand_step") {
     }
   }
   CHECK(compared == 60000);
+}
+
+TEST_CASE("26_3_va_merge_run_stop_equals_walk_on_whole_volumes") {
+  // gpu/levels.cu's stop by runs (va_merge::run_stop, each run starting at its exclusive prefix of
+  // the steps' volumes, summed in another order than the path's) against va_merge::walk, on whole
+  // volumes whose total stays below 2**52: the same step and the same running bits. With fractional
+  // volumes the order of the adds shows (some trials differ): the kernel takes runs only on whole ones.
+  std::mt19937_64 rng(2603);
+  int compared = 0, fractional_differ = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const bool fractional = trial % 10 == 9;
+    const auto total_steps = static_cast<int64_t>(1 + rng() % 600);
+    std::vector<double> x(static_cast<size_t>(total_steps));
+    for (double& e : x) {
+      e = trial % 3 == 0 ? static_cast<double>(rng() % 4)                            // ties, zeros
+          : trial % 3 == 1 ? static_cast<double>(rng() % 1000)
+                           : static_cast<double>(rng() % (uint64_t(1) << 40));  // large whole volumes
+      if (fractional) e = static_cast<double>(rng() % 1000) / 7.0 + 0.1;
+    }
+    const double r0 = fractional ? 0.3 : static_cast<double>(rng() % 5000);
+    double total = r0;
+    for (double e : x) total += e;
+    levels::Rules r;
+    r.tol = trial % 4 == 0 ? 0.0 : trial % 4 == 1 ? 1e-3 : levels::kRelTie;
+    r.stop = trial % 6 < 3 ? VaStop::exceeds : VaStop::reaches;
+    if (trial % 7 == 3) {  // decimal target
+      r.va_p = static_cast<int64_t>(1 + rng() % 99);
+      r.va_q = 100;
+    }
+    const double va = trial % 9 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+    const levels::Target target = levels::target_of(va, total, r);
+    const auto value = [&](int64_t t) { return x[static_cast<size_t>(t)]; };
+    double want_run = r0;
+    const int64_t want = va_merge::walk(value, total_steps, target, want_run, r);
+    const int threads[] = {1, 3, 7, 64, 128, 1000};
+    for (int nt : threads) {
+      const int64_t per = (total_steps + nt - 1) / nt;
+      int64_t got = -1;
+      double got_run = 0.0;
+      for (int k = 0; k < nt; ++k) {
+        const int64_t a = std::min(static_cast<int64_t>(k) * per, total_steps), b = std::min(a + per, total_steps);
+        double prefix = 0.0;
+        for (int64_t t = a - 1; t >= 0; --t) prefix += x[static_cast<size_t>(t)];  // the path's order reversed
+        double run = r0 + prefix;
+        const int64_t t = va_merge::run_stop(value, a, b, total_steps, target, run, r);
+        if (t >= 0 && (got < 0 || t < got)) {
+          got = t;
+          got_run = run;
+        }
+      }
+      const bool same = got == want && std::memcmp(&got_run, &want_run, sizeof got_run) == 0;
+      if (fractional) {
+        fractional_differ += same ? 0 : 1;
+        continue;
+      }
+      ++compared;
+      CHECK_MESSAGE(same, "trial " << trial << " threads " << nt << ": got step " << got << " running " << got_run
+                                   << ", want " << want << " running " << want_run);
+    }
+  }
+  CHECK(compared == 18000 * 6);
+  CHECK(fractional_differ > 0);
 }

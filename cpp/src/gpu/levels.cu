@@ -2,6 +2,8 @@
 // Contract: core/levels.hpp does the rule work for both backends; greedy reads a pre-sorted order.
 #include "gpu/levels.hpp"
 
+#include <climits>
+
 #include "core/distribute.hpp"
 #include "core/ladder.hpp"
 #include "core/levels.hpp"
@@ -52,6 +54,9 @@ static_assert(kLevelRows / 2 <= kDown && kDown <= 0xffffu, "levels: the merged w
 // steps (~155 cycles each). H200: the batch workload's sessions (13-49 rows, <= 25 groups) took 8.6 us
 // of levels with it for every session, 6.25 us without; ticks sessions (hundreds of rows) gain 2 us.
 constexpr int64_t kMergeMinGroups = 32;
+// A session total up to which whole row volumes sum exactly in any order: every partial sum of the
+// walk (at most the total, its group sums rounded at most once each) stays below 2**53.
+constexpr double kExactTotal = 4503599627370496.0;  // 2**52
 
 // Block-wide inclusive prefix minima of a[0, na) and b[0, nb) in place (shared memory; every thread
 // of the block calls it): a thread folds its own run of each, the runs' minima are scanned in
@@ -80,6 +85,22 @@ __device__ inline void prefix_min2(double* a, int64_t na, double* b, int64_t nb,
   for (int64_t i = b0; i < b1; ++i)
     if (cb < b[i]) b[i] = cb;
   __syncthreads();
+}
+
+// Block-wide exclusive prefix sum of one value a thread (x), scanned in s ([kLevelThreads]); every
+// thread of the block calls it. Exact where every partial sum is (whole numbers below 2**53: the
+// order of the adds then does not matter). Ends synced.
+__device__ inline double exclusive_sum(double x, double* s) {
+  const int k = static_cast<int>(threadIdx.x);
+  s[k] = x;
+  __syncthreads();
+  for (int d = 1; d < kLevelThreads; d *= 2) {  // inclusive Hillis-Steele scan
+    const double y = k >= d ? s[k - d] : 0.0;
+    __syncthreads();
+    s[k] += y;
+    __syncthreads();
+  }
+  return k > 0 ? s[k - 1] : 0.0;
 }
 
 // Session s's levels from its row indices (relative to its lowest row) and value-area volume.
@@ -256,21 +277,24 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
       }
       const Staged above{step > 1 ? up : rows + poc + 1, 1}, below{step > 1 ? down : rows + poc - 1, step > 1 ? 1 : -1};
       int64_t i = 0, j = 0;
-      bool merged = false;
+      bool merged = false, exact = false;
       // 'tie_up' steps: the path as a merge (gpu/va_merge.hpp), placed by the block; thread 0 then only
       // sums along it. Keys in the free half of `rows` after the staged sums (2 (nu + nd) <= kLevelRows / 2).
       if (rules.compare == VaCompare::tie_up && nu + nd >= kMergeMinGroups) {  // block-uniform
         double* pu = step > 1 ? down + nd : up;  // [nu] the up keys (volumes), then their prefix minima
         double* pd = pu + nu;                    // [nd] the down thresholds, then their prefix minima
-        bool bad = false;
+        bool bad = false, frac = false;
         for (int64_t k = threadIdx.x; k < nu + nd; k += kLevelThreads) {
           if (k < nu) {
             pu[k] = above(k);
             bad |= !va_merge::plain(pu[k]);
+            frac |= !va_merge::whole(pu[k]);
           } else {
             bool ok = false;
-            pd[k - nu] = va_merge::threshold(below(k - nu), rules, ok);
+            const double d = below(k - nu);
+            pd[k - nu] = va_merge::threshold(d, rules, ok);
             bad |= !ok;
+            frac |= !va_merge::whole(d);
           }
         }
         if (!__syncthreads_or(bad)) {  // block-uniform; else the walk below, as before
@@ -281,19 +305,39 @@ __global__ void VPOC_LAUNCH_BOUNDS(kLevelThreads, kLevelBlocksPerSm) levels_kern
             else
               path[va_merge::down_place(pu, nu, pd, k - nu)] = static_cast<uint16_t>(kDown | (k - nu));
           }
-          __syncthreads();
+          // the placing's barrier, and whether the walk's sums are exact in any order (va_merge::run_stop):
+          // every step's volume and the POC row's whole, the total at most 2**52 (whole volumes: ticks)
+          exact = !__syncthreads_or(frac || !va_merge::whole(rows[poc]) || !(c.total_volume[s] <= kExactTotal));
           merged = true;
         }
       }
-      if (threadIdx.x != 0) return;
+      const auto value = [&](int64_t t) {  // the volume of the path's step t
+        const unsigned code = path[t];
+        return (code & kDown) != 0 ? below(code & ~kDown) : above(code);
+      };
       const levels::Target target = levels::target_of(value_area, c.total_volume[s], rules);
       double running = rows[poc];
+      int64_t stop = 0;
+      if (exact) {  // block-uniform: the stop by runs of steps, one a thread, instead of thread 0's walk
+        __shared__ int stop_at;
+        __shared__ double stop_run;
+        const int64_t steps = nu + nd, per = (steps + kLevelThreads - 1) / kLevelThreads;
+        const int64_t a = min(static_cast<int64_t>(threadIdx.x) * per, steps), b = min(a + per, steps);
+        double sum = 0.0;
+        for (int64_t t = a; t < b; ++t) sum += value(t);
+        if (threadIdx.x == 0) stop_at = INT_MAX;  // before exclusive_sum's barriers
+        running += exclusive_sum(sum, red_max);   // R_a: exact (whole numbers below 2**53)
+        const int64_t t = va_merge::run_stop(value, a, b, steps, target, running, rules);
+        if (t >= 0) atomicMin(&stop_at, static_cast<int>(t));
+        __syncthreads();
+        if (t >= 0 && t == stop_at) stop_run = running;  // one thread: the runs are disjoint
+        __syncthreads();
+        stop = stop_at;
+        running = stop_run;
+      }
+      if (threadIdx.x != 0) return;
       if (merged) {
-        const auto value = [&](int64_t t) {
-          const unsigned code = path[t];
-          return (code & kDown) != 0 ? below(code & ~kDown) : above(code);
-        };
-        const int64_t t = va_merge::walk(value, nu + nd, target, running, rules);
+        const int64_t t = exact ? stop : va_merge::walk(value, nu + nd, target, running, rules);
         if (t > 0) {  // the groups taken on each side: from the last step's
           const unsigned code = path[t - 1];
           j = (code & kDown) != 0 ? (code & ~kDown) + 1 : t - (code + 1);

@@ -95,4 +95,26 @@ VPOC_HD int64_t walk(const Value& value, int64_t total, const levels::Target& ta
   return t;
 }
 
+// The walk's stop in parallel where its sums are exact in any order. R_t, the running volume before
+// step t, is running + value(0) + ... + value(t - 1) added in path order; when the POC row's volume and
+// every step's volume are whole numbers (whole()) and the session's total is at most 2**52, every such
+// sum is an integer below 2**53, so each add is exact and R_t is the same double whatever order adds it.
+// The stop (walk's: the first t with t == total or reached(R_t)) is then found by runs: the block cuts
+// the steps into runs [a, b), scans the runs' sums for each run's R_a (exclusive prefix, exact), and
+// run_stop gives the first t in [a, b) whose R_t is reached (running: that R_t), b when the run is the
+// last (b == total: the walk ends there; running: R_total), else -1 (a later run holds the stop). The
+// smallest of the runs' answers is walk's t, with the same running bits (cpp/tests/test_levels.cpp).
+VPOC_HD bool whole(double x) { return x == trunc(x); }  // for plain x (finite, >= 0)
+
+template <class Value>
+VPOC_HD int64_t run_stop(const Value& value, int64_t a, int64_t b, int64_t total, const levels::Target& target,
+                         double& running, const levels::Rules& r) {
+  if (a >= b) return -1;  // an empty run (the steps ended before it): no answer
+  for (int64_t t = a; t < b; ++t) {
+    if (levels::reached(running, target, r)) return t;
+    running += value(t);
+  }
+  return b == total ? b : -1;
+}
+
 }  // namespace vpoc::va_merge
