@@ -36,6 +36,23 @@ Va expand(const std::vector<double>& v, int64_t p, double target, int step) {
   return a;
 }
 
+// The rule mix of the random walk tests, by trial: tie band, compare ('tie_up' only unless `compare`),
+// stop, a decimal target on one trial in 7; then the value area (1.0 on one in 9).
+levels::Rules random_rules(int trial, std::mt19937_64& rng, bool compare) {
+  levels::Rules r;
+  r.tol = trial % 4 == 0 ? 0.0 : trial % 4 == 1 ? 1e-3 : levels::kRelTie;
+  if (compare) r.compare = trial % 2 ? VaCompare::zero_absent : VaCompare::tie_up;
+  r.stop = trial % 6 < 3 ? VaStop::exceeds : VaStop::reaches;
+  if (trial % 7 == 3) {  // decimal target
+    r.va_p = static_cast<int64_t>(1 + rng() % 99);
+    r.va_q = 100;
+  }
+  return r;
+}
+double random_value_area(int trial, std::mt19937_64& rng) {
+  return trial % 9 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+}
+
 cpu::SessionLevels session(const std::vector<double>& v, double value_area, VaMethod m, PocTie tie) {
   double total = 0;
   for (double x : v) total += x;
@@ -333,15 +350,8 @@ TEST_CASE("26_4_levels_expand_ahead_equals_expand_step") {
     const auto poc = first + static_cast<int32_t>(rng() % static_cast<uint64_t>(last - first + 1));
     double total = 0.0;
     for (int32_t k = first; k <= last; ++k) total += v[static_cast<size_t>(k)];
-    levels::Rules r;
-    r.tol = trial % 4 == 0 ? 0.0 : trial % 4 == 1 ? 1e-3 : levels::kRelTie;
-    r.compare = trial % 2 ? VaCompare::zero_absent : VaCompare::tie_up;
-    r.stop = trial % 6 < 3 ? VaStop::exceeds : VaStop::reaches;
-    if (trial % 7 == 3) {  // decimal target
-      r.va_p = static_cast<int64_t>(1 + rng() % 99);
-      r.va_q = 100;
-    }
-    const double va = trial % 9 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+    const levels::Rules r = random_rules(trial, rng, true);
+    const double va = random_value_area(trial, rng);
     const levels::Target target = levels::target_of(va, total, r);
     for (int step = 1; step <= 2; ++step) {
       int32_t lo = poc, hi = poc;
@@ -381,14 +391,8 @@ TEST_CASE("26_3_va_merge_run_stop_equals_walk_on_whole_volumes") {
     const double r0 = fractional ? 0.3 : static_cast<double>(rng() % 5000);
     double total = r0;
     for (double e : x) total += e;
-    levels::Rules r;
-    r.tol = trial % 4 == 0 ? 0.0 : trial % 4 == 1 ? 1e-3 : levels::kRelTie;
-    r.stop = trial % 6 < 3 ? VaStop::exceeds : VaStop::reaches;
-    if (trial % 7 == 3) {  // decimal target
-      r.va_p = static_cast<int64_t>(1 + rng() % 99);
-      r.va_q = 100;
-    }
-    const double va = trial % 9 == 0 ? 1.0 : static_cast<double>(1 + rng() % 99) / 100.0;
+    const levels::Rules r = random_rules(trial, rng, false);
+    const double va = random_value_area(trial, rng);
     const levels::Target target = levels::target_of(va, total, r);
     const auto value = [&](int64_t t) { return x[static_cast<size_t>(t)]; };
     double want_run = r0;
