@@ -261,6 +261,10 @@ def es_bars(
     Volume: gamma-Poisson (negative binomial) integers around a U-shaped intraday curve times
     a per-session activity factor.
 
+    The draws depend on the shape asked for: one ``seed`` with another ``n_sessions`` (or
+    ``bars_per_session``) gives other bars for the same dates (``es_bars(10)`` and ``es_bars(1014)``
+    differ from the first session on), so compare runs with the same arguments.
+
     Parameters
     ----------
     n_sessions : int
