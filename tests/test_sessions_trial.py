@@ -83,3 +83,15 @@ def test_23_trial7_close_hint_not_given_with_rows_deep_in_the_halt(es) -> None:
     assert np.all(np.diff(bad) >= 0)
     msg = _warning(bad)
     assert "label='close'" not in msg
+
+
+@NEEDS_CAL
+def test_label_advice_kept_when_on_outside_raises(es) -> None:
+    """on_outside='raise' (the CLI's --strict) gives the warning's bar-label advice too (a new-user
+    pass found --strict dropped it): close stamps read as opens name label='close'; rows of a wrong
+    zone, deep in the halt, do not."""
+    with pytest.raises(vpoc.InputError, match="look like bar closes .*pass label='close'"):
+        S.globex(es["open_ns"] + MIN, volume=es["volume"], on_outside="raise")
+    with pytest.raises(vpoc.InputError) as e:
+        S.globex(_chicago_wall_as_utc(es["open_ns"]), volume=es["volume"], on_outside="raise")
+    assert "label=" not in str(e.value)

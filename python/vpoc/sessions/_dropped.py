@@ -7,7 +7,7 @@ when the rows look like close stamps) a DroppedRowsWarning names count, shares a
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -176,8 +176,15 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         i = int(dropped[j])
         why = (f"a whole day of rows on {_date_txt(full_dates[:1])}, a date {_no_session(defn)}: "
                f"{_FULL_DAY_HINT}" if full[j] else _describe(CAUSES[int(keys[j])], defn))
+        # the warning's bar-label advice, which a raise would otherwise lose
+        lab = (_labels(td, keys, np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused])), t, closed,
+                       win_opens, win_closes, n_windows_used, step) if warned else None)
+        label = ("; the timestamps look like bar closes (about one row per session on its close): pass "
+                 "label='close'" if lab is not None and lab.close_pattern else
+                 "; the timestamps look like bar opens moved back as bar closes (about one row per session one "
+                 "interval before its open): pass label='open'" if lab is not None and lab.open_pattern else "")
         raise input_error(f"ts[{i}] = {_iso(stamps[i])} is outside every session of {defn.definition} "
-                          f"({why}); {bad.size} of {n} rows are; pass "
+                          f"({why}){label}; {bad.size} of {n} rows are; pass "
                           "on_outside='warn' or 'drop' to leave such rows out", "ts", i)
     if full_dates.size:
         _warn_full_days(full, full_dates, vol_d, volume, n, defn, what)
@@ -189,33 +196,10 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     k_vol = None if vol_d is None else sum(by_vol[k] for k in warned)
     row_share = k_rows / n
     vol_share = (k_vol / total_vol) if (k_vol is not None and total_vol) else None
-    # close stamps read as opens: the last bar of each session sits on the session's close
-    # (about one row per session, on its close, and no other row inside the halt: label='close'
-    # would put them all back; rows deep inside the halt point at a wrong zone instead)
-    at_close = deep = 0
-    if closed == "left" and win_closes.size:
-        tb = td[bad]
-        pos = np.clip(np.searchsorted(win_closes, tb), 0, win_closes.size - 1)
-        on_close = win_closes[pos] == tb
-        at_close = int(np.sum(on_close))
-        deep = int(np.sum(~on_close & (keys[bad] == CAUSES.index("halt"))))
-    close_pattern = _one_per_session(at_close, deep, n_windows_used)
-    # ... unless label='close' would push out about as many rows as it puts back: rows exactly on a
-    # session's open (a close stamp there would be a bar of the halt) move into the halt with it.
-    # Open stamps with one print on each close (a settlement print) look like that: no advice.
-    pushed = _on_edges(t, win_opens, 0) if close_pattern else 0
-    stray_at_close = close_pattern and ambiguous(at_close, pushed)
-    close_pattern = close_pattern and not stray_at_close
-    # the mirror: bar opens read as closes (label='close' on open stamps): each session's first bar
-    # moves one interval before the session's open, into the halt (label='open' puts them back)
-    at_open, deep_open, bar = (0, 0, 0) if close_pattern else _before_open(td[bad], keys[bad], t, win_opens,
-                                                                          step, closed)
-    open_pattern = at_open > 0 and _one_per_session(at_open, deep_open, n_windows_used)
-    # ... unless label='open' would push out about as many: rows one interval before a session's close
-    # (label='open' moves them onto the close, out of it)
-    pushed_open = _on_edges(t, win_closes, -bar) if open_pattern else 0
-    stray_at_open = open_pattern and ambiguous(at_open, pushed_open)
-    open_pattern = open_pattern and not stray_at_open
+    lab = _labels(td, keys, bad, t, closed, win_opens, win_closes, n_windows_used, step)
+    close_pattern, open_pattern, stray_at_close, stray_at_open = (lab.close_pattern, lab.open_pattern,
+                                                                  lab.stray_at_close, lab.stray_at_open)
+    at_close, at_open, pushed, pushed_open, bar = lab.at_close, lab.at_open, lab.pushed, lab.pushed_open, lab.bar
     if row_share <= DROP_WARN_SHARE and (vol_share is None or vol_share <= DROP_WARN_SHARE) \
             and not close_pattern and not open_pattern:
         return by_rows, by_vol, dropped_volume
@@ -418,3 +402,50 @@ def _before_open(tb: Int64Array, keys: npt.NDArray[np.int8], t: Int64Array, win_
 
 def _pct(x: float) -> str:
     return f"{x:.1%}" if x >= 0.01 or x == 0 else f"{x:.2%}" if x >= 0.0001 else "<0.01%"
+
+
+class _Labels(NamedTuple):
+    """What the left-out rows say of the bar label (account): close / open stamps read as the other."""
+    close_pattern: bool
+    open_pattern: bool
+    stray_at_close: bool
+    stray_at_open: bool
+    at_close: int
+    at_open: int
+    pushed: int
+    pushed_open: int
+    bar: int
+
+
+def _labels(td: Int64Array, keys: Any, bad: Int64Array, t: Int64Array, closed: str, win_opens: Any,
+            win_closes: Int64Array, n_windows_used: int, step: Optional[int]) -> _Labels:
+    """The left-out rows ``td[bad]`` (causes ``keys[bad]``) against the windows' opens and closes (account)."""
+    # close stamps read as opens: the last bar of each session sits on the session's close
+    # (about one row per session, on its close, and no other row inside the halt: label='close'
+    # would put them all back; rows deep inside the halt point at a wrong zone instead)
+    at_close = deep = 0
+    if closed == "left" and win_closes.size:
+        tb = td[bad]
+        pos = np.clip(np.searchsorted(win_closes, tb), 0, win_closes.size - 1)
+        on_close = win_closes[pos] == tb
+        at_close = int(np.sum(on_close))
+        deep = int(np.sum(~on_close & (keys[bad] == CAUSES.index("halt"))))
+    close_pattern = _one_per_session(at_close, deep, n_windows_used)
+    # ... unless label='close' would push out about as many rows as it puts back: rows exactly on a
+    # session's open (a close stamp there would be a bar of the halt) move into the halt with it.
+    # Open stamps with one print on each close (a settlement print) look like that: no advice.
+    pushed = _on_edges(t, win_opens, 0) if close_pattern else 0
+    stray_at_close = close_pattern and ambiguous(at_close, pushed)
+    close_pattern = close_pattern and not stray_at_close
+    # the mirror: bar opens read as closes (label='close' on open stamps): each session's first bar
+    # moves one interval before the session's open, into the halt (label='open' puts them back)
+    at_open, deep_open, bar = (0, 0, 0) if close_pattern else _before_open(td[bad], keys[bad], t, win_opens,
+                                                                          step, closed)
+    open_pattern = at_open > 0 and _one_per_session(at_open, deep_open, n_windows_used)
+    # ... unless label='open' would push out about as many: rows one interval before a session's close
+    # (label='open' moves them onto the close, out of it)
+    pushed_open = _on_edges(t, win_closes, -bar) if open_pattern else 0
+    stray_at_open = open_pattern and ambiguous(at_open, pushed_open)
+    open_pattern = open_pattern and not stray_at_open
+    return _Labels(close_pattern, open_pattern, stray_at_close, stray_at_open, at_close, at_open, pushed,
+                   pushed_open, bar)
