@@ -56,6 +56,29 @@ def test_23_4_wrong_tick_raises_naming_the_grid():
     assert_profiles_identical(prof, ref)
 
 
+def test_few_bad_prints_offer_snap_on_the_given_grid():
+    """0.18% of ES prices on a 0.05 grid (bad prints): the error still suggests 0.05 (its 99.9% rule) but
+    also offers snap=True on the given 0.25 grid, naming the count; a finer grid that most prices need
+    (30% off 0.25) gets no such offer, nor does a grid the given one is no multiple of (0.3)."""
+    p = es_prices(8280, seed=3)
+    bad = np.arange(5, 8280, 552)[:15]
+    p[bad] += 0.1  # 15 prints off the 0.25 grid, on the 0.05 one
+    with pytest.raises(ValueError) as info:
+        vpoc.from_trades(p, np.ones(p.size), tick_size=0.25)
+    msg = str(info.value)
+    assert "suggests tick_size=0.05" in msg
+    assert "99.8% of the prices on tick_size=0.25, the other 15 may be bad prints" in msg
+    assert "snap=True keeps tick_size=0.25" in msg
+    q = es_prices(2000, seed=4)
+    q[::3] += 0.1  # a third off the 0.25 grid: the data's grid is 0.05
+    with pytest.raises(ValueError) as info:
+        vpoc.from_trades(q, np.ones(q.size), tick_size=0.25)
+    assert "suggests tick_size=0.05" in str(info.value) and "bad prints" not in str(info.value)
+    with pytest.raises(ValueError) as info:
+        vpoc.from_trades(es_prices(), np.ones(2000), tick_size=0.3)
+    assert "bad prints" not in str(info.value)
+
+
 @pytest.mark.parametrize("data_tick, name", [(1 / 32, "1/32"), (0.01, "0.01"), (0.1, "0.1"),
                                              (0.005, "0.005")])
 def test_23_4_suggested_grid_is_the_largest_common_tick(data_tick, name):

@@ -208,6 +208,9 @@ def host_index(x: Any, name: str) -> np.ndarray:
 
 #: Share of prices off the ``tick_size`` grid above which vpoc refuses them (unless ``snap=True``).
 GRID_MAX_SHARE = 0.001
+#: Off-grid prices up to this share of the given grid's, all on a finer common tick, read as possibly a
+#: few bad prints: the error then also offers snap=True on the given grid (report_grid).
+GRID_FEW_SHARE = 0.01
 #: A price is on the grid when ``|p / tick_size - rint(p / tick_size)|`` is at most this many ticks,
 #: plus the rounding of the price's own dtype (float32 holds about 7 significant digits: its
 #: 6000.1 is 6000.10009765625).
@@ -418,6 +421,11 @@ def report_grid(count: int, total: int, first: Tuple[str, int, Any], items: Any,
         hint = _suggest([x for _, x in items if x is not None])
         if hint is not None and hint != tick:
             guess = f"the data suggests tick_size={_tick_text(hint)} (99.9% or more of the prices lie on it)."
+            ratio = tick / hint
+            if share <= GRID_FEW_SHARE and ratio > 1.5 and abs(ratio - round(ratio)) <= 1e-9 * ratio:
+                # a finer grid holds them, but most prices are on the coarser one given: a few bad prints?
+                guess += (f" With {100 * (1 - share):.3g}% of the prices on tick_size={tick!r}, the other {count} may "
+                          f"be bad prints: snap=True keeps tick_size={tick!r} and rounds them to its grid (counted).")
         else:
             guess = ("no common tick (" + ", ".join(_tick_text(t) for t in COMMON_TICKS) + ") holds 99.9% "
                      "of them: are these back-adjusted (ratio) or averaged prices?")
