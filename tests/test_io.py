@@ -329,6 +329,15 @@ def test_columns_mapping_and_dataframe_shapes(tmp_path) -> None:
     us = write(tmp_path / "us.csv", "Date,Open,High,Low,Close,Volume\n03/10/2025 08:30,1,2,0,1,1\n")
     got = vio.read_bars(us, tz=CHI, time_format="%m/%d/%Y %H:%M")
     assert got.timestamp.tolist() == [ns("2025-03-10T13:30Z")]
+    # without it, the error names the common formats that parse every stamp (as vpoc.io.inspect does):
+    # both day/month orders when the dates cannot tell, the one that fits when they can
+    with pytest.raises(ValueError, match=r"us\.csv line 2: timestamp does not match ISO 8601.*day and month cannot "
+                                         r"be told apart\): pass one of time_format='%m/%d/%Y %H:%M' or "
+                                         r"time_format='%d/%m/%Y %H:%M'"):
+        vio.read_bars(us, tz=CHI)
+    eu = write(tmp_path / "eu.csv", "Date,Open,High,Low,Close,Volume\n13.03.2025 08:30,1,2,0,1,1\n")
+    with pytest.raises(ValueError, match=r"; time_format='%d\.%m\.%Y %H:%M' parses every timestamp$"):
+        vio.read_bars(eu, tz=CHI)
     # aware data ignores tz=
     assert vio.read_bars(df, columns=cols, tz="Asia/Tokyo").timestamp.tolist() == \
         [ns("2025-03-10T13:30Z")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import warnings
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,26 @@ from ._options import (_YEARS, _LEGACY_TIME_FORMAT, _LEGACY_TIME_RE, _TZ_SUFFIX_
                        _Options, _Where)
 
 __all__ = ["WallNs", "no_zone_error"]
+
+
+#: Text timestamp formats tried without time_format= (vpoc.io.inspect uses the one that parses every row;
+#: a reader's ISO 8601 error names those that do).
+COMMON_TIME_FORMATS: Tuple[str, ...] = (
+    "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M:%S", "%d/%m/%Y %H:%M",
+    "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y%m%d %H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d %H:%M",
+    "%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
+    "%d-%m-%Y %H:%M:%S", "%m-%d-%Y %H:%M:%S")
+
+
+def formats_that_parse(text: Any) -> List[str]:
+    """The COMMON_TIME_FORMATS that parse every stripped timestamp of ``text`` (a pandas Series of str);
+    where several do (day and month swapped), the one that keeps the rows in time order if only one does."""
+    import pandas as pd
+
+    parsed = {f: pd.to_datetime(text, format=f, errors="coerce") for f in COMMON_TIME_FORMATS}
+    fits = [f for f, p in parsed.items() if len(text) and not p.isna().any()]
+    ordered = [f for f in fits if parsed[f].is_monotonic_increasing]  # day/month: time order decides
+    return ordered if len(fits) > 1 and len(ordered) == 1 else fits
 
 
 def _timestamps(raw: Any, where: _Where, opts: _Options) -> Int64Array:
@@ -177,6 +197,11 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
             raise input_error(f"{where(i)}: timestamp {raw.iloc[i]!r} is an integer that looks like "
                               f"{unit_name(guess)} since the epoch: pass time_unit={guess!r}", "time_unit")
         hint = " (integer epoch times need time_unit=)" if digits else ""
+        if not digits and opts.time_format is None:  # the formats vpoc.io.inspect would try
+            fits = formats_that_parse(text)
+            hint = ("" if not fits else f"; time_format={fits[0]!r} parses every timestamp" if len(fits) == 1
+                    else "; several common formats parse every timestamp (day and month cannot be told apart): "
+                    "pass one of " + " or ".join(f"time_format={f!r}" for f in fits))
         raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)

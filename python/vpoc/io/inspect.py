@@ -28,6 +28,7 @@ import numpy as np
 
 from .._time import infer_interval_ns, zone as _zone
 from ._columns import recorded_columns, side_evidence
+from ._timestamps import COMMON_TIME_FORMATS, formats_that_parse
 from ._day_hours import day_hours, day_span, judge_day, reading_text, rth_kept, written_hours
 from ._globex_hours import (TRADES_SLACK_MIN, _CASH_CLOSE, _NS, _RTH_OPEN, _hm, _hours_and_gaps, _key,
                             _localize, _score, _shown)
@@ -42,12 +43,6 @@ CANDIDATE_ZONES: Tuple[str, ...] = ("UTC", "America/Chicago", "America/New_York"
 COMMON_TICKS: Tuple[float, ...] = (100.0, 50.0, 25.0, 10.0, 5.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 1 / 32, 0.025, 0.02,
                                    1 / 64, 0.01, 0.005, 1 / 128, 0.0025, 1 / 256, 0.001, 0.0005,
                                    0.0001, 0.00005, 0.00001)
-#: Text timestamp formats tried without time_format= (the one that parses every row is used).
-COMMON_TIME_FORMATS: Tuple[str, ...] = (
-    "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%d/%m/%Y %H:%M:%S", "%d/%m/%Y %H:%M",
-    "%d.%m.%Y %H:%M:%S", "%d.%m.%Y %H:%M", "%Y%m%d %H%M%S", "%Y%m%d %H:%M:%S", "%Y%m%d %H:%M",
-    "%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M", "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
-    "%d-%m-%Y %H:%M:%S", "%m-%d-%Y %H:%M:%S")
 _GRID_SHARE = 0.999
 _GRID_TOL = 1e-6
 _MIN_RESTARTS = 3                  # daily restarts needed to judge zone and label
@@ -225,16 +220,15 @@ def _guess_time_format(source: Any, kw: Dict[str, Any], error: ValueError) -> st
         text = _frame_and_key(source, kw)[1].astype(str).str.strip()
     except (ValueError, KeyError, OSError):
         text = pd.Series([], dtype=str)
-    parsed = {f: pd.to_datetime(text, format=f, errors="coerce") for f in COMMON_TIME_FORMATS}
-    fits = [f for f, p in parsed.items() if len(text) and not p.isna().any()]
-    ordered = [f for f in fits if parsed[f].is_monotonic_increasing]  # day/month: time order decides
-    fits = ordered if len(fits) > 1 and len(ordered) == 1 else fits
+    fits = formats_that_parse(text)
     if len(fits) == 1:
         return fits[0]
     why = (("several common formats parse every timestamp (day and month cannot be told apart): "
             "pass one of " + " or ".join(f"time_format={f!r}" for f in fits)) if fits else
            f"none of {', '.join(map(repr, COMMON_TIME_FORMATS))} parses every timestamp: pass "
            "time_format= (strftime codes, e.g. '%d/%m/%Y %H:%M')")
+    if "every timestamp" in str(error):  # the reader named the formats already (io/_timestamps.py)
+        raise error
     raise ValueError(f"{error}; {why}") from error
 
 
