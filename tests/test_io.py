@@ -335,6 +335,14 @@ def test_columns_mapping_and_dataframe_shapes(tmp_path) -> None:
                                          r"be told apart\): pass one of time_format='%m/%d/%Y %H:%M' or "
                                          r"time_format='%d/%m/%Y %H:%M'"):
         vio.read_bars(us, tz=CHI)
+    # a given format with day and month swapped (a new-user pass: dd/mm given for an mm/dd file read 3 days
+    # as 3 months, exit 0): a warning when only the swapped reading has no month-long jumps between rows
+    days = "".join(f"01/0{d}/2019 {h:02d}:00,1,2,0,1,1\n" for d in (2, 3, 4) for h in (9, 10))
+    mmdd = write(tmp_path / "mmdd.csv", "Date,Open,High,Low,Close,Volume\n" + days)
+    with pytest.warns(UserWarning, match=r"mmdd\.csv: time_format='%d/%m/%Y %H:%M' reads consecutive rows about a "
+                                         r"month apart 2 times; time_format='%m/%d/%Y %H:%M'.*likely swapped"):
+        vio.read_bars(mmdd, tz=CHI, time_format="%d/%m/%Y %H:%M")
+    assert len(vio.read_bars(mmdd, tz=CHI, time_format="%m/%d/%Y %H:%M").timestamp) == 6  # the right one: silent
     eu = write(tmp_path / "eu.csv", "Date,Open,High,Low,Close,Volume\n13.03.2025 08:30,1,2,0,1,1\n")
     with pytest.raises(ValueError, match=r"; time_format='%d\.%m\.%Y %H:%M' parses every timestamp$"):
         vio.read_bars(eu, tz=CHI)

@@ -203,9 +203,44 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
                     else "; several common formats parse every timestamp (day and month cannot be told apart): "
                     "pass one of " + " or ".join(f"time_format={f!r}" for f in fits))
         raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
+    if opts.time_format is not None:
+        _check_day_month(text, parsed, fmt, where)
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         return _utc_ns(parsed, where)
     return _local(parsed, where, opts)
+
+
+#: A step between consecutive rows this long (ns) is a jump; day and month swapped make one at each
+#: new day of the month up to the 12th (a month apart), a continuous series has none.
+_JUMP_NS = 20 * 86_400 * 10**9
+
+
+def _check_day_month(text: Any, parsed: Any, fmt: str, where: _Where) -> None:
+    """A given ``fmt`` with both %d and %m whose swapped form also parses every stamp: a warning when the
+    given reading jumps about a month between consecutive rows at least twice and the swapped one never
+    does (day and month likely swapped: the rows read would be in sessions weeks apart)."""
+    import pandas as pd
+
+    if "%d" not in fmt or "%m" not in fmt or len(text) < 3:
+        return
+    swapped = fmt.replace("%d", "\0").replace("%m", "%d").replace("\0", "%m")
+    other = pd.to_datetime(text, format=swapped, errors="coerce")
+    if other.isna().any():
+        return
+    def jumps(p: Any) -> int:  # steps of more than _JUMP_NS between consecutive rows (UTC where aware)
+        p = pd.Series(p)
+        if isinstance(p.dtype, pd.DatetimeTZDtype):
+            p = p.dt.tz_convert(None)
+        return int(np.count_nonzero(np.abs(np.diff(p.to_numpy(dtype="datetime64[ns]").view(np.int64))) > _JUMP_NS))
+
+    given_jumps, other_jumps = jumps(parsed), jumps(other)
+    if given_jumps >= 2 and other_jumps == 0:
+        from .._warnings import user_stacklevel
+
+        warnings.warn(f"{where.source}: time_format={fmt!r} reads consecutive rows about a month apart {given_jumps:,} "
+                      f"times; time_format={swapped!r} reads them with no such jump: day and month are likely "
+                      "swapped (vpoc.io.inspect(path) / `vpoc inspect FILE` shows both readings)", UserWarning,
+                      stacklevel=user_stacklevel())
 
 
 def _out_of_range(text: str, fmt: str, where: str) -> None:
