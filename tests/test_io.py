@@ -340,7 +340,8 @@ def test_columns_mapping_and_dataframe_shapes(tmp_path) -> None:
     days = "".join(f"01/0{d}/2019 {h:02d}:00,1,2,0,1,1\n" for d in (2, 3, 4) for h in (9, 10))
     mmdd = write(tmp_path / "mmdd.csv", "Date,Open,High,Low,Close,Volume\n" + days)
     with pytest.warns(UserWarning, match=r"mmdd\.csv: time_format='%d/%m/%Y %H:%M' reads consecutive rows about a "
-                                         r"month apart 2 times; time_format='%m/%d/%Y %H:%M'.*likely swapped"):
+                                         r"month apart 2 times in the first 6 rows; "
+                                         r"time_format='%m/%d/%Y %H:%M'.*likely swapped"):
         vio.read_bars(mmdd, tz=CHI, time_format="%d/%m/%Y %H:%M")
     assert len(vio.read_bars(mmdd, tz=CHI, time_format="%m/%d/%Y %H:%M").timestamp) == 6  # the right one: silent
     eu = write(tmp_path / "eu.csv", "Date,Open,High,Low,Close,Volume\n13.03.2025 08:30,1,2,0,1,1\n")

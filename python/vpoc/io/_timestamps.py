@@ -213,6 +213,8 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
 #: A step between consecutive rows this long (ns) is a jump; day and month swapped make one at each
 #: new day of the month up to the 12th (a month apart), a continuous series has none.
 _JUMP_NS = 20 * 86_400 * 10**9
+#: Rows the day/month check reads again with the swapped format (a cost only files with %d and %m pay).
+_DAY_MONTH_ROWS = 200_000
 
 
 def _check_day_month(text: Any, parsed: Any, fmt: str, where: _Where) -> None:
@@ -223,10 +225,13 @@ def _check_day_month(text: Any, parsed: Any, fmt: str, where: _Where) -> None:
 
     if "%d" not in fmt or "%m" not in fmt or len(text) < 3:
         return
+    n = min(len(text), _DAY_MONTH_ROWS)  # the first rows tell (a swap jumps at each new day), at bounded cost
+    text, parsed = text.iloc[:n], parsed.iloc[:n]
     swapped = fmt.replace("%d", "\0").replace("%m", "%d").replace("\0", "%m")
     other = pd.to_datetime(text, format=swapped, errors="coerce")
     if other.isna().any():
         return
+
     def jumps(p: Any) -> int:  # steps of more than _JUMP_NS between consecutive rows (UTC where aware)
         p = pd.Series(p)
         if isinstance(p.dtype, pd.DatetimeTZDtype):
@@ -238,7 +243,8 @@ def _check_day_month(text: Any, parsed: Any, fmt: str, where: _Where) -> None:
         from .._warnings import user_stacklevel
 
         warnings.warn(f"{where.source}: time_format={fmt!r} reads consecutive rows about a month apart {given_jumps:,} "
-                      f"times; time_format={swapped!r} reads them with no such jump: day and month are likely "
+                      f"times in the first {n:,} rows; time_format={swapped!r} reads them with no such jump: day and "
+                      "month are likely "
                       "swapped (vpoc.io.inspect(path) / `vpoc inspect FILE` shows both readings)", UserWarning,
                       stacklevel=user_stacklevel())
 
