@@ -197,12 +197,14 @@ def _parse_text(raw: Any, where: _Where, opts: _Options) -> Int64Array:
             raise input_error(f"{where(i)}: timestamp {raw.iloc[i]!r} is an integer that looks like "
                               f"{unit_name(guess)} since the epoch: pass time_unit={guess!r}", "time_unit")
         hint = " (integer epoch times need time_unit=)" if digits else ""
-        if not digits and opts.time_format is None:  # the formats vpoc.io.inspect would try
-            fits = formats_that_parse(text)
-            hint = ("" if not fits else f"; time_format={fits[0]!r} parses every timestamp" if len(fits) == 1
+        fits = formats_that_parse(text) if not digits and opts.time_format is None else []  # inspect's candidates
+        if fits:
+            hint = (f"; time_format={fits[0]!r} parses every timestamp" if len(fits) == 1
                     else "; several common formats parse every timestamp (day and month cannot be told apart): "
                     "pass one of " + " or ".join(f"time_format={f!r}" for f in fits))
-        raise ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
+        error = ValueError(f"{where(i)}: {what} {raw.iloc[i]!r}{hint}")
+        error.time_formats = tuple(fits)  # type: ignore[attr-defined]  # named in the message (vpoc.io.inspect)
+        raise error
     if opts.time_format is not None:
         _check_day_month(text, parsed, fmt, where)
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):

@@ -227,7 +227,7 @@ def _guess_time_format(source: Any, kw: Dict[str, Any], error: ValueError) -> st
             "pass one of " + " or ".join(f"time_format={f!r}" for f in fits)) if fits else
            f"none of {', '.join(map(repr, COMMON_TIME_FORMATS))} parses every timestamp: pass "
            "time_format= (strftime codes, e.g. '%d/%m/%Y %H:%M')")
-    if "every timestamp" in str(error):  # the reader named the formats already (io/_timestamps.py)
+    if getattr(error, "time_formats", ()):  # the reader's error names them already (io/_timestamps.py)
         raise error
     raise ValueError(f"{error}; {why}") from error
 

@@ -170,15 +170,16 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
     # "holiday" rows are excused, except a whole day of them on one date (the calendar differs from the data)
     full, full_dates = (_full_days(td, keys, defn, closed, t, step) if whole_days and by_rows.get("holiday", 0)
                         else (np.zeros(td.shape[0], dtype=bool), np.zeros(0, dtype=np.int64)))
+    unexcused = ~np.isin(keys, [CAUSES.index(k) for k in excused])  # the rows warned of (or raised on)
     if on_outside == "raise" and (warned or full_dates.size):
-        bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]) | full)
+        bad = np.flatnonzero(unexcused | full)
         j = int(bad[0])
         i = int(dropped[j])
         why = (f"a whole day of rows on {_date_txt(full_dates[:1])}, a date {_no_session(defn)}: "
                f"{_FULL_DAY_HINT}" if full[j] else _describe(CAUSES[int(keys[j])], defn))
         # the warning's bar-label advice, which a raise would otherwise lose
-        lab = (_labels(td, keys, np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused])), t, closed,
-                       win_opens, win_closes, n_windows_used, step) if warned else None)
+        lab = (_labels(td, keys, np.flatnonzero(unexcused), t, closed, win_opens, win_closes, n_windows_used, step)
+               if warned else None)
         label = ("; the timestamps look like bar closes (about one row per session on its close): pass "
                  "label='close'" if lab is not None and lab.close_pattern else
                  "; the timestamps look like bar opens moved back as bar closes (about one row per session one "
@@ -190,7 +191,7 @@ def account(stamps: Int64Array, t: Int64Array, dropped: Int64Array, defn: _Defin
         _warn_full_days(full, full_dates, vol_d, volume, n, defn, what)
     if not warned:
         return by_rows, by_vol, dropped_volume
-    bad = np.flatnonzero(~np.isin(keys, [CAUSES.index(k) for k in excused]))
+    bad = np.flatnonzero(unexcused)
     total_vol = None if volume is None else float(volume.sum())
     k_rows = sum(by_rows[k] for k in warned)
     k_vol = None if vol_d is None else sum(by_vol[k] for k in warned)
